@@ -1,0 +1,3 @@
+from webtrawl.cli import main
+
+raise SystemExit(main())

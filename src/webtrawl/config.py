@@ -1,0 +1,342 @@
+"""One typed configuration object, filled in layers: defaults < TOML file < ``TRAWL_*`` env < command-line flags.
+
+Every option is declared once in :data:`OPTIONS` (name, type, default, help); the argparse flags, the TOML keys and
+the environment variable names are all derived from that table, so the four layers cannot drift apart. Options that
+belong together are grouped into small frozen value objects (:class:`Timeouts`, :class:`Limits`, :class:`Politeness`)
+that the stages take instead of the whole config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from webtrawl import __version__
+from webtrawl.errors import ConfigError
+
+DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    connect: float = 10.0
+    total: float = 60.0
+    robots: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_body: int = 10 * 1024 * 1024
+    max_decompressed: int = 50 * 1024 * 1024
+    max_robots: int = 500 * 1024
+    max_url_length: int = 2048
+    max_redirects: int = 5
+    max_depth: int = 50
+    host_queue_cap: int = 200_000
+    host_budget: int = 100_000
+    frontier_cap: int = 100_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Politeness:
+    delay: float = 1.0
+    max_crawl_delay: float = 30.0
+    backoff_base: float = 5.0
+    backoff_max: float = 3600.0
+    max_retries: int = 2
+    park_after: int = 8
+    robots_ttl: float = 86400.0
+    honor_nofollow: bool = True
+    honor_noindex: bool = True
+
+
+@dataclass(slots=True)
+class CrawlConfig:
+    seeds: list[str] = field(default_factory=list)
+    seeds_file: Path | None = None
+    out: Path | None = None
+    redis: str | None = None
+    node_id: str = "local"
+    max_pages: int = 0
+    max_time: float = 0.0
+    fetchers: int = 0
+    parsers: int = 0
+    concurrency: int = 128
+    lease_batch: int = 32
+    user_agent: str = DEFAULT_USER_AGENT
+    scope: str = "any"
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    expected_urls: int = 10_000_000
+    bloom_error: float = 0.0001
+    shards: int = 64
+    resolve: list[str] = field(default_factory=list)
+    ca_file: Path | None = None
+    insecure: bool = False
+    ip_allow: list[str] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
+    warc: bool = True
+    warc_max_bytes: int = 1024 * 1024 * 1024
+    jsonl_chunk: int = 10_000
+    lease_ttl: float = 120.0
+    process_ttl: float = 600.0
+    metrics_port: int = 0
+    progress: str = "auto"
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    limits: Limits = field(default_factory=Limits)
+    politeness: Politeness = field(default_factory=Politeness)
+
+    def effective_fetchers(self) -> int:
+        return self.fetchers or max(1, os.cpu_count() or 1)
+
+    def effective_parsers(self) -> int:
+        return self.parsers or max(1, os.cpu_count() or 1)
+
+    @property
+    def product_token(self) -> str:
+        """The robots.txt product token: the User-Agent's first word without its version (RFC 9309 2.2.1)."""
+        first = self.user_agent.split(None, 1)[0] if self.user_agent.strip() else "webtrawl"
+        return first.split("/", 1)[0]
+
+
+# --- option table ------------------------------------------------------------------------------------------------
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+_SIZE_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_size(text: str | int) -> int:
+    """``10MiB``, ``10M``, ``500k`` or a plain byte count."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE_RE.match(str(text))
+    if not m:
+        raise ValueError(f"not a size: {text!r} (use e.g. 10MiB, 500k or 1048576)")
+    return int(float(m.group(1)) * _SIZE_MULT[m.group(2).lower()])
+
+
+def _parse_bool(text: str | bool) -> bool:
+    if isinstance(text, bool):
+        return text
+    low = str(text).strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _parse_ports(text: str | int | list[Any]) -> list[int]:
+    items = text if isinstance(text, list) else str(text).split(",")
+    ports = []
+    for item in items:
+        port = int(str(item).strip())
+        if not 0 < port < 65536:
+            raise ValueError(f"port out of range: {port}")
+        ports.append(port)
+    return ports
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One configurable value: where it lives in :class:`CrawlConfig` and how to read it from text."""
+
+    path: str  # "delay" or "politeness.delay"
+    parse: Callable[[Any], Any]
+    help: str
+    repeat: bool = False  # flag may be given several times, values collect into a list
+    flag_only: bool = False  # not read from TOML/env (e.g. positional seeds)
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit(".", 1)[-1]
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "TRAWL_" + self.name.upper()
+
+
+def _choice(*allowed: str) -> Callable[[Any], str]:
+    def parse(text: Any) -> str:
+        if str(text) not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}, not {text!r}")
+        return str(text)
+
+    return parse
+
+
+def _positive_int(text: Any) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"must be >= 0, not {value}")
+    return value
+
+
+def _positive_float(text: Any) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError(f"must be >= 0, not {value}")
+    return value
+
+
+def _path(text: Any) -> Path:
+    return Path(str(text)).expanduser()
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("seeds_file", _path, "file with one seed URL per line (- for stdin)"),
+    Option("out", _path, "output and state directory of this crawl"),
+    Option("redis", str, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
+    Option("node_id", str, "name of this node in the crawl (leases are owned by it)"),
+    Option("max_pages", _positive_int, "stop after this many fetched pages in total (0: no limit)"),
+    Option("max_time", _positive_float, "stop after this many seconds of this run (0: no limit)"),
+    Option("fetchers", _positive_int, "fetcher processes (0: one per core)"),
+    Option("parsers", _positive_int, "parser processes (0: one per core)"),
+    Option("concurrency", _positive_int, "requests in flight per fetcher process"),
+    Option("lease_batch", _positive_int, "hosts leased per Redis round trip"),
+    Option("user_agent", str, "full User-Agent string; its first word is the robots.txt product token"),
+    Option("scope", _choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
+    Option("include", str, "only follow URLs matching this regex (repeatable)", repeat=True),
+    Option("exclude", str, "never follow URLs matching this regex (repeatable)", repeat=True),
+    Option("expected_urls", _positive_int, "how many distinct URLs the seen-filter is sized for"),
+    Option("bloom_error", float, "target false-positive rate of the seen-URL filter"),
+    Option("shards", _positive_int, "virtual shards of the frontier (fixed when a crawl is created)"),
+    Option("resolve", str, "HOST=IP overrides for DNS, '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)", repeat=True),
+    Option("ca_file", _path, "extra trusted CA certificates (PEM)"),
+    Option("insecure", _parse_bool, "do not verify TLS certificates"),
+    Option("ip_allow", str, "allow only these networks (CIDR, repeatable); default: public unicast only", repeat=True),
+    Option("ports", _parse_ports, "comma-separated list of allowed ports (default: all but browser-unsafe ports)"),
+    Option("warc", _parse_bool, "write WARC files"),
+    Option("warc_max_bytes", parse_size, "rotate WARC files at this size"),
+    Option("jsonl_chunk", _positive_int, "records per JSONL chunk file"),
+    Option("lease_ttl", _positive_float, "seconds before a fetch lease of a dead process is taken back"),
+    Option("process_ttl", _positive_float, "seconds before a fetched page not yet stored is fetched again"),
+    Option("metrics_port", _positive_int, "serve Prometheus metrics on this port (0: off)"),
+    Option("progress", _choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
+    Option("timeouts.connect", _positive_float, "connect timeout in seconds"),
+    Option("timeouts.total", _positive_float, "total timeout of one request in seconds"),
+    Option("timeouts.robots", _positive_float, "total timeout of a robots.txt request in seconds"),
+    Option("limits.max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
+    Option("limits.max_decompressed", parse_size, "largest decompressed body"),
+    Option("limits.max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
+    Option("limits.max_url_length", _positive_int, "longest URL followed"),
+    Option("limits.max_redirects", _positive_int, "redirect hops followed (each through the frontier)"),
+    Option("limits.max_depth", _positive_int, "largest link depth from a seed (0: no limit)"),
+    Option("limits.host_queue_cap", _positive_int, "most URLs queued for one host"),
+    Option("limits.host_budget", _positive_int, "most URLs ever admitted for one host (0: no limit)"),
+    Option("limits.frontier_cap", _positive_int, "most URLs queued in the whole frontier"),
+    Option("politeness.delay", _positive_float, "seconds between the end of one request to a host and the next"),
+    Option("politeness.max_crawl_delay", _positive_float, "cap on a robots.txt Crawl-delay, in seconds"),
+    Option("politeness.backoff_base", _positive_float, "first back-off after a 429/503/network error, in seconds"),
+    Option("politeness.backoff_max", _positive_float, "longest back-off, in seconds"),
+    Option("politeness.max_retries", _positive_int, "retries of a URL after a transient failure"),
+    Option("politeness.park_after", _positive_int, "consecutive failures after which a host is parked"),
+    Option("politeness.robots_ttl", _positive_float, "seconds a robots.txt is cached"),
+    Option("politeness.honor_nofollow", _parse_bool, "obey meta robots / X-Robots-Tag nofollow and rel=nofollow"),
+    Option("politeness.honor_noindex", _parse_bool, "obey noindex (page is not stored)"),
+)
+_BY_NAME = {opt.name: opt for opt in OPTIONS}
+
+
+def _set(cfg: CrawlConfig, opt: Option, value: Any) -> None:
+    if "." in opt.path:
+        group_name, attr = opt.path.split(".", 1)
+        group = getattr(cfg, group_name)
+        setattr(cfg, group_name, dataclasses.replace(group, **{attr: value}))
+    else:
+        setattr(cfg, opt.path, value)
+
+
+def _apply(cfg: CrawlConfig, opt: Option, raw: Any, source: str) -> None:
+    try:
+        if opt.repeat:
+            items = raw if isinstance(raw, list) else [raw]
+            value: Any = [opt.parse(item) for item in items]
+        else:
+            value = opt.parse(raw)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{source}: {opt.name.replace('_', '-')}: {exc}") from None
+    _set(cfg, opt, value)
+
+
+def add_arguments(parser: argparse.ArgumentParser, names: Iterable[str] | None = None) -> None:
+    """Add a flag for each option (or the named ones) to ``parser``; values stay raw text until :func:`load`."""
+    wanted = set(names) if names is not None else None
+    for opt in OPTIONS:
+        if wanted is not None and opt.name not in wanted:
+            continue
+        if opt.parse is _parse_bool:
+            parser.add_argument(opt.flag, dest=opt.name, action=argparse.BooleanOptionalAction, help=opt.help)
+        elif opt.repeat:
+            parser.add_argument(opt.flag, dest=opt.name, action="append", metavar="VALUE", help=opt.help)
+        else:
+            parser.add_argument(opt.flag, dest=opt.name, metavar="VALUE", help=opt.help)
+
+
+def load(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    seeds: Iterable[str] = (),
+) -> CrawlConfig:
+    """Build the config from all four layers. Raises :class:`ConfigError` with a one-line message."""
+    cfg = CrawlConfig()
+    if config_file is None and Path("trawl.toml").is_file():
+        config_file = Path("trawl.toml")
+    if config_file is not None:
+        try:
+            data = tomllib.loads(config_file.read_text())
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config_file}: not valid TOML: {exc}") from None
+        for key, raw in data.items():
+            opt = _BY_NAME.get(key.replace("-", "_"))
+            if opt is None:
+                raise ConfigError(f"{config_file}: unknown option {key!r}")
+            _apply(cfg, opt, raw, str(config_file))
+    environ = os.environ if env is None else env
+    for opt in OPTIONS:
+        if opt.env in environ:
+            raw_env: Any = environ[opt.env]
+            if opt.repeat:
+                raw_env = [part for part in raw_env.split(",") if part]
+            _apply(cfg, opt, raw_env, opt.env)
+    for name, raw in (flags or {}).items():
+        if raw is None or name not in _BY_NAME:
+            continue
+        _apply(cfg, _BY_NAME[name], raw, _BY_NAME[name].flag)
+    cfg.seeds = list(seeds)
+    _validate(cfg)
+    return cfg
+
+
+def _validate(cfg: CrawlConfig) -> None:
+    for pattern in (*cfg.include, *cfg.exclude):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"bad regex {pattern!r}: {exc}") from None
+    if not 0.0 < cfg.bloom_error < 0.5:
+        raise ConfigError(f"--bloom-error must be between 0 and 0.5, not {cfg.bloom_error}")
+    if cfg.shards < 1 or cfg.shards > 16384:
+        raise ConfigError(f"--shards must be between 1 and 16384, not {cfg.shards}")
+    if cfg.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    if cfg.lease_batch < 1:
+        raise ConfigError("--lease-batch must be at least 1")
+    for item in cfg.resolve:
+        host, sep, ip = item.partition("=")
+        if not sep or not host or not ip:
+            raise ConfigError(f"--resolve wants HOST=IP, not {item!r}")

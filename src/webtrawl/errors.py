@@ -1,0 +1,142 @@
+"""One exception tree for the whole crawler.
+
+Every failure a URL can meet has a short ``reason`` string. The same string is the counter name in Redis
+(``err:<reason>`` / ``drop:<reason>``), the ``error`` field of the JSONL record and the row in ``trawl stats``, so a
+user can follow one URL's fate through all three without a mapping table.
+
+The four branches separate who is at fault: the network (:class:`TransportError`), the server's answer
+(:class:`HttpError`), our own rules (:class:`PolicyError`) and the user's input (:class:`InputError`).
+"""
+
+from __future__ import annotations
+
+
+class WebtrawlError(Exception):
+    """Base of everything webtrawl raises on purpose."""
+
+    reason = "error"
+
+
+# --- input: the user's flags, files and URLs -------------------------------------------------------------------
+class InputError(WebtrawlError):
+    """Bad input from the user: shown as one line on stderr, exit status 2."""
+
+    reason = "input"
+
+
+class ConfigError(InputError):
+    reason = "config"
+
+
+class StateError(WebtrawlError):
+    """The crawl state (Redis, output dir) cannot be reached or is inconsistent; exit status 3."""
+
+    reason = "state"
+
+
+# --- transport: the network failed before a full HTTP answer ----------------------------------------------------
+class TransportError(WebtrawlError):
+    """The request did not produce a complete HTTP response. ``transient`` ones are retried."""
+
+    reason = "transport"
+    transient = True
+
+
+class DnsError(TransportError):
+    reason = "dns"
+    transient = False
+
+
+class ConnectError(TransportError):
+    reason = "connect"
+
+
+class TlsError(TransportError):
+    reason = "tls"
+    transient = False
+
+
+class FetchTimeout(TransportError):
+    reason = "timeout"
+
+
+class ConnectionReset(TransportError):
+    reason = "reset"
+
+
+class TooLarge(TransportError):
+    """Body exceeded the byte cap while streaming (the prefix received is kept)."""
+
+    reason = "too-large"
+    transient = False
+
+
+class DecompressionBomb(TransportError):
+    """Decoded body exceeded the decompressed-size cap."""
+
+    reason = "bomb"
+    transient = False
+
+
+class BadContent(TransportError):
+    """The server sent bytes that do not decode (broken gzip, bad chunking)."""
+
+    reason = "bad-content"
+    transient = False
+
+
+# --- http: a complete answer we cannot use -----------------------------------------------------------------------
+class HttpError(WebtrawlError):
+    reason = "http"
+
+    def __init__(self, status: int, message: str = "") -> None:
+        super().__init__(message or f"HTTP {status}")
+        self.status = status
+
+    @property
+    def klass(self) -> str:
+        """``http-4xx`` or ``http-5xx``: the counter name."""
+        return f"http-{self.status // 100}xx"
+
+
+# --- policy: our own rules refused the URL ---------------------------------------------------------------------
+class PolicyError(WebtrawlError):
+    reason = "policy"
+
+
+class RobotsDisallowed(PolicyError):
+    reason = "robots"
+
+
+class RobotsUnavailable(PolicyError):
+    """robots.txt kept answering 5xx or not at all: RFC 9309 says assume complete disallow."""
+
+    reason = "robots-unavailable"
+
+
+class ScopeError(PolicyError):
+    reason = "scope"
+
+
+class BudgetExceeded(PolicyError):
+    reason = "budget"
+
+
+class IpPolicyError(PolicyError):
+    """The resolved address is not allowed (SSRF guard or --ip-allow)."""
+
+    reason = "ip-policy"
+
+
+class PortPolicyError(PolicyError):
+    reason = "port-policy"
+
+
+class SchemeError(PolicyError):
+    reason = "scheme"
+
+
+class BadUrl(PolicyError):
+    """A URL that cannot be parsed or canonicalized."""
+
+    reason = "bad-url"

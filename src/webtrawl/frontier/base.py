@@ -1,0 +1,99 @@
+"""The frontier's small typed interface, independent of Redis.
+
+Life of a URL: ``add`` (dedup, caps) -> queued -> ``lease`` (host and URL leased together; one request per host in
+flight) -> ``release`` (the fetch is over: the host gets its next-allowed time, the URL either moves on to the
+parsers still leased, or goes back to its queue) -> ``complete`` (the parser stored the record and added the links:
+the lease is dropped). A lease that is never released or completed expires and its URL returns to the head of its
+host's queue, so a killed process loses nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Protocol
+
+import msgspec
+
+from webtrawl.messages import Completion, Lease, NewUrl
+
+
+class UrlAction(enum.IntEnum):
+    """What ``release`` does with the leased URL."""
+
+    KEEP = 0  # fetched: the URL stays leased (owner: the parser pool, deadline: process_ttl) until complete()
+    HEAD = 1  # not fetched (e.g. robots.txt had to be fetched first): back to the head of the queue, unchanged
+    RETRY = 2  # transient failure: back to the tail of the queue with retries + 1
+
+
+class Release(msgspec.Struct, frozen=True):
+    """End of a fetch, from the host's point of view."""
+
+    token: str
+    shard: int
+    host: str
+    action: UrlAction = UrlAction.KEEP
+    delay_ms: int = 1000  # politeness gap from now (delay or Crawl-delay) after a normal answer
+    failed: bool = False  # 429 / 503 / network error: host failure count + 1, exponential back-off
+    retry_after_ms: int = 0  # server's Retry-After, already capped; used instead of back-off when > 0
+    counters: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class AddResult(msgspec.Struct):
+    added: int = 0
+    seen: int = 0  # already seen (Bloom filter)
+    dropped: dict[str, int] = msgspec.field(default_factory=dict)  # reason -> count (host-queue-cap, budget...)
+
+
+class Counters(msgspec.Struct):
+    """Counters summed over all shards (each an O(1) HGETALL per shard)."""
+
+    values: dict[str, int] = msgspec.field(default_factory=dict)
+    ready_hosts: int = 0
+    waiting_hosts: int = 0
+    bloom_bits: int = 0
+    bloom_hashes: int = 0
+
+    def get(self, name: str) -> int:
+        return self.values.get(name, 0)
+
+    @property
+    def queued(self) -> int:
+        return self.get("queued")
+
+    @property
+    def inflight(self) -> int:
+        return self.get("inflight")
+
+    def bloom_false_positive_rate(self) -> float:
+        """Current false-positive probability of the seen filter: (1 - e^(-k n / m))^k."""
+        import math
+
+        n, m, k = self.get("added"), self.bloom_bits, self.bloom_hashes
+        if not m or not k:
+            return 0.0
+        return float((1.0 - math.exp(-k * n / m)) ** k)
+
+
+class Frontier(Protocol):
+    """Synchronous frontier API (parsers, supervisor, tests). The async twin has the same methods as coroutines."""
+
+    def add(self, urls: Sequence[NewUrl]) -> AddResult: ...
+
+    def lease(self, owner: str, max_hosts: int) -> list[Lease]: ...
+
+    def release(self, releases: Sequence[Release]) -> None: ...
+
+    def complete(self, completions: Sequence[Completion]) -> int: ...
+
+    def reclaim_expired(self) -> int: ...
+
+    def reclaim_owner(self, owner_prefix: str) -> int: ...
+
+    def counters(self) -> Counters: ...
+
+    def is_finished(self) -> bool: ...
+
+    def get_robots(self, origin: str) -> bytes | None: ...
+
+    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None: ...

@@ -1,0 +1,64 @@
+"""Value objects that travel between the stages: frontier -> fetcher -> parser -> frontier.
+
+They are msgspec Structs so that the page handed from a fetcher to a parser process is encoded once, as msgpack,
+without a JSON or pickle detour (the seed crawler lost a good part of its CPU there).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Lease(msgspec.Struct, frozen=True):
+    """One URL of one host, handed by the frontier to one fetcher until ``fetched``/``complete`` or expiry."""
+
+    token: str  # unique lease id; its prefix up to the last '.' is the owner (node.process)
+    shard: int
+    host: str  # politeness key (lower-case host name)
+    url: str  # full canonical URL
+    depth: int = 0
+    hops: int = 0  # redirect hops that led here
+    retries: int = 0  # transient failures so far
+
+
+class NewUrl(msgspec.Struct, frozen=True):
+    """A canonical URL to add to the frontier (already through scope and trap filters)."""
+
+    url: str
+    depth: int = 0
+    hops: int = 0
+
+
+class Page(msgspec.Struct):
+    """What a fetcher hands a parser: the lease plus everything needed to store and parse the answer.
+
+    ``error`` is empty when a complete HTTP response was received (any status); otherwise it is the reason of the
+    :mod:`webtrawl.errors` class that stopped the fetch (``timeout``, ``robots``, ``ip-policy``...), and ``body`` may
+    be empty or a truncated prefix. ``body`` is the payload as received: still content-encoded, chunking removed.
+    """
+
+    lease: Lease
+    status: int = 0
+    reason: str = ""
+    http_version: str = "1.1"
+    headers: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    body: bytes = b""
+    truncated: bool = False
+    error: str = ""
+    error_detail: str = ""
+    request_headers: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    ip: str = ""
+    fetch_time: float = 0.0  # epoch seconds at request start
+    elapsed_ms: float = 0.0
+
+
+class Completion(msgspec.Struct, frozen=True):
+    """The end of one leased URL: counters to bump on its shard, in the same atomic step that drops the lease."""
+
+    token: str
+    shard: int
+    counters: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+PAGE_ENCODER = msgspec.msgpack.Encoder()
+PAGE_DECODER = msgspec.msgpack.Decoder(Page)

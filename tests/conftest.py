@@ -1,0 +1,9 @@
+"""Shared fixtures: a real Redis server (the embedded one) and the real local test web, both once per session.
+
+The fixtures live in ``tests/fixtures/``; this file only loads them so every test directory sees them.
+"""
+
+pytest_plugins = [
+    "tests.fixtures.redis_fixtures",
+    "tests.fixtures.web_fixtures",
+]
