@@ -53,6 +53,8 @@ class Politeness:
     max_retries: int = 2
     park_after: int = 8
     robots_ttl: float = 86400.0
+    robots_retry: float = 60.0
+    robots_give_up: int = 5
     honor_nofollow: bool = True
     honor_noindex: bool = True
 
@@ -211,10 +213,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("expected_urls", _positive_int, "how many distinct URLs the seen-filter is sized for"),
     Option("bloom_error", float, "target false-positive rate of the seen-URL filter"),
     Option("shards", _positive_int, "virtual shards of the frontier (fixed when a crawl is created)"),
-    Option("resolve", str, "HOST=IP overrides for DNS, '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)", repeat=True),
+    Option(
+        "resolve",
+        str,
+        "HOST=IP overrides for DNS, '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)",
+        repeat=True,
+    ),
     Option("ca_file", _path, "extra trusted CA certificates (PEM)"),
     Option("insecure", _parse_bool, "do not verify TLS certificates"),
-    Option("ip_allow", str, "allow only these networks (CIDR, repeatable); default: public unicast only", repeat=True),
+    Option(
+        "ip_allow",
+        str,
+        "allow only these networks (CIDR, repeatable); default: public unicast only",
+        repeat=True,
+    ),
     Option("ports", _parse_ports, "comma-separated list of allowed ports (default: all but browser-unsafe ports)"),
     Option("warc", _parse_bool, "write WARC files"),
     Option("warc_max_bytes", parse_size, "rotate WARC files at this size"),
@@ -242,8 +254,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("politeness.max_retries", _positive_int, "retries of a URL after a transient failure"),
     Option("politeness.park_after", _positive_int, "consecutive failures after which a host is parked"),
     Option("politeness.robots_ttl", _positive_float, "seconds a robots.txt is cached"),
+    Option("politeness.robots_retry", _positive_float, "first retry of an unreachable robots.txt, in seconds"),
+    Option(
+        "politeness.robots_give_up",
+        _positive_int,
+        "unreachable robots.txt results in a row after which the host's URLs are dropped",
+    ),
     Option("politeness.honor_nofollow", _parse_bool, "obey meta robots / X-Robots-Tag nofollow and rel=nofollow"),
-    Option("politeness.honor_noindex", _parse_bool, "obey noindex (page is not stored)"),
+    Option(
+        "politeness.honor_noindex",
+        _parse_bool,
+        "do not archive noindex pages in WARC (their JSONL record is still written)",
+    ),
 )
 _BY_NAME = {opt.name: opt for opt in OPTIONS}
 
@@ -283,15 +305,36 @@ def add_arguments(parser: argparse.ArgumentParser, names: Iterable[str] | None =
             parser.add_argument(opt.flag, dest=opt.name, metavar="VALUE", help=opt.help)
 
 
+def to_saved(cfg: CrawlConfig) -> dict[str, Any]:
+    """The options as a flat JSON-able dict (what a crawl stores so that a resume uses the same settings)."""
+    saved: dict[str, Any] = {}
+    for opt in OPTIONS:
+        obj: Any = cfg
+        for part in opt.path.split("."):
+            obj = getattr(obj, part)
+        if isinstance(obj, Path):
+            obj = str(obj)
+        if obj is not None:
+            saved[opt.name] = obj
+    return saved
+
+
 def load(
     flags: Mapping[str, Any] | None = None,
     *,
     config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
     seeds: Iterable[str] = (),
+    saved: Mapping[str, Any] | None = None,
 ) -> CrawlConfig:
-    """Build the config from all four layers. Raises :class:`ConfigError` with a one-line message."""
+    """Build the config from its layers: defaults < saved (resume) < TOML < env < flags.
+
+    Raises :class:`ConfigError` with a one-line message.
+    """
     cfg = CrawlConfig()
+    for key, raw in (saved or {}).items():
+        if key in _BY_NAME:
+            _apply(cfg, _BY_NAME[key], raw, "saved crawl settings")
     if config_file is None and Path("trawl.toml").is_file():
         config_file = Path("trawl.toml")
     if config_file is not None:

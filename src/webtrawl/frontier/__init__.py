@@ -1,0 +1,24 @@
+"""The crawl frontier: which URL of which host to fetch next, kept in Redis so every process and node shares it.
+
+Start with :class:`RedisFrontier` (sync) or :class:`AsyncRedisFrontier` (asyncio); the key layout is described in
+:mod:`webtrawl.frontier.keys`.
+"""
+
+from webtrawl.frontier.async_frontier import AsyncRedisFrontier
+from webtrawl.frontier.base import AddResult, Counters, Frontier, Release, UrlAction
+from webtrawl.frontier.connect import connect_async, connect_sync
+from webtrawl.frontier.redis_frontier import RedisFrontier
+from webtrawl.frontier.settings import FrontierSettings
+
+__all__ = [
+    "AddResult",
+    "AsyncRedisFrontier",
+    "Counters",
+    "Frontier",
+    "FrontierSettings",
+    "RedisFrontier",
+    "Release",
+    "UrlAction",
+    "connect_async",
+    "connect_sync",
+]

@@ -1,0 +1,110 @@
+"""The ``trawl`` command: crawl, stats, testweb.
+
+Every user error ends as one line on stderr and a non-zero exit status (2 for bad input, 3 for unreachable state),
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from webtrawl import __version__
+from webtrawl.config import OPTIONS, CrawlConfig, add_arguments, load
+from webtrawl.errors import InputError, StateError, WebtrawlError
+
+EXIT_INPUT = 2
+EXIT_STATE = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INPUT, f"trawl: error: {message} (see 'trawl {self.prog.split()[-1]} --help')\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="trawl", description="webtrawl: a fast, polite, crash-safe web crawler")
+    parser.add_argument("--version", action="version", version=f"webtrawl {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    crawl = sub.add_parser("crawl", help="crawl from seed URLs, or resume the crawl in --out")
+    crawl.add_argument("urls", nargs="*", metavar="URL", help="seed URLs")
+    crawl.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
+    crawl.add_argument("--seeds", dest="seeds_file", metavar="FILE", help="file of seed URLs, one per line")
+    add_arguments(crawl, names=[o for o in _option_names() if o != "seeds_file"])
+
+    stats = sub.add_parser("stats", help="print the counters of a crawl")
+    stats.add_argument("--out", required=True, type=Path, help="the crawl's output directory")
+    stats.add_argument("--redis", help="Redis URL, if the crawl used --redis")
+    stats.add_argument("--json", action="store_true", help="machine-readable output")
+
+    from webtrawl.testweb import add_arguments as add_testweb_arguments
+
+    web = sub.add_parser("testweb", help="serve the local test web (for trying the crawler safely)")
+    add_testweb_arguments(web)
+    return parser
+
+
+def _option_names() -> list[str]:
+    return [o.name for o in OPTIONS]
+
+
+def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
+    """Flags over env over TOML over the settings saved by an earlier run of the same crawl (resume)."""
+    from webtrawl.node.supervisor import load_saved_settings
+
+    flags = {name: getattr(ns, name, None) for name in _option_names()}
+    out = Path(flags["out"]).expanduser() if flags.get("out") else None
+    saved = load_saved_settings(out) if out is not None else None
+    cfg = load(flags, config_file=ns.config, seeds=ns.urls, saved=saved)
+    if cfg.out is None:
+        raise InputError("--out DIR is required: it holds the crawl's state and output")
+    return cfg
+
+
+def _cmd_crawl(ns: argparse.Namespace) -> int:
+    from webtrawl.node.supervisor import Node
+
+    return Node(_crawl_config(ns)).run()
+
+
+def _cmd_stats(ns: argparse.Namespace) -> int:
+    from webtrawl.node.stats import print_stats
+
+    return print_stats(ns.out, ns.redis, as_json=ns.json)
+
+
+def _cmd_testweb(ns: argparse.Namespace) -> int:
+    from webtrawl.testweb import run
+
+    return run(ns)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    ns = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if ns.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+        stream=sys.stderr,
+    )
+    commands = {"crawl": _cmd_crawl, "stats": _cmd_stats, "testweb": _cmd_testweb}
+    try:
+        return commands[ns.command](ns)
+    except InputError as exc:
+        print(f"trawl: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except StateError as exc:
+        print(f"trawl: error: {exc}", file=sys.stderr)
+        return EXIT_STATE
+    except WebtrawlError as exc:
+        print(f"trawl: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,256 @@
+"""The fetcher process: lease -> robots -> fetch -> release host -> hand the page to a parser.
+
+One asyncio (uvloop) loop per process keeps up to ``concurrency`` leases in flight. The order of the two frontier
+writes matters: the host is released (its next-allowed time set from the end of *this* request) before the page is
+sent on, so the parser's ``complete`` always finds the lease in its KEEP state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing.synchronize
+import signal
+import time
+from dataclasses import dataclass
+from multiprocessing.sharedctypes import Synchronized
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from webtrawl.config import CrawlConfig
+from webtrawl.errors import PolicyError, TransportError
+from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Release, UrlAction, connect_async
+from webtrawl.messages import Lease, Page
+from webtrawl.pagepipe import PageSender
+from webtrawl.politeness import HostOutcome, RobotsCache, RobotsRules, outcome_for
+
+log = logging.getLogger("webtrawl.fetch")
+
+_IDLE_WAIT = 0.02
+
+
+@dataclass
+class FetcherArgs:
+    """Everything a fetcher process needs; picklable for the spawn start method."""
+
+    cfg: CrawlConfig
+    index: int
+    redis_url: str
+    parser_sockets: list[Path]
+    stop: multiprocessing.synchronize.Event
+    budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
+
+    @property
+    def owner(self) -> str:
+        return f"{self.cfg.node_id}/f{self.index}"
+
+
+def run_fetcher(args: FetcherArgs) -> None:
+    """Process entry point."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
+    try:
+        import uvloop
+
+        uvloop.run(_Fetcher(args).run())
+    except ImportError:  # pragma: no cover - uvloop is a dependency; keep working without it
+        asyncio.run(_Fetcher(args).run())
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class _Fetcher:
+    def __init__(self, args: FetcherArgs) -> None:
+        self.args = args
+        self.cfg = args.cfg
+        self.pol = args.cfg.politeness
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def _take_budget(self, wanted: int) -> int:
+        budget = self.args.budget
+        if budget is None:
+            return wanted
+        with budget.get_lock():
+            granted = max(0, min(wanted, budget.value))
+            budget.value -= granted
+            return granted
+
+    def _give_back_budget(self, count: int) -> None:
+        if self.args.budget is not None and count:
+            with self.args.budget.get_lock():
+                self.args.budget.value += count
+
+    async def run(self) -> None:
+        redis = await connect_async(self.args.redis_url)
+        self.frontier = await AsyncRedisFrontier.open(redis, FrontierSettings.from_config(self.cfg))
+        taken = await self.frontier.reclaim_owner(self.args.owner)
+        if taken:
+            log.info("%s took back %d leases of its previous life", self.args.owner, taken)
+        self.sender = PageSender(self.args.parser_sockets)
+        async with HttpClient(self.cfg) as http:
+            self.http = http
+            self.robots = RobotsCache(
+                self.frontier,
+                http,
+                self.cfg,
+                retry_base_s=self.pol.robots_retry,
+                unavailable_limit=self.pol.robots_give_up,
+            )
+            await self._lease_loop()
+            if self.tasks:
+                await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.sender.close()
+        await redis.aclose()
+
+    async def _lease_loop(self) -> None:
+        capacity = self.cfg.concurrency
+        while not self.args.stop.is_set():
+            free = capacity - len(self.tasks)
+            if free <= 0:
+                await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            want = self._take_budget(min(free, self.cfg.lease_batch))
+            if want == 0:
+                await asyncio.sleep(_IDLE_WAIT * 5)
+                continue
+            leases = await self.frontier.lease(self.args.owner, want)
+            self._give_back_budget(want - len(leases))
+            if not leases:
+                await asyncio.sleep(_IDLE_WAIT)
+                continue
+            for lease in leases:
+                task = asyncio.create_task(self._handle(lease))
+                self.tasks.add(task)
+                task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # A bug, not a fetch failure: the lease will expire and the URL will be tried again.
+            log.error("fetch task failed", exc_info=task.exception())
+
+    async def _release(
+        self,
+        lease: Lease,
+        action: UrlAction,
+        *,
+        delay_ms: int = 0,
+        failed: bool = False,
+        retry_after_ms: int = 0,
+        counters: dict[str, int] | None = None,
+    ) -> None:
+        release = Release(
+            token=lease.token,
+            shard=lease.shard,
+            host=lease.host,
+            action=action,
+            delay_ms=delay_ms,
+            failed=failed,
+            retry_after_ms=retry_after_ms,
+            counters=counters or {},
+        )
+        await self.frontier.release([release])
+
+    async def _finish(self, lease: Lease, page: Page, outcome: HostOutcome | None = None) -> None:
+        """Release the host (URL stays leased) and hand the page to a parser, which completes the URL."""
+        await self._release(
+            lease,
+            UrlAction.KEEP,
+            delay_ms=outcome.delay_ms if outcome else 0,
+            failed=outcome.failed if outcome else False,
+            retry_after_ms=outcome.retry_after_ms if outcome else 0,
+            counters={"fetched": 1} if page.status else None,
+        )
+        await self.sender.send(page)
+
+    async def _retry(self, lease: Lease, outcome: HostOutcome) -> bool:
+        """Put a transiently failed URL back in its queue unless its retries are used up."""
+        if not outcome.retry or lease.retries >= self.pol.max_retries:
+            return False
+        self._give_back_budget(1)
+        await self._release(
+            lease,
+            UrlAction.RETRY,
+            delay_ms=outcome.delay_ms,
+            failed=outcome.failed,
+            retry_after_ms=outcome.retry_after_ms,
+            counters={"retries": 1},
+        )
+        return True
+
+    async def _handle(self, lease: Lease) -> None:
+        origin = _origin(lease.url)
+        try:
+            rules = await self.robots.cached(origin)
+            if rules is None:
+                await self._fetch_robots(lease, origin)
+                return
+        except PolicyError as exc:
+            await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
+            return
+        if rules.unavailable:
+            await self._robots_unavailable(lease, rules)
+        elif not rules.allowed(lease.url):
+            await self._finish(lease, Page(lease=lease, error="robots", error_detail="disallowed by robots.txt"))
+        else:
+            await self._fetch_page(lease, rules)
+
+    async def _fetch_robots(self, lease: Lease, origin: str) -> None:
+        """robots.txt first: that request counts for politeness, so the page waits for the host's next turn."""
+        rules = await self.robots.fetch(origin)
+        self._give_back_budget(1)
+        await self._release(lease, UrlAction.HEAD, delay_ms=_delay_ms(self.cfg, rules))
+
+    async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
+        """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
+        its retries) until robots.txt is tried again; after ``robots_give_up`` failures in a row it is dropped."""
+        if rules.failures < self.pol.robots_give_up:
+            self._give_back_budget(1)
+            wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
+            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, _delay_ms(self.cfg, rules)))
+            return
+        detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
+        await self._finish(lease, Page(lease=lease, error="robots-unavailable", error_detail=detail))
+
+    async def _fetch_page(self, lease: Lease, rules: RobotsRules) -> None:
+        try:
+            resp = await self.http.fetch(lease.url)
+        except TransportError as exc:
+            outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
+            if not await self._retry(lease, outcome):
+                await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)), outcome)
+            return
+        except PolicyError as exc:
+            await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
+            return
+        outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay)
+        if not await self._retry(lease, outcome):
+            await self._finish(lease, _page_from(lease, resp), outcome)
+
+
+def _delay_ms(cfg: CrawlConfig, rules: RobotsRules) -> int:
+    delay = cfg.politeness.delay
+    if rules.crawl_delay is not None:
+        delay = max(delay, min(rules.crawl_delay, cfg.politeness.max_crawl_delay))
+    return int(delay * 1000)
+
+
+def _page_from(lease: Lease, resp: Response) -> Page:
+    return Page(
+        lease=lease,
+        status=resp.status,
+        reason=resp.reason,
+        http_version=resp.http_version,
+        headers=resp.headers,
+        body=resp.body,
+        truncated=resp.truncated,
+        error="too-large" if resp.truncated else "",
+        error_detail="body cut at the size cap" if resp.truncated else "",
+        request_headers=resp.request_headers,
+        ip=resp.ip,
+        fetch_time=resp.fetch_time,
+        elapsed_ms=resp.elapsed_ms,
+    )

@@ -1,0 +1,117 @@
+"""The frontier in Redis for asyncio code (fetchers): the same steps as :class:`RedisFrontier`, awaited.
+
+See :mod:`webtrawl.frontier.keys` for the key layout and :mod:`webtrawl.frontier.commands` for the logic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import redis
+import redis.asyncio
+
+from webtrawl.frontier.base import AddResult, Counters, Release
+from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
+from webtrawl.frontier.connect import lost_connection
+from webtrawl.frontier.scripts import Call, load_calls
+from webtrawl.frontier.settings import FrontierSettings
+from webtrawl.messages import Completion, Lease, NewUrl
+
+
+async def _pipeline(client: redis.asyncio.Redis, calls: Sequence[Call]) -> list[Any]:
+    pipe = client.pipeline(transaction=False)
+    for call in calls:
+        call.queue(pipe)
+    try:
+        return await pipe.execute(raise_on_error=False)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        raise lost_connection(exc) from exc
+
+
+async def _execute(client: redis.asyncio.Redis, calls: Sequence[Call]) -> list[Any]:
+    replies = await _pipeline(client, calls)
+    retry = noscript_retry(calls, replies)
+    if retry:
+        first_error(await _pipeline(client, load_calls()))
+        for i, reply in zip(retry, await _pipeline(client, [calls[i] for i in retry]), strict=True):
+            replies[i] = reply
+    first_error(replies)
+    return replies
+
+
+async def _drive(client: redis.asyncio.Redis, steps: Steps[T]) -> T:
+    try:
+        calls = next(steps)
+        while True:
+            calls = steps.send(await _execute(client, calls))
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+
+
+class AsyncRedisFrontier:
+    """The :class:`webtrawl.frontier.base.Frontier` methods as coroutines, on a ``redis.asyncio.Redis`` client."""
+
+    def __init__(self, client: redis.asyncio.Redis, core: FrontierCore) -> None:
+        self.client = client
+        self.core = core
+
+    @classmethod
+    async def open(
+        cls, client: redis.asyncio.Redis, settings: FrontierSettings | None = None
+    ) -> AsyncRedisFrontier:
+        return cls(client, await _drive(client, open_core(settings or FrontierSettings())))
+
+    async def _run(self, steps: Steps[T]) -> T:
+        return await _drive(self.client, steps)
+
+    @property
+    def shards(self) -> int:
+        return self.core.shards
+
+    def meta(self) -> dict[str, str | int]:
+        return dict(self.core.meta)
+
+    def shard_of(self, host: str) -> int:
+        return self.core.shard(host)
+
+    def next_lease_in(self) -> float:
+        """Seconds until lease() has a shard worth asking; sleep this long after an empty lease()."""
+        return self.core.next_lease_in()
+
+    async def add(self, urls: Sequence[NewUrl]) -> AddResult:
+        return await self._run(self.core.add(urls))
+
+    async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
+        return await self._run(self.core.lease(owner, max_hosts))
+
+    async def release(self, releases: Sequence[Release]) -> None:
+        await self._run(self.core.release(releases))
+
+    async def complete(self, completions: Sequence[Completion]) -> int:
+        return await self._run(self.core.complete(completions))
+
+    async def reclaim_expired(self) -> int:
+        return await self._run(self.core.reclaim("expired"))
+
+    async def reclaim_owner(self, owner_prefix: str) -> int:
+        return await self._run(self.core.reclaim("owner", owner_prefix))
+
+    async def counters(self) -> Counters:
+        return await self._run(self.core.counters())
+
+    async def is_finished(self) -> bool:
+        return await self._run(self.core.is_finished())
+
+    async def get_robots(self, origin: str) -> bytes | None:
+        return await self._run(self.core.get_robots(origin))
+
+    async def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None:
+        await self._run(self.core.set_robots(origin, value, ttl_s))
+
+    async def add_seed_hosts(self, items: Iterable[str]) -> int:
+        return await self._run(self.core.add_seed_hosts(items))
+
+    async def seed_hosts(self) -> set[str]:
+        return await self._run(self.core.seed_hosts())

@@ -1,0 +1,36 @@
+"""Sizing of the seen-URL Bloom filter, and a Python mirror of the bit positions the Lua scripts use.
+
+The filter is one bitmap per shard (``SP bloom``), so a shard's script can test and set it without leaving its slot.
+Positions come from ``redis.sha1hex(url)`` by double hashing: ``(h1 + i * h2) mod m`` for ``i < k`` with h1, h2 the
+first two 32-bit words of the digest. That needs no Redis module and stays exact in Lua's double-precision numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+MAX_BITS_PER_SHARD = 2**32  # largest Redis string bitmap (512 MiB)
+MAX_HASHES = 30
+
+
+def bloom_size(expected_urls: int, error: float, shards: int) -> tuple[int, int]:
+    """Bits per shard ``m`` and hash count ``k`` for ``expected_urls`` spread over ``shards`` at false-positive ``error``.
+
+    Standard optimum: ``m = -n ln p / (ln 2)^2`` and ``k = (m / n) ln 2``, with n per shard.
+    """
+    if not 0.0 < error < 1.0:
+        raise ValueError(f"bloom error must be between 0 and 1, not {error}")
+    per_shard = max(1, math.ceil(max(1, expected_urls) / max(1, shards)))
+    bits = math.ceil(-per_shard * math.log(error) / (math.log(2) ** 2))
+    bits = min(MAX_BITS_PER_SHARD, max(1024, (bits + 7) // 8 * 8))
+    hashes = max(1, min(MAX_HASHES, round(bits / per_shard * math.log(2))))
+    return bits, hashes
+
+
+def positions(url: str, bits: int, hashes: int) -> list[int]:
+    """The bit offsets of ``url`` in its shard's bitmap (what add.lua computes)."""
+    digest = hashlib.sha1(url.encode()).hexdigest()
+    h1 = int(digest[0:8], 16)
+    h2 = int(digest[8:16], 16) or 1
+    return [(h1 + i * h2) % bits for i in range(hashes)]

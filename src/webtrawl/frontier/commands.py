@@ -1,0 +1,285 @@
+"""All frontier logic that is not Redis I/O, shared by the sync and the async frontier.
+
+Each operation is a generator: it yields a list of :class:`Call` (one pipeline), receives the replies and finally
+returns the decoded result. :class:`RedisFrontier` and :class:`AsyncRedisFrontier` only drive these generators with
+a sync or an async pipeline, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import defaultdict
+from collections.abc import Generator, Iterable, Sequence
+from typing import Any, TypeVar
+
+from webtrawl.frontier.base import AddResult, Counters, Release
+from webtrawl.frontier.bloom import bloom_size
+from webtrawl.frontier.keys import (
+    decode_entry,
+    encode_meta,
+    meta_key,
+    seeds_key,
+    shard_of,
+    shard_tag,
+    split_url,
+)
+from webtrawl.frontier.planner import LeasePlanner
+from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
+from webtrawl.frontier.settings import FrontierSettings
+from webtrawl.messages import Completion, Lease, NewUrl
+
+T = TypeVar("T")
+Steps = Generator[list[Call], list[Any], T]
+
+_QUEUED_REFRESH_S = 1.0
+_RECLAIM_BATCH = 1000
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
+
+
+def _pairs(flat: Sequence[Any]) -> dict[str, str]:
+    if isinstance(flat, dict):
+        return {_text(k): _text(v) for k, v in flat.items()}
+    return {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat) - 1, 2)}
+
+
+def _counter_args(counters: dict[str, int]) -> list[Arg]:
+    out: list[Arg] = [len(counters)]
+    for name, value in counters.items():
+        out += [name, int(value)]
+    return out
+
+
+def open_core(settings: FrontierSettings) -> Steps[FrontierCore]:
+    """Create the crawl's meta or load it; an existing crawl's shards and Bloom size win over ``settings``."""
+    bits, hashes = bloom_size(settings.expected_urls, settings.bloom_error, settings.shards)
+    fresh = {
+        "version": 1,
+        "shards": settings.shards,
+        "bloom_m": bits,
+        "bloom_k": hashes,
+        "expected_urls": settings.expected_urls,
+        "bloom_error": repr(settings.bloom_error),
+        "canon_version": settings.canon_version,
+    }
+    args: list[Arg] = []
+    for name, value in fresh.items():
+        args += [name, value]
+    (meta,) = yield [script_call("init", meta_key(settings.prefix), *args)]
+    return FrontierCore(settings, _pairs(meta))
+
+
+class FrontierCore:
+    def __init__(self, settings: FrontierSettings, meta: dict[str, str]) -> None:
+        self.settings = settings
+        self.meta: dict[str, str | int] = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in meta.items()}
+        self.shards = int(self.meta["shards"])
+        self.bloom_m = int(self.meta["bloom_m"])
+        self.bloom_k = int(self.meta["bloom_k"])
+        self._sp = [shard_tag(settings.prefix, s) for s in range(self.shards)]
+        self.planner = LeasePlanner(self.shards, settings.shards_per_lease, settings.empty_poll_ms / 1000.0)
+        self._queued_total = 0
+        self._queued_at = float("-inf")
+        self._rng = random.Random()
+
+    def shard(self, host: str) -> int:
+        return shard_of(host, self.shards)
+
+    # --- add ------------------------------------------------------------------------------------------------
+    def add(self, urls: Sequence[NewUrl]) -> Steps[AddResult]:
+        s = self.settings
+        allowed = len(urls)
+        if s.frontier_cap > 0:
+            if time.monotonic() - self._queued_at >= _QUEUED_REFRESH_S:
+                replies = yield [Call(("HGET", sp + "c", "queued")) for sp in self._sp]
+                self._queued_total = sum(int(r or 0) for r in replies)
+                self._queued_at = time.monotonic()
+            allowed = max(0, s.frontier_cap - self._queued_total)
+        groups: dict[int, list[Arg]] = defaultdict(list)
+        extras: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        dropped: dict[str, int] = defaultdict(int)
+        for item in urls:
+            parts = split_url(item.url)
+            if parts is None:
+                extras[0]["drop:bad-url"] += 1
+                dropped["bad-url"] += 1
+                continue
+            shard = self.shard(parts.host)
+            if allowed <= 0:
+                extras[shard]["drop:frontier-cap"] += 1
+                dropped["frontier-cap"] += 1
+                continue
+            allowed -= 1
+            groups[shard] += [parts.host, parts.origin, parts.rest, encode_meta(item.depth, item.hops)]
+        shards = sorted(set(groups) | set(extras))
+        if not shards:
+            return AddResult(dropped=dict(dropped))
+        calls = []
+        for shard in shards:
+            sp = self._sp[shard]
+            extra: list[Arg] = [len(extras[shard])]
+            for name, n in extras[shard].items():
+                extra += [name, n]
+            calls.append(
+                script_call(
+                    "add", sp + "c", sp, self.bloom_m, self.bloom_k, s.host_queue_cap, s.host_budget, *extra,
+                    *groups[shard],
+                )  # fmt: skip
+            )
+        replies = yield calls
+        now = time.monotonic()
+        result = AddResult()
+        for shard, (added, seen, dcap, dbudget, earliest, server_now) in zip(shards, replies, strict=True):
+            result.added += added
+            result.seen += seen
+            dropped["host-queue-cap"] += dcap
+            dropped["budget"] += dbudget
+            if earliest >= 0:
+                self.planner.hint(shard, now + max(0, earliest - server_now) / 1000.0)
+        self._queued_total += result.added
+        result.dropped = {k: v for k, v in dropped.items() if v}
+        return result
+
+    # --- lease ----------------------------------------------------------------------------------------------
+    def lease(self, owner: str, max_hosts: int) -> Steps[list[Lease]]:
+        if not owner or " " in owner:
+            raise ValueError(f"lease owner must be a non-empty word like 'node/f0', not {owner!r}")
+        leases: list[Lease] = []
+        done: set[int] = set()  # shards that had no more to give in this call
+        while len(leases) < max_hosts:
+            plan = self.planner.pick(max_hosts - len(leases), time.monotonic(), done)
+            if not plan:
+                break
+            calls = [
+                script_call("lease", self._sp[shard] + "ready", self._sp[shard], shard, owner, n, self._lease_ttl())
+                for shard, n in plan
+            ]
+            replies = yield calls
+            now = time.monotonic()
+            for (shard, asked), reply in zip(plan, replies, strict=True):
+                got = (len(reply) - 2) // 4
+                self.planner.observe(shard, asked, got, int(reply[0]), int(reply[1]), now)
+                if got < asked:
+                    done.add(shard)
+                for i in range(2, len(reply), 4):
+                    host = _text(reply[i + 1])
+                    entry = decode_entry(_text(reply[i + 3]), _text(reply[i + 2]))
+                    leases.append(
+                        Lease(_text(reply[i]), shard, host, entry.url, entry.depth, entry.hops, entry.retries)
+                    )
+        return leases
+
+    def _lease_ttl(self) -> int:
+        return max(0, self.settings.lease_ttl_ms)
+
+    def next_lease_in(self) -> float:
+        return self.planner.next_due(time.monotonic())
+
+    # --- release / complete ---------------------------------------------------------------------------------
+    def release(self, releases: Sequence[Release]) -> Steps[None]:
+        s = self.settings
+        groups: dict[int, list[Arg]] = defaultdict(list)
+        for r in releases:
+            jitter = 1000
+            if r.failed and s.backoff_jitter:
+                jitter = round(1000 * (1.0 + self._rng.uniform(-s.backoff_jitter, s.backoff_jitter)))
+            groups[r.shard] += [
+                r.token, int(r.action), max(0, r.delay_ms), int(r.failed), max(0, r.retry_after_ms), jitter,
+                *_counter_args(r.counters),
+            ]  # fmt: skip
+        if not groups:
+            return None
+        shards = sorted(groups)
+        header = (s.backoff_base_ms, s.backoff_max_ms, s.park_after, s.process_ttl_ms)
+        yield [script_call("release", self._sp[sh] + "L", self._sp[sh], *header, *groups[sh]) for sh in shards]
+        now = time.monotonic()
+        for r in releases:
+            if not r.failed:
+                self.planner.hint(r.shard, now + r.delay_ms / 1000.0)
+        return None
+
+    def complete(self, completions: Sequence[Completion]) -> Steps[int]:
+        groups: dict[int, list[Arg]] = defaultdict(list)
+        for c in completions:
+            groups[c.shard] += [c.token, *_counter_args(c.counters)]
+        if not groups:
+            return 0
+        shards = sorted(groups)
+        replies = yield [script_call("complete", self._sp[sh] + "L", self._sp[sh], *groups[sh]) for sh in shards]
+        return sum(int(r) for r in replies)
+
+    # --- reclaim --------------------------------------------------------------------------------------------
+    def reclaim(self, mode: str, owner_prefix: str = "") -> Steps[int]:
+        if mode == "owner" and not owner_prefix:
+            raise ValueError("reclaim_owner needs a non-empty owner prefix")
+        total = 0
+        shards = list(range(self.shards))
+        while shards:
+            calls = [
+                script_call("reclaim", self._sp[sh] + "dl", self._sp[sh], mode, owner_prefix, _RECLAIM_BATCH)
+                for sh in shards
+            ]
+            replies = yield calls
+            total += sum(int(taken) for _, taken in replies)
+            shards = [sh for sh, (looked, _) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
+        return total
+
+    # --- reading --------------------------------------------------------------------------------------------
+    def counters(self) -> Steps[Counters]:
+        replies = yield [script_call("stats", sp + "c", sp) for sp in self._sp]
+        out = Counters(bloom_bits=self.bloom_m * self.shards, bloom_hashes=self.bloom_k)
+        values: dict[str, int] = defaultdict(int)
+        for reply in replies:
+            out.ready_hosts += int(reply[0])
+            out.waiting_hosts += int(reply[1])
+            for name, value in _pairs(reply[2:]).items():
+                values[name] += int(value)
+        out.values = dict(values)
+        return out
+
+    def is_finished(self) -> Steps[bool]:
+        replies = yield [Call(("HMGET", sp + "c", "queued", "inflight")) for sp in self._sp]
+        return all(int(q or 0) == 0 and int(f or 0) == 0 for q, f in replies)
+
+    def _robots_key(self, origin: str) -> str:
+        parts = split_url(origin)
+        host = parts.host if parts else origin.lower()
+        return self._sp[self.shard(host)] + "r:" + origin
+
+    def get_robots(self, origin: str) -> Steps[bytes | None]:
+        (value,) = yield [Call(("GET", self._robots_key(origin)))]
+        return bytes(value) if value is not None else None
+
+    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> Steps[None]:
+        yield [Call(("SET", self._robots_key(origin), value, "PX", max(1, round(ttl_s * 1000))))]
+        return None
+
+    def add_seed_hosts(self, items: Iterable[str]) -> Steps[int]:
+        values = list(items)
+        if not values:
+            return 0
+        (added,) = yield [Call(("SADD", seeds_key(self.settings.prefix), *values))]
+        return int(added)
+
+    def seed_hosts(self) -> Steps[set[str]]:
+        (members,) = yield [Call(("SMEMBERS", seeds_key(self.settings.prefix)))]
+        return {_text(m) for m in members}
+
+
+def noscript_retry(calls: Sequence[Call], replies: list[Any]) -> list[int]:
+    """Indexes of calls the server answered NOSCRIPT (scripts flushed): load them, then send those again."""
+    from redis.exceptions import NoScriptError
+
+    return [i for i, r in enumerate(replies) if isinstance(r, NoScriptError)]
+
+
+def first_error(replies: Sequence[Any]) -> None:
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+
+
+__all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "noscript_retry", "open_core"]

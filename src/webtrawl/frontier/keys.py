@@ -1,0 +1,109 @@
+"""Key layout of the Redis frontier, and the compact encoding of one queued URL.
+
+Every key starts with the crawl's prefix ``P`` (default ``wt``) and carries a Redis Cluster hash tag, so all the keys
+one Lua script touches hash to one slot and the same scripts run unchanged on a cluster::
+
+    P:{P:g}:meta            hash   crawl meta: shards, bloom_m (bits per shard), bloom_k, canon_version, created
+    P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
+
+    per virtual shard s = crc32(host) % shards, prefix SP = P:{P:s}:
+    SP ready                zset   host -> next-allowed time (ms, Redis clock); only hosts with queued URLs and
+                                   no lease. Picking work is ZRANGEBYSCORE -inf now: O(log n)
+    SP q:<host>             list   FIFO of entries (see below)
+    SP h:<host>             hash   o: origin (scheme://host[:port]), n: next-allowed ms, f: consecutive failures,
+                                   a: URLs admitted (budget), l: token of the lease holding the host (if any)
+    SP bloom                string bitmap of bloom_m bits: the seen-URL Bloom filter of this shard
+    SP c                    hash   counters: added, seen, queued, inflight, hosts, drop:<reason>, reclaimed,
+                                   hosts-parked, stale-release, stale-complete, and whatever release/complete add
+    SP L                    hash   lease token -> "<owner> <host> <entry>"
+    SP dl                   zset   lease token -> deadline (ms, Redis clock)
+    SP seq                  string INCR counter that makes lease tokens unique
+    SP r:<origin>           string robots.txt cache of an origin (TTL)
+
+Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]]<rest>`` where ``rest`` is the URL without its
+origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else the full URL. The metadata is
+digits only and ``rest`` never starts with a digit, so no separator is needed: a typical entry costs its path plus
+one byte. Lease tokens are ``<owner>.<shard>-<seq>``: the part before the last ``.`` is the fetcher that took it.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import NamedTuple
+
+_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)", re.DOTALL)
+_ENTRY_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)", re.DOTALL)
+
+
+def shard_tag(prefix: str, shard: int) -> str:
+    """``P:{P:s}:``: the prefix of every key of one shard."""
+    return f"{prefix}:{{{prefix}:{shard}}}:"
+
+
+def global_tag(prefix: str) -> str:
+    return f"{prefix}:{{{prefix}:g}}:"
+
+
+def meta_key(prefix: str) -> str:
+    return global_tag(prefix) + "meta"
+
+
+def seeds_key(prefix: str) -> str:
+    return global_tag(prefix) + "seeds"
+
+
+def shard_of(host: str, shards: int) -> int:
+    return zlib.crc32(host.encode()) % shards
+
+
+class UrlParts(NamedTuple):
+    host: str  # politeness key: lower-case host name without port, brackets or userinfo
+    origin: str  # scheme://netloc as written in the URL
+    rest: str  # everything after the origin: /path?query
+
+
+def split_url(url: str) -> UrlParts | None:
+    """Cut a canonical absolute URL into host, origin and rest; None if it is not absolute."""
+    m = _URL_RE.fullmatch(url)
+    if m is None:
+        return None
+    scheme, netloc, rest = m.groups()
+    hostport = netloc.rpartition("@")[2]
+    if hostport.startswith("["):
+        host = hostport[1 : hostport.find("]")] if "]" in hostport else ""
+    else:
+        host = hostport.partition(":")[0]
+    if not host:
+        return None
+    return UrlParts(host.lower(), scheme + netloc, rest)
+
+
+def host_of(url: str) -> str | None:
+    parts = split_url(url)
+    return parts.host if parts else None
+
+
+def encode_meta(depth: int, hops: int = 0, retries: int = 0) -> str:
+    """Same rule as _meta() in the Lua scripts: trailing zero fields are left out."""
+    if retries:
+        return f"{depth}.{hops}.{retries}"
+    if hops:
+        return f"{depth}.{hops}"
+    return str(depth)
+
+
+class Entry(NamedTuple):
+    url: str
+    depth: int
+    hops: int
+    retries: int
+
+
+def decode_entry(entry: str, origin: str) -> Entry:
+    m = _ENTRY_RE.fullmatch(entry)
+    if m is None:  # not written by us; keep the URL rather than lose it
+        return Entry(entry, 0, 0, 0)
+    depth, hops, retries, rest = m.groups()
+    url = rest if rest[:1].isalpha() else origin + rest  # a relative rest starts with / ? or is empty
+    return Entry(url, int(depth), int(hops or 0), int(retries or 0))

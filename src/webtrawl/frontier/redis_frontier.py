@@ -1,0 +1,119 @@
+"""The frontier in Redis, synchronous client (parsers, supervisor, tests).
+
+The key layout (hash-tagged virtual shards, per-host FIFO lists, ready sorted sets, lease records, Bloom bitmaps) is
+documented in :mod:`webtrawl.frontier.keys`; the logic (which scripts with which arguments, how replies decode) is in
+:mod:`webtrawl.frontier.commands` and the Lua scripts under ``frontier/scripts/``. Every script touches the keys of
+one shard only, so the same code runs on Redis Cluster. This class only sends pipelines: one round trip per call
+(plus one per second for the frontier-cap estimate, and the rare re-load after NOSCRIPT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import redis
+
+from webtrawl.frontier.base import AddResult, Counters, Release
+from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
+from webtrawl.frontier.connect import lost_connection
+from webtrawl.frontier.scripts import Call, load_calls
+from webtrawl.frontier.settings import FrontierSettings
+from webtrawl.messages import Completion, Lease, NewUrl
+
+
+def _pipeline(client: redis.Redis, calls: Sequence[Call]) -> list[Any]:
+    pipe = client.pipeline(transaction=False)
+    for call in calls:
+        call.queue(pipe)
+    try:
+        return pipe.execute(raise_on_error=False)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        raise lost_connection(exc) from exc
+
+
+def _execute(client: redis.Redis, calls: Sequence[Call]) -> list[Any]:
+    replies = _pipeline(client, calls)
+    retry = noscript_retry(calls, replies)
+    if retry:
+        first_error(_pipeline(client, load_calls()))
+        for i, reply in zip(retry, _pipeline(client, [calls[i] for i in retry]), strict=True):
+            replies[i] = reply
+    first_error(replies)
+    return replies
+
+
+def _drive(client: redis.Redis, steps: Steps[T]) -> T:
+    try:
+        calls = next(steps)
+        while True:
+            calls = steps.send(_execute(client, calls))
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+
+
+class RedisFrontier:
+    """Implements :class:`webtrawl.frontier.base.Frontier` on a ``redis.Redis`` client (bytes replies)."""
+
+    def __init__(self, client: redis.Redis, core: FrontierCore) -> None:
+        self.client = client
+        self.core = core
+
+    @classmethod
+    def open(cls, client: redis.Redis, settings: FrontierSettings | None = None) -> RedisFrontier:
+        """Create the crawl's meta in Redis, or load it (stored shards and Bloom size win over ``settings``)."""
+        return cls(client, _drive(client, open_core(settings or FrontierSettings())))
+
+    def _run(self, steps: Steps[T]) -> T:
+        return _drive(self.client, steps)
+
+    @property
+    def shards(self) -> int:
+        return self.core.shards
+
+    def meta(self) -> dict[str, str | int]:
+        return dict(self.core.meta)
+
+    def shard_of(self, host: str) -> int:
+        return self.core.shard(host)
+
+    def next_lease_in(self) -> float:
+        """Seconds until lease() has a shard worth asking; sleep this long after an empty lease()."""
+        return self.core.next_lease_in()
+
+    def add(self, urls: Sequence[NewUrl]) -> AddResult:
+        return self._run(self.core.add(urls))
+
+    def lease(self, owner: str, max_hosts: int) -> list[Lease]:
+        return self._run(self.core.lease(owner, max_hosts))
+
+    def release(self, releases: Sequence[Release]) -> None:
+        self._run(self.core.release(releases))
+
+    def complete(self, completions: Sequence[Completion]) -> int:
+        return self._run(self.core.complete(completions))
+
+    def reclaim_expired(self) -> int:
+        return self._run(self.core.reclaim("expired"))
+
+    def reclaim_owner(self, owner_prefix: str) -> int:
+        return self._run(self.core.reclaim("owner", owner_prefix))
+
+    def counters(self) -> Counters:
+        return self._run(self.core.counters())
+
+    def is_finished(self) -> bool:
+        return self._run(self.core.is_finished())
+
+    def get_robots(self, origin: str) -> bytes | None:
+        return self._run(self.core.get_robots(origin))
+
+    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None:
+        self._run(self.core.set_robots(origin, value, ttl_s))
+
+    def add_seed_hosts(self, items: Iterable[str]) -> int:
+        return self._run(self.core.add_seed_hosts(items))
+
+    def seed_hosts(self) -> set[str]:
+        return self._run(self.core.seed_hosts())

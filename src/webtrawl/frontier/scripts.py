@@ -1,0 +1,62 @@
+"""The frontier's Lua scripts (``scripts/*.lua``) and the one value both executors queue on a pipeline: :class:`Call`.
+
+Scripts run with EVALSHA; the SHA1 is computed here the same way Redis does, so a pipeline never waits for a SCRIPT
+LOAD unless the server answers NOSCRIPT (restart, SCRIPT FLUSH), and then only the failed calls are sent again.
+``_common.lua`` is prepended to every script: helpers without a module system.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+Arg = str | int | float | bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    name: str
+    source: str
+    sha: str
+
+
+def _load() -> dict[str, Script]:
+    folder = resources.files("webtrawl.frontier") / "scripts"
+    common = (folder / "_common.lua").read_text()
+    out = {}
+    for item in folder.iterdir():
+        if item.name.endswith(".lua") and not item.name.startswith("_"):
+            name = item.name[: -len(".lua")]
+            source = common + item.read_text()
+            out[name] = Script(name, source, hashlib.sha1(source.encode()).hexdigest())
+    return out
+
+
+SCRIPTS: dict[str, Script] = _load()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One command of a pipeline: a script run (``script`` set, with its keys) or a plain command (``args``)."""
+
+    args: tuple[Arg, ...]
+    script: str | None = None
+    keys: tuple[str, ...] = ()
+
+    def queue(self, pipe: Any) -> None:
+        """Queue on a sync or async redis-py pipeline (both queue synchronously)."""
+        if self.script is None:
+            pipe.execute_command(*self.args)
+        else:
+            pipe.evalsha(SCRIPTS[self.script].sha, len(self.keys), *self.keys, *self.args)
+
+
+def script_call(name: str, key: str, *args: Arg) -> Call:
+    return Call(args=args, script=name, keys=(key,))
+
+
+def load_calls() -> list[Call]:
+    """SCRIPT LOAD of every script: sent after a NOSCRIPT answer."""
+    return [Call(("SCRIPT", "LOAD", s.source)) for s in SCRIPTS.values()]

@@ -1,0 +1,86 @@
+-- add: dedup (Bloom), caps, enqueue. KEYS[1] = sp.."c"
+-- ARGV: sp, m, k, host_queue_cap, host_budget, nextra, {name, n} * nextra, {host, origin, rest, meta} * N
+-- returns {added, seen, dropped_cap, dropped_budget, earliest score of hosts made ready or -1, now or -1}
+local sp = ARGV[1]
+local m, k = tonumber(ARGV[2]), tonumber(ARGV[3])
+local cap, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
+local i = 7
+for _ = 1, tonumber(ARGV[6]) do
+  count(ARGV[i], tonumber(ARGV[i + 1]))
+  i = i + 2
+end
+local bloom = sp .. 'bloom'
+local hosts = {}
+local added, seen, dcap, dbudget = 0, 0, 0, 0
+local get, set = {}, {}
+for j = 1, k do
+  get[3 * j - 2], get[3 * j - 1] = 'GET', 'u1'
+  set[4 * j - 3], set[4 * j - 2], set[4 * j] = 'SET', 'u1', 1
+end
+while i <= #ARGV do
+  local host, origin, rest, meta = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  i = i + 4
+  local url = origin .. rest
+  local sha = redis.sha1hex(url)
+  local h1 = tonumber(string.sub(sha, 1, 8), 16)
+  local h2 = tonumber(string.sub(sha, 9, 16), 16)
+  if h2 == 0 then h2 = 1 end
+  for j = 1, k do
+    local pos = (h1 + (j - 1) * h2) % m
+    get[3 * j], set[4 * j - 1] = pos, pos
+  end
+  local bits = redis.call('BITFIELD', bloom, unpack(get))
+  local new = false
+  for j = 1, k do
+    if bits[j] == 0 then new = true; break end
+  end
+  if not new then
+    seen = seen + 1
+  else
+    local st = hosts[host]
+    if not st then
+      local hk = sp .. 'h:' .. host
+      local v = redis.call('HMGET', hk, 'o', 'a', 'l')
+      local qk = sp .. 'q:' .. host
+      local len = redis.call('LLEN', qk)
+      st = {hk = hk, qk = qk, o = v[1], a0 = tonumber(v[2] or 0), leased = v[3], len0 = len}
+      st.a, st.len = st.a0, len
+      hosts[host] = st
+    end
+    if budget > 0 and st.a >= budget then
+      dbudget = dbudget + 1
+    elseif cap > 0 and st.len >= cap then
+      dcap = dcap + 1
+    else
+      redis.call('BITFIELD', bloom, unpack(set))
+      if not st.o then
+        st.o = origin
+        redis.call('HSET', st.hk, 'o', origin)
+        count('hosts', 1)
+      end
+      if origin == st.o then
+        redis.call('RPUSH', st.qk, meta .. rest)
+      else
+        redis.call('RPUSH', st.qk, meta .. url)
+      end
+      st.a, st.len = st.a + 1, st.len + 1
+      added = added + 1
+    end
+  end
+end
+local now, earliest = -1, -1
+for host, st in pairs(hosts) do
+  if st.a > st.a0 then redis.call('HINCRBY', st.hk, 'a', st.a - st.a0) end
+  if st.len0 == 0 and st.len > 0 and not st.leased then
+    if now < 0 then now = now_ms() end
+    local score = make_ready(sp, host, st.hk, now, false)
+    if earliest < 0 or score < earliest then earliest = score end
+  end
+end
+count('added', added)
+count('queued', added)
+count('seen', seen)
+count('drop:host-queue-cap', dcap)
+count('drop:budget', dbudget)
+flush_counts(sp .. 'c')
+return {added, seen, dcap, dbudget, earliest, now}

@@ -1,0 +1,34 @@
+-- complete: drop leases and apply their counters in one step. KEYS[1] = sp.."L"
+-- ARGV: sp, {token, ncounters, {name, n} * ncounters} * N; returns how many tokens were still valid
+local sp = ARGV[1]
+local leases, deadlines = sp .. 'L', sp .. 'dl'
+local valid, stale = 0, 0
+local now = -1
+local i = 2
+while i <= #ARGV do
+  local token = ARGV[i]
+  local first_counter = i + 2
+  i = first_counter + 2 * tonumber(ARGV[i + 1])
+  local rec = redis.call('HGET', leases, token)
+  if not rec then
+    stale = stale + 1  -- reclaimed meanwhile: the URL is queued again and will be completed by its new lease
+  else
+    valid = valid + 1
+    redis.call('HDEL', leases, token)
+    redis.call('ZREM', deadlines, token)
+    count('inflight', -1)
+    for j = first_counter, i - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
+    local _, host = split_lease(rec)
+    local hk = sp .. 'h:' .. host
+    if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
+      redis.call('HDEL', hk, 'l')
+      if redis.call('LLEN', sp .. 'q:' .. host) > 0 then
+        if now < 0 then now = now_ms() end
+        make_ready(sp, host, hk, now, false)
+      end
+    end
+  end
+end
+count('stale-complete', stale)
+flush_counts(sp .. 'c')
+return valid

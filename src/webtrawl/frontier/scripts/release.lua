@@ -1,0 +1,64 @@
+-- release: the fetch is over; set the host's next-allowed time and move the URL on. KEYS[1] = sp.."L"
+-- ARGV: sp, backoff_base_ms, backoff_max_ms, park_after, process_ttl_ms,
+--       {token, action, delay_ms, failed, retry_after_ms, jitter_permille, ncounters, {name, n} * ncounters} * N
+-- action: 0 KEEP (stays leased for the parsers), 1 HEAD (back to the head), 2 RETRY (tail, retries + 1)
+local sp = ARGV[1]
+local base, max, park_after, process_ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local leases, deadlines, ready = sp .. 'L', sp .. 'dl', sp .. 'ready'
+local now = now_ms()
+local stale = 0
+local i = 6
+while i <= #ARGV do
+  local token, action, delay = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  local failed, retry_after, jitter = ARGV[i + 3] == '1', tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
+  local first_counter = i + 7
+  i = first_counter + 2 * tonumber(ARGV[i + 6])
+  local rec = redis.call('HGET', leases, token)
+  local owner, host, entry
+  if rec then owner, host, entry = split_lease(rec) end
+  local hk = host and (sp .. 'h:' .. host)
+  if not host or redis.call('HGET', hk, 'l') ~= token then
+    stale = stale + 1  -- reclaimed (or already released): someone else owns this URL now
+  else
+    for j = first_counter, i - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
+    local wait = delay
+    if failed then
+      local f = redis.call('HINCRBY', hk, 'f', 1)
+      if retry_after > 0 then
+        wait = retry_after
+      else
+        wait = math.min(base * 2 ^ (f - 1), max) * jitter / 1000
+      end
+      if park_after > 0 and f >= park_after then
+        wait = max
+        if f == park_after then count('hosts-parked', 1) end
+      end
+    else
+      redis.call('HDEL', hk, 'f')
+    end
+    local nxt = now + math.floor(wait)
+    redis.call('HSET', hk, 'n', nxt)
+    redis.call('HDEL', hk, 'l')
+    local qk = sp .. 'q:' .. host
+    if action == 0 then
+      local node = string.match(owner, '^[^/]*')
+      redis.call('HSET', leases, token, node .. '/parse ' .. host .. ' ' .. entry)
+      redis.call('ZADD', deadlines, now + process_ttl, token)
+    else
+      redis.call('HDEL', leases, token)
+      redis.call('ZREM', deadlines, token)
+      if action == 1 then
+        redis.call('LPUSH', qk, entry)
+      else
+        local d, h, r, rest = split_entry(entry)
+        redis.call('RPUSH', qk, join_meta(d, h, r + 1) .. rest)
+      end
+      count('inflight', -1)
+      count('queued', 1)
+    end
+    if redis.call('LLEN', qk) > 0 then redis.call('ZADD', ready, nxt, host) end
+  end
+end
+count('stale-release', stale)
+flush_counts(sp .. 'c')
+return stale

@@ -1,0 +1,56 @@
+"""The frontier's own settings: the slice of :class:`CrawlConfig` it needs, in the units the Lua scripts use (ms)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from webtrawl.config import CrawlConfig
+
+CANON_VERSION = 1  # bump when URL canonicalization changes: stored in meta so a resumed crawl can tell
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierSettings:
+    prefix: str = "wt"
+    shards: int = 64  # only used when the crawl is created; the stored value wins afterwards
+    expected_urls: int = 10_000_000  # sizes the Bloom filter at creation
+    bloom_error: float = 0.0001
+    host_queue_cap: int = 200_000
+    host_budget: int = 100_000  # 0: no limit
+    frontier_cap: int = 100_000_000  # 0: no limit
+    lease_ttl_ms: int = 120_000
+    process_ttl_ms: int = 600_000
+    backoff_base_ms: int = 5_000
+    backoff_max_ms: int = 3_600_000
+    park_after: int = 8  # 0: never park
+    backoff_jitter: float = 0.2  # back-off is multiplied by a random factor in [1 - j, 1 + j]
+    canon_version: int = CANON_VERSION
+    empty_poll_ms: int = 500  # how long lease() leaves a shard alone after it had nothing ready
+    shards_per_lease: int = 8  # shards asked in one lease() round trip
+
+    def __post_init__(self) -> None:
+        if not self.prefix or any(c in self.prefix for c in "{} "):
+            raise ValueError(f"bad frontier key prefix {self.prefix!r}")
+        if not 1 <= self.shards <= 16384:
+            raise ValueError(f"shards must be between 1 and 16384, not {self.shards}")
+        if not 0.0 <= self.backoff_jitter < 1.0:
+            raise ValueError(f"backoff_jitter must be in [0, 1), not {self.backoff_jitter}")
+
+    @classmethod
+    def from_config(cls, cfg: CrawlConfig, **overrides: object) -> FrontierSettings:
+        pol, lim = cfg.politeness, cfg.limits
+        values: dict[str, object] = {
+            "shards": cfg.shards,
+            "expected_urls": cfg.expected_urls,
+            "bloom_error": cfg.bloom_error,
+            "host_queue_cap": lim.host_queue_cap,
+            "host_budget": lim.host_budget,
+            "frontier_cap": lim.frontier_cap,
+            "lease_ttl_ms": round(cfg.lease_ttl * 1000),
+            "process_ttl_ms": round(cfg.process_ttl * 1000),
+            "backoff_base_ms": round(pol.backoff_base * 1000),
+            "backoff_max_ms": round(pol.backoff_max * 1000),
+            "park_after": pol.park_after,
+        }
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]

@@ -1,0 +1,178 @@
+"""Progress while a crawl runs: a live rich panel on a terminal, one plain line every few seconds otherwise.
+
+The display has no thread of its own: the supervisor calls :meth:`ProgressDisplay.update` from its loop (about
+once a second) with a fresh :class:`Snapshot`, so nothing here can race with the crawl or outlive it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import IO, TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from webtrawl.metrics.rates import RateWindow, Snapshot
+from webtrawl.metrics.report import (
+    DROP_PREFIX,
+    ERR_PREFIX,
+    format_bytes,
+    format_duration,
+    reasons,
+    totals,
+)
+
+MODES = ("auto", "live", "log", "off")
+_LABELS = {"pages": "pages parsed", "seen": "seen before", "hosts": "hosts known"}
+
+
+def _kv_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 1))
+    table.add_column(style="dim")
+    table.add_column(justify="right")
+    for name, value in rows or [("-", "")]:
+        table.add_row(name, value)
+    return table
+
+
+def render(snapshot: Snapshot, rates: RateWindow) -> RenderableType:
+    """The live panel for one snapshot; public so it can also be printed once (tests, a final summary)."""
+    c = snapshot.counters
+    extra = dict(snapshot.extra)
+    head = Text("webtrawl", style="bold")
+    for key in ("node", "state"):
+        if key in extra:
+            head.append(f"  {key} ", style="dim").append(str(extra.pop(key)))
+    if "elapsed" in extra:
+        head.append("  elapsed ", style="dim").append(format_duration(float(extra.pop("elapsed"))))
+    for key, value in extra.items():
+        head.append(f"  {key} ", style="dim").append(str(value))
+
+    span = rates.span_s
+    window = f"last {span:.0f}s" if span else "warming up"
+    speed = Text()
+    speed.append(f"{rates.rate('fetched'):.1f}", style="bold green").append(f" pages/s ({window})")
+    speed.append(f"   parsed {rates.rate('pages'):.1f}/s   stored {rates.rate('stored'):.1f}/s", style="dim")
+
+    robots = c.get(ERR_PREFIX + "robots") + c.get(DROP_PREFIX + "robots")
+    counts = [
+        ("fetched", c.get("fetched")),
+        ("pages parsed", c.get("pages")),
+        ("stored", c.get("stored")),
+        ("queued URLs", c.queued),
+        ("in flight", c.inflight),
+        ("hosts ready", c.ready_hosts),
+        ("hosts waiting", c.waiting_hosts),
+        ("robots-blocked", robots),
+    ]
+    shown = {"fetched", "pages", "stored"}
+    counts += [(_LABELS.get(k, k), v) for k, v in totals(c) if k not in shown]
+    memory = [(kind, format_bytes(rss)) for kind, rss in sorted(snapshot.rss_by_kind.items())]
+    memory.append(("redis used", format_bytes(snapshot.redis_used_memory)))
+
+    grid = Table.grid(padding=(0, 3))
+    grid.add_row(
+        _kv_table("totals", [(name, f"{value:,}") for name, value in counts]),
+        _kv_table("errors", [(k, f"{v:,}") for k, v in reasons(c, ERR_PREFIX)]),
+        _kv_table("dropped", [(k, f"{v:,}") for k, v in reasons(c, DROP_PREFIX)]),
+        _kv_table("memory", memory),
+    )
+    return Panel(Group(head, speed, Text(), grid), expand=False)
+
+
+def log_line(snapshot: Snapshot, rates: RateWindow, wall_time: float | None = None) -> str:
+    """One plain greppable line: ``12:00:01 fetched=1234 (56.7/s) ... errors=timeout:3,dns:1 rss=512MiB``."""
+    c = snapshot.counters
+    errors = ",".join(f"{k}:{v}" for k, v in reasons(c, ERR_PREFIX)) or "0"
+    dropped = ",".join(f"{k}:{v}" for k, v in reasons(c, DROP_PREFIX)) or "0"
+    parts = [
+        time.strftime("%H:%M:%S", time.localtime(wall_time)),
+        f"fetched={c.get('fetched')} ({rates.rate('fetched'):.1f}/s)",
+        f"pages={c.get('pages')}",
+        f"stored={c.get('stored')}",
+        f"queued={c.queued}",
+        f"inflight={c.inflight}",
+        f"ready={c.ready_hosts}",
+        f"waiting={c.waiting_hosts}",
+        f"errors={errors}",
+        f"dropped={dropped}",
+        f"rss={format_bytes(sum(snapshot.rss_by_kind.values()))}",
+        f"redis={format_bytes(snapshot.redis_used_memory)}",
+    ]
+    if "state" in snapshot.extra:
+        parts.append(f"state={snapshot.extra['state']}")
+    return " ".join(parts)
+
+
+class ProgressDisplay:
+    """Crawl progress in mode ``auto`` (live on a terminal, else log), ``live``, ``log`` or ``off``.
+
+    Log lines are spaced by the snapshots' own monotonic ``at`` times, not by a timer, so the output follows
+    the supervisor's clock. Give :attr:`console` to log handlers while live: their lines then print above
+    the panel.
+    """
+
+    def __init__(
+        self,
+        mode: str = "auto",
+        stream: TextIO | None = None,
+        log_interval_s: float = 10.0,
+        *,
+        console: Console | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"progress mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if console is None:
+            console = Console(file=stream if stream is not None else sys.stderr)
+        self.console = console
+        self.stream: IO[str] = stream if stream is not None else console.file
+        if mode == "auto":
+            live_ok = self.console.is_terminal and not self.console.is_dumb_terminal
+            mode = "live" if live_ok else "log"
+        self.mode = mode
+        self.log_interval_s = log_interval_s
+        self._live: Live | None = None
+        self._last_logged: float | None = None
+        self._pending: tuple[Snapshot, RateWindow] | None = None  # newest snapshot not yet logged
+
+    def update(self, snapshot: Snapshot, rates: RateWindow) -> None:
+        if self.mode == "live":
+            panel = render(snapshot, rates)
+            if self._live is None:
+                self._live = Live(panel, console=self.console, auto_refresh=False)
+                self._live.start(refresh=True)
+            else:
+                self._live.update(panel, refresh=True)
+        elif self.mode == "log":
+            due = self._last_logged is None or snapshot.at - self._last_logged >= self.log_interval_s
+            if due:
+                self._write(snapshot, rates)
+            else:
+                self._pending = (snapshot, rates)
+
+    def close(self) -> None:
+        """Leave the final state on screen: the last panel stays, or the last log line is written."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self._pending is not None:
+            self._write(*self._pending)
+
+    def _write(self, snapshot: Snapshot, rates: RateWindow) -> None:
+        self.stream.write(log_line(snapshot, rates) + "\n")
+        self.stream.flush()
+        self._last_logged = snapshot.at
+        self._pending = None
+
+    def __enter__(self) -> ProgressDisplay:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,108 @@
+"""Child processes of a node: start, watch, restart, stop.
+
+Children are started with the ``spawn`` method: no inherited locks, sockets or event loops from the supervisor, and
+the same behaviour on every platform. A child that dies while the node is running is reported and started again with
+the same index; the new fetcher takes back the leases of its previous life by its owner id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import multiprocessing
+import multiprocessing.context
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("webtrawl.node")
+
+SPAWN = multiprocessing.get_context("spawn")
+
+
+@dataclass
+class Child:
+    kind: str  # "fetcher" or "parser"
+    index: int
+    target: Callable[[Any], None]
+    args: Any
+    process: multiprocessing.context.SpawnProcess | None = None
+    restarts: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.index}"
+
+    def start(self) -> None:
+        self.process = SPAWN.Process(target=self.target, args=(self.args,), name=f"trawl-{self.name}", daemon=False)
+        self.process.start()
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.is_alive()
+
+
+@dataclass
+class Children:
+    """All children of a node; their pids are kept in ``pid_file`` (JSON name -> pid) for operators and tests."""
+
+    pid_file: Path | None = None
+    members: list[Child] = field(default_factory=list)
+
+    def add(self, child: Child) -> None:
+        self.members.append(child)
+        child.start()
+        self._write_pids()
+
+    def _write_pids(self) -> None:
+        if self.pid_file is None:
+            return
+        tmp = self.pid_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({c.name: c.pid for c in self.members}, sort_keys=True))
+        tmp.replace(self.pid_file)
+
+    def of(self, kind: str) -> list[Child]:
+        return [c for c in self.members if c.kind == kind]
+
+    def pids(self, kind: str) -> list[int]:
+        return [c.pid for c in self.of(kind) if c.pid is not None and c.alive()]
+
+    def restart_dead(self) -> list[str]:
+        """Restart children that died; return one message per restart for the log."""
+        messages = []
+        for child in self.members:
+            if child.process is None or child.alive():
+                continue
+            code = child.process.exitcode
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+            child.restarts += 1
+            messages.append(f"{child.name} (pid {child.pid}) died ({how}); restarting it (restart #{child.restarts})")
+            child.start()
+        if messages:
+            self._write_pids()
+        return messages
+
+    def wait(self, kind: str, timeout: float) -> bool:
+        """Wait for all children of a kind to exit; True if they did within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        for child in self.of(kind):
+            if child.process is not None:
+                child.process.join(max(0.0, deadline - time.monotonic()))
+        return not any(c.alive() for c in self.of(kind))
+
+    def kill(self, kind: str | None = None) -> None:
+        for child in self.members:
+            if (kind is None or child.kind == kind) and child.alive() and child.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child.pid, signal.SIGKILL)
+        for child in self.members:
+            if child.process is not None and (kind is None or child.kind == kind):
+                child.process.join(5)

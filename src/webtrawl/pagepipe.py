@@ -1,0 +1,170 @@
+"""The bounded channel from fetcher processes to parser processes: msgpack frames over unix sockets.
+
+Each parser listens on its own socket; each fetcher keeps one connection per parser and spreads pages over them.
+Why not a ``multiprocessing.Queue``: a process killed while holding the queue's read lock deadlocks every other
+reader, and a crawler must survive ``kill -9`` of any process. A socket dies with its process: the fetcher notices,
+sends to another parser, and reconnects when the supervisor has restarted the dead one.
+
+Back-pressure: the kernel's socket buffers are the queue bound. When parsers fall behind, ``send`` waits in
+``drain()``, the fetcher's in-flight slots stay occupied and it leases less. Nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import selectors
+import socket
+import struct
+from pathlib import Path
+
+from webtrawl.messages import PAGE_DECODER, PAGE_ENCODER, Page
+
+_HEADER = struct.Struct(">I")
+_MAX_FRAME = 256 * 1024 * 1024
+_SOCKET_BUFFER = 1024 * 1024
+
+
+class PageReceiver:
+    """Parser side: accepts any number of fetcher connections and yields whole pages. Synchronous on purpose:
+    the parser is CPU-bound and does nothing else while waiting."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(path))
+        self._listener.listen(64)
+        self._listener.setblocking(False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        self._buffers: dict[socket.socket, bytearray] = {}
+
+    @property
+    def connections(self) -> int:
+        return len(self._buffers)
+
+    def poll(self, timeout: float, max_pages: int = 64) -> list[Page]:
+        """Pages that arrived within ``timeout`` seconds (at most ``max_pages``, so the caller stays responsive)."""
+        pages: list[Page] = []
+        for key, _ in self._selector.select(timeout):
+            sock = key.fileobj
+            assert isinstance(sock, socket.socket)
+            if sock is self._listener:
+                self._accept()
+                continue
+            self._read(sock, pages)
+            if len(pages) >= max_pages:
+                break
+        return pages
+
+    def _accept(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            conn, _ = self._listener.accept()
+            conn.setblocking(False)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCKET_BUFFER)
+            self._buffers[conn] = bytearray()
+            self._selector.register(conn, selectors.EVENT_READ, None)
+
+    def _read(self, sock: socket.socket, pages: list[Page]) -> None:
+        buf = self._buffers[sock]
+        try:
+            data = sock.recv(_SOCKET_BUFFER)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._drop(sock)
+            return
+        buf += data
+        while len(buf) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(buf)
+            if size > _MAX_FRAME:
+                self._drop(sock)
+                return
+            end = _HEADER.size + size
+            if len(buf) < end:
+                break
+            pages.append(PAGE_DECODER.decode(memoryview(buf)[_HEADER.size : end]))
+            del buf[:end]
+
+    def _drop(self, sock: socket.socket) -> None:
+        # A partial frame from a dead fetcher is discarded: its URL is still leased and will be fetched again.
+        self._selector.unregister(sock)
+        self._buffers.pop(sock, None)
+        sock.close()
+
+    def close(self) -> None:
+        for sock in list(self._buffers):
+            self._drop(sock)
+        self._selector.unregister(self._listener)
+        self._listener.close()
+        self._selector.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+class _Peer:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.writer: asyncio.StreamWriter | None = None
+        self.retry_at = 0.0
+
+    async def connect(self, now: float) -> bool:
+        if self.writer is not None:
+            return True
+        if now < self.retry_at:
+            return False
+        try:
+            _, self.writer = await asyncio.open_unix_connection(str(self.path))
+        except OSError:
+            self.retry_at = now + 0.2
+            return False
+        sock = self.writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCKET_BUFFER)
+        return True
+
+    def reset(self, now: float) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.writer = None
+        self.retry_at = now + 0.2
+
+
+class PageSender:
+    """Fetcher side: round-robin over live parser sockets, waiting (not dropping) when none is reachable."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self._peers = [_Peer(p) for p in paths]
+        self._cycle = itertools.cycle(range(len(self._peers)))
+
+    async def send(self, page: Page) -> None:
+        payload = PAGE_ENCODER.encode(page)
+        frame = _HEADER.pack(len(payload)) + payload
+        loop = asyncio.get_running_loop()
+        while True:
+            for _ in range(len(self._peers)):
+                peer = self._peers[next(self._cycle)]
+                if not await peer.connect(loop.time()):
+                    continue
+                assert peer.writer is not None
+                try:
+                    peer.writer.write(frame)
+                    await peer.writer.drain()
+                    return
+                except (ConnectionError, OSError):
+                    peer.reset(loop.time())
+            await asyncio.sleep(0.05)  # no parser reachable right now: wait for the supervisor to restart one
+
+    async def close(self) -> None:
+        for peer in self._peers:
+            if peer.writer is not None:
+                peer.writer.close()
+                with contextlib.suppress(ConnectionError, OSError):
+                    await peer.writer.wait_closed()
+                peer.writer = None

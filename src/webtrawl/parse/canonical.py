@@ -1,0 +1,240 @@
+"""URL canonicalization: one string per resource, so the frontier's seen-filter and the politeness key agree.
+
+Conservative on purpose: only rewrites that cannot change what a server returns (case of scheme and host,
+IDNA, default port, fragment, percent-encoding of unreserved characters, dot segments). The query is never
+reordered. Link parsing follows the WHATWG URL rules a browser applies to ``href`` (whitespace stripped,
+tab/newline removed, ``\\`` read as ``/``, ``http:foo`` relative to an http base), so we fetch what a person
+clicking would fetch.
+
+It runs for every link of every page, so the common all-ASCII case does a handful of ``str`` scans and one
+cached host lookup; the slow paths (IDNA, percent-encoding) only run when a part needs them. Bump
+:data:`CANON_VERSION` whenever the output for some input changes: stored frontiers are keyed by canonical
+strings.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import lru_cache
+
+import idna
+
+from webtrawl.errors import BadUrl, SchemeError
+
+CANON_VERSION = 1
+
+_DEFAULT_PORT = {"http": "80", "https": "443"}
+_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
+_SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_TAB_NL_RE = re.compile(r"[\t\n\r]")
+# Anything outside RFC 3986 unreserved + reserved + '%' must be percent-encoded (non-ASCII as UTF-8).
+_UNSAFE_RE = re.compile(r"[^A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]+")
+_CLEAN_RE = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")  # nothing to normalise (the common case)
+_PCT_RE = re.compile(r"%([0-9A-Fa-f]{2})?")
+_USERINFO_UNSAFE_RE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:%]+")  # RFC 3986 3.2.1
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HOST_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?)*\.?\Z")
+_MAX_HOST = 253 + 1
+
+
+def _pct_fix(m: re.Match[str]) -> str:
+    hexpair = m.group(1)
+    if hexpair is None:
+        return "%25"  # a stray '%' is data
+    ch = chr(int(hexpair, 16))
+    return ch if ch in _UNRESERVED else "%" + hexpair.upper()
+
+
+def _quote_run(m: re.Match[str]) -> str:
+    return "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass"))
+
+
+def _norm(part: str) -> str:
+    """Percent-encoding normalised: unreserved decoded, hex upper-case, stray '%' and unsafe chars encoded."""
+    if _CLEAN_RE.match(part) is not None:
+        return part
+    if "%" in part:
+        part = _PCT_RE.sub(_pct_fix, part)
+    return _UNSAFE_RE.sub(_quote_run, part)
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 5.2.4, on a path that starts with '/'."""
+    out: list[str] = []
+    segments = path.split("/")
+    for seg in segments[1:-1]:
+        if seg == "..":
+            if out:
+                out.pop()
+        elif seg != ".":
+            out.append(seg)
+    last = segments[-1]
+    if last == "..":
+        if out:
+            out.pop()
+        out.append("")
+    elif last == ".":
+        out.append("")
+    else:
+        out.append(last)
+    return "/" + "/".join(out)
+
+
+def _path(path: str) -> str:
+    if not path:
+        return "/"
+    if _CLEAN_RE.match(path) is None:
+        path = _norm(path)
+    if "/." in path:
+        path = _remove_dot_segments(path)
+    return path
+
+
+@lru_cache(maxsize=8192)
+def _host(host: str) -> str:
+    if "%" in host:
+        host = _decode_pct(host)
+    if host.isascii():
+        host = host.lower()
+    else:
+        try:
+            host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
+        except (idna.IDNAError, UnicodeError, ValueError) as exc:
+            raise BadUrl(f"bad host name {host!r}: {exc}") from None
+    if len(host) > _MAX_HOST or _HOST_RE.match(host) is None:
+        raise BadUrl(f"bad host name {host!r}")
+    return host
+
+
+def _decode_pct(text: str) -> str:
+    try:
+        raw = _PCT_RE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "%", text)
+        return raw.encode("latin-1").decode("utf-8")
+    except (UnicodeError, ValueError):
+        raise BadUrl(f"bad percent-encoding in host {text!r}") from None
+
+
+@lru_cache(maxsize=8192)
+def _netloc(authority: str, scheme: str) -> str:
+    """Canonical ``[userinfo@]host[:port]``; cached because a page links to few hosts many times."""
+    userinfo, at, hostport = authority.rpartition("@")
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            raise BadUrl(f"unterminated IPv6 literal in {authority!r}")
+        try:
+            host = "[" + ipaddress.IPv6Address(hostport[1:end]).compressed + "]"
+        except ValueError:
+            raise BadUrl(f"bad IPv6 literal in {authority!r}") from None
+        rest = hostport[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise BadUrl(f"junk after IPv6 literal in {authority!r}")
+        port = rest[1:]
+    else:
+        name, _, port = hostport.partition(":")
+        if not name:
+            raise BadUrl(f"no host in {authority!r}")
+        host = _host(name)
+    if port:
+        if not (port.isascii() and port.isdigit()) or int(port) > 65535:
+            raise BadUrl(f"bad port in {authority!r}")
+        port = str(int(port))
+        if port == _DEFAULT_PORT[scheme]:
+            port = ""
+    netloc = host + ":" + port if port else host
+    if at and userinfo:
+        netloc = _USERINFO_UNSAFE_RE.sub(_quote_run, _norm(userinfo)) + "@" + netloc
+    return netloc
+
+
+@lru_cache(maxsize=256)
+def _split_base(base: str) -> tuple[str, str, str, str]:
+    """(scheme, netloc, path, query) of a canonical base; cached since all links of a page share one base."""
+    canon = canonicalize(base)
+    scheme, _, rest = canon.partition("://")
+    slash = rest.find("/")
+    netloc, pathquery = rest[:slash], rest[slash:]
+    path, _, query = pathquery.partition("?")
+    return scheme, netloc, path, ("?" + query if "?" in pathquery else "")
+
+
+def _join(scheme: str, netloc: str, path: str, query: str) -> str:
+    if query == "?":
+        query = ""  # an empty query is dropped: servers do not tell 'a?' from 'a'
+    return scheme + "://" + netloc + path + query
+
+
+def canonicalize(url: str, base: str | None = None) -> str:
+    """The canonical absolute http(s) URL for ``url`` (resolved against ``base``).
+
+    Raises :class:`~webtrawl.errors.SchemeError` for other schemes and :class:`~webtrawl.errors.BadUrl` for
+    URLs that cannot be parsed. Idempotent: ``canonicalize(canonicalize(u)) == canonicalize(u)``.
+    """
+    s = url.strip(_C0_AND_SPACE)
+    if "\t" in s or "\n" in s or "\r" in s:
+        s = _TAB_NL_RE.sub("", s)
+    hash_at = s.find("#")
+    if hash_at >= 0:
+        s = s[:hash_at]
+    if s.startswith("https://"):  # fast path: most links are absolute and lower-case
+        return _absolute("https", (s[8:] if "\\" not in s else _backslashes(s[8:])).lstrip("/"))
+    if s.startswith("http://"):
+        return _absolute("http", (s[7:] if "\\" not in s else _backslashes(s[7:])).lstrip("/"))
+    m = _SCHEME_RE.match(s)
+    if m is not None:
+        scheme = m.group(1).lower()
+        if scheme != "http" and scheme != "https":
+            raise SchemeError(f"not an http(s) URL: {scheme}:")
+        rest = s[m.end() :]
+        if "\\" in rest:
+            rest = _backslashes(rest)
+        if not rest.startswith("//") and base is not None:
+            bscheme, bnetloc, bpath, bquery = _split_base(base)
+            if bscheme == scheme:
+                return _resolve(bscheme, bnetloc, bpath, bquery, rest)
+        return _absolute(scheme, rest.lstrip("/"))
+    if base is None:
+        raise BadUrl(f"relative URL without a base: {url[:100]!r}")
+    if "\\" in s:
+        s = _backslashes(s)
+    bscheme, bnetloc, bpath, bquery = _split_base(base)
+    return _resolve(bscheme, bnetloc, bpath, bquery, s)
+
+
+def _backslashes(s: str) -> str:
+    """WHATWG: in http(s) URLs a backslash before the query is a slash."""
+    q = s.find("?")
+    if q < 0:
+        return s.replace("\\", "/")
+    return s[:q].replace("\\", "/") + s[q:]
+
+
+def _absolute(scheme: str, rest: str) -> str:
+    """``rest`` is ``authority[/path][?query]`` (the slashes after the scheme already gone)."""
+    end = len(rest)
+    for sep in "/?":
+        i = rest.find(sep, 0, end)
+        if i >= 0:
+            end = i
+    if end == 0:
+        raise BadUrl(f"no host in {scheme}://{rest[:100]}")
+    netloc = _netloc(rest[:end], scheme)
+    path, q, query = rest[end:].partition("?")
+    return _join(scheme, netloc, _path(path), "?" + _norm(query) if q else "")
+
+
+def _resolve(scheme: str, netloc: str, bpath: str, bquery: str, ref: str) -> str:
+    """RFC 3986 5.2.2 reference resolution against a canonical base."""
+    if ref.startswith("//"):
+        return _absolute(scheme, ref[2:])
+    path, q, query = ref.partition("?")
+    newquery = "?" + _norm(query) if q else ""
+    if not path:
+        return _join(scheme, netloc, bpath, newquery if q else bquery)
+    if path[0] != "/":
+        path = bpath[: bpath.rfind("/") + 1] + path
+    path = _norm(path)
+    if "/." in path:
+        path = _remove_dot_segments(path)
+    return _join(scheme, netloc, path, newquery)

@@ -1,0 +1,105 @@
+"""Undo Content-Encoding with a hard cap on the output, so a 10 KB gzip bomb cannot take a parser's memory.
+
+Every decoder is driven with an output limit (zlib ``max_length``, brotli ``output_buffer_limit``, zstd
+bounded reads): we ask for one byte more than the cap and call it a bomb if we get it. A body cut short by the
+fetcher's size cap (or by the server) decodes to the prefix that arrived; only bytes that are not valid
+for the coding are ``bad-content``.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from collections.abc import Callable
+
+import brotli
+import zstandard
+
+from webtrawl.errors import BadContent, DecompressionBomb
+
+_ZSTD_WINDOW = 8 * 1024 * 1024  # RFC 9659: HTTP zstd decoders need no larger window
+_ZSTD_READ = 256 * 1024
+
+
+def _bomb(cap: int) -> DecompressionBomb:
+    return DecompressionBomb(f"decoded body exceeds {cap} bytes")
+
+
+def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
+    """zlib/gzip stream(s); concatenated gzip members (RFC 1952 allows them) are all decoded."""
+    out: list[bytes] = []
+    size = 0
+    while True:
+        d = zlib.decompressobj(wbits)
+        chunk = d.decompress(data, cap + 1 - size)
+        size += len(chunk)
+        out.append(chunk)
+        if size > cap:
+            raise _bomb(cap)
+        data = d.unused_data
+        if not (d.eof and data.startswith(b"\x1f\x8b")):
+            return b"".join(out)  # trailing garbage after the last member is ignored, as browsers do
+
+
+def _gzip(data: bytes, cap: int) -> bytes:
+    return _zlib(data, cap, 32 + zlib.MAX_WBITS)  # 32: accept gzip or zlib header (servers mix them up)
+
+
+def _deflate(data: bytes, cap: int) -> bytes:
+    """``deflate`` is meant to be zlib-wrapped, but many servers send raw deflate: try both."""
+    try:
+        return _zlib(data, cap, zlib.MAX_WBITS)
+    except zlib.error:
+        return _zlib(data, cap, -zlib.MAX_WBITS)
+
+
+def _brotli(data: bytes, cap: int) -> bytes:
+    out = brotli.Decompressor().process(data, output_buffer_limit=cap + 1)
+    if len(out) > cap:
+        raise _bomb(cap)
+    return bytes(out)
+
+
+def _zstd(data: bytes, cap: int) -> bytes:
+    dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_WINDOW)
+    out: list[bytes] = []
+    size = 0
+    with dctx.stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+        while True:
+            chunk = reader.read(min(_ZSTD_READ, cap + 1 - size))
+            if not chunk:
+                return b"".join(out)
+            size += len(chunk)
+            out.append(chunk)
+            if size > cap:
+                raise _bomb(cap)
+
+
+_DECODERS: dict[str, Callable[[bytes, int], bytes]] = {
+    "gzip": _gzip,
+    "x-gzip": _gzip,
+    "deflate": _deflate,
+    "br": _brotli,
+    "zstd": _zstd,
+}
+_ERRORS = (zlib.error, brotli.error, zstandard.ZstdError)
+
+
+def content_codings(values: list[str]) -> list[str]:
+    """The codings named by all Content-Encoding header values, in the order they were applied."""
+    return [c for v in values for part in v.split(",") if (c := part.strip().lower()) and c != "identity"]
+
+
+def decompress(body: bytes, codings: list[str], cap: int) -> bytes:
+    """``body`` with ``codings`` undone (last applied first). Raises DecompressionBomb or BadContent."""
+    for coding in reversed(codings):
+        if not body:
+            return body
+        decoder = _DECODERS.get(coding)
+        if decoder is None:
+            raise BadContent(f"unsupported content-encoding {coding!r}")
+        try:
+            body = decoder(body, cap)
+        except _ERRORS as exc:
+            raise BadContent(f"broken {coding} data: {exc}") from None
+    return body

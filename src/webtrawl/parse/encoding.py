@@ -1,0 +1,119 @@
+"""Which character encoding an HTML body is in, in the order a browser decides it.
+
+BOM > Content-Type charset > ``<meta>`` prescan of the first 1024 bytes (HTML spec 13.2.3.2) > detection >
+UTF-8. Detection first tries strict UTF-8 (a body that decodes as UTF-8 is UTF-8 for every practical purpose,
+and the check costs microseconds) and only then asks charset-normalizer about a bounded prefix, which costs
+milliseconds.
+Labels are mapped the WHATWG way where Python's codec of the same name would decode differently
+(``iso-8859-1`` is really windows-1252 on the web); labels that are unknown or not text codecs are ignored.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+import charset_normalizer
+
+_PRESCAN_BYTES = 1024
+_DETECT_BYTES = 32 * 1024
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
+# WHATWG Encoding Standard labels whose Python codec of the same name is narrower than what browsers decode.
+_WEB_ALIASES = {
+    "iso8859-1": "cp1252",
+    "ascii": "cp1252",
+    "latin-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "shift_jis": "cp932",
+    "x-sjis": "cp932",
+    "euc_kr": "cp949",
+    "big5": "big5hkscs",
+    "unicode-1-1-utf-8": "utf-8",
+    "x-unicode20utf8": "utf-8",
+}
+_REFUSED = frozenset({"utf-7", "x-user-defined", "replacement"})
+_COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
+_META_RE = re.compile(rb"<meta[\s/]([^>]*)", re.I)
+_ATTR_RE = re.compile(rb"""([^\s=/>]+)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
+_CHARSET_IN_RE = re.compile(rb"""charset\s*=\s*["']?([^\s"';>]+)""", re.I)
+_CT_CHARSET_RE = re.compile(r"""charset\s*=\s*["']?([^\s"';]+)""", re.I)
+
+
+def codec_for(label: str) -> str | None:
+    """Python codec name for an encoding label, or None when unknown or not a text encoding."""
+    label = label.strip().strip("\"'").lower()
+    if not label or label in _REFUSED:
+        return None
+    label = _WEB_ALIASES.get(label, label)
+    try:
+        info = codecs.lookup(label)
+    except (LookupError, ValueError):
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _REFUSED:
+        return None
+    return _WEB_ALIASES.get(info.name, info.name)
+
+
+def header_charset(content_type: str) -> str | None:
+    """The charset parameter of a Content-Type header value (raw label)."""
+    m = _CT_CHARSET_RE.search(content_type)
+    return m.group(1) if m else None
+
+
+def prescan_meta(body: bytes) -> str | None:
+    """Codec named by the first usable ``<meta charset>`` / ``http-equiv=content-type`` in the first 1 KiB."""
+    head = body[:_PRESCAN_BYTES]
+    if b"<!--" in head:
+        head = _COMMENT_RE.sub(b"", head)
+    for m in _META_RE.finditer(head):
+        attrs: dict[bytes, bytes] = {}
+        for a in _ATTR_RE.finditer(m.group(1)):
+            name = a.group(1).lower()
+            if name not in attrs:
+                attrs[name] = a.group(2) or a.group(3) or a.group(4) or b""
+        label = attrs.get(b"charset")
+        if label is None and attrs.get(b"http-equiv", b"").lower() == b"content-type":
+            found = _CHARSET_IN_RE.search(attrs.get(b"content", b""))
+            label = found.group(1) if found else None
+        if label is None:
+            continue
+        codec = codec_for(label.decode("latin-1"))
+        if codec is not None:
+            # A page cannot declare itself UTF-16 in ASCII-compatible bytes: the spec reads that as UTF-8.
+            return "utf-8" if codec.startswith("utf-16") else codec
+    return None
+
+
+def choose_encoding(body: bytes, content_type: str) -> tuple[str, str, int]:
+    """(codec, source, bom_length); source is ``bom``, ``header``, ``meta``, ``detected`` or ``default``."""
+    for bom, codec in _BOMS:
+        if body.startswith(bom):
+            return codec, "bom", len(bom)
+    label = header_charset(content_type)
+    if label is not None:
+        codec_h = codec_for(label)
+        if codec_h is not None:
+            return codec_h, "header", 0
+    codec_m = prescan_meta(body)
+    if codec_m is not None:
+        return codec_m, "meta", 0
+    try:
+        body.decode("utf-8")
+        return "utf-8", "detected", 0
+    except UnicodeDecodeError:
+        pass
+    best = charset_normalizer.from_bytes(body[:_DETECT_BYTES]).best()
+    codec_d = codec_for(best.encoding) if best is not None else None
+    if codec_d is not None:
+        return codec_d, "detected", 0
+    return "utf-8", "default", 0
+
+
+def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
+    """(text, codec, source): the body decoded the way :func:`choose_encoding` says, bad bytes replaced."""
+    codec, source, bom = choose_encoding(body, content_type)
+    return body[bom:].decode(codec, "replace"), codec, source

@@ -1,0 +1,292 @@
+"""One fetched page in; one JSONL record, the URLs to add and the counters out: the parser's job per page.
+
+Pure function of the page and the context (no I/O), so the parser process can batch freely and the tests can
+feed it pages built by hand. Every outcome is a record: fetch failures, policy refusals, HTTP errors, bombs,
+non-HTML, redirects and parsed HTML all end in exactly one record with the same keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from webtrawl import errors
+from webtrawl.config import Limits, Politeness
+from webtrawl.errors import BadContent, DecompressionBomb, HttpError, WebtrawlError
+from webtrawl.messages import NewUrl, Page
+from webtrawl.parse.canonical import canonicalize
+from webtrawl.parse.decompress import content_codings, decompress
+from webtrawl.parse.encoding import choose_encoding
+from webtrawl.parse.html import extract, header_directives
+from webtrawl.parse.scope import Scope, host_and_port
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_SNIFF_TYPES = frozenset({"", "unknown/unknown", "application/unknown", "*/*"})
+# MIME Sniffing Standard 7.1: a body starting with one of these (then space or '>') is HTML.
+_HTML_STARTS = tuple(
+    b"<" + t
+    for t in (
+        b"!doctype html", b"html", b"head", b"script", b"iframe", b"h1", b"div", b"font", b"table", b"a",
+        b"style", b"title", b"b", b"body", b"br", b"p", b"!--",
+    )
+)  # fmt: skip
+_WS = b" \t\n\r\x0c"
+
+
+@dataclass(slots=True)
+class ParseContext:
+    limits: Limits
+    politeness: Politeness
+    product_token: str
+    scope: Scope
+    url_allowed: Callable[[str, int], str | None] | None = None  # cheap host/port pre-check -> drop reason
+
+
+@dataclass(slots=True)
+class Processed:
+    record: dict[str, Any]  # the JSONL record
+    new_urls: list[NewUrl]
+    counters: dict[str, int]  # added to the frontier counters when the URL completes
+    warc: bool  # write WARC request/response records for this page
+
+
+_POLICY_REASONS: frozenset[str] | None = None
+
+
+def counter_for(reason: str) -> str:
+    """``drop:<reason>`` for our own policies (errors.PolicyError subclasses), ``err:<reason>`` otherwise."""
+    global _POLICY_REASONS
+    if _POLICY_REASONS is None:
+        todo: list[type[errors.WebtrawlError]] = [errors.PolicyError]
+        found: set[str] = set()
+        while todo:
+            cls = todo.pop()
+            found.add(cls.reason)
+            todo.extend(cls.__subclasses__())
+        _POLICY_REASONS = frozenset(found)
+    return ("drop:" if reason in _POLICY_REASONS else "err:") + reason
+
+
+def _iso(ts: float) -> str:
+    ts = ts if ts > 0 else time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+
+
+def _base_record(page: Page) -> dict[str, Any]:
+    lease = page.lease
+    return {
+        "url": lease.url,
+        "final_url": lease.url,
+        "status": page.status,
+        "content_type": "",
+        "bytes": len(page.body),
+        "fetch_time": _iso(page.fetch_time),
+        "elapsed_ms": round(page.elapsed_ms, 1),
+        "depth": lease.depth,
+        "hops": lease.hops,
+        "retries": lease.retries,
+        "title": "",
+        "outlinks": 0,
+        "content_hash": "",
+        "encoding": "",
+        "encoding_source": "",
+        "error": None,
+        "error_detail": "",
+        "ip": page.ip,
+        "redirect": "",
+        "canonical": "",
+        "noindex": False,
+        "nofollow": False,
+        "truncated": page.truncated,
+    }
+
+
+def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name, value in headers:
+        out.setdefault(name.lower(), []).append(value)
+    return out
+
+
+def _fail(record: dict[str, Any], reason: str, detail: str, warc: bool) -> Processed:
+    record["error"] = reason
+    record["error_detail"] = detail
+    return Processed(record, [], {counter_for(reason): 1}, warc)
+
+
+def _looks_like_html(payload: bytes) -> bool:
+    head = payload[:512].lstrip(_WS).lower()
+    for start in _HTML_STARTS:
+        if head.startswith(start) and head[len(start) : len(start) + 1] in (b" ", b">"):
+            return True
+    return False
+
+
+def process_page(page: Page, ctx: ParseContext) -> Processed:
+    """Turn one fetched (or refused) page into its record, new URLs and counters."""
+    record = _base_record(page)
+    headers = _header_map(page.headers)
+    content_type = headers.get("content-type", [""])[0]
+    mime = content_type.split(";", 1)[0].strip().lower()
+    record["content_type"] = mime
+    if page.error:
+        return _fail(record, page.error, page.error_detail, page.status > 0)
+    status = page.status
+    if 300 <= status < 400:
+        return _redirect(page, ctx, record, headers)
+    if not 200 <= status < 300:
+        klass = HttpError(status).klass
+        return _fail(record, klass, f"HTTP {status} {page.reason}".strip(), True)
+    try:
+        codings = content_codings(headers.get("content-encoding", []))
+        payload = decompress(page.body, codings, ctx.limits.max_decompressed)
+    except (DecompressionBomb, BadContent) as exc:
+        return _fail(record, exc.reason, str(exc), True)
+    if payload:
+        record["content_hash"] = "sha1:" + hashlib.sha1(payload).hexdigest()
+    x_robots = headers.get("x-robots-tag")
+    robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
+    if mime not in _HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
+        _set_robots(record, robots)
+        return Processed(record, [], {"non-html": 1}, _storable(record, ctx))
+    return _html(page, ctx, record, payload, content_type, robots)
+
+
+def _storable(record: dict[str, Any], ctx: ParseContext) -> bool:
+    """noindex (when honoured) keeps the page out of the WARC; its JSONL record still says what happened."""
+    return not (record["noindex"] and ctx.politeness.honor_noindex)
+
+
+def _set_robots(record: dict[str, Any], robots: set[str]) -> None:
+    record["noindex"] = "noindex" in robots
+    record["nofollow"] = "nofollow" in robots
+
+
+def _html(
+    page: Page, ctx: ParseContext, record: dict[str, Any], payload: bytes, content_type: str, robots: set[str]
+) -> Processed:
+    codec, source, bom = choose_encoding(payload, content_type)
+    # lexbor reads bytes as UTF-8 (bad bytes become U+FFFD): skip a decode + re-encode for most of the web.
+    doc: bytes | str = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
+    found = extract(doc, ctx.product_token)
+    robots |= found.robots
+    _set_robots(record, robots)
+    record["title"] = found.title
+    record["encoding"] = codec
+    record["encoding_source"] = source
+    url = page.lease.url
+    base = url
+    if found.base:
+        with contextlib.suppress(WebtrawlError):
+            base = canonicalize(found.base, url)
+    if found.canonical:
+        with contextlib.suppress(WebtrawlError):
+            record["canonical"] = canonicalize(found.canonical, base)
+    counters = {"pages": 1}
+    new_urls: list[NewUrl] = []
+    if record["nofollow"] and ctx.politeness.honor_nofollow:
+        if found.links:
+            counters["drop:nofollow"] = len(found.links)
+    else:
+        new_urls = _links(page, ctx, base, found.links, counters)
+    record["outlinks"] = len(new_urls)
+    return Processed(record, new_urls, counters, _storable(record, ctx))
+
+
+def _drop(counters: dict[str, int], reason: str) -> None:
+    key = "drop:" + reason
+    counters[key] = counters.get(key, 0) + 1
+
+
+def _links(
+    page: Page, ctx: ParseContext, base: str, links: list[tuple[str, bool]], counters: dict[str, int]
+) -> list[NewUrl]:
+    """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>``."""
+    limits = ctx.limits
+    depth = page.lease.depth + 1
+    if limits.max_depth > 0 and depth > limits.max_depth:
+        if links:
+            counters["drop:depth"] = len({href for href, _ in links})
+        return []
+    honor_nofollow = ctx.politeness.honor_nofollow
+    max_len = limits.max_url_length
+    raw_cap = 4 * max_len  # canonicalizing can shorten a URL (dot segments, %XX), never by 4x in practice
+    scope = ctx.scope
+    checked: dict[str, str | None] = {}
+    seen = {page.lease.url}
+    out: list[NewUrl] = []
+    for href, rel_nofollow in links:
+        if rel_nofollow and honor_nofollow:
+            _drop(counters, "nofollow")
+            continue
+        if len(href) > raw_cap:
+            _drop(counters, "url-too-long")
+            continue
+        try:
+            url = canonicalize(href, base)
+        except WebtrawlError as exc:
+            _drop(counters, exc.reason)
+            continue
+        if url in seen:
+            continue
+        seen.add(url)
+        reason = _refusal(url, max_len, scope, ctx.url_allowed, checked)
+        if reason is None:
+            out.append(NewUrl(url, depth, 0))
+        else:
+            _drop(counters, reason)
+    return out
+
+
+def _refusal(
+    url: str,
+    max_len: int,
+    scope: Scope,
+    url_allowed: Callable[[str, int], str | None] | None,
+    checked: dict[str, str | None],
+) -> str | None:
+    """Why a canonical URL is not followed (length, scope, address policy), or None.
+
+    ``checked`` caches the address verdict per scheme + authority: a page links to few hosts many times.
+    """
+    if len(url) > max_len:
+        return "url-too-long"
+    if not scope.allows(url):
+        return "scope"
+    if url_allowed is None:
+        return None
+    origin = url[: url.find("/", 8)]
+    try:
+        return checked[origin]
+    except KeyError:
+        reason = checked[origin] = url_allowed(*host_and_port(url))
+        return reason
+
+
+def _redirect(
+    page: Page, ctx: ParseContext, record: dict[str, Any], headers: dict[str, list[str]]
+) -> Processed:
+    """A 3xx goes back to the frontier as a new URL (same depth, one more hop), never followed in place."""
+    locations = headers.get("location")
+    if not locations or not locations[0].strip():
+        return _fail(record, HttpError(page.status).klass, f"HTTP {page.status} without Location", True)
+    try:
+        target = canonicalize(locations[0], page.lease.url)
+    except WebtrawlError as exc:
+        return _fail(record, exc.reason, f"Location {locations[0][:200]!r}: {exc}", True)
+    record["redirect"] = target
+    record["final_url"] = target
+    counters = {"redirects": 1}
+    hops = page.lease.hops + 1
+    if hops > ctx.limits.max_redirects:
+        _drop(counters, "redirect-limit")
+        return Processed(record, [], counters, True)
+    reason = _refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, {})
+    if reason is not None:
+        _drop(counters, reason)
+        return Processed(record, [], counters, True)
+    return Processed(record, [NewUrl(target, page.lease.depth, hops)], counters, True)

@@ -1,0 +1,95 @@
+"""Which discovered URLs the crawl follows: the seed's host, its registered domain, or any; plus user regexes.
+
+The registered domain comes from the public suffix list shipped inside ``publicsuffixlist`` (no network),
+so ``news.example.co.uk`` and ``shop.example.co.uk`` are one domain while ``a.blogspot.com`` and
+``b.blogspot.com`` are not (private suffixes count: that keeps a crawl of one blog off all the others).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from publicsuffixlist import PublicSuffixList
+
+from webtrawl.errors import ConfigError, WebtrawlError
+from webtrawl.parse.canonical import canonicalize
+
+_PSL: PublicSuffixList | None = None
+
+
+def _psl() -> PublicSuffixList:
+    """Loaded on first use: it takes ~80 ms and a host-scoped crawl never needs it."""
+    global _PSL
+    if _PSL is None:
+        _PSL = PublicSuffixList()
+    return _PSL
+
+
+def host_and_port(url: str) -> tuple[str, int]:
+    """Host (lower-case, no IPv6 brackets) and port of a canonical http(s) URL."""
+    scheme, _, rest = url.partition("://")
+    netloc = rest.split("/", 1)[0].rpartition("@")[2]
+    if netloc.startswith("["):
+        end = netloc.find("]")
+        host, port = netloc[1:end], netloc[end + 2 :]
+    else:
+        host, _, port = netloc.partition(":")
+    return host, int(port) if port else (443 if scheme == "https" else 80)
+
+
+def registered_domain(host: str) -> str:
+    """``www.example.co.uk`` -> ``example.co.uk``; IP addresses and bare suffixes stand for themselves."""
+    host = host.rstrip(".")
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        pass
+    domain: str | None = _psl().privatesuffix(host)
+    return domain if domain else host
+
+
+class Scope:
+    """``allows(url)`` for canonical URLs. Seeds that do not canonicalize are skipped (refused earlier)."""
+
+    def __init__(self, mode: str, seeds: list[str], include: list[str], exclude: list[str]) -> None:
+        if mode not in ("any", "host", "domain"):
+            raise ConfigError(f"scope must be any, host or domain, not {mode!r}")
+        self.mode = mode
+        try:
+            self._include = [re.compile(p) for p in include]
+            self._exclude = [re.compile(p) for p in exclude]
+        except re.error as exc:
+            raise ConfigError(f"bad scope regex: {exc}") from None
+        hosts: set[str] = set()
+        for seed in seeds:
+            try:
+                hosts.add(host_and_port(canonicalize(seed))[0].rstrip("."))
+            except WebtrawlError:
+                continue
+        self._hosts = frozenset(hosts)
+        self._domains = frozenset(registered_domain(h) for h in hosts) if mode == "domain" else frozenset()
+        self._domain_cache: dict[str, bool] = {}
+        self._trivial = mode == "any" and not include and not exclude
+
+    def allows(self, url: str) -> bool:
+        if self._trivial:
+            return True
+        if self.mode != "any" and not self._host_allowed(host_and_port(url)[0].rstrip(".")):
+            return False
+        if self._include and not any(p.search(url) for p in self._include):
+            return False
+        return not any(p.search(url) for p in self._exclude)
+
+    def _host_allowed(self, host: str) -> bool:
+        if host in self._hosts:
+            return True
+        if self.mode == "host":
+            return False
+        known = self._domain_cache.get(host)
+        if known is None:
+            if len(self._domain_cache) > 100_000:
+                self._domain_cache.clear()
+            known = self._domain_cache[host] = registered_domain(host) in self._domains
+        return known

@@ -1,0 +1,107 @@
+"""What one fetch result means for its host: the gap before the next request, back-off, and whether to retry.
+
+The frontier owns the clock and the exponential back-off (it counts a host's consecutive failures); this
+module only classifies a result, so the rules live in one small table a reader can check:
+
+=============================  ======  =====  ==========================================
+result                         failed  retry  note
+=============================  ======  =====  ==========================================
+2xx, 3xx, 4xx (except below)   no      no     normal gap: delay or Crawl-delay
+408 Request Timeout            no      yes    the request, not the host, was slow
+429, 503                       yes     yes    Retry-After (capped) replaces the back-off
+500, 502, 504                  yes     yes    the host is struggling
+other 5xx (501, 505, ...)      yes     no     permanent for this URL, still a host failure
+timeout, connect, reset        yes     yes    transient transport errors
+dns, tls                       yes     no     the host is broken for every URL: back off
+too-large, bomb, bad-content   no      no     the host answered; the content is the problem
+policy reasons (ip-policy...)  no      no     no request was sent: no gap needed
+=============================  ======  =====  ==========================================
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import re
+import time
+from collections.abc import Sequence
+
+import msgspec
+
+from webtrawl.config import Politeness
+
+_RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+_RETRY_AFTER_STATUSES = frozenset({429, 503})
+_TRANSIENT_REASONS = frozenset({"timeout", "connect", "reset", "transport"})
+_HOST_BROKEN_REASONS = frozenset({"dns", "tls"})
+_NO_REQUEST_REASONS = frozenset(
+    {"ip-policy", "port-policy", "scheme", "bad-url", "robots", "robots-unavailable", "policy"}
+)
+_DELTA_RE = re.compile(r"^\d+(?:\.\d+)?$")
+
+
+class HostOutcome(msgspec.Struct, frozen=True):
+    """The fields of a frontier ``Release`` that depend on the result (see the table in the module doc)."""
+
+    delay_ms: int  # politeness gap from now after this request
+    failed: bool = False  # counts as a host failure: exponential back-off, parking after many
+    retry_after_ms: int = 0  # the server's Retry-After, capped at backoff_max; 0: none
+    retry: bool = False  # the URL may be tried again (the caller checks lease.retries against the cap)
+
+
+def parse_retry_after(value: str, now: float) -> float | None:
+    """Seconds to wait from ``now`` (epoch) per a Retry-After value: delta-seconds or an HTTP-date; >= 0."""
+    text = value.strip()
+    if not text:
+        return None
+    if _DELTA_RE.match(text):
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT; a zone-less one is read as such
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, when.timestamp() - now)
+
+
+def outcome_for(
+    status: int | None,
+    error_reason: str | None,
+    headers: Sequence[tuple[str, str]],
+    politeness: Politeness,
+    crawl_delay: float | None,
+    *,
+    now: float | None = None,
+) -> HostOutcome:
+    """Classify one fetch: ``status`` of a complete answer, else the ``reason`` of the error that ended it."""
+    delay = politeness.delay
+    if crawl_delay is not None:
+        delay = max(delay, min(crawl_delay, politeness.max_crawl_delay))
+    delay_ms = int(delay * 1000)
+    if status is None or status <= 0:
+        reason = error_reason or "transport"
+        if reason in _NO_REQUEST_REASONS:
+            return HostOutcome(delay_ms=0)
+        if reason in _TRANSIENT_REASONS:
+            return HostOutcome(delay_ms=delay_ms, failed=True, retry=True)
+        return HostOutcome(delay_ms=delay_ms, failed=reason in _HOST_BROKEN_REASONS)
+    retry_after_ms = 0
+    if status in _RETRY_AFTER_STATUSES:
+        retry_after_ms = _retry_after_ms(headers, politeness.backoff_max, time.time() if now is None else now)
+    return HostOutcome(
+        delay_ms=delay_ms,
+        failed=status == 429 or status >= 500,
+        retry_after_ms=retry_after_ms,
+        retry=status in _RETRY_STATUSES,
+    )
+
+
+def _retry_after_ms(headers: Sequence[tuple[str, str]], cap_s: float, now: float) -> int:
+    for name, value in headers:
+        if name.lower() == "retry-after":
+            seconds = parse_retry_after(value, now)
+            if seconds is not None:
+                return int(min(seconds, cap_s) * 1000)
+            return 0
+    return 0

@@ -1,0 +1,147 @@
+"""The life cycle of an output file: ``<prefix>-<seq>.<ext>.open`` while written, renamed when whole.
+
+A name without ``.open`` is a promise that the file is complete and will not change, so downstream tools can
+pick it up at once. A process killed mid-write leaves an ``.open`` file whose tail may be a half record;
+:func:`seal_open_files` (run at start-up, before any writer opens) cuts that tail and keeps every whole
+record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import zlib
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+from warcio.archiveiterator import ArchiveIterator
+
+from webtrawl.errors import StateError
+
+log = logging.getLogger("webtrawl.store")
+
+OPEN_SUFFIX = ".open"
+_JSON_DECODER = msgspec.json.Decoder()
+
+
+def next_sequence(directory: Path, prefix: str, ext: str) -> int:
+    """One past the highest sequence number of ``<prefix>-NNNNN<ext>[.open]`` in ``directory`` (0 if none)."""
+    pattern = re.compile(re.escape(prefix) + r"-(\d{5,})" + re.escape(ext) + r"(?:\.open)?\Z")
+    highest = -1
+    for entry in os.scandir(directory):
+        m = pattern.match(entry.name)
+        if m:
+            highest = max(highest, int(m.group(1)))
+    return highest + 1
+
+
+def file_name(prefix: str, seq: int, ext: str) -> str:
+    return f"{prefix}-{seq:05d}{ext}"
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename durable: the directory entry is data too."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def finish(open_path: Path) -> Path:
+    """Rename an ``.open`` file (already fsynced by its writer) to its final name, without overwriting."""
+    final = open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)])
+    if final.exists():
+        raise StateError(f"cannot seal {open_path}: {final.name} already exists")
+    os.rename(open_path, final)
+    fsync_dir(open_path.parent)
+    return final
+
+
+def seal_open_files(directory: Path) -> list[Path]:
+    """Make every ``*.open`` file in ``directory`` whole (cut after its last complete record) and rename it.
+
+    Returns the sealed files; ``.open`` files without a single complete record are removed.
+    """
+    if not directory.is_dir():
+        return []
+    sealed: list[Path] = []
+    for path in sorted(directory.glob("*" + OPEN_SUFFIX)):
+        name = path.name[: -len(OPEN_SUFFIX)]
+        if name.endswith(".jsonl"):
+            keep = _jsonl_good_length(path)
+        elif name.endswith(".warc.gz"):
+            keep = _warc_good_length(path)
+        else:
+            continue
+        size = path.stat().st_size
+        if keep < size:
+            log.warning("%s: cut %d bytes of an incomplete record", path.name, size - keep)
+        if keep == 0:
+            path.unlink()
+            continue
+        with open(path, "r+b") as fh:
+            fh.truncate(keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+        sealed.append(finish(path))
+    return sealed
+
+
+def _jsonl_good_length(path: Path) -> int:
+    """Bytes up to the end of the last complete, valid JSON line (with all lines before it valid too)."""
+    data = path.read_bytes()
+    good = 0
+    while True:
+        end = data.find(b"\n", good)
+        if end < 0:
+            return good
+        try:
+            _JSON_DECODER.decode(data[good:end])
+        except msgspec.DecodeError:
+            return good
+        good = end + 1
+
+
+def _warc_good_length(path: Path) -> int:
+    """End offset of the last WARC record that warcio reads whole and whose gzip member is complete."""
+    ends: list[tuple[int, int]] = []  # (member start, member end) of each record read whole
+    with open(path, "rb") as fh:
+        try:
+            it = ArchiveIterator(fh, no_record_parse=True)  # raw_stream = the whole block
+            for record in it:
+                expected = int(record.rec_headers.get_header("Content-Length") or -1)
+                got = _drain(record.raw_stream)
+                if expected >= 0 and got < expected:
+                    break
+                it.read_to_end(record)
+                start = it.get_record_offset()
+                ends.append((start, start + it.get_record_length()))
+        except Exception as exc:  # a torn record can fail in zlib, in warcio's parser or as EOF
+            log.info("%s: stopped at a damaged record: %s", path.name, exc)
+        # warcio tolerates a member cut inside its 8-byte gzip trailer; we do not, so check the last one.
+        while ends and not _member_complete(fh, *ends[-1]):
+            ends.pop()
+    return ends[-1][1] if ends else 0
+
+
+def _drain(stream: Any) -> int:
+    total = 0
+    while chunk := stream.read(65536):
+        total += len(chunk)
+    return total
+
+
+def _member_complete(fh: BinaryIO, start: int, end: int) -> bool:
+    fh.seek(start)
+    data = fh.read(end - start)
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    with contextlib.suppress(zlib.error):
+        while data and not d.eof:
+            d.decompress(data, 1 << 20)
+            data = d.unconsumed_tail
+        return bool(d.eof and not d.unused_data.strip(b"\0\r\n"))
+    return False

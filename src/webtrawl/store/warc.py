@@ -1,0 +1,190 @@
+"""WARC/1.1 output: a request and a response record per fetched page, the payload byte for byte as received.
+
+warcio builds the records (headers, digests, WARC-Record-IDs): it is also the reference reader our files must
+satisfy, and on the corpus it is not the bottleneck (0.17 ms CPU per request/response pair here, while
+fastwarc 2.0 took 0.25 ms for the response record alone). Each record is its own gzip member (readers can seek
+to any record, and a torn tail costs one record) with the level picked per record: a payload that is already
+gzip/br/zstd is stored (level 0; recompressing it costs ~0.5 ms per page to save 0.01%), an identity payload
+gets level 1 (3x faster than level 6, 4.3x instead of 5x smaller).
+
+``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
+(aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.timeutils import datetime_to_iso_date
+from warcio.warcwriter import WARCWriter
+
+from webtrawl import __version__
+from webtrawl.messages import Page
+from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
+
+EXT = ".warc.gz"
+_RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
+_IDENTITY = ("", "identity")
+
+
+class _AsSent(StatusAndHeaders):  # type: ignore[misc]  # warcio is untyped
+    """Header block bytes as on the wire (latin-1), not warcio's ASCII re-encoding of non-ASCII values."""
+
+    def compute_headers_buffer(self, header_filter: Any = None) -> None:
+        self.headers_buff = self.to_str(header_filter).encode("latin-1", "replace") + b"\r\n"
+
+
+class _Member:
+    """File-like that turns everything written between two ``flush()`` calls into one gzip member."""
+
+    def __init__(self, out: BinaryIO, level: int) -> None:
+        self._out = out
+        self._zip = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+
+    def write(self, data: bytes) -> int:
+        self._out.write(self._zip.compress(data))
+        return len(data)
+
+    def flush(self) -> None:
+        self._out.write(self._zip.flush())
+
+
+def _clean(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Headers safe to write as one line each; Transfer-Encoding renamed (see module docstring)."""
+    out = []
+    for name, value in headers:
+        name = _RENAMED.get(name.lower(), name)
+        if "\r" in value or "\n" in value:
+            value = value.replace("\r", " ").replace("\n", " ")
+        out.append((name, value))
+    return out
+
+
+def _request_target(url: str) -> str:
+    slash = url.find("/", url.find("://") + 3)
+    return url[slash:] if slash >= 0 else "/"
+
+
+class WarcWriter:
+    """Appends request/response pairs to ``<prefix>-<seq:05d>.warc.gz``, rotating at ``max_bytes``."""
+
+    def __init__(self, directory: Path, prefix: str, max_bytes: int) -> None:
+        self.directory = directory
+        self.prefix = prefix
+        self.max_bytes = max_bytes
+        directory.mkdir(parents=True, exist_ok=True)
+        self._seq = next_sequence(directory, prefix, EXT)
+        self._fh: BinaryIO | None = None
+        self._path: Path | None = None
+        self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
+
+    @property
+    def current_path(self) -> Path | None:
+        """The ``.open`` file being written, if any."""
+        return self._path
+
+    def write(self, page: Page, record: dict[str, Any]) -> None:
+        """Write the request and response records of ``page``; both are in the OS when this returns.
+
+        ``record`` (the JSONL record) is accepted so the WARC can follow the parse verdict; today only the
+        page itself is written.
+        """
+        fh = self._open()
+        url = page.lease.url
+        when = datetime.fromtimestamp(page.fetch_time or time.time(), UTC).replace(tzinfo=None)
+        date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
+        response = self._response(page, url, date)
+        request = self._request(page, url, date)
+        request.rec_headers.add_header(
+            "WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID")
+        )
+        start = fh.tell()
+        try:
+            self._put(fh, request, 6)
+            encoded = any(
+                n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY
+                for n, v in page.headers
+            )
+            self._put(fh, response, 0 if encoded else 1)
+            fh.flush()
+        except BaseException:
+            fh.seek(start)  # never leave half a record in front of the next one
+            fh.truncate()
+            raise
+        if fh.tell() >= self.max_bytes:
+            self._close_file()
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+
+    def close(self) -> None:
+        self._close_file()
+
+    def _put(self, fh: BinaryIO, rec: Any, level: int) -> None:
+        member = _Member(fh, level)
+        self._builder.out = member
+        self._builder.write_record(rec)  # warcio flushes the member at the end of each record
+
+    def _request(self, page: Page, url: str, date: str) -> Any:
+        line = f"GET {_request_target(url)} HTTP/{page.http_version or '1.1'}"
+        http = _AsSent(line, _clean(page.request_headers), protocol="", is_http_request=True)
+        return self._builder.create_warc_record(
+            url, "request", http_headers=http, warc_headers_dict={"WARC-Date": date}
+        )
+
+    def _response(self, page: Page, url: str, date: str) -> Any:
+        http = _AsSent(
+            f"{page.status} {page.reason}".strip(), _clean(page.headers), protocol=f"HTTP/{page.http_version}"
+        )
+        warc_headers = {"WARC-Date": date}
+        if page.ip:
+            warc_headers["WARC-IP-Address"] = page.ip
+        if page.truncated:
+            warc_headers["WARC-Truncated"] = "length"
+        return self._builder.create_warc_record(
+            url,
+            "response",
+            payload=io.BytesIO(page.body),
+            length=len(page.body),
+            http_headers=http,
+            warc_headers_dict=warc_headers,
+        )
+
+    def _open(self) -> BinaryIO:
+        if self._fh is not None:
+            return self._fh
+        name = file_name(self.prefix, self._seq, EXT)
+        path = self.directory / (name + OPEN_SUFFIX)
+        fh: BinaryIO = open(path, "xb")  # noqa: SIM115 - lives until rotation
+        self._fh, self._path = fh, path
+        info = self._builder.create_warcinfo_record(
+            name,
+            {
+                "software": f"webtrawl/{__version__}",
+                "format": "WARC File Format 1.1",
+                "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+                "isPartOf": self.prefix,
+            },
+        )
+        self._put(fh, info, 6)
+        fh.flush()
+        return fh
+
+    def _close_file(self) -> None:
+        fh, path = self._fh, self._path
+        if fh is None or path is None:
+            return
+        self._fh = self._path = None
+        fh.flush()
+        os.fsync(fh.fileno())
+        fh.close()
+        finish(path)
+        self._seq += 1

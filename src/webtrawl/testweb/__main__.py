@@ -1,0 +1,3 @@
+from webtrawl.testweb.serve import main
+
+raise SystemExit(main())

@@ -1,0 +1,182 @@
+"""``TestWeb``: the test web running in a background thread with its own event loop, for tests and benchmarks.
+
+Sockets are bound in ``start()`` before the thread runs, so the ports (which the model's URLs contain) are
+known when ``start()`` returns and a crawler can be pointed at :meth:`TestWeb.crawl_args` right away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import uvloop
+
+from webtrawl.testweb.accesslog import AccessLog, LogEntry
+from webtrawl.testweb.certs import Certs
+from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
+from webtrawl.testweb.model import WebModel, WebOptions
+from webtrawl.testweb.server import WebServer, bind
+
+
+def crawl_args(host: str, http_port: int, https_port: int, ca_file: Path) -> list[str]:
+    """The crawler flags that confine a crawl to a test web listening on ``host`` (an IP address)."""
+    addr = ipaddress.ip_address("127.0.0.1" if host in ("", "localhost") else host)
+    if addr.is_unspecified:  # listening on all interfaces: reach it over loopback
+        addr = ipaddress.ip_address("127.0.0.1")
+    net = ipaddress.ip_network("127.0.0.0/8") if addr.is_loopback else ipaddress.ip_network(addr)
+    return [
+        "--resolve",
+        f"*.test={addr}",
+        "--ip-allow",
+        str(net),
+        "--ports",
+        f"{http_port},{https_port}",
+        "--ca-file",
+        str(ca_file),
+    ]
+
+
+class TestWeb:
+    """The test web of ``n_hosts`` hosts on ``host`` (ephemeral ports by default). Use ``with`` or start/stop.
+
+    Certificates and the access log go to ``cert_dir`` / ``log_path`` or to a private temporary directory that
+    ``stop()`` removes. ``keep_log=False`` keeps no entries in memory and ``fast_loop=True`` serves on uvloop
+    (long benchmark runs).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self,
+        n_hosts: int = 200,
+        seed: int = 0,
+        *,
+        options: WebOptions | None = None,
+        corpus_dir: Path | None = DEFAULT_CORPUS_DIR,
+        host: str = "127.0.0.1",
+        http_port: int = 0,
+        https_port: int = 0,
+        cert_dir: Path | None = None,
+        log_path: Path | None = None,
+        keep_log: bool = True,
+        fast_loop: bool = False,
+    ) -> None:
+        self._n_hosts = n_hosts
+        self._seed = seed
+        self._options = options or WebOptions()
+        self.corpus = Corpus(corpus_dir)
+        self.host = host
+        self._ports = (http_port, https_port)
+        self._cert_dir = cert_dir
+        self._log_path = log_path
+        self._keep_log = keep_log
+        self._fast_loop = fast_loop
+        self._tmp: Path | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------------------------
+    def start(self) -> Self:
+        if self._thread is not None:
+            raise RuntimeError("this TestWeb is already started")
+        http_sock = bind(self.host, self._ports[0])
+        try:
+            https_sock = bind(self.host, self._ports[1])
+        except OSError:
+            http_sock.close()
+            raise
+        self.http_port: int = http_sock.getsockname()[1]
+        self.https_port: int = https_sock.getsockname()[1]
+        if self._cert_dir is None or self._log_path is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="webtrawl-testweb-"))
+        self.certs = Certs(self._cert_dir or self._tmp or Path())
+        self.log = AccessLog(self._log_path or (self._tmp or Path()) / "access.jsonl", keep=self._keep_log)
+        self.model = WebModel(
+            self._n_hosts,
+            self._seed,
+            http_port=self.http_port,
+            https_port=self.https_port,
+            options=self._options,
+            corpus_size=len(self.corpus),
+        )
+        server = WebServer(self.model, self.corpus, self.certs, self.log)
+        loop = self._loop = uvloop.new_event_loop() if self._fast_loop else asyncio.new_event_loop()
+        self._ready: asyncio.Future[None] = loop.create_future()
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(server.start(http_sock, https_sock))
+            except BaseException as exc:
+                failure.append(exc)
+            started.set()
+            if not failure:
+                loop.run_until_complete(self._ready)  # serves until stop() resolves it
+            loop.run_until_complete(server.stop())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="webtrawl-testweb", daemon=True)
+        self._thread.start()
+        started.wait()
+        if failure:
+            self._thread.join()
+            self._thread = None
+            http_sock.close()
+            https_sock.close()
+            self.log.close()
+            self._cleanup()
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        if self._thread is None or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._ready.set_result, None)
+        self._thread.join()
+        self._thread = None
+        self.log.close()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- what a test needs ----------------------------------------------------------------------------------
+    @property
+    def ca_file(self) -> Path:
+        return self.certs.ca_file
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.log.path
+
+    def crawl_args(self) -> list[str]:
+        """``--resolve *.test=127.0.0.1 --ip-allow 127.0.0.0/8 --ports <http>,<https> --ca-file <ca.pem>``."""
+        return crawl_args(self.host, self.http_port, self.https_port, self.ca_file)
+
+    def seeds(self, count: int = 3) -> list[str]:
+        return self.model.seeds(count)
+
+    def mark(self) -> int:
+        """A position in the access log; ``entries(since=mark)`` returns the requests made after it."""
+        return self.log.mark()
+
+    def entries(self, since: int = 0) -> list[LogEntry]:
+        return self.log.entries(since)

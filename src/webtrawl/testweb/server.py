@@ -1,0 +1,115 @@
+"""The aiohttp server of the test web: one handler that renders :meth:`WebModel.respond` and logs the request.
+
+It uses aiohttp's low-level ``web.Server`` (no router, no middlewares) because a benchmark points thousands of
+hosts at it and the server shares the machine with the crawler: it should cost little per request.
+"""
+
+from __future__ import annotations
+
+import functools
+import socket
+import time
+
+from aiohttp import web
+
+from webtrawl.testweb.accesslog import AccessLog, LogEntry
+from webtrawl.testweb.certs import Certs
+from webtrawl.testweb.corpus import Corpus
+from webtrawl.testweb.model import Reply, WebModel
+from webtrawl.testweb.pages import link_block, render_page
+
+_METHOD_NOT_ALLOWED = Reply(405, body=b"method not allowed\n")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (port 0: ephemeral), bound before the model is made: it needs the port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def _host_name(header: str) -> str:
+    name, sep, port = header.rpartition(":")
+    return (name if sep and port.isdigit() else header).lower()
+
+
+class WebServer:
+    """Serves ``model`` on an http and an https socket; every request goes to ``log``."""
+
+    def __init__(self, model: WebModel, corpus: Corpus, certs: Certs, log: AccessLog) -> None:
+        self.model = model
+        self.corpus = corpus
+        self.certs = certs
+        self.log = log
+        self._runners: list[web.ServerRunner] = []
+
+    async def start(self, http_sock: socket.socket, https_sock: socket.socket) -> None:
+        for scheme, sock in (("http", http_sock), ("https", https_sock)):
+            port = sock.getsockname()[1]
+            handler = functools.partial(self._handle, scheme, port)
+            server = web.Server(handler, access_log=None)
+            runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
+            await runner.setup()
+            ssl_context = self.certs.server_context if scheme == "https" else None
+            await web.SockSite(runner, sock, ssl_context=ssl_context).start()
+            self._runners.append(runner)
+
+    async def stop(self) -> None:
+        for runner in self._runners:
+            await runner.cleanup()
+        self._runners.clear()
+
+    def _body(self, reply: Reply) -> tuple[str, tuple[bytes, ...]]:
+        page = reply.page
+        if page is None:
+            return reply.content_type, (reply.body,)
+        if page.corpus is not None and page.corpus < len(self.corpus):
+            real = self.corpus.get(page.corpus)
+            return real.content_type, (real.head, link_block(page), real.tail)
+        return "text/html; charset=utf-8", (render_page(page),)
+
+    async def _handle(self, scheme: str, port: int, request: web.BaseRequest) -> web.StreamResponse:
+        start_ns = time.time_ns()
+        self.log.begin()
+        host = _host_name(request.host)
+        status, sent = 500, 0  # what gets logged if rendering fails (aiohttp then answers 500)
+        try:
+            if request.method in ("GET", "HEAD"):
+                reply = self.model.respond(scheme, host, request.raw_path)
+            else:
+                reply = _METHOD_NOT_ALLOWED
+            content_type, chunks = self._body(reply)
+            status = reply.status
+            resp = web.StreamResponse(status=status)
+            resp.headers["Content-Type"] = content_type
+            resp.content_length = sum(map(len, chunks))
+            if reply.location is not None:
+                resp.headers["Location"] = reply.location
+            if reply.page is not None and reply.page.header_nofollow:
+                resp.headers["X-Robots-Tag"] = "nofollow"
+            await resp.prepare(request)
+            if request.method != "HEAD":
+                for chunk in chunks:
+                    await resp.write(chunk)
+                    sent += len(chunk)
+            await resp.write_eof()
+            return resp
+        finally:
+            self.log.end(
+                LogEntry(
+                    start_ms=start_ns / 1e6,
+                    end_ms=time.time_ns() / 1e6,
+                    host=host,
+                    port=port,
+                    scheme=scheme,
+                    method=request.method,
+                    path=request.raw_path,
+                    status=status,
+                    nbytes=sent,
+                    user_agent=request.headers.get("User-Agent", ""),
+                )
+            )

@@ -1,0 +1,288 @@
+"""The HTTP client against real local servers: raw bodies, caps, redirects, TLS, and broken servers."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from tests.fetch.servers import local_cfg, make_tls, read_request, run, serve_app, serve_raw
+from webtrawl.errors import (
+    ConnectError,
+    ConnectionReset,
+    FetchTimeout,
+    PortPolicyError,
+    SchemeError,
+    TlsError,
+)
+from webtrawl.fetch import HttpClient
+
+SEEN = web.AppKey("seen", list[dict[str, str]])
+PEERS = web.AppKey("peers", list[str])
+PAGE = b"<html><body>" + b"hello crawler " * 500 + b"</body></html>"
+
+
+def _app() -> web.Application:
+    seen: list[dict[str, str]] = []
+    peers: list[str] = []
+
+    async def gz(request: web.Request) -> web.Response:
+        seen.append(dict(request.headers))
+        peers.append(str(request.transport.get_extra_info("peername") if request.transport else ""))
+        resp = web.Response(body=gzip.compress(PAGE), content_type="text/html")
+        resp.headers["Content-Encoding"] = "gzip"
+        resp.headers["X-First"] = "1"
+        resp.headers.add("Set-Cookie", "a=1")
+        resp.headers.add("Set-Cookie", "b=2")
+        resp.headers["X-Last"] = "2"
+        return resp
+
+    async def big(request: web.Request) -> web.Response:
+        size = int(request.query.get("size", "100000"))
+        return web.Response(body=b"x" * size)
+
+    async def echo(request: web.Request) -> web.Response:
+        return web.Response(text=request.raw_path)
+
+    async def redirect(request: web.Request) -> web.Response:
+        return web.Response(status=302, headers={"Location": "/gz"}, text="moved")
+
+    app = web.Application()
+    app[SEEN] = seen
+    app[PEERS] = peers
+    app.router.add_get("/gz", gz)
+    app.router.add_get("/big", big)
+    app.router.add_get("/redirect", redirect)
+    app.router.add_get("/echo/{tail:.*}", echo)
+    return app
+
+
+def test_200_body_kept_content_encoded_with_headers_in_order() -> None:
+    async def body() -> None:
+        app = _app()
+        async with serve_app(app) as port:
+            cfg = local_cfg()
+            async with HttpClient(cfg) as client:
+                resp = await client.fetch(f"http://site.test:{port}/gz")
+        assert resp.status == 200
+        assert resp.reason == "OK"
+        assert resp.http_version == "1.1"
+        assert resp.body == gzip.compress(PAGE)  # not decompressed
+        assert gzip.decompress(resp.body) == PAGE
+        assert resp.header("content-encoding") == "gzip"
+        assert not resp.truncated
+        assert resp.ip == "127.0.0.1"
+        names = [name for name, _ in resp.headers]
+        assert names.index("X-First") < names.index("Set-Cookie") < names.index("X-Last")
+        assert [v for k, v in resp.headers if k == "Set-Cookie"] == ["a=1", "b=2"]
+        sent = dict(resp.request_headers)
+        assert sent["User-Agent"] == cfg.user_agent
+        assert sent["Host"] == f"site.test:{port}"
+        assert sent["Accept-Encoding"] == "gzip, deflate, br, zstd"
+        server_saw = app[SEEN][0]
+        assert server_saw["User-Agent"] == cfg.user_agent
+        assert server_saw["Accept-Encoding"] == "gzip, deflate, br, zstd"
+        assert resp.fetch_time > 0 and resp.elapsed_ms >= 0
+
+    run(body())
+
+
+def test_keep_alive_reuses_the_connection() -> None:
+    async def body() -> None:
+        app = _app()
+        async with serve_app(app) as port, HttpClient(local_cfg()) as client:
+            await client.fetch(f"http://site.test:{port}/gz")
+            await client.fetch(f"http://site.test:{port}/gz")
+        assert len(app[PEERS]) == 2
+        assert app[PEERS][0] == app[PEERS][1]  # same client socket
+
+    run(body())
+
+
+def test_body_over_the_cap_is_cut_and_marked_truncated() -> None:
+    async def body() -> None:
+        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+            cut = await client.fetch(f"http://site.test:{port}/big?size=100000", max_body=1000)
+            assert cut.truncated
+            assert cut.body == b"x" * 1000
+            exact = await client.fetch(f"http://site.test:{port}/big?size=1000", max_body=1000)
+            assert not exact.truncated
+            assert exact.body == b"x" * 1000
+            after = await client.fetch(f"http://site.test:{port}/big?size=10")  # client still usable
+            assert after.body == b"x" * 10
+
+    run(body())
+
+
+def test_default_cap_comes_from_the_config() -> None:
+    async def body() -> None:
+        async with serve_app(_app()) as port, HttpClient(local_cfg(limits={"max_body": 5000})) as client:
+            resp = await client.fetch(f"http://site.test:{port}/big?size=20000")
+        assert resp.truncated and len(resp.body) == 5000
+
+    run(body())
+
+
+def test_canonical_url_is_sent_byte_for_byte() -> None:
+    async def body() -> None:
+        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+            resp = await client.fetch(f"http://site.test:{port}/echo/x%7Ey?q=a%20b&r=%C3%A9")
+        assert resp.body == b"/echo/x%7Ey?q=a%20b&r=%C3%A9"  # not re-quoted to '~'
+
+    run(body())
+
+
+def test_redirect_is_returned_not_followed() -> None:
+    async def body() -> None:
+        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+            resp = await client.fetch(f"http://site.test:{port}/redirect")
+        assert resp.status == 302
+        assert resp.header("Location") == "/gz"
+        assert resp.body == b"moved"
+
+    run(body())
+
+
+def test_total_timeout_when_the_body_never_comes() -> None:
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+        await writer.drain()
+        await reader.read()  # until the client gives up
+
+    async def body() -> None:
+        async with serve_raw(stall) as port, HttpClient(local_cfg()) as client:
+            with pytest.raises(FetchTimeout):
+                await client.fetch(f"http://site.test:{port}/", timeout=0.3)
+
+    run(body())
+
+
+def test_connection_closed_mid_body_is_a_reset() -> None:
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nonly ten b")
+        await writer.drain()
+
+    async def body() -> None:
+        async with serve_raw(hang_up) as port, HttpClient(local_cfg()) as client:
+            with pytest.raises(ConnectionReset):
+                await client.fetch(f"http://site.test:{port}/")
+
+    run(body())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"this is not http\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nbroken\r\n",
+        b"",  # closes without a word
+    ],
+)
+def test_bad_framing_is_a_reset(answer: bytes) -> None:
+    async def broken(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answer)
+        await writer.drain()
+
+    async def body() -> None:
+        async with serve_raw(broken) as port, HttpClient(local_cfg()) as client:
+            with pytest.raises(ConnectionReset):
+                await client.fetch(f"http://site.test:{port}/")
+
+    run(body())
+
+
+def test_refused_connection_is_a_connect_error() -> None:
+    async def body() -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound but not listening: connections are refused
+        try:
+            async with HttpClient(local_cfg()) as client:
+                with pytest.raises(ConnectError):
+                    await client.fetch(f"http://site.test:{port}/")
+        finally:
+            sock.close()
+
+    run(body())
+
+
+def test_scheme_and_port_are_checked_before_connecting() -> None:
+    async def body() -> None:
+        async with HttpClient(local_cfg()) as client:
+            with pytest.raises(SchemeError):
+                await client.fetch("ftp://site.test/file")
+            with pytest.raises(PortPolicyError):
+                await client.fetch("http://site.test:25/")
+
+    run(body())
+
+
+def _tls_app() -> web.Application:
+    async def hello(request: web.Request) -> web.Response:
+        return web.Response(text="secure hello")
+
+    app = web.Application()
+    app.router.add_get("/", hello)
+    return app
+
+
+def test_https_with_the_ca_file_works(tmp_path: Path) -> None:
+    tls = make_tls(tmp_path, "secure.test")
+
+    async def body() -> None:
+        async with (
+            serve_app(_tls_app(), tls.server_ctx) as port,
+            HttpClient(local_cfg(ca_file=tls.ca_file)) as client,
+        ):
+            resp = await client.fetch(f"https://secure.test:{port}/")
+        assert resp.status == 200
+        assert resp.body == b"secure hello"
+
+    run(body())
+
+
+def test_https_with_an_unknown_ca_is_a_tls_error(tmp_path: Path) -> None:
+    tls = make_tls(tmp_path, "secure.test")
+
+    async def body() -> None:
+        async with serve_app(_tls_app(), tls.server_ctx) as port, HttpClient(local_cfg()) as client:
+            with pytest.raises(TlsError) as info:
+                await client.fetch(f"https://secure.test:{port}/")
+        assert "certificate" in str(info.value).lower()
+
+    run(body())
+
+
+def test_https_with_a_certificate_for_another_name_is_a_tls_error(tmp_path: Path) -> None:
+    tls = make_tls(tmp_path, "other.test")
+
+    async def body() -> None:
+        async with (
+            serve_app(_tls_app(), tls.server_ctx) as port,
+            HttpClient(local_cfg(ca_file=tls.ca_file)) as client,
+        ):
+            with pytest.raises(TlsError):
+                await client.fetch(f"https://secure.test:{port}/")
+
+    run(body())
+
+
+def test_https_insecure_skips_verification(tmp_path: Path) -> None:
+    tls = make_tls(tmp_path, "other.test")
+
+    async def body() -> None:
+        async with (
+            serve_app(_tls_app(), tls.server_ctx) as port,
+            HttpClient(local_cfg(insecure=True)) as client,
+        ):
+            resp = await client.fetch(f"https://secure.test:{port}/")
+        assert resp.body == b"secure hello"
+
+    run(body())

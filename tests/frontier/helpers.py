@@ -1,0 +1,69 @@
+"""Small helpers for the frontier tests: build URLs, look at what really is in Redis, move a host's clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from webtrawl.frontier import Release, UrlAction
+from webtrawl.frontier.keys import shard_tag
+from webtrawl.frontier.redis_frontier import RedisFrontier
+from webtrawl.messages import Completion, Lease, NewUrl
+
+
+def new_urls(*urls: str, depth: int = 0) -> list[NewUrl]:
+    return [NewUrl(u, depth=depth) for u in urls]
+
+
+def host_key(f: RedisFrontier, host: str, kind: str) -> str:
+    return shard_tag(f.core.settings.prefix, f.shard_of(host)) + f"{kind}:{host}"
+
+
+def host_state(f: RedisFrontier, host: str) -> dict[str, str]:
+    raw = f.client.hgetall(host_key(f, host, "h"))
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def queue(f: RedisFrontier, host: str) -> list[str]:
+    return [e.decode() for e in f.client.lrange(host_key(f, host, "q"), 0, -1)]
+
+
+def server_ms(f: RedisFrontier) -> int:
+    sec, usec = f.client.time()
+    return int(sec) * 1000 + int(usec) // 1000
+
+
+def elapse(f: RedisFrontier, host: str) -> None:
+    """Let the host's next-allowed time pass (instead of sleeping): move it to the front of its ready set."""
+    tag = shard_tag(f.core.settings.prefix, f.shard_of(host))
+    assert f.client.zadd(tag + "ready", {host: 0}, xx=True) == 0  # 0 changed entries added: it was there
+
+
+def actual(f: RedisFrontier) -> tuple[int, int]:
+    """(URLs in queues, leases) counted from the data itself, to check the counters against."""
+    queued = leases = 0
+    for shard in range(f.shards):
+        tag = shard_tag(f.core.settings.prefix, shard)
+        for key in f.client.scan_iter(match=tag.replace("{", "\\{").replace("}", "\\}") + "q:*", count=1000):
+            queued += f.client.llen(key)
+        leases += f.client.hlen(tag + "L")
+    return queued, leases
+
+
+def release(
+    f: RedisFrontier, leases: Iterable[Lease], action: UrlAction = UrlAction.KEEP, delay_ms: int = 0, **kw: object
+) -> None:
+    f.release([Release(x.token, x.shard, x.host, action=action, delay_ms=delay_ms, **kw) for x in leases])  # type: ignore[arg-type]
+
+
+def complete(f: RedisFrontier, leases: Iterable[Lease], **counters: int) -> int:
+    return f.complete([Completion(x.token, x.shard, dict(counters)) for x in leases])
+
+
+def drain(f: RedisFrontier, owner: str = "drain/f0") -> list[Lease]:
+    """Lease, release (KEEP) and complete until nothing is ready; returns every lease completed."""
+    done: list[Lease] = []
+    while batch := f.lease(owner, 100):
+        release(f, batch)
+        assert complete(f, batch) == len(batch)
+        done += batch
+    return done

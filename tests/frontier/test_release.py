@@ -1,0 +1,132 @@
+"""release() and complete(): what happens to the URL and to the host's next-allowed time."""
+
+from __future__ import annotations
+
+from webtrawl.frontier import RedisFrontier, Release, UrlAction
+from webtrawl.messages import Completion
+
+from tests.fixtures.redis_fixtures import FrontierFactory
+from tests.frontier.helpers import actual, complete, drain, elapse, host_state, new_urls, queue, release, server_ms
+
+
+def test_keep_leaves_the_url_leased_to_the_parsers_and_frees_the_host(frontier: FrontierFactory) -> None:
+    f = frontier()
+    f.add(new_urls("http://a.test/1", "http://a.test/2"))
+    (first,) = f.lease("n1/f0", 5)
+    release(f, [first], UrlAction.KEEP, counters={"fetched": 1})
+    c = f.counters()
+    assert (c.queued, c.inflight, c.get("fetched")) == (1, 1, 1)
+    (second,) = f.lease("n1/f0", 5)  # the host is free again while the first page is parsed
+    assert second.url == "http://a.test/2"
+    assert f.reclaim_owner("n1/f0") == 1  # only the fetch lease: the kept one belongs to n1/parse now
+    assert f.reclaim_owner("n1/parse") == 1
+    assert queue(f, "a.test") == ["0/1", "0/2"]  # both back at the head, in their order
+
+
+def test_head_puts_the_url_back_first_unchanged(frontier: FrontierFactory) -> None:
+    f = frontier()
+    f.add(new_urls("http://a.test/1", "http://a.test/2"))
+    (x,) = f.lease("n/f0", 1)
+    release(f, [x], UrlAction.HEAD)
+    (y,) = f.lease("n/f0", 1)
+    assert (y.url, y.retries) == ("http://a.test/1", 0)
+    assert y.token != x.token
+    assert f.counters().inflight == 1
+
+
+def test_retry_puts_the_url_last_with_one_more_retry(frontier: FrontierFactory) -> None:
+    f = frontier()
+    f.add([*new_urls("http://a.test/1", depth=2), *new_urls("http://a.test/2")])
+    (x,) = f.lease("n/f0", 1)
+    release(f, [x], UrlAction.RETRY)
+    assert [(y.url, y.retries, y.depth) for y in drain(f)] == [("http://a.test/2", 0, 0), ("http://a.test/1", 1, 2)]
+
+
+def test_host_waits_its_delay_after_release(frontier: FrontierFactory) -> None:
+    f = frontier()
+    f.add(new_urls("http://a.test/1", "http://a.test/2", "http://a.test/3"))
+    release(f, f.lease("n/f0", 1), delay_ms=3_600_000)
+    assert f.lease("n/f0", 1) == []
+    c = f.counters()
+    assert (c.ready_hosts, c.waiting_hosts) == (0, 1)
+    elapse(f, "a.test")
+    release(f, f.lease("n/f0", 1), delay_ms=0)
+    assert len(f.lease("n/f0", 1)) == 1
+
+
+def _fail(f: RedisFrontier, host: str, retry_after_ms: int = 0) -> tuple[int, int]:
+    """Lease the host and release it as failed; the wait it got lies in the returned (low, high) bracket."""
+    elapse(f, host)
+    (x,) = f.lease("n/f0", 1)
+    before = server_ms(f)
+    f.release([Release(x.token, x.shard, x.host, UrlAction.HEAD, failed=True, retry_after_ms=retry_after_ms)])
+    after = server_ms(f)
+    nxt = int(host_state(f, host)["n"])
+    return nxt - after, nxt - before
+
+
+def test_failures_back_off_exponentially_then_park_the_host(frontier: FrontierFactory) -> None:
+    f = frontier(backoff_base_ms=10_000, backoff_max_ms=1_000_000, park_after=4)
+    f.add(new_urls("http://a.test/1"))
+    waits = []
+    for _ in range(5):
+        waits.append(_fail(f, "a.test"))
+        assert int(host_state(f, "a.test")["f"]) == len(waits)
+    for (low, high), want in zip(waits, [10_000, 20_000, 40_000, 1_000_000, 1_000_000], strict=True):
+        assert low <= want <= high
+    assert f.counters().get("hosts-parked") == 1
+    elapse(f, "a.test")
+    release(f, f.lease("n/f0", 1), UrlAction.HEAD, delay_ms=0)
+    assert "f" not in host_state(f, "a.test")  # one good answer forgives the failures
+    assert len(f.lease("n/f0", 1)) == 1
+
+
+def test_retry_after_replaces_the_back_off_and_jitter_stays_in_bounds(frontier: FrontierFactory) -> None:
+    f = frontier(backoff_base_ms=100_000, backoff_max_ms=1_000_000, backoff_jitter=0.2)
+    f.add(new_urls("http://a.test/1"))
+    low, high = _fail(f, "a.test")
+    assert 80_000 <= high and low <= 120_000
+    low, high = _fail(f, "a.test", retry_after_ms=7_000)
+    assert low <= 7_000 <= high
+
+
+def test_stale_release_and_complete_are_ignored_and_counted(frontier: FrontierFactory) -> None:
+    f = frontier(lease_ttl_ms=0)
+    f.add(new_urls("http://a.test/1"))
+    (x,) = f.lease("n/f0", 1)
+    assert f.reclaim_expired() == 1
+    (y,) = f.lease("n/f1", 1)  # the URL went to another fetcher meanwhile
+    release(f, [x], counters={"fetched": 1})
+    assert complete(f, [x], stored=1) == 0
+    c = f.counters()
+    assert (c.get("stale-release"), c.get("stale-complete"), c.get("fetched"), c.get("stored")) == (1, 1, 0, 0)
+    release(f, [y])
+    assert f.complete([Completion(y.token, y.shard, {"stored": 1}), Completion(y.token, y.shard)]) == 1
+    c = f.counters()
+    assert (c.get("stored"), c.get("stale-complete"), c.queued, c.inflight) == (1, 2, 0, 0)
+    assert f.is_finished()
+
+
+def test_complete_without_release_frees_the_host(frontier: FrontierFactory) -> None:
+    f = frontier()
+    f.add(new_urls("http://a.test/1", "http://a.test/2"))
+    assert complete(f, f.lease("n/f0", 1)) == 1
+    assert [x.url for x in f.lease("n/f0", 1)] == ["http://a.test/2"]
+
+
+def test_counters_stay_exact_through_a_mixed_sequence(frontier: FrontierFactory) -> None:
+    f = frontier(shards=3)
+    f.add(new_urls(*[f"http://h{i % 5}.test/{i}" for i in range(40)]))
+    f.add(new_urls(*[f"http://h{i % 5}.test/{i}" for i in range(30, 45)]))
+    batch = f.lease("n/f0", 5)
+    release(f, batch[:2], UrlAction.KEEP, counters={"fetched": 1})
+    release(f, batch[2:3], UrlAction.HEAD)
+    release(f, batch[3:4], UrlAction.RETRY)
+    assert complete(f, batch[:1], stored=1) == 1
+    more = f.lease("n/f1", 5)
+    assert f.reclaim_owner("n/f1") == len(more)
+    c = f.counters()
+    # 45 added, 1 completed, leased now: batch[1] (kept) and batch[4] (never released)
+    assert (c.get("added"), c.get("seen"), c.queued, c.inflight) == (45, 10, 42, 2)
+    assert (c.queued, c.inflight) == actual(f)
+    assert (c.get("fetched"), c.get("stored"), c.get("reclaimed")) == (2, 1, len(more))

@@ -1,0 +1,118 @@
+"""Running the real ``trawl crawl`` as a subprocess, and reading what it left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from warcio.archiveiterator import ArchiveIterator
+
+
+class Crawl:
+    """One ``trawl crawl`` process group (its own session, like a terminal job), logging to a file."""
+
+    def __init__(self, out: Path, args: list[str], log_name: str = "crawl.log") -> None:
+        self.out = out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path = out.parent / f"{out.name}-{log_name}"
+        cmd = [sys.executable, "-m", "webtrawl", "crawl", *args, "--out", str(out), "--progress", "log"]
+        self._log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait(self, timeout: float = 300) -> int:
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self._log.flush()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def children(self) -> dict[str, int]:
+        path = self.out / "children.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def interrupt(self) -> None:
+        """Ctrl-C at a terminal: SIGINT to the whole foreground process group."""
+        os.killpg(self.proc.pid, signal.SIGINT)
+
+    def kill_node(self) -> None:
+        """kill -9 of everything the node runs: the process group and the embedded Redis server."""
+        pidfile = self.out / "redis" / "redis.pid"
+        redis_pid = int(pidfile.read_text().strip()) if pidfile.exists() else None
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        if redis_pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(redis_pid, signal.SIGKILL)
+        self.proc.wait(30)
+        _wait_gone(redis_pid)
+
+
+def _wait_gone(pid: int | None) -> None:
+    if pid is None:
+        return
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} did not die")
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str, crawl: Crawl | None = None) -> None:
+    """Poll an observable condition (not a fixed sleep); fail with the crawl's log if it never comes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if crawl is not None and crawl.proc.poll() is not None:
+            raise AssertionError(f"crawl exited ({crawl.proc.returncode}) before {what}:\n{crawl.log()[-4000:]}")
+        time.sleep(0.05)
+    tail = crawl.log()[-4000:] if crawl is not None else ""
+    raise AssertionError(f"timed out waiting for {what}\n{tail}")
+
+
+def records(out: Path) -> list[dict[str, Any]]:
+    """All JSONL records of a crawl (sealed and open chunks)."""
+    rows = []
+    for path in sorted((out / "records").glob("*.jsonl*")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
+
+
+def warc_responses(out: Path) -> list[tuple[str, int]]:
+    """(target URI, HTTP status) of every response record, read with warcio."""
+    found = []
+    for path in sorted((out / "warc").glob("*.warc.gz*")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "response":
+                    uri = record.rec_headers.get_header("WARC-Target-URI")
+                    status = int(record.http_headers.get_statuscode())
+                    record.content_stream().read()
+                    found.append((uri, status))
+    return found
+
+
+def stats(out: Path) -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-m", "webtrawl", "stats", "--out", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data

@@ -1,0 +1,145 @@
+"""canonicalize: the table of what it does, and the properties the frontier relies on."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
+
+from webtrawl.errors import BadUrl, SchemeError
+from webtrawl.parse import CANON_VERSION, canonicalize
+
+BASE = "http://example.com/dir/page.html?q=1"
+
+CASES = [
+    # (input, base, expected)
+    ("HTTP://Example.COM", None, "http://example.com/"),
+    ("http://example.com", None, "http://example.com/"),
+    ("http://example.com:80/a", None, "http://example.com/a"),
+    ("https://example.com:443/a", None, "https://example.com/a"),
+    ("https://example.com:80/a", None, "https://example.com:80/a"),
+    ("http://example.com:0080/a", None, "http://example.com/a"),
+    ("http://example.com:/a", None, "http://example.com/a"),
+    ("http://example.com/a#frag", None, "http://example.com/a"),
+    ("http://example.com/a?b=2&a=1", None, "http://example.com/a?b=2&a=1"),  # query never reordered
+    ("http://example.com/a?", None, "http://example.com/a"),
+    ("http://example.com/%7euser/%41%62", None, "http://example.com/~user/Ab"),
+    ("http://example.com/a%2fb%3f", None, "http://example.com/a%2Fb%3F"),
+    ("http://example.com/100%", None, "http://example.com/100%25"),
+    ("http://example.com/%zz", None, "http://example.com/%25zz"),
+    ("http://example.com/a b", None, "http://example.com/a%20b"),
+    ("http://example.com/ä?ö=ü", None, "http://example.com/%C3%A4?%C3%B6=%C3%BC"),
+    ('http://example.com/"<>`{}|^', None, "http://example.com/%22%3C%3E%60%7B%7D%7C%5E"),
+    ("http://example.com/a/./b/../c", None, "http://example.com/a/c"),
+    ("http://example.com/a/%2e%2E/c", None, "http://example.com/c"),
+    ("http://example.com/../../x", None, "http://example.com/x"),
+    ("http://example.com/a/..", None, "http://example.com/"),
+    ("http://example.com//double//slash", None, "http://example.com//double//slash"),
+    ("http://bücher.example/", None, "http://xn--bcher-kva.example/"),
+    ("http://BÜCHER.example/", None, "http://xn--bcher-kva.example/"),
+    ("http://xn--bcher-kva.example/", None, "http://xn--bcher-kva.example/"),
+    ("http://例え.テスト/", None, "http://xn--r8jz45g.xn--zckzah/"),
+    ("http://[::1]:8080/", None, "http://[::1]:8080/"),
+    ("http://[0:0:0:0:0:0:0:1]/", None, "http://[::1]/"),
+    ("http://user:pw@example.com/", None, "http://user:pw@example.com/"),
+    ("http://@example.com/", None, "http://example.com/"),
+    ("http://127.0.0.1:8000/x", None, "http://127.0.0.1:8000/x"),
+    ("  http://example.com/a\t\nb  ", None, "http://example.com/ab"),
+    ("http:\\\\example.com\\a\\b?c\\d", None, "http://example.com/a/b?c%5Cd"),
+    ("http:///example.com/", None, "http://example.com/"),
+    ("http:example.com/x", None, "http://example.com/x"),
+    # relative references (RFC 3986 5.4 style)
+    ("other.html", BASE, "http://example.com/dir/other.html"),
+    ("./other.html", BASE, "http://example.com/dir/other.html"),
+    ("../up.html", BASE, "http://example.com/up.html"),
+    ("/abs", BASE, "http://example.com/abs"),
+    ("//cdn.example.net/x", BASE, "http://cdn.example.net/x"),
+    ("?z=9", BASE, "http://example.com/dir/page.html?z=9"),
+    ("#top", BASE, "http://example.com/dir/page.html?q=1"),
+    ("", BASE, "http://example.com/dir/page.html?q=1"),
+    (".", BASE, "http://example.com/dir/"),
+    ("..", BASE, "http://example.com/"),
+    ("http:sibling", BASE, "http://example.com/dir/sibling"),
+    ("https:elsewhere.example/x", BASE, "https://elsewhere.example/x"),
+    ("https://Other.example/X", BASE, "https://other.example/X"),
+    ("\\back", BASE, "http://example.com/back"),
+    ("a b/ü", BASE, "http://example.com/dir/a%20b/%C3%BC"),
+]
+
+
+@pytest.mark.parametrize(("url", "base", "expected"), CASES)
+def test_canonical_form(url: str, base: str | None, expected: str) -> None:
+    assert canonicalize(url, base) == expected
+    assert canonicalize(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "error"),
+    [
+        ("mailto:someone@example.com", BASE, SchemeError),
+        ("javascript:void(0)", BASE, SchemeError),
+        ("ftp://example.com/", None, SchemeError),
+        ("data:text/html,hi", BASE, SchemeError),
+        ("tel:+123", BASE, SchemeError),
+        ("relative/path", None, BadUrl),
+        ("http://", None, BadUrl),
+        ("http://exa mple.com/", None, BadUrl),
+        ("http://example.com:99999/", None, BadUrl),
+        ("http://example.com:8o/", None, BadUrl),
+        ("http://[::1/", None, BadUrl),
+        ("http://[zz::1]/", None, BadUrl),
+        ("http://a..b/", None, BadUrl),
+        ("http://exa_mple.ünicode/", None, BadUrl),
+        ("http://-bad-.example/", None, BadUrl),
+    ],
+)
+def test_refused(url: str, base: str | None, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        canonicalize(url, base)
+
+
+def test_version_is_pinned() -> None:
+    # Changing the output for any input must bump CANON_VERSION (stored frontiers hold canonical strings).
+    assert CANON_VERSION == 1
+
+
+_URL_CHARS = st.sampled_from(list("abcXYZ019-._~:/?#[]@!$&'()*+,;=% \"<>\\^`{|}\t\nüé€\u0000\U0001f600"))
+_HOSTS = st.sampled_from(
+    ["example.com", "EXAMPLE.com", "bücher.de", "[::1]", "127.0.0.1", "a.b.c", "xn--bcher-kva.de", "", "a b"]
+)
+
+
+@st.composite
+def _urlish(draw: st.DrawFn) -> str:
+    scheme = draw(
+        st.sampled_from(["http://", "HTTPS://", "http:", "https:///", "", "//", "mailto:", "ftp://"])
+    )
+    host = draw(_HOSTS) if scheme.endswith("//") else ""
+    port = draw(st.sampled_from(["", ":80", ":443", ":8080", ":", ":0"]))
+    rest = draw(st.text(_URL_CHARS, max_size=30))
+    return scheme + host + port + rest
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    url=st.one_of(_urlish(), st.text(max_size=40)),
+    base=st.sampled_from([None, BASE, "https://x.example/a/b/"]),
+)
+@example(url="http://example.com/%2e%2e/%2E", base=None)
+@example(url="http://ex\u00adample.com/", base=None)
+def test_properties(url: str, base: str | None) -> None:
+    try:
+        canon = canonicalize(url, base)
+    except (BadUrl, SchemeError):
+        assume(False)
+        return
+    assert canonicalize(canon) == canon, "idempotent"
+    assert canonicalize(canon, base) == canon, "an absolute canonical URL ignores the base"
+    parts = urlsplit(canon)
+    assert parts.scheme in ("http", "https")
+    assert parts.hostname
+    assert parts.path.startswith("/")
+    assert not parts.fragment and "#" not in canon
+    assert canon.isascii() and " " not in canon

@@ -1,0 +1,109 @@
+"""Which encoding a page is read in: BOM > header > meta > detection > default, as process_page records it."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from webtrawl.parse import process_page
+from webtrawl.parse.encoding import choose_encoding, codec_for, prescan_meta
+
+from .helpers import make_ctx, make_page
+
+RUSSIAN = "Привет, мир! Это длинный русский текст о погоде, новостях и политике в Москве. " * 20  # noqa: RUF001
+
+
+def _html(title: str, head_extra: str = "") -> str:
+    head = f"<head>{head_extra}<title>{title}</title></head>"
+    return f"<!doctype html><html>{head}<body><p>{RUSSIAN}</p></body></html>"
+
+
+def _run(body: bytes, content_type: str = "text/html") -> dict[str, object]:
+    return process_page(make_page(body, content_type=content_type), make_ctx()).record
+
+
+def test_bom_beats_header_and_meta() -> None:
+    body = codecs.BOM_UTF8 + _html("Заголовок", '<meta charset="windows-1251">').encode("utf-8")
+    rec = _run(body, "text/html; charset=iso-8859-5")
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "bom", "Заголовок")
+
+
+def test_utf16_bom() -> None:
+    body = codecs.BOM_UTF16_LE + _html("Заголовок").encode("utf-16-le")
+    rec = _run(body, "text/html")
+    assert (rec["encoding_source"], rec["title"]) == ("bom", "Заголовок")
+
+
+def test_header_beats_meta() -> None:
+    body = _html("Заголовок", '<meta charset="utf-8">').encode("windows-1251")
+    rec = _run(body, 'text/html; charset="Windows-1251"')
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "header", "Заголовок")
+
+
+def test_lying_header_wins_and_yields_replacement_characters() -> None:
+    # The header says UTF-8 but the bytes are windows-1251: like a browser we believe the header.
+    body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
+    rec = _run(body, "text/html; charset=utf-8")
+    assert (rec["encoding"], rec["encoding_source"]) == ("utf-8", "header")
+    assert "\ufffd" in str(rec["title"])
+
+
+def test_meta_charset_and_http_equiv() -> None:
+    body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
+    rec = _run(body)
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "meta", "Заголовок")
+    body = _html("Заголовок", '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">').encode(
+        "koi8-r"
+    )
+    rec = _run(body)
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("koi8-r", "meta", "Заголовок")
+
+
+def test_meta_prescan_ignores_comments_and_stops_at_1024_bytes() -> None:
+    assert prescan_meta(b'<!-- <meta charset="koi8-r"> --><meta charset="cp1251">') == "cp1251"
+    assert prescan_meta(b"<html>" + b" " * 1100 + b'<meta charset="koi8-r">') is None
+    assert prescan_meta(b'<meta name="x" content="charset=koi8-r">') is None  # needs http-equiv
+    assert prescan_meta(b'<meta charset="utf-16">') == "utf-8"  # ASCII bytes cannot be UTF-16
+
+
+def test_unknown_or_non_text_labels_fall_through() -> None:
+    body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
+    for label in ("x-no-such-charset", "base64", "rot13", "utf-7"):
+        rec = _run(body, f"text/html; charset={label}")
+        assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "meta", "Заголовок")
+
+
+def test_web_label_mapping() -> None:
+    assert codec_for("ISO-8859-1") == "cp1252"  # browsers decode latin-1 labels as windows-1252
+    assert codec_for("us-ascii") == "cp1252"
+    assert codec_for("gb2312") == "gb18030"
+    assert codec_for(" 'UTF8' ") == "utf-8"
+    assert codec_for("nonsense") is None
+    rec = _run(b"<title>\x80 price</title>", "text/html; charset=iso-8859-1")
+    assert rec["title"] == "€ price"
+
+
+def test_undeclared_utf8_is_detected() -> None:
+    rec = _run(_html("Заголовок").encode("utf-8"))
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "detected", "Заголовок")
+
+
+def test_undeclared_legacy_encoding_is_detected() -> None:
+    rec = _run(_html("Погода в Москве").encode("windows-1251"))
+    assert rec["encoding_source"] == "detected"
+    assert rec["title"] == "Погода в Москве"
+
+
+def test_default_when_nothing_else_answers() -> None:
+    # Bytes that are neither UTF-8 nor anything charset-normalizer recognises: UTF-8 with replacement.
+    body = b"<title>x</title>" + bytes(range(256)) * 4
+    assert choose_encoding(body, "text/html") == ("utf-8", "default", 0)
+    rec = _run(body)
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "default", "x")
+    assert choose_encoding(b"plain ascii", "") == ("utf-8", "detected", 0)
+
+
+@pytest.mark.parametrize("content_type", ["text/html;charset=UTF-8", "text/html; charset = utf-8 ; x=y"])
+def test_header_parameter_spelling(content_type: str) -> None:
+    assert choose_encoding(b"<p>x</p>", content_type)[:2] == ("utf-8", "header")
