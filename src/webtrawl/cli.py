@@ -59,7 +59,7 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     from webtrawl.node.supervisor import load_saved_settings
 
     flags = {name: getattr(ns, name, None) for name in _option_names()}
-    out = Path(flags["out"]).expanduser() if flags.get("out") else None
+    out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
     saved = load_saved_settings(out) if out is not None else None
     cfg = load(flags, config_file=ns.config, seeds=ns.urls, saved=saved)
     if cfg.out is None:

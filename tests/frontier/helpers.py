@@ -10,6 +10,10 @@ from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.messages import Completion, Lease, NewUrl
 
 
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def new_urls(*urls: str, depth: int = 0) -> list[NewUrl]:
     return [NewUrl(u, depth=depth) for u in urls]
 
@@ -20,11 +24,11 @@ def host_key(f: RedisFrontier, host: str, kind: str) -> str:
 
 def host_state(f: RedisFrontier, host: str) -> dict[str, str]:
     raw = f.client.hgetall(host_key(f, host, "h"))
-    return {k.decode(): v.decode() for k, v in raw.items()}
+    return {_s(k): _s(v) for k, v in raw.items()}
 
 
 def queue(f: RedisFrontier, host: str) -> list[str]:
-    return [e.decode() for e in f.client.lrange(host_key(f, host, "q"), 0, -1)]
+    return [_s(e) for e in f.client.lrange(host_key(f, host, "q"), 0, -1)]
 
 
 def server_ms(f: RedisFrontier) -> int:

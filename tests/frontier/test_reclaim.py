@@ -9,11 +9,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
-from webtrawl.frontier import Release, UrlAction
-from webtrawl.messages import Completion, Lease
-
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import actual, drain, new_urls, queue, release
+from webtrawl.frontier import Release, UrlAction
+from webtrawl.messages import Completion, Lease
 
 
 def test_expired_leases_go_back_to_the_head_of_their_queue(frontier: FrontierFactory) -> None:
@@ -178,7 +177,7 @@ class _Model(RuleBasedStateMachine):
 
 
 def test_every_added_url_is_completed_exactly_once(frontier: FrontierFactory) -> None:
-    _Model.factory = staticmethod(frontier)  # type: ignore[assignment]
+    _Model.factory = staticmethod(frontier)
     run_state_machine_as_test(
         _Model,
         settings=settings(

@@ -113,9 +113,7 @@ _HOSTS = st.sampled_from(
 
 @st.composite
 def _urlish(draw: st.DrawFn) -> str:
-    scheme = draw(
-        st.sampled_from(["http://", "HTTPS://", "http:", "https:///", "", "//", "mailto:", "ftp://"])
-    )
+    scheme = draw(st.sampled_from(["http://", "HTTPS://", "http:", "https:///", "", "//", "mailto:", "ftp://"]))
     host = draw(_HOSTS) if scheme.endswith("//") else ""
     port = draw(st.sampled_from(["", ":80", ":443", ":8080", ":", ":0"]))
     rest = draw(st.text(_URL_CHARS, max_size=30))

@@ -53,9 +53,7 @@ def test_meta_charset_and_http_equiv() -> None:
     body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
     rec = _run(body)
     assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "meta", "Заголовок")
-    body = _html("Заголовок", '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">').encode(
-        "koi8-r"
-    )
+    body = _html("Заголовок", '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">').encode("koi8-r")
     rec = _run(body)
     assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("koi8-r", "meta", "Заголовок")
 

@@ -209,9 +209,7 @@ def test_non_html_and_sniffing() -> None:
     assert out.counters == {"non-html": 1} and out.record["content_type"] == "application/pdf"
     assert out.record["content_hash"] and out.record["title"] == "" and out.warc
 
-    out = process_page(
-        make_page(b"  <!DOCTYPE html><title>T</title><a href=/x>x</a>", content_type=None), make_ctx()
-    )
+    out = process_page(make_page(b"  <!DOCTYPE html><title>T</title><a href=/x>x</a>", content_type=None), make_ctx())
     assert out.counters["pages"] == 1 and out.record["title"] == "T" and len(out.new_urls) == 1
 
     out = process_page(make_page(b"just text <a href=/x>", content_type=None), make_ctx())
@@ -223,9 +221,7 @@ def test_non_html_and_sniffing() -> None:
 
 
 def test_xhtml_content_type() -> None:
-    out = process_page(
-        make_page(b"<html><title>X</title></html>", content_type="application/xhtml+xml"), make_ctx()
-    )
+    out = process_page(make_page(b"<html><title>X</title></html>", content_type="application/xhtml+xml"), make_ctx())
     assert out.record["title"] == "X" and out.counters["pages"] == 1
 
 

@@ -72,9 +72,7 @@ def test_policy_refusals_sent_no_request_so_need_no_gap(reason: str) -> None:
     ("crawl_delay", "delay_ms"),
     [(None, 1000), (0.2, 1000), (5.0, 5000), (120.0, 30000)],  # never below delay, capped at max_crawl_delay
 )
-def test_delay_is_the_larger_of_delay_and_capped_crawl_delay(
-    crawl_delay: float | None, delay_ms: int
-) -> None:
+def test_delay_is_the_larger_of_delay_and_capped_crawl_delay(crawl_delay: float | None, delay_ms: int) -> None:
     assert outcome_for(200, None, [], POL, crawl_delay).delay_ms == delay_ms
 
 

@@ -79,9 +79,7 @@ def _robots_app() -> web.Application:
         return await text(b"User-agent: *\nDisallow: /after-hops\n")
 
     async def gz(request: web.Request) -> web.Response:
-        resp = web.Response(
-            body=gzip.compress(b"User-agent: *\nDisallow: /zipped\n"), content_type="text/plain"
-        )
+        resp = web.Response(body=gzip.compress(b"User-agent: *\nDisallow: /zipped\n"), content_type="text/plain")
         resp.headers["Content-Encoding"] = "gzip"
         return resp
 

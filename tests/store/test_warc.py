@@ -19,11 +19,7 @@ from webtrawl.store import WarcWriter, seal_open_files
 
 def _page(n: int, body: bytes | None = None, **fields: Any) -> Page:
     url = f"http://site.example/p/{n}?q=a%20b"
-    body = (
-        gzip.compress(b"<html><title>page %d</title>" % n + bytes(range(256)) * 4, mtime=0)
-        if body is None
-        else body
-    )
+    body = gzip.compress(b"<html><title>page %d</title>" % n + bytes(range(256)) * 4, mtime=0) if body is None else body
     defaults: dict[str, Any] = {
         "status": 200,
         "reason": "OK",
@@ -182,9 +178,7 @@ def test_torn_last_record_is_cut_on_seal(tmp_path: Path) -> None:
             assert final.stat().st_size in (good, good + _request_member_size(full, good)), cut
         uris = [r["warc"]["WARC-Target-URI"] for r in kept if r["type"] == "response"]
         assert uris == [_page(i).lease.url for i in range(3)], cut
-        assert all(
-            r["raw"] == _page(i).body for i, r in enumerate(x for x in kept if x["type"] == "response")
-        )
+        assert all(r["raw"] == _page(i).body for i, r in enumerate(x for x in kept if x["type"] == "response"))
         final.rename(path)
 
 
@@ -235,9 +229,7 @@ while True:
 
 def test_records_survive_a_killed_writer(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(tmp_path)], stdout=subprocess.PIPE, text=True, cwd=root
-    )
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path)], stdout=subprocess.PIPE, text=True, cwd=root)
     assert child.stdout is not None
     acknowledged = -1
     for line in child.stdout:
@@ -250,7 +242,5 @@ def test_records_survive_a_killed_writer(tmp_path: Path) -> None:
     assert sealed == [tmp_path / "killed-00000.warc.gz"]
     responses = [r for r in _records(sealed[0]) if r["type"] == "response"]
     assert len(responses) > acknowledged, "every write that returned is on disk"
-    assert [r["warc"]["WARC-Target-URI"] for r in responses] == [
-        _page(i).lease.url for i in range(len(responses))
-    ]
+    assert [r["warc"]["WARC-Target-URI"] for r in responses] == [_page(i).lease.url for i in range(len(responses))]
     assert all(r["raw"] == bytes(range(256)) * 200 for r in responses)

@@ -17,9 +17,7 @@ from webtrawl.testweb import (
 )
 
 
-def _e(
-    host: str, path: str, start_s: float, end_s: float, *, scheme: str = "https", port: int = 8443
-) -> LogEntry:
+def _e(host: str, path: str, start_s: float, end_s: float, *, scheme: str = "https", port: int = 8443) -> LogEntry:
     return LogEntry(
         start_ms=start_s * 1000,
         end_ms=end_s * 1000,

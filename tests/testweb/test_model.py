@@ -88,9 +88,7 @@ def test_disallowed_urls_are_the_ones_each_variant_names(model: WebModel, crawl:
     assert by_variant[Variant.TOKEN_GROUP] == {"/p/2.html"}  # the webtrawl group, not the * group
     assert by_variant[Variant.ROBOTS_REDIRECT] == {"/p/1.html"}  # the rules of the redirect target
     assert set(by_variant) == {Variant.PRIVATE, Variant.TOKEN_GROUP, Variant.ROBOTS_REDIRECT}
-    token_group_fetched = {
-        _path(u) for u in crawl.fetched if model.host_index(_host(u)) in range(5, N_HOSTS, 10)
-    }
+    token_group_fetched = {_path(u) for u in crawl.fetched if model.host_index(_host(u)) in range(5, N_HOSTS, 10)}
     assert "/p/1.html" in token_group_fetched
 
 
@@ -113,12 +111,8 @@ def test_nofollow_targets_and_orphans_are_never_fetched(model: WebModel, crawl: 
     assert nofollow_targets
     assert crawl.fetched < ignoring.fetched
     # the meta and header nofollow pages link /n/1.html without rel: only they lead there when rel is honoured
-    nofollow_pages = {
-        h.index for v in (Variant.META_NOFOLLOW, Variant.X_ROBOTS_TAG) for h in model.hosts_with(v)
-    }
-    assert any(
-        model.host_index(_host(u)) in nofollow_pages and _path(u) == "/n/1.html" for u in nofollow_targets
-    )
+    nofollow_pages = {h.index for v in (Variant.META_NOFOLLOW, Variant.X_ROBOTS_TAG) for h in model.hosts_with(v)}
+    assert any(model.host_index(_host(u)) in nofollow_pages and _path(u) == "/n/1.html" for u in nofollow_targets)
 
 
 def test_product_token_selects_the_robots_group(model: WebModel) -> None:
@@ -151,9 +145,7 @@ def test_served_robots_txt_means_what_the_model_says(model: WebModel, variant: V
     if reply.status == 200:
         parser = protego.Protego.parse(reply.body.decode())
         for path in paths:
-            assert model.allowed(host.index, path, token) == parser.can_fetch(
-                model.url(host.index, path), token
-            )
+            assert model.allowed(host.index, path, token) == parser.can_fetch(model.url(host.index, path), token)
         assert model.crawl_delays(token).get(host.name) == parser.crawl_delay(token)
     else:  # 404: allow all; 503: RFC 9309 says assume complete disallow
         assert reply.status == (503 if variant is Variant.ROBOTS_503 else 404)

@@ -52,9 +52,7 @@ def test_redirects_and_not_found(testweb: TestWeb) -> None:
     model = testweb.model
     away_host = model.hosts_with(Variant.CROSS_REDIRECT)[0].index
     wrong_scheme = (
-        model.url(1, "/p/1.html")
-        .replace("https", "http")
-        .replace(str(testweb.https_port), str(testweb.http_port))
+        model.url(1, "/p/1.html").replace("https", "http").replace(str(testweb.https_port), str(testweb.http_port))
     )
     urls = [model.url(2, "/r/1"), model.url(away_host, "/away"), wrong_scheme]
     urls += [model.url(2, "/nope"), model.url(2, "/p/1.html?q=1"), model.url(3, "/private/0.html")]

@@ -98,12 +98,7 @@ def _tunnelled_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
 
 def _is_public(ip: IPAddress) -> bool:
     return ip.is_global and not (
-        ip.is_multicast
-        or ip.is_reserved
-        or ip.is_link_local
-        or ip.is_loopback
-        or ip.is_private
-        or ip.is_unspecified
+        ip.is_multicast or ip.is_reserved or ip.is_link_local or ip.is_loopback or ip.is_private or ip.is_unspecified
     )
 
 

@@ -151,7 +151,7 @@ class HttpClient:
                     body=body,
                     truncated=truncated,
                     ip=resp.peer if isinstance(resp, _PeerResponse) else "",
-                    request_headers=list(resp.request_info.headers.items()),
+                    request_headers=[(str(k), str(v)) for k, v in resp.request_info.headers.items()],
                     fetch_time=fetch_time,
                     elapsed_ms=(time.perf_counter() - started) * 1000.0,
                 )

@@ -126,9 +126,7 @@ class Resolver(AbstractResolver):
         for ip in await self.lookup(host):
             fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
             if family in (socket.AF_UNSPEC, fam):
-                results.append(
-                    ResolveResult(hostname=host, host=ip, port=port, family=fam, proto=0, flags=_FLAGS)
-                )
+                results.append(ResolveResult(hostname=host, host=ip, port=port, family=fam, proto=0, flags=_FLAGS))
         if not results:
             raise DnsError(f"{host} has no address of the wanted family")
         return results
@@ -158,9 +156,7 @@ class Resolver(AbstractResolver):
 
     async def _query(self, name: str) -> _Entry:
         if self._dns is None:
-            self._dns = aiodns.DNSResolver(
-                nameservers=self._nameservers or None, timeout=self._timeout, tries=2
-            )
+            self._dns = aiodns.DNSResolver(nameservers=self._nameservers or None, timeout=self._timeout, tries=2)
         self.queries += 1
         try:
             result = await self._dns.getaddrinfo(name, family=socket.AF_UNSPEC, type=socket.SOCK_STREAM)

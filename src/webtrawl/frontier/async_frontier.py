@@ -59,9 +59,9 @@ class AsyncRedisFrontier:
 
     @classmethod
     async def open(
-        cls, client: redis.asyncio.Redis, settings: FrontierSettings | None = None
+        cls, client: redis.asyncio.Redis, settings: FrontierSettings | None = None, *, create: bool = True
     ) -> AsyncRedisFrontier:
-        return cls(client, await _drive(client, open_core(settings or FrontierSettings())))
+        return cls(client, await _drive(client, open_core(settings or FrontierSettings(), create)))
 
     async def _run(self, steps: Steps[T]) -> T:
         return await _drive(self.client, steps)

@@ -15,16 +15,17 @@ MAX_HASHES = 30
 
 
 def bloom_size(expected_urls: int, error: float, shards: int) -> tuple[int, int]:
-    """Bits per shard ``m`` and hash count ``k`` for ``expected_urls`` spread over ``shards`` at false-positive ``error``.
+    """Bits per shard ``m`` and hash count ``k`` for ``expected_urls`` over ``shards`` at false-positive ``error``.
 
-    Standard optimum: ``m = -n ln p / (ln 2)^2`` and ``k = (m / n) ln 2``, with n per shard.
+    Standard optimum ``k = -log2 p`` (rounded), then the ``m`` at which that whole ``k`` reaches ``p`` for n URLs
+    per shard: ``(1 - e^(-k n / m))^k = p``.
     """
     if not 0.0 < error < 1.0:
         raise ValueError(f"bloom error must be between 0 and 1, not {error}")
     per_shard = max(1, math.ceil(max(1, expected_urls) / max(1, shards)))
-    bits = math.ceil(-per_shard * math.log(error) / (math.log(2) ** 2))
+    hashes = max(1, min(MAX_HASHES, round(-math.log2(error))))
+    bits = math.ceil(-hashes * per_shard / math.log(1.0 - error ** (1.0 / hashes)))
     bits = min(MAX_BITS_PER_SHARD, max(1024, (bits + 7) // 8 * 8))
-    hashes = max(1, min(MAX_HASHES, round(bits / per_shard * math.log(2))))
     return bits, hashes
 
 

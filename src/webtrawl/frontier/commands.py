@@ -13,6 +13,9 @@ from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
+from redis.exceptions import NoScriptError
+
+from webtrawl.errors import StateError
 from webtrawl.frontier.base import AddResult, Counters, Release
 from webtrawl.frontier.bloom import bloom_size
 from webtrawl.frontier.keys import (
@@ -25,6 +28,7 @@ from webtrawl.frontier.keys import (
     split_url,
 )
 from webtrawl.frontier.planner import LeasePlanner
+from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
@@ -34,6 +38,7 @@ Steps = Generator[list[Call], list[Any], T]
 
 _QUEUED_REFRESH_S = 1.0
 _RECLAIM_BATCH = 1000
+_PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
 
 
 def _text(value: Any) -> str:
@@ -53,10 +58,17 @@ def _counter_args(counters: dict[str, int]) -> list[Arg]:
     return out
 
 
-def open_core(settings: FrontierSettings) -> Steps[FrontierCore]:
-    """Create the crawl's meta or load it; an existing crawl's shards and Bloom size win over ``settings``."""
+def open_core(settings: FrontierSettings, create: bool = True) -> Steps[FrontierCore]:
+    """Create the crawl's meta or load it; an existing crawl's shards and Bloom size win over ``settings``.
+
+    With ``create=False`` (readers such as ``trawl stats``) a missing crawl is a :class:`StateError`.
+    """
+    if not create:
+        (exists,) = yield [Call(("EXISTS", meta_key(settings.prefix)))]
+        if not int(exists):
+            raise StateError(f"no crawl with key prefix {settings.prefix!r} in this Redis")
     bits, hashes = bloom_size(settings.expected_urls, settings.bloom_error, settings.shards)
-    fresh = {
+    fresh: dict[str, Arg] = {
         "version": 1,
         "shards": settings.shards,
         "bloom_m": bits,
@@ -68,8 +80,13 @@ def open_core(settings: FrontierSettings) -> Steps[FrontierCore]:
     args: list[Arg] = []
     for name, value in fresh.items():
         args += [name, value]
-    (meta,) = yield [script_call("init", meta_key(settings.prefix), *args)]
-    return FrontierCore(settings, _pairs(meta))
+    (reply,) = yield [script_call("init", meta_key(settings.prefix), *args)]
+    core = FrontierCore(settings, _pairs(reply[1:]))
+    if int(reply[0]) and core.bloom_m // 8 <= _PREALLOC_BYTES:
+        # an exact-size bitmap: grown bit by bit, Redis would allocate up to twice its length
+        zeros = bytes(core.bloom_m // 8)
+        yield [Call(("SET", sp + "bloom", zeros, "NX")) for sp in core._sp]
+    return core
 
 
 class FrontierCore:
@@ -84,6 +101,7 @@ class FrontierCore:
         self._queued_total = 0
         self._queued_at = float("-inf")
         self._rng = random.Random()
+        self.recent = RecentUrls(settings.recent_urls)
 
     def shard(self, host: str) -> int:
         return shard_of(host, self.shards)
@@ -99,8 +117,10 @@ class FrontierCore:
                 self._queued_at = time.monotonic()
             allowed = max(0, s.frontier_cap - self._queued_total)
         groups: dict[int, list[Arg]] = defaultdict(list)
+        sent: dict[int, list[str]] = defaultdict(list)
         extras: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         dropped: dict[str, int] = defaultdict(int)
+        result = AddResult()
         for item in urls:
             parts = split_url(item.url)
             if parts is None:
@@ -108,40 +128,53 @@ class FrontierCore:
                 dropped["bad-url"] += 1
                 continue
             shard = self.shard(parts.host)
+            if item.url in self.recent:
+                extras[shard]["seen"] += 1
+                result.seen += 1
+                continue
             if allowed <= 0:
                 extras[shard]["drop:frontier-cap"] += 1
                 dropped["frontier-cap"] += 1
                 continue
             allowed -= 1
             groups[shard] += [parts.host, parts.origin, parts.rest, encode_meta(item.depth, item.hops)]
+            sent[shard].append(item.url)
         shards = sorted(set(groups) | set(extras))
-        if not shards:
-            return AddResult(dropped=dict(dropped))
-        calls = []
-        for shard in shards:
-            sp = self._sp[shard]
-            extra: list[Arg] = [len(extras[shard])]
-            for name, n in extras[shard].items():
-                extra += [name, n]
-            calls.append(
-                script_call(
-                    "add", sp + "c", sp, self.bloom_m, self.bloom_k, s.host_queue_cap, s.host_budget, *extra,
-                    *groups[shard],
-                )  # fmt: skip
-            )
-        replies = yield calls
+        if shards:
+            replies = yield [self._add_call(shard, groups[shard], extras[shard]) for shard in shards]
+            self._add_replies(shards, sent, replies, result, dropped)
+        result.dropped = {k: v for k, v in dropped.items() if v}
+        return result
+
+    def _add_call(self, shard: int, urls: list[Arg], extras: dict[str, int]) -> Call:
+        s, sp = self.settings, self._sp[shard]
+        extra: list[Arg] = [len(extras)]
+        for name, n in extras.items():
+            extra += [name, n]
+        return script_call(
+            "add", sp + "c", sp, self.bloom_m, self.bloom_k, s.host_queue_cap, s.host_budget, *extra, *urls
+        )
+
+    def _add_replies(
+        self,
+        shards: list[int],
+        sent: dict[int, list[str]],
+        replies: list[Any],
+        result: AddResult,
+        dropped: dict[str, int],
+    ) -> None:
         now = time.monotonic()
-        result = AddResult()
-        for shard, (added, seen, dcap, dbudget, earliest, server_now) in zip(shards, replies, strict=True):
+        for shard, (added, seen, dcap, dbudget, earliest, server_now, fates) in zip(shards, replies, strict=True):
             result.added += added
             result.seen += seen
             dropped["host-queue-cap"] += dcap
             dropped["budget"] += dbudget
             if earliest >= 0:
                 self.planner.hint(shard, now + max(0, earliest - server_now) / 1000.0)
+            for url, fate in zip(sent[shard], _text(fates), strict=True):
+                if fate in "as":  # now in the Bloom filter for good
+                    self.recent.remember(url)
         self._queued_total += result.added
-        result.dropped = {k: v for k, v in dropped.items() if v}
-        return result
 
     # --- lease ----------------------------------------------------------------------------------------------
     def lease(self, owner: str, max_hosts: int) -> Steps[list[Lease]]:
@@ -271,8 +304,6 @@ class FrontierCore:
 
 def noscript_retry(calls: Sequence[Call], replies: list[Any]) -> list[int]:
     """Indexes of calls the server answered NOSCRIPT (scripts flushed): load them, then send those again."""
-    from redis.exceptions import NoScriptError
-
     return [i for i, r in enumerate(replies) if isinstance(r, NoScriptError)]
 
 

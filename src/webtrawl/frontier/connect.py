@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
 import redis.asyncio
@@ -16,25 +15,14 @@ import redis.asyncio
 from webtrawl.errors import StateError
 
 _OPTIONS: dict[str, Any] = {"decode_responses": False, "protocol": 2, "socket_connect_timeout": 5}
-_SECRET_PARAMS = {"password", "pass", "passwd", "secret", "token"}
+_USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
+_QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
 
 
 def mask_url(url: str) -> str:
-    """The URL with its password (in userinfo or query) replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, _, hostport = netloc.rpartition("@")
-            user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
-            netloc = f"{user}:***@{hostport}" if ":" in userinfo else f"***@{hostport}"
-        query = parts.query
-        if query:
-            pairs = [(k, "***" if k.lower() in _SECRET_PARAMS else v) for k, v in parse_qsl(query, True)]
-            query = urlencode(pairs, safe="*")
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:
-        return re.sub(r"//[^@/]*@", "//***@", url)
+    """The URL with its password (``user:PASSWORD@`` or ``?password=``) replaced by ``***``."""
+    url = _USERINFO_RE.sub(r"\1\2:***@", url, count=1)
+    return _QUERY_SECRET_RE.sub(r"\1=***", url)
 
 
 def _one_line(exc: BaseException) -> str:

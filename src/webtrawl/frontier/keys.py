@@ -12,8 +12,10 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP q:<host>             list   FIFO of entries (see below)
     SP h:<host>             hash   o: origin (scheme://host[:port]), n: next-allowed ms, f: consecutive failures,
                                    a: URLs admitted (budget), l: token of the lease holding the host (if any)
-    SP bloom                string bitmap of bloom_m bits: the seen-URL Bloom filter of this shard
-    SP c                    hash   counters: added, seen, queued, inflight, hosts, drop:<reason>, reclaimed,
+    SP bloom                string bitmap of bloom_m bits: the seen-URL Bloom filter of this shard (written at
+                                   full size when the crawl is created, so Redis does not over-allocate it)
+    SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
+                                   drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
                                    hosts-parked, stale-release, stale-complete, and whatever release/complete add
     SP L                    hash   lease token -> "<owner> <host> <entry>"
     SP dl                   zset   lease token -> deadline (ms, Redis clock)

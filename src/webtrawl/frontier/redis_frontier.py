@@ -61,9 +61,14 @@ class RedisFrontier:
         self.core = core
 
     @classmethod
-    def open(cls, client: redis.Redis, settings: FrontierSettings | None = None) -> RedisFrontier:
-        """Create the crawl's meta in Redis, or load it (stored shards and Bloom size win over ``settings``)."""
-        return cls(client, _drive(client, open_core(settings or FrontierSettings())))
+    def open(
+        cls, client: redis.Redis, settings: FrontierSettings | None = None, *, create: bool = True
+    ) -> RedisFrontier:
+        """Create the crawl's meta in Redis, or load it (stored shards and Bloom size win over ``settings``).
+
+        ``create=False``: only open an existing crawl (StateError if there is none), for read-only tools.
+        """
+        return cls(client, _drive(client, open_core(settings or FrontierSettings(), create)))
 
     def _run(self, steps: Steps[T]) -> T:
         return _drive(self.client, steps)

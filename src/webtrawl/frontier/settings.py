@@ -27,6 +27,7 @@ class FrontierSettings:
     canon_version: int = CANON_VERSION
     empty_poll_ms: int = 500  # how long lease() leaves a shard alone after it had nothing ready
     shards_per_lease: int = 8  # shards asked in one lease() round trip
+    recent_urls: int = 100_000  # URLs per process known to be seen, answered without Redis (0: off)
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in "{} "):

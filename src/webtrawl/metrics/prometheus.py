@@ -48,9 +48,7 @@ class _SnapshotCollector:
             return
         c = snap.counters
         errors = CounterMetricFamily(PREFIX + "errors", "URLs that failed, by reason", labels=["reason"])
-        drops = CounterMetricFamily(
-            PREFIX + "dropped", "URLs not admitted or given up, by reason", labels=["reason"]
-        )
+        drops = CounterMetricFamily(PREFIX + "dropped", "URLs not admitted or given up, by reason", labels=["reason"])
         emitted = set(_FIXED)
         for key, value in sorted(c.values.items()):
             if key.startswith(ERR_PREFIX):
@@ -73,23 +71,15 @@ class _SnapshotCollector:
             if metric_name(key) not in emitted:
                 yield GaugeMetricFamily(metric_name(key), f"current value of {key!r}", value=c.get(key))
 
-        yield GaugeMetricFamily(
-            PREFIX + "hosts_ready", "hosts whose next request is due", value=c.ready_hosts
-        )
-        yield GaugeMetricFamily(
-            PREFIX + "hosts_waiting", "hosts waiting for politeness", value=c.waiting_hosts
-        )
-        yield GaugeMetricFamily(
-            PREFIX + "bloom_bits", "size of the seen-URL Bloom filter", value=c.bloom_bits
-        )
+        yield GaugeMetricFamily(PREFIX + "hosts_ready", "hosts whose next request is due", value=c.ready_hosts)
+        yield GaugeMetricFamily(PREFIX + "hosts_waiting", "hosts waiting for politeness", value=c.waiting_hosts)
+        yield GaugeMetricFamily(PREFIX + "bloom_bits", "size of the seen-URL Bloom filter", value=c.bloom_bits)
         yield GaugeMetricFamily(
             PREFIX + "bloom_false_positive_rate",
             "current false-positive probability of the seen-URL filter",
             value=c.bloom_false_positive_rate(),
         )
-        rss = GaugeMetricFamily(
-            PREFIX + "memory_rss_bytes", "resident memory by process kind", labels=["kind"]
-        )
+        rss = GaugeMetricFamily(PREFIX + "memory_rss_bytes", "resident memory by process kind", labels=["kind"])
         for kind, value in sorted(snap.rss_by_kind.items()):
             rss.add_metric([kind], value)
         yield rss
@@ -103,9 +93,7 @@ class _SnapshotCollector:
         labels: dict[str, str] = {}
         for key, value in sorted(snap.extra.items()):
             if key == "elapsed":
-                yield GaugeMetricFamily(
-                    PREFIX + "elapsed_seconds", "seconds since this run started", value=value
-                )
+                yield GaugeMetricFamily(PREFIX + "elapsed_seconds", "seconds since this run started", value=value)
             elif isinstance(value, int | float) and not isinstance(value, bool):
                 yield GaugeMetricFamily(metric_name("extra_" + key), f"{key} of this node", value=value)
             else:

@@ -67,9 +67,7 @@ def totals(counters: Counters) -> list[tuple[str, int]]:
     """Running totals: the known ones in a fixed order, then any other counter by name."""
     values = counters.values
     rest = sorted(
-        k
-        for k in values
-        if k not in KNOWN_TOTALS and k not in GAUGES and not k.startswith((ERR_PREFIX, DROP_PREFIX))
+        k for k in values if k not in KNOWN_TOTALS and k not in GAUGES and not k.startswith((ERR_PREFIX, DROP_PREFIX))
     )
     return [(k, values.get(k, 0)) for k in (*KNOWN_TOTALS, *rest)]
 

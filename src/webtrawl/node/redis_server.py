@@ -13,9 +13,11 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+import psutil  # type: ignore[import-untyped]
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -27,6 +29,7 @@ _PIDFILE = "redis.pid"
 _LOGFILE = "redis.log"
 _START_TIMEOUT_S = 20.0
 _STOP_TIMEOUT_S = 30.0
+_LOAD_TIMEOUT_S = 1800.0  # reading a large AOF back
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
@@ -57,12 +60,18 @@ def _client(socket_path: Path, timeout: float) -> redis.Redis:
     )
 
 
-def _ping(socket_path: Path, timeout: float = 1.0) -> bool:
+def _probe(socket_path: Path, timeout: float = 1.0) -> str:
+    """``up``, ``loading`` (still reading its AOF) or ``down``."""
+    if not socket_path.exists():
+        return "down"
     client = _client(socket_path, timeout)
     try:
-        return bool(client.ping())
+        client.ping()
+        return "up"
+    except redis.BusyLoadingError:
+        return "loading"
     except (redis.RedisError, OSError):
-        return False
+        return "down"
     finally:
         client.close()
 
@@ -74,14 +83,15 @@ def _read_pid(pidfile: Path) -> int | None:
         return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def _is_server(pid: int | None) -> bool:
+    """A live redis/valkey server process (not a recycled pid of something else after a kill -9)."""
+    if pid is None:
         return False
-    except PermissionError:
-        return True
-    return True
+    try:
+        proc = psutil.Process(pid)
+        return proc.status() != psutil.STATUS_ZOMBIE and any(n in proc.name() for n in ("redis", "valkey"))
+    except psutil.Error:
+        return False
 
 
 class EmbeddedRedis:
@@ -102,23 +112,25 @@ class EmbeddedRedis:
 
     @staticmethod
     def running_url(data_dir: Path) -> str | None:
-        """URL of a server already serving ``data_dir`` (pidfile names a live process and the socket answers)."""
+        """URL of a server already serving ``data_dir`` (its pidfile names a live server and the socket answers)."""
         data_dir = Path(data_dir).absolute()
-        pid = _read_pid(data_dir / _PIDFILE)
-        sock = data_dir / _SOCKET
-        if pid is None or not _pid_alive(pid) or not sock.exists():
+        if not _is_server(_read_pid(data_dir / _PIDFILE)):
             return None
-        return f"unix://{sock}" if _ping(sock) else None
+        return f"unix://{data_dir / _SOCKET}" if _probe(data_dir / _SOCKET) == "up" else None
 
     def start(self) -> EmbeddedRedis:
         """Start the server (or adopt one of an earlier run still serving this dir) and wait until it answers."""
         if self._running:
             return self
         if len(str(self.socket_path)) > _MAX_SOCKET_PATH:
-            raise StateError(f"path too long for a unix socket ({len(str(self.socket_path))} chars): {self.socket_path}")
+            raise StateError(
+                f"path too long for a unix socket ({len(str(self.socket_path))} chars): {self.socket_path}"
+            )
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
-        if self.running_url(self.data_dir) is not None:
+        pid = _read_pid(self.pidfile)
+        if _is_server(pid):  # an earlier run's server, maybe still loading: wait for it and use it
+            self._wait_ready(lambda: _is_server(pid), f"the redis-server (pid {pid}) already serving {self.data_dir}")
             self.adopted = self._running = True
             return self
         self._remove_stale_files()
@@ -142,7 +154,12 @@ class EmbeddedRedis:
             )
         except OSError as exc:
             raise StateError(f"cannot start {cmd[0]}: {exc}") from None
-        self._wait_ready()
+        proc = self._proc
+        try:
+            self._wait_ready(lambda: proc.poll() is None, "redis-server")
+        except StateError:
+            self._kill()
+            raise
         self._running = True
         return self
 
@@ -152,17 +169,23 @@ class EmbeddedRedis:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
 
-    def _wait_ready(self) -> None:
-        assert self._proc is not None
+    def _wait_ready(self, alive: Callable[[], bool], what: str) -> None:
+        """Until PING answers; loading a big AOF may take long, a server that neither answers nor loads may not."""
         deadline = time.monotonic() + _START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise StateError(f"redis-server exited with status {self._proc.returncode}: {self._log_tail()}")
-            if self.socket_path.exists() and _ping(self.socket_path):
+        load_deadline = time.monotonic() + _LOAD_TIMEOUT_S
+        while True:
+            if not alive():
+                status = f" with status {self._proc.returncode}" if self._proc is not None else ""
+                raise StateError(f"{what} exited{status}: {self._log_tail()}")
+            state = _probe(self.socket_path)
+            if state == "up":
                 return
+            now = time.monotonic()
+            if now > load_deadline or (state == "down" and now > deadline):
+                raise StateError(
+                    f"{what} did not answer within {now - deadline + _START_TIMEOUT_S:.0f}s: {self._log_tail()}"
+                )
             time.sleep(0.01)
-        self._kill()
-        raise StateError(f"redis-server did not answer within {_START_TIMEOUT_S:.0f}s: {self._log_tail()}")
 
     def _log_tail(self, lines: int = 5) -> str:
         text = ""
@@ -194,7 +217,7 @@ class EmbeddedRedis:
         else:  # adopted: not our child, wait for the pid to go away
             pid = _read_pid(self.pidfile)
             deadline = time.monotonic() + _STOP_TIMEOUT_S
-            while pid is not None and _pid_alive(pid) and time.monotonic() < deadline:
+            while _is_server(pid) and time.monotonic() < deadline:
                 time.sleep(0.01)
 
     def _kill(self) -> None:

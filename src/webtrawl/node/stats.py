@@ -12,6 +12,7 @@ from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.metrics import format_stats
 from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.supervisor import redis_used_memory
 
 
 @contextlib.contextmanager
@@ -37,10 +38,11 @@ def _redis_for(out: Path, redis_url: str | None) -> Iterator[str]:
 
 def print_stats(out: Path, redis_url: str | None, *, as_json: bool = False) -> int:
     with _redis_for(out, redis_url) as url:
-        frontier = RedisFrontier.open(connect_sync(url), FrontierSettings())
+        client = connect_sync(url)
+        frontier = RedisFrontier.open(client, FrontierSettings())
         counters = frontier.counters()
         meta: dict[str, Any] = dict(frontier.meta())
-        used = frontier.used_memory()
+        used = redis_used_memory(client)
         meta["redis_used_memory"] = used
         if counters.queued:
             meta["bytes_per_queued_url"] = used / counters.queued

@@ -19,6 +19,8 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
+from redis import Redis
+
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
 from webtrawl.fetch.worker import FetcherArgs, run_fetcher
@@ -50,6 +52,11 @@ def load_saved_settings(out: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise StateError(f"{path} is not a settings object")
     return data
+
+
+def redis_used_memory(client: Redis) -> int:
+    """Bytes of memory the Redis server uses (INFO memory), for progress and stats."""
+    return int(client.info("memory").get("used_memory", 0))
 
 
 class Node:
@@ -106,7 +113,7 @@ class Node:
             new_seeds.extend(u.url for u in batch[: 10_000 - len(new_seeds)])
         if new_seeds:
             frontier.add_seed_hosts(new_seeds)
-        seeds = frontier.seed_hosts()
+        seeds = sorted(frontier.seed_hosts())
         if not seeds:
             raise InputError("no seeds: give URLs, --seeds FILE, or --out of an existing crawl to resume")
         return seeds
@@ -125,7 +132,8 @@ class Node:
 
     def _run(self, redis_url: str) -> int:
         cfg = self.cfg
-        frontier = RedisFrontier.open(connect_sync(redis_url), FrontierSettings.from_config(cfg))
+        self.client = connect_sync(redis_url)
+        frontier = RedisFrontier.open(self.client, FrontierSettings.from_config(cfg))
         taken = frontier.reclaim_owner(cfg.node_id)
         if taken:
             log.info("took back %d URLs leased by a previous run of node %s", taken, cfg.node_id)
@@ -231,6 +239,6 @@ class Node:
             at=time.monotonic(),
             counters=counters,
             rss_by_kind=process_memory(pids),
-            redis_used_memory=frontier.used_memory(),
+            redis_used_memory=redis_used_memory(self.client),
             extra=extra,
         )

@@ -267,9 +267,7 @@ def _refusal(
         return reason
 
 
-def _redirect(
-    page: Page, ctx: ParseContext, record: dict[str, Any], headers: dict[str, list[str]]
-) -> Processed:
+def _redirect(page: Page, ctx: ParseContext, record: dict[str, Any], headers: dict[str, list[str]]) -> Processed:
     """A 3xx goes back to the frontier as a new URL (same depth, one more hop), never followed in place."""
     locations = headers.get("location")
     if not locations or not locations[0].strip():

@@ -19,7 +19,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import msgspec
 from protego import Protego
@@ -217,7 +217,12 @@ class RobotsCache:
                 return self._rules(b"", status=0, unavailable=True, error=exc.reason)
             location = resp.header("location")
             if resp.status in _REDIRECTS and location:
+                previous_host = urlsplit(url).hostname
                 url = urljoin(url, location.strip())
+                if urlsplit(url).hostname == previous_host:
+                    # Another request to the same host: it gets the same politeness gap as any other. The host
+                    # stays leased meanwhile, so nothing else is sent to it.
+                    await asyncio.sleep(self._cfg.politeness.delay)
                 continue
             return self._from_response(resp)
         return self._rules(b"", status=0, error="redirects")

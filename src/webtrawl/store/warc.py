@@ -102,15 +102,12 @@ class WarcWriter:
         date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
         response = self._response(page, url, date)
         request = self._request(page, url, date)
-        request.rec_headers.add_header(
-            "WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID")
-        )
+        request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
         start = fh.tell()
         try:
             self._put(fh, request, 6)
             encoded = any(
-                n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY
-                for n, v in page.headers
+                n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers
             )
             self._put(fh, response, 0 if encoded else 1)
             fh.flush()

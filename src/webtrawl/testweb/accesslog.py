@@ -117,9 +117,7 @@ def fetched_urls(entries: Iterable[LogEntry], *, ignore_paths: Collection[str] =
     return {e.url for e in entries if e.path not in ignore_paths}
 
 
-def duplicate_fetches(
-    entries: Iterable[LogEntry], *, ignore_paths: Collection[str] = ROBOTS_PATHS
-) -> dict[str, int]:
+def duplicate_fetches(entries: Iterable[LogEntry], *, ignore_paths: Collection[str] = ROBOTS_PATHS) -> dict[str, int]:
     """URL -> times requested, for URLs requested more than once (robots files left out by default)."""
     counts: dict[str, int] = defaultdict(int)
     for e in entries:

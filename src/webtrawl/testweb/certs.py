@@ -41,9 +41,7 @@ class Certs:
         self.ca.issue_cert(*names).configure_cert(ctx)
         return ctx
 
-    def _sni(
-        self, sock: ssl.SSLObject | ssl.SSLSocket, server_name: str | None, _ctx: ssl.SSLContext
-    ) -> None:
+    def _sni(self, sock: ssl.SSLObject | ssl.SSLSocket, server_name: str | None, _ctx: ssl.SSLContext) -> None:
         m = _SITE_RE.fullmatch(server_name.lower()) if server_name else None
         if m is None:
             return

@@ -264,9 +264,7 @@ class WebModel:
         if m := _REDIRECT_RE.fullmatch(target):
             k = int(m.group(1))
             return (
-                Reply(301, body=b"moved\n", location=self.url(i, self.page_path(k)))
-                if k < host.n_pages
-                else _NOT_FOUND
+                Reply(301, body=b"moved\n", location=self.url(i, self.page_path(k))) if k < host.n_pages else _NOT_FOUND
             )
         if m := _LEAF_RE.fullmatch(target):
             kind, k = m.group(1), int(m.group(2))
@@ -319,8 +317,7 @@ class WebModel:
         header_nofollow = host.variant is Variant.X_ROBOTS_TAG and k == 1
         links = [Link("/", self.url(i))] if k else []
         links.extend(
-            self._intra(host, k, rng.randrange(host.n_pages), rng)
-            for _ in range(rng.randint(1, opts.intra_links))
+            self._intra(host, k, rng.randrange(host.n_pages), rng) for _ in range(rng.randint(1, opts.intra_links))
         )
         if self.n_hosts > 1:
             if k == 0:
@@ -344,11 +341,7 @@ class WebModel:
         elif rng.random() < opts.nofollow_link_rate:
             links.append(Link(nofollow_target, self.url(i, nofollow_target), rng.choice(_NOFOLLOW_RELS)))
         corpus = None
-        if (
-            self.corpus_size
-            and not (meta_nofollow or header_nofollow)
-            and rng.random() < opts.corpus_fraction
-        ):
+        if self.corpus_size and not (meta_nofollow or header_nofollow) and rng.random() < opts.corpus_fraction:
             corpus = rng.randrange(self.corpus_size)
         path = self.page_path(k)
         return Page(

@@ -107,9 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--min-pages", type=int, default=defaults.min_pages, help="fewest pages per host")
     parser.add_argument("--max-pages", type=int, default=defaults.max_pages, help="most pages per host")
-    parser.add_argument(
-        "--crawl-delay", type=float, default=defaults.crawl_delay, help="Crawl-delay of variant 2"
-    )
+    parser.add_argument("--crawl-delay", type=float, default=defaults.crawl_delay, help="Crawl-delay of variant 2")
     parser.add_argument("--info-json", type=Path, help="write ports, CA path and crawler flags here as JSON")
 
 
@@ -137,9 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m webtrawl.testweb", description="Serve the local test web."
-    )
+    parser = argparse.ArgumentParser(prog="python -m webtrawl.testweb", description="Serve the local test web.")
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

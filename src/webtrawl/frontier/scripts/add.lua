@@ -1,6 +1,7 @@
 -- add: dedup (Bloom), caps, enqueue. KEYS[1] = sp.."c"
 -- ARGV: sp, m, k, host_queue_cap, host_budget, nextra, {name, n} * nextra, {host, origin, rest, meta} * N
--- returns {added, seen, dropped_cap, dropped_budget, earliest score of hosts made ready or -1, now or -1}
+-- returns {added, seen, dropped_cap, dropped_budget, earliest score of hosts made ready or -1, now or -1,
+--          one letter per URL: a(dded) s(een) c(ap) b(udget)}
 local sp = ARGV[1]
 local m, k = tonumber(ARGV[2]), tonumber(ARGV[3])
 local cap, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -11,48 +12,50 @@ for _ = 1, tonumber(ARGV[6]) do
 end
 local bloom = sp .. 'bloom'
 local hosts = {}
+local fate = {}
 local added, seen, dcap, dbudget = 0, 0, 0, 0
-local get, set = {}, {}
+-- one BITFIELD per URL: SET returns the old bits, so testing and marking the URL seen is a single command
+local set = {}
 for j = 1, k do
-  get[3 * j - 2], get[3 * j - 1] = 'GET', 'u1'
   set[4 * j - 3], set[4 * j - 2], set[4 * j] = 'SET', 'u1', 1
 end
 while i <= #ARGV do
   local host, origin, rest, meta = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   i = i + 4
-  local url = origin .. rest
-  local sha = redis.sha1hex(url)
-  local h1 = tonumber(string.sub(sha, 1, 8), 16)
-  local h2 = tonumber(string.sub(sha, 9, 16), 16)
-  if h2 == 0 then h2 = 1 end
-  for j = 1, k do
-    local pos = (h1 + (j - 1) * h2) % m
-    get[3 * j], set[4 * j - 1] = pos, pos
+  local st = hosts[host]
+  if not st then
+    local hk, qk = sp .. 'h:' .. host, sp .. 'q:' .. host
+    local v = redis.call('HMGET', hk, 'o', 'a', 'l')
+    local len = redis.call('LLEN', qk)
+    st = {hk = hk, qk = qk, o = v[1], a0 = tonumber(v[2] or 0), leased = v[3], len0 = len}
+    st.a, st.len = st.a0, len
+    hosts[host] = st
   end
-  local bits = redis.call('BITFIELD', bloom, unpack(get))
-  local new = false
-  for j = 1, k do
-    if bits[j] == 0 then new = true; break end
-  end
-  if not new then
-    seen = seen + 1
+  -- caps first: a refused URL is not marked seen, so it can get in once the host's queue has room again
+  if budget > 0 and st.a >= budget then
+    dbudget = dbudget + 1
+    fate[#fate + 1] = 'b'
+  elseif cap > 0 and st.len >= cap then
+    dcap = dcap + 1
+    fate[#fate + 1] = 'c'
   else
-    local st = hosts[host]
-    if not st then
-      local hk = sp .. 'h:' .. host
-      local v = redis.call('HMGET', hk, 'o', 'a', 'l')
-      local qk = sp .. 'q:' .. host
-      local len = redis.call('LLEN', qk)
-      st = {hk = hk, qk = qk, o = v[1], a0 = tonumber(v[2] or 0), leased = v[3], len0 = len}
-      st.a, st.len = st.a0, len
-      hosts[host] = st
+    local url = origin .. rest
+    local sha = redis.sha1hex(url)
+    local h1 = tonumber(string.sub(sha, 1, 8), 16)
+    local h2 = tonumber(string.sub(sha, 9, 16), 16)
+    if h2 == 0 then h2 = 1 end
+    for j = 1, k do
+      set[4 * j - 1] = (h1 + (j - 1) * h2) % m
     end
-    if budget > 0 and st.a >= budget then
-      dbudget = dbudget + 1
-    elseif cap > 0 and st.len >= cap then
-      dcap = dcap + 1
+    local old = redis.call('BITFIELD', bloom, unpack(set))
+    local new = false
+    for j = 1, k do
+      if old[j] == 0 then new = true; break end
+    end
+    if not new then
+      seen = seen + 1
+      fate[#fate + 1] = 's'
     else
-      redis.call('BITFIELD', bloom, unpack(set))
       if not st.o then
         st.o = origin
         redis.call('HSET', st.hk, 'o', origin)
@@ -65,6 +68,7 @@ while i <= #ARGV do
       end
       st.a, st.len = st.a + 1, st.len + 1
       added = added + 1
+      fate[#fate + 1] = 'a'
     end
   end
 end
@@ -83,4 +87,4 @@ count('seen', seen)
 count('drop:host-queue-cap', dcap)
 count('drop:budget', dbudget)
 flush_counts(sp .. 'c')
-return {added, seen, dcap, dbudget, earliest, now}
+return {added, seen, dcap, dbudget, earliest, now, table.concat(fate)}

@@ -32,7 +32,7 @@ for _, token in ipairs(tokens) do
       redis.call('HDEL', hk, 'l')
       make_ready(sp, host, hk, now, false)
     elseif not holder then
-      -- make_ready(sp, host, hk, now, true)  -- idle host: ready again; a waiting one keeps its time
+      make_ready(sp, host, hk, now, true)  -- idle host: ready again; a waiting one keeps its time
     end
     taken = taken + 1
   end

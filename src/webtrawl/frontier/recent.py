@@ -1,0 +1,34 @@
+"""A per-process memory of URLs this process already saw go into the Bloom filter.
+
+Most links on a page are site-wide navigation that every page of the site repeats. Once Redis said such a URL is
+added or seen, asking again can only answer "seen", so :meth:`FrontierCore.add` answers it locally and only counts
+it. Keys are Python's 64-bit string hashes (a collision needs ~2^32 entries), evicted first-in first-out.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+
+class RecentUrls:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(0, capacity)
+        self._keys: set[int] = set()
+        self._order: deque[int] = deque()
+
+    def __contains__(self, url: str) -> bool:
+        return hash(url) in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def remember(self, url: str) -> None:
+        if not self.capacity:
+            return
+        key = hash(url)
+        if key in self._keys:
+            return
+        self._keys.add(key)
+        self._order.append(key)
+        if len(self._order) > self.capacity:
+            self._keys.discard(self._order.popleft())

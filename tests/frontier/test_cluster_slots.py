@@ -1,0 +1,59 @@
+"""Every key one script run touches lies in one Redis Cluster slot: watched live with MONITOR."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import redis
+from redis.crc import key_slot
+
+from tests.fixtures.redis_fixtures import FrontierFactory
+from tests.frontier.helpers import complete, new_urls, release
+from webtrawl.frontier import UrlAction
+
+
+def _script_runs(monitor: redis.client.Monitor, sentinel: str) -> Iterator[tuple[str, list[str]]]:
+    """(KEYS[1], keys of the commands the script ran) for each EVALSHA seen until ``sentinel`` is echoed."""
+    current: tuple[str, list[str]] | None = None
+    while True:
+        event: dict[str, str] = monitor.next_command()  # type: ignore[no-untyped-call]
+        args = event["command"].split(" ")
+        if event["client_type"] == "lua":
+            if current is not None and args[0].upper() != "TIME":
+                current[1].append(args[1])
+            continue
+        if current is not None:
+            yield current
+            current = None
+        if args[0].upper() == "ECHO" and sentinel in event["command"]:
+            return
+        if args[0].upper() == "EVALSHA":
+            current = (args[3], [])
+
+
+def test_each_script_run_stays_in_the_slot_of_its_declared_key(
+    frontier: FrontierFactory, redis_client: redis.Redis
+) -> None:
+    sentinel = f"end-{uuid.uuid4().hex}"
+    with redis_client.monitor() as monitor:  # type: ignore[no-untyped-call]
+        f = frontier(shards=16, lease_ttl_ms=0)
+        f.add(new_urls(*[f"http://h{i}.test/p/{i}" for i in range(40)], "http://h1.test:81/other"))
+        leased = f.lease("n/f0", 20)
+        release(f, leased[:5], UrlAction.KEEP)
+        release(f, leased[5:8], UrlAction.HEAD)
+        release(f, leased[8:10], UrlAction.RETRY, failed=True)
+        complete(f, leased[:3])
+        f.reclaim_expired()
+        f.lease("n/f1", 20)
+        f.reclaim_owner("n")
+        f.counters()
+        redis_client.echo(sentinel)
+        runs = list(_script_runs(monitor, sentinel))
+    assert len(runs) > 16
+    touched = 0
+    for declared, keys in runs:
+        assert keys, f"script with key {declared} ran no command"
+        assert {key_slot(k.encode()) for k in keys} == {key_slot(declared.encode())}, (declared, keys)
+        touched += len(keys)
+    assert touched > 200

@@ -1,0 +1,51 @@
+"""Reaching Redis: a clear one-line error, without the password, when it is not there."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+import pytest
+
+from webtrawl.errors import StateError
+from webtrawl.frontier import connect_async, connect_sync
+from webtrawl.frontier.connect import mask_url
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_tcp_redis_is_a_state_error_without_the_password() -> None:
+    url = f"redis://crawler:s3cret@127.0.0.1:{_closed_port()}/0"
+    with pytest.raises(StateError) as info:
+        connect_sync(url)
+    message = str(info.value)
+    assert message.startswith("cannot reach Redis at redis://crawler:***@127.0.0.1:")
+    assert "s3cret" not in message and "\n" not in message
+
+
+def test_missing_unix_socket_is_a_state_error(tmp_path: Path) -> None:
+    with pytest.raises(StateError, match=r"cannot reach Redis at unix://.*nothing\.sock: .*No such file"):
+        connect_sync(f"unix://{tmp_path}/nothing.sock")
+
+
+def test_async_connect_reports_the_same_way(tmp_path: Path) -> None:
+    with pytest.raises(StateError, match=r"password=\*\*\*"):
+        asyncio.run(connect_async(f"unix://{tmp_path}/nothing.sock?password=hunter2"))
+
+
+def test_a_url_that_is_not_redis_is_a_state_error() -> None:
+    with pytest.raises(StateError, match="cannot reach Redis at http://x"):
+        connect_sync("http://x")
+
+
+def test_mask_url_hides_passwords_only() -> None:
+    assert mask_url("rediss://:pw@h:6380/1") == "rediss://:***@h:6380/1"
+    assert mask_url("redis://h:6379") == "redis://h:6379"
+    assert mask_url("redis://user@h") == "redis://user@h"
+    assert mask_url("redis://u:p:w@h/") == "redis://u:***@h/"
+    assert mask_url("unix:///run/r.sock?db=2&password=x") == "unix:///run/r.sock?db=2&password=***"

@@ -1,0 +1,91 @@
+"""Bad input ends with one clear line on stderr and a non-zero exit status: never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _trawl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "webtrawl", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _assert_one_line_error(result: subprocess.CompletedProcess[str], code: int, needle: str) -> None:
+    assert result.returncode == code, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("trawl: error:"), lines[0]
+    assert needle in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_unreadable_seeds_file(tmp_path: Path) -> None:
+    result = _trawl("crawl", "--seeds", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "c"))
+    _assert_one_line_error(result, 2, "cannot read seeds file")
+
+
+def test_invalid_seed_url(tmp_path: Path) -> None:
+    result = _trawl("crawl", "not a url", "--out", str(tmp_path / "c"))
+    _assert_one_line_error(result, 2, "not an http(s) URL")
+
+
+def test_invalid_url_in_seeds_file_names_its_line(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("https://example.org/\n# comment\n\nftp://example.org/x\n")
+    result = _trawl("crawl", "--seeds", str(seeds), "--out", str(tmp_path / "c"))
+    _assert_one_line_error(result, 2, f"{seeds}:4")
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (["--delay", "soon"], "delay"),
+        (["--no-such-flag"], "unrecognized arguments"),
+        (["--scope", "galaxy"], "scope"),
+        (["--max-body", "lots"], "max-body"),
+        (["--include", "("], "bad regex"),
+        (["--resolve", "nohost"], "HOST=IP"),
+    ],
+)
+def test_bad_flags(tmp_path: Path, flags: list[str], needle: str) -> None:
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), *flags)
+    _assert_one_line_error(result, 2, needle)
+
+
+def test_missing_out(tmp_path: Path) -> None:
+    result = _trawl("crawl", "https://example.org/", cwd=tmp_path)
+    _assert_one_line_error(result, 2, "--out")
+
+
+def test_redis_unreachable(tmp_path: Path) -> None:
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--redis", "redis://127.0.0.1:1/0")
+    _assert_one_line_error(result, 3, "cannot reach Redis")
+
+
+def test_output_dir_not_writable(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("I am a file, not a directory")
+    result = _trawl("crawl", "https://example.org/", "--out", str(blocker / "crawl"))
+    _assert_one_line_error(result, 2, "not writable")
+
+
+def test_bad_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "trawl.toml"
+    config.write_text("delay = [not toml")
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--config", str(config))
+    _assert_one_line_error(result, 2, "not valid TOML")
+
+
+def test_stats_of_a_directory_without_a_crawl(tmp_path: Path) -> None:
+    result = _trawl("stats", "--out", str(tmp_path))
+    _assert_one_line_error(result, 2, "holds no crawl")
