@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
 from tests.fixtures.redis_fixtures import FrontierFactory
-from tests.frontier.helpers import actual, drain, new_urls, queue, release
+from tests.frontier.helpers import actual, drain, elapse, host_state, new_urls, queue, release, server_ms
 from webtrawl.frontier import Release, UrlAction
 from webtrawl.messages import Completion, Lease
 
@@ -26,6 +26,18 @@ def test_expired_leases_go_back_to_the_head_of_their_queue(frontier: FrontierFac
     c = f.counters()
     assert (c.queued, c.inflight, c.get("reclaimed"), c.ready_hosts) == (3, 0, 2, 2)
     assert sorted(x.url for x in drain(f)) == ["http://a.test/1", "http://a.test/2", "http://b.test/1"]
+
+
+def test_a_host_taken_back_from_a_dead_fetch_waits_its_gap_from_now(frontier: FrontierFactory) -> None:
+    """The dead fetcher's request may have reached the server just before the kill: politeness counts from now."""
+    f = frontier(host_gap_ms=3_600_000)
+    f.add(new_urls("http://a.test/1", "http://a.test/2"))
+    f.lease("n/f0", 1)
+    assert f.reclaim_owner("n/f0") == 1
+    assert f.lease("n/f1", 1) == []  # not ready: it waits the gap
+    assert int(host_state(f, "a.test")["n"]) >= server_ms(f) + 3_500_000
+    elapse(f, "a.test")
+    assert [x.url for x in f.lease("n/f1", 1)] == ["http://a.test/1"]
 
 
 def test_unexpired_leases_stay(frontier: FrontierFactory) -> None:
@@ -61,9 +73,9 @@ def test_reclaim_owner_takes_a_node_or_one_process(frontier: FrontierFactory) ->
     f = frontier()
     f.add(new_urls(*[f"http://h{i}.test/" for i in range(6)]))
     f0, f01, other = f.lease("n1/f0", 2), f.lease("n1/f01", 2), f.lease("n2/f0", 2)
-    release(f, f0[:1], UrlAction.KEEP)  # now owned by n1/parse
-    assert f.reclaim_owner("n1/f0") == 1  # not n1/f01, not the kept one
-    assert f.reclaim_owner("n1") == 3  # n1/f01 twice and n1/parse
+    release(f, f0[:1], UrlAction.KEEP)  # still owned by n1/f0 until a parser completes it
+    assert f.reclaim_owner("n1/f0") == 2  # the fetching and the kept one, not n1/f01
+    assert f.reclaim_owner("n1") == 2  # n1/f01 twice
     assert f.reclaim_owner("n") == 0  # "n" is not a prefix of "n2/..." at a '/' boundary
     assert f.counters().inflight == len(other) == 2
     assert len(f0 + f01) == 4
@@ -150,7 +162,7 @@ class _Model(RuleBasedStateMachine):
         self._forget(gone)
 
     def _killed(self, token: str, node: str) -> bool:
-        owner = f"{token.split('/')[0]}/parse" if token in self.parsing else token.rpartition(".")[0]
+        owner = token.rpartition(".")[0]
         return owner == node or owner.startswith(node + "/")
 
     def _forget(self, tokens: list[str]) -> None:

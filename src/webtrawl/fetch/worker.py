@@ -27,7 +27,8 @@ from webtrawl.politeness import HostOutcome, RobotsCache, RobotsRules, outcome_f
 
 log = logging.getLogger("webtrawl.fetch")
 
-_IDLE_WAIT = 0.02
+_IDLE_WAIT = 0.005
+_IDLE_MAX = 0.25
 
 
 @dataclass
@@ -114,12 +115,13 @@ class _Fetcher:
                 continue
             want = self._take_budget(min(free, self.cfg.lease_batch))
             if want == 0:
-                await asyncio.sleep(_IDLE_WAIT * 5)
+                await asyncio.sleep(_IDLE_MAX)
                 continue
             leases = await self.frontier.lease(self.args.owner, want)
             self._give_back_budget(want - len(leases))
             if not leases:
-                await asyncio.sleep(_IDLE_WAIT)
+                # Nothing ready: wait until the frontier expects a host to be, but stay responsive to new work.
+                await asyncio.sleep(min(max(self.frontier.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
                 continue
             for lease in leases:
                 task = asyncio.create_task(self._handle(lease))

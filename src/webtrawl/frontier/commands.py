@@ -252,7 +252,15 @@ class FrontierCore:
         shards = list(range(self.shards))
         while shards:
             calls = [
-                script_call("reclaim", self._sp[sh] + "dl", self._sp[sh], mode, owner_prefix, _RECLAIM_BATCH)
+                script_call(
+                    "reclaim",
+                    self._sp[sh] + "dl",
+                    self._sp[sh],
+                    mode,
+                    owner_prefix,
+                    _RECLAIM_BATCH,
+                    self.settings.host_gap_ms,
+                )
                 for sh in shards
             ]
             replies = yield calls

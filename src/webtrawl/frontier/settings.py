@@ -23,6 +23,7 @@ class FrontierSettings:
     backoff_base_ms: int = 5_000
     backoff_max_ms: int = 3_600_000
     park_after: int = 8  # 0: never park
+    host_gap_ms: int = 1_000  # politeness gap applied when a lease is taken back from a dead fetch
     backoff_jitter: float = 0.2  # back-off is multiplied by a random factor in [1 - j, 1 + j]
     canon_version: int = CANON_VERSION
     empty_poll_ms: int = 500  # how long lease() leaves a shard alone after it had nothing ready
@@ -52,6 +53,7 @@ class FrontierSettings:
             "backoff_base_ms": round(pol.backoff_base * 1000),
             "backoff_max_ms": round(pol.backoff_max * 1000),
             "park_after": pol.park_after,
+            "host_gap_ms": round(pol.delay * 1000),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

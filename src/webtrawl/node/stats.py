@@ -39,7 +39,7 @@ def _redis_for(out: Path, redis_url: str | None) -> Iterator[str]:
 def print_stats(out: Path, redis_url: str | None, *, as_json: bool = False) -> int:
     with _redis_for(out, redis_url) as url:
         client = connect_sync(url)
-        frontier = RedisFrontier.open(client, FrontierSettings())
+        frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
         counters = frontier.counters()
         meta: dict[str, Any] = dict(frontier.meta())
         used = redis_used_memory(client)

@@ -120,10 +120,7 @@ def _fail(record: dict[str, Any], reason: str, detail: str, warc: bool) -> Proce
 
 def _looks_like_html(payload: bytes) -> bool:
     head = payload[:512].lstrip(_WS).lower()
-    for start in _HTML_STARTS:
-        if head.startswith(start) and head[len(start) : len(start) + 1] in (b" ", b">"):
-            return True
-    return False
+    return any(head.startswith(start) and head[len(start) : len(start) + 1] in (b" ", b">") for start in _HTML_STARTS)
 
 
 def process_page(page: Page, ctx: ParseContext) -> Processed:

@@ -1,7 +1,7 @@
 -- reclaim: leases past their deadline (mode "expired") or of one owner (mode "owner") go back to the head of
 -- their host's queue. KEYS[1] = sp.."dl"
--- ARGV: sp, mode, owner_prefix, limit; returns {leases looked at (== limit: call again), leases taken back}
-local sp, mode, prefix, limit = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+-- ARGV: sp, mode, owner_prefix, limit, default_gap_ms; returns {leases looked at (== limit: call again), leases taken back}
+local sp, mode, prefix, limit, default_gap = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leases, deadlines = sp .. 'L', sp .. 'dl'
 local now = now_ms()
 local tokens = {}
@@ -18,6 +18,9 @@ else
     end
   end
 end
+-- Newest lease first, so that LPUSH leaves several URLs of one host at the head in their original order.
+local function seq(token) return tonumber(string.match(token, '(%d+)$')) or 0 end
+table.sort(tokens, function(a, b) return seq(a) > seq(b) end)
 local taken = 0
 for _, token in ipairs(tokens) do
   local rec = redis.call('HGET', leases, token)
@@ -29,7 +32,11 @@ for _, token in ipairs(tokens) do
     redis.call('LPUSH', sp .. 'q:' .. host, entry)
     local holder = redis.call('HGET', hk, 'l')
     if holder == token then
+      -- The dead fetch may have had a request in flight until just now: the host waits its gap from now.
       redis.call('HDEL', hk, 'l')
+      local gap = tonumber(redis.call('HGET', hk, 'd') or default_gap)
+      local nxt = tonumber(redis.call('HGET', hk, 'n') or 0)
+      if nxt < now + gap then redis.call('HSET', hk, 'n', now + gap) end
       make_ready(sp, host, hk, now, false)
     elseif not holder then
       make_ready(sp, host, hk, now, true)  -- idle host: ready again; a waiting one keeps its time

@@ -1,7 +1,7 @@
 -- release: the fetch is over; set the host's next-allowed time and move the URL on. KEYS[1] = sp.."L"
 -- ARGV: sp, backoff_base_ms, backoff_max_ms, park_after, process_ttl_ms,
 --       {token, action, delay_ms, failed, retry_after_ms, jitter_permille, ncounters, {name, n} * ncounters} * N
--- action: 0 KEEP (stays leased for the parsers), 1 HEAD (back to the head), 2 RETRY (tail, retries + 1)
+-- action: 0 KEEP (stays leased, same owner, until the parser completes it), 1 HEAD (back to the head), 2 RETRY (tail, retries + 1)
 local sp = ARGV[1]
 local base, max, park_after, process_ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local leases, deadlines, ready = sp .. 'L', sp .. 'dl', sp .. 'ready'
@@ -38,11 +38,12 @@ while i <= #ARGV do
     end
     local nxt = now + math.floor(wait)
     redis.call('HSET', hk, 'n', nxt)
+    if delay > 0 then redis.call('HSET', hk, 'd', delay) end  -- the host's gap, for reclaim after a crash
     redis.call('HDEL', hk, 'l')
     local qk = sp .. 'q:' .. host
     if action == 0 then
-      local node = string.match(owner, '^[^/]*')
-      redis.call('HSET', leases, token, node .. '/parse ' .. host .. ' ' .. entry)
+      -- The owner stays the fetcher: if it dies before its page reaches a parser, its restart takes the URL back
+      -- at once instead of waiting for process_ttl.
       redis.call('ZADD', deadlines, now + process_ttl, token)
     else
       redis.call('HDEL', leases, token)
