@@ -15,17 +15,19 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
 from redis import Redis
+from rich.logging import RichHandler
 
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
 from webtrawl.fetch.worker import FetcherArgs, run_fetcher
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.metrics import ProgressDisplay, RateWindow, Snapshot, process_memory
+from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.node.children import SPAWN, Child, Children
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.seeds import iter_seeds
@@ -52,6 +54,16 @@ def load_saved_settings(out: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise StateError(f"{path} is not a settings object")
     return data
+
+
+def _log_through(display: ProgressDisplay) -> Callable[[], None]:
+    """While the live panel is up, log lines go through its console (above the panel) instead of tearing it."""
+    if display.mode != "live":
+        return lambda: None
+    root = logging.getLogger()
+    old = list(root.handlers)
+    root.handlers = [RichHandler(console=display.console, show_path=False)]
+    return lambda: setattr(root, "handlers", old)
 
 
 def redis_used_memory(client: Redis) -> int:
@@ -171,6 +183,11 @@ class Node:
     def _watch(self, frontier: RedisFrontier) -> int:
         cfg = self.cfg
         display = ProgressDisplay(cfg.progress)
+        restore_logging = _log_through(display)
+        exporter = MetricsExporter(cfg.metrics_port) if cfg.metrics_port else None
+        if exporter is not None:
+            exporter.start()
+            log.info("Prometheus metrics on port %d", exporter.port)
         rates = RateWindow(60.0)
         started = time.monotonic()
         last_reclaim = started
@@ -187,6 +204,8 @@ class Node:
                 snapshot = self._snapshot(frontier, now - started, state)
                 rates.add(snapshot)
                 display.update(snapshot, rates)
+                if exporter is not None:
+                    exporter.update(snapshot)
                 if not self.stop_leasing.is_set():
                     reason = self._stop_reason(frontier, now - started)
                     finished_seen = finished_seen + 1 if reason == "finished" else 0
@@ -205,6 +224,9 @@ class Node:
             return 130
         finally:
             display.close()
+            restore_logging()
+            if exporter is not None:
+                exporter.stop()
 
     def _stop_reason(self, frontier: RedisFrontier, elapsed: float) -> str:
         if self.cfg.max_time and elapsed >= self.cfg.max_time:

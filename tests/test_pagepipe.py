@@ -1,0 +1,83 @@
+"""The fetcher -> parser channel: whole pages arrive, a dead parser costs nothing but a resend."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+from pathlib import Path
+
+from webtrawl.messages import Lease, Page
+from webtrawl.pagepipe import PageReceiver, PageSender
+
+
+def _page(i: int, size: int = 10) -> Page:
+    lease = Lease(token=f"n/f0.0-{i}", shard=0, host="a.test", url=f"http://a.test/{i}")
+    return Page(lease=lease, status=200, headers=[("Content-Type", "text/html")], body=bytes([i % 256]) * size)
+
+
+def _receive(receiver: PageReceiver, count: int) -> list[Page]:
+    pages: list[Page] = []
+    for _ in range(1000):
+        pages += receiver.poll(timeout=0.05)
+        if len(pages) >= count:
+            break
+    return pages
+
+
+def test_pages_arrive_whole_and_in_order(tmp_path: Path) -> None:
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    sent = [_page(i, size=300_000) for i in range(20)]  # larger than the socket buffers together
+
+    async def send() -> None:
+        sender = PageSender([tmp_path / "p0.sock"])
+        for page in sent:
+            await sender.send(page)
+        await sender.close()
+
+    async def main() -> list[Page]:
+        task = asyncio.create_task(send())
+        pages: list[Page] = []
+        while len(pages) < len(sent):
+            pages += await asyncio.to_thread(receiver.poll, 0.05)
+        await task
+        return pages
+
+    try:
+        assert asyncio.run(main()) == sent
+    finally:
+        receiver.close()
+
+
+def test_a_dead_parser_is_skipped_and_the_page_goes_to_a_live_one(tmp_path: Path) -> None:
+    dead = PageReceiver(tmp_path / "dead.sock")
+    live = PageReceiver(tmp_path / "live.sock")
+
+    async def main() -> list[Page]:
+        sender = PageSender([tmp_path / "dead.sock", tmp_path / "live.sock"])
+        await sender.send(_page(0))
+        await sender.send(_page(1))  # round robin: one page each
+        early = await asyncio.to_thread(_receive, dead, 1) + await asyncio.to_thread(_receive, live, 1)
+        assert sorted(p.lease.url for p in early) == ["http://a.test/0", "http://a.test/1"]
+        dead.close()  # the parser process died
+        for i in range(2, 6):
+            await sender.send(_page(i))
+        await sender.close()
+        return await asyncio.to_thread(_receive, live, 4)
+
+    try:
+        assert [p.lease.url for p in asyncio.run(main())] == [f"http://a.test/{i}" for i in range(2, 6)]
+    finally:
+        live.close()
+
+
+def test_a_partial_frame_from_a_dead_fetcher_is_discarded(tmp_path: Path) -> None:
+    receiver = PageReceiver(tmp_path / "p.sock")
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(str(tmp_path / "p.sock"))
+    client.sendall(struct.pack(">I", 1000) + b"x" * 10)  # announces 1000 bytes, sends 10, dies
+    client.close()
+    for _ in range(20):
+        assert receiver.poll(timeout=0.01) == []
+    assert receiver.connections == 0
+    receiver.close()
