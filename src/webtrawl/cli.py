@@ -47,6 +47,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
     web = sub.add_parser("testweb", help="serve the local test web (for trying the crawler safely)")
     add_testweb_arguments(web)
+
+    from webtrawl.bench import add_arguments as add_bench_arguments
+
+    bench = sub.add_parser("bench", help="measure the crawler against the local test web (pages/s, CPU per page)")
+    add_bench_arguments(bench)
     return parser
 
 
@@ -85,6 +90,12 @@ def _cmd_testweb(ns: argparse.Namespace) -> int:
     return run(ns)
 
 
+def _cmd_bench(ns: argparse.Namespace) -> int:
+    from webtrawl.bench import run
+
+    return run(ns)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     ns = parser.parse_args(argv)
@@ -94,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         datefmt="%H:%M:%S",
         stream=sys.stderr,
     )
-    commands = {"crawl": _cmd_crawl, "stats": _cmd_stats, "testweb": _cmd_testweb}
+    commands = {"crawl": _cmd_crawl, "stats": _cmd_stats, "testweb": _cmd_testweb, "bench": _cmd_bench}
     try:
         return commands[ns.command](ns)
     except InputError as exc:

@@ -37,6 +37,8 @@ class Limits:
     max_decompressed: int = 50 * 1024 * 1024
     max_robots: int = 500 * 1024
     max_url_length: int = 2048
+    max_query_variants: int = 100
+    max_path_repeats: int = 3
     max_redirects: int = 5
     max_depth: int = 50
     host_queue_cap: int = 200_000
@@ -65,7 +67,9 @@ class CrawlConfig:
     seeds_file: Path | None = None
     out: Path | None = None
     redis: str | None = None
+    cluster: bool = False
     node_id: str = "local"
+    keep_running: bool = False
     max_pages: int = 0
     max_time: float = 0.0
     fetchers: int = 0
@@ -80,6 +84,7 @@ class CrawlConfig:
     bloom_error: float = 0.0001
     shards: int = 64
     resolve: list[str] = field(default_factory=list)
+    nameservers: list[str] = field(default_factory=list)
     ca_file: Path | None = None
     insecure: bool = False
     ip_allow: list[str] = field(default_factory=list)
@@ -90,6 +95,7 @@ class CrawlConfig:
     lease_ttl: float = 120.0
     process_ttl: float = 600.0
     metrics_port: int = 0
+    max_memory: int = 0
     progress: str = "auto"
     timeouts: Timeouts = field(default_factory=Timeouts)
     limits: Limits = field(default_factory=Limits)
@@ -199,7 +205,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("seeds_file", _path, "file with one seed URL per line (- for stdin)"),
     Option("out", _path, "output and state directory of this crawl"),
     Option("redis", str, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
-    Option("node_id", str, "name of this node in the crawl (leases are owned by it)"),
+    Option("cluster", _parse_bool, "--redis names a node of a Redis Cluster (the frontier spreads over its masters)"),
+    Option("node_id", str, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"),
+    Option(
+        "keep_running",
+        _parse_bool,
+        "trawl node: when the frontier is empty, wait for new URLs instead of exiting (stop: trawl stop or SIGTERM)",
+    ),
     Option("max_pages", _positive_int, "stop after this many fetched pages in total (0: no limit)"),
     Option("max_time", _positive_float, "stop after this many seconds of this run (0: no limit)"),
     Option("fetchers", _positive_int, "fetcher processes (0: one per core)"),
@@ -219,6 +231,12 @@ OPTIONS: tuple[Option, ...] = (
         "HOST=IP overrides for DNS, '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)",
         repeat=True,
     ),
+    Option(
+        "nameservers",
+        str,
+        "DNS servers to ask (IP or IP:PORT, repeatable); default: the system's (names --resolve pins are never asked)",
+        repeat=True,
+    ),
     Option("ca_file", _path, "extra trusted CA certificates (PEM)"),
     Option("insecure", _parse_bool, "do not verify TLS certificates"),
     Option(
@@ -234,6 +252,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("lease_ttl", _positive_float, "seconds before a fetch lease of a dead process is taken back"),
     Option("process_ttl", _positive_float, "seconds before a fetched page not yet stored is fetched again"),
     Option("metrics_port", _positive_int, "serve Prometheus metrics on this port (0: off)"),
+    Option(
+        "max_memory",
+        parse_size,
+        "pause leasing while the node's processes use more memory than this (e.g. 4GiB; 0: no limit)",
+    ),
     Option("progress", _choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
     Option("timeouts.connect", _positive_float, "connect timeout in seconds"),
     Option("timeouts.total", _positive_float, "total timeout of one request in seconds"),
@@ -242,6 +265,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("limits.max_decompressed", parse_size, "largest decompressed body"),
     Option("limits.max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
     Option("limits.max_url_length", _positive_int, "longest URL followed"),
+    Option(
+        "limits.max_query_variants",
+        _positive_int,
+        "spider-trap guard: most distinct query strings followed per host and path (0: no limit)",
+    ),
+    Option(
+        "limits.max_path_repeats",
+        _positive_int,
+        "spider-trap guard: drop URLs whose path has one segment this many times (/a/a/a/; 0: no limit)",
+    ),
     Option("limits.max_redirects", _positive_int, "redirect hops followed (each through the frontier)"),
     Option("limits.max_depth", _positive_int, "largest link depth from a seed (0: no limit)"),
     Option("limits.host_queue_cap", _positive_int, "most URLs queued for one host"),
@@ -365,6 +398,9 @@ def load(
     return cfg
 
 
+_NODE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # no '/' or space: lease owners are "<node id>/f<index>"
+
+
 def _validate(cfg: CrawlConfig) -> None:
     for pattern in (*cfg.include, *cfg.exclude):
         try:
@@ -379,6 +415,8 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--concurrency must be at least 1")
     if cfg.lease_batch < 1:
         raise ConfigError("--lease-batch must be at least 1")
+    if not _NODE_ID_RE.fullmatch(cfg.node_id):
+        raise ConfigError(f"--node-id must be letters, digits, '.', '_' or '-' (at most 64), not {cfg.node_id!r}")
     for item in cfg.resolve:
         host, sep, ip = item.partition("=")
         if not sep or not host or not ip:

@@ -61,7 +61,7 @@ def _fail(f: RedisFrontier, host: str, retry_after_ms: int = 0) -> tuple[int, in
     f.release([Release(x.token, x.shard, x.host, UrlAction.HEAD, failed=True, retry_after_ms=retry_after_ms)])
     after = server_ms(f)
     nxt = int(host_state(f, host)["n"])
-    return nxt - after, nxt - before
+    return nxt - after - 1, nxt - before  # - 1: next-allowed times are rounded up to the next millisecond
 
 
 def test_failures_back_off_exponentially_then_park_the_host(frontier: FrontierFactory) -> None:

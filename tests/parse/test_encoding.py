@@ -41,12 +41,29 @@ def test_header_beats_meta() -> None:
     assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "header", "Заголовок")
 
 
-def test_lying_header_wins_and_yields_replacement_characters() -> None:
-    # The header says UTF-8 but the bytes are windows-1251: like a browser we believe the header.
+def test_a_utf8_header_that_the_bytes_disprove_is_skipped() -> None:
+    # The header says UTF-8 but the bytes are windows-1251: the meta tag (or detection) tells the truth.
     body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
     rec = _run(body, "text/html; charset=utf-8")
-    assert (rec["encoding"], rec["encoding_source"]) == ("utf-8", "header")
-    assert "\ufffd" in str(rec["title"])
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "meta", "Заголовок")
+    body = _html("Заголовок страницы на русском языке").encode("windows-1251")
+    rec = _run(body, "text/html; charset=utf-8")
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == (
+        "cp1251",
+        "detected",
+        "Заголовок страницы на русском языке",
+    )
+
+
+def test_a_latin1_default_header_on_utf8_bytes_is_skipped() -> None:
+    body = _html("Grüße aus München", '<meta charset="utf-8">').encode("utf-8")
+    rec = _run(body, "text/html; charset=ISO-8859-1")
+    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "meta", "Grüße aus München")
+    ascii_only = b"<html><head><title>plain title</title></head><body>plain text</body></html>"
+    assert _run(ascii_only, "text/html; charset=ISO-8859-1")["encoding_source"] == "header"
+    # a UTF-8 cut in the middle of a character (truncated body) still proves the header right
+    cut = _html("Привет").encode("utf-8")[:-1] + "Ж".encode()[:1]
+    assert _run(cut, "text/html; charset=utf-8")["encoding_source"] == "header"
 
 
 def test_meta_charset_and_http_equiv() -> None:

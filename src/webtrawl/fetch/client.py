@@ -90,7 +90,7 @@ class HttpClient:
     def __init__(self, cfg: CrawlConfig, *, resolver: Resolver | None = None) -> None:
         self._cfg = cfg
         self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(cfg.ip_allow, cfg.ports)
-        self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy)
+        self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy, nameservers=cfg.nameservers)
         self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         self._ssl = _ssl_context(cfg)
         self._session: aiohttp.ClientSession | None = None

@@ -113,6 +113,8 @@ class Resolver(AbstractResolver):
             addresses: Sequence[str] = (str(literal),)
         else:
             pinned = self.overrides.get(name)
+            if pinned is None:
+                pinned = _special_use(name)
             addresses = pinned if pinned is not None else await self._resolve_name(name)
         allowed = [ip for ip in addresses if self.policy.ip_allowed(ip)]
         if not allowed:
@@ -184,6 +186,17 @@ class Resolver(AbstractResolver):
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return entry
+
+
+def _special_use(name: str) -> tuple[str, ...] | None:
+    """RFC 6761/7686 names answered here, never asked of a DNS server: ``localhost`` is loopback (the address
+    policy then decides), ``.invalid`` and ``.onion`` do not exist. No query for them leaves the machine."""
+    tld = name.rpartition(".")[2]
+    if tld == "localhost":
+        return ("127.0.0.1", "::1")
+    if tld in ("invalid", "onion"):
+        raise DnsError(f"{name}: reserved name (RFC 6761/7686), never resolved")
+    return None
 
 
 def _norm(host: str) -> str:

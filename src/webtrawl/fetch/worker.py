@@ -8,6 +8,7 @@ sent on, so the parser's ``complete`` always finds the lease in its KEEP state.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
 import multiprocessing.synchronize
 import signal
@@ -41,6 +42,15 @@ class FetcherArgs:
     parser_sockets: list[Path]
     stop: multiprocessing.synchronize.Event
     budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
+    stats: ctypes.Array[ctypes.c_int64] | None = None  # node.presence.FetcherStats: [2i] fetched, [2i+1] leases
+
+    def report(self, fetched: int = 0, leases: int | None = None) -> None:
+        """This fetcher's numbers for the node's heartbeat (its own slots of a shared array: no lock)."""
+        if self.stats is not None:
+            if fetched:
+                self.stats[2 * self.index] += fetched
+            if leases is not None:
+                self.stats[2 * self.index + 1] = leases
 
     @property
     def owner(self) -> str:
@@ -85,7 +95,7 @@ class _Fetcher:
                 self.args.budget.value += count
 
     async def run(self) -> None:
-        redis = await connect_async(self.args.redis_url)
+        redis = await connect_async(self.args.redis_url, cluster=self.cfg.cluster)
         self.frontier = await AsyncRedisFrontier.open(redis, FrontierSettings.from_config(self.cfg))
         taken = await self.frontier.reclaim_owner(self.args.owner)
         if taken:
@@ -127,9 +137,11 @@ class _Fetcher:
                 task = asyncio.create_task(self._handle(lease))
                 self.tasks.add(task)
                 task.add_done_callback(self._done)
+            self.args.report(leases=len(self.tasks))
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
+        self.args.report(leases=len(self.tasks))
         if not task.cancelled() and task.exception() is not None:
             # A bug, not a fetch failure: the lease will expire and the URL will be tried again.
             log.error("fetch task failed", exc_info=task.exception())
@@ -166,6 +178,8 @@ class _Fetcher:
             retry_after_ms=outcome.retry_after_ms if outcome else 0,
             counters={"fetched": 1} if page.status else None,
         )
+        if page.status:
+            self.args.report(fetched=1)
         await self.sender.send(page)
 
     async def _retry(self, lease: Lease, outcome: HostOutcome) -> bool:
@@ -215,7 +229,9 @@ class _Fetcher:
             await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, _delay_ms(self.cfg, rules)))
             return
         detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
-        await self._finish(lease, Page(lease=lease, error="robots-unavailable", error_detail=detail))
+        # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
+        reason = rules.error if rules.error in ("dns", "tls") else "robots-unavailable"
+        await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules) -> None:
         try:

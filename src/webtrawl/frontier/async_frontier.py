@@ -8,39 +8,48 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import redis
-import redis.asyncio
-
 from webtrawl.frontier.base import AddResult, Counters, Release
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
-from webtrawl.frontier.connect import lost_connection
-from webtrawl.frontier.scripts import Call, load_calls
+from webtrawl.frontier.connect import AsyncClient, is_cluster, lost_connection, transport_errors
+from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
 
 
-async def _pipeline(client: redis.asyncio.Redis, calls: Sequence[Call]) -> list[Any]:
+async def _pipeline(client: AsyncClient, calls: Sequence[Call]) -> list[Any]:
     pipe = client.pipeline(transaction=False)
     for call in calls:
         call.queue(pipe)
     try:
         return await pipe.execute(raise_on_error=False)
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
+    except transport_errors() as exc:
         raise lost_connection(exc) from exc
 
 
-async def _execute(client: redis.asyncio.Redis, calls: Sequence[Call]) -> list[Any]:
+async def _load_scripts(client: AsyncClient) -> None:
+    """After NOSCRIPT. A cluster client sends SCRIPT LOAD to every master (a restarted or new master lacks them)."""
+    if not is_cluster(client):
+        first_error(await _pipeline(client, load_calls()))
+        return
+    try:
+        for script in SCRIPTS.values():
+            await client.script_load(script.source)
+    except transport_errors() as exc:
+        raise lost_connection(exc) from exc
+
+
+async def _execute(client: AsyncClient, calls: Sequence[Call]) -> list[Any]:
     replies = await _pipeline(client, calls)
     retry = noscript_retry(calls, replies)
     if retry:
-        first_error(await _pipeline(client, load_calls()))
+        await _load_scripts(client)
         for i, reply in zip(retry, await _pipeline(client, [calls[i] for i in retry]), strict=True):
             replies[i] = reply
     first_error(replies)
     return replies
 
 
-async def _drive(client: redis.asyncio.Redis, steps: Steps[T]) -> T:
+async def _drive(client: AsyncClient, steps: Steps[T]) -> T:
     try:
         calls = next(steps)
         while True:
@@ -51,15 +60,15 @@ async def _drive(client: redis.asyncio.Redis, steps: Steps[T]) -> T:
 
 
 class AsyncRedisFrontier:
-    """The :class:`webtrawl.frontier.base.Frontier` methods as coroutines, on a ``redis.asyncio.Redis`` client."""
+    """The :class:`webtrawl.frontier.base.Frontier` methods as coroutines, on an async Redis or RedisCluster client."""
 
-    def __init__(self, client: redis.asyncio.Redis, core: FrontierCore) -> None:
+    def __init__(self, client: AsyncClient, core: FrontierCore) -> None:
         self.client = client
         self.core = core
 
     @classmethod
     async def open(
-        cls, client: redis.asyncio.Redis, settings: FrontierSettings | None = None, *, create: bool = True
+        cls, client: AsyncClient, settings: FrontierSettings | None = None, *, create: bool = True
     ) -> AsyncRedisFrontier:
         return cls(client, await _drive(client, open_core(settings or FrontierSettings(), create)))
 

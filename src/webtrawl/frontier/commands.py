@@ -97,10 +97,12 @@ class FrontierCore:
         self.bloom_m = int(self.meta["bloom_m"])
         self.bloom_k = int(self.meta["bloom_k"])
         self._sp = [shard_tag(settings.prefix, s) for s in range(self.shards)]
-        self.planner = LeasePlanner(self.shards, settings.shards_per_lease, settings.empty_poll_ms / 1000.0)
+        self._rng = random.Random()
+        self.planner = LeasePlanner(
+            self.shards, settings.shards_per_lease, settings.empty_poll_ms / 1000.0, self._rng.randrange(self.shards)
+        )
         self._queued_total = 0
         self._queued_at = float("-inf")
-        self._rng = random.Random()
         self.recent = RecentUrls(settings.recent_urls)
 
     def shard(self, host: str) -> int:

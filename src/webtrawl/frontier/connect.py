@@ -2,17 +2,24 @@
 
 Clients return bytes (``decode_responses=False``: URLs and robots bodies pass through untouched) and speak RESP2, so
 replies have the same shape on every server version. redis-py picks the hiredis parser by itself when installed.
+With ``cluster=True`` the client is a ``RedisCluster``: it learns the slot map from the node the URL names and
+routes every command (and every EVALSHA, by its first key) to the master that owns the slot.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal, TypeAlias, overload
 
 import redis
 import redis.asyncio
+import redis.asyncio.cluster
+import redis.cluster
 
 from webtrawl.errors import StateError
+
+SyncClient: TypeAlias = redis.Redis | redis.cluster.RedisCluster
+AsyncClient: TypeAlias = redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster
 
 _OPTIONS: dict[str, Any] = {"decode_responses": False, "protocol": 2, "socket_connect_timeout": 5}
 _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
@@ -39,13 +46,40 @@ def lost_connection(exc: BaseException) -> StateError:
 
 
 def _client_errors() -> tuple[type[BaseException], ...]:
-    return (redis.RedisError, OSError, ValueError)
+    return (redis.RedisError, redis.exceptions.RedisClusterException, OSError, ValueError)
 
 
-def connect_sync(url: str, **options: Any) -> redis.Redis:
-    """A client for ``redis://``, ``rediss://`` or ``unix://`` URLs, checked with PING."""
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean the server (or, on a cluster, every node that owns the slot) is out of reach."""
+    return (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError)
+
+
+def _check_cluster_url(url: str) -> None:
+    if not url.lower().startswith(("redis://", "rediss://")):
+        raise StateError(f"cluster mode needs a redis:// or rediss:// URL of one cluster node, not {mask_url(url)}")
+
+
+def is_cluster(client: SyncClient | AsyncClient) -> bool:
+    return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
+
+
+@overload
+def connect_sync(url: str, *, cluster: Literal[False] = False, **options: Any) -> redis.Redis: ...
+
+
+@overload
+def connect_sync(url: str, *, cluster: bool, **options: Any) -> SyncClient: ...
+
+
+def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClient:
+    """A client for ``redis://``, ``rediss://`` or ``unix://`` URLs, checked with PING (on a cluster: every master)."""
+    client: SyncClient
     try:
-        client = redis.Redis.from_url(url, **{**_OPTIONS, **options})
+        if cluster:
+            _check_cluster_url(url)
+            client = redis.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
+        else:
+            client = redis.Redis.from_url(url, **{**_OPTIONS, **options})
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:
@@ -56,10 +90,23 @@ def connect_sync(url: str, **options: Any) -> redis.Redis:
     return client
 
 
-async def connect_async(url: str, **options: Any) -> redis.asyncio.Redis:
+@overload
+async def connect_async(url: str, *, cluster: Literal[False] = False, **options: Any) -> redis.asyncio.Redis: ...
+
+
+@overload
+async def connect_async(url: str, *, cluster: bool, **options: Any) -> AsyncClient: ...
+
+
+async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> AsyncClient:
     """Async twin of :func:`connect_sync`."""
+    client: AsyncClient
     try:
-        client = redis.asyncio.Redis.from_url(url, **{**_OPTIONS, **options})
+        if cluster:
+            _check_cluster_url(url)
+            client = redis.asyncio.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
+        else:
+            client = redis.asyncio.Redis.from_url(url, **{**_OPTIONS, **options})
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:

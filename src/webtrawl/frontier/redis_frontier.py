@@ -12,38 +12,48 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import redis
-
 from webtrawl.frontier.base import AddResult, Counters, Release
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
-from webtrawl.frontier.connect import lost_connection
-from webtrawl.frontier.scripts import Call, load_calls
+from webtrawl.frontier.connect import SyncClient, is_cluster, lost_connection, transport_errors
+from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
 
 
-def _pipeline(client: redis.Redis, calls: Sequence[Call]) -> list[Any]:
+def _pipeline(client: SyncClient, calls: Sequence[Call]) -> list[Any]:
     pipe = client.pipeline(transaction=False)
     for call in calls:
         call.queue(pipe)
     try:
         return pipe.execute(raise_on_error=False)
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
+    except transport_errors() as exc:
         raise lost_connection(exc) from exc
 
 
-def _execute(client: redis.Redis, calls: Sequence[Call]) -> list[Any]:
+def _load_scripts(client: SyncClient) -> None:
+    """After NOSCRIPT. A cluster client sends SCRIPT LOAD to every master (a restarted or new master lacks them)."""
+    if not is_cluster(client):
+        first_error(_pipeline(client, load_calls()))
+        return
+    try:
+        for script in SCRIPTS.values():
+            client.script_load(script.source)
+    except transport_errors() as exc:
+        raise lost_connection(exc) from exc
+
+
+def _execute(client: SyncClient, calls: Sequence[Call]) -> list[Any]:
     replies = _pipeline(client, calls)
     retry = noscript_retry(calls, replies)
     if retry:
-        first_error(_pipeline(client, load_calls()))
+        _load_scripts(client)
         for i, reply in zip(retry, _pipeline(client, [calls[i] for i in retry]), strict=True):
             replies[i] = reply
     first_error(replies)
     return replies
 
 
-def _drive(client: redis.Redis, steps: Steps[T]) -> T:
+def _drive(client: SyncClient, steps: Steps[T]) -> T:
     try:
         calls = next(steps)
         while True:
@@ -54,15 +64,15 @@ def _drive(client: redis.Redis, steps: Steps[T]) -> T:
 
 
 class RedisFrontier:
-    """Implements :class:`webtrawl.frontier.base.Frontier` on a ``redis.Redis`` client (bytes replies)."""
+    """Implements :class:`webtrawl.frontier.base.Frontier` on a ``redis.Redis`` or ``RedisCluster`` client (bytes)."""
 
-    def __init__(self, client: redis.Redis, core: FrontierCore) -> None:
+    def __init__(self, client: SyncClient, core: FrontierCore) -> None:
         self.client = client
         self.core = core
 
     @classmethod
     def open(
-        cls, client: redis.Redis, settings: FrontierSettings | None = None, *, create: bool = True
+        cls, client: SyncClient, settings: FrontierSettings | None = None, *, create: bool = True
     ) -> RedisFrontier:
         """Create the crawl's meta in Redis, or load it (stored shards and Bloom size win over ``settings``).
 

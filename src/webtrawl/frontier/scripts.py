@@ -46,11 +46,15 @@ class Call:
     keys: tuple[str, ...] = ()
 
     def queue(self, pipe: Any) -> None:
-        """Queue on a sync or async redis-py pipeline (both queue synchronously)."""
+        """Queue on a sync or async redis-py pipeline, plain or cluster (all queue synchronously).
+
+        EVALSHA goes through ``execute_command``: redis-py's cluster pipelines block their ``evalsha`` method but
+        route the raw command by its first key like any other.
+        """
         if self.script is None:
             pipe.execute_command(*self.args)
         else:
-            pipe.evalsha(SCRIPTS[self.script].sha, len(self.keys), *self.keys, *self.args)
+            pipe.execute_command("EVALSHA", SCRIPTS[self.script].sha, len(self.keys), *self.keys, *self.args)
 
 
 def script_call(name: str, key: str, *args: Arg) -> Call:

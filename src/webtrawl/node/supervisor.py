@@ -20,15 +20,16 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from redis import Redis
 from rich.logging import RichHandler
 
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
 from webtrawl.fetch.worker import FetcherArgs, run_fetcher
-from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.connect import SyncClient, is_cluster
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.node.children import SPAWN, Child, Children
+from webtrawl.node.presence import FetcherStats, Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.seeds import iter_seeds
 from webtrawl.parse.worker import ParserArgs, run_parser
@@ -40,6 +41,8 @@ SAVED_SETTINGS = "crawl.json"
 
 _TICK = 0.5
 _RECLAIM_EVERY = 5.0
+_SEED_POLL = 1.0
+_MAX_SEED_HOSTS = 10_000  # seed URLs kept for the host/domain scope
 
 
 def load_saved_settings(out: Path) -> dict[str, Any] | None:
@@ -66,17 +69,30 @@ def _log_through(display: ProgressDisplay) -> Callable[[], None]:
     return lambda: setattr(root, "handlers", old)
 
 
-def redis_used_memory(client: Redis) -> int:
-    """Bytes of memory the Redis server uses (INFO memory), for progress and stats."""
+def redis_used_memory(client: SyncClient) -> int:
+    """Bytes of memory the Redis server uses (INFO memory; on a cluster the sum over its masters)."""
+    if is_cluster(client):
+        per_node = client.info("memory", target_nodes="primaries")
+        return sum(int(info.get("used_memory", 0)) for info in per_node.values())
     return int(client.info("memory").get("used_memory", 0))
 
 
 class Node:
-    def __init__(self, cfg: CrawlConfig) -> None:
+    """``wait_for_seeds``: a ``trawl node`` joins a shared crawl that ``trawl seed`` fills, maybe later."""
+
+    def __init__(self, cfg: CrawlConfig, *, wait_for_seeds: bool = False) -> None:
         if cfg.out is None:
             raise InputError("--out DIR is required: it holds the crawl's state and output")
+        if (cfg.cluster or wait_for_seeds) and not cfg.redis:
+            raise InputError("--redis URL is required: nodes share the frontier in that Redis")
         self.cfg = cfg
         self.out: Path = cfg.out
+        self.wait_for_seeds = wait_for_seeds
+        if wait_for_seeds:
+            cfg.node_id = resolve_node_id(self.out, cfg.node_id)
+        self.presence: Presence | None = None
+        self.fetcher_stats = FetcherStats(cfg.effective_fetchers())
+        self._node_rate = RateWindow(60.0)
         self.children = Children()
         self.stop_leasing = SPAWN.Event()
         self.fetchers_done = SPAWN.Event()
@@ -122,13 +138,28 @@ class Node:
         new_seeds: list[str] = []
         for batch in iter_seeds(self.cfg.seeds, self.cfg.seeds_file):
             frontier.add(batch)
-            new_seeds.extend(u.url for u in batch[: 10_000 - len(new_seeds)])
+            new_seeds.extend(u.url for u in batch[: _MAX_SEED_HOSTS - len(new_seeds)])
         if new_seeds:
             frontier.add_seed_hosts(new_seeds)
         seeds = sorted(frontier.seed_hosts())
+        if not seeds and self.wait_for_seeds:
+            seeds = self._wait_for_seeds(frontier)
         if not seeds:
             raise InputError("no seeds: give URLs, --seeds FILE, or --out of an existing crawl to resume")
         return seeds
+
+    def _wait_for_seeds(self, frontier: RedisFrontier) -> list[str]:
+        """A node may start before ``trawl seed``: it waits (listed as waiting) until seeds arrive or a stop."""
+        log.info("node %s: no seeds in this crawl yet; waiting for 'trawl seed'", self.cfg.node_id)
+        while True:
+            if self.presence is not None:
+                if self.presence.stop_requested():
+                    return []
+                self.presence.beat("waiting", self._node_stats())
+            seeds = sorted(frontier.seed_hosts())
+            if seeds:
+                return seeds
+            time.sleep(_SEED_POLL)
 
     # --- run ------------------------------------------------------------------------------------------------
     def run(self) -> int:
@@ -144,12 +175,22 @@ class Node:
 
     def _run(self, redis_url: str) -> int:
         cfg = self.cfg
-        self.client = connect_sync(redis_url)
-        frontier = RedisFrontier.open(self.client, FrontierSettings.from_config(cfg))
+        self.client = connect_sync(redis_url, cluster=cfg.cluster)
+        settings = FrontierSettings.from_config(cfg)
+        frontier = RedisFrontier.open(self.client, settings)
+        if cfg.redis:  # a shared Redis: announce this node, refuse a duplicate id, obey 'trawl stop'
+            presence = Presence(self.client, settings.prefix, cfg.node_id, self.out, heartbeat_ttl(cfg.lease_ttl))
+            presence.claim()
+            presence.beat("starting", self._node_stats())
+            self.presence = presence
         taken = frontier.reclaim_owner(cfg.node_id)
         if taken:
             log.info("took back %d URLs leased by a previous run of node %s", taken, cfg.node_id)
         seeds = self._seed(frontier)
+        if not seeds:
+            log.info("stopping: trawl stop requested")
+            self._leave()
+            return 0
         budget = None
         if cfg.max_pages:
             done = frontier.counters().get("fetched")
@@ -162,7 +203,7 @@ class Node:
             self.children.add(Child("parser", i, run_parser, args))
         parser_sockets = [c.args.socket_path for c in self.children.of("parser")]
         for i in range(cfg.effective_fetchers()):
-            fargs = FetcherArgs(cfg, i, redis_url, parser_sockets, self.stop_leasing, budget)
+            fargs = FetcherArgs(cfg, i, redis_url, parser_sockets, self.stop_leasing, budget, self.fetcher_stats.array)
             self.children.add(Child("fetcher", i, run_fetcher, fargs))
         old_int = signal.signal(signal.SIGINT, self._on_signal)
         old_term = signal.signal(signal.SIGTERM, self._on_signal)
@@ -203,6 +244,8 @@ class Node:
                     frontier.reclaim_expired()
                 snapshot = self._snapshot(frontier, now - started, state)
                 rates.add(snapshot)
+                if self.presence is not None and self.presence.due(now):
+                    self.presence.beat(state, self._node_stats())
                 display.update(snapshot, rates)
                 if exporter is not None:
                     exporter.update(snapshot)
@@ -216,6 +259,7 @@ class Node:
                     state = "draining"
                     self._drain()
                     display.update(self._snapshot(frontier, time.monotonic() - started, "stopped"), rates)
+                    self._leave()
                     return 0
                 time.sleep(_TICK)
         except KeyboardInterrupt:
@@ -233,9 +277,33 @@ class Node:
             return f"--max-time {self.cfg.max_time:g}s reached"
         if self.budget is not None and self.budget.value <= 0:
             return f"--max-pages {self.cfg.max_pages} reached"
+        if self.presence is not None and self.presence.stop_requested():
+            return "trawl stop requested"
+        if self.cfg.keep_running and self.wait_for_seeds:
+            return ""
         if frontier.is_finished():
             return "finished"
         return ""
+
+    def _node_stats(self) -> dict[str, int | float]:
+        """This node's own numbers for its heartbeat (the frontier's counters are the whole crawl's)."""
+        fetched = self.fetcher_stats.fetched()
+        now = time.monotonic()
+        self._node_rate.add(Snapshot(at=now, counters=Counters(values={"fetched": fetched})))
+        return {
+            "fetched": fetched,
+            "rate": self._node_rate.rate("fetched"),
+            "leases": self.fetcher_stats.leases(),
+            "fetchers": self.cfg.effective_fetchers(),
+            "parsers": self.cfg.effective_parsers(),
+        }
+
+    def _leave(self) -> None:
+        if self.presence is not None:
+            try:
+                self.presence.leave(self._node_stats())
+            except StateError as exc:
+                log.warning("could not mark node %s as stopped: %s", self.cfg.node_id, exc)
 
     def _drain(self) -> None:
         grace = self.cfg.timeouts.total + self.cfg.timeouts.robots + 10
@@ -257,6 +325,8 @@ class Node:
         if self.redis is not None and self.redis.pid:
             pids["redis"] = [self.redis.pid]
         extra: dict[str, Any] = {"node": self.cfg.node_id, "elapsed": elapsed, "state": state}
+        if self.presence is not None:  # this node's share, next to the crawl-wide counters
+            extra.update({f"node_{k}": v for k, v in self._node_stats().items() if k in ("fetched", "leases")})
         return Snapshot(
             at=time.monotonic(),
             counters=counters,

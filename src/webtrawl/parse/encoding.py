@@ -1,7 +1,9 @@
 """Which character encoding an HTML body is in, in the order a browser decides it.
 
 BOM > Content-Type charset > ``<meta>`` prescan of the first 1024 bytes (HTML spec 13.2.3.2) > detection >
-UTF-8. Detection first tries strict UTF-8 (a body that decodes as UTF-8 is UTF-8 for every practical purpose,
+UTF-8, except that a header that the bytes prove wrong is skipped: a charset=utf-8 header on bytes that are
+not UTF-8, or a Latin-1/windows-1252 header (a common server default) on non-ASCII bytes that are valid UTF-8.
+A crawler wants the text the author wrote; the browser's mojibake helps nobody. Detection first tries strict UTF-8 (a body that decodes as UTF-8 is UTF-8 for every practical purpose,
 and the check costs microseconds) and only then asks charset-normalizer about a bounded prefix, which costs
 milliseconds.
 Labels are mapped the WHATWG way where Python's codec of the same name would decode differently
@@ -88,6 +90,24 @@ def prescan_meta(body: bytes) -> str | None:
     return None
 
 
+def _valid_utf8(body: bytes) -> bool:
+    """Strict UTF-8, allowing a multi-byte character cut off at the end (bodies may be truncated)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _header_disproved(codec: str, body: bytes) -> bool:
+    """The bytes contradict the header's charset (see the module docstring)."""
+    if codec == "utf-8":
+        return not _valid_utf8(body)
+    if codec == "cp1252":
+        return not body.isascii() and _valid_utf8(body)
+    return False
+
+
 def choose_encoding(body: bytes, content_type: str) -> tuple[str, str, int]:
     """(codec, source, bom_length); source is ``bom``, ``header``, ``meta``, ``detected`` or ``default``."""
     for bom, codec in _BOMS:
@@ -96,7 +116,7 @@ def choose_encoding(body: bytes, content_type: str) -> tuple[str, str, int]:
     label = header_charset(content_type)
     if label is not None:
         codec_h = codec_for(label)
-        if codec_h is not None:
+        if codec_h is not None and not _header_disproved(codec_h, body):
             return codec_h, "header", 0
     codec_m = prescan_meta(body)
     if codec_m is not None:

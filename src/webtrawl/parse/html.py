@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
+_MAX_DEPTH = 512  # Blink caps the DOM depth at 512 too; deeper nesting only serves to attack parsers
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*>")
+_TAG_RE_B = re.compile(rb"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*>")
+# Elements that never nest (void) and those we must never remove (they carry what we extract).
+# Implicitly closed ones (p, li, td...) do not nest either.
+_FLAT = frozenset(
+    "area base br col embed hr img input link meta source track wbr param keygen a title p li dt dd option td th tr".split()
+)
+_FEW_TAGS = 8192  # below this, even the worst nesting costs lexbor well under a second
 _QUERY = "title, meta[name][content], base[href], link[rel][href], a[href], area[href]"
 _MAX_TITLE = 1000
 _SPLIT_RE = re.compile(r"[\s,]+")
@@ -35,9 +45,48 @@ def _directives(content: str) -> set[str]:
     return found
 
 
+def _limit_depth(html: bytes | str) -> bytes | str:
+    """Drop start tags nested deeper than ``_MAX_DEPTH`` (their text and links stay).
+
+    lexbor's tree builder checks the stack of open elements for every tag, so 100k nested ``<div>`` cost it
+    over a minute. A page with few tags, or whose start tags outnumber its end tags by less than the cap, cannot
+    nest deep enough to matter, so almost every page pays only two ``count`` calls; the others get one regex
+    pass that keeps a stack of open elements (an end tag closes up to its own start tag, as the parser does).
+    """
+    lt, end = ("<", "</") if isinstance(html, str) else (b"<", b"</")
+    tags = html.count(lt)  # type: ignore[arg-type]
+    if tags <= _FEW_TAGS and tags - 2 * html.count(end) <= _MAX_DEPTH:  # type: ignore[arg-type]
+        return html
+    stack: list[str] = []
+    open_count: dict[str, int] = {}
+
+    def tag(m: re.Match[Any]) -> Any:
+        raw = m.group(2)
+        name = (raw.decode("ascii") if isinstance(raw, bytes) else raw).lower()
+        if name in _FLAT:
+            return m.group(0)
+        if m.group(1):
+            if open_count.get(name):
+                while stack:
+                    top = stack.pop()
+                    open_count[top] -= 1
+                    if top == name:
+                        break
+            return m.group(0)
+        if len(stack) >= _MAX_DEPTH:
+            return m.group(0)[:0]
+        stack.append(name)
+        open_count[name] = open_count.get(name, 0) + 1
+        return m.group(0)
+
+    if isinstance(html, str):
+        return _TAG_RE.sub(tag, html)
+    return _TAG_RE_B.sub(tag, html)
+
+
 def extract(html: bytes | str, product_token: str) -> Extracted:
     """Parse ``html`` (bytes are read as UTF-8) and collect what the crawler uses."""
-    tree = LexborHTMLParser(html)
+    tree = LexborHTMLParser(_limit_depth(html))
     out = Extracted()
     robot_names = ("robots", product_token.lower())
     links = out.links

@@ -63,7 +63,8 @@ class _Parser:
         self.args = args
         cfg = args.cfg
         self.ctx = build_context(cfg, args.seeds)
-        self.frontier = RedisFrontier.open(connect_sync(args.redis_url), FrontierSettings.from_config(cfg))
+        client = connect_sync(args.redis_url, cluster=cfg.cluster)
+        self.frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg))
         prefix = f"{cfg.node_id}-p{args.index}"
         self.records = JsonlWriter(args.out_dir / "records", prefix, cfg.jsonl_chunk)
         self.warc = WarcWriter(args.out_dir / "warc", prefix, cfg.warc_max_bytes) if cfg.warc else None

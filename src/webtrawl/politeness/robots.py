@@ -3,7 +3,8 @@
 Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it); a 4xx,
 a redirect loop or more than five redirects mean "no rules"; a 5xx, 429, timeout or network error mean
 "complete disallow for now". That unavailable state is kept only briefly so it is retried with growing gaps;
-after a few unavailable results in a row it is kept for the normal robots TTL. Matching uses the product
+after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS failure gives up at
+once: those are not transient, and the host's URLs are then recorded with that reason. Matching uses the product
 token with protego, which merges all groups naming the same agent and falls back to ``*``.
 
 The cached value is the robots.txt body plus a few fields (msgpack, body zlib-compressed), not a pickle, so
@@ -32,6 +33,7 @@ from webtrawl.parse.decompress import content_codings, decompress
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_HOPS = 5
 _COMPRESS_OVER = 512
+_HOST_BROKEN = frozenset({"dns", "tls"})  # robots.txt failures that are not worth retrying (see backoff.py)
 
 
 class RobotsStore(Protocol):
@@ -193,6 +195,8 @@ class RobotsCache:
         ttl = self._cfg.politeness.robots_ttl
         if rules.unavailable:
             rules.failures = previous.failures + 1 if previous is not None and previous.unavailable else 1
+            if rules.error in _HOST_BROKEN:  # no name or no trustworthy TLS: retrying robots.txt will not help
+                rules.failures = max(rules.failures, self._unavailable_limit)
             if rules.failures < self._unavailable_limit:
                 ttl = min(ttl, self._retry_base_s * 2 ** (rules.failures - 1))
         rules.expires_at = now + ttl

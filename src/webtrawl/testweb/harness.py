@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import shutil
+import socket
 import tempfile
 import threading
 from pathlib import Path
@@ -19,27 +20,37 @@ import uvloop
 
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
 from webtrawl.testweb.certs import Certs
+from webtrawl.testweb.chaos import DNS_RECORDS, ChaosWeb
+from webtrawl.testweb.chaosserver import ChaosServer, DnsServer
 from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
 from webtrawl.testweb.model import WebModel, WebOptions
 from webtrawl.testweb.server import WebServer, bind
 
 
-def crawl_args(host: str, http_port: int, https_port: int, ca_file: Path) -> list[str]:
-    """The crawler flags that confine a crawl to a test web listening on ``host`` (an IP address)."""
+def crawl_args(
+    host: str, http_port: int, https_port: int, ca_file: Path, *, extra_ports: tuple[int, ...] = (), dns: str = ""
+) -> list[str]:
+    """The crawler flags that confine a crawl to a test web listening on ``host`` (an IP address).
+
+    ``extra_ports`` are the chaos listeners; ``dns`` (``127.0.0.1:PORT``) the chaos web's DNS server, which then
+    answers every name that ``--resolve`` does not pin."""
     addr = ipaddress.ip_address("127.0.0.1" if host in ("", "localhost") else host)
     if addr.is_unspecified:  # listening on all interfaces: reach it over loopback
         addr = ipaddress.ip_address("127.0.0.1")
     net = ipaddress.ip_network("127.0.0.0/8") if addr.is_loopback else ipaddress.ip_network(addr)
-    return [
-        "--resolve",
-        f"*.test={addr}",
-        "--ip-allow",
-        str(net),
-        "--ports",
-        f"{http_port},{https_port}",
-        "--ca-file",
-        str(ca_file),
-    ]
+    ports = ",".join(str(p) for p in (http_port, https_port, *extra_ports))
+    args = ["--resolve", f"*.test={addr}", "--ip-allow", str(net), "--ports", ports, "--ca-file", str(ca_file)]
+    return [*args, "--nameservers", dns] if dns else args
+
+
+def _chaos_sockets(host: str) -> tuple[socket.socket, socket.socket, socket.socket]:
+    """The chaos web's http and https listeners and its DNS server's UDP socket (always on 127.0.0.1)."""
+    http_sock = bind(host, 0)
+    https_sock = bind(host, 0)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.setblocking(False)
+    return http_sock, https_sock, udp
 
 
 class TestWeb:
@@ -47,7 +58,8 @@ class TestWeb:
 
     Certificates and the access log go to ``cert_dir`` / ``log_path`` or to a private temporary directory that
     ``stop()`` removes. ``keep_log=False`` keeps no entries in memory and ``fast_loop=True`` serves on uvloop
-    (long benchmark runs).
+    (long benchmark runs). ``chaos=True`` adds the hostile hosts of :mod:`webtrawl.testweb.chaos` on two more
+    listeners and a DNS server (:attr:`chaos`, :attr:`dns`); the good hosts stay exactly as without it.
     """
 
     __test__ = False  # not a pytest test class
@@ -66,6 +78,7 @@ class TestWeb:
         log_path: Path | None = None,
         keep_log: bool = True,
         fast_loop: bool = False,
+        chaos: bool = False,
     ) -> None:
         self._n_hosts = n_hosts
         self._seed = seed
@@ -77,6 +90,9 @@ class TestWeb:
         self._log_path = log_path
         self._keep_log = keep_log
         self._fast_loop = fast_loop
+        self._chaos = chaos
+        self.chaos: ChaosWeb | None = None
+        self.dns: DnsServer | None = None
         self._tmp: Path | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -93,6 +109,7 @@ class TestWeb:
             raise
         self.http_port: int = http_sock.getsockname()[1]
         self.https_port: int = https_sock.getsockname()[1]
+        chaos_socks = _chaos_sockets(self.host) if self._chaos else None
         if self._cert_dir is None or self._log_path is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="webtrawl-testweb-"))
         self.certs = Certs(self._cert_dir or self._tmp or Path())
@@ -106,6 +123,12 @@ class TestWeb:
             corpus_size=len(self.corpus),
         )
         server = WebServer(self.model, self.corpus, self.certs, self.log)
+        chaos_server = None
+        if chaos_socks is not None:
+            self.chaos = ChaosWeb(chaos_socks[0].getsockname()[1], chaos_socks[1].getsockname()[1])
+            self.dns = DnsServer(DNS_RECORDS)
+            self.dns_address = f"127.0.0.1:{chaos_socks[2].getsockname()[1]}"
+            chaos_server = ChaosServer(self.chaos, self.certs, self.log)
         loop = self._loop = uvloop.new_event_loop() if self._fast_loop else asyncio.new_event_loop()
         self._ready: asyncio.Future[None] = loop.create_future()
         started = threading.Event()
@@ -113,13 +136,24 @@ class TestWeb:
 
         def run() -> None:
             asyncio.set_event_loop(loop)
+            dns_transport = None
             try:
                 loop.run_until_complete(server.start(http_sock, https_sock))
+                if chaos_server is not None and chaos_socks is not None and self.dns is not None:
+                    loop.run_until_complete(chaos_server.start(chaos_socks[0], chaos_socks[1]))
+                    dns = self.dns
+                    dns_transport, _ = loop.run_until_complete(
+                        loop.create_datagram_endpoint(lambda: dns, sock=chaos_socks[2])
+                    )
             except BaseException as exc:
                 failure.append(exc)
             started.set()
             if not failure:
                 loop.run_until_complete(self._ready)  # serves until stop() resolves it
+            if chaos_server is not None:
+                loop.run_until_complete(chaos_server.stop())
+            if dns_transport is not None:
+                dns_transport.close()
             loop.run_until_complete(server.stop())
             loop.close()
 
@@ -129,8 +163,8 @@ class TestWeb:
         if failure:
             self._thread.join()
             self._thread = None
-            http_sock.close()
-            https_sock.close()
+            for sock in (http_sock, https_sock, *(chaos_socks or ())):
+                sock.close()
             self.log.close()
             self._cleanup()
             raise failure[0]
@@ -169,7 +203,12 @@ class TestWeb:
 
     def crawl_args(self) -> list[str]:
         """``--resolve *.test=127.0.0.1 --ip-allow 127.0.0.0/8 --ports <http>,<https> --ca-file <ca.pem>``."""
-        return crawl_args(self.host, self.http_port, self.https_port, self.ca_file)
+        if self.chaos is None:
+            return crawl_args(self.host, self.http_port, self.https_port, self.ca_file)
+        extra = (self.chaos.http_port, self.chaos.https_port)
+        return crawl_args(
+            self.host, self.http_port, self.https_port, self.ca_file, extra_ports=extra, dns=self.dns_address
+        )
 
     def seeds(self, count: int = 3) -> list[str]:
         return self.model.seeds(count)

@@ -6,6 +6,13 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Politeness times are rounded up: "next allowed = now + gap" must never fall a fraction of a millisecond
+-- before the true end of the request plus the gap (lease compares against the rounded-down now).
+local function now_ms_up()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
+end
+
 -- entry = <depth>[.<hops>[.<retries>]]<rest>; see keys.py
 local function split_entry(entry)
   local d, h, r, rest = string.match(entry, '^(%d+)%.(%d+)%.(%d+)(.*)$')

@@ -36,7 +36,9 @@ for _, token in ipairs(tokens) do
       redis.call('HDEL', hk, 'l')
       local gap = tonumber(redis.call('HGET', hk, 'd') or default_gap)
       local nxt = tonumber(redis.call('HGET', hk, 'n') or 0)
-      if nxt < now + gap then redis.call('HSET', hk, 'n', now + gap) end
+      local up = now + gap
+      if gap > 0 then up = now_ms_up() + gap end
+      if nxt < up then redis.call('HSET', hk, 'n', up) end
       make_ready(sp, host, hk, now, false)
     elseif not holder then
       make_ready(sp, host, hk, now, true)  -- idle host: ready again; a waiting one keeps its time

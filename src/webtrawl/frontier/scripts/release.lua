@@ -6,6 +6,7 @@ local sp = ARGV[1]
 local base, max, park_after, process_ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local leases, deadlines, ready = sp .. 'L', sp .. 'dl', sp .. 'ready'
 local now = now_ms()
+local now_up = now_ms_up()
 local stale = 0
 local i = 6
 while i <= #ARGV do
@@ -36,7 +37,8 @@ while i <= #ARGV do
     else
       redis.call('HDEL', hk, 'f')
     end
-    local nxt = now + math.floor(wait)
+    local nxt = now
+    if wait > 0 then nxt = now_up + math.ceil(wait) end
     redis.call('HSET', hk, 'n', nxt)
     if delay > 0 then redis.call('HSET', hk, 'd', delay) end  -- the host's gap, for reclaim after a crash
     redis.call('HDEL', hk, 'l')

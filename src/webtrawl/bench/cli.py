@@ -1,0 +1,127 @@
+"""``trawl bench``: crawl the local test web for a fixed time and print what each page cost.
+
+Nothing leaves 127.0.0.0/8: the node gets the test web's ``--resolve '*.test=127.0.0.1' --ip-allow 127.0.0.0/8
+--ports <test web ports> --ca-file <its CA>``, and every run stops by itself after ``--warmup + --seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from webtrawl.bench.report import describe, summary
+from webtrawl.bench.spec import CrawlSpec
+from webtrawl.bench.testweb_proc import TestWebProcess, WebSpec
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    web, crawl = WebSpec(), CrawlSpec()
+    parser.add_argument("--hosts", type=int, default=web.hosts, help="test web hosts (at least 2000 for a broad crawl)")
+    parser.add_argument(
+        "--corpus-fraction", type=float, default=web.corpus_fraction, help="share of test web pages that are real"
+    )
+    parser.add_argument("--corpus-dir", type=Path, help="real pages for bodies (default ../shared/corpus)")
+    parser.add_argument("--seconds", type=float, default=crawl.window, help="measured window per run")
+    parser.add_argument("--warmup", type=float, default=crawl.warmup, help="seconds crawled before the window")
+    parser.add_argument("--delay", type=float, default=crawl.delay, help="per-host delay of the crawl")
+    parser.add_argument("--fetchers", type=int, default=crawl.fetchers, help="fetcher processes (0: node default)")
+    parser.add_argument("--parsers", type=int, default=crawl.parsers, help="parser processes (0: node default)")
+    parser.add_argument("--concurrency", type=int, default=crawl.concurrency, help="requests in flight per fetcher")
+    parser.add_argument("--no-warc", dest="warc", action="store_false", help="crawl without WARC output")
+    parser.add_argument(
+        "--follow-all", action="store_true", help="also follow the corpus pages' own links (mostly 404s here)"
+    )
+    parser.add_argument(
+        "--preload",
+        default="0",
+        help="never-ready URLs queued before the crawl; a comma list runs each size (e.g. 10000,1000000,5000000)",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs per setting (medians are printed)")
+    parser.add_argument("--workdir", type=Path, help="keep the runs' output here (default: a temporary dir)")
+    parser.add_argument("--json", type=Path, help="write every run's numbers here")
+    parser.add_argument(
+        "--crawl-arg", action="append", default=[], metavar="ARG", help="extra 'trawl crawl' argument (repeatable)"
+    )
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "nproc": os.cpu_count(),
+        "cpu": model or platform.processor(),
+        "git": rev.stdout.strip() or "unknown",
+        "python": platform.python_version(),
+        "load": os.getloadavg(),
+    }
+
+
+def run(ns: argparse.Namespace) -> int:
+    if ns.hosts < 1 or ns.runs < 1 or ns.seconds <= 0:
+        raise SystemExit("trawl bench: --hosts, --runs and --seconds must be positive")
+    from webtrawl.bench.crawl_run import RunResult, run_once
+
+    sizes = [int(s) for s in str(ns.preload).split(",") if s.strip()]
+    info = machine()
+    print(
+        f"trawl bench: {info['date']}, git {info['git']}, {info['nproc']} x {info['cpu']}, "
+        f"load {' '.join(f'{x:.2f}' for x in info['load'])}",
+        flush=True,
+    )
+    root = ns.workdir or Path(tempfile.mkdtemp(prefix="trawl-bench-"))
+    results: dict[int, list[RunResult]] = {}
+    web_spec = WebSpec(hosts=ns.hosts, corpus_fraction=ns.corpus_fraction, corpus_dir=ns.corpus_dir)
+    try:
+        with TestWebProcess(web_spec, root / "testweb") as web:
+            print(
+                f"test web: {ns.hosts} hosts, corpus fraction {ns.corpus_fraction:g} ({web.info['corpus_pages']} "
+                f"pages), pid {web.pid}, ports {web.ports}; crawl: delay {ns.delay:g}s, WARC "
+                f"{'on' if ns.warc else 'off'}, robots on, follow {'all links' if ns.follow_all else 'model links'}, "
+                f"{ns.warmup:g}s warm-up + {ns.seconds:g}s window",
+                flush=True,
+            )
+            for size in sizes:
+                spec = CrawlSpec(
+                    warmup=ns.warmup,
+                    window=ns.seconds,
+                    delay=ns.delay,
+                    fetchers=ns.fetchers,
+                    parsers=ns.parsers,
+                    concurrency=ns.concurrency,
+                    warc=ns.warc,
+                    follow_all=ns.follow_all,
+                    preload=size,
+                    expected_urls=max(10_000_000, 2 * size),
+                    extra=tuple(ns.crawl_arg),
+                )
+                for i in range(ns.runs):
+                    print(f"run {i + 1}/{ns.runs}" + (f", preload {size:,}" if size else "") + ":", flush=True)
+                    result = run_once(web, spec, root / f"p{size}-run{i}", log=lambda m: print("  " + m, flush=True))
+                    results.setdefault(size, []).append(result)
+                    print(describe(result), flush=True)
+                print(("" if not size else f"preload {size:,}: ") + summary(results[size]), flush=True)
+    finally:
+        if ns.json is not None:
+            data = {"machine": info, "args": {k: str(v) for k, v in vars(ns).items()}}
+            data["runs"] = {str(k): [r.as_dict() for r in v] for k, v in results.items()}
+            ns.json.write_text(json.dumps(data, indent=1))
+        if ns.workdir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0

@@ -1,0 +1,206 @@
+"""One measured crawl: a private Redis (optionally preloaded), ``trawl crawl`` as its own process, and the
+numbers of a fixed window after a warm-up.
+
+The node is started exactly as a user would start it (``python -m webtrawl crawl ...``) except ``--redis``: the
+benchmark owns the redis-server (the same embedded server the node would start) so that it can preload the
+frontier before the crawl and read Redis's counters while it runs. Only the window is measured, so start-up
+(imports, robots.txt of the first hosts) and the drain at the end do not blur the steady state.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from webtrawl.bench.preload import preload
+from webtrawl.bench.procstat import NODE_KINDS, ProcessWatch, count_by_kind, cpu_by_kind
+from webtrawl.bench.redisstat import RedisSample, bloom_bytes, sample, used_memory
+from webtrawl.bench.spec import CrawlSpec, follow_args
+from webtrawl.bench.testweb_proc import TestWebProcess
+from webtrawl.config import load
+from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.node.redis_server import EmbeddedRedis
+
+_POLL_S = 0.5
+_STOP_GRACE_S = 120.0
+
+
+@dataclass
+class RunResult:
+    seconds: float
+    pages: int  # HTTP responses fetched (any status; robots.txt not counted) in the window
+    cpu: dict[str, float]  # CPU seconds per process kind in the window
+    processes: dict[str, int]
+    peak_rss: dict[str, int]
+    redis_reads: int
+    redis_commands: int
+    redis_scripts: int
+    queued: int
+    used_memory: int  # Redis data bytes at the end of the window (less the empty server's)
+    bloom_bytes: int
+    counters: dict[str, int] = field(default_factory=dict)  # deltas in the window
+    preloaded: int = 0
+    preload_seconds: float = 0.0
+
+    @property
+    def pages_per_s(self) -> float:
+        return self.pages / self.seconds if self.seconds else 0.0
+
+    def node_cpu(self) -> float:
+        return sum(v for k, v in self.cpu.items() if k != "testweb")
+
+    def ms_per_page(self, kind: str | None = None) -> float:
+        cpu = self.node_cpu() if kind is None else self.cpu.get(kind, 0.0)
+        return 1000.0 * cpu / self.pages if self.pages else float("nan")
+
+    def bytes_per_url(self, with_bloom: bool = False) -> float:
+        data = self.used_memory if with_bloom else self.used_memory - self.bloom_bytes
+        return data / self.queued if self.queued else float("nan")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seconds": self.seconds,
+            "pages": self.pages,
+            "pages_per_s": self.pages_per_s,
+            "node_ms_per_page": self.ms_per_page(),
+            "ms_per_page": {k: self.ms_per_page(k) for k in self.cpu},
+            "cpu_s": self.cpu,
+            "processes": self.processes,
+            "peak_rss": self.peak_rss,
+            "redis_round_trips_per_page": self.redis_reads / self.pages if self.pages else None,
+            "redis_commands_per_page": self.redis_commands / self.pages if self.pages else None,
+            "redis_scripts_per_page": self.redis_scripts / self.pages if self.pages else None,
+            "queued": self.queued,
+            "redis_bytes_per_url": self.bytes_per_url(),
+            "redis_bytes_per_url_with_bloom": self.bytes_per_url(with_bloom=True),
+            "bloom_bytes": self.bloom_bytes,
+            "counters": self.counters,
+            "preloaded": self.preloaded,
+            "preload_seconds": self.preload_seconds,
+        }
+
+
+def crawl_flags(spec: CrawlSpec) -> dict[str, str]:
+    """The option values (CrawlConfig names) the node gets, besides the test web's own flags."""
+    flags = {
+        "delay": repr(spec.delay),
+        "fetchers": str(spec.fetchers),
+        "parsers": str(spec.parsers),
+        "concurrency": str(spec.concurrency),
+        "expected_urls": str(spec.expected_urls),
+        "progress": "log",
+    }
+    return flags
+
+
+def _argv(flags: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for name, value in flags.items():
+        out += ["--" + name.replace("_", "-"), value]
+    return out
+
+
+class _Node:
+    """``trawl crawl`` as a child process with its log in a file."""
+
+    def __init__(self, argv: list[str], log_path: Path) -> None:
+        with log_path.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "webtrawl", "crawl", *argv], stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # graceful: fetchers hand over their pages, parsers finish
+            try:
+                self.proc.wait(_STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = None) -> RunResult:
+    """One crawl of ``spec.warmup + spec.window`` seconds against ``web``; the numbers of the window."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = workdir / "out"
+    flags = crawl_flags(spec)
+    argv = [*web.info["seeds"], "--out", str(out), *web.crawl_args, *_argv(flags)]
+    if not spec.warc:
+        argv.append("--no-warc")
+    argv += follow_args(spec.follow_all)
+    argv += list(spec.extra)
+    budget = spec.warmup + spec.window + 30.0
+    argv += ["--max-time", repr(budget)]  # a safety net: the window ends first and the node is stopped
+    cfg = load({"expected_urls": flags["expected_urls"], "out": str(out)})
+    with EmbeddedRedis(workdir / "redis") as server:
+        client = connect_sync(server.url)
+        empty = used_memory(client)
+        frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg))
+        preloaded, preload_s = (0, 0.0)
+        if spec.preload:
+            preloaded, preload_s = preload(client, frontier, spec.preload)
+            if log:
+                log(f"preloaded {preloaded:,} URLs in {preload_s:.0f}s")
+        node = _Node([*argv, "--redis", server.url], workdir / "node.log")
+        try:
+            watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid])
+            _wait(node, watch, spec.warmup)
+            cpu0, red0, t0 = watch.sample(), sample(client, frontier), time.monotonic()
+            _wait(node, watch, spec.window)
+            cpu1, red1, t1 = watch.sample(), sample(client, frontier), time.monotonic()
+            mem, bloom = used_memory(client) - empty, bloom_bytes(client, frontier)
+        finally:
+            node.stop()
+        client.close()
+    return _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
+
+
+def _wait(node: _Node, watch: ProcessWatch, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if node.proc.poll() is not None:
+            raise RuntimeError(f"the crawl exited early with status {node.proc.returncode}; see its node.log")
+        watch.poll()
+        time.sleep(min(_POLL_S, max(0.0, end - time.monotonic())))
+
+
+def _result(
+    seconds: float,
+    cpu0: Any,
+    cpu1: Any,
+    red0: RedisSample,
+    red1: RedisSample,
+    watch: ProcessWatch,
+    mem: int,
+    bloom: int,
+    preloaded: int,
+    preload_s: float,
+) -> RunResult:
+    deltas = {k: red1.counters.get(k, 0) - red0.counters.get(k, 0) for k in red1.counters}
+    cpu = cpu_by_kind(cpu0, cpu1)
+    for kind in NODE_KINDS:
+        cpu.setdefault(kind, 0.0)
+    return RunResult(
+        seconds=seconds,
+        pages=deltas.get("fetched", 0),
+        cpu=cpu,
+        processes=count_by_kind(cpu1),
+        peak_rss=dict(watch.peak_rss),
+        redis_reads=red1.reads - red0.reads,
+        redis_commands=red1.commands - red0.commands,
+        redis_scripts=red1.script_calls - red0.script_calls,
+        queued=red1.counters.get("queued", 0),
+        used_memory=mem,
+        bloom_bytes=bloom,
+        counters={k: v for k, v in deltas.items() if v},
+        preloaded=preloaded,
+        preload_seconds=preload_s,
+    )
+
+
+__all__ = ["RunResult", "run_once"]

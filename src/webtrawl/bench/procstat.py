@@ -1,0 +1,92 @@
+"""CPU seconds and peak resident memory of a crawl's processes, grouped by kind.
+
+Kinds: ``supervisor`` (the ``trawl crawl`` process), ``fetcher``/``parser`` (named in the node's
+``children.json``), ``redis``, ``other`` (e.g. multiprocessing's resource tracker) and ``testweb``, which is
+reported but never added to the crawler's total. CPU is user + system time from ``/proc`` (psutil), so a
+process's cost is what the kernel charged it, not a share of wall time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil  # type: ignore[import-untyped]
+
+NODE_KINDS = ("fetcher", "parser", "supervisor", "redis", "other")
+
+
+@dataclass
+class CpuSample:
+    """CPU seconds per pid (and its kind) at one moment."""
+
+    cpu: dict[int, float] = field(default_factory=dict)
+    kind: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class ProcessWatch:
+    """Finds the processes of one crawl and samples them; ``poll()`` often keeps the RSS peaks."""
+
+    supervisor: int
+    out_dir: Path
+    redis_pid: int | None
+    testweb_pids: Iterable[int] = ()
+    peak_rss: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    _procs: dict[int, psutil.Process] = field(default_factory=dict)
+
+    def _kinds(self) -> dict[int, str]:
+        kinds: dict[int, str] = {self.supervisor: "supervisor"}
+        if self.redis_pid is not None:
+            kinds[self.redis_pid] = "redis"
+        for pid in self.testweb_pids:
+            kinds[pid] = "testweb"
+        try:
+            names = json.loads((self.out_dir / "children.json").read_text())
+        except (OSError, ValueError):
+            names = {}
+        named = {int(pid): str(name).split("-")[0] for name, pid in names.items() if pid}
+        try:
+            for child in psutil.Process(self.supervisor).children(recursive=True):
+                kinds.setdefault(child.pid, named.get(child.pid, "redis" if "redis" in child.name() else "other"))
+        except psutil.Error:
+            pass
+        return kinds
+
+    def sample(self) -> CpuSample:
+        out = CpuSample()
+        for pid, kind in self._kinds().items():
+            proc = self._procs.get(pid)
+            try:
+                if proc is None:
+                    proc = self._procs[pid] = psutil.Process(pid)
+                times = proc.cpu_times()
+                rss = int(proc.memory_info().rss)
+            except psutil.Error:
+                continue
+            out.cpu[pid] = float(times.user + times.system)
+            out.kind[pid] = kind
+            self.peak_rss[kind] = max(self.peak_rss[kind], rss)
+        return out
+
+    def poll(self) -> None:
+        self.sample()
+
+
+def cpu_by_kind(before: CpuSample, after: CpuSample) -> dict[str, float]:
+    """CPU seconds spent per kind between two samples (processes present in both)."""
+    spent: dict[str, float] = defaultdict(float)
+    for pid, cpu in after.cpu.items():
+        if pid in before.cpu:
+            spent[after.kind[pid]] += max(0.0, cpu - before.cpu[pid])
+    return dict(spent)
+
+
+def count_by_kind(sample: CpuSample) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for kind in sample.kind.values():
+        counts[kind] += 1
+    return dict(counts)

@@ -1,0 +1,186 @@
+"""A throwaway Redis Cluster on loopback: several cluster-mode redis-servers on one machine, slots assigned.
+
+Why: cluster mode must be tested and measured against a real cluster (MOVED routing, per-master NOSCRIPT, scripts
+restricted to one slot), and a developer should be able to try ``trawl node --cluster`` without Docker. The servers
+bind 127.0.0.1 only and keep no data on disk (no AOF, no RDB): this is not how to run a production cluster (see
+``docs/deploy.md``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+from webtrawl.errors import StateError
+from webtrawl.node.redis_server import find_redis_binary
+
+_SLOTS = 16384
+_BUS_OFFSET = 10000  # Redis Cluster's bus port is the client port + 10000
+_START_TIMEOUT_S = 20.0
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_cluster_ports(count: int) -> list[int]:
+    """Ports P whose bus port P + 10000 is free too (asked from the kernel, then checked)."""
+    ports: list[int] = []
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port + _BUS_OFFSET < 65536 and port not in ports and _port_free(port + _BUS_OFFSET):
+            ports.append(port)
+            if len(ports) == count:
+                return ports
+    raise StateError("no free port pairs for a local Redis Cluster")
+
+
+def _wait(condition: Callable[[], bool], what: str, timeout: float = _START_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(redis.RedisError, OSError):
+            if condition():
+                return
+        time.sleep(0.02)
+    raise StateError(f"local Redis Cluster: timed out waiting for {what}")
+
+
+class LocalRedisCluster:
+    """``masters`` cluster-enabled redis-servers on 127.0.0.1 sharing the 16384 slots; ``url`` reaches any."""
+
+    def __init__(self, masters: int = 3, data_dir: Path | None = None, node_timeout_ms: int = 2000) -> None:
+        if masters < 1:
+            raise ValueError("a cluster needs at least one master")
+        self.masters = masters
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="trawl-cluster-"))
+        self.node_timeout_ms = node_timeout_ms
+        self.ports: list[int] = []
+        self._procs: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.ports[0]}"
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self._procs]
+
+    def _client(self, port: int) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5, protocol=2)
+
+    def _ping(self, port: int) -> bool:
+        client = self._client(port)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+
+    def start(self) -> LocalRedisCluster:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.ports = free_cluster_ports(self.masters)
+        binary = find_redis_binary()
+        try:
+            for port in self.ports:
+                self._procs.append(self._spawn(binary, port))
+            for port in self.ports:
+                _wait(lambda p=port: self._ping(p), f"redis-server on port {port}")  # type: ignore[misc]
+            self._assign_slots()
+            _wait(self._ready, "the cluster to agree on its slots")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _spawn(self, binary: str, port: int) -> subprocess.Popen[bytes]:
+        node_dir = self.data_dir / str(port)
+        node_dir.mkdir(exist_ok=True)
+        cmd = [
+            binary,
+            *("--port", str(port)),
+            *("--bind", "127.0.0.1"),
+            *("--cluster-enabled", "yes"),
+            *("--cluster-config-file", str(node_dir / "nodes.conf")),
+            *("--cluster-node-timeout", str(self.node_timeout_ms)),
+            *("--dir", str(node_dir)),
+            *("--appendonly", "no"),
+            *("--save", ""),
+            *("--logfile", str(node_dir / "redis.log")),
+            *("--daemonize", "no"),
+        ]
+        try:
+            return subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise StateError(f"cannot start {binary}: {exc}") from None
+
+    def _assign_slots(self) -> None:
+        step = -(-_SLOTS // self.masters)
+        for i, port in enumerate(self.ports):
+            client = self._client(port)
+            first, last = i * step, min(_SLOTS, (i + 1) * step)
+            client.cluster("ADDSLOTS", *range(first, last))
+            client.close()
+        first_node = self._client(self.ports[0])
+        for port in self.ports[1:]:
+            first_node.cluster("MEET", "127.0.0.1", port)
+        first_node.close()
+
+    def _ready(self) -> bool:
+        for port in self.ports:
+            client = self._client(port)
+            try:
+                info = client.cluster("INFO")
+                if isinstance(info, dict):
+                    fields = {str(k): str(v) for k, v in info.items()}
+                else:
+                    text = info.decode() if isinstance(info, bytes) else str(info)
+                    fields = dict(line.split(":", 1) for line in text.split() if ":" in line)
+                if fields.get("cluster_state") != "ok" or int(fields.get("cluster_known_nodes", 0)) != self.masters:
+                    return False
+            finally:
+                client.close()
+        return True
+
+    def stop(self) -> None:
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self._procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._procs = []
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self) -> LocalRedisCluster:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

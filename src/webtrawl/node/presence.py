@@ -1,0 +1,200 @@
+"""Nodes of a shared crawl: who they are, that they are alive, and whether someone asked them to stop.
+
+Every node that crawls from a shared Redis (``--redis``) announces itself; all keys live in the crawl's global slot
+(``P:{P:g}:``, see :mod:`webtrawl.frontier.keys`), so they sit on one cluster master next to the crawl's meta::
+
+    node:<id>   hash with a TTL, rewritten every heartbeat: host, pid, out, state, started, seen, fetched, rate,
+                leases, fetchers, parsers. A node that dies stops refreshing it and it expires: status shows it lost.
+    nodes       zset id -> last heartbeat (unix ms): the nodes ``trawl status`` lists, also after they left
+    stop        integer, INCR by ``trawl stop``: a node drains and exits when it grows past the value it saw at
+                start. A counter, not a flag, so that nodes started after a stop crawl normally (no clock involved).
+
+Fetchers report what the heartbeat needs through :class:`FetcherStats`, a small shared-memory array.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import secrets
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from webtrawl.errors import StateError
+from webtrawl.frontier.connect import SyncClient
+from webtrawl.frontier.keys import global_tag
+from webtrawl.node.children import SPAWN
+
+DEFAULT_NODE_ID = "local"  # CrawlConfig's default: a trawl node replaces it with a persisted hostname-XXXXXX
+NODE_ID_FILE = "node-id"
+LEFT_TTL_S = 86_400  # a node that left cleanly stays listed (state "stopped") this long
+_FORGET_AFTER_MS = 86_400_000  # nodes not seen for a day are dropped from the list
+_BAD_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def heartbeat_ttl(lease_ttl_s: float) -> float:
+    """A node silent for longer than its lease TTL has lost its leases anyway: show it as lost by then (3-15 s)."""
+    return min(15.0, max(3.0, lease_ttl_s))
+
+
+def _keys(prefix: str) -> tuple[str, str, str]:
+    tag = global_tag(prefix)
+    return tag + "node:", tag + "nodes", tag + "stop"
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def resolve_node_id(out: Path, configured: str) -> str:
+    """``--node-id`` if given, else the id this --out dir got on its first run (hostname + 6 hex digits)."""
+    if configured != DEFAULT_NODE_ID:
+        return configured
+    path = out / NODE_ID_FILE
+    with contextlib.suppress(FileNotFoundError):
+        saved = path.read_text().strip()
+        if saved:
+            return saved
+    host = _BAD_ID_CHARS.sub("-", socket.gethostname()).strip("-.")[:48] or "node"
+    node_id = f"{host}-{secrets.token_hex(3)}"
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(node_id + "\n")
+    tmp.replace(path)
+    return node_id
+
+
+class FetcherStats:
+    """Per-fetcher numbers in shared memory, one writer per slot (no lock): ``2i`` pages fetched, ``2i+1`` leases
+    the fetcher holds now. Handed to fetchers as :attr:`array`."""
+
+    def __init__(self, fetchers: int) -> None:
+        raw = SPAWN.Array(ctypes.c_int64, 2 * max(1, fetchers), lock=False)
+        self.array = cast("ctypes.Array[ctypes.c_int64]", raw)
+
+    def fetched(self) -> int:
+        return sum(self.array[0::2])
+
+    def leases(self) -> int:
+        return sum(self.array[1::2])
+
+
+@dataclass
+class NodeStatus:
+    """One node as ``trawl status`` shows it."""
+
+    node_id: str
+    state: str  # crawling, waiting, draining, stopped; "lost" when its heartbeat expired without a clean stop
+    seen_ms: int
+    fields: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def live(self) -> bool:
+        return self.state not in ("lost", "stopped")
+
+    def number(self, name: str) -> float:
+        try:
+            return float(self.fields.get(name, 0))
+        except ValueError:
+            return 0.0
+
+    def as_dict(self, now_ms: int) -> dict[str, Any]:
+        return {
+            "id": self.node_id,
+            "state": self.state,
+            "live": self.live,
+            "seen_s_ago": max(0.0, (now_ms - self.seen_ms) / 1000.0),
+            "host": self.fields.get("host", ""),
+            "out": self.fields.get("out", ""),
+            "pid": int(self.number("pid")),
+            "fetched": int(self.number("fetched")),
+            "rate": self.number("rate"),
+            "leases": int(self.number("leases")),
+            "fetchers": int(self.number("fetchers")),
+            "parsers": int(self.number("parsers")),
+        }
+
+
+def list_nodes(client: SyncClient, prefix: str) -> list[NodeStatus]:
+    """Nodes seen within the last day, live ones first; two round trips whatever the number of nodes."""
+    node_key, nodes_key, _ = _keys(prefix)
+    members: list[tuple[Any, float]] = list(client.zrange(nodes_key, 0, -1, withscores=True))  # type: ignore[arg-type]
+    if not members:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for member, _score in members:
+        pipe.hgetall(node_key + _text(member))
+    found = []
+    for (member, score), raw in zip(members, pipe.execute(), strict=True):
+        values = {_text(k): _text(v) for k, v in raw.items()}
+        state = values.get("state", "lost") if values else "lost"
+        found.append(NodeStatus(_text(member), state, int(score), values))
+    found.sort(key=lambda n: (not n.live, n.node_id))
+    return found
+
+
+def request_stop(client: SyncClient, prefix: str) -> int:
+    """Ask every running node to drain and exit; returns the new stop generation."""
+    return int(client.incr(_keys(prefix)[2]))
+
+
+class Presence:
+    """This node's entry: claimed at start, refreshed by :meth:`beat`, marked stopped by :meth:`leave`."""
+
+    def __init__(self, client: SyncClient, prefix: str, node_id: str, out: Path, ttl_s: float) -> None:
+        self.client = client
+        self.node_id = node_id
+        self.ttl_ms = max(1000, round(ttl_s * 1000))
+        self.interval = ttl_s / 5
+        node_key, self._nodes_key, self._stop_key = _keys(prefix)
+        self._key = node_key + node_id
+        self._static = {
+            "host": socket.gethostname(),
+            "pid": str(os.getpid()),
+            "out": str(out.resolve()),
+            "started": str(int(time.time() * 1000)),
+        }
+        self._stop_seen = 0
+        self._last_beat = float("-inf")
+
+    def claim(self) -> None:
+        """Refuse to run beside a live node of the same id elsewhere (they would take each other's leases back)."""
+        raw = self.client.hgetall(self._key)
+        other = {_text(k): _text(v) for k, v in raw.items()}
+        if other and other.get("state") != "stopped":
+            same_place = (other.get("host"), other.get("out")) == (self._static["host"], self._static["out"])
+            if not same_place:  # the same place is our own earlier run: node.lock proves it is gone
+                raise StateError(
+                    f"node id {self.node_id!r} is in use by a live node on {other.get('host')} "
+                    f"(out {other.get('out')}): give this node another --node-id"
+                )
+        self._stop_seen = int(self.client.get(self._stop_key) or 0)
+        now_ms = int(time.time() * 1000)
+        self.client.zremrangebyscore(self._nodes_key, "-inf", now_ms - _FORGET_AFTER_MS)
+
+    def due(self, now: float) -> bool:
+        return now - self._last_beat >= self.interval
+
+    def beat(self, state: str, stats: dict[str, int | float], ttl_ms: int | None = None) -> None:
+        """Write this node's entry and its TTL (one round trip: all keys share the global slot)."""
+        self._last_beat = time.monotonic()
+        now_ms = int(time.time() * 1000)
+        mapping: dict[str, str] = {**self._static, "state": state, "seen": str(now_ms)}
+        mapping.update({k: f"{v:.3f}" if isinstance(v, float) else str(v) for k, v in stats.items()})
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(self._key, mapping=mapping)  # type: ignore[arg-type]
+        pipe.pexpire(self._key, ttl_ms or self.ttl_ms)
+        pipe.zadd(self._nodes_key, {self.node_id: now_ms})
+        pipe.execute()
+
+    def stop_requested(self) -> bool:
+        return int(self.client.get(self._stop_key) or 0) > self._stop_seen
+
+    def leave(self, stats: dict[str, int | float]) -> None:
+        """A clean exit: the entry stays a day with state ``stopped`` so status can tell it from a lost node."""
+        self.beat("stopped", stats, LEFT_TTL_S * 1000)
