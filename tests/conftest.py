@@ -6,4 +6,5 @@ The fixtures live in ``tests/fixtures/``; this file only loads them so every tes
 pytest_plugins = [
     "tests.fixtures.redis_fixtures",
     "tests.fixtures.web_fixtures",
+    "tests.fixtures.cluster_fixtures",
 ]

@@ -11,7 +11,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from webtrawl import __version__
 from webtrawl.config import OPTIONS, CrawlConfig, add_arguments, load
@@ -38,6 +38,8 @@ def _build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--seeds", dest="seeds_file", metavar="FILE", help="file of seed URLs, one per line")
     add_arguments(crawl, names=[o for o in _option_names() if o != "seeds_file"])
 
+    _add_shared_commands(sub)
+
     stats = sub.add_parser("stats", help="print the counters of a crawl")
     stats.add_argument("--out", required=True, type=Path, help="the crawl's output directory")
     stats.add_argument("--redis", help="Redis URL, if the crawl used --redis")
@@ -57,6 +59,62 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _option_names() -> list[str]:
     return [o.name for o in OPTIONS]
+
+
+# Options of the commands that only talk to the shared Redis: which crawl, and how it is created (trawl seed).
+_ADMIN_OPTIONS = ["redis", "cluster"]
+_SEED_OPTIONS = [*_ADMIN_OPTIONS, "shards", "expected_urls", "bloom_error", "host_queue_cap", "host_budget"]
+_SEED_OPTIONS += ["frontier_cap"]
+
+
+def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """Many nodes, one frontier in Redis (plain or --cluster): node, seed, status, stop."""
+    node = sub.add_parser("node", help="join a shared crawl in --redis as one node (seeds come from 'trawl seed')")
+    node.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
+    node.set_defaults(urls=[])
+    add_arguments(node, names=[o for o in _option_names() if o != "seeds_file"])
+    seed = sub.add_parser("seed", help="stream seed URLs from a file into a shared crawl (creates it if new)")
+    seed.add_argument("seeds_path", nargs="?", type=Path, metavar="FILE", help="seed URLs, one per line (- for stdin)")
+    seed.add_argument("--url", dest="urls", action="append", default=[], metavar="URL", help="a seed URL (repeatable)")
+    seed.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
+    add_arguments(seed, names=_SEED_OPTIONS)
+    status = sub.add_parser("status", help="progress of a shared crawl: counters and every node with its rate")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    stop = sub.add_parser("stop", help="ask every node of a shared crawl to drain and exit")
+    for admin in (status, stop):
+        admin.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
+        add_arguments(admin, names=_ADMIN_OPTIONS)
+
+
+def _shared_config(ns: argparse.Namespace, names: list[str]) -> CrawlConfig:
+    flags = {name: getattr(ns, name, None) for name in names}
+    return load(flags, config_file=ns.config)
+
+
+def _cmd_node(ns: argparse.Namespace) -> int:
+    from webtrawl.node.supervisor import Node
+
+    return Node(_crawl_config(ns), wait_for_seeds=True).run()
+
+
+def _cmd_seed(ns: argparse.Namespace) -> int:
+    from webtrawl.node.shared import print_seed_result, seed
+
+    print_seed_result(seed(_shared_config(ns, _SEED_OPTIONS), ns.seeds_path, ns.urls))
+    return 0
+
+
+def _cmd_status(ns: argparse.Namespace) -> int:
+    from webtrawl.node.shared import print_status, status
+
+    print_status(status(_shared_config(ns, _ADMIN_OPTIONS)), as_json=ns.json)
+    return 0
+
+
+def _cmd_stop(ns: argparse.Namespace) -> int:
+    from webtrawl.node.shared import stop
+
+    return stop(_shared_config(ns, _ADMIN_OPTIONS))
 
 
 def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
@@ -106,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     commands = {"crawl": _cmd_crawl, "stats": _cmd_stats, "testweb": _cmd_testweb, "bench": _cmd_bench}
+    commands.update(node=_cmd_node, seed=_cmd_seed, status=_cmd_status, stop=_cmd_stop)
     try:
         return commands[ns.command](ns)
     except InputError as exc:

@@ -43,6 +43,8 @@ class FetcherArgs:
     stop: multiprocessing.synchronize.Event
     budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
     stats: ctypes.Array[ctypes.c_int64] | None = None  # node.presence.FetcherStats: [2i] fetched, [2i+1] leases
+    # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
+    pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
 
     def report(self, fetched: int = 0, leases: int | None = None) -> None:
         """This fetcher's numbers for the node's heartbeat (its own slots of a shared array: no lock)."""
@@ -122,6 +124,9 @@ class _Fetcher:
             free = capacity - len(self.tasks)
             if free <= 0:
                 await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            if any(pause.is_set() for pause in self.args.pauses):
+                await asyncio.sleep(_IDLE_MAX)  # in-flight fetches go on; nothing new until the pause ends
                 continue
             want = self._take_budget(min(free, self.cfg.lease_batch))
             if want == 0:

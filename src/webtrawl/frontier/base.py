@@ -43,6 +43,7 @@ class AddResult(msgspec.Struct):
     added: int = 0
     seen: int = 0  # already seen (Bloom filter)
     dropped: dict[str, int] = msgspec.field(default_factory=dict)  # reason -> count (host-queue-cap, budget...)
+    refused: list[tuple[str, str]] = msgspec.field(default_factory=list)  # (url, reason) of each dropped URL
 
 
 class Counters(msgspec.Struct):

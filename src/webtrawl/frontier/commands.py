@@ -38,7 +38,11 @@ Steps = Generator[list[Call], list[Any], T]
 
 _QUEUED_REFRESH_S = 1.0
 _RECLAIM_BATCH = 1000
-_PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
+_PREALLOC_BYTES = 1 << 20
+_FATES = {
+    "c": "host-queue-cap",
+    "b": "budget",
+}  # add.lua's letters for a refused URL  # above this Redis grows strings by 1 MiB steps, not by doubling
 
 
 def _text(value: Any) -> str:
@@ -128,6 +132,7 @@ class FrontierCore:
             if parts is None:
                 extras[0]["drop:bad-url"] += 1
                 dropped["bad-url"] += 1
+                result.refused.append((item.url, "bad-url"))
                 continue
             shard = self.shard(parts.host)
             if item.url in self.recent:
@@ -137,6 +142,7 @@ class FrontierCore:
             if allowed <= 0:
                 extras[shard]["drop:frontier-cap"] += 1
                 dropped["frontier-cap"] += 1
+                result.refused.append((item.url, "frontier-cap"))
                 continue
             allowed -= 1
             groups[shard] += [parts.host, parts.origin, parts.rest, encode_meta(item.depth, item.hops)]
@@ -176,6 +182,8 @@ class FrontierCore:
             for url, fate in zip(sent[shard], _text(fates), strict=True):
                 if fate in "as":  # now in the Bloom filter for good
                     self.recent.remember(url)
+                else:
+                    result.refused.append((url, _FATES.get(fate, fate)))
         self._queued_total += result.added
 
     # --- lease ----------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from datetime import UTC, datetime
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,14 @@ def print_stats(out: Path, redis_url: str | None, *, as_json: bool = False) -> i
         frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
         counters = frontier.counters()
         meta: dict[str, Any] = dict(frontier.meta())
+        if str(meta.get("created", "")).isdigit():
+            meta["created"] = datetime.fromtimestamp(int(meta["created"]), UTC).isoformat(timespec="seconds")
         used = redis_used_memory(client)
         meta["redis_used_memory"] = used
         if counters.queued:
-            meta["bytes_per_queued_url"] = used / counters.queued
+            # The seen filter is allocated at full size when the crawl is created; leave it out of the per-URL cost.
+            bloom_bytes = counters.bloom_bits // 8
+            meta["bytes_per_queued_url"] = max(0, used - bloom_bytes) / counters.queued
     if as_json:
         doc = {
             "counters": counters.values,

@@ -29,6 +29,7 @@ from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect
 from webtrawl.frontier.connect import SyncClient, is_cluster
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.node.children import SPAWN, Child, Children
+from webtrawl.node.guard import MemoryGuard
 from webtrawl.node.presence import FetcherStats, Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.seeds import iter_seeds
@@ -73,6 +74,8 @@ def redis_used_memory(client: SyncClient) -> int:
     """Bytes of memory the Redis server uses (INFO memory; on a cluster the sum over its masters)."""
     if is_cluster(client):
         per_node = client.info("memory", target_nodes="primaries")
+        if "used_memory" in per_node:  # a cluster of one master: its reply comes unwrapped
+            per_node = {"only": per_node}
         return sum(int(info.get("used_memory", 0)) for info in per_node.values())
     return int(client.info("memory").get("used_memory", 0))
 
@@ -96,6 +99,8 @@ class Node:
         self.children = Children()
         self.stop_leasing = SPAWN.Event()
         self.fetchers_done = SPAWN.Event()
+        self.disk_full = SPAWN.Event()  # set by a parser while its writes wait for disk space
+        self.memory_guard = MemoryGuard(cfg.max_memory, SPAWN.Event())
         self.interrupts = 0
         self.redis: EmbeddedRedis | None = None
         self._lock_file: IO[str] | None = None
@@ -200,10 +205,12 @@ class Node:
         self.children.pid_file = self.out / "children.json"
         for i in range(cfg.effective_parsers()):
             args = ParserArgs(cfg, i, redis_url, sockets / f"parse-{i}.sock", self.out, seeds, self.fetchers_done)
+            args.disk_full = self.disk_full
             self.children.add(Child("parser", i, run_parser, args))
         parser_sockets = [c.args.socket_path for c in self.children.of("parser")]
         for i in range(cfg.effective_fetchers()):
             fargs = FetcherArgs(cfg, i, redis_url, parser_sockets, self.stop_leasing, budget, self.fetcher_stats.array)
+            fargs.pauses = (self.memory_guard.pause, self.disk_full)
             self.children.add(Child("fetcher", i, run_fetcher, fargs))
         old_int = signal.signal(signal.SIGINT, self._on_signal)
         old_term = signal.signal(signal.SIGTERM, self._on_signal)
@@ -243,6 +250,7 @@ class Node:
                     last_reclaim = now
                     frontier.reclaim_expired()
                 snapshot = self._snapshot(frontier, now - started, state)
+                self.memory_guard.check(snapshot.rss_by_kind)
                 rates.add(snapshot)
                 if self.presence is not None and self.presence.due(now):
                     self.presence.beat(state, self._node_stats())

@@ -1,14 +1,13 @@
 """Which character encoding an HTML body is in, in the order a browser decides it.
 
-BOM > Content-Type charset > ``<meta>`` prescan of the first 1024 bytes (HTML spec 13.2.3.2) > detection >
-UTF-8, except that a header that the bytes prove wrong is skipped: a charset=utf-8 header on bytes that are
-not UTF-8, or a Latin-1/windows-1252 header (a common server default) on non-ASCII bytes that are valid UTF-8.
-A crawler wants the text the author wrote; the browser's mojibake helps nobody. Detection first tries strict UTF-8 (a body that decodes as UTF-8 is UTF-8 for every practical purpose,
-and the check costs microseconds) and only then asks charset-normalizer about a bounded prefix, which costs
-milliseconds.
-Labels are mapped the WHATWG way where Python's codec of the same name would decode differently
-(``iso-8859-1`` is really windows-1252 on the web); labels that are unknown or not text codecs are ignored.
-"""
+BOM > Content-Type charset > ``<meta>`` prescan of the first 1024 bytes (HTML spec 13.2.3.2) > detection > UTF-8,
+except that a header that the bytes prove wrong is skipped: a charset=utf-8 header on bytes that are not UTF-8, or a
+Latin-1/windows-1252 header (a common server default) on non-ASCII bytes that are valid UTF-8. A crawler wants the
+text the author wrote; the browser's mojibake helps nobody. Detection first tries strict UTF-8 (a body that decodes
+as UTF-8 is UTF-8 for every practical purpose, and the check costs microseconds) and only then asks
+charset-normalizer about a bounded prefix, which costs milliseconds. Labels are mapped the WHATWG way where Python's
+codec of the same name would decode differently (``iso-8859-1`` is really windows-1252 on the web); labels that are
+unknown or not text codecs are ignored."""
 
 from __future__ import annotations
 

@@ -19,7 +19,10 @@ _TAG_RE_B = re.compile(rb"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*>")
 # Elements that never nest (void) and those we must never remove (they carry what we extract).
 # Implicitly closed ones (p, li, td...) do not nest either.
 _FLAT = frozenset(
-    "area base br col embed hr img input link meta source track wbr param keygen a title p li dt dd option td th tr".split()
+    {
+        *("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"),
+        *("param", "keygen", "a", "title", "p", "li", "dt", "dd", "option", "td", "th", "tr"),
+    }
 )
 _FEW_TAGS = 8192  # below this, even the worst nesting costs lexbor well under a second
 _QUERY = "title, meta[name][content], base[href], link[rel][href], a[href], area[href]"

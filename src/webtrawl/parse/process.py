@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from webtrawl import errors
@@ -23,6 +23,8 @@ from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract, header_directives
 from webtrawl.parse.scope import Scope, host_and_port
+from webtrawl.parse.traps import TrapGuard
+from webtrawl.redact import redact
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_TYPES = frozenset({"", "unknown/unknown", "application/unknown", "*/*"})
@@ -44,6 +46,7 @@ class ParseContext:
     product_token: str
     scope: Scope
     url_allowed: Callable[[str, int], str | None] | None = None  # cheap host/port pre-check -> drop reason
+    traps: TrapGuard | None = None  # spider-trap guard (stateful: one per parser process)
 
 
 @dataclass(slots=True)
@@ -52,6 +55,8 @@ class Processed:
     new_urls: list[NewUrl]
     counters: dict[str, int]  # added to the frontier counters when the URL completes
     warc: bool  # write WARC request/response records for this page
+    # (url, reason) of every link not followed: the canonical URL, or the raw href when it has none
+    dropped: list[tuple[str, str]] = field(default_factory=list)
 
 
 _POLICY_REASONS: frozenset[str] | None = None
@@ -114,7 +119,7 @@ def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
 
 def _fail(record: dict[str, Any], reason: str, detail: str, warc: bool) -> Processed:
     record["error"] = reason
-    record["error_detail"] = detail
+    record["error_detail"] = redact(detail)
     return Processed(record, [], {counter_for(reason): 1}, warc)
 
 
@@ -185,57 +190,89 @@ def _html(
             record["canonical"] = canonicalize(found.canonical, base)
     counters = {"pages": 1}
     new_urls: list[NewUrl] = []
+    dropped: list[tuple[str, str]] = []
     if record["nofollow"] and ctx.politeness.honor_nofollow:
         if found.links:
             counters["drop:nofollow"] = len(found.links)
+            _drop_all(url, base, found.links, "nofollow", dropped)
     else:
-        new_urls = _links(page, ctx, base, found.links, counters)
+        new_urls = _links(page, ctx, base, found.links, counters, dropped)
     record["outlinks"] = len(new_urls)
-    return Processed(record, new_urls, counters, _storable(record, ctx))
+    return Processed(record, new_urls, counters, _storable(record, ctx), dropped)
 
 
-def _drop(counters: dict[str, int], reason: str) -> None:
+def _canonical_or_raw(href: str, base: str) -> str:
+    try:
+        return canonicalize(href, base)
+    except WebtrawlError:
+        return href
+
+
+def _drop_all(url: str, base: str, links: list[tuple[str, bool]], reason: str, dropped: list[tuple[str, str]]) -> None:
+    """Every distinct link of a page that is not followed at all (nofollow page, depth limit)."""
+    seen = {url}
+    for href, _ in links:
+        target = _canonical_or_raw(href, base)[:_MAX_RECORDED]
+        if target not in seen:
+            seen.add(target)
+            dropped.append((target, reason))
+
+
+_MAX_RECORDED = 2048  # a dropped href that is not a URL is recorded cut to this length
+
+
+def _drop(counters: dict[str, int], reason: str, dropped: list[tuple[str, str]], url: str) -> None:
     key = "drop:" + reason
     counters[key] = counters.get(key, 0) + 1
+    dropped.append((url[:_MAX_RECORDED], reason))
 
 
 def _links(
-    page: Page, ctx: ParseContext, base: str, links: list[tuple[str, bool]], counters: dict[str, int]
+    page: Page,
+    ctx: ParseContext,
+    base: str,
+    links: list[tuple[str, bool]],
+    counters: dict[str, int],
+    dropped: list[tuple[str, str]],
 ) -> list[NewUrl]:
-    """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>``."""
+    """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>`` and listed."""
     limits = ctx.limits
     depth = page.lease.depth + 1
     if limits.max_depth > 0 and depth > limits.max_depth:
         if links:
             counters["drop:depth"] = len({href for href, _ in links})
+            _drop_all(page.lease.url, base, links, "depth", dropped)
         return []
     honor_nofollow = ctx.politeness.honor_nofollow
     max_len = limits.max_url_length
     raw_cap = 4 * max_len  # canonicalizing can shorten a URL (dot segments, %XX), never by 4x in practice
     scope = ctx.scope
+    traps = ctx.traps
     checked: dict[str, str | None] = {}
     seen = {page.lease.url}
     out: list[NewUrl] = []
     for href, rel_nofollow in links:
         if rel_nofollow and honor_nofollow:
-            _drop(counters, "nofollow")
+            _drop(counters, "nofollow", dropped, _canonical_or_raw(href, base))
             continue
         if len(href) > raw_cap:
-            _drop(counters, "url-too-long")
+            _drop(counters, "url-too-long", dropped, href)
             continue
         try:
             url = canonicalize(href, base)
         except WebtrawlError as exc:
-            _drop(counters, exc.reason)
+            _drop(counters, exc.reason, dropped, href)
             continue
         if url in seen:
             continue
         seen.add(url)
         reason = _refusal(url, max_len, scope, ctx.url_allowed, checked)
+        if reason is None and traps is not None:
+            reason = traps.check(url)
         if reason is None:
             out.append(NewUrl(url, depth, 0))
         else:
-            _drop(counters, reason)
+            _drop(counters, reason, dropped, url)
     return out
 
 
@@ -276,12 +313,15 @@ def _redirect(page: Page, ctx: ParseContext, record: dict[str, Any], headers: di
     record["redirect"] = target
     record["final_url"] = target
     counters = {"redirects": 1}
+    dropped: list[tuple[str, str]] = []
     hops = page.lease.hops + 1
     if hops > ctx.limits.max_redirects:
-        _drop(counters, "redirect-limit")
-        return Processed(record, [], counters, True)
+        _drop(counters, "redirect-limit", dropped, target)
+        return Processed(record, [], counters, True, dropped)
     reason = _refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, {})
+    if reason is None and ctx.traps is not None:
+        reason = ctx.traps.check(target)
     if reason is not None:
-        _drop(counters, reason)
-        return Processed(record, [], counters, True)
+        _drop(counters, reason, dropped, target)
+        return Processed(record, [], counters, True, dropped)
     return Processed(record, [NewUrl(target, page.lease.depth, hops)], counters, True)

@@ -20,9 +20,11 @@ from webtrawl.fetch.addrpolicy import AddressPolicy
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.messages import Completion, NewUrl, Page
 from webtrawl.pagepipe import PageReceiver
+from webtrawl.parse.output import Output
 from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
-from webtrawl.store import JsonlWriter, WarcWriter
+from webtrawl.parse.traps import TrapGuard
+from webtrawl.redact import redact
 
 log = logging.getLogger("webtrawl.parse")
 
@@ -39,6 +41,7 @@ class ParserArgs:
     out_dir: Path
     seeds: list[str]  # for the host/domain scope
     fetchers_done: multiprocessing.synchronize.Event
+    disk_full: multiprocessing.synchronize.Event | None = None  # set while a write waits for disk space
 
 
 def run_parser(args: ParserArgs) -> None:
@@ -55,6 +58,7 @@ def build_context(cfg: CrawlConfig, seeds: list[str]) -> ParseContext:
         product_token=cfg.product_token,
         scope=Scope(cfg.scope, seeds, cfg.include, cfg.exclude),
         url_allowed=policy.url_allowed,
+        traps=TrapGuard(cfg.limits.max_path_repeats, cfg.limits.max_query_variants),
     )
 
 
@@ -66,8 +70,13 @@ class _Parser:
         client = connect_sync(args.redis_url, cluster=cfg.cluster)
         self.frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg))
         prefix = f"{cfg.node_id}-p{args.index}"
-        self.records = JsonlWriter(args.out_dir / "records", prefix, cfg.jsonl_chunk)
-        self.warc = WarcWriter(args.out_dir / "warc", prefix, cfg.warc_max_bytes) if cfg.warc else None
+        self.output = Output(
+            args.out_dir,
+            prefix,
+            chunk=cfg.jsonl_chunk,
+            warc_max_bytes=cfg.warc_max_bytes if cfg.warc else None,
+            pause=args.disk_full,
+        )
         self.receiver = PageReceiver(args.socket_path)
 
     def run(self) -> None:
@@ -87,32 +96,30 @@ class _Parser:
                     break
         finally:
             self.receiver.close()
-            self.records.close()
-            if self.warc is not None:
-                self.warc.close()
+            self.output.close()
 
     def _process(self, pages: list[Page]) -> None:
         new_urls: list[NewUrl] = []
+        parents: dict[str, Page] = {}
         completions: list[Completion] = []
         for page in pages:
             try:
                 out = process_page(page, self.ctx)
             except Exception:  # a parser bug must not lose the URL: record it and move on
-                log.exception("processing %s failed", page.lease.url)
+                log.exception("processing %s failed", redact(page.lease.url))
                 record = {"url": page.lease.url, "status": page.status, "error": "parse-bug"}
-                self.records.write(record)
+                self.output.record(record)
                 completions.append(Completion(page.lease.token, page.lease.shard, {"err:parse-bug": 1}))
                 continue
-            if self.warc is not None and out.warc:
-                self.warc.write(page, out.record)
-                out.counters["warc"] = out.counters.get("warc", 0) + 1
-            self.records.write(out.record)
-            out.counters["stored"] = out.counters.get("stored", 0) + 1
+            self.output.store(page, out)  # waits (crawl paused) while the disk is full
             new_urls.extend(out.new_urls)
+            for new in out.new_urls:
+                parents.setdefault(new.url, page)
             completions.append(Completion(page.lease.token, page.lease.shard, out.counters))
-        self.records.flush()
-        if self.warc is not None:
-            self.warc.flush()
         if new_urls:
-            self.frontier.add(new_urls)
+            result = self.frontier.add(new_urls)
+            for url, reason in result.refused:  # host-queue-cap, budget, frontier-cap: recorded like any drop
+                parent = parents.get(url)
+                depth = parent.lease.depth + 1 if parent is not None else 0
+                self.output.drop(url, reason, parent.lease.url if parent is not None else "", depth)
         self.frontier.complete(completions)

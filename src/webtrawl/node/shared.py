@@ -1,0 +1,132 @@
+"""Commands for a crawl shared by many nodes: ``trawl seed``, ``trawl status`` and ``trawl stop``.
+
+They only talk to Redis (plain or cluster) and never start a crawler: seeding is a separate step so that a seed
+file of any size is read once, streamed in batches, instead of by every node that joins.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from webtrawl.config import CrawlConfig
+from webtrawl.errors import InputError
+from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.connect import SyncClient
+from webtrawl.metrics import format_stats
+from webtrawl.metrics.report import format_bytes
+from webtrawl.node.presence import NodeStatus, list_nodes, request_stop
+from webtrawl.node.seeds import iter_seeds
+from webtrawl.node.supervisor import redis_used_memory
+
+log = logging.getLogger("webtrawl.node")
+
+MAX_SEED_HOSTS = 10_000  # seed URLs stored for the host/domain scope (as trawl crawl does)
+_LOG_EVERY_S = 5.0
+
+
+def _client(cfg: CrawlConfig) -> SyncClient:
+    if not cfg.redis:
+        raise InputError("--redis URL is required (the Redis or Redis Cluster node the crawl lives in)")
+    return connect_sync(cfg.redis, cluster=cfg.cluster)
+
+
+def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]:
+    """Stream seed URLs into the shared frontier; creates the crawl (shards, Bloom size) if it does not exist.
+
+    Memory stays flat whatever the file's size: one batch of URLs at a time, no per-process seen cache.
+    """
+    if path is None and not urls:
+        raise InputError("give a seeds FILE (- for stdin) or URLs")
+    client = _client(cfg)
+    frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
+    totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
+    kept = 0
+    logged = time.monotonic()
+    for batch in iter_seeds(urls, path):
+        result = frontier.add(batch)
+        totals["read"] += len(batch)
+        totals["added"] += result.added
+        totals["seen"] += result.seen
+        for reason, n in result.dropped.items():
+            totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
+        if kept < MAX_SEED_HOSTS:
+            kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
+        if time.monotonic() - logged >= _LOG_EVERY_S:
+            logged = time.monotonic()
+            log.info("seeded %d URLs so far (%d new)", totals["read"], totals["added"])
+    client.close()
+    return totals
+
+
+def print_seed_result(totals: dict[str, Any]) -> None:
+    dropped = ", ".join(f"{n} {reason}" for reason, n in sorted(totals["dropped"].items())) or "none"
+    print(
+        f"read {totals['read']} seed URLs: {totals['added']} added, {totals['seen']} already seen, dropped: {dropped}"
+    )
+
+
+def status(cfg: CrawlConfig) -> dict[str, Any]:
+    """The whole crawl's counters (summed over shards and masters) and every node seen in the last day."""
+    client = _client(cfg)
+    settings = FrontierSettings.from_config(cfg)
+    frontier = RedisFrontier.open(client, settings, create=False)
+    counters = frontier.counters()
+    nodes = list_nodes(client, settings.prefix)
+    used = redis_used_memory(client)
+    client.close()
+    now_ms = int(time.time() * 1000)
+    return {
+        "counters": counters.values,
+        "ready_hosts": counters.ready_hosts,
+        "waiting_hosts": counters.waiting_hosts,
+        "finished": counters.queued == 0 and counters.inflight == 0 and counters.get("added") > 0,
+        "redis_used_memory": used,
+        "meta": frontier.meta(),
+        "nodes": [n.as_dict(now_ms) for n in nodes],
+        "live_nodes": sum(1 for n in nodes if n.live),
+        "_counters": counters,
+    }
+
+
+def _node_line(node: dict[str, Any]) -> str:
+    rate = f"{node['rate']:.1f}" if node["live"] else "-"
+    leases = str(node["leases"]) if node["live"] else "-"
+    return (
+        f"  {node['id']:<28} {node['state']:<9} {node['fetched']:>9} {rate:>8} {leases:>7}"
+        f" {node['seen_s_ago']:>7.1f}s  {node['host']}:{node['out']}"
+    )
+
+
+def print_status(report: dict[str, Any], *, as_json: bool) -> None:
+    counters = report.pop("_counters")
+    if as_json:
+        print(json.dumps(report, indent=1, sort_keys=True, default=str))
+        return
+    meta = {"shards": report["meta"].get("shards"), "redis_used_memory": report["redis_used_memory"]}
+    print(format_stats(counters, meta))
+    print(f"nodes: {report['live_nodes']} live, {len(report['nodes'])} seen today")
+    if report["nodes"]:
+        print(f"  {'id':<28} {'state':<9} {'fetched':>9} {'pages/s':>8} {'leases':>7} {'seen':>8}  host:out")
+        for node in report["nodes"]:
+            print(_node_line(node))
+    print(f"redis memory: {format_bytes(report['redis_used_memory'])}")
+
+
+def stop(cfg: CrawlConfig) -> int:
+    """Raise the stop generation: every node running now drains (finishes its in-flight pages) and exits 0."""
+    client = _client(cfg)
+    settings = FrontierSettings.from_config(cfg)
+    RedisFrontier.open(client, settings, create=False)  # a clear error if there is no crawl here
+    live = [n for n in list_nodes(client, settings.prefix) if n.live]
+    request_stop(client, settings.prefix)
+    client.close()
+    names = ", ".join(n.node_id for n in live) or "none running"
+    print(f"asked {len(live)} node(s) to drain and exit: {names}")
+    return 0
+
+
+__all__ = ["NodeStatus", "print_seed_result", "print_status", "seed", "status", "stop"]

@@ -1,0 +1,104 @@
+"""Node identity, heartbeats, the stop request and trawl seed, against a real Redis (plain and cluster)."""
+
+from __future__ import annotations
+
+import socket
+import tracemalloc
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+import redis.cluster
+
+from tests.node.crawlrun import wait_until
+from webtrawl.config import load
+from webtrawl.errors import StateError
+from webtrawl.frontier import FrontierSettings, RedisFrontier
+from webtrawl.node.local_cluster import LocalRedisCluster
+from webtrawl.node.presence import Presence, list_nodes, request_stop, resolve_node_id
+from webtrawl.node.shared import seed
+
+
+def _prefix() -> str:
+    return f"p{uuid.uuid4().hex[:10]}"
+
+
+def test_a_node_id_is_made_once_per_out_dir_and_kept(tmp_path: Path) -> None:
+    first = resolve_node_id(tmp_path / "a", "local")
+    assert first.startswith(socket.gethostname().split(".")[0][:20]) and len(first.rsplit("-", 1)[1]) == 6
+    assert resolve_node_id(tmp_path / "a", "local") == first  # a restart keeps it
+    assert resolve_node_id(tmp_path / "b", "local") != first
+    assert resolve_node_id(tmp_path / "a", "crawler-7") == "crawler-7"  # --node-id wins
+
+
+def test_a_live_node_id_elsewhere_is_refused_but_its_own_restart_is_not(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    prefix = _prefix()
+    first = Presence(redis_client, prefix, "n1", tmp_path / "one", ttl_s=30)
+    first.claim()
+    first.beat("crawling", {"fetched": 3})
+    with pytest.raises(StateError, match="node id 'n1' is in use by a live node on .*give this node another"):
+        Presence(redis_client, prefix, "n1", tmp_path / "two", ttl_s=30).claim()
+    Presence(redis_client, prefix, "n1", tmp_path / "one", ttl_s=30).claim()  # same host and out: a restart
+    first.leave({"fetched": 5})
+    Presence(redis_client, prefix, "n1", tmp_path / "two", ttl_s=30).claim()  # it left: the id is free
+
+
+def test_status_tells_live_stopped_and_lost_nodes_apart(redis_client: redis.Redis, tmp_path: Path) -> None:
+    prefix = _prefix()
+    nodes = {name: Presence(redis_client, prefix, name, tmp_path / name, ttl_s=30) for name in ("a", "b", "c")}
+    nodes["a"].beat("crawling", {"fetched": 10, "rate": 2.5, "leases": 7})
+    nodes["b"].leave({"fetched": 4})
+    nodes["c"].beat("crawling", {"fetched": 1}, ttl_ms=1)  # then dies: its heartbeat expires
+    wait_until(lambda: list_nodes(redis_client, prefix)[-1].state == "lost", 10, "node c to be lost")
+    listed = {n.node_id: n for n in list_nodes(redis_client, prefix)}
+    assert [(n, listed[n].state, listed[n].live) for n in "abc"] == [
+        ("a", "crawling", True),
+        ("b", "stopped", False),
+        ("c", "lost", False),
+    ]
+    shown = listed["a"].as_dict(0)
+    assert (shown["fetched"], shown["rate"], shown["leases"]) == (10, 2.5, 7)
+
+
+def test_stop_reaches_running_nodes_but_not_nodes_started_later(redis_client: redis.Redis, tmp_path: Path) -> None:
+    prefix = _prefix()
+    running = Presence(redis_client, prefix, "n1", tmp_path / "n1", ttl_s=30)
+    running.claim()
+    assert not running.stop_requested()
+    request_stop(redis_client, prefix)
+    assert running.stop_requested()
+    later = Presence(redis_client, prefix, "n2", tmp_path / "n2", ttl_s=30)
+    later.claim()
+    assert not later.stop_requested()
+
+
+def _seed_file(path: Path, start: int, count: int) -> Path:
+    with path.open("w") as f:
+        for i in range(start, start + count):
+            f.write(f"https://site{i % 5000}.test/section-{i // 5000}/page-{i}.html\n")
+    return path
+
+
+def test_trawl_seed_streams_a_file_in_memory_that_does_not_grow_with_it(
+    cluster_client: redis.cluster.RedisCluster, redis_cluster: LocalRedisCluster, tmp_path: Path
+) -> None:
+    cfg = load({"redis": redis_cluster.url, "cluster": "true", "shards": "16"}, env={})
+    seed(cfg, _seed_file(tmp_path / "warm.txt", 0, 2000), [])  # imports, connections, script loads
+
+    def peak(path: Path) -> int:
+        tracemalloc.start()
+        try:
+            totals = seed(cfg, path, [])
+            return tracemalloc.get_traced_memory()[1] if totals["added"] else -1
+        finally:
+            tracemalloc.stop()
+
+    small = peak(_seed_file(tmp_path / "small.txt", 10_000, 4_000))
+    large = peak(_seed_file(tmp_path / "large.txt", 100_000, 16_000))
+    print("PEAKS", small, large)
+    assert 0 < large < small * 1.5, (small, large)
+    counters = RedisFrontier.open(cluster_client, FrontierSettings(), create=False).counters()
+    assert counters.queued == 22_000 and counters.get("added") == 22_000
