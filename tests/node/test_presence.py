@@ -98,7 +98,6 @@ def test_trawl_seed_streams_a_file_in_memory_that_does_not_grow_with_it(
 
     small = peak(_seed_file(tmp_path / "small.txt", 10_000, 4_000))
     large = peak(_seed_file(tmp_path / "large.txt", 100_000, 16_000))
-    print("PEAKS", small, large)
     assert 0 < large < small * 1.5, (small, large)
     counters = RedisFrontier.open(cluster_client, FrontierSettings(), create=False).counters()
     assert counters.queued == 22_000 and counters.get("added") == 22_000

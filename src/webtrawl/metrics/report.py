@@ -128,5 +128,5 @@ def format_stats(counters: Counters, meta: Mapping[str, Any] | None = None) -> s
         if per_url is None and counters.queued:
             per_url = used / counters.queued
         shown = "n/a" if per_url is None else f"{float(per_url):.0f}"
-        lines.append(f"  bytes-per-queued-url: {shown} (without the seen filter)")
+        lines.append(f"  bytes-per-queued-url: {shown}")
     return "\n".join(lines) + "\n"

@@ -1,4 +1,8 @@
-"""``trawl stats``: the counters of a crawl, live or stopped."""
+"""``trawl stats``: the counters of a crawl, live or stopped.
+
+``bytes-per-queued-url`` is Redis memory without the seen filter (allocated at full size when the crawl is created)
+divided by the queued URLs.
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,9 @@ writes, so a failed write (disk full) is cut back to the last whole record. Each
 is already gzip/br/zstd is stored (level 0; recompressing it costs ~0.5 ms per page to save 0.01%), an identity
 payload gets level 1 (3x faster than level 6, 4.3x instead of 5x smaller).
 
+Compression goes through ISA-L (the ``isal`` package) when it is installed: the same gzip format, 4x less CPU than
+zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slightly smaller); zlib otherwise.
+
 ``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
 (aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact.
 """
@@ -30,6 +33,11 @@ from webtrawl import __version__
 from webtrawl.messages import Page
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
 
+try:
+    from isal import isal_zlib as _deflate  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - optional speed-up
+    _deflate = zlib
+
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 _IDENTITY = ("", "identity")
@@ -47,7 +55,7 @@ class _Member:
 
     def __init__(self, out: BinaryIO, level: int) -> None:
         self._out = out
-        self._zip = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        self._zip = _deflate.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
 
     def write(self, data: bytes) -> int:
         self._out.write(self._zip.compress(data))

@@ -1,0 +1,76 @@
+"""Running ``trawl node`` / ``seed`` / ``status`` / ``stop`` against a Redis Cluster as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import redis.cluster
+
+from webtrawl.frontier.keys import shard_tag
+
+TRAWL = [sys.executable, "-m", "webtrawl"]
+
+
+def trawl(*args: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([*TRAWL, *args], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"trawl {' '.join(args)} failed:\n{result.stdout}\n{result.stderr[-3000:]}"
+    return result
+
+
+class NodeRun:
+    """One ``trawl node`` process group (its own session), logging to ``<out>-node.log`` next to its --out."""
+
+    def __init__(self, out: Path, args: list[str]) -> None:
+        self.out = out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path = out.parent / f"{out.name}-node.log"
+        self._log = self.log_path.open("ab")
+        cmd = [*TRAWL, "node", *args, "--out", str(out), "--progress", "log"]
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait(self, timeout: float = 300) -> int:
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self._log.flush()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def freeze(self) -> None:
+        """SIGSTOP to the whole node: nothing it holds changes until it is killed or thawed."""
+        os.killpg(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGCONT)
+
+    def kill(self) -> None:
+        """kill -9 of the supervisor, its fetchers and its parsers."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(30)
+        self._log.flush()
+
+
+def status(url: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(trawl("status", "--redis", url, "--cluster", "--json").stdout)
+    return data
+
+
+def node_status(url: str, node_id: str) -> dict[str, Any]:
+    return next((n for n in status(url)["nodes"] if n["id"] == node_id), {})
+
+
+def leases_of(client: redis.cluster.RedisCluster, node_id: str, prefix: str = "wt") -> int:
+    """Lease records (fetching, or fetched and not yet stored) whose owner is one of the node's fetchers."""
+    shards = int(client.hget(f"{prefix}:{{{prefix}:g}}:meta", "shards") or 0)
+    pipe = client.pipeline(transaction=False)
+    for shard in range(shards):
+        pipe.hvals(shard_tag(prefix, shard) + "L")
+    owners = [rec.split(b" ", 1)[0].decode() for records in pipe.execute() for rec in records]
+    return sum(1 for owner in owners if owner.startswith(node_id + "/"))
