@@ -47,6 +47,13 @@ class DnsError(TransportError):
     transient = False
 
 
+class DnsTimeout(DnsError):
+    """No answer from the DNS server (timeout, SERVFAIL): unlike a negative answer, worth another try."""
+
+    reason = "dns-timeout"
+    transient = True
+
+
 class ConnectError(TransportError):
     reason = "connect"
 

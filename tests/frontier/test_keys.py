@@ -54,9 +54,9 @@ def test_an_entry_costs_its_path_plus_one_byte() -> None:
 def test_bloom_size_meets_the_error_rate() -> None:
     bits, hashes = bloom_size(10_000_000, 0.0001, 64)
     per_shard = 10_000_000 / 64
-    assert hashes == 13
+    assert hashes == 6  # fewer hashes than the optimum (13): cheaper adds for a 29% larger bitmap
     assert (1 - math.exp(-hashes * per_shard / bits)) ** hashes <= 0.0001
-    assert bits * 64 / 8 < 25 * 1024 * 1024  # ~24 MiB for 10 M URLs
+    assert bits * 64 / 8 < 30 * 1024 * 1024  # ~29.5 MiB for 10 M URLs
     assert len(set(positions("http://a.test/", bits, hashes))) == hashes
 
 
@@ -68,7 +68,7 @@ def test_settings_from_config_are_in_milliseconds() -> None:
 def test_the_first_open_fixes_the_crawls_shards_and_bloom_size(frontier: FrontierFactory) -> None:
     f = frontier(shards=5, expected_urls=50_000)
     meta = f.meta()
-    assert (meta["shards"], meta["bloom_k"], meta["canon_version"]) == (5, 30, 1)
+    assert (meta["shards"], meta["bloom_k"], meta["canon_version"]) == (5, 6, 1)
     assert isinstance(meta["created"], int)
     again = frontier(prefix=f.core.settings.prefix, shards=64, expected_urls=10)
     assert again.meta() == meta

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import redis.cluster
 
@@ -55,15 +53,6 @@ class NodeRun:
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(30)
         self._log.flush()
-
-
-def status(url: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(trawl("status", "--redis", url, "--cluster", "--json").stdout)
-    return data
-
-
-def node_status(url: str, node_id: str) -> dict[str, Any]:
-    return next((n for n in status(url)["nodes"] if n["id"] == node_id), {})
 
 
 def leases_of(client: redis.cluster.RedisCluster, node_id: str, prefix: str = "wt") -> int:

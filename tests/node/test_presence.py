@@ -39,7 +39,7 @@ def test_a_live_node_id_elsewhere_is_refused_but_its_own_restart_is_not(
     first = Presence(redis_client, prefix, "n1", tmp_path / "one", ttl_s=30)
     first.claim()
     first.beat("crawling", {"fetched": 3})
-    with pytest.raises(StateError, match="node id 'n1' is in use by a live node on .*give this node another"):
+    with pytest.raises(StateError, match=r"node id .n1. is in use by a live node on .*give this node another"):
         Presence(redis_client, prefix, "n1", tmp_path / "two", ttl_s=30).claim()
     Presence(redis_client, prefix, "n1", tmp_path / "one", ttl_s=30).claim()  # same host and out: a restart
     first.leave({"fetched": 5})

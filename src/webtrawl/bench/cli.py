@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--corpus-fraction", type=float, default=web.corpus_fraction, help="share of test web pages that are real"
     )
+    parser.add_argument("--min-pages", type=int, default=web.min_pages, help="fewest pages per test web host")
+    parser.add_argument("--max-pages", type=int, default=web.max_pages, help="most pages per test web host")
     parser.add_argument("--corpus-dir", type=Path, help="real pages for bodies (default ../shared/corpus)")
     parser.add_argument("--seconds", type=float, default=crawl.window, help="measured window per run")
     parser.add_argument("--warmup", type=float, default=crawl.warmup, help="seconds crawled before the window")
@@ -87,11 +89,18 @@ def run(ns: argparse.Namespace) -> int:
     )
     root = ns.workdir or Path(tempfile.mkdtemp(prefix="trawl-bench-"))
     results: dict[int, list[RunResult]] = {}
-    web_spec = WebSpec(hosts=ns.hosts, corpus_fraction=ns.corpus_fraction, corpus_dir=ns.corpus_dir)
+    web_spec = WebSpec(
+        hosts=ns.hosts,
+        corpus_fraction=ns.corpus_fraction,
+        min_pages=ns.min_pages,
+        max_pages=ns.max_pages,
+        corpus_dir=ns.corpus_dir,
+    )
     try:
         with TestWebProcess(web_spec, root / "testweb") as web:
             print(
-                f"test web: {ns.hosts} hosts, corpus fraction {ns.corpus_fraction:g} ({web.info['corpus_pages']} "
+                f"test web: {ns.hosts} hosts of {ns.min_pages}-{ns.max_pages} pages, corpus fraction "
+                f"{ns.corpus_fraction:g} ({web.info['corpus_pages']} "
                 f"pages), pid {web.pid}, ports {web.ports}; crawl: delay {ns.delay:g}s, WARC "
                 f"{'on' if ns.warc else 'off'}, robots on, follow {'all links' if ns.follow_all else 'model links'}, "
                 f"{ns.warmup:g}s warm-up + {ns.seconds:g}s window",

@@ -26,7 +26,7 @@ from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.node.redis_server import EmbeddedRedis
 
-_POLL_S = 0.5
+_POLL_S = 1.0
 _STOP_GRACE_S = 120.0
 
 
@@ -46,6 +46,7 @@ class RunResult:
     counters: dict[str, int] = field(default_factory=dict)  # deltas in the window
     preloaded: int = 0
     preload_seconds: float = 0.0
+    new_connections: int = 0  # TCP connections the fetchers opened to the test web in the window (sampled)
 
     @property
     def pages_per_s(self) -> float:
@@ -80,6 +81,8 @@ class RunResult:
             "redis_bytes_per_url_with_bloom": self.bytes_per_url(with_bloom=True),
             "bloom_bytes": self.bloom_bytes,
             "counters": self.counters,
+            "new_connections": self.new_connections,
+            "new_connections_per_fetch": self.new_connections / self.pages if self.pages else None,
             "preloaded": self.preloaded,
             "preload_seconds": self.preload_seconds,
         }
@@ -148,16 +151,21 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
                 log(f"preloaded {preloaded:,} URLs in {preload_s:.0f}s")
         node = _Node([*argv, "--redis", server.url], workdir / "node.log")
         try:
-            watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid])
+            watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid], web.ports)
             _wait(node, watch, spec.warmup)
             cpu0, red0, t0 = watch.sample(), sample(client, frontier), time.monotonic()
+            conns0 = len(watch.connections)
             _wait(node, watch, spec.window)
             cpu1, red1, t1 = watch.sample(), sample(client, frontier), time.monotonic()
+            watch.poll()
+            new_conns = len(watch.connections) - conns0
             mem, bloom = used_memory(client) - empty, bloom_bytes(client, frontier)
         finally:
             node.stop()
         client.close()
-    return _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
+    result = _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
+    result.new_connections = new_conns
+    return result
 
 
 def _wait(node: _Node, watch: ProcessWatch, seconds: float) -> None:

@@ -23,6 +23,8 @@ def describe(run: RunResult) -> str:
         f"  node CPU: {run.ms_per_page():.2f} ms/page ("
         + ", ".join(f"{k} x{procs.get(k, 0)} {run.ms_per_page(k):.2f}" for k in _KINDS)
         + f"); test web (not counted) {run.ms_per_page('testweb'):.2f} ms/page",
+        f"  connections: {run.new_connections:,} new TCP connections to the test web in the window = "
+        f"{run.new_connections / max(1, run.pages):.2f} per page (robots.txt fetches share them)",
         "  peak RSS per process: " + ", ".join(f"{k} {_mb(v)}" for k, v in sorted(run.peak_rss.items())),
         f"  Redis: {run.redis_reads / max(1, run.pages):.2f} round trips/page (total_reads_processed), "
         f"{run.redis_scripts / max(1, run.pages):.2f} script calls/page, "
@@ -54,6 +56,7 @@ def summary(runs: Sequence[RunResult]) -> str:
         *((f"  {k} ms/page", _per_kind(k)) for k in _KINDS),
         ("test web ms/page (not counted)", lambda r: r.ms_per_page("testweb")),
         ("pages per node CPU-second", lambda r: r.pages / max(1e-9, r.node_cpu())),
+        ("new connections/page", lambda r: r.new_connections / max(1, r.pages)),
         ("Redis round trips/page", lambda r: r.redis_reads / max(1, r.pages)),
         ("Redis commands/page", lambda r: r.redis_commands / max(1, r.pages)),
         ("Redis B/queued URL (no Bloom)", lambda r: r.bytes_per_url()),

@@ -15,7 +15,7 @@ STATUS_COUNTERS = ("pages", "redirects", "err:http-4xx", "err:http-5xx", "drop:r
 class CrawlSpec:
     """How the crawl is run and measured."""
 
-    warmup: float = 20.0
+    warmup: float = 45.0  # the first visit of every host (robots.txt + a page) is over by then
     window: float = 60.0
     delay: float = 2.0
     fetchers: int = 0

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import aiodns
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from webtrawl.errors import ConfigError, DnsError, IpPolicyError
+from webtrawl.errors import ConfigError, DnsError, DnsTimeout, IpPolicyError
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 
 # c-ares answers that mean "this name has no address": safe to remember for a while.
@@ -166,7 +166,7 @@ class Resolver(AbstractResolver):
             code = exc.args[0] if exc.args else None
             message = f"{name}: {exc.args[1] if len(exc.args) > 1 else 'lookup failed'}"
             if code not in _NEGATIVE_CODES:
-                raise DnsError(message) from None  # timeouts, SERVFAIL: not worth remembering
+                raise DnsTimeout(message) from None  # timeouts, SERVFAIL: not worth remembering, worth a retry
             return self._store(name, _Entry(self._clock() + self._negative_ttl, (), message))
         addresses: list[str] = []
         ttl = self._max_ttl

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import PolicyError, TransportError
+from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Release, UrlAction, connect_async
 from webtrawl.messages import Lease, Page
@@ -29,7 +30,14 @@ from webtrawl.politeness import HostOutcome, RobotsCache, RobotsRules, outcome_f
 log = logging.getLogger("webtrawl.fetch")
 
 _IDLE_WAIT = 0.005
+# A server sees our request end a little after we do (its last write returns after our last read): keeping the gap
+# a few milliseconds longer than configured makes it hold from the server's side too.
+_GAP_MARGIN_MS = 10
 _IDLE_MAX = 0.25
+# A busy fetcher frees a slot or two at a time; leasing for each would cost a round trip per page. After a lease it
+# waits up to _REFILL_MAX_S for a quarter of a lease batch to be free (one round trip for several URLs).
+_REFILL_WAIT_S = 0.01
+_REFILL_MAX_S = 0.05
 
 
 @dataclass
@@ -99,6 +107,7 @@ class _Fetcher:
     async def run(self) -> None:
         redis = await connect_async(self.args.redis_url, cluster=self.cfg.cluster)
         self.frontier = await AsyncRedisFrontier.open(redis, FrontierSettings.from_config(self.cfg))
+        self.releases = ReleaseBatcher(self.frontier.release)
         taken = await self.frontier.reclaim_owner(self.args.owner)
         if taken:
             log.info("%s took back %d leases of its previous life", self.args.owner, taken)
@@ -120,10 +129,15 @@ class _Fetcher:
 
     async def _lease_loop(self) -> None:
         capacity = self.cfg.concurrency
+        refill = min(capacity, self.cfg.lease_batch) // 4
+        refill_until = 0.0
         while not self.args.stop.is_set():
             free = capacity - len(self.tasks)
             if free <= 0:
                 await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            if free < refill and time.monotonic() < refill_until:
+                await asyncio.sleep(_REFILL_WAIT_S)
                 continue
             if any(pause.is_set() for pause in self.args.pauses):
                 await asyncio.sleep(_IDLE_MAX)  # in-flight fetches go on; nothing new until the pause ends
@@ -133,6 +147,7 @@ class _Fetcher:
                 await asyncio.sleep(_IDLE_MAX)
                 continue
             leases = await self.frontier.lease(self.args.owner, want)
+            refill_until = time.monotonic() + _REFILL_MAX_S
             self._give_back_budget(want - len(leases))
             if not leases:
                 # Nothing ready: wait until the frontier expects a host to be, but stay responsive to new work.
@@ -166,12 +181,12 @@ class _Fetcher:
             shard=lease.shard,
             host=lease.host,
             action=action,
-            delay_ms=delay_ms,
+            delay_ms=delay_ms + _GAP_MARGIN_MS if delay_ms > 0 else 0,
             failed=failed,
             retry_after_ms=retry_after_ms,
             counters=counters or {},
         )
-        await self.frontier.release([release])
+        await self.releases.release(release)  # one pipeline for the releases of many tasks
 
     async def _finish(self, lease: Lease, page: Page, outcome: HostOutcome | None = None) -> None:
         """Release the host (URL stays leased) and hand the page to a parser, which completes the URL."""

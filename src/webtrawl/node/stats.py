@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 

@@ -26,7 +26,7 @@ from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
 from webtrawl.fetch.worker import FetcherArgs, run_fetcher
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import SyncClient, is_cluster
+from webtrawl.frontier.connect import SyncClient, is_cluster, mask_url
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.node.children import SPAWN, Child, Children
 from webtrawl.node.guard import MemoryGuard
@@ -123,6 +123,8 @@ class Node:
             raise InputError(f"another trawl process is already crawling into {self.out}") from None
         saved = to_saved(self.cfg)
         saved.pop("seeds_file", None)
+        if saved.get("redis"):  # no password at rest: a resume names --redis (or TRAWL_REDIS) again
+            saved["redis"] = mask_url(saved["redis"])
         (self.out / SAVED_SETTINGS).write_text(json.dumps(saved, indent=1, sort_keys=True))
 
     def _start_redis(self) -> str:
@@ -203,6 +205,7 @@ class Node:
         self.budget = budget
         sockets = self._socket_dir()
         self.children.pid_file = self.out / "children.json"
+        self.memory_guard.check(process_memory({"supervisor": [os.getpid()]}))  # already over: never start leasing
         for i in range(cfg.effective_parsers()):
             args = ParserArgs(cfg, i, redis_url, sockets / f"parse-{i}.sock", self.out, seeds, self.fetchers_done)
             args.disk_full = self.disk_full

@@ -1,6 +1,6 @@
 """The parser process: pages in -> records written -> links added -> URLs completed.
 
-Work is batched (a few dozen pages or a few milliseconds) so that one batch costs two Redis round trips, and the
+Work is batched (a few dozen pages or 50 milliseconds) so that one batch costs two Redis round trips, and the
 order inside a batch is what makes crashes harmless: records are written and flushed to the OS first, then the
 outlinks are added, and only then are the URLs completed. A crash anywhere before ``complete`` leaves the URL leased,
 so it is fetched again (a duplicate record at worst, never a lost one); after ``complete`` everything is on disk.
@@ -29,7 +29,7 @@ from webtrawl.redact import redact
 log = logging.getLogger("webtrawl.parse")
 
 _BATCH_PAGES = 32
-_BATCH_SECONDS = 0.01
+_BATCH_SECONDS = 0.05  # at ~100 pages/s per parser a batch of a few pages: 2 round trips for all of them
 
 
 @dataclass
@@ -84,12 +84,13 @@ class _Parser:
         first_at = 0.0
         try:
             while True:
-                pages = self.receiver.poll(timeout=_BATCH_SECONDS if pending else 0.2)
+                wait = max(0.0, first_at + _BATCH_SECONDS - time.monotonic()) if pending else 0.2
+                pages = self.receiver.poll(timeout=wait)
                 if pages and not pending:
                     first_at = time.monotonic()
                 pending.extend(pages)
                 due = len(pending) >= _BATCH_PAGES or (pending and time.monotonic() - first_at >= _BATCH_SECONDS)
-                if pending and (due or not pages):
+                if pending and due:
                     self._process(pending)
                     pending = []
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:

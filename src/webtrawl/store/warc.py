@@ -23,6 +23,7 @@ import time
 import zlib
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any, BinaryIO
 
 from warcio.statusandheaders import StatusAndHeaders
@@ -33,10 +34,14 @@ from webtrawl import __version__
 from webtrawl.messages import Page
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
 
+_deflate: ModuleType = zlib
+_MAX_LEVEL = 9
 try:
-    from isal import isal_zlib as _deflate  # type: ignore[import-not-found,unused-ignore]
+    from isal import isal_zlib  # type: ignore[import-not-found,unused-ignore]
+
+    _deflate, _MAX_LEVEL = isal_zlib, isal_zlib.ISAL_BEST_COMPRESSION  # levels 0-3
 except ImportError:  # pragma: no cover - optional speed-up
-    _deflate = zlib
+    pass
 
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
@@ -55,7 +60,7 @@ class _Member:
 
     def __init__(self, out: BinaryIO, level: int) -> None:
         self._out = out
-        self._zip = _deflate.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        self._zip = _deflate.compressobj(min(level, _MAX_LEVEL), zlib.DEFLATED, 16 + zlib.MAX_WBITS)
 
     def write(self, data: bytes) -> int:
         self._out.write(self._zip.compress(data))

@@ -16,6 +16,7 @@ from webtrawl.testweb.accesslog import (
     robots_first_violations,
 )
 from webtrawl.testweb.certs import Certs
+from webtrawl.testweb.chaos import BEHAVIOURS, ChaosWeb
 from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
 from webtrawl.testweb.expect import ExpectedCrawl
 from webtrawl.testweb.harness import TestWeb, crawl_args
@@ -24,11 +25,13 @@ from webtrawl.testweb.robots import OTHER_TOKEN, PRODUCT_TOKEN, Variant
 from webtrawl.testweb.serve import add_arguments, main, run, serve_forever
 
 __all__ = [
+    "BEHAVIOURS",
     "DEFAULT_CORPUS_DIR",
     "OTHER_TOKEN",
     "PRODUCT_TOKEN",
     "AccessLog",
     "Certs",
+    "ChaosWeb",
     "Corpus",
     "ExpectedCrawl",
     "Host",

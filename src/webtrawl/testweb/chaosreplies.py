@@ -183,6 +183,13 @@ def _files(name: str) -> ChaosReply | None:
     return None
 
 
+def warm_up() -> None:
+    """Build the expensive bodies once (they are cached) before the server answers anything."""
+    bodies.huge_page(HUGE_SIZE)
+    bodies.gzip_bomb(BOMB_SIZE)
+    bodies.brotli_bomb(BOMB_SIZE)
+
+
 def reply_for(web: ChaosWeb, name: str, target: str) -> ChaosReply:
     """The answer of behaviour ``name`` to ``GET target`` (robots.txt and the hub are answered by the web)."""
     if target.startswith("/x/") and name in web.behaviours:

@@ -1,7 +1,8 @@
 """The chaos hosts' server: raw HTTP/1.1 on asyncio streams, so it can lie, stall, reset and never finish.
 
 aiohttp's server would keep the framing honest, which is exactly what these hosts must not do. Every answer
-closes the connection (``Connection: close``) so a lie about the length cannot poison the next response. While
+closes the connection (all but ``cl-short`` say ``Connection: close``) so a lie about the length cannot poison the
+next response. While
 an answer is being sent the server also watches the client's side: when the crawler gives up (timeout, size
 cap) and closes, the answer stops at once and the access-log entry ends then, so a politeness check measures
 the gap the crawler really kept. A TLS ClientHello arriving on the plain port gets a plain ``400`` back, as
@@ -29,7 +30,7 @@ from typing import cast
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
 from webtrawl.testweb.certs import Certs
 from webtrawl.testweb.chaos import DOMAIN, ChaosWeb
-from webtrawl.testweb.chaosreplies import ChaosReply
+from webtrawl.testweb.chaosreplies import ChaosReply, warm_up
 
 _CHUNK = 64 * 1024
 _SLOW_BYTES, _SLOW_EVERY = 256, 0.05  # ~5 KB/s
@@ -77,6 +78,8 @@ class ChaosServer:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self, http_sock: socket.socket, https_sock: socket.socket) -> None:
+        # The bombs and the 12 MB page take a second to build: not on the loop, where they would stall every host.
+        await asyncio.get_running_loop().run_in_executor(None, warm_up)
         for scheme, sock, ctx in (("http", http_sock, None), ("https", https_sock, tls_context(self.certs))):
             handler = functools.partial(self._client, scheme, sock.getsockname()[1])
             extra = {"ssl": ctx, "ssl_handshake_timeout": 10.0} if ctx is not None else {}
@@ -157,7 +160,9 @@ class ChaosServer:
             return
         if mode == "slow-head":
             await asyncio.sleep(_SLOW_HEAD_S)
-        fields = [("Content-Type", reply.content_type), *reply.headers, ("Connection", "close")]
+        fields = [("Content-Type", reply.content_type), *reply.headers]
+        if mode != "cl-short":  # that one pretends to keep the connection: the extra bytes look like a next answer
+            fields.append(("Connection", "close"))
         if mode == "endless":
             fields.append(("Transfer-Encoding", "chunked"))
         else:
@@ -169,10 +174,11 @@ class ChaosServer:
         if head_only:
             return
         if mode == "endless":
-            chunk = b"%x\r\n%s\r\n" % (_CHUNK, b"<p>and on and on</p>\n" * (_CHUNK // 22) + b"x" * (_CHUNK % 22))
+            data = b"<p>and on and on</p>\n" * (_CHUNK // 21)
+            chunk = b"%x\r\n%s\r\n" % (len(data), data)
             while True:
                 writer.write(chunk)
-                sent[0] += _CHUNK
+                sent[0] += len(data)
                 await writer.drain()
         elif mode == "slow-body":
             for i in range(0, len(body), _SLOW_BYTES):
@@ -180,6 +186,10 @@ class ChaosServer:
                 sent[0] += len(body[i : i + _SLOW_BYTES])
                 await writer.drain()
                 await asyncio.sleep(_SLOW_EVERY)
+        elif mode == "cl-short":  # the announced bytes, then (a moment later) the rest as if it were a next answer
+            await _write(writer, body[: reply.declared_length], sent)
+            await asyncio.sleep(_SLOW_EVERY)
+            await _write(writer, body[reply.declared_length :], sent)
         elif mode == "reset":
             await _write(writer, body[: len(body) // 2], sent)
             sock = writer.get_extra_info("socket")

@@ -37,6 +37,7 @@ def serve_forever(
     options: WebOptions | None = None,
     info_path: Path | None = None,
     out: TextIO | None = None,
+    chaos: bool = False,
 ) -> None:
     """Serve the test web until interrupted. Without ``cert_dir`` the CA lives in a temporary directory."""
     out = out or sys.stdout
@@ -52,6 +53,7 @@ def serve_forever(
         log_path=log_path,
         keep_log=False,
         fast_loop=True,
+        chaos=chaos,
     )
     stop = threading.Event()
 
@@ -69,7 +71,7 @@ def serve_forever(
             "ca_file": str(web.ca_file),
             "log_path": str(log_path) if log_path else None,
             "corpus_pages": len(web.corpus),
-            "seeds": web.seeds(3),
+            "seeds": web.seeds(3) + ([web.chaos.hub] if web.chaos else []),
             "crawl_args": web.crawl_args(),
         }
         if info_path is not None:
@@ -80,6 +82,8 @@ def serve_forever(
         print(f"  corpus pages: {len(web.corpus)} (fraction {web.model.options.corpus_fraction:g})", file=out)
         if log_path is not None:
             print(f"  access log: {log_path}", file=out)
+        if web.chaos is not None:
+            print(f"  chaos hosts on ports {web.chaos.http_port}/{web.chaos.https_port}, hub {web.chaos.hub}", file=out)
         print(f"  seeds: {' '.join(web.seeds(3))}", file=out)
         print(f"crawler flags: {shlex.join(web.crawl_args())}", file=out)
         print("serving until Ctrl-C", file=out, flush=True)
@@ -108,6 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-pages", type=int, default=defaults.min_pages, help="fewest pages per host")
     parser.add_argument("--max-pages", type=int, default=defaults.max_pages, help="most pages per host")
     parser.add_argument("--crawl-delay", type=float, default=defaults.crawl_delay, help="Crawl-delay of variant 2")
+    parser.add_argument("--chaos", action="store_true", help="add the hostile hosts (*.chaos.test) and a DNS server")
     parser.add_argument("--info-json", type=Path, help="write ports, CA path and crawler flags here as JSON")
 
 
@@ -130,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         corpus_dir=None if args.no_corpus else args.corpus_dir,
         options=options,
         info_path=args.info_json,
+        chaos=args.chaos,
     )
     return 0
 

@@ -27,7 +27,7 @@ while i <= #ARGV do
     local hk, qk = sp .. 'h:' .. host, sp .. 'q:' .. host
     local v = redis.call('HMGET', hk, 'o', 'a', 'l')
     local len = redis.call('LLEN', qk)
-    st = {hk = hk, qk = qk, o = v[1], a0 = tonumber(v[2] or 0), leased = v[3], len0 = len}
+    st = {hk = hk, qk = qk, o = v[1], a0 = tonumber(v[2] or 0), leased = v[3], len0 = len, push = {}}
     st.a, st.len = st.a0, len
     hosts[host] = st
   end
@@ -61,10 +61,11 @@ while i <= #ARGV do
         redis.call('HSET', st.hk, 'o', origin)
         count('hosts', 1)
       end
+      local push = st.push
       if origin == st.o then
-        redis.call('RPUSH', st.qk, meta .. rest)
+        push[#push + 1] = meta .. rest
       else
-        redis.call('RPUSH', st.qk, meta .. url)
+        push[#push + 1] = meta .. url
       end
       st.a, st.len = st.a + 1, st.len + 1
       added = added + 1
@@ -73,6 +74,13 @@ while i <= #ARGV do
   end
 end
 local now, earliest = -1, -1
+-- one RPUSH per host (in slices: unpack has a stack limit) instead of one per URL
+for _, st in pairs(hosts) do
+  local push = st.push
+  for first = 1, #push, 1000 do
+    redis.call('RPUSH', st.qk, unpack(push, first, math.min(first + 999, #push)))
+  end
+end
 for host, st in pairs(hosts) do
   if st.a > st.a0 then redis.call('HINCRBY', st.hk, 'a', st.a - st.a0) end
   if st.len0 == 0 and st.len > 0 and not st.leased then

@@ -34,6 +34,7 @@ while i <= #ARGV do
         wait = max
         if f == park_after then count('hosts-parked', 1) end
       end
+      if wait < delay then wait = delay end  -- a back-off never undercuts the politeness gap (or Crawl-delay)
     else
       redis.call('HDEL', hk, 'f')
     end

@@ -1,0 +1,89 @@
+"""The node under resource pressure: a full disk pauses the crawl (nothing is completed that is not on disk) and
+it resumes by itself when space is back; memory above --max-memory pauses leasing instead of killing the node."""
+
+from __future__ import annotations
+
+import errno
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.node.crawlrun import Crawl, records, stats, wait_until
+from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations
+
+DELAY = 0.2
+
+
+@pytest.fixture
+def records_on_a_tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """``<tmp>/crawl`` whose ``records/`` is a 1 MiB tmpfs (root only; skipped where mounting is refused)."""
+    out = tmp_path / "crawl"
+    (out / "records").mkdir(parents=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(out / "records")], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield out
+    finally:
+        subprocess.run(["umount", "-l", str(out / "records")], check=False)
+
+
+def _fill(disk: Path) -> Path:
+    filler = disk / "filler.bin"
+    with filler.open("wb", buffering=0) as f:
+        for size in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def test_a_full_disk_pauses_the_crawl_and_nothing_is_lost(
+    make_testweb: Callable[..., TestWeb], records_on_a_tiny_disk: Path
+) -> None:
+    web = make_testweb(20, 5)
+    out = records_on_a_tiny_disk
+    filler = _fill(out / "records")
+    seeds = web.seeds(2)
+    mark = web.mark()
+    args = [*seeds, *web.crawl_args(), "--delay", str(DELAY), "--robots-retry", "0.2", "--no-warc"]
+    crawl = Crawl(out, args)
+    wait_until(lambda: "disk full: cannot write to" in crawl.log(), 120, "the disk-full log line", crawl)
+    # While the disk is full no URL is completed: its record is not on disk.
+    assert stats(out)["counters"].get("stored", 0) == 0
+    filler.unlink()
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    assert "disk space is back" in crawl.log()
+
+    rows = records(out)
+    for path in (out / "records").glob("*.jsonl*"):
+        for line in path.read_text().splitlines():
+            json.loads(line)  # every line whole
+    urls = [row["url"] for row in rows]
+    assert len(urls) == len(set(urls))
+    expected = web.model.expected_crawl(seeds)
+    assert set(expected.fetched) <= set(urls)
+    entries = web.entries(since=mark)
+    assert {u for u in fetched_urls(entries) if web.model.is_known(u)} == set(expected.fetched)
+    assert politeness_violations(entries, DELAY, web.model.crawl_delays()) == []
+
+
+def test_memory_above_the_limit_pauses_leasing_instead_of_dying(
+    make_testweb: Callable[..., TestWeb], tmp_path: Path
+) -> None:
+    web = make_testweb(10, 6)
+    mark = web.mark()
+    out = tmp_path / "crawl"
+    args = [*web.seeds(2), *web.crawl_args(), "--delay", str(DELAY), "--max-memory", "1MiB", "--max-time", "4"]
+    crawl = Crawl(out, args)
+    assert crawl.wait(120) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert "is above --max-memory 1.0MiB: leasing paused" in log
+    assert "--max-time 4s reached" in log
+    assert web.entries(since=mark) == []  # not a single request while paused
+    assert stats(out)["counters"].get("fetched", 0) == 0

@@ -1,0 +1,78 @@
+"""A full disk while writing: the writers cut a failed write back to the last whole record and go on once there
+is space again. A real tiny tmpfs is mounted (root only; skipped where mounting is not allowed)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import random
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from tests.parse.helpers import make_page
+from webtrawl.store import JsonlWriter, WarcWriter
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs mounted at a fresh directory."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(disk: Path) -> Path:
+    """Fill the disk to the last byte; returns the filler file (delete it to free the space)."""
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as f:
+        for size in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def test_jsonl_writer_leaves_no_half_line_and_resumes(tiny_disk: Path) -> None:
+    writer = JsonlWriter(tiny_disk / "records", "n-p0", 1_000_000)
+    writer.write({"url": "http://a.example/1"})
+    filler = _fill(tiny_disk)
+    big = {"url": "http://a.example/2", "pad": "x" * 20_000}
+    with pytest.raises(OSError) as info:
+        writer.write(big)
+    assert info.value.errno == errno.ENOSPC
+    filler.unlink()
+    writer.write(big)
+    writer.close()
+    lines = [json.loads(line) for p in (tiny_disk / "records").iterdir() for line in p.read_text().splitlines()]
+    assert [row["url"] for row in lines] == ["http://a.example/1", "http://a.example/2"]
+
+
+def test_warc_writer_leaves_no_half_record_and_resumes(tiny_disk: Path) -> None:
+    writer = WarcWriter(tiny_disk / "warc", "n-p0", 1 << 30)
+    writer.write(make_page(b"<html>first</html>", url="http://a.example/1"), {})
+    filler = _fill(tiny_disk)
+    page = make_page(random.Random(1).randbytes(200_000), url="http://a.example/2")  # incompressible
+    with pytest.raises(OSError):
+        writer.write(page, {})
+    filler.unlink()
+    writer.write(page, {})
+    writer.close()
+    uris = []
+    for path in (tiny_disk / "warc").iterdir():
+        with path.open("rb") as stream:
+            for rec in ArchiveIterator(stream):
+                if rec.rec_type == "response":
+                    uris.append(rec.rec_headers.get_header("WARC-Target-URI"))
+    assert uris == ["http://a.example/1", "http://a.example/2"]
