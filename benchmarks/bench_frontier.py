@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psutil
 import redis
 
 from webtrawl.frontier import (
@@ -103,12 +104,25 @@ def _batches(make: Callable[[int], list[NewUrl]], total: int, batch: int) -> Ite
         yield make(min(batch, total - start))
 
 
-def bench_adds(f: RedisFrontier, make: Callable[[int], list[NewUrl]], total: int, batch: int) -> tuple[float, int]:
-    """(links per second, URLs added)."""
+def _cpu(pid: int) -> float:
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def bench_adds(
+    f: RedisFrontier, make: Callable[[int], list[NewUrl]], total: int, batch: int, server_pid: int
+) -> tuple[float, int, float]:
+    """(links per second, URLs added, Redis CPU microseconds per link).
+
+    One client can only send as fast as Python builds the calls; the server's CPU per link is what bounds the
+    adds/s of one Redis however many parsers send: 1e6 / (us per link).
+    """
     batches = list(_batches(make, total, batch))  # URL generation is not what we measure
+    cpu = _cpu(server_pid)
     start = time.perf_counter()
     added = sum(f.add(b).added for b in batches)
-    return total / (time.perf_counter() - start), added
+    rate = total / (time.perf_counter() - start)
+    return rate, added, 1e6 * (_cpu(server_pid) - cpu) / total
 
 
 def bench_cycles(f: RedisFrontier, seconds: float, per_call: int) -> float:
@@ -135,7 +149,7 @@ async def _async_cycles(url: str, settings: FrontierSettings, seconds: float, pe
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--hosts", type=int, default=2000)
-    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--batch", type=int, default=100, help="URLs per add() call (a parser batch of pages)")
     parser.add_argument("--sizes", default="100000,1000000", help="queued URL counts to measure memory at")
     parser.add_argument("--rate-urls", type=int, default=100_000, help="URLs per add-rate measurement")
     parser.add_argument("--cycle-seconds", type=float, default=5.0)
@@ -160,10 +174,10 @@ def main() -> None:
         }
         for i, (shape, maker) in enumerate(shapes.items()):
             f = RedisFrontier.open(client, FrontierSettings(prefix=f"rate{i}", expected_urls=10_000_000))
-            rate, added = bench_adds(f, maker, args.rate_urls, args.batch)
+            rate, added, us = bench_adds(f, maker, args.rate_urls, args.batch, server.pid or 0)
             print(
-                f"add: {rate:,.0f} links/s, {added / args.rate_urls:.0%} new  "
-                f"[{shape}; {f.shards} shards, Bloom k={f.core.bloom_k}]"
+                f"add: {rate:,.0f} links/s, {added / args.rate_urls:.0%} new, Redis {us:.1f} us CPU per link "
+                f"(one Redis: <= {1e6 / us:,.0f} links/s)  [{shape}; {f.shards} shards, Bloom k={f.core.bloom_k}]"
             )
         client.flushall()
 

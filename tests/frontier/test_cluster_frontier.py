@@ -117,3 +117,10 @@ def test_cluster_mode_on_a_plain_server_or_a_socket_is_a_one_line_state_error(re
         connect_sync(redis_url, cluster=True)  # the session server listens on a unix socket
     with pytest.raises(StateError, match=r"cannot reach Redis at redis://127\.0\.0\.1:1: "):
         connect_sync("redis://127.0.0.1:1", cluster=True)
+
+
+def test_a_plain_client_on_a_cluster_node_says_to_add_cluster(redis_cluster: LocalRedisCluster) -> None:
+    with pytest.raises(StateError, match=r"^Redis at redis://127\.0\.0\.1:\d+ is a Redis Cluster node: add --cluster$"):
+        connect_sync(redis_cluster.url)
+    with pytest.raises(StateError, match="is a Redis Cluster node: add --cluster"):
+        asyncio.run(connect_async(redis_cluster.url))

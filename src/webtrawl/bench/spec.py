@@ -8,14 +8,23 @@ from dataclasses import dataclass
 # corpus pages' own relative links (~32 per page) all answer 404 on the test web; following them would make
 # 404s most of the fetches. See benchmarks/RESULTS.md ("corpus fraction and links followed").
 MODEL_URLS = r"^https?://site\d+\.test(?::\d+)?/(?:p/\d+\.html|r/\d+|n/\d+\.html|private/\d+\.html|away)?$"
-STATUS_COUNTERS = ("pages", "redirects", "err:http-4xx", "err:http-5xx", "drop:robots", "warc", "stored")
+STATUS_COUNTERS = (
+    "pages",
+    "redirects",
+    "err:http-4xx",
+    "err:http-5xx",
+    "drop:robots",
+    "robots-fetched",
+    "warc",
+    "stored",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class CrawlSpec:
     """How the crawl is run and measured."""
 
-    warmup: float = 45.0  # the first visit of every host (robots.txt + a page) is over by then
+    warmup: float = 60.0  # the first visit of every host (robots.txt + a page) is over by then
     window: float = 60.0
     delay: float = 2.0
     fetchers: int = 0

@@ -183,7 +183,7 @@ class _Fetcher:
             action=action,
             delay_ms=delay_ms + _GAP_MARGIN_MS if delay_ms > 0 else 0,
             failed=failed,
-            retry_after_ms=retry_after_ms,
+            retry_after_ms=retry_after_ms + _GAP_MARGIN_MS if retry_after_ms > 0 else 0,  # the same margin
             counters=counters or {},
         )
         await self.releases.release(release)  # one pipeline for the releases of many tasks
@@ -238,7 +238,7 @@ class _Fetcher:
         """robots.txt first: that request counts for politeness, so the page waits for the host's next turn."""
         rules = await self.robots.fetch(origin)
         self._give_back_budget(1)
-        await self._release(lease, UrlAction.HEAD, delay_ms=_delay_ms(self.cfg, rules))
+        await self._release(lease, UrlAction.HEAD, delay_ms=_delay_ms(self.cfg, rules), counters={"robots-fetched": 1})
 
     async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
         """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up

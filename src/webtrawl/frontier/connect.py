@@ -59,6 +59,12 @@ def _check_cluster_url(url: str) -> None:
         raise StateError(f"cluster mode needs a redis:// or rediss:// URL of one cluster node, not {mask_url(url)}")
 
 
+def _not_cluster_node(url: str, info: dict[str, Any]) -> None:
+    """A plain client on a cluster node would get MOVED for most keys: say what to do instead."""
+    if str(info.get("cluster_enabled", "0")) == "1":
+        raise StateError(f"Redis at {mask_url(url)} is a Redis Cluster node: add --cluster")
+
+
 def is_cluster(client: SyncClient | AsyncClient) -> bool:
     return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
 
@@ -84,9 +90,14 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
         raise unreachable(url, exc) from None
     try:
         client.ping()
+        if not cluster:
+            _not_cluster_node(url, client.info("cluster"))
     except _client_errors() as exc:
         client.close()
         raise unreachable(url, exc) from None
+    except StateError:
+        client.close()
+        raise
     return client
 
 
@@ -111,7 +122,12 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
         raise unreachable(url, exc) from None
     try:
         await client.ping()
+        if not cluster:
+            _not_cluster_node(url, await client.info("cluster"))
     except _client_errors() as exc:
         await client.aclose()
         raise unreachable(url, exc) from None
+    except StateError:
+        await client.aclose()
+        raise
     return client

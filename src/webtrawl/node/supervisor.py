@@ -268,6 +268,9 @@ class Node:
                         self.stop_leasing.set()
                 if self.stop_leasing.is_set():
                     state = "draining"
+                    if self.presence is not None:  # no heartbeat while draining: this one lasts the whole drain
+                        drain_s = self.cfg.timeouts.total + self.cfg.timeouts.robots + 10 + 60
+                        self.presence.beat(state, self._node_stats(), round((drain_s + 30) * 1000))
                     self._drain()
                     display.update(self._snapshot(frontier, time.monotonic() - started, "stopped"), rates)
                     self._leave()
