@@ -1,13 +1,14 @@
 """The test web's access log and the checks tests run on it.
 
-Each request is one JSON line: ``start_ms``/``end_ms`` (wall clock, ms, sub-ms precision; the end is taken
-after the whole body was handed to the transport), ``host`` (from the Host header, lower case, no port),
-``port`` and ``scheme`` (of the socket that took the request), ``method``, ``path`` (path + query as sent),
-``status``, ``bytes`` (body bytes written) and ``user_agent``.
+Each request is one JSON line: ``start_ms``/``end_ms`` (wall clock, ms, sub-ms precision), ``host`` (from the
+Host header, lower case, no port), ``port`` and ``scheme`` (of the socket that took the request), ``method``,
+``path`` (path + query as sent), ``status``, ``bytes`` (body bytes written) and ``user_agent``.
 
-The server sees a request start no earlier than the crawler sent it and its end no later than the crawler read
-it, so a gap measured here is never longer than the gap the crawler kept: a politeness violation found here is
-real.
+``end_ms`` is stamped just *before* the server's last write of the response: the crawler cannot have read the
+whole response earlier than that. A stamp taken after the write would be late whenever the server's thread is
+descheduled under CPU load, and then a crawler that kept its gap exactly would show up as a violation. The start is
+stamped when the request arrived, no earlier than the crawler sent it. So a gap measured here is never shorter than
+the gap the crawler kept: a politeness violation found here is real.
 """
 
 from __future__ import annotations

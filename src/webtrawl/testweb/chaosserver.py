@@ -25,7 +25,7 @@ import ssl
 import struct
 import time
 from collections import Counter
-from typing import cast
+from typing import Any, cast
 
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
 from webtrawl.testweb.certs import Certs
@@ -129,7 +129,10 @@ class ChaosServer:
         sent = [0]
         reply = self.web.respond(host, target) if method in ("GET", "HEAD") else ChaosReply(405, b"", "text/plain")
         try:
-            sender = asyncio.ensure_future(self._send(reply, writer, sent, head_only=method == "HEAD"))
+            stamped = _StampedWriter(writer)
+            sender = asyncio.ensure_future(
+                self._send(reply, stamped, sent, head_only=method == "HEAD")  # type: ignore[arg-type]
+            )
             watcher = asyncio.ensure_future(_until_closed(reader))
             try:
                 await asyncio.wait({sender, watcher}, return_when=asyncio.FIRST_COMPLETED)
@@ -141,7 +144,7 @@ class ChaosServer:
             self.log.end(
                 LogEntry(
                     start_ms=start_ns / 1e6,
-                    end_ms=time.time_ns() / 1e6,
+                    end_ms=(stamped.last_write_ns or time.time_ns()) / 1e6,  # see accesslog.py
                     host=host,
                     port=port,
                     scheme=scheme,
@@ -252,3 +255,18 @@ class DnsServer(asyncio.DatagramProtocol):
                 answers += struct.pack("!HHHIH", 0xC00C, 1, 1, self.ttl, len(rdata)) + rdata
                 count += 1
         return struct.pack("!HHHHHH", qid, 0x8180 | rcode, 1, count, 0, 0) + question + answers
+
+
+class _StampedWriter:
+    """A StreamWriter that remembers when the last write began: the access log's end time (see accesslog.py)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self.last_write_ns = 0
+
+    def write(self, data: bytes) -> None:
+        self.last_write_ns = time.time_ns()
+        self._writer.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._writer, name)

@@ -77,6 +77,7 @@ class WebServer:
         self.log.begin()
         host = _host_name(request.host)
         status, sent = 500, 0  # what gets logged if rendering fails (aiohttp then answers 500)
+        last_write_ns = 0
         try:
             if request.method in ("GET", "HEAD"):
                 reply = self.model.respond(scheme, host, request.raw_path)
@@ -91,9 +92,11 @@ class WebServer:
                 resp.headers["Location"] = reply.location
             if reply.page is not None and reply.page.header_nofollow:
                 resp.headers["X-Robots-Tag"] = "nofollow"
+            last_write_ns = time.time_ns()  # the end is stamped before the last write: see accesslog.py
             await resp.prepare(request)
             if request.method != "HEAD":
                 for chunk in chunks:
+                    last_write_ns = time.time_ns()
                     await resp.write(chunk)
                     sent += len(chunk)
             await resp.write_eof()
@@ -102,7 +105,7 @@ class WebServer:
             self.log.end(
                 LogEntry(
                     start_ms=start_ns / 1e6,
-                    end_ms=time.time_ns() / 1e6,
+                    end_ms=(last_write_ns or time.time_ns()) / 1e6,
                     host=host,
                     port=port,
                     scheme=scheme,
