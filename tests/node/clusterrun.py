@@ -10,6 +10,7 @@ from pathlib import Path
 
 import redis.cluster
 
+from tests.node.crawlrun import Crawl
 from webtrawl.frontier.keys import shard_tag
 
 TRAWL = [sys.executable, "-m", "webtrawl"]
@@ -21,25 +22,11 @@ def trawl(*args: str) -> subprocess.CompletedProcess[str]:
     return result
 
 
-class NodeRun:
+class NodeRun(Crawl):
     """One ``trawl node`` process group (its own session), logging to ``<out>-node.log`` next to its --out."""
 
     def __init__(self, out: Path, args: list[str]) -> None:
-        self.out = out
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.log_path = out.parent / f"{out.name}-node.log"
-        self._log = self.log_path.open("ab")
-        cmd = [*TRAWL, "node", *args, "--out", str(out), "--progress", "log"]
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def wait(self, timeout: float = 300) -> int:
-        try:
-            return self.proc.wait(timeout)
-        finally:
-            self._log.flush()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
+        super().__init__(out, args, log_name="node.log", command="node")
 
     def freeze(self) -> None:
         """SIGSTOP to the whole node: nothing it holds changes until it is killed or thawed."""

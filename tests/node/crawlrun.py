@@ -17,13 +17,13 @@ from warcio.archiveiterator import ArchiveIterator
 
 
 class Crawl:
-    """One ``trawl crawl`` process group (its own session, like a terminal job), logging to a file."""
+    """One ``trawl crawl`` (or ``node``) process group, in its own session like a terminal job, logging to a file."""
 
-    def __init__(self, out: Path, args: list[str], log_name: str = "crawl.log") -> None:
+    def __init__(self, out: Path, args: list[str], log_name: str = "crawl.log", command: str = "crawl") -> None:
         self.out = out
         out.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = out.parent / f"{out.name}-{log_name}"
-        cmd = [sys.executable, "-m", "webtrawl", "crawl", *args, "--out", str(out), "--progress", "log"]
+        cmd = [sys.executable, "-m", "webtrawl", command, *args, "--out", str(out), "--progress", "log"]
         self._log = self.log_path.open("ab")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -3,14 +3,13 @@ it resumes by itself when space is back; memory above --max-memory pauses leasin
 
 from __future__ import annotations
 
-import errno
 import json
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures.disk import fill, tmpfs
 from tests.node.crawlrun import Crawl, records, stats, wait_until
 from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations
 
@@ -21,26 +20,8 @@ DELAY = 0.2
 def records_on_a_tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """``<tmp>/crawl`` whose ``records/`` is a 1 MiB tmpfs (root only; skipped where mounting is refused)."""
     out = tmp_path / "crawl"
-    (out / "records").mkdir(parents=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(out / "records")], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(out / "records"):
         yield out
-    finally:
-        subprocess.run(["umount", "-l", str(out / "records")], check=False)
-
-
-def _fill(disk: Path) -> Path:
-    filler = disk / "filler.bin"
-    with filler.open("wb", buffering=0) as f:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    f.write(b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    return filler
 
 
 def test_a_full_disk_pauses_the_crawl_and_nothing_is_lost(
@@ -48,7 +29,7 @@ def test_a_full_disk_pauses_the_crawl_and_nothing_is_lost(
 ) -> None:
     web = make_testweb(20, 5)
     out = records_on_a_tiny_disk
-    filler = _fill(out / "records")
+    filler = fill(out / "records")
     seeds = web.seeds(2)
     mark = web.mark()
     args = [*seeds, *web.crawl_args(), "--delay", str(DELAY), "--robots-retry", "0.2", "--no-warc"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import errno
 import json
 import random
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from tests.fixtures.disk import fill, tmpfs
 from tests.parse.helpers import make_page
 from webtrawl.store import JsonlWriter, WarcWriter
 
@@ -20,34 +20,14 @@ from webtrawl.store import JsonlWriter, WarcWriter
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs mounted at a fresh directory."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "disk") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def _fill(disk: Path) -> Path:
-    """Fill the disk to the last byte; returns the filler file (delete it to free the space)."""
-    filler = disk / "filler"
-    with filler.open("wb", buffering=0) as f:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    f.write(b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    return filler
 
 
 def test_jsonl_writer_leaves_no_half_line_and_resumes(tiny_disk: Path) -> None:
     writer = JsonlWriter(tiny_disk / "records", "n-p0", 1_000_000)
     writer.write({"url": "http://a.example/1"})
-    filler = _fill(tiny_disk)
+    filler = fill(tiny_disk)
     big = {"url": "http://a.example/2", "pad": "x" * 20_000}
     with pytest.raises(OSError) as info:
         writer.write(big)
@@ -62,7 +42,7 @@ def test_jsonl_writer_leaves_no_half_line_and_resumes(tiny_disk: Path) -> None:
 def test_warc_writer_leaves_no_half_record_and_resumes(tiny_disk: Path) -> None:
     writer = WarcWriter(tiny_disk / "warc", "n-p0", 1 << 30)
     writer.write(make_page(b"<html>first</html>", url="http://a.example/1"), {})
-    filler = _fill(tiny_disk)
+    filler = fill(tiny_disk)
     page = make_page(random.Random(1).randbytes(200_000), url="http://a.example/2")  # incompressible
     with pytest.raises(OSError):
         writer.write(page, {})
