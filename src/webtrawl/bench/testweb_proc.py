@@ -22,10 +22,10 @@ _START_TIMEOUT_S = 60.0
 class WebSpec:
     """The shape of the test web a benchmark crawls."""
 
-    hosts: int = 4_000
+    hosts: int = 6_000
     corpus_fraction: float = 1.0
     min_pages: int = 10  # pages per host: 25 on average, so robots.txt is ~4% of the fetches once all hosts are
-    max_pages: int = 40  # known, and the test web holds more than a run can fetch (4,000 hosts: ~100k pages)
+    max_pages: int = 40  # known, and the test web holds more than a run can fetch (6,000 hosts: ~150k pages)
     seed: int = 0
     corpus_dir: Path | None = None
 
