@@ -43,7 +43,6 @@ from webtrawl.errors import (
 )
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
-from webtrawl.fetch.tlsresume import resuming_context
 
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 _MAX_MESSAGE = 200
@@ -221,7 +220,7 @@ def _short(exc: BaseException) -> str:
 
 
 def _ssl_context(cfg: CrawlConfig) -> ssl.SSLContext:
-    ctx = resuming_context()  # create_default_context() + TLS session resumption per host
+    ctx = ssl.create_default_context()
     if cfg.ca_file is not None:
         try:
             ctx.load_verify_locations(cafile=str(cfg.ca_file))

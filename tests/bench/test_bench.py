@@ -1,0 +1,37 @@
+"""``trawl bench`` end to end on a tiny test web: it must crawl, stop by itself and report every process kind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from webtrawl.cli import main
+
+
+def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    argv = ["bench", "--hosts", "40", "--min-pages", "3", "--max-pages", "5", "--delay", "0.2"]
+    argv += ["--warmup", "3", "--seconds", "4", "--runs", "1", "--json", str(out), "--workdir", str(tmp_path / "w")]
+    assert main(argv) == 0
+    data = json.loads(out.read_text())
+    (run,) = data["runs"]["0"]
+    assert run["pages"] > 0
+    assert {"fetcher", "parser", "supervisor", "redis", "testweb"} <= set(run["cpu_s"])
+    assert run["cpu_s"]["fetcher"] > 0 and run["cpu_s"]["parser"] > 0
+    assert run["redis_round_trips_per_page"] > 0
+    assert run["peak_rss"]["fetcher"] > 0
+    assert data["machine"]["nproc"] >= 1
+
+
+def test_bench_preload_queues_urls_that_are_never_fetched(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    argv = ["bench", "--hosts", "20", "--min-pages", "3", "--max-pages", "4", "--delay", "0.2", "--preload", "3000"]
+    argv += ["--warmup", "2", "--seconds", "3", "--runs", "1", "--json", str(out), "--workdir", str(tmp_path / "w")]
+    assert main(argv) == 0
+    (run,) = json.loads(out.read_text())["runs"]["3000"]
+    assert run["preloaded"] == 3000
+    assert run["queued"] >= 3000
+    records = list((tmp_path / "w" / "p3000-run0" / "out" / "records").glob("*.jsonl*"))
+    assert records
+    urls = [json.loads(line)["url"] for path in records for line in path.read_text().splitlines()]
+    assert urls and not [u for u in urls if "://preload" in u]  # no preloaded host was ever ready
