@@ -7,30 +7,18 @@ caps are set small here so the tests stay fast, and each test asserts the cap or
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from tests.fetch.servers import local_cfg, run
+from tests.fixtures.web_fixtures import chaos_of
 from webtrawl.errors import WebtrawlError
 from webtrawl.fetch import HttpClient
 from webtrawl.fetch.client import Response
-from webtrawl.testweb import TestWeb, WebOptions
-from webtrawl.testweb.chaos import ChaosWeb
+from webtrawl.testweb import TestWeb
 
 TOTAL = 1.5
 MAX_BODY = 512 * 1024
-
-
-@pytest.fixture(scope="module")
-def chaos_web() -> Iterator[TestWeb]:
-    with TestWeb(4, 1, options=WebOptions(corpus_fraction=0.0), corpus_dir=None, chaos=True) as web:
-        yield web
-
-
-def _chaos(web: TestWeb) -> ChaosWeb:
-    assert web.chaos is not None
-    return web.chaos
 
 
 def _fetch(web: TestWeb, url: str) -> tuple[Response | None, str, float]:
@@ -64,33 +52,33 @@ def _fetch(web: TestWeb, url: str) -> tuple[Response | None, str, float]:
     ],
 )
 def test_transport_failures_are_named(chaos_web: TestWeb, name: str, reason: str) -> None:
-    resp, error, took = _fetch(chaos_web, _chaos(chaos_web).url(name))
+    resp, error, took = _fetch(chaos_web, chaos_of(chaos_web).url(name))
     assert (resp, error) == (None, reason)
     assert took < TOTAL + 1.0  # the total timeout holds even for a body that trickles in forever
 
 
 def test_endless_and_huge_bodies_stop_at_the_body_cap(chaos_web: TestWeb) -> None:
     for name in ("endless", "huge"):
-        resp, error, _ = _fetch(chaos_web, _chaos(chaos_web).url(name))
+        resp, error, _ = _fetch(chaos_web, chaos_of(chaos_web).url(name))
         assert error == "" and resp is not None
         assert resp.truncated and len(resp.body) == MAX_BODY
 
 
 def test_a_body_longer_than_its_content_length_is_cut_at_the_length(chaos_web: TestWeb) -> None:
-    resp, error, _ = _fetch(chaos_web, _chaos(chaos_web).url("cl-short"))
+    resp, error, _ = _fetch(chaos_web, chaos_of(chaos_web).url("cl-short"))
     assert error == "" and resp is not None and not resp.truncated
     assert resp.body == b"<html><head><title>short</title></head><body>"
 
 
 def test_bombs_arrive_small_and_still_encoded(chaos_web: TestWeb) -> None:
     for name, coding in (("gzip-bomb", "gzip"), ("brotli-bomb", "br")):
-        resp, error, _ = _fetch(chaos_web, _chaos(chaos_web).url(name))
+        resp, error, _ = _fetch(chaos_web, chaos_of(chaos_web).url(name))
         assert error == "" and resp is not None
         assert resp.header("content-encoding") == coding and len(resp.body) < MAX_BODY
 
 
 def test_each_behaviour_is_also_reachable_by_path(chaos_web: TestWeb) -> None:
-    chaos = _chaos(chaos_web)
+    chaos = chaos_of(chaos_web)
     resp, error, _ = _fetch(chaos_web, chaos.url("plain", "/b/err503-retry-after/"))
     assert resp is not None and resp.status == 503 and resp.header("retry-after") == "1"
     resp, error, _ = _fetch(chaos_web, chaos.url("plain", "/b/reset/"))

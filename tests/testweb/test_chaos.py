@@ -4,31 +4,24 @@ and the DNS server answers for real on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
-from tests.fixtures.web_fixtures import fetch
+from tests.fixtures.web_fixtures import chaos_of, fetch
 from webtrawl.errors import DnsError, IpPolicyError
 from webtrawl.fetch.addrpolicy import AddressPolicy
 from webtrawl.fetch.dns import Resolver
-from webtrawl.testweb import BEHAVIOURS, ChaosWeb, TestWeb, WebOptions
+from webtrawl.testweb import BEHAVIOURS, TestWeb
 from webtrawl.testweb.chaosbodies import REDIRECT_CHAIN
 
 
-@pytest.fixture(scope="module")
-def web() -> Iterator[TestWeb]:
-    with TestWeb(4, 2, options=WebOptions(corpus_fraction=0.0), corpus_dir=None, chaos=True) as w:
-        yield w
-
-
-def _chaos(web: TestWeb) -> ChaosWeb:
-    assert web.chaos is not None
-    return web.chaos
+@pytest.fixture
+def web(chaos_web: TestWeb) -> TestWeb:
+    return chaos_web
 
 
 def test_the_hub_links_every_behaviour_and_every_hostile_link(web: TestWeb) -> None:
-    chaos = _chaos(web)
+    chaos = chaos_of(web)
     (hub,) = fetch(web, [chaos.hub])
     body = hub.body.decode()
     for name in BEHAVIOURS:
@@ -38,7 +31,7 @@ def test_the_hub_links_every_behaviour_and_every_hostile_link(web: TestWeb) -> N
 
 
 def test_statuses_redirects_and_robots_by_host(web: TestWeb) -> None:
-    chaos = _chaos(web)
+    chaos = chaos_of(web)
     got = {f.url: f for f in fetch(web, [chaos.url(n) for n in ("err503-retry-after", "err429", "err500")])}
     assert got[chaos.url("err503-retry-after")].status == 503
     assert got[chaos.url("err503-retry-after")].headers["Retry-After"] == "1"
@@ -54,7 +47,7 @@ def test_statuses_redirects_and_robots_by_host(web: TestWeb) -> None:
 
 
 def test_traps_never_end(web: TestWeb) -> None:
-    chaos = _chaos(web)
+    chaos = chaos_of(web)
     urls = [chaos.url("calendar", "/cal/2999/12"), chaos.url("repeat", "/a/a/a/a/a/"), chaos.url("session")]
     cal, deep, s1, s2 = fetch(web, [*urls, chaos.url("session")])
     assert b"/cal/3000/01" in cal.body and b'href="a/"' in deep.body
