@@ -93,11 +93,12 @@ def records(out: Path) -> list[dict[str, Any]]:
 
 
 def warc_responses(out: Path) -> list[tuple[str, int]]:
-    """(target URI, HTTP status) of every response record, read with warcio."""
+    """(target URI, HTTP status) of every response record, read with warcio, which checks every record's block and
+    payload digest (a mismatch raises)."""
     found = []
     for path in sorted((out / "warc").glob("*.warc.gz*")):
         with path.open("rb") as stream:
-            for record in ArchiveIterator(stream):
+            for record in ArchiveIterator(stream, check_digests="raise"):
                 if record.rec_type == "response":
                     uri = record.rec_headers.get_header("WARC-Target-URI")
                     status = int(record.http_headers.get_statuscode())

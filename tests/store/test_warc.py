@@ -244,3 +244,24 @@ def test_records_survive_a_killed_writer(tmp_path: Path) -> None:
     assert len(responses) > acknowledged, "every write that returned is on disk"
     assert [r["warc"]["WARC-Target-URI"] for r in responses] == [_page(i).lease.url for i in range(len(responses))]
     assert all(r["raw"] == bytes(range(256)) * 200 for r in responses)
+
+
+def test_digests_verify_with_warcio_check(tmp_path: Path) -> None:
+    """Block and payload digests are computed by the writer (the payload one taken from the parser's content
+    hash when the body is identity-encoded); ``warcio check`` recomputes both from the stored bytes."""
+    identity = _page(1, body=b"<html>plain</html>" * 5000, headers=[("Content-Type", "text/html")])
+    encoded = _page(2)  # gzip body: the parser's hash is of the decoded payload, so it must not be reused
+    decoded_hash = "sha1:" + hashlib.sha1(gzip.decompress(encoded.body)).hexdigest()
+    writer = WarcWriter(tmp_path, "d", 1 << 30)
+    writer.write(identity, {"content_hash": "sha1:" + hashlib.sha1(identity.body).hexdigest()})
+    writer.write(encoded, {"content_hash": decoded_hash})
+    writer.write(_page(3, body=b""), {})
+    writer.close()
+    path = tmp_path / "d-00000.warc.gz"
+    check = subprocess.run([str(Path(sys.executable).parent / "warcio"), "check", "-v", str(path)], capture_output=True)
+    assert check.returncode == 0, check.stdout.decode() + check.stderr.decode()
+    assert check.stdout.decode().count("digest pass") >= 6, check.stdout.decode()
+    responses = [r for r in _records(path) if r["type"] == "response"]
+    expected = [hashlib.sha1(p.body).digest() for p in (identity, encoded)]
+    got = [base64.b32decode(r["warc"]["WARC-Payload-Digest"][5:]) for r in responses[:2]]
+    assert got == expected
