@@ -39,6 +39,22 @@ def test_jsonl_writer_leaves_no_half_line_and_resumes(tiny_disk: Path) -> None:
     assert [row["url"] for row in lines] == ["http://a.example/1", "http://a.example/2"]
 
 
+def test_jsonl_batch_is_all_or_nothing(tiny_disk: Path) -> None:
+    """A page's dropped links go out in one write: on a full disk none of them is on disk, so the retry writes
+    each exactly once."""
+    writer = JsonlWriter(tiny_disk / "dropped", "n-p0", 1_000_000)
+    batch = [{"url": f"http://a.example/{i}", "pad": "x" * 2_000} for i in range(20)]
+    filler = fill(tiny_disk)
+    with pytest.raises(OSError) as info:
+        writer.write_some(batch)
+    assert info.value.errno == errno.ENOSPC
+    filler.unlink()
+    assert writer.write_some(batch) == 20
+    writer.close()
+    lines = [json.loads(line) for p in (tiny_disk / "dropped").iterdir() for line in p.read_text().splitlines()]
+    assert [row["url"] for row in lines] == [row["url"] for row in batch]
+
+
 def test_warc_writer_leaves_no_half_record_and_resumes(tiny_disk: Path) -> None:
     writer = WarcWriter(tiny_disk / "warc", "n-p0", 1 << 30)
     writer.write(make_page(b"<html>first</html>", url="http://a.example/1"), {})

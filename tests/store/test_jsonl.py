@@ -112,3 +112,14 @@ def test_records_survive_a_killed_writer(tmp_path: Path) -> None:
     numbers = [rec["i"] for rec in _lines(sealed[0])]
     assert numbers == list(range(len(numbers)))
     assert len(numbers) > acknowledged, "every write that returned is on disk"
+
+
+def test_write_some_fills_the_chunk_with_one_write_and_says_how_many(tmp_path: Path) -> None:
+    writer = JsonlWriter(tmp_path, "d", 4)
+    writer.write(_rec(0))
+    records = [_rec(i) for i in range(1, 8)]
+    assert writer.write_some(records) == 3, "only what fits in the current chunk file"
+    assert writer.write_some(records[3:]) == 4
+    writer.close()
+    assert _lines(tmp_path / "d-00000.jsonl") == [_rec(i) for i in range(4)]
+    assert _lines(tmp_path / "d-00001.jsonl") == [_rec(i) for i in range(4, 8)]

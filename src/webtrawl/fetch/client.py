@@ -164,7 +164,7 @@ class HttpClient:
         try:
             # Canonical URLs are already percent-encoded: send them byte for byte. Anything with spaces,
             # controls or non-ASCII is not canonical and goes through yarl's quoting (no CR/LF injection).
-            target = URL(url, encoded=all(0x20 < ord(c) < 0x7F for c in url))
+            target = URL(url, encoded=url.isascii() and url.isprintable() and " " not in url)
         except (ValueError, TypeError) as exc:
             raise BadUrl(f"cannot parse URL: {exc}") from None
         if target.scheme not in ("http", "https"):

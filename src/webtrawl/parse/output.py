@@ -15,13 +15,14 @@ link on every page of a site is one line, not thousands), so its cost stays prop
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import multiprocessing.synchronize
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from webtrawl.messages import Page
 from webtrawl.parse.process import Processed
@@ -32,6 +33,7 @@ log = logging.getLogger("webtrawl.parse")
 DROPPED_DIR = "dropped"
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _DEDUP = 65_536
+_T = TypeVar("_T")
 
 
 class Output:
@@ -62,32 +64,40 @@ class Output:
         self.record(out.record)
         out.counters["stored"] = out.counters.get("stored", 0) + 1
         depth = page.lease.depth + (0 if out.record.get("redirect") else 1)
-        for url, reason in out.dropped:
-            self.drop(url, reason, page.lease.url, depth)
+        parent = page.lease.url
+        self.drop_many([(url, reason, parent, depth) for url, reason in out.dropped])
 
     def record(self, record: dict[str, Any]) -> None:
         self._retry(lambda: self.records.write(record), self.records.directory)
 
     def drop(self, url: str, reason: str, parent: str, depth: int) -> None:
-        key = (url, reason)
-        if key in self._recent:
-            self._recent.move_to_end(key)
-            return
-        self._recent[key] = None
-        if len(self._recent) > _DEDUP:
-            self._recent.popitem(last=False)
-        line = {"url": url, "reason": reason, "parent": parent, "depth": depth}
-        self._retry(lambda: self.dropped.write(line), self.dropped.directory)
+        self.drop_many([(url, reason, parent, depth)])
+
+    def drop_many(self, drops: list[tuple[str, str, str, int]]) -> None:
+        """Lines for the (url, reason, parent, depth) the LRU has not seen lately, written together."""
+        recent = self._recent
+        lines = []
+        for url, reason, parent, depth in drops:
+            key = (url, reason)
+            if key in recent:
+                recent.move_to_end(key)
+                continue
+            recent[key] = None
+            lines.append({"url": url, "reason": reason, "parent": parent, "depth": depth})
+        while len(recent) > _DEDUP:
+            recent.popitem(last=False)
+        while lines:  # one write per chunk file the lines span
+            lines = lines[self._retry(functools.partial(self.dropped.write_some, lines), self.dropped.directory) :]
 
     def close(self) -> None:
         for writer in (self.records, self.warc, self.dropped):
             if writer is not None:
                 writer.close()
 
-    def _retry(self, write: Callable[[], None], directory: Path) -> None:
+    def _retry(self, write: Callable[[], _T], directory: Path) -> _T:
         while True:
             try:
-                write()
+                result = write()
             except OSError as exc:
                 if exc.errno not in _FULL:
                     raise
@@ -108,4 +118,4 @@ class Output:
                 self._waiting = False
                 if self._pause is not None:
                     self._pause.clear()
-            return
+            return result

@@ -8,6 +8,7 @@ records never leaves a half line (a kill inside the system call can; :func:`seal
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,19 +40,29 @@ class JsonlWriter:
         return self._path
 
     def write(self, record: dict[str, Any]) -> None:
-        line = self._encoder.encode(record) + b"\n"
+        self.write_some([record])
+
+    def write_some(self, records: Sequence[dict[str, Any]]) -> int:
+        """Write the leading records that fit in the current chunk file with one ``write()``; returns how many.
+
+        All of them reach the OS or none do (a failed write is cut back), so a caller can retry the same call;
+        a page's dropped links cost one system call instead of one per line.
+        """
         fd = self._open()
+        part = records[: self.chunk_records - self._count]
+        data = self._encoder.encode_lines(part)
         done = 0
         try:
-            while done < len(line):  # a regular file takes it in one call unless the disk is full
-                done += os.write(fd, line[done:] if done else line)
+            while done < len(data):  # a regular file takes it in one call unless the disk is full
+                done += os.write(fd, data[done:] if done else data)
         except BaseException:
             os.ftruncate(fd, self._size)  # no half line in front of the next record
             raise
-        self._size += len(line)
-        self._count += 1
+        self._size += len(data)
+        self._count += len(part)
         if self._count >= self.chunk_records:
             self._close_file()
+        return len(part)
 
     def flush(self) -> None:
         """Nothing is buffered in this process: every ``write`` already reached the OS."""
