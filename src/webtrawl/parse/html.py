@@ -16,6 +16,7 @@ from selectolax.lexbor import LexborHTMLParser
 _MAX_DEPTH = 512  # Blink caps the DOM depth at 512 too; deeper nesting only serves to attack parsers
 _TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*>")
 _TAG_RE_B = re.compile(rb"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*>")
+_END_TAG_B = re.compile(rb"</")
 # Elements that never nest (void) and those we must never remove (they carry what we extract).
 # Implicitly closed ones (p, li, td...) do not nest either.
 _FLAT = frozenset(
@@ -24,8 +25,16 @@ _FLAT = frozenset(
         *("param", "keygen", "a", "title", "p", "li", "dt", "dd", "option", "td", "th", "tr"),
     }
 )
+# A start tag that can nest (not _FLAT), spanning what _TAG_RE would: counting these bounds the stack's depth.
+_FLAT_NAMES = "|".join(sorted(_FLAT))
+_NESTING = rf"<(?!(?:{_FLAT_NAMES})(?![A-Za-z0-9-]))[A-Za-z][A-Za-z0-9-]*[^>]*>"
+_NESTING_RE = re.compile(_NESTING, re.I | re.A)
+_NESTING_RE_B = re.compile(_NESTING.encode("ascii"), re.I)
 _FEW_TAGS = 8192  # below this, even the worst nesting costs lexbor well under a second
-_QUERY = "title, meta[name][content], base[href], link[rel][href], a[href], area[href]"
+# Every element of interest, in document order: a[href], area[href], base[href], link[rel][href],
+# meta[name][content], title. lexbor matches attribute selectors about twice as fast as type selectors, so the
+# query asks by attribute (plus title) and the loop keeps the tags it wants (a few svg <use href> come along).
+_QUERY = "[href], [name][content], title"
 _MAX_TITLE = 1000
 _SPLIT_RE = re.compile(r"[\s,]+")
 # Directives that take a value after a colon; any other "word:" in X-Robots-Tag names a user agent.
@@ -48,18 +57,40 @@ def _directives(content: str) -> set[str]:
     return found
 
 
+def _nesting_is_bounded(html: bytes | str) -> bool:
+    """Few tags, or start tags outnumber end tags by less than the cap (``<`` counts both, ``</`` end tags).
+
+    For bytes (most pages) the counts take the memchr-based routes, 2x faster than ``bytes.count``: deleting
+    ``<`` counts it (``len`` before minus after) and the regex engine finds the literal ``</`` by its first byte.
+    """
+    if isinstance(html, str):
+        tags = html.count("<")
+        return tags <= _FEW_TAGS and tags - 2 * html.count("</") <= _MAX_DEPTH
+    tags = len(html) - len(html.replace(b"<", b""))
+    return tags <= _FEW_TAGS and tags - 2 * len(_END_TAG_B.findall(html)) <= _MAX_DEPTH
+
+
 def _limit_depth(html: bytes | str) -> bytes | str:
     """Drop start tags nested deeper than ``_MAX_DEPTH`` (their text and links stay).
 
     lexbor's tree builder checks the stack of open elements for every tag, so 100k nested ``<div>`` cost it
     over a minute. A page with few tags, or whose start tags outnumber its end tags by less than the cap, cannot
-    nest deep enough to matter, so almost every page pays only two ``count`` calls; the others get one regex
-    pass that keeps a stack of open elements (an end tag closes up to its own start tag, as the parser does).
+    nest deep enough to matter, so almost every page pays only two counts; the others get one regex pass that
+    keeps a stack of open elements (an end tag closes up to its own start tag, as the parser does), unless a
+    count of the start tags that can nest at all already shows it would drop nothing.
     """
-    lt, end = ("<", "</") if isinstance(html, str) else (b"<", b"</")
-    tags = html.count(lt)  # type: ignore[arg-type]
-    if tags <= _FEW_TAGS and tags - 2 * html.count(end) <= _MAX_DEPTH:  # type: ignore[arg-type]
+    if _nesting_is_bounded(html):
         return html
+    # Second test, still in C: the stack of _drop_deep only grows on start tags that can nest, so with no more of
+    # them than the cap it drops nothing (pages whose scripts hold many '<' land here, not deep ones).
+    nesting = _NESTING_RE if isinstance(html, str) else _NESTING_RE_B
+    if len(nesting.findall(html)) <= _MAX_DEPTH:  # type: ignore[arg-type]
+        return html
+    return _drop_deep(html)
+
+
+def _drop_deep(html: bytes | str) -> bytes | str:
+    """The regex pass of :func:`_limit_depth`: a stack of open elements, start tags beyond the cap removed."""
     stack: list[str] = []
     open_count: dict[str, int] = {}
 
@@ -95,24 +126,28 @@ def extract(html: bytes | str, product_token: str) -> Extracted:
     links = out.links
     for node in tree.css(_QUERY):
         tag = node.tag
-        attrs = node.attrs  # lazy view: cheaper than building the attributes dict
         if tag == "a" or tag == "area":
+            # The attributes dict beats two lookups on the lazy view: a missing ``rel`` raises KeyError inside it.
+            # Keys are the parser's lower-case names, and it drops duplicates, so ``get`` finds what ``attrs`` would.
+            attrs = node.attributes
             href = attrs.get("href")
             if href:
                 rel = attrs.get("rel")
                 links.append((href, rel is not None and "nofollow" in rel.lower().split()))
         elif tag == "meta":
+            attrs = node.attributes
             name = attrs.get("name")
             content = attrs.get("content")
             if name and content and name.strip().lower() in robot_names:
                 out.robots |= _directives(content)
         elif tag == "link":
+            attrs = node.attributes
             rel = attrs.get("rel")
             href = attrs.get("href")
             if not out.canonical and rel and href and "canonical" in rel.lower().split():
                 out.canonical = href
         elif tag == "base":
-            href = attrs.get("href")
+            href = node.attributes.get("href")
             if not out.base and href:
                 out.base = href
         elif tag == "title" and not out.title:

@@ -47,6 +47,8 @@ class ParseContext:
     scope: Scope
     url_allowed: Callable[[str, int], str | None] | None = None  # cheap host/port pre-check -> drop reason
     traps: TrapGuard | None = None  # spider-trap guard (stateful: one per parser process)
+    # scheme://authority -> url_allowed's verdict, kept across pages (url_allowed depends on host and port only)
+    origin_verdicts: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -219,6 +221,7 @@ def _drop_all(url: str, base: str, links: list[tuple[str, bool]], reason: str, d
 
 
 _MAX_RECORDED = 2048  # a dropped href that is not a URL is recorded cut to this length
+_MAX_ORIGINS = 10_000  # bound of ParseContext.origin_verdicts (cleared when full; a verdict costs microseconds)
 
 
 def _drop(counters: dict[str, int], reason: str, dropped: list[tuple[str, str]], url: str) -> None:
@@ -248,21 +251,32 @@ def _links(
     raw_cap = 4 * max_len  # canonicalizing can shorten a URL (dot segments, %XX), never by 4x in practice
     scope = ctx.scope
     traps = ctx.traps
-    checked: dict[str, str | None] = {}
+    checked = ctx.origin_verdicts
     seen = {page.lease.url}
+    # Raw href -> the reason it was dropped unparsed, or None once its canonical URL is in ``seen``: pages repeat
+    # their navigation links, and a repeat then costs a dict lookup instead of a canonicalization.
+    done: dict[str, str | None] = {}
     out: list[NewUrl] = []
     for href, rel_nofollow in links:
         if rel_nofollow and honor_nofollow:
             _drop(counters, "nofollow", dropped, _canonical_or_raw(href, base))
             continue
+        if href in done:
+            unparsed = done[href]
+            if unparsed is not None:
+                _drop(counters, unparsed, dropped, href)
+            continue
         if len(href) > raw_cap:
+            done[href] = "url-too-long"
             _drop(counters, "url-too-long", dropped, href)
             continue
         try:
             url = canonicalize(href, base)
         except WebtrawlError as exc:
+            done[href] = exc.reason
             _drop(counters, exc.reason, dropped, href)
             continue
+        done[href] = None
         if url in seen:
             continue
         seen.add(url)
@@ -285,7 +299,7 @@ def _refusal(
 ) -> str | None:
     """Why a canonical URL is not followed (length, scope, address policy), or None.
 
-    ``checked`` caches the address verdict per scheme + authority: a page links to few hosts many times.
+    ``checked`` caches the address verdict per scheme + authority: pages link to few hosts many times.
     """
     if len(url) > max_len:
         return "url-too-long"
@@ -297,6 +311,8 @@ def _refusal(
     try:
         return checked[origin]
     except KeyError:
+        if len(checked) >= _MAX_ORIGINS:
+            checked.clear()
         reason = checked[origin] = url_allowed(*host_and_port(url))
         return reason
 
@@ -318,7 +334,7 @@ def _redirect(page: Page, ctx: ParseContext, record: dict[str, Any], headers: di
     if hops > ctx.limits.max_redirects:
         _drop(counters, "redirect-limit", dropped, target)
         return Processed(record, [], counters, True, dropped)
-    reason = _refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, {})
+    reason = _refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, ctx.origin_verdicts)
     if reason is None and ctx.traps is not None:
         reason = ctx.traps.check(target)
     if reason is not None:

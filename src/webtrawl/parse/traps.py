@@ -59,7 +59,11 @@ def _repeats(path: str, limit: int) -> bool:
     """Whether one non-empty segment of ``path`` occurs ``limit`` times or more."""
     if path.count("/") < limit:
         return False
-    segments = [s for s in path.split("/") if s]
-    if len(segments) - len(set(segments)) < limit - 1:  # not enough duplicates for any segment to reach the limit
+    parts = path.split("/")
+    distinct = set(parts)
+    distinct.discard("")
+    # not enough duplicates for any segment to reach the limit (counted without a Python loop: runs per link);
+    # no segment at all ("/", "//"): nothing repeats, whatever the limit (a limit of 1 used to raise here)
+    if not distinct or len(parts) - parts.count("") - len(distinct) < limit - 1:
         return False
-    return Counter(segments).most_common(1)[0][1] >= limit
+    return Counter(s for s in parts if s).most_common(1)[0][1] >= limit
