@@ -76,6 +76,7 @@ class CrawlConfig:
     parsers: int = 0
     concurrency: int = 128
     lease_batch: int = 32
+    session_pages: int = 50
     user_agent: str = DEFAULT_USER_AGENT
     scope: str = "any"
     include: list[str] = field(default_factory=list)
@@ -218,6 +219,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("parsers", _positive_int, "parser processes (0: one per core)"),
     Option("concurrency", _positive_int, "requests in flight per fetcher process"),
     Option("lease_batch", _positive_int, "hosts leased per Redis round trip"),
+    Option(
+        "session_pages",
+        _positive_int,
+        "pages a fetcher takes from one host in a row over its open connection, each after the host's delay, "
+        "before the host goes back to the shared queue (0: no sessions)",
+    ),
     Option("user_agent", str, "full User-Agent string; its first word is the robots.txt product token"),
     Option("scope", _choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
     Option("include", str, "only follow URLs matching this regex (repeatable)", repeat=True),

@@ -38,6 +38,7 @@ def test_each_script_run_stays_in_the_slot_of_its_declared_key(
     sentinel = f"end-{uuid.uuid4().hex}"
     with redis_client.monitor() as monitor:  # type: ignore[no-untyped-call]
         f = frontier(shards=16, lease_ttl_ms=0)
+        f.core.one_slot = True  # as on a cluster client; a plain client puts many shards in one add call
         f.add(new_urls(*[f"http://h{i}.test/p/{i}" for i in range(40)], "http://h1.test:81/other"))
         leased = f.lease("n/f0", 20)
         release(f, leased[:5], UrlAction.KEEP)
@@ -57,3 +58,19 @@ def test_each_script_run_stays_in_the_slot_of_its_declared_key(
         assert {key_slot(k.encode()) for k in keys} == {key_slot(declared.encode())}, (declared, keys)
         touched += len(keys)
     assert touched > 200
+
+
+def test_on_a_plain_redis_one_add_call_carries_every_shard(
+    frontier: FrontierFactory, redis_client: redis.Redis
+) -> None:
+    sentinel = f"end-{uuid.uuid4().hex}"
+    with redis_client.monitor() as monitor:  # type: ignore[no-untyped-call]
+        f = frontier(shards=16)
+        assert not f.core.one_slot
+        result = f.add(new_urls(*[f"http://h{i}.test/p/{i}" for i in range(40)]))
+        redis_client.echo(sentinel)
+        runs = list(_script_runs(monitor, sentinel))
+    assert result.added == 40
+    adds = [keys for _, keys in runs if any(":bloom" in k for k in keys)]
+    assert len(adds) == 1
+    assert len({key_slot(k.encode()) for k in adds[0]}) == len({f.shard_of(f"h{i}.test") for i in range(40)})

@@ -90,6 +90,13 @@ def test_crawl_fetches_every_reachable_page_once_politely(testweb: TestWeb, tmp_
     assert counters["queued"] == 0 and counters["inflight"] == 0
     assert counters["stored"] == len(rows)
 
+    # Host sessions: a fetcher keeps a host for its next pages and sends them over the connection it has open
+    # (the server sees one client port per connection), each after the host's delay (checked above).
+    assert counters.get("session-leases", 0) > len(expected.fetched) // 2
+    entries = testweb.entries(since=mark)
+    connections = {(e.host, e.port, e.client_port) for e in entries}
+    assert len(entries) >= 3 * len(connections), f"{len(entries)} requests over {len(connections)} connections"
+
 
 def test_kill_9_of_the_whole_node_then_resume_loses_nothing(testweb: TestWeb, tmp_path: Path) -> None:
     seeds = testweb.seeds(3)

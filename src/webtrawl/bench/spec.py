@@ -15,6 +15,7 @@ STATUS_COUNTERS = (
     "err:http-5xx",
     "drop:robots",
     "robots-fetched",
+    "session-leases",
     "warc",
     "stored",
 )

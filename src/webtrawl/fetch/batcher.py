@@ -4,8 +4,9 @@ A fetcher ends ~100 fetches a second, each with a ``release`` (the host's next-a
 its parser). Sent one by one, each costs a pipeline in redis-py (about a fifth of the fetcher's CPU in the
 profile of ``trawl bench``) and a script call in Redis. Here every release waits a few milliseconds for
 others, then all go out as one pipeline with one script call per shard, and each caller resumes when its own
-release is in Redis (or gets the error that stopped it). Callers still send their page only after that, so the
-parser's ``complete`` always finds the URL released.
+release is in Redis (or gets the error that stopped it), with its own answer (the host's next lease if it asked to
+hold the host). Callers still send their page only after that, so the parser's ``complete`` always finds the URL
+released.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from webtrawl.frontier import Release
+from webtrawl.frontier import Held, Release
 
 _WAIT_S = 0.01  # how long the first release of a batch waits for company
 _MAX_BATCH = 512
@@ -21,21 +22,24 @@ _MAX_BATCH = 512
 
 class ReleaseBatcher:
     def __init__(
-        self, send: Callable[[Sequence[Release]], Awaitable[None]], wait_s: float = _WAIT_S, max_batch: int = _MAX_BATCH
+        self,
+        send: Callable[[Sequence[Release]], Awaitable[list[Held | None]]],
+        wait_s: float = _WAIT_S,
+        max_batch: int = _MAX_BATCH,
     ) -> None:
         self._send = send
         self._wait_s = wait_s
         self._max_batch = max_batch
-        self._pending: list[tuple[Release, asyncio.Future[None]]] = []
+        self._pending: list[tuple[Release, asyncio.Future[Held | None]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    async def release(self, release: Release) -> None:
-        """Queue ``release``; returns once it is written (raises what the write raised)."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    async def release(self, release: Release) -> Held | None:
+        """Queue ``release``; returns its answer once it is written (raises what the write raised)."""
+        future: asyncio.Future[Held | None] = asyncio.get_running_loop().create_future()
         self._pending.append((release, future))
         if self._flusher is None:
             self._flusher = asyncio.create_task(self._flush_later())
-        await future
+        return await future
 
     async def _flush_later(self) -> None:
         try:
@@ -50,9 +54,9 @@ class ReleaseBatcher:
                     future.cancel()
                 self._pending = []
 
-    async def _write(self, batch: list[tuple[Release, asyncio.Future[None]]]) -> None:
+    async def _write(self, batch: list[tuple[Release, asyncio.Future[Held | None]]]) -> None:
         try:
-            await self._send([release for release, _ in batch])
+            answers = await self._send([release for release, _ in batch])
         except Exception as exc:
             for _, future in batch:
                 if not future.done():
@@ -62,6 +66,6 @@ class ReleaseBatcher:
             for _, future in batch:
                 future.cancel()
             raise
-        for _, future in batch:
+        for (_, future), answer in zip(batch, answers, strict=True):
             if not future.done():
-                future.set_result(None)
+                future.set_result(answer)

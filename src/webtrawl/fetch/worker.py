@@ -3,6 +3,12 @@
 One asyncio (uvloop) loop per process keeps up to ``concurrency`` leases in flight. The order of the two frontier
 writes matters: the host is released (its next-allowed time set from the end of *this* request) before the page is
 sent on, so the parser's ``complete`` always finds the lease in its KEEP state.
+
+Host sessions: a broad crawl comes back to a host long after its idle connection was closed, so most fetches paid a
+new TCP + TLS handshake (the largest item of a fetcher's profile). A release may ask to *hold* the host: the frontier
+then leases the host's next URL to this fetcher at once, due at the host's next-allowed time, and the task sleeps
+until then and fetches it over the connection it still has open, up to ``session_pages`` pages in a row. Sleeping
+sessions do not count against ``concurrency`` (they send nothing); politeness is the frontier's as before.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from webtrawl.config import CrawlConfig
 from webtrawl.errors import PolicyError, TransportError
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
-from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Release, UrlAction, connect_async
+from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
 from webtrawl.politeness import HostOutcome, RobotsCache, RobotsRules, outcome_for
@@ -38,6 +44,7 @@ _IDLE_MAX = 0.25
 # waits up to _REFILL_MAX_S for a quarter of a lease batch to be free (one round trip for several URLs).
 _REFILL_WAIT_S = 0.01
 _REFILL_MAX_S = 0.05
+_SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps one idle connection)
 
 
 @dataclass
@@ -89,6 +96,8 @@ class _Fetcher:
         self.cfg = args.cfg
         self.pol = args.cfg.politeness
         self.tasks: set[asyncio.Task[None]] = set()
+        self.sleeping = 0  # tasks waiting for their held host's next turn
+        self._slot_freed = asyncio.Event()
 
     def _take_budget(self, wanted: int) -> int:
         budget = self.args.budget
@@ -132,9 +141,10 @@ class _Fetcher:
         refill = min(capacity, self.cfg.lease_batch) // 4
         refill_until = 0.0
         while not self.args.stop.is_set():
-            free = capacity - len(self.tasks)
+            free = capacity - (len(self.tasks) - self.sleeping)
             if free <= 0:
-                await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
+                self._slot_freed.clear()
+                await self._slot_freed.wait()
                 continue
             if free < refill and time.monotonic() < refill_until:
                 await asyncio.sleep(_REFILL_WAIT_S)
@@ -161,6 +171,7 @@ class _Fetcher:
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
+        self._slot_freed.set()
         self.args.report(leases=len(self.tasks))
         if not task.cancelled() and task.exception() is not None:
             # A bug, not a fetch failure: the lease will expire and the URL will be tried again.
@@ -175,7 +186,8 @@ class _Fetcher:
         failed: bool = False,
         retry_after_ms: int = 0,
         counters: dict[str, int] | None = None,
-    ) -> None:
+        hold: bool = False,
+    ) -> Held | None:
         release = Release(
             token=lease.token,
             shard=lease.shard,
@@ -185,22 +197,59 @@ class _Fetcher:
             failed=failed,
             retry_after_ms=retry_after_ms + _GAP_MARGIN_MS if retry_after_ms > 0 else 0,  # the same margin
             counters=counters or {},
+            hold=hold,
         )
-        await self.releases.release(release)  # one pipeline for the releases of many tasks
+        return await self.releases.release(release)  # one pipeline for the releases of many tasks
 
-    async def _finish(self, lease: Lease, page: Page, outcome: HostOutcome | None = None) -> None:
-        """Release the host (URL stays leased) and hand the page to a parser, which completes the URL."""
-        await self._release(
+    async def _finish(
+        self, lease: Lease, page: Page, outcome: HostOutcome | None = None, session: int = -1
+    ) -> Held | None:
+        """Release the host (URL stays leased) and hand the page to a parser, which completes the URL.
+
+        With ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one."""
+        delay_ms = outcome.delay_ms if outcome else 0
+        failed = outcome.failed if outcome else False
+        hold = session >= 0 and not failed and _reusable(page) and self._may_hold(session, delay_ms)
+        held = await self._release(
             lease,
             UrlAction.KEEP,
-            delay_ms=outcome.delay_ms if outcome else 0,
-            failed=outcome.failed if outcome else False,
+            delay_ms=delay_ms,
+            failed=failed,
             retry_after_ms=outcome.retry_after_ms if outcome else 0,
             counters={"fetched": 1} if page.status else None,
+            hold=hold,
         )
+        if hold and held is None:
+            self._give_back_budget(1)
         if page.status:
             self.args.report(fetched=1)
         await self.sender.send(page)
+        return held
+
+    def _may_hold(self, session: int, delay_ms: int) -> bool:
+        """Whether to ask for the host's next URL now; takes the page from the node's budget if so."""
+        # only for a host whose next turn comes a second before our idle connection to it would be closed
+        if session + 1 >= self.cfg.session_pages or delay_ms > (self.http.keepalive_s - 1.0) * 1000:
+            return False
+        if self.sleeping >= _SESSIONS_PER_SLOT * self.cfg.concurrency or self.args.stop.is_set():
+            return False
+        if any(pause.is_set() for pause in self.args.pauses):
+            return False
+        return self._take_budget(1) == 1
+
+    async def _session_wait(self, held: Held) -> Lease | None:
+        """Sleep until the held host's turn; None (and the URL back at the head of its queue) if stopping."""
+        self.sleeping += 1
+        self._slot_freed.set()
+        try:
+            await asyncio.sleep(held.wait_ms / 1000.0)
+        finally:
+            self.sleeping -= 1
+        if self.args.stop.is_set():
+            self._give_back_budget(1)
+            await self._release(held.lease, UrlAction.HEAD)  # its gap has passed: the host is simply free again
+            return None
+        return held.lease
 
     async def _retry(self, lease: Lease, outcome: HostOutcome) -> bool:
         """Put a transiently failed URL back in its queue unless its retries are used up."""
@@ -218,27 +267,45 @@ class _Fetcher:
         return True
 
     async def _handle(self, lease: Lease) -> None:
+        """One leased URL, then the next ones of the same host while the frontier holds it for us."""
+        session = 0
+        next_lease: Lease | None = lease
+        while next_lease is not None:
+            held = await self._handle_one(next_lease, session)
+            if held is None:
+                return
+            session += 1
+            next_lease = await self._session_wait(held)
+
+    async def _handle_one(self, lease: Lease, session: int) -> Held | None:
         origin = _origin(lease.url)
         try:
             rules = await self.robots.cached(origin)
             if rules is None:
-                await self._fetch_robots(lease, origin)
-                return
+                return await self._fetch_robots(lease, origin, session)
         except PolicyError as exc:
             await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
-            return
+            return None
         if rules.unavailable:
             await self._robots_unavailable(lease, rules)
         elif not rules.allowed(lease.url):
-            await self._finish(lease, Page(lease=lease, error="robots", error_detail="disallowed by robots.txt"))
+            page = Page(lease=lease, error="robots", error_detail="disallowed by robots.txt")
+            return await self._finish(lease, page, session=session)  # no request: the host's gap did not change
         else:
-            await self._fetch_page(lease, rules)
+            return await self._fetch_page(lease, rules, session)
+        return None
 
-    async def _fetch_robots(self, lease: Lease, origin: str) -> None:
-        """robots.txt first: that request counts for politeness, so the page waits for the host's next turn."""
+    async def _fetch_robots(self, lease: Lease, origin: str, session: int) -> Held | None:
+        """robots.txt first: that request counts for politeness, so the page waits for the host's next turn (held
+        for us, so it goes over the same connection)."""
         rules = await self.robots.fetch(origin)
         self._give_back_budget(1)
-        await self._release(lease, UrlAction.HEAD, delay_ms=_delay_ms(self.cfg, rules), counters={"robots-fetched": 1})
+        delay_ms = _delay_ms(self.cfg, rules)
+        hold = not rules.unavailable and self._may_hold(session, delay_ms)
+        held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
+        if hold and held is None:
+            self._give_back_budget(1)
+        return held
 
     async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
         """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
@@ -253,20 +320,28 @@ class _Fetcher:
         reason = rules.error if rules.error in ("dns", "tls") else "robots-unavailable"
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
-    async def _fetch_page(self, lease: Lease, rules: RobotsRules) -> None:
+    async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
         try:
             resp = await self.http.fetch(lease.url)
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
             if not await self._retry(lease, outcome):
                 await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)), outcome)
-            return
+            return None
         except PolicyError as exc:
             await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
-            return
+            return None
         outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay)
-        if not await self._retry(lease, outcome):
-            await self._finish(lease, _page_from(lease, resp), outcome)
+        if await self._retry(lease, outcome):
+            return None
+        return await self._finish(lease, _page_from(lease, resp), outcome, session)
+
+
+def _reusable(page: Page) -> bool:
+    """Whether the connection that brought ``page`` stays open for the next request (HTTP/1.1 keep-alive)."""
+    if page.error and page.error != "robots":
+        return False
+    return not any(n.lower() == "connection" and "close" in v.lower() for n, v in page.headers)
 
 
 def _delay_ms(cfg: CrawlConfig, rules: RobotsRules) -> int:

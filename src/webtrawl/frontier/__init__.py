@@ -5,7 +5,7 @@ Start with :class:`RedisFrontier` (sync) or :class:`AsyncRedisFrontier` (asyncio
 """
 
 from webtrawl.frontier.async_frontier import AsyncRedisFrontier
-from webtrawl.frontier.base import AddResult, Counters, Frontier, Release, UrlAction
+from webtrawl.frontier.base import AddResult, Counters, Frontier, Held, Release, UrlAction
 from webtrawl.frontier.connect import connect_async, connect_sync
 from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.frontier.settings import FrontierSettings
@@ -16,6 +16,7 @@ __all__ = [
     "Counters",
     "Frontier",
     "FrontierSettings",
+    "Held",
     "RedisFrontier",
     "Release",
     "UrlAction",

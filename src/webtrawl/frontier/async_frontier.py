@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webtrawl.frontier.base import AddResult, Counters, Release
+from webtrawl.frontier.base import AddResult, Counters, Held, Release
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
 from webtrawl.frontier.connect import AsyncClient, is_cluster, lost_connection, transport_errors
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
@@ -70,7 +70,7 @@ class AsyncRedisFrontier:
     async def open(
         cls, client: AsyncClient, settings: FrontierSettings | None = None, *, create: bool = True
     ) -> AsyncRedisFrontier:
-        return cls(client, await _drive(client, open_core(settings or FrontierSettings(), create)))
+        return cls(client, await _drive(client, open_core(settings or FrontierSettings(), create, is_cluster(client))))
 
     async def _run(self, steps: Steps[T]) -> T:
         return await _drive(self.client, steps)
@@ -95,8 +95,8 @@ class AsyncRedisFrontier:
     async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return await self._run(self.core.lease(owner, max_hosts))
 
-    async def release(self, releases: Sequence[Release]) -> None:
-        await self._run(self.core.release(releases))
+    async def release(self, releases: Sequence[Release]) -> list[Held | None]:
+        return await self._run(self.core.release(releases))
 
     async def complete(self, completions: Sequence[Completion]) -> int:
         return await self._run(self.core.complete(completions))

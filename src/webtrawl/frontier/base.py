@@ -37,6 +37,14 @@ class Release(msgspec.Struct, frozen=True):
     failed: bool = False  # 429 / 503 / network error: host failure count + 1, exponential back-off
     retry_after_ms: int = 0  # server's Retry-After, already capped; used instead of back-off when > 0
     counters: dict[str, int] = msgspec.field(default_factory=dict)
+    hold: bool = False  # host session: lease the host's next URL to the same owner, due at its next-allowed time
+
+
+class Held(msgspec.Struct, frozen=True):
+    """The next lease of a held host (see ``Release.hold``): fetch it no sooner than ``wait_ms`` from now."""
+
+    lease: Lease
+    wait_ms: int
 
 
 class AddResult(msgspec.Struct):
@@ -83,7 +91,7 @@ class Frontier(Protocol):
 
     def lease(self, owner: str, max_hosts: int) -> list[Lease]: ...
 
-    def release(self, releases: Sequence[Release]) -> None: ...
+    def release(self, releases: Sequence[Release]) -> list[Held | None]: ...
 
     def complete(self, completions: Sequence[Completion]) -> int: ...
 

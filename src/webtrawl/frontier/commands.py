@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 from redis.exceptions import NoScriptError
 
 from webtrawl.errors import StateError
-from webtrawl.frontier.base import AddResult, Counters, Release
+from webtrawl.frontier.adding import AddBatch, Segment
+from webtrawl.frontier.base import AddResult, Counters, Held, Release
 from webtrawl.frontier.bloom import bloom_size
 from webtrawl.frontier.keys import (
     decode_entry,
-    encode_meta,
     meta_key,
     seeds_key,
     shard_of,
@@ -38,11 +38,7 @@ Steps = Generator[list[Call], list[Any], T]
 
 _QUEUED_REFRESH_S = 1.0
 _RECLAIM_BATCH = 1000
-_PREALLOC_BYTES = 1 << 20
-_FATES = {
-    "c": "host-queue-cap",
-    "b": "budget",
-}  # add.lua's letters for a refused URL  # above this Redis grows strings by 1 MiB steps, not by doubling
+_PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
 
 
 def _text(value: Any) -> str:
@@ -62,10 +58,12 @@ def _counter_args(counters: dict[str, int]) -> list[Arg]:
     return out
 
 
-def open_core(settings: FrontierSettings, create: bool = True) -> Steps[FrontierCore]:
+def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = True) -> Steps[FrontierCore]:
     """Create the crawl's meta or load it; an existing crawl's shards and Bloom size win over ``settings``.
 
     With ``create=False`` (readers such as ``trawl stats``) a missing crawl is a :class:`StateError`.
+    ``one_slot``: every script call must stay in one cluster slot (Redis Cluster); on a plain Redis (False) one add
+    call carries the URLs of many shards.
     """
     if not create:
         (exists,) = yield [Call(("EXISTS", meta_key(settings.prefix)))]
@@ -85,7 +83,7 @@ def open_core(settings: FrontierSettings, create: bool = True) -> Steps[Frontier
     for name, value in fresh.items():
         args += [name, value]
     (reply,) = yield [script_call("init", meta_key(settings.prefix), *args)]
-    core = FrontierCore(settings, _pairs(reply[1:]))
+    core = FrontierCore(settings, _pairs(reply[1:]), one_slot)
     if int(reply[0]) and core.bloom_m // 8 <= _PREALLOC_BYTES:
         # an exact-size bitmap: grown bit by bit, Redis would allocate up to twice its length
         zeros = bytes(core.bloom_m // 8)
@@ -94,8 +92,9 @@ def open_core(settings: FrontierSettings, create: bool = True) -> Steps[Frontier
 
 
 class FrontierCore:
-    def __init__(self, settings: FrontierSettings, meta: dict[str, str]) -> None:
+    def __init__(self, settings: FrontierSettings, meta: dict[str, str], one_slot: bool = True) -> None:
         self.settings = settings
+        self.one_slot = one_slot
         self.meta: dict[str, str | int] = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in meta.items()}
         self.shards = int(self.meta["shards"])
         self.bloom_m = int(self.meta["bloom_m"])
@@ -122,69 +121,26 @@ class FrontierCore:
                 self._queued_total = sum(int(r or 0) for r in replies)
                 self._queued_at = time.monotonic()
             allowed = max(0, s.frontier_cap - self._queued_total)
-        groups: dict[int, list[Arg]] = defaultdict(list)
-        sent: dict[int, list[str]] = defaultdict(list)
-        extras: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        dropped: dict[str, int] = defaultdict(int)
-        result = AddResult()
-        for item in urls:
-            parts = split_url(item.url)
-            if parts is None:
-                extras[0]["drop:bad-url"] += 1
-                dropped["bad-url"] += 1
-                result.refused.append((item.url, "bad-url"))
-                continue
-            shard = self.shard(parts.host)
-            if item.url in self.recent:
-                extras[shard]["seen"] += 1
-                result.seen += 1
-                continue
-            if allowed <= 0:
-                extras[shard]["drop:frontier-cap"] += 1
-                dropped["frontier-cap"] += 1
-                result.refused.append((item.url, "frontier-cap"))
-                continue
-            allowed -= 1
-            groups[shard] += [parts.host, parts.origin, parts.rest, encode_meta(item.depth, item.hops)]
-            sent[shard].append(item.url)
-        shards = sorted(set(groups) | set(extras))
-        if shards:
-            replies = yield [self._add_call(shard, groups[shard], extras[shard]) for shard in shards]
-            self._add_replies(shards, sent, replies, result, dropped)
-        result.dropped = {k: v for k, v in dropped.items() if v}
+        batch = AddBatch(self.shard, self.recent, allowed)
+        batch.extend(urls)
+        calls = batch.calls(self.one_slot)
+        if calls:
+            replies = yield [self._add_call(segments) for segments in calls]
+            now = time.monotonic()
+            for segments, reply in zip(calls, replies, strict=True):
+                for shard, wait_ms in batch.replies(segments, reply):
+                    self.planner.hint(shard, now + wait_ms / 1000.0)
+        result = batch.result
+        self._queued_total += result.added
+        result.dropped = {k: v for k, v in batch.dropped.items() if v}
         return result
 
-    def _add_call(self, shard: int, urls: list[Arg], extras: dict[str, int]) -> Call:
-        s, sp = self.settings, self._sp[shard]
-        extra: list[Arg] = [len(extras)]
-        for name, n in extras.items():
-            extra += [name, n]
-        return script_call(
-            "add", sp + "c", sp, self.bloom_m, self.bloom_k, s.host_queue_cap, s.host_budget, *extra, *urls
-        )
-
-    def _add_replies(
-        self,
-        shards: list[int],
-        sent: dict[int, list[str]],
-        replies: list[Any],
-        result: AddResult,
-        dropped: dict[str, int],
-    ) -> None:
-        now = time.monotonic()
-        for shard, (added, seen, dcap, dbudget, earliest, server_now, fates) in zip(shards, replies, strict=True):
-            result.added += added
-            result.seen += seen
-            dropped["host-queue-cap"] += dcap
-            dropped["budget"] += dbudget
-            if earliest >= 0:
-                self.planner.hint(shard, now + max(0, earliest - server_now) / 1000.0)
-            for url, fate in zip(sent[shard], _text(fates), strict=True):
-                if fate in "as":  # now in the Bloom filter for good
-                    self.recent.remember(url)
-                else:
-                    result.refused.append((url, _FATES.get(fate, fate)))
-        self._queued_total += result.added
+    def _add_call(self, segments: list[Segment]) -> Call:
+        s = self.settings
+        args: list[Arg] = [self.bloom_m, self.bloom_k, s.host_queue_cap, s.host_budget]
+        for seg in segments:
+            args += seg.args(self._sp[seg.shard])
+        return script_call("add", self._sp[segments[0].shard] + "c", *args)
 
     # --- lease ----------------------------------------------------------------------------------------------
     def lease(self, owner: str, max_hosts: int) -> Steps[list[Lease]]:
@@ -222,27 +178,42 @@ class FrontierCore:
         return self.planner.next_due(time.monotonic())
 
     # --- release / complete ---------------------------------------------------------------------------------
-    def release(self, releases: Sequence[Release]) -> Steps[None]:
+    def release(self, releases: Sequence[Release]) -> Steps[list[Held | None]]:
+        """Per release, the host's next lease if it asked to hold the host (a session) and one was due, else None."""
         s = self.settings
         groups: dict[int, list[Arg]] = defaultdict(list)
-        for r in releases:
+        members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into releases, in call order
+        for index, r in enumerate(releases):
             jitter = 1000
             if r.failed and s.backoff_jitter:
                 jitter = round(1000 * (1.0 + self._rng.uniform(-s.backoff_jitter, s.backoff_jitter)))
             groups[r.shard] += [
                 r.token, int(r.action), max(0, r.delay_ms), int(r.failed), max(0, r.retry_after_ms), jitter,
-                *_counter_args(r.counters),
+                int(r.hold), *_counter_args(r.counters),
             ]  # fmt: skip
+            members[r.shard].append(index)
+        held: list[Held | None] = [None] * len(releases)
         if not groups:
-            return None
+            return held
         shards = sorted(groups)
-        header = (s.backoff_base_ms, s.backoff_max_ms, s.park_after, s.process_ttl_ms)
-        yield [script_call("release", self._sp[sh] + "L", self._sp[sh], *header, *groups[sh]) for sh in shards]
+        header = (s.backoff_base_ms, s.backoff_max_ms, s.park_after, s.process_ttl_ms, self._lease_ttl())
+        replies = yield [
+            script_call("release", self._sp[sh] + "L", self._sp[sh], *header, *groups[sh]) for sh in shards
+        ]
         now = time.monotonic()
-        for r in releases:
-            if not r.failed:
+        for shard, reply in zip(shards, replies, strict=True):
+            flat = reply[1] if isinstance(reply, list | tuple) and len(reply) > 1 else []
+            for i in range(0, len(flat), 5):
+                index = members[shard][int(flat[i]) - 1]
+                entry = decode_entry(_text(flat[i + 3]), _text(flat[i + 2]))
+                lease = Lease(
+                    _text(flat[i + 1]), shard, releases[index].host, entry.url, entry.depth, entry.hops, entry.retries
+                )
+                held[index] = Held(lease, max(0, int(flat[i + 4])))
+        for r, h in zip(releases, held, strict=True):
+            if not r.failed and h is None:
                 self.planner.hint(r.shard, now + r.delay_ms / 1000.0)
-        return None
+        return held
 
     def complete(self, completions: Sequence[Completion]) -> Steps[int]:
         groups: dict[int, list[Arg]] = defaultdict(list)
@@ -293,7 +264,8 @@ class FrontierCore:
 
     def is_finished(self) -> Steps[bool]:
         replies = yield [Call(("HMGET", sp + "c", "queued", "inflight")) for sp in self._sp]
-        return all(int(q or 0) == 0 and int(f or 0) == 0 for q, f in replies)
+        # sums: an add call on a plain Redis counts the URLs of all its shards in one shard's counters
+        return sum(int(q or 0) for q, _ in replies) == 0 and sum(int(f or 0) for _, f in replies) == 0
 
     def _robots_key(self, origin: str) -> str:
         parts = split_url(origin)

@@ -17,7 +17,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    full size when the crawl is created, so Redis does not over-allocate it)
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
-                                   hosts-parked, stale-release, stale-complete, and whatever release/complete add
+                                   hosts-parked, stale-release, stale-complete, and whatever release/complete add.
+                                   Only their sums over all shards mean anything: on a plain Redis one add call
+                                   counts the URLs of all its shards in the first shard's hash
     SP L                    hash   lease token -> "<owner> <host> <entry>"
     SP dl                   zset   lease token -> deadline (ms, Redis clock)
     SP seq                  string INCR counter that makes lease tokens unique
@@ -68,6 +70,35 @@ class UrlParts(NamedTuple):
 
 def split_url(url: str) -> UrlParts | None:
     """Cut a canonical absolute URL into host, origin and rest; None if it is not absolute."""
+    parts = split_parts(url)
+    return UrlParts(*parts) if parts is not None else None
+
+
+def split_parts(url: str) -> tuple[str, str, str] | None:
+    """:func:`split_url` as a plain tuple, for the add path (no NamedTuple per link).
+
+    The fast path takes what canonical links look like (``http(s)://host[:port]/...``) without the regex; anything
+    else (userinfo, IPv6, no path, other schemes or letter case) goes through the regex.
+    """
+    if url.startswith("https://"):
+        start = 8
+    elif url.startswith("http://"):
+        start = 7
+    else:
+        return _split_any(url)
+    end = url.find("/", start)
+    if end < 0:
+        return _split_any(url)
+    netloc = url[start:end]
+    if "?" in netloc or "#" in netloc or "@" in netloc or "[" in netloc:
+        return _split_any(url)
+    host = netloc.partition(":")[0]
+    if not host:
+        return None
+    return host.lower(), url[:end], url[end:]
+
+
+def _split_any(url: str) -> tuple[str, str, str] | None:
     m = _URL_RE.fullmatch(url)
     if m is None:
         return None
@@ -79,7 +110,7 @@ def split_url(url: str) -> UrlParts | None:
         host = hostport.partition(":")[0]
     if not host:
         return None
-    return UrlParts(host.lower(), scheme + netloc, rest)
+    return host.lower(), scheme + netloc, rest
 
 
 def host_of(url: str) -> str | None:

@@ -8,6 +8,7 @@ it. Keys are Python's 64-bit string hashes (a collision needs ~2^32 entries), ev
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 
 class RecentUrls:
@@ -32,3 +33,16 @@ class RecentUrls:
         self._order.append(key)
         if len(self._order) > self.capacity:
             self._keys.discard(self._order.popleft())
+
+    def remember_all(self, urls: Iterable[str]) -> None:
+        """:meth:`remember` for every URL of an add call, without a method call per URL."""
+        if not self.capacity:
+            return
+        keys, order = self._keys, self._order
+        for url in urls:
+            key = hash(url)
+            if key not in keys:
+                keys.add(key)
+                order.append(key)
+        while len(order) > self.capacity:
+            keys.discard(order.popleft())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webtrawl.frontier.base import AddResult, Counters, Release
+from webtrawl.frontier.base import AddResult, Counters, Held, Release
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
 from webtrawl.frontier.connect import SyncClient, is_cluster, lost_connection, transport_errors
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
@@ -78,7 +78,7 @@ class RedisFrontier:
 
         ``create=False``: only open an existing crawl (StateError if there is none), for read-only tools.
         """
-        return cls(client, _drive(client, open_core(settings or FrontierSettings(), create)))
+        return cls(client, _drive(client, open_core(settings or FrontierSettings(), create, is_cluster(client))))
 
     def _run(self, steps: Steps[T]) -> T:
         return _drive(self.client, steps)
@@ -103,8 +103,8 @@ class RedisFrontier:
     def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return self._run(self.core.lease(owner, max_hosts))
 
-    def release(self, releases: Sequence[Release]) -> None:
-        self._run(self.core.release(releases))
+    def release(self, releases: Sequence[Release]) -> list[Held | None]:
+        return self._run(self.core.release(releases))
 
     def complete(self, completions: Sequence[Completion]) -> int:
         return self._run(self.core.complete(completions))

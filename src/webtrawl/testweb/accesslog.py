@@ -38,6 +38,7 @@ class LogEntry(msgspec.Struct, frozen=True):
     status: int
     nbytes: int = msgspec.field(name="bytes")
     user_agent: str = ""
+    client_port: int = 0  # the client's source port (0: unknown): requests with the same one shared a connection
 
     @property
     def url(self) -> str:

@@ -32,6 +32,12 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _client_port(request: web.BaseRequest) -> int:
+    """The client's source port: one per connection, so the log shows which requests shared one."""
+    peer = request.transport.get_extra_info("peername") if request.transport is not None else None
+    return int(peer[1]) if isinstance(peer, tuple) and len(peer) >= 2 else 0
+
+
 def _host_name(header: str) -> str:
     name, sep, port = header.rpartition(":")
     return (name if sep and port.isdigit() else header).lower()
@@ -114,5 +120,6 @@ class WebServer:
                     status=status,
                     nbytes=sent,
                     user_agent=request.headers.get("User-Agent", ""),
+                    client_port=_client_port(request),
                 )
             )

@@ -1,98 +1,174 @@
--- add: dedup (Bloom), caps, enqueue. KEYS[1] = sp.."c"
--- ARGV: sp, m, k, host_queue_cap, host_budget, nextra, {name, n} * nextra, {host, origin, rest, meta} * N
--- returns {added, seen, dropped_cap, dropped_budget, earliest score of hosts made ready or -1, now or -1,
---          one letter per URL: a(dded) s(een) c(ap) b(udget)}
-local sp = ARGV[1]
-local m, k = tonumber(ARGV[2]), tonumber(ARGV[3])
-local cap, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
-local i = 7
-for _ = 1, tonumber(ARGV[6]) do
-  count(ARGV[i], tonumber(ARGV[i + 1]))
+-- add: dedup (Bloom), caps, enqueue. KEYS[1] = sp.."c" of the first segment
+-- ARGV: m, k, host_queue_cap, host_budget, then one segment per shard (several only on a plain Redis; on a cluster
+--   a call holds the one shard of KEYS[1]'s slot):
+--   sp, nextra, {name, n} * nextra, nruns, run * nruns
+--   a run is consecutive URLs of one host with the same origin and metadata, in the caller's order, in one
+--   argument (each argument costs the client, the protocol and the ARGV table): "host\norigin\nmeta\n" and a line
+--   per URL: 8 bytes (the first two big-endian 32-bit words of SHA-1(url): the Bloom hashes, see bloom.py) and its
+--   rest (the URL without its origin), lines joined by "\n"; or, for text with a newline of its own (never a
+--   canonical URL), 5 arguments: '' host origin meta rest (the script hashes the URL itself)
+-- returns a flat array (each nested one costs Redis a reply buffer): {now or -1, added, seen, dropped_cap,
+--   dropped_budget, nready, {segment, earliest score of the hosts it made ready} * nready,
+--   {index, letter} of each refused URL: c(ap) b(udget); segments and URLs are counted in call order from 1}
+-- Redis converts every Lua number argument with printf("%.17g"): the Bloom offsets go as string.format('%d')
+-- strings and the bit value as the string '1', which halves the cost of the BITFIELD.
+local m, k = tonumber(ARGV[1]), tonumber(ARGV[2])
+local cap, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
+local nargs = #ARGV
+local fmt, find, sub, sha1hex, call = string.format, string.find, string.sub, redis.sha1hex, redis.call
+local bunpack = struct.unpack
+-- the BITFIELD SET operations of one URL (offsets filled in per URL)
+local set = {
+  'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1',
+  'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1',
+}
+for j = 7, k do
+  set[4 * j - 3], set[4 * j - 2], set[4 * j] = 'SET', 'u1', '1'
+end
+local now = -1
+local added, seen, dcap, dbudget, nready = 0, 0, 0, 0, 0
+local ready_at, refused, newhosts = {}, {}, 0
+-- the counters of all segments go to KEYS[1]: every reader sums a counter over all shards, and one HINCRBY per
+-- counter and call costs less than one per counter and shard
+local counts = {}
+local nrefused, idx, segment = 0, 0, 0
+local i = 5
+while i <= nargs do
+  segment = segment + 1
+  local sp = ARGV[i]
+  local bloom = sp .. 'bloom'
+  local nextra = tonumber(ARGV[i + 1])
   i = i + 2
-end
-local bloom = sp .. 'bloom'
-local hosts = {}
-local fate = {}
-local added, seen, dcap, dbudget = 0, 0, 0, 0
--- one BITFIELD per URL: SET returns the old bits, so testing and marking the URL seen is a single command
-local set = {}
-for j = 1, k do
-  set[4 * j - 3], set[4 * j - 2], set[4 * j] = 'SET', 'u1', 1
-end
-while i <= #ARGV do
-  local host, origin, rest, meta = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  i = i + 4
-  local st = hosts[host]
-  if not st then
-    local hk, qk = sp .. 'h:' .. host, sp .. 'q:' .. host
-    local v = redis.call('HMGET', hk, 'o', 'a', 'l')
-    local len = redis.call('LLEN', qk)
-    st = {hk = hk, qk = qk, o = v[1], a0 = tonumber(v[2] or 0), leased = v[3], len0 = len, push = {}}
-    st.a, st.len = st.a0, len
-    hosts[host] = st
+  for _ = 1, nextra do
+    counts[ARGV[i]] = (counts[ARGV[i]] or 0) + tonumber(ARGV[i + 1])
+    i = i + 2
   end
-  -- caps first: a refused URL is not marked seen, so it can get in once the host's queue has room again
-  if budget > 0 and st.a >= budget then
-    dbudget = dbudget + 1
-    fate[#fate + 1] = 'b'
-  elseif cap > 0 and st.len >= cap then
-    dcap = dcap + 1
-    fate[#fate + 1] = 'c'
-  else
-    local url = origin .. rest
-    local sha = redis.sha1hex(url)
-    local h1 = tonumber(string.sub(sha, 1, 8), 16)
-    local h2 = tonumber(string.sub(sha, 9, 16), 16)
-    if h2 == 0 then h2 = 1 end
-    for j = 1, k do
-      set[4 * j - 1] = (h1 + (j - 1) * h2) % m
-    end
-    local old = redis.call('BITFIELD', bloom, unpack(set))
-    local new = false
-    for j = 1, k do
-      if old[j] == 0 then new = true; break end
-    end
-    if not new then
-      seen = seen + 1
-      fate[#fate + 1] = 's'
+  local nruns = tonumber(ARGV[i])
+  i = i + 1
+  local hosts, order = {}, {}
+  local earliest = -1
+  for _ = 1, nruns do
+    local run, host, origin, meta = ARGV[i], nil, nil, nil
+    local pos, stop
+    if run == '' then
+      host, origin, meta, run = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+      i = i + 5
     else
-      if not st.o then
-        st.o = origin
-        redis.call('HSET', st.hk, 'o', origin)
-        count('hosts', 1)
+      i = i + 1
+      local a = find(run, '\n', 1, true)
+      local b = find(run, '\n', a + 1, true)
+      stop = find(run, '\n', b + 1, true)
+      host, origin, meta = sub(run, 1, a - 1), sub(run, a + 1, b - 1), sub(run, b + 1, stop - 1)
+    end
+    local st = hosts[host]
+    if not st then
+      local hk, qk = sp .. 'h:' .. host, sp .. 'q:' .. host
+      local v = call('HMGET', hk, 'o', 'a', 'l', 'n')
+      local len = call('LLEN', qk)
+      local a = tonumber(v[2] or 0)
+      st = {
+        hk = hk, qk = qk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
+        push = {}, np = 0,
+      }
+      hosts[host] = st
+      order[#order + 1] = host
+    end
+    local push = st.push
+    repeat
+      local rest, h1, h2 = run, nil, nil
+      if stop then
+        pos = stop + 1
+        h1, h2 = bunpack('>I4I4', run, pos)
+        stop = find(run, '\n', pos + 8, true)
+        rest = sub(run, pos + 8, (stop or 0) - 1)
       end
-      local push = st.push
-      if origin == st.o then
-        push[#push + 1] = meta .. rest
+      idx = idx + 1
+      -- caps first: a refused URL is not marked seen, so it can get in once the host's queue has room again
+      if budget > 0 and st.a >= budget then
+        dbudget = dbudget + 1
+        refused[nrefused + 1], refused[nrefused + 2] = idx, 'b'
+        nrefused = nrefused + 2
+      elseif cap > 0 and st.len >= cap then
+        dcap = dcap + 1
+        refused[nrefused + 1], refused[nrefused + 2] = idx, 'c'
+        nrefused = nrefused + 2
       else
-        push[#push + 1] = meta .. url
+        if not h1 then
+          local sha = sha1hex(origin .. rest)
+          h1, h2 = tonumber(sub(sha, 1, 8), 16), tonumber(sub(sha, 9, 16), 16)
+        end
+        if h2 == 0 then h2 = 1 end
+        -- GETBIT until the first zero bit (a read costs little and is not written to the AOF), then one BITFIELD
+        -- that sets the bits from that one on: a seen URL writes nothing
+        local new, zero = false, 0
+        for b = 0, k - 1 do
+          local off = fmt('%d', (h1 + b * h2) % m)
+          if new then
+            set[4 * (b - zero) + 3] = off
+          elseif call('GETBIT', bloom, off) == 0 then
+            new, zero = true, b
+            set[3] = off
+          end
+        end
+        if new then
+          call('BITFIELD', bloom, unpack(set, 1, 4 * (k - zero)))
+          if not st.o then
+            st.o, st.oset = origin, true
+            newhosts = newhosts + 1
+          end
+          local np = st.np + 1
+          st.np = np
+          if origin == st.o then
+            push[np] = meta .. rest
+          else
+            push[np] = meta .. origin .. rest
+          end
+          st.a, st.len = st.a + 1, st.len + 1
+          added = added + 1
+        else
+          seen = seen + 1
+        end
       end
-      st.a, st.len = st.a + 1, st.len + 1
-      added = added + 1
-      fate[#fate + 1] = 'a'
+    until not stop
+  end
+  local ready = sp .. 'ready'
+  for _, host in ipairs(order) do
+    local st = hosts[host]
+    local push = st.push
+    -- one RPUSH per host (in slices: unpack has a stack limit) instead of one per URL
+    for first = 1, st.np, 1000 do
+      call('RPUSH', st.qk, unpack(push, first, math.min(first + 999, st.np)))
+    end
+    if st.oset then
+      call('HSET', st.hk, 'o', st.o, 'a', fmt('%d', st.a))
+    elseif st.a > st.a0 then
+      call('HINCRBY', st.hk, 'a', fmt('%d', st.a - st.a0))
+    end
+    if st.len0 == 0 and st.len > 0 and not st.leased then
+      if now < 0 then now = now_ms() end
+      -- put the host among the ready ones, never earlier than now
+      local nxt = tonumber(st.n or 0)
+      if nxt < now then nxt = now end
+      call('ZADD', ready, nxt, host)
+      if earliest < 0 or nxt < earliest then earliest = nxt end
     end
   end
-end
-local now, earliest = -1, -1
--- one RPUSH per host (in slices: unpack has a stack limit) instead of one per URL
-for _, st in pairs(hosts) do
-  local push = st.push
-  for first = 1, #push, 1000 do
-    redis.call('RPUSH', st.qk, unpack(push, first, math.min(first + 999, #push)))
+  if earliest >= 0 then
+    ready_at[2 * nready + 1], ready_at[2 * nready + 2] = segment, earliest
+    nready = nready + 1
   end
 end
-for host, st in pairs(hosts) do
-  if st.a > st.a0 then redis.call('HINCRBY', st.hk, 'a', st.a - st.a0) end
-  if st.len0 == 0 and st.len > 0 and not st.leased then
-    if now < 0 then now = now_ms() end
-    local score = make_ready(sp, host, st.hk, now, false)
-    if earliest < 0 or score < earliest then earliest = score end
-  end
+counts['added'] = (counts['added'] or 0) + added
+counts['queued'] = (counts['queued'] or 0) + added
+counts['seen'] = (counts['seen'] or 0) + seen
+counts['hosts'] = (counts['hosts'] or 0) + newhosts
+counts['drop:host-queue-cap'] = (counts['drop:host-queue-cap'] or 0) + dcap
+counts['drop:budget'] = (counts['drop:budget'] or 0) + dbudget
+for name, c in pairs(counts) do
+  if c ~= 0 then call('HINCRBY', KEYS[1], name, fmt('%d', c)) end
 end
-count('added', added)
-count('queued', added)
-count('seen', seen)
-count('drop:host-queue-cap', dcap)
-count('drop:budget', dbudget)
-flush_counts(sp .. 'c')
-return {added, seen, dcap, dbudget, earliest, now, table.concat(fate)}
+local reply = {now, added, seen, dcap, dbudget, nready}
+for j = 1, 2 * nready do reply[6 + j] = ready_at[j] end
+local base = 6 + 2 * nready
+for j = 1, nrefused do reply[base + j] = refused[j] end
+return reply

@@ -1,19 +1,28 @@
 -- release: the fetch is over; set the host's next-allowed time and move the URL on. KEYS[1] = sp.."L"
--- ARGV: sp, backoff_base_ms, backoff_max_ms, park_after, process_ttl_ms,
---       {token, action, delay_ms, failed, retry_after_ms, jitter_permille, ncounters, {name, n} * ncounters} * N
+-- ARGV: sp, backoff_base_ms, backoff_max_ms, park_after, process_ttl_ms, lease_ttl_ms,
+--       {token, action, delay_ms, failed, retry_after_ms, jitter_permille, hold, ncounters, {name, n} * ncounters} * N
 -- action: 0 KEEP (stays leased, same owner, until the parser completes it), 1 HEAD (back to the head), 2 RETRY (tail, retries + 1)
+-- hold = 1 (a host session): if the host has more URLs, its next one is leased to the same owner at once, due at
+-- the next-allowed time, and the host never goes back to the ready set, so the owner's open connection to it is
+-- reused. The new lease's deadline counts from that time.
+-- returns {stale, {index of the release (1-based), token, origin, entry, wait_ms} * held}
 local sp = ARGV[1]
 local base, max, park_after, process_ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local lease_ttl = tonumber(ARGV[6])
 local leases, deadlines, ready = sp .. 'L', sp .. 'dl', sp .. 'ready'
 local now = now_ms()
 local now_up = now_ms_up()
+local held = {}
+local index = 0
 local stale = 0
-local i = 6
+local i = 7
 while i <= #ARGV do
   local token, action, delay = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local failed, retry_after, jitter = ARGV[i + 3] == '1', tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
-  local first_counter = i + 7
-  i = first_counter + 2 * tonumber(ARGV[i + 6])
+  local hold = ARGV[i + 6] == '1'
+  local first_counter = i + 8
+  i = first_counter + 2 * tonumber(ARGV[i + 7])
+  index = index + 1
   local rec = redis.call('HGET', leases, token)
   local owner, host, entry
   if rec then owner, host, entry = split_lease(rec) end
@@ -60,9 +69,23 @@ while i <= #ARGV do
       count('inflight', -1)
       count('queued', 1)
     end
-    if redis.call('LLEN', qk) > 0 then redis.call('ZADD', ready, nxt, host) end
+    local next_entry = hold and not failed and redis.call('LPOP', qk)
+    if next_entry then
+      local next_token = string.match(token, '^(.*%-)%d+$') .. redis.call('INCR', sp .. 'seq')
+      redis.call('HSET', leases, next_token, owner .. ' ' .. host .. ' ' .. next_entry)
+      redis.call('ZADD', deadlines, nxt + lease_ttl, next_token)
+      redis.call('HSET', hk, 'l', next_token)
+      count('queued', -1)
+      count('inflight', 1)
+      count('session-leases', 1)
+      local n = #held
+      held[n + 1], held[n + 2], held[n + 3] = index, next_token, redis.call('HGET', hk, 'o') or ''
+      held[n + 4], held[n + 5] = next_entry, nxt - now
+    elseif redis.call('LLEN', qk) > 0 then
+      redis.call('ZADD', ready, nxt, host)
+    end
   end
 end
 count('stale-release', stale)
 flush_counts(sp .. 'c')
-return stale
+return {stale, held}
