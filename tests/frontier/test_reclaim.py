@@ -89,7 +89,16 @@ class _Model(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         prefix = f"m{uuid.uuid4().hex[:10]}"
-        common: dict[str, Any] = {"prefix": prefix, "backoff_base_ms": 0, "park_after": 0}
+        # What a lease gets must depend on Redis's state only, never on the clock: hypothesis replays each example
+        # and needs the same draws. So no gap after a reclaim (host_gap_ms) and no resting of shards a process
+        # last found empty (empty_poll_ms); the gaps themselves are tested above.
+        common: dict[str, Any] = {
+            "prefix": prefix,
+            "backoff_base_ms": 0,
+            "park_after": 0,
+            "empty_poll_ms": 0,
+            "host_gap_ms": 0,
+        }
         self.live = self.factory(**common)
         self.dying = self.factory(**common, lease_ttl_ms=0, process_ttl_ms=0)  # its leases expire at once
         self.added: set[str] = set()
