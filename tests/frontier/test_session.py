@@ -21,7 +21,7 @@ def test_hold_hands_the_next_url_to_the_same_owner_after_the_gap(frontier: Front
     (held,) = f.release([_hold(a.token, a.shard, a.host, delay_ms=5_000)])
     assert held is not None
     assert held.lease.url == "http://a.test/2" and held.lease.token.startswith("n/f0.")
-    assert 5_000 <= held.wait_ms <= 5_001  # never less than the gap (rounded up to the next ms)
+    assert 5_000 <= held.wait_ms <= 5_002  # never less than the gap (two clock reads, rounded down and up)
     state = host_state(f, "a.test")
     assert state["l"] == held.lease.token and int(state["n"]) >= before + 5_000
     assert f.lease("n/f1", 5) == [], "a held host is nobody else's, and b.test is leased"
