@@ -199,7 +199,10 @@ class _Fetcher:
             counters=counters or {},
             hold=hold,
         )
-        return await self.releases.release(release)  # one pipeline for the releases of many tasks
+        held = await self.releases.release(release)  # one pipeline for the releases of many tasks
+        if hold and held is None:
+            self._give_back_budget(1)  # taken by _may_hold for a next URL the host did not have
+        return held
 
     async def _finish(
         self, lease: Lease, page: Page, outcome: HostOutcome | None = None, session: int = -1
@@ -219,8 +222,6 @@ class _Fetcher:
             counters={"fetched": 1} if page.status else None,
             hold=hold,
         )
-        if hold and held is None:
-            self._give_back_budget(1)
         if page.status:
             self.args.report(fetched=1)
         await self.sender.send(page)
@@ -302,10 +303,7 @@ class _Fetcher:
         self._give_back_budget(1)
         delay_ms = _delay_ms(self.cfg, rules)
         hold = not rules.unavailable and self._may_hold(session, delay_ms)
-        held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
-        if hold and held is None:
-            self._give_back_budget(1)
-        return held
+        return await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
 
     async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
         """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
