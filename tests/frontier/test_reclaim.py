@@ -12,6 +12,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import actual, drain, elapse, host_state, new_urls, queue, release, server_ms
 from webtrawl.frontier import Release, UrlAction
+from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.messages import Completion, Lease
 
 
@@ -89,18 +90,14 @@ class _Model(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         prefix = f"m{uuid.uuid4().hex[:10]}"
-        # What a lease gets must depend on Redis's state only, never on the clock: hypothesis replays each example
-        # and needs the same draws. So no gap after a reclaim (host_gap_ms) and no resting of shards a process
-        # last found empty (empty_poll_ms); the gaps themselves are tested above.
-        common: dict[str, Any] = {
-            "prefix": prefix,
-            "backoff_base_ms": 0,
-            "park_after": 0,
-            "empty_poll_ms": 0,
-            "host_gap_ms": 0,
-        }
+        # What a lease gets must depend on Redis's state only, never on the clock or chance: hypothesis replays
+        # each example and needs the same draws. So no gap after a reclaim (host_gap_ms; the gaps are tested
+        # above), and below, planners that never rest a shard and always start their sweep at shard 0.
+        common: dict[str, Any] = {"prefix": prefix, "backoff_base_ms": 0, "park_after": 0, "host_gap_ms": 0}
         self.live = self.factory(**common)
         self.dying = self.factory(**common, lease_ttl_ms=0, process_ttl_ms=0)  # its leases expire at once
+        for f in (self.live, self.dying):  # every process starts its sweep at a random shard; here always at 0
+            f.core.planner = LeasePlanner(f.shards, f.core.settings.shards_per_lease, 0.0, start=0)
         self.added: set[str] = set()
         self.completed: dict[str, int] = {}
         self.fetching: dict[str, Lease] = {}  # token -> lease, host held
