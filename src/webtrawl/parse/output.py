@@ -70,9 +70,6 @@ class Output:
     def record(self, record: dict[str, Any]) -> None:
         self._retry(lambda: self.records.write(record), self.records.directory)
 
-    def drop(self, url: str, reason: str, parent: str, depth: int) -> None:
-        self.drop_many([(url, reason, parent, depth)])
-
     def drop_many(self, drops: list[tuple[str, str, str, int]]) -> None:
         """Lines for the (url, reason, parent, depth) the LRU has not seen lately, written together."""
         recent = self._recent

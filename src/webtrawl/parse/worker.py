@@ -119,8 +119,10 @@ class _Parser:
             completions.append(Completion(page.lease.token, page.lease.shard, out.counters))
         if new_urls:
             result = self.frontier.add(new_urls)
-            for url, reason in result.refused:  # host-queue-cap, budget, frontier-cap: recorded like any drop
+            refused = []  # host-queue-cap, budget, frontier-cap: recorded like any drop, in one write
+            for url, reason in result.refused:
                 parent = parents.get(url)
                 depth = parent.lease.depth + 1 if parent is not None else 0
-                self.output.drop(url, reason, parent.lease.url if parent is not None else "", depth)
+                refused.append((url, reason, parent.lease.url if parent is not None else "", depth))
+            self.output.drop_many(refused)
         self.frontier.complete(completions)
