@@ -1,11 +1,12 @@
 """Scrapy and webtrawl on the same local test web, side by side: pages per CPU-second of each crawler.
 
     .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python benchmarks/compare_scrapy.py [--runs 3] [--hosts 6000] [--warmup 60] [--seconds 60]
+    .venv/bin/python benchmarks/compare_scrapy.py [--web realistic|synthetic] [--runs 3] [--warmup 60] [--seconds 60]
 
 Both crawlers get the same test web (its own process, CPU not counted), the same seeds, the same per-host delay,
-one request per host at a time, robots.txt obeyed, and the same links followed (the test web's model links, see
-``webtrawl.bench.MODEL_URLS``; nofollow honoured). Each runs ``--warmup`` seconds, then ``--seconds`` are measured:
+one request per host at a time, robots.txt obeyed, and the same links followed: on the realistic web (the
+default, see ``webtrawl.testweb.realistic``) every link, on the synthetic web the model's links (see
+``webtrawl.bench.MODEL_URLS``); nofollow honoured. Each runs ``--warmup`` seconds, then ``--seconds`` are measured:
 pages = HTTP responses other than robots.txt, CPU = user + system time of every process of the crawler
 (webtrawl: supervisor, fetchers, parsers and its Redis; Scrapy: its one process). Scrapy uses the broad-crawl
 settings of its documentation and writes (url, status, title) items to JSONL; webtrawl also writes WARC.
@@ -35,6 +36,7 @@ import psutil
 from webtrawl.bench import MODEL_URLS, CrawlSpec, TestWebProcess, WebSpec
 from webtrawl.bench.cli import machine
 from webtrawl.bench.crawl_run import RunResult, run_once
+from webtrawl.bench.testweb_proc import DEFAULT_HOSTS, WEBS
 
 # --- the Scrapy side (runs in a child process: ``compare_scrapy.py _scrapy ARGS``) --------------------------------
 
@@ -114,7 +116,8 @@ def _scrapy_main(info_path: Path, out: Path, delay: float, budget: float, concur
             tmp.write_text(json.dumps(data))
             tmp.replace(out / "progress.json")
 
-    links = LinkExtractor(allow=MODEL_URLS, tags=("a", "area"), attrs=("href",), canonicalize=False, unique=True)
+    allow = () if info.get("web") == "realistic" else MODEL_URLS
+    links = LinkExtractor(allow=allow, tags=("a", "area"), attrs=("href",), canonicalize=False, unique=True)
 
     class FollowAll(Spider):  # type: ignore[misc]
         name = "followall"
@@ -177,8 +180,9 @@ def _scrapy_main(info_path: Path, out: Path, delay: float, budget: float, concur
 
 
 class ScrapyResult:
-    def __init__(self, seconds: float, pages: int, cpu: float, peak_rss: int, items: int) -> None:
+    def __init__(self, seconds: float, pages: int, cpu: float, peak_rss: int, items: int, robots: int = 0) -> None:
         self.seconds, self.pages, self.cpu, self.peak_rss, self.items = seconds, pages, cpu, peak_rss, items
+        self.robots = robots
 
     @property
     def pages_per_cpu_s(self) -> float:
@@ -194,6 +198,7 @@ class ScrapyResult:
             "pages_per_cpu_s": self.pages_per_cpu_s,
             "peak_rss": self.peak_rss,
             "items": self.items,
+            "robots_requests": self.robots,
         }
 
 
@@ -240,6 +245,11 @@ def run_scrapy(web: TestWebProcess, spec: CrawlSpec, workdir: Path) -> ScrapyRes
             time.sleep(min(1.0, max(0.0, end - time.monotonic())))
 
     try:
+        started = time.monotonic() + 300
+        while not (workdir / "progress.json").is_file() or not _progress(workdir / "progress.json")["responses"]:
+            if time.monotonic() > started:
+                raise RuntimeError(f"scrapy fetched nothing in 300s; see {workdir / 'scrapy.log'}")
+            wait(0.25)  # like webtrawl's, the warm-up starts with the first response
         wait(spec.warmup)
         c0, p0, t0 = cpu_now(), _progress(workdir / "progress.json"), time.monotonic()
         wait(spec.window)
@@ -253,7 +263,8 @@ def run_scrapy(web: TestWebProcess, spec: CrawlSpec, workdir: Path) -> ScrapyRes
             proc.kill()
             proc.wait()
     pages = (p1["responses"] - p1["robots"]) - (p0["responses"] - p0["robots"])
-    return ScrapyResult(t1 - t0, pages, c1 - c0, peak, p1["items"] - p0["items"])
+    robots = p1["robots"] - p0["robots"]
+    return ScrapyResult(t1 - t0, pages, c1 - c0, peak, p1["items"] - p0["items"], robots)
 
 
 def _trawl_line(r: RunResult) -> str:
@@ -261,7 +272,8 @@ def _trawl_line(r: RunResult) -> str:
         f"webtrawl: {r.pages:,} pages in {r.seconds:.0f}s = {r.pages_per_s:.1f} pages/s, CPU {r.node_cpu():.1f}s "
         f"= {r.ms_per_page():.2f} ms/page = {r.pages / max(1e-9, r.node_cpu()):.1f} pages per CPU-second "
         f"(fetchers {r.ms_per_page('fetcher'):.2f}, parsers {r.ms_per_page('parser'):.2f}, redis "
-        f"{r.ms_per_page('redis'):.2f}, supervisor {r.ms_per_page('supervisor'):.2f} ms/page)"
+        f"{r.ms_per_page('redis'):.2f}, supervisor {r.ms_per_page('supervisor'):.2f} ms/page; robots.txt "
+        f"{r.robots_requests / max(1, r.pages):.3f}/page; peak RSS {sum(r.peak_rss.values()) / 2**20:.0f} MiB)"
     )
 
 
@@ -269,7 +281,7 @@ def _scrapy_line(r: ScrapyResult) -> str:
     return (
         f"scrapy:   {r.pages:,} pages in {r.seconds:.0f}s = {r.pages / r.seconds:.1f} pages/s, CPU {r.cpu:.1f}s "
         f"= {1000 * r.cpu / max(1, r.pages):.2f} ms/page = {r.pages_per_cpu_s:.1f} pages per CPU-second "
-        f"(peak RSS {r.peak_rss / 2**20:.0f} MiB)"
+        f"(robots.txt {r.robots / max(1, r.pages):.3f}/page; peak RSS {r.peak_rss / 2**20:.0f} MiB)"
     )
 
 
@@ -282,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     web_defaults, crawl_defaults = WebSpec(), CrawlSpec()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--hosts", type=int, default=web_defaults.hosts)
+    ap.add_argument("--web", choices=WEBS, default=web_defaults.web)
+    ap.add_argument("--hosts", type=int, help="default: 9,900 realistic, 6,000 synthetic")
+    ap.add_argument("--seeds", type=int, default=web_defaults.seeds, help="seed hosts of the realistic web")
     ap.add_argument("--corpus-fraction", type=float, default=web_defaults.corpus_fraction)
     ap.add_argument("--warmup", type=float, default=crawl_defaults.warmup)
     ap.add_argument("--seconds", type=float, default=crawl_defaults.window)
@@ -293,13 +307,16 @@ def main(argv: list[str] | None = None) -> int:
     info = machine()
     print(f"compare_scrapy: {info['date']}, git {info['git']}, {info['nproc']} x {info['cpu']}", flush=True)
     root = args.workdir or Path(tempfile.mkdtemp(prefix="compare-scrapy-"))
-    spec = CrawlSpec(warmup=args.warmup, window=args.seconds, delay=args.delay)
+    hosts = args.hosts or DEFAULT_HOSTS[args.web]
+    spec = CrawlSpec(warmup=args.warmup, window=args.seconds, delay=args.delay, follow_all=args.web == "realistic")
+    web_spec = WebSpec(web=args.web, hosts=hosts, seeds=args.seeds, corpus_fraction=args.corpus_fraction)
     ratios: list[float] = []
     record: dict[str, Any] = {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "runs": []}
-    with TestWebProcess(WebSpec(hosts=args.hosts, corpus_fraction=args.corpus_fraction), root / "testweb") as web:
+    with TestWebProcess(web_spec, root / "testweb") as web:
+        followed = "all links" if args.web == "realistic" else "model links"
         print(
-            f"test web: {args.hosts} hosts, pid {web.pid}; delay {args.delay:g}s, {args.warmup:g}s warm-up + "
-            f"{args.seconds:g}s measured, robots on, model links followed",
+            f"test web: {args.web}, {hosts} hosts, pid {web.pid}; delay {args.delay:g}s, {args.warmup:g}s warm-up + "
+            f"{args.seconds:g}s measured, robots on, {followed} followed",
             flush=True,
         )
         for i in range(args.runs):

@@ -7,4 +7,6 @@ pytest_plugins = [
     "tests.fixtures.redis_fixtures",
     "tests.fixtures.web_fixtures",
     "tests.fixtures.cluster_fixtures",
+    "tests.fixtures.trickle_web",
+    "tests.fixtures.postgres_fixtures",
 ]

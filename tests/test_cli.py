@@ -89,3 +89,22 @@ def test_bad_config_file(tmp_path: Path) -> None:
 def test_stats_of_a_directory_without_a_crawl(tmp_path: Path) -> None:
     result = _trawl("stats", "--out", str(tmp_path))
     _assert_one_line_error(result, 2, "holds no crawl")
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["crawl", "https://example.org/", "--render", "auto"], "see 'trawl crawl --help'"),
+        (["status", "--redis", "redis://127.0.0.1:1", "--nope"], "see 'trawl status --help'"),
+        (["--nope"], "see 'trawl --help'"),
+    ],
+)
+def test_an_unknown_flag_names_the_command_it_was_given_to(args: list[str], hint: str) -> None:
+    _assert_one_line_error(_trawl(*args), 2, hint)
+
+
+def test_a_dashboard_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
+    result = _trawl(
+        "crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--ui-port", "1", "--ui-bind", "0.0.0.0"
+    )
+    _assert_one_line_error(result, 2, "--ui-token")

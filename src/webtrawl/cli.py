@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -22,8 +22,20 @@ EXIT_STATE = 3
 
 
 class _Parser(argparse.ArgumentParser):
+    commands: Mapping[str, argparse.ArgumentParser]
+
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_INPUT, f"trawl: error: {message} (see 'trawl {self.prog.split()[-1]} --help')\n")
+        hint = "trawl --help" if self.prog == "trawl" else f"trawl {self.prog.split()[-1]} --help"
+        self.exit(EXIT_INPUT, f"trawl: error: {message} (see '{hint}')\n")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """An unknown flag is reported by the subcommand it was given to, so the hint names that command."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            commands = getattr(self, "commands", {})
+            target = commands.get(getattr(ns, "command", None) or "", self)
+            target.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -31,6 +43,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"webtrawl {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.commands = sub.choices
 
     crawl = sub.add_parser("crawl", help="crawl from seed URLs, or resume the crawl in --out")
     crawl.add_argument("urls", nargs="*", metavar="URL", help="seed URLs")
@@ -43,7 +56,29 @@ def _build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", help="print the counters of a crawl")
     stats.add_argument("--out", required=True, type=Path, help="the crawl's output directory")
     stats.add_argument("--redis", help="Redis URL, if the crawl used --redis")
+    stats.add_argument(
+        "--cluster", action="store_true", default=None, help="--redis names a Redis Cluster node (default: as saved)"
+    )
     stats.add_argument("--json", action="store_true", help="machine-readable output")
+    stats.add_argument("--host", metavar="NAME", help="why one host is slow or parked: its state in the frontier")
+
+    export = sub.add_parser("export", help="write a crawl's items or page records (its JSONL) to other sinks")
+    export.add_argument("--out", required=True, type=Path, help="the crawl's output directory")
+    export.add_argument("--what", choices=["items", "records"], default="items", help="which rows (default: items)")
+    export.add_argument(
+        "--to",
+        action="append",
+        required=True,
+        metavar="URL",
+        help="destination (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, sqlite:///PATH.db, postgresql://...",
+    )
+    export.add_argument("--redis", help="Redis URL, if the crawl used --redis (for the crawl's id)")
+    export.add_argument("--crawl-id", help="the crawl id of the rows (default: the crawl's own, from its frontier)")
+
+    from webtrawl.trycmd import add_arguments_to as add_try_arguments
+
+    tryit = sub.add_parser("try", help="run --extract/--text on saved pages, WARC responses or URLs (no crawl)")
+    add_try_arguments(tryit)
 
     from webtrawl.testweb import add_arguments as add_testweb_arguments
 
@@ -80,6 +115,11 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
     add_arguments(seed, names=_SEED_OPTIONS)
     status = sub.add_parser("status", help="progress of a shared crawl: counters and every node with its rate")
     status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.add_argument("--host", metavar="NAME", help="why one host is slow or parked: its state in the frontier")
+    status.add_argument(
+        "--serve", type=int, metavar="PORT", help="serve the whole crawl's web dashboard on PORT until Ctrl-C"
+    )
+    add_arguments(status, names=["ui_bind", "ui_token", "park_after"])
     stop = sub.add_parser("stop", help="ask every node of a shared crawl to drain and exit")
     for admin in (status, stop):
         admin.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
@@ -106,8 +146,14 @@ def _cmd_seed(ns: argparse.Namespace) -> int:
 
 def _cmd_status(ns: argparse.Namespace) -> int:
     from webtrawl.node.shared import print_status, status
+    from webtrawl.node.status_ui import print_host, serve_status
 
-    print_status(status(_shared_config(ns, _ADMIN_OPTIONS)), as_json=ns.json)
+    cfg = _shared_config(ns, [*_ADMIN_OPTIONS, "ui_bind", "ui_token", "park_after"])
+    if ns.host:
+        return print_host(cfg, ns.host, as_json=ns.json)
+    if ns.serve is not None:
+        return serve_status(cfg, ns.serve)
+    print_status(status(cfg), as_json=ns.json)
     return 0
 
 
@@ -119,7 +165,7 @@ def _cmd_stop(ns: argparse.Namespace) -> int:
 
 def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     """Flags over env over TOML over the settings saved by an earlier run of the same crawl (resume)."""
-    from webtrawl.node.supervisor import load_saved_settings
+    from webtrawl.node.saved import load_saved_settings
 
     flags = {name: getattr(ns, name, None) for name in _option_names()}
     out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
@@ -127,7 +173,19 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     cfg = load(flags, config_file=ns.config, seeds=ns.urls, saved=saved)
     if cfg.out is None:
         raise InputError("--out DIR is required: it holds the crawl's state and output")
+    _probe_sinks(cfg)
     return cfg
+
+
+def _probe_sinks(cfg: CrawlConfig) -> None:
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
+    if cfg.items_to or cfg.records_to:
+        from webtrawl.store.sinks import probe
+
+        for url in cfg.items_to:
+            probe(url, "items")
+        for url in cfg.records_to:
+            probe(url, "records")
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:
@@ -139,11 +197,31 @@ def _cmd_crawl(ns: argparse.Namespace) -> int:
 def _cmd_stats(ns: argparse.Namespace) -> int:
     from webtrawl.node.stats import print_stats
 
-    return print_stats(ns.out, ns.redis, as_json=ns.json)
+    return print_stats(ns.out, ns.redis, as_json=ns.json, cluster=ns.cluster, host=ns.host)
+
+
+def _cmd_export(ns: argparse.Namespace) -> int:
+    from webtrawl.node.stats import crawl_id_of
+    from webtrawl.store.sinks import normalize, probe
+    from webtrawl.store.sinks.export import export
+
+    urls = [normalize(url) for url in ns.to]
+    for url in urls:
+        probe(url, ns.what)
+    crawl = ns.crawl_id or crawl_id_of(ns.out, ns.redis)
+    rows, pages = export(ns.out, ns.what, urls, crawl)
+    print(f"exported {rows} {ns.what} rows of {pages} URLs (crawl {crawl}) to {len(urls)} sink(s)")
+    return 0
 
 
 def _cmd_testweb(ns: argparse.Namespace) -> int:
     from webtrawl.testweb import run
+
+    return run(ns)
+
+
+def _cmd_try(ns: argparse.Namespace) -> int:
+    from webtrawl.trycmd import run
 
     return run(ns)
 
@@ -164,7 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     commands = {"crawl": _cmd_crawl, "stats": _cmd_stats, "testweb": _cmd_testweb, "bench": _cmd_bench}
-    commands.update(node=_cmd_node, seed=_cmd_seed, status=_cmd_status, stop=_cmd_stop)
+    commands.update(node=_cmd_node, seed=_cmd_seed, status=_cmd_status, stop=_cmd_stop, export=_cmd_export)
+    commands["try"] = _cmd_try
     try:
         return commands[ns.command](ns)
     except InputError as exc:

@@ -77,6 +77,7 @@ class CrawlConfig:
     concurrency: int = 128
     lease_batch: int = 32
     session_pages: int = 50
+    idle_connections: int = 256
     user_agent: str = DEFAULT_USER_AGENT
     scope: str = "any"
     include: list[str] = field(default_factory=list)
@@ -98,9 +99,31 @@ class CrawlConfig:
     metrics_port: int = 0
     max_memory: int = 0
     progress: str = "auto"
+    extract: str = ""  # rules file (.toml) or Python callback (module:function); built in each parser
+    text: bool = False
+    scrub_pii: bool = False
+    extract_timeout: float = 5.0
+    text_max_bytes: int = 2 * 1024 * 1024
+    ui_port: int = 0
+    ui_bind: str = "127.0.0.1"
+    ui_token: str = ""
+    log_format: str = "text"
+    log_max_bytes: int = 10 * 1024 * 1024
+    log_backups: int = 5
+    alert_cmd: str = ""
+    alert_error_rate: float = 0.10
+    alert_window: float = 300.0
+    alert_min_urls: int = 20
+    alert_stall: float = 300.0
+    alert_memory: int = 0
+    alert_disk_free: int = 1024**3
+    alert_redis_memory: int = 0
     timeouts: Timeouts = field(default_factory=Timeouts)
     limits: Limits = field(default_factory=Limits)
     politeness: Politeness = field(default_factory=Politeness)
+    items_to: list[str] = field(default_factory=list)
+    records_to: list[str] = field(default_factory=list)
+    jsonl: bool = True
 
     def effective_fetchers(self) -> int:
         return self.fetchers or max(1, os.cpu_count() or 1)
@@ -202,6 +225,13 @@ def _path(text: Any) -> Path:
     return Path(str(text)).expanduser()
 
 
+def _sink_url(text: Any) -> str:
+    """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
+    from webtrawl.store.sinks import normalize
+
+    return normalize(str(text))
+
+
 OPTIONS: tuple[Option, ...] = (
     Option("seeds_file", _path, "file with one seed URL per line (- for stdin)"),
     Option("out", _path, "output and state directory of this crawl"),
@@ -224,6 +254,12 @@ OPTIONS: tuple[Option, ...] = (
         _positive_int,
         "pages a fetcher takes from one host in a row over its open connection, each after the host's delay, "
         "before the host goes back to the shared queue (0: no sessions)",
+    ),
+    Option(
+        "idle_connections",
+        _positive_int,
+        "open keep-alive connections a fetcher keeps between requests (host sessions included); each idle TLS "
+        "connection holds ~0.1-0.7 MiB of buffers, each one closed may cost a handshake later",
     ),
     Option("user_agent", str, "full User-Agent string; its first word is the robots.txt product token"),
     Option("scope", _choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
@@ -265,6 +301,19 @@ OPTIONS: tuple[Option, ...] = (
         "pause leasing while the node's processes use more memory than this (e.g. 4GiB; 0: no limit)",
     ),
     Option("progress", _choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
+    Option(
+        "extract",
+        str,
+        "extract items with a rules file (rules.toml) or a Python callback (package.module:function, file.py:function)",
+    ),
+    Option("text", _parse_bool, "add each HTML page's main text, title, author, date and language to its record"),
+    Option("scrub_pii", _parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
+    Option(
+        "extract_timeout",
+        _positive_float,
+        "seconds extraction (and, separately, main text) may take on one page before it is an extract-error",
+    ),
+    Option("text_max_bytes", parse_size, "largest HTML page the main-text extractor reads (the rest is cut)"),
     Option("timeouts.connect", _positive_float, "connect timeout in seconds"),
     Option("timeouts.total", _positive_float, "total timeout of one request in seconds"),
     Option("timeouts.robots", _positive_float, "total timeout of a robots.txt request in seconds"),
@@ -306,6 +355,30 @@ OPTIONS: tuple[Option, ...] = (
         _parse_bool,
         "do not archive noindex pages in WARC (their JSONL record is still written)",
     ),
+    # --- operating a crawl: dashboard, logs, alerts ---
+    Option("ui_port", _positive_int, "serve the web dashboard on this port (0: off)"),
+    Option("ui_bind", str, "address the dashboard listens on; anything but loopback needs --ui-token"),
+    Option("ui_token", str, "token the dashboard asks for (?token=... or Authorization: Bearer ...)"),
+    Option("log_format", _choice("text", "json"), "log lines as text or as one JSON object per line"),
+    Option("log_max_bytes", parse_size, "rotate <out>/logs/trawl.log at this size (0: no log file)"),
+    Option("log_backups", _positive_int, "rotated log files kept"),
+    Option("alert_cmd", str, "shell command run for each alert (TRAWL_ALERT_* variables, JSON on stdin)"),
+    Option("alert_error_rate", _positive_float, "alert when more than this share of URLs fail (0: off)"),
+    Option("alert_window", _positive_float, "seconds over which the error rate is measured"),
+    Option("alert_min_urls", _positive_int, "URLs that must end within the window before the error rate counts"),
+    Option("alert_stall", _positive_float, "alert after this many seconds without a fetched page (0: off)"),
+    Option("alert_memory", parse_size, "alert above this node memory (0: 90%% of --max-memory if set)"),
+    Option("alert_disk_free", parse_size, "alert when free space under --out drops below this (0: off)"),
+    Option("alert_redis_memory", parse_size, "alert above this Redis memory (0: 90%% of its maxmemory if set)"),
+    Option(
+        "items_to",
+        _sink_url,
+        "also write extracted items to this sink (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, "
+        "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME",
+        repeat=True,
+    ),
+    Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
+    Option("jsonl", _parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
 )
 _BY_NAME = {opt.name: opt for opt in OPTIONS}
 
@@ -424,6 +497,12 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--lease-batch must be at least 1")
     if not _NODE_ID_RE.fullmatch(cfg.node_id):
         raise ConfigError(f"--node-id must be letters, digits, '.', '_' or '-' (at most 64), not {cfg.node_id!r}")
+    if not cfg.jsonl and not cfg.records_to:
+        raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
+    if cfg.items_to and not cfg.extract:
+        raise ConfigError("--items-to needs --extract: without it a crawl has no items")
+    if cfg.extract and not cfg.jsonl and not cfg.items_to:
+        raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
     for item in cfg.resolve:
         host, sep, ip = item.partition("=")
         if not sep or not host or not ip:

@@ -147,3 +147,18 @@ class BadUrl(PolicyError):
     """A URL that cannot be parsed or canonicalized."""
 
     reason = "bad-url"
+
+
+# --- user code and outputs -------------------------------------------------------------------------------------------
+
+
+class UserCodeError(WebtrawlError):
+    """The user's extraction rules or callback failed on one page: recorded on that page, the crawl goes on."""
+
+    reason = "extract-error"
+
+
+class SinkUnavailable(WebtrawlError):
+    """An output's destination is away for now (database restart, network error): pause, then retry the batch."""
+
+    reason = "sink-unavailable"

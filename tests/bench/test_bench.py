@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from webtrawl.cli import main
+from webtrawl.testweb import DEFAULT_CORPUS_DIR, Corpus
 
 
 def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    argv = ["bench", "--hosts", "40", "--min-pages", "3", "--max-pages", "5", "--delay", "0.2"]
+    argv = ["bench", "--web", "synthetic", "--hosts", "40", "--min-pages", "3", "--max-pages", "5", "--delay", "0.2"]
     argv += ["--warmup", "3", "--seconds", "4", "--runs", "1", "--json", str(out), "--workdir", str(tmp_path / "w")]
     assert main(argv) == 0
     data = json.loads(out.read_text())
@@ -25,7 +28,8 @@ def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path
 
 def test_bench_preload_queues_urls_that_are_never_fetched(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    argv = ["bench", "--hosts", "20", "--min-pages", "3", "--max-pages", "4", "--delay", "0.2", "--preload", "3000"]
+    argv = ["bench", "--web", "synthetic", "--hosts", "20", "--min-pages", "3", "--max-pages", "4", "--delay", "0.2"]
+    argv += ["--preload", "3000"]
     argv += ["--warmup", "2", "--seconds", "3", "--runs", "1", "--json", str(out), "--workdir", str(tmp_path / "w")]
     assert main(argv) == 0
     (run,) = json.loads(out.read_text())["runs"]["3000"]
@@ -35,3 +39,24 @@ def test_bench_preload_queues_urls_that_are_never_fetched(tmp_path: Path) -> Non
     assert records
     urls = [json.loads(line)["url"] for path in records for line in path.read_text().splitlines()]
     assert urls and not [u for u in urls if "://preload" in u]  # no preloaded host was ever ready
+
+
+@pytest.mark.skipif(not len(Corpus(DEFAULT_CORPUS_DIR)), reason="the realistic web needs the corpus")
+def test_bench_on_the_realistic_web_reports_robots_requests_and_faults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.json"
+    argv = ["bench", "--web", "realistic", "--hosts", "300", "--seeds", "3", "--delay", "0.2", "--runs", "1"]
+    argv += ["--warmup", "4", "--seconds", "6", "--json", str(out), "--workdir", str(tmp_path / "w")]
+    argv += ["--crawl-arg=--total=5"]  # a slow host's trickling body must not hold the stop for a minute
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "test web: realistic, 300 hosts (3 seeded)" in printed
+    assert "robots.txt requests/page" in printed and "faults served in the window" in printed
+    (run,) = json.loads(out.read_text())["runs"]["0"]
+    assert run["pages"] > 0 and run["cpu_s"]["fetcher"] > 0 and run["cpu_s"]["parser"] > 0
+    assert run["robots_requests"] > 0 and run["robots_requests_per_page"] > 0
+    assert run["web_counts"].get("page", 0) > 0
+    records = list((tmp_path / "w" / "p0-run0" / "out" / "records").glob("*.jsonl*"))
+    hosts = {json.loads(line)["url"].split("/")[2] for path in records for line in path.read_text().splitlines()}
+    assert len(hosts) > 3  # hosts beyond the seeds were found through links

@@ -110,3 +110,21 @@ def test_lease_never_hands_out_more_than_asked(frontier: FrontierFactory) -> Non
     f.add(new_urls(*[f"http://h{i}.test/" for i in range(30)]))
     got = [len(f.lease("n/f0", 7)) for _ in range(5)]
     assert got == [7, 7, 7, 7, 2]
+
+
+def test_rediscovering_an_admitted_url_is_seen_not_a_budget_or_cap_drop(frontier: FrontierFactory) -> None:
+    # recent_urls=0: every add goes to Redis, as it does for a URL another parser (or node) admitted
+    f = frontier(host_budget=2, recent_urls=0)
+    assert f.add(new_urls("http://a.test/1", "http://a.test/2")).added == 2
+    result = f.add(new_urls("http://a.test/1", "http://a.test/2", "http://a.test/3"))
+    assert (result.added, result.seen, result.dropped) == (0, 2, {"budget": 1})
+    assert result.refused == [("http://a.test/3", "budget")]  # only the new URL is refused
+    assert (f.counters().get("drop:budget"), f.counters().get("seen")) == (1, 2)
+
+    g = frontier(host_queue_cap=2, recent_urls=0)
+    assert g.add(new_urls("http://b.test/1", "http://b.test/2")).added == 2
+    result = g.add(new_urls("http://b.test/1", "http://b.test/2", "http://b.test/3"))
+    assert (result.added, result.seen, result.dropped) == (0, 2, {"host-queue-cap": 1})
+    assert g.counters().get("drop:host-queue-cap") == 1
+    drain(g)
+    assert g.add(new_urls("http://b.test/3")).added == 1  # a refused URL was not marked seen

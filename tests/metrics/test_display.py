@@ -101,3 +101,20 @@ def test_live_mode_off_a_terminal_prints_the_final_panel() -> None:
     display.close()
     assert "warming up" in out.getvalue()
     assert "1,234" in out.getvalue()
+
+
+def test_progress_shows_in_the_log_line_and_the_panel() -> None:
+    from webtrawl.metrics.display import log_line, render
+    from webtrawl.metrics.progress import compute
+
+    rates = RateWindow(60.0)
+    rates.add(snapshot(0.0, fetched=1000))
+    snap = snapshot(10.0, fetched=1234)
+    rates.add(snap)
+    snap.progress = compute(snap.counters, rates.rate("fetched"), max_pages=2000, bytes_written=3 * 1024**2)
+    line = log_line(snap, rates)
+    assert "progress=61.7%(max-pages) eta=32s success=98.6% downloaded=0B written=3.0MiB state=crawling" in line
+    console = Console(file=io.StringIO(), width=200)
+    console.print(render(snap, rates))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "61.7% of max-pages   ETA 32s   success 98.6%" in text

@@ -5,6 +5,7 @@ import re
 from tests.metrics.samples import crawl_counters
 from webtrawl.frontier.base import Counters
 from webtrawl.metrics import format_stats
+from webtrawl.metrics.report import expected_false_positives
 
 
 def section(text: str, title: str) -> list[str]:
@@ -58,13 +59,29 @@ def test_bloom_filter_size_and_false_positive_rate() -> None:
         "  size: 2.4KiB",
         "  false-positive-rate: 0.819%",
         "  false-positive-target: 0.0100%",
+        "  expected-false-positives: 3",
     ]
 
 
+def test_expected_false_positives_follow_the_fill_of_the_filter() -> None:
+    # the integral of (1 - e^(-k x / m))^k over the URLs added; n=2000, m=20000, k=7: 2.686 (midpoint, 200k steps)
+    counters = crawl_counters()
+    assert abs(expected_false_positives(counters) - 2.686) < 0.01
+    assert expected_false_positives(Counters()) == 0.0
+    fuller = crawl_counters(added=20_000)
+    assert expected_false_positives(fuller) > 100 * expected_false_positives(counters)
+
+
 def test_redis_memory_per_queued_url_and_other_meta() -> None:
-    text = format_stats(crawl_counters(), {"redis_used_memory": 5_000_000, "node": "n1", "elapsed": 3723.0})
+    meta = {"redis_used_memory": 5_000_000, "node": "n1", "elapsed": 3723.0}
+    text = format_stats(crawl_counters(queued=5000), meta)
     assert section(text, "crawl") == ["crawl", "  node: n1", "  elapsed: 1h02m03s"]
-    assert section(text, "redis") == ["redis", "  used-memory: 4.8MiB", "  bytes-per-queued-url: 100000"]
+    assert section(text, "redis") == ["redis", "  used-memory: 4.8MiB", "  bytes-per-queued-url: 1000"]
+
+
+def test_bytes_per_queued_url_is_not_shown_for_a_small_frontier() -> None:
+    text = format_stats(crawl_counters(queued=50), {"redis_used_memory": 5_000_000})
+    assert section(text, "redis")[-1] == "  bytes-per-queued-url: n/a (fewer than 1000 queued)"
 
 
 def test_every_line_is_a_title_or_name_value() -> None:

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -117,3 +118,20 @@ def stats(out: Path) -> dict[str, Any]:
     )
     data: dict[str, Any] = json.loads(result.stdout)
     return data
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def quick_args(web: Any) -> list[str]:
+    """A small node (one fetcher, one parser) with short timeouts and back-offs, so a crawl of the chaos web ends
+    in seconds: what the operating tests (alerts, dashboard, ETA) need, not what test_chaos_crawl checks."""
+    return [
+        *web.crawl_args(),
+        *("--delay", "0.25", "--fetchers", "1", "--parsers", "1", "--concurrency", "64"),
+        *("--connect", "2", "--total", "3", "--robots", "2", "--robots-retry", "0.2", "--robots-give-up", "3"),
+        *("--max-retries", "1", "--backoff-base", "0.2", "--backoff-max", "2", "--host-budget", "40"),
+    ]

@@ -8,6 +8,7 @@ import pytest
 
 from webtrawl.parse import process_page
 from webtrawl.parse.encoding import choose_encoding, codec_for, prescan_meta
+from webtrawl.store import PageRecord
 
 from .helpers import make_ctx, make_page
 
@@ -19,36 +20,36 @@ def _html(title: str, head_extra: str = "") -> str:
     return f"<!doctype html><html>{head}<body><p>{RUSSIAN}</p></body></html>"
 
 
-def _run(body: bytes, content_type: str = "text/html") -> dict[str, object]:
+def _run(body: bytes, content_type: str = "text/html") -> PageRecord:
     return process_page(make_page(body, content_type=content_type), make_ctx()).record
 
 
 def test_bom_beats_header_and_meta() -> None:
     body = codecs.BOM_UTF8 + _html("Заголовок", '<meta charset="windows-1251">').encode("utf-8")
     rec = _run(body, "text/html; charset=iso-8859-5")
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "bom", "Заголовок")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("utf-8", "bom", "Заголовок")
 
 
 def test_utf16_bom() -> None:
     body = codecs.BOM_UTF16_LE + _html("Заголовок").encode("utf-16-le")
     rec = _run(body, "text/html")
-    assert (rec["encoding_source"], rec["title"]) == ("bom", "Заголовок")
+    assert (rec.encoding_source, rec.title) == ("bom", "Заголовок")
 
 
 def test_header_beats_meta() -> None:
     body = _html("Заголовок", '<meta charset="utf-8">').encode("windows-1251")
     rec = _run(body, 'text/html; charset="Windows-1251"')
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "header", "Заголовок")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("cp1251", "header", "Заголовок")
 
 
 def test_a_utf8_header_that_the_bytes_disprove_is_skipped() -> None:
     # The header says UTF-8 but the bytes are windows-1251: the meta tag (or detection) tells the truth.
     body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
     rec = _run(body, "text/html; charset=utf-8")
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "meta", "Заголовок")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("cp1251", "meta", "Заголовок")
     body = _html("Заголовок страницы на русском языке").encode("windows-1251")
     rec = _run(body, "text/html; charset=utf-8")
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == (
+    assert (rec.encoding, rec.encoding_source, rec.title) == (
         "cp1251",
         "detected",
         "Заголовок страницы на русском языке",
@@ -58,21 +59,21 @@ def test_a_utf8_header_that_the_bytes_disprove_is_skipped() -> None:
 def test_a_latin1_default_header_on_utf8_bytes_is_skipped() -> None:
     body = _html("Grüße aus München", '<meta charset="utf-8">').encode("utf-8")
     rec = _run(body, "text/html; charset=ISO-8859-1")
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "meta", "Grüße aus München")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("utf-8", "meta", "Grüße aus München")
     ascii_only = b"<html><head><title>plain title</title></head><body>plain text</body></html>"
-    assert _run(ascii_only, "text/html; charset=ISO-8859-1")["encoding_source"] == "header"
+    assert _run(ascii_only, "text/html; charset=ISO-8859-1").encoding_source == "header"
     # a UTF-8 cut in the middle of a character (truncated body) still proves the header right
     cut = _html("Привет").encode("utf-8")[:-1] + "Ж".encode()[:1]
-    assert _run(cut, "text/html; charset=utf-8")["encoding_source"] == "header"
+    assert _run(cut, "text/html; charset=utf-8").encoding_source == "header"
 
 
 def test_meta_charset_and_http_equiv() -> None:
     body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
     rec = _run(body)
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "meta", "Заголовок")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("cp1251", "meta", "Заголовок")
     body = _html("Заголовок", '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">').encode("koi8-r")
     rec = _run(body)
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("koi8-r", "meta", "Заголовок")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("koi8-r", "meta", "Заголовок")
 
 
 def test_meta_prescan_ignores_comments_and_stops_at_1024_bytes() -> None:
@@ -86,7 +87,7 @@ def test_unknown_or_non_text_labels_fall_through() -> None:
     body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
     for label in ("x-no-such-charset", "base64", "rot13", "utf-7"):
         rec = _run(body, f"text/html; charset={label}")
-        assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("cp1251", "meta", "Заголовок")
+        assert (rec.encoding, rec.encoding_source, rec.title) == ("cp1251", "meta", "Заголовок")
 
 
 def test_web_label_mapping() -> None:
@@ -96,18 +97,18 @@ def test_web_label_mapping() -> None:
     assert codec_for(" 'UTF8' ") == "utf-8"
     assert codec_for("nonsense") is None
     rec = _run(b"<title>\x80 price</title>", "text/html; charset=iso-8859-1")
-    assert rec["title"] == "€ price"
+    assert rec.title == "€ price"
 
 
 def test_undeclared_utf8_is_detected() -> None:
     rec = _run(_html("Заголовок").encode("utf-8"))
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "detected", "Заголовок")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("utf-8", "detected", "Заголовок")
 
 
 def test_undeclared_legacy_encoding_is_detected() -> None:
     rec = _run(_html("Погода в Москве").encode("windows-1251"))
-    assert rec["encoding_source"] == "detected"
-    assert rec["title"] == "Погода в Москве"
+    assert rec.encoding_source == "detected"
+    assert rec.title == "Погода в Москве"
 
 
 def test_default_when_nothing_else_answers() -> None:
@@ -115,7 +116,7 @@ def test_default_when_nothing_else_answers() -> None:
     body = b"<title>x</title>" + bytes(range(256)) * 4
     assert choose_encoding(body, "text/html") == ("utf-8", "default", 0)
     rec = _run(body)
-    assert (rec["encoding"], rec["encoding_source"], rec["title"]) == ("utf-8", "default", "x")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("utf-8", "default", "x")
     assert choose_encoding(b"plain ascii", "") == ("utf-8", "detected", 0)
 
 

@@ -34,7 +34,7 @@ def test_process_page_never_raises_on_random_input(
 ) -> None:
     lease = Lease("n/f0.1-1", 0, "h.example", "http://h.example/a/b.html", depth, hops)
     out = process_page(Page(lease=lease, status=status, headers=headers, body=body, error=error), _CTX)
-    assert out.record["url"] == lease.url
+    assert out.record.url == lease.url
     assert all(u.url.startswith(("http://", "https://")) for u in out.new_urls)
 
 

@@ -94,7 +94,7 @@ def test_secrets_in_urls_are_masked_in_error_details() -> None:
     assert redact("no secrets at all: a@b") == "no secrets at all: a@b"
     page = make_page(error="connect", error_detail="Cannot connect to http://u:hunter2@h.example:81/")
     record = process_page(page, make_ctx()).record
-    assert "hunter2" not in record["error_detail"] and record["error"] == "connect"
+    assert "hunter2" not in record.error_detail and record.error == "connect"
 
 
 @pytest.mark.parametrize(
@@ -107,5 +107,5 @@ def test_every_chaos_page_decodes_to_its_title_quickly(name: str) -> None:
     page = make_page(reply.body, url=web.url(name), content_type=reply.content_type, headers=list(reply.headers))
     started = time.process_time()
     out = process_page(page, make_ctx())
-    assert out.record["title"] == BEHAVIOURS[name].title
+    assert out.record.title == BEHAVIOURS[name].title
     assert time.process_time() - started < 2.0  # 100k nested <div> took lexbor over a minute before the depth cap

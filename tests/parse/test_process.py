@@ -7,6 +7,7 @@ import hashlib
 import zlib
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from webtrawl.messages import NewUrl
@@ -37,14 +38,14 @@ def test_real_corpus_pages_yield_titles_and_links() -> None:
         page = make_page(gz, url=url, headers=[("Content-Encoding", "gzip")], depth=2)
         out = process_page(page, ctx)
         rec = out.record
-        assert set(rec) == RECORD_KEYS
-        assert rec["error"] is None, rec
-        assert rec["title"], url
-        assert rec["encoding"] == "utf-8"
-        assert rec["bytes"] == len(gz)
-        assert rec["content_hash"] == "sha1:" + hashlib.sha1(gzip.decompress(gz)).hexdigest()
+        assert set(msgspec.to_builtins(rec)) == RECORD_KEYS
+        assert rec.error is None, rec
+        assert rec.title, url
+        assert rec.encoding == "utf-8"
+        assert rec.bytes == len(gz)
+        assert rec.content_hash == "sha1:" + hashlib.sha1(gzip.decompress(gz)).hexdigest()
         assert out.counters["pages"] == 1
-        assert len(out.new_urls) == rec["outlinks"] > 10
+        assert len(out.new_urls) == rec.outlinks > 10
         urls = [n.url for n in out.new_urls]
         assert len(set(urls)) == len(urls), "links are de-duplicated within a page"
         assert all(n.depth == 3 and n.hops == 0 for n in out.new_urls)
@@ -61,19 +62,19 @@ def test_record_fields_of_a_plain_page() -> None:
     )
     out = process_page(make_page(html, gzipped=True), make_ctx())
     rec = out.record
-    assert rec["url"] == rec["final_url"] == URL
-    assert rec["status"] == 200 and rec["content_type"] == "text/html"
-    assert rec["title"] == "Hello World"
-    assert rec["canonical"] == "http://site.example/canon?x=1"
-    assert rec["fetch_time"] == "2023-11-14T22:13:20.250Z"
-    assert (rec["depth"], rec["hops"], rec["retries"], rec["ip"]) == (0, 0, 1, "127.0.0.1")
-    assert rec["content_hash"] == "sha1:" + hashlib.sha1(html).hexdigest()
+    assert rec.url == rec.final_url == URL
+    assert rec.status == 200 and rec.content_type == "text/html"
+    assert rec.title == "Hello World"
+    assert rec.canonical == "http://site.example/canon?x=1"
+    assert rec.fetch_time == "2023-11-14T22:13:20.250Z"
+    assert (rec.depth, rec.hops, rec.retries, rec.ip) == (0, 0, 1, "127.0.0.1")
+    assert rec.content_hash == "sha1:" + hashlib.sha1(html).hexdigest()
     assert [n.url for n in out.new_urls] == [
         "http://site.example/dir/a.html",
         "http://site.example/b",
         "http://other.example/c",
     ]
-    assert rec["outlinks"] == 3
+    assert rec.outlinks == 3
 
 
 def test_base_href_is_used_for_links() -> None:
@@ -126,17 +127,17 @@ def test_rel_nofollow_and_meta_nofollow() -> None:
     html = b'<meta name="ROBOTS" content="noindex, nofollow"><a href="/a">a</a><a href="/b">b</a>'
     out = process_page(make_page(html), make_ctx())
     assert out.new_urls == [] and out.counters["drop:nofollow"] == 2
-    assert out.record["noindex"] and out.record["nofollow"]
+    assert out.record.noindex and out.record.nofollow
     assert not out.warc, "noindex pages are not archived while honor_noindex is on"
 
 
 def test_meta_for_our_token_and_for_others() -> None:
     html = b'<meta name="webtrawl" content="none"><a href="/a">a</a>'
     rec = process_page(make_page(html), make_ctx()).record
-    assert rec["noindex"] and rec["nofollow"]
+    assert rec.noindex and rec.nofollow
     html = b'<meta name="googlebot" content="noindex,nofollow"><a href="/a">a</a>'
     out = process_page(make_page(html), make_ctx())
-    assert not out.record["noindex"] and len(out.new_urls) == 1
+    assert not out.record.noindex and len(out.new_urls) == 1
 
 
 @pytest.mark.parametrize(
@@ -154,18 +155,18 @@ def test_meta_for_our_token_and_for_others() -> None:
 def test_x_robots_tag(values: list[str], noindex: bool, nofollow: bool) -> None:
     headers = [("X-Robots-Tag", v) for v in values]
     out = process_page(make_page(b'<a href="/a">a</a>', headers=headers), make_ctx())
-    assert (out.record["noindex"], out.record["nofollow"]) == (noindex, nofollow)
+    assert (out.record.noindex, out.record.nofollow) == (noindex, nofollow)
     assert bool(out.new_urls) is not nofollow
 
 
 def test_fetch_failures_and_policy_refusals() -> None:
     out = process_page(make_page(error="timeout", error_detail="timed out", status=0), make_ctx())
-    assert out.record["error"] == "timeout" and out.record["error_detail"] == "timed out"
+    assert out.record.error == "timeout" and out.record.error_detail == "timed out"
     assert out.counters == {"err:timeout": 1} and not out.warc and out.new_urls == []
     for reason in ("robots", "ip-policy", "port-policy", "scheme", "robots-unavailable", "budget"):
         out = process_page(make_page(error=reason, status=0), make_ctx())
         assert out.counters == {f"drop:{reason}": 1}, reason
-        assert set(out.record) == RECORD_KEYS
+        assert set(msgspec.to_builtins(out.record)) == RECORD_KEYS
     out = process_page(make_page(error="something-new", status=0), make_ctx())
     assert out.counters == {"err:something-new": 1}
 
@@ -174,7 +175,7 @@ def test_fetch_failures_and_policy_refusals() -> None:
 def test_http_errors_have_no_links(status: int, klass: str) -> None:
     out = process_page(make_page(b'<a href="/a">a</a>', status=status), make_ctx())
     assert out.counters == {f"err:{klass}": 1}
-    assert out.record["error"] == klass and out.record["status"] == status
+    assert out.record.error == klass and out.record.status == status
     assert out.new_urls == [] and out.warc
 
 
@@ -183,46 +184,46 @@ def test_redirect_goes_back_to_the_frontier() -> None:
     out = process_page(page, make_ctx())
     target = "http://site.example/new/place"
     assert out.new_urls == [NewUrl(target, depth=4, hops=2)]
-    assert out.record["redirect"] == out.record["final_url"] == target
-    assert out.record["error"] is None and out.counters == {"redirects": 1} and out.warc
+    assert out.record.redirect == out.record.final_url == target
+    assert out.record.error is None and out.counters == {"redirects": 1} and out.warc
 
 
 def test_redirect_limit_scope_and_bad_location() -> None:
     page = make_page(status=302, headers=[("Location", "/next")], hops=5)
     out = process_page(page, make_ctx(max_redirects=5))
     assert out.new_urls == [] and out.counters == {"redirects": 1, "drop:redirect-limit": 1}
-    assert out.record["redirect"] == "http://site.example/next"
+    assert out.record.redirect == "http://site.example/next"
 
     page = make_page(status=302, headers=[("Location", "https://elsewhere.example/")])
     out = process_page(page, make_ctx(scope=Scope("host", [URL], [], [])))
     assert out.new_urls == [] and out.counters["drop:scope"] == 1
 
     out = process_page(make_page(status=302, headers=[("Location", "javascript:alert(1)")]), make_ctx())
-    assert out.record["error"] == "scheme" and out.counters == {"drop:scheme": 1}
+    assert out.record.error == "scheme" and out.counters == {"drop:scheme": 1}
 
     out = process_page(make_page(status=304), make_ctx())
-    assert out.record["error"] == "http-3xx" and out.counters == {"err:http-3xx": 1}
+    assert out.record.error == "http-3xx" and out.counters == {"err:http-3xx": 1}
 
 
 def test_non_html_and_sniffing() -> None:
     out = process_page(make_page(b"%PDF-1.4 ...", content_type="application/pdf"), make_ctx())
-    assert out.counters == {"non-html": 1} and out.record["content_type"] == "application/pdf"
-    assert out.record["content_hash"] and out.record["title"] == "" and out.warc
+    assert out.counters == {"non-html": 1} and out.record.content_type == "application/pdf"
+    assert out.record.content_hash and out.record.title == "" and out.warc
 
     out = process_page(make_page(b"  <!DOCTYPE html><title>T</title><a href=/x>x</a>", content_type=None), make_ctx())
-    assert out.counters["pages"] == 1 and out.record["title"] == "T" and len(out.new_urls) == 1
+    assert out.counters["pages"] == 1 and out.record.title == "T" and len(out.new_urls) == 1
 
     out = process_page(make_page(b"just text <a href=/x>", content_type=None), make_ctx())
     assert out.counters == {"non-html": 1}
 
     headers = [("X-Robots-Tag", "noindex")]
     out = process_page(make_page(b"%PDF", content_type="application/pdf", headers=headers), make_ctx())
-    assert out.record["noindex"] and not out.warc
+    assert out.record.noindex and not out.warc
 
 
 def test_xhtml_content_type() -> None:
     out = process_page(make_page(b"<html><title>X</title></html>", content_type="application/xhtml+xml"), make_ctx())
-    assert out.record["title"] == "X" and out.counters["pages"] == 1
+    assert out.record.title == "X" and out.counters["pages"] == 1
 
 
 def test_bomb_and_broken_body() -> None:
@@ -230,12 +231,12 @@ def test_bomb_and_broken_body() -> None:
     bomb = c.compress(bytes(4 * 1024 * 1024)) + c.flush()
     page = make_page(bomb, headers=[("Content-Encoding", "gzip")])
     out = process_page(page, make_ctx(max_decompressed=1024 * 1024))
-    assert out.record["error"] == "bomb" and out.counters == {"err:bomb": 1}
+    assert out.record.error == "bomb" and out.counters == {"err:bomb": 1}
     assert out.warc, "the raw response is still archived"
 
     page = make_page(b"not gzip", headers=[("Content-Encoding", "gzip")])
     out = process_page(page, make_ctx())
-    assert out.record["error"] == "bad-content" and out.counters == {"err:bad-content": 1}
+    assert out.record.error == "bad-content" and out.counters == {"err:bad-content": 1}
 
 
 def test_truncated_body_is_parsed_as_far_as_it_goes() -> None:
@@ -243,5 +244,5 @@ def test_truncated_body_is_parsed_as_far_as_it_goes() -> None:
     body = gzip.compress(html)
     page = make_page(body[: len(body) // 2], headers=[("Content-Encoding", "gzip")], truncated=True)
     out = process_page(page, make_ctx())
-    assert out.record["truncated"] and out.record["error"] is None
-    assert out.record["title"] == "Cut" and 0 < len(out.new_urls) < 2000
+    assert out.record.truncated and out.record.error is None
+    assert out.record.title == "Cut" and 0 < len(out.new_urls) < 2000

@@ -14,8 +14,8 @@ from aiohttp import web
 from tests.fetch.servers import local_cfg, read_request, run, serve_app, serve_raw
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import IpPolicyError
-from webtrawl.fetch import HttpClient
-from webtrawl.politeness import RobotsCache, RobotsRules
+from webtrawl.fetch import HttpClient, RobotsCache
+from webtrawl.politeness import RobotsRules
 
 RULES = b"""# test robots
 User-agent: *
@@ -387,3 +387,21 @@ def test_encode_is_compact_and_round_trips() -> None:
     assert down.unavailable and down.failures == 3 and down.error == "http-5xx"
     with pytest.raises(ValueError):
         RobotsRules.decode(b"definitely not msgpack of ours")
+
+
+def test_lru_bound_counts_the_compiled_rules_not_just_the_body() -> None:
+    one_origin = RobotsRules(RULES, token="webtrawl").size
+    assert one_origin > 2 * len(RULES)
+
+    async def body() -> None:
+        async with robots_env(max_bytes=one_origin + len(RULES)) as (port, _app, cache, store, _clock):
+            rules_origin = f"http://rules.test:{port}"
+            await cache.fetch(rules_origin)
+            gets = store.gets
+            assert await cache.cached(rules_origin) is not None
+            assert store.gets == gets  # kept in the process
+            await cache.fetch(f"http://delay.test:{port}")  # counted by its compiled size: no room for both
+            assert await cache.cached(rules_origin) is not None
+            assert store.gets > gets  # came back from the store
+
+    run(body())

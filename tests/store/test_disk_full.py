@@ -6,22 +6,14 @@ from __future__ import annotations
 import errno
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.fixtures.disk import fill, tmpfs
+from tests.fixtures.disk import fill
 from tests.parse.helpers import make_page
 from webtrawl.store import JsonlWriter, WarcWriter
-
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs mounted at a fresh directory."""
-    with tmpfs(tmp_path / "disk") as mount:
-        yield mount
 
 
 def test_jsonl_writer_leaves_no_half_line_and_resumes(tiny_disk: Path) -> None:

@@ -19,17 +19,30 @@ from typing import Any
 
 from webtrawl.bench.report import describe, summary
 from webtrawl.bench.spec import CrawlSpec
-from webtrawl.bench.testweb_proc import TestWebProcess, WebSpec
+from webtrawl.bench.testweb_proc import DEFAULT_HOSTS, WEBS, TestWebProcess, WebSpec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     web, crawl = WebSpec(), CrawlSpec()
-    parser.add_argument("--hosts", type=int, default=web.hosts, help="test web hosts (at least 2000 for a broad crawl)")
     parser.add_argument(
-        "--corpus-fraction", type=float, default=web.corpus_fraction, help="share of test web pages that are real"
+        "--web",
+        choices=WEBS,
+        default=web.web,
+        help="realistic: corpus pages with their real links, hosts found by crawling, real robots.txt shapes and "
+        "faults (default); synthetic: the model web of small generated pages, every host's root seeded",
     )
-    parser.add_argument("--min-pages", type=int, default=web.min_pages, help="fewest pages per test web host")
-    parser.add_argument("--max-pages", type=int, default=web.max_pages, help="most pages per test web host")
+    parser.add_argument(
+        "--hosts",
+        type=int,
+        help=f"test web hosts (default {DEFAULT_HOSTS['realistic']:,} realistic, {DEFAULT_HOSTS['synthetic']:,} "
+        "synthetic; at least 2000 for a broad crawl)",
+    )
+    parser.add_argument("--seeds", type=int, default=web.seeds, help="seed hosts of the realistic web")
+    parser.add_argument(
+        "--corpus-fraction", type=float, default=web.corpus_fraction, help="synthetic: share of pages that are real"
+    )
+    parser.add_argument("--min-pages", type=int, default=web.min_pages, help="synthetic: fewest pages per host")
+    parser.add_argument("--max-pages", type=int, default=web.max_pages, help="synthetic: most pages per host")
     parser.add_argument("--corpus-dir", type=Path, help="real pages for bodies (default ../shared/corpus)")
     parser.add_argument("--seconds", type=float, default=crawl.window, help="measured window per run")
     parser.add_argument("--warmup", type=float, default=crawl.warmup, help="seconds crawled before the window")
@@ -39,7 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=crawl.concurrency, help="requests in flight per fetcher")
     parser.add_argument("--no-warc", dest="warc", action="store_false", help="crawl without WARC output")
     parser.add_argument(
-        "--follow-all", action="store_true", help="also follow the corpus pages' own links (mostly 404s here)"
+        "--follow-all",
+        action="store_true",
+        help="synthetic: also follow the corpus pages' own links (mostly 404s there; the realistic web follows all)",
     )
     parser.add_argument(
         "--preload",
@@ -75,9 +90,27 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _web_line(ns: argparse.Namespace, web: TestWebProcess) -> str:
+    if ns.web == "realistic":
+        shares = web.info.get("shares", {})
+        robots = shares.get("robots-ordinary", 0) + shares.get("robots-big", 0) + shares.get("robots-crawl_delay", 0)
+        return (
+            f"test web: realistic, {ns.hosts} hosts ({ns.seeds} seeded), {web.info['corpus_pages']} corpus pages; "
+            f"robots.txt on {robots:.0%} of hosts ({shares.get('robots-big', 0):.0%} ~590 KB / 16,000 rules, "
+            f"{shares.get('robots-crawl_delay', 0):.0%} Crawl-delay, {shares.get('robots-unavailable', 0):.0%} "
+            f"answer 503), faults on {shares.get('faulty', 0):.0%}, HTTPS {shares.get('https', 0):.0%}"
+        )
+    return (
+        f"test web: synthetic, {ns.hosts} hosts of {ns.min_pages}-{ns.max_pages} pages, corpus fraction "
+        f"{ns.corpus_fraction:g} ({web.info['corpus_pages']} pages)"
+    )
+
+
 def run(ns: argparse.Namespace) -> int:
-    if ns.hosts < 1 or ns.runs < 1 or ns.seconds <= 0:
-        raise SystemExit("trawl bench: --hosts, --runs and --seconds must be positive")
+    if ns.hosts is None:
+        ns.hosts = DEFAULT_HOSTS[ns.web]
+    if ns.hosts < 1 or ns.runs < 1 or ns.seconds <= 0 or ns.seeds < 1:
+        raise SystemExit("trawl bench: --hosts, --seeds, --runs and --seconds must be positive")
     from webtrawl.bench.crawl_run import RunResult, run_once
 
     sizes = [int(s) for s in str(ns.preload).split(",") if s.strip()]
@@ -89,8 +122,11 @@ def run(ns: argparse.Namespace) -> int:
     )
     root = ns.workdir or Path(tempfile.mkdtemp(prefix="trawl-bench-"))
     results: dict[int, list[RunResult]] = {}
+    follow_all = ns.follow_all or ns.web == "realistic"
     web_spec = WebSpec(
+        web=ns.web,
         hosts=ns.hosts,
+        seeds=ns.seeds,
         corpus_fraction=ns.corpus_fraction,
         min_pages=ns.min_pages,
         max_pages=ns.max_pages,
@@ -99,10 +135,8 @@ def run(ns: argparse.Namespace) -> int:
     try:
         with TestWebProcess(web_spec, root / "testweb") as web:
             print(
-                f"test web: {ns.hosts} hosts of {ns.min_pages}-{ns.max_pages} pages, corpus fraction "
-                f"{ns.corpus_fraction:g} ({web.info['corpus_pages']} "
-                f"pages), pid {web.pid}, ports {web.ports}; crawl: delay {ns.delay:g}s, WARC "
-                f"{'on' if ns.warc else 'off'}, robots on, follow {'all links' if ns.follow_all else 'model links'}, "
+                f"{_web_line(ns, web)}; pid {web.pid}, ports {web.ports}; crawl: delay {ns.delay:g}s, WARC "
+                f"{'on' if ns.warc else 'off'}, robots on, follow {'all links' if follow_all else 'model links'}, "
                 f"{ns.warmup:g}s warm-up + {ns.seconds:g}s window",
                 flush=True,
             )
@@ -115,7 +149,7 @@ def run(ns: argparse.Namespace) -> int:
                     parsers=ns.parsers,
                     concurrency=ns.concurrency,
                     warc=ns.warc,
-                    follow_all=ns.follow_all,
+                    follow_all=follow_all,
                     preload=size,
                     expected_urls=max(10_000_000, 2 * size),
                     extra=tuple(ns.crawl_arg),

@@ -1,5 +1,5 @@
 """One measured crawl: a private Redis (optionally preloaded), ``trawl crawl`` as its own process, and the
-numbers of a fixed window after a warm-up.
+numbers of a fixed window after a warm-up that starts with the first request done.
 
 The node is started exactly as a user would start it (``python -m webtrawl crawl ...``) except ``--redis``: the
 benchmark owns the redis-server (the same embedded server the node would start) so that it can preload the
@@ -28,6 +28,7 @@ from webtrawl.node.redis_server import EmbeddedRedis
 
 _POLL_S = 1.0
 _STOP_GRACE_S = 120.0
+_START_TIMEOUT_S = 300.0
 
 
 @dataclass
@@ -47,6 +48,19 @@ class RunResult:
     preloaded: int = 0
     preload_seconds: float = 0.0
     new_connections: int = 0  # TCP connections the fetchers opened to the test web in the window (sampled)
+    web_counts: dict[str, int] = field(default_factory=dict)  # what the (realistic) test web served in the window
+
+    @property
+    def robots_requests(self) -> int:
+        """robots.txt requests in the window: as the test web counted them, else the crawler's own counter."""
+        if self.web_counts:
+            return sum(v for k, v in self.web_counts.items() if k.startswith("robots"))
+        return self.counters.get("robots-fetched", 0)
+
+    @property
+    def faults(self) -> dict[str, int]:
+        """Faulty answers the test web gave in the window, by fault."""
+        return {k.removeprefix("fault-"): v for k, v in sorted(self.web_counts.items()) if k.startswith("fault-")}
 
     @property
     def pages_per_s(self) -> float:
@@ -83,6 +97,9 @@ class RunResult:
             "counters": self.counters,
             "new_connections": self.new_connections,
             "new_connections_per_fetch": self.new_connections / self.pages if self.pages else None,
+            "robots_requests": self.robots_requests,
+            "robots_requests_per_page": self.robots_requests / self.pages if self.pages else None,
+            "web_counts": self.web_counts,
             "preloaded": self.preloaded,
             "preload_seconds": self.preload_seconds,
         }
@@ -137,7 +154,7 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
         argv.append("--no-warc")
     argv += follow_args(spec.follow_all)
     argv += list(spec.extra)
-    budget = spec.warmup + spec.window + 30.0
+    budget = _START_TIMEOUT_S + spec.warmup + spec.window + 30.0
     argv += ["--max-time", repr(budget)]  # a safety net: the window ends first and the node is stopped
     cfg = load({"expected_urls": flags["expected_urls"], "out": str(out)})
     with EmbeddedRedis(workdir / "redis") as server:
@@ -152,11 +169,12 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
         node = _Node([*argv, "--redis", server.url], workdir / "node.log")
         try:
             watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid], web.ports)
+            _wait_started(node, watch, frontier)
             _wait(node, watch, spec.warmup)
-            cpu0, red0, t0 = watch.sample(), sample(client, frontier), time.monotonic()
+            cpu0, red0, t0, web0 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
             conns0 = len(watch.connections)
             _wait(node, watch, spec.window)
-            cpu1, red1, t1 = watch.sample(), sample(client, frontier), time.monotonic()
+            cpu1, red1, t1, web1 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
             watch.poll()
             new_conns = len(watch.connections) - conns0
             mem, bloom = used_memory(client) - empty, bloom_bytes(client, frontier)
@@ -165,7 +183,18 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
         client.close()
     result = _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
     result.new_connections = new_conns
+    result.web_counts = {k: web1[k] - web0.get(k, 0) for k in web1 if web1[k] - web0.get(k, 0)}
     return result
+
+
+def _wait_started(node: _Node, watch: ProcessWatch, frontier: RedisFrontier) -> None:
+    """Until the node's first request (page or robots.txt) is done: the warm-up starts then, so the time its
+    processes take to start (long on a loaded machine) never eats into the warm-up or the window."""
+    end = time.monotonic() + _START_TIMEOUT_S
+    while not any(frontier.counters().values.get(k, 0) for k in ("fetched", "robots-fetched")):
+        if time.monotonic() > end:
+            raise RuntimeError(f"the crawl fetched nothing in {_START_TIMEOUT_S:.0f}s; see its node.log")
+        _wait(node, watch, 0.25)
 
 
 def _wait(node: _Node, watch: ProcessWatch, seconds: float) -> None:

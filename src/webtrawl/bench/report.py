@@ -23,6 +23,12 @@ def describe(run: RunResult) -> str:
         f"  node CPU: {run.ms_per_page():.2f} ms/page ("
         + ", ".join(f"{k} x{procs.get(k, 0)} {run.ms_per_page(k):.2f}" for k in _KINDS)
         + f"); test web (not counted) {run.ms_per_page('testweb'):.2f} ms/page",
+        f"  robots.txt: {run.robots_requests:,} requests = {run.robots_requests / max(1, run.pages):.3f} per page"
+        + (
+            " (test web: " + ", ".join(f"{k} {v:,}" for k, v in sorted(run.web_counts.items()) if "robots" in k) + ")"
+            if run.web_counts
+            else " (the crawler's robots-fetched)"
+        ),
         f"  connections: {run.new_connections:,} new TCP connections to the test web in the window = "
         f"{run.new_connections / max(1, run.pages):.2f} per page (robots.txt fetches share them)",
         "  peak RSS per process: " + ", ".join(f"{k} {_mb(v)}" for k, v in sorted(run.peak_rss.items())),
@@ -33,6 +39,10 @@ def describe(run: RunResult) -> str:
         f"{run.bytes_per_url(with_bloom=True):.1f} B with it ({run.queued:,} queued, Bloom {_mb(run.bloom_bytes)})",
         "  in the window: " + ", ".join(f"{k} {run.counters.get(k, 0):,}" for k in STATUS_COUNTERS),
     ]
+    if run.web_counts:
+        faults = ", ".join(f"{k} {v:,}" for k, v in run.faults.items()) or "none"
+        errors = ", ".join(f"{k} {v:,}" for k, v in sorted(run.counters.items()) if k.startswith("err:")) or "none"
+        lines.append(f"  faults served in the window: {faults}; crawler errors: {errors}")
     if run.preloaded:
         lines.insert(0, f"  preloaded {run.preloaded:,} never-ready URLs in {run.preload_seconds:.0f}s")
     return "\n".join(lines)
@@ -57,6 +67,7 @@ def summary(runs: Sequence[RunResult]) -> str:
         ("test web ms/page (not counted)", lambda r: r.ms_per_page("testweb")),
         ("pages per node CPU-second", lambda r: r.pages / max(1e-9, r.node_cpu())),
         ("new connections/page", lambda r: r.new_connections / max(1, r.pages)),
+        ("robots.txt requests/page", lambda r: r.robots_requests / max(1, r.pages)),
         ("Redis round trips/page", lambda r: r.redis_reads / max(1, r.pages)),
         ("Redis commands/page", lambda r: r.redis_commands / max(1, r.pages)),
         ("Redis B/queued URL (no Bloom)", lambda r: r.bytes_per_url()),

@@ -6,6 +6,7 @@ module starts it, waits for that file and stops it with SIGTERM (the server clos
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import sys
@@ -18,11 +19,20 @@ from typing import Any, Self
 _START_TIMEOUT_S = 60.0
 
 
+WEBS = ("realistic", "synthetic")
+DEFAULT_HOSTS = {"realistic": 9_900, "synthetic": 6_000}
+
+
 @dataclass(frozen=True, slots=True)
 class WebSpec:
-    """The shape of the test web a benchmark crawls."""
+    """The shape of the test web a benchmark crawls: ``realistic`` (the default) or ``synthetic``.
 
-    hosts: int = 6_000
+    ``corpus_fraction``, ``min_pages`` and ``max_pages`` shape the synthetic web only; ``seeds`` the realistic one.
+    """
+
+    web: str = "realistic"
+    hosts: int = DEFAULT_HOSTS["realistic"]
+    seeds: int = 10
     corpus_fraction: float = 1.0
     min_pages: int = 10  # pages per host: 25 on average, so robots.txt is ~4% of the fetches once all hosts are
     max_pages: int = 40  # known, and the test web holds more than a run can fetch (6,000 hosts: ~150k pages)
@@ -62,6 +72,8 @@ class TestWebProcess:
         cmd = [
             sys.executable,
             *("-m", "webtrawl.testweb"),
+            *("--web", self.spec.web),
+            *("--seeds", str(self.spec.seeds)),
             *("--hosts", str(self.spec.hosts)),
             *("--seed", str(self.spec.seed)),
             *("--corpus-fraction", repr(self.spec.corpus_fraction)),
@@ -84,6 +96,19 @@ class TestWebProcess:
             time.sleep(0.05)
         self.info = json.loads(info_path.read_text())
         return self
+
+    def stats(self) -> dict[str, int]:
+        """What the realistic web has served so far, by kind (``page``, ``robots-big``, ``fault-slow``, ...);
+        empty for the synthetic web."""
+        if self.info.get("web") != "realistic":
+            return {}
+        conn = http.client.HTTPConnection("127.0.0.1", int(self.info["http_port"]), timeout=10)
+        try:
+            conn.request("GET", "/_stats", headers={"Host": "127.0.0.1"})
+            data: dict[str, int] = json.loads(conn.getresponse().read())
+            return data
+        finally:
+            conn.close()
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None

@@ -9,6 +9,9 @@ followed (each hop goes back through the frontier for politeness and dedup). Eve
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
+import contextvars
 import ssl
 import time
 from types import TracebackType
@@ -24,7 +27,7 @@ from aiohttp.client_exceptions import (
     ClientSSLError,
     InvalidURL,
 )
-from aiohttp.client_reqrep import ClientResponse
+from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
 from yarl import URL
 
@@ -71,6 +74,33 @@ class Response(msgspec.Struct):
         return None
 
 
+# The transports of the requests the current task has sent (set by HttpClient.fetch, filled by _TrackedRequest).
+_TRANSPORTS: contextvars.ContextVar[list[asyncio.Transport]] = contextvars.ContextVar("webtrawl_transports")
+
+
+class _TrackedRequest(ClientRequest):
+    """Remembers the transport a request goes out on, so that a request given up can be aborted (see fetch)."""
+
+    async def send(self, conn: Connection) -> ClientResponse:
+        sent = _TRANSPORTS.get(None)
+        if sent is not None and conn.transport is not None:
+            sent.append(conn.transport)
+        return await super().send(conn)
+
+
+def _abort(transports: list[asyncio.Transport]) -> None:
+    """End the connections of a request given up, at once and at the server too.
+
+    aiohttp closes such a connection gracefully: for TLS that sends close_notify and then keeps the socket open
+    (reading and dropping what comes) until the server answers or ``ssl_shutdown_timeout`` (30 s) passes. A server
+    that does not read while it sends never sees it and goes on sending while the host's next request starts: two
+    requests at once as the server sees them. Aborting closes the socket now, whatever was already closed."""
+    for transport in transports:
+        with contextlib.suppress(Exception):
+            transport.abort()
+    transports.clear()
+
+
 class _PeerResponse(ClientResponse):
     """Keeps the peer address while the connection is attached (it is released as soon as the body is in)."""
 
@@ -84,6 +114,7 @@ class _PeerResponse(ClientResponse):
         return await super().start(connection)
 
 
+_TRIM_EVERY_S = 0.25  # how often idle connections past their keep-alive or beyond the cap are closed
 # How long an idle connection stays open. 5 s (two politeness delays) was measured: 400 MiB less per fetcher but
 # 2.3x its CPU, because a host of a 3,000-6,000-host crawl often comes back within 15 s (benchmarks/RESULTS.md).
 _KEEPALIVE_S = 15.0
@@ -99,7 +130,10 @@ class HttpClient:
         self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         self._ssl = _ssl_context(cfg)
         self.keepalive_s = _KEEPALIVE_S
+        self.max_idle = max(0, cfg.idle_connections)
         self._session: aiohttp.ClientSession | None = None
+        self._connector: aiohttp.TCPConnector | None = None
+        self._trimmer: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -108,13 +142,16 @@ class HttpClient:
             ssl=self._ssl,
             limit=max(1, self._cfg.concurrency) * 2,
             limit_per_host=0,  # the frontier already keeps one request per host in flight
-            keepalive_timeout=self.keepalive_s,
+            keepalive_timeout=self.keepalive_s + 1.0,  # a backstop: trim_idle() closes them first, and aborts
         )
+        self._connector = connector
+        self._trimmer = asyncio.create_task(self._trim_loop())
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
             cookie_jar=aiohttp.DummyCookieJar(),
             response_class=_PeerResponse,
+            request_class=_TrackedRequest,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._cfg.timeouts.connect),
             max_line_size=16384,
             max_field_size=16384,
@@ -128,10 +165,61 @@ class HttpClient:
         await self.close()
 
     async def close(self) -> None:
+        if self._trimmer is not None:
+            self._trimmer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._trimmer
+            self._trimmer = None
+        self.trim_idle(keep=0)
         if self._session is not None:
             await self._session.close()
             self._session = None
         await self.resolver.close()
+
+    async def _trim_loop(self) -> None:
+        while True:
+            await asyncio.sleep(_TRIM_EVERY_S)
+            self.trim_idle()
+
+    def idle_count(self) -> int:
+        conns = self._idle_pool()
+        return sum(len(queue) for queue in conns.values()) if conns is not None else 0
+
+    def _idle_pool(self) -> dict[Any, collections.deque[tuple[Any, float]]] | None:
+        # aiohttp keeps idle connections in TCPConnector._conns: key -> deque of (protocol, time released), taken
+        # from the right (most recent first). It bounds neither their number nor their buffers, and closes them
+        # only every keepalive_timeout (so they live up to twice that), gracefully (a TLS one lingers up to 30 s).
+        return getattr(self._connector, "_conns", None)
+
+    def trim_idle(self, keep: int | None = None) -> int:
+        """Close idle connections past the keep-alive time, then the least recently used ones beyond ``keep``
+        (default: ``idle_connections``); they are aborted, which frees their buffers at once. Returns how many.
+
+        Each idle TLS connection holds its TLS buffers (~0.1 MiB, ~0.7 MiB after a large page): over a broad
+        crawl's thousands of recently visited hosts this was most of a fetcher's memory."""
+        conns = self._idle_pool()
+        if not conns:
+            return 0
+        limit = self.max_idle if keep is None else keep
+        expired_before = time.monotonic() - self.keepalive_s
+        idle = [(used, key, proto) for key, queue in conns.items() for proto, used in queue]
+        victims = {id(proto) for used, _, proto in idle if used < expired_before}
+        if len(idle) - len(victims) > limit:
+            alive = sorted((entry for entry in idle if id(entry[2]) not in victims), key=lambda e: e[0])
+            victims.update(id(proto) for _, _, proto in alive[: len(alive) - limit])
+        if not victims:
+            return 0
+        for key in {key for _, key, proto in idle if id(proto) in victims}:
+            queue = conns[key]
+            kept = collections.deque(entry for entry in queue if id(entry[0]) not in victims)
+            for proto, _ in queue:
+                if id(proto) in victims:
+                    proto.abort()
+            if kept:
+                conns[key] = kept
+            else:
+                del conns[key]
+        return len(victims)
 
     async def fetch(self, url: str, *, max_body: int | None = None, timeout: float | None = None) -> Response:
         """GET ``url`` without following redirects. Raises a :mod:`webtrawl.errors` class on any failure."""
@@ -141,14 +229,22 @@ class HttpClient:
         cap = self._cfg.limits.max_body if max_body is None else max_body
         fetch_time = time.time()
         started = time.perf_counter()
+        sent: list[asyncio.Transport] = []
+        _TRANSPORTS.set(sent)
         try:
             async with (
                 asyncio.timeout(self._cfg.timeouts.total if timeout is None else timeout),
                 self._session.get(target, allow_redirects=False, headers=self._headers) as resp,
             ):
-                body, truncated = await _read_body(resp, cap)
+                try:
+                    body, truncated = await _read_body(resp, cap)
+                except BaseException:
+                    _abort(sent)  # before aiohttp's graceful close, and before the host's gap starts
+                    raise
                 if truncated:
-                    resp.close()  # drop the connection: the rest of the body is still coming
+                    _abort(sent)  # drop the connection: the rest of the body is still coming
+                    resp.close()
+                sent.clear()  # whole: the connection goes back to the pool
                 return Response(
                     status=resp.status,
                     reason=resp.reason or "",
@@ -164,7 +260,11 @@ class HttpClient:
         except WebtrawlError:
             raise
         except Exception as exc:
+            _abort(sent)  # given up before the body (timeout while waiting for the answer, broken reply)
             raise _map_error(exc) from exc
+        except BaseException:
+            _abort(sent)  # cancelled (a stop abandons the request): it must end at the server as well
+            raise
 
     def _check_url(self, url: str) -> URL:
         try:

@@ -14,6 +14,7 @@ sessions do not count against ``concurrency`` (they send nothing); politeness is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import multiprocessing.synchronize
@@ -28,10 +29,11 @@ from webtrawl.config import CrawlConfig
 from webtrawl.errors import PolicyError, TransportError
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.fetch.robots import RobotsCache
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
-from webtrawl.politeness import HostOutcome, RobotsCache, RobotsRules, outcome_for
+from webtrawl.politeness import HostOutcome, RobotsRules, outcome_for
 
 log = logging.getLogger("webtrawl.fetch")
 
@@ -44,7 +46,10 @@ _IDLE_MAX = 0.25
 # waits up to _REFILL_MAX_S for a quarter of a lease batch to be free (one round trip for several URLs).
 _REFILL_WAIT_S = 0.01
 _REFILL_MAX_S = 0.05
-_SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps one idle connection)
+SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps one idle connection)
+# On a stop, requests still running after this grace are abandoned: their URLs go back to the head of their queues
+# (a stop must not wait for an 8 KB/s body up to --total). The supervisor kills a fetcher that takes much longer.
+STOP_GRACE_S = 3.0
 
 
 @dataclass
@@ -74,15 +79,46 @@ class FetcherArgs:
         return f"{self.cfg.node_id}/f{self.index}"
 
 
+def _return_freed_buffers() -> None:
+    """Have glibc serve every allocation of 128 KiB or more with its own mmap, returned to the system when freed.
+
+    uvloop allocates a 256 KiB TLS read buffer per connection. glibc's default raises its mmap threshold after the
+    first such buffer is freed, so later ones come from the heap, whose pages stay with the process when connections
+    close: with a fixed threshold a fetcher holding 64-256 idle connections kept 40-57 MiB less (bench_idle.py)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc: nothing to tune
+        return
+    m_mmap_threshold = -3
+    libc.mallopt(m_mmap_threshold, 128 * 1024)
+
+
 def run_fetcher(args: FetcherArgs) -> None:
     """Process entry point."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
+    _return_freed_buffers()
     try:
         import uvloop
 
         uvloop.run(_Fetcher(args).run())
     except ImportError:  # pragma: no cover - uvloop is a dependency; keep working without it
         asyncio.run(_Fetcher(args).run())
+
+
+async def open_frontier(
+    cfg: CrawlConfig, redis_url: str, settings: FrontierSettings | None = None
+) -> AsyncRedisFrontier:
+    """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands."""
+    redis = await connect_async(redis_url, cluster=cfg.cluster, max_connections=redis_pool_size(cfg))
+    return await AsyncRedisFrontier.open(redis, settings or FrontierSettings.from_config(cfg))
+
+
+def redis_pool_size(cfg: CrawlConfig) -> int:
+    """Connections a fetcher may need at once (per cluster master): every task it can run (active ones and host
+    sessions that wake up) with one command each, plus the lease loop and the release batcher. redis-py's pool raises
+    "Too many connections" past its size (100 by default), which killed fetch tasks at the start of broad crawls;
+    connections are opened only when needed, so a generous bound costs nothing while it is not reached."""
+    return cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch + 8
 
 
 def _origin(url: str) -> str:
@@ -97,6 +133,9 @@ class _Fetcher:
         self.pol = args.cfg.politeness
         self.tasks: set[asyncio.Task[None]] = set()
         self.sleeping = 0  # tasks waiting for their held host's next turn
+        self._unreleased: set[str] = set()  # tokens of leases this process holds and has not released yet
+        self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
+        self._stopping = asyncio.Event()  # set when leasing stops: host sessions stop waiting for their turn
         self._slot_freed = asyncio.Event()
 
     def _take_budget(self, wanted: int) -> int:
@@ -114,8 +153,8 @@ class _Fetcher:
                 self.args.budget.value += count
 
     async def run(self) -> None:
-        redis = await connect_async(self.args.redis_url, cluster=self.cfg.cluster)
-        self.frontier = await AsyncRedisFrontier.open(redis, FrontierSettings.from_config(self.cfg))
+        self.frontier = await open_frontier(self.cfg, self.args.redis_url)
+        redis = self.frontier.client
         self.releases = ReleaseBatcher(self.frontier.release)
         taken = await self.frontier.reclaim_owner(self.args.owner)
         if taken:
@@ -131,10 +170,25 @@ class _Fetcher:
                 unavailable_limit=self.pol.robots_give_up,
             )
             await self._lease_loop()
-            if self.tasks:
-                await asyncio.gather(*self.tasks, return_exceptions=True)
+            await self._finish_in_flight()
         await self.sender.close()
         await redis.aclose()
+
+    async def _finish_in_flight(self) -> None:
+        """Stop: let running requests end for a short grace, then abandon the rest (see _handle)."""
+        self._stopping.set()
+        if not self.tasks:
+            return
+        _, pending = await asyncio.wait(set(self.tasks), timeout=STOP_GRACE_S)
+        if pending:
+            log.info(
+                "%s: abandoning %d unfinished requests; their URLs go back to their queues",
+                self.args.owner,
+                len(pending),
+            )
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def _lease_loop(self) -> None:
         capacity = self.cfg.concurrency
@@ -144,13 +198,17 @@ class _Fetcher:
             free = capacity - (len(self.tasks) - self.sleeping)
             if free <= 0:
                 self._slot_freed.clear()
-                await self._slot_freed.wait()
+                with contextlib.suppress(TimeoutError):  # wake now and then: a stop must not wait for a free slot
+                    await asyncio.wait_for(self._slot_freed.wait(), _IDLE_MAX)
                 continue
             if free < refill and time.monotonic() < refill_until:
                 await asyncio.sleep(_REFILL_WAIT_S)
                 continue
             if any(pause.is_set() for pause in self.args.pauses):
-                await asyncio.sleep(_IDLE_MAX)  # in-flight fetches go on; nothing new until the pause ends
+                # In-flight fetches go on; nothing new until the pause ends. Idle connections (but those of sleeping
+                # host sessions, the most recent) are closed: over --max-memory their buffers are what can go.
+                self.http.trim_idle(keep=self.sleeping)
+                await asyncio.sleep(_IDLE_MAX)
                 continue
             want = self._take_budget(min(free, self.cfg.lease_batch))
             if want == 0:
@@ -200,6 +258,10 @@ class _Fetcher:
             hold=hold,
         )
         held = await self.releases.release(release)  # one pipeline for the releases of many tasks
+        self._unreleased.discard(lease.token)
+        self._gaps.pop(lease.token, None)
+        if held is not None:
+            self._unreleased.add(held.lease.token)
         if hold and held is None:
             self._give_back_budget(1)  # taken by _may_hold for a next URL the host did not have
         return held
@@ -232,7 +294,9 @@ class _Fetcher:
         # only for a host whose next turn comes a second before our idle connection to it would be closed
         if session + 1 >= self.cfg.session_pages or delay_ms > (self.http.keepalive_s - 1.0) * 1000:
             return False
-        if self.sleeping >= _SESSIONS_PER_SLOT * self.cfg.concurrency or self.args.stop.is_set():
+        # each sleeping session keeps an idle connection: no more of them than the client keeps open
+        sessions = min(SESSIONS_PER_SLOT * self.cfg.concurrency, self.http.max_idle)
+        if self.sleeping >= sessions or self.args.stop.is_set():
             return False
         if any(pause.is_set() for pause in self.args.pauses):
             return False
@@ -242,13 +306,17 @@ class _Fetcher:
         """Sleep until the held host's turn; None (and the URL back at the head of its queue) if stopping."""
         self.sleeping += 1
         self._slot_freed.set()
+        turn = time.monotonic() + held.wait_ms / 1000.0
         try:
-            await asyncio.sleep(held.wait_ms / 1000.0)
+            with contextlib.suppress(TimeoutError):  # a stop ends the wait early
+                await asyncio.wait_for(self._stopping.wait(), held.wait_ms / 1000.0)
         finally:
             self.sleeping -= 1
-        if self.args.stop.is_set():
+        if self._stopping.is_set() or self.args.stop.is_set():
             self._give_back_budget(1)
-            await self._release(held.lease, UrlAction.HEAD)  # its gap has passed: the host is simply free again
+            # the host is free again once the rest of its gap has passed
+            rest_ms = max(0, round((turn - time.monotonic()) * 1000))
+            await self._release(held.lease, UrlAction.HEAD, delay_ms=rest_ms)
             return None
         return held.lease
 
@@ -271,12 +339,39 @@ class _Fetcher:
         """One leased URL, then the next ones of the same host while the frontier holds it for us."""
         session = 0
         next_lease: Lease | None = lease
-        while next_lease is not None:
-            held = await self._handle_one(next_lease, session)
-            if held is None:
-                return
-            session += 1
-            next_lease = await self._session_wait(held)
+        self._unreleased.add(lease.token)
+        try:
+            while next_lease is not None:
+                held = await self._handle_one(next_lease, session)
+                if held is None:
+                    return
+                session += 1
+                next_lease = await self._session_wait(held)
+        except asyncio.CancelledError:
+            # Abandoned by a stop (its request is aborted by now): no record, not a failure, the URL is not lost.
+            if next_lease is not None and next_lease.token in self._unreleased:
+                await self._give_back(next_lease)
+            raise
+        except Exception:
+            # A bug, not a fetch failure: log it and give the URL back rather than leave the host leased until
+            # --lease-ttl. Nothing may have been written for it; if a request was made, the gap below covers it.
+            log.exception("fetch task failed")
+            if next_lease is not None and next_lease.token in self._unreleased:
+                await self._give_back(next_lease)
+
+    async def _give_back(self, lease: Lease) -> None:
+        """Put an unfinished URL back at the head of its queue, its host free after its politeness gap from now
+        (a request may just have been cut). If Redis refuses too, the lease expires and is taken back."""
+        gap_ms = self._gaps.get(lease.token, round(self.pol.delay * 1000))
+        for attempt in range(3):
+            try:
+                await self._release(lease, UrlAction.HEAD, delay_ms=gap_ms)
+            except Exception as exc:
+                log.warning("could not give back %s (%s); retrying", lease.url, exc)
+                await asyncio.sleep(0.5 * 2**attempt)
+                continue
+            self._give_back_budget(1)
+            return
 
     async def _handle_one(self, lease: Lease, session: int) -> Held | None:
         origin = _origin(lease.url)
@@ -319,6 +414,7 @@ class _Fetcher:
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
+        self._gaps[lease.token] = _delay_ms(self.cfg, rules)
         try:
             resp = await self.http.fetch(lease.url)
         except TransportError as exc:

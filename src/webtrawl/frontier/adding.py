@@ -21,9 +21,10 @@ from webtrawl.frontier.keys import encode_meta, split_parts
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.scripts import Arg
 from webtrawl.messages import NewUrl
+from webtrawl.names import BUDGET, DROP_PREFIX, FRONTIER_CAP, HOST_QUEUE_CAP
 
 _sha1 = hashlib.sha1
-_FATES = {"c": "host-queue-cap", "b": "budget"}  # add.lua's letters for a refused URL
+_FATES = {"c": HOST_QUEUE_CAP, "b": BUDGET}  # add.lua's letters for a refused URL
 MAX_URLS_PER_CALL = 500  # a larger batch is cut (at segment ends): one script run blocks Redis for ~5 ms at most
 
 
@@ -129,7 +130,7 @@ class AddBatch:
                 result.seen += 1
                 continue
             if self._allowed <= 0:
-                self._refuse(seg, url, "frontier-cap")
+                self._refuse(seg, url, FRONTIER_CAP)
                 continue
             self._allowed -= 1
             meta = encode_meta(item.depth, item.hops) if item.hops else str(item.depth)
@@ -142,7 +143,7 @@ class AddBatch:
             seg.size += 1
 
     def _refuse(self, seg: Segment, url: str, reason: str) -> None:
-        seg.extras["drop:" + reason] += 1
+        seg.extras[DROP_PREFIX + reason] += 1
         self.dropped[reason] += 1
         self.result.refused.append((url, reason))
 
@@ -167,8 +168,8 @@ class AddBatch:
         result = self.result
         result.added += added
         result.seen += seen
-        self.dropped["host-queue-cap"] += dcap
-        self.dropped["budget"] += dbudget
+        self.dropped[HOST_QUEUE_CAP] += dcap
+        self.dropped[BUDGET] += dbudget
         hints = [
             (segments[int(reply[i]) - 1].shard, max(0, int(reply[i + 1]) - now)) for i in range(6, 6 + 2 * nready, 2)
         ]

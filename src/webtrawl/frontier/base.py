@@ -16,6 +16,7 @@ from typing import Protocol
 import msgspec
 
 from webtrawl.messages import Completion, Lease, NewUrl
+from webtrawl.names import INFLIGHT, QUEUED
 
 
 class UrlAction(enum.IntEnum):
@@ -68,11 +69,11 @@ class Counters(msgspec.Struct):
 
     @property
     def queued(self) -> int:
-        return self.get("queued")
+        return self.get(QUEUED)
 
     @property
     def inflight(self) -> int:
-        return self.get("inflight")
+        return self.get(INFLIGHT)
 
     def bloom_false_positive_rate(self) -> float:
         """Current false-positive probability of the seen filter: (1 - e^(-k n / m))^k."""

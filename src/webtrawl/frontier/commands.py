@@ -32,6 +32,7 @@ from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
+from webtrawl.names import INFLIGHT, QUEUED
 
 T = TypeVar("T")
 Steps = Generator[list[Call], list[Any], T]
@@ -117,7 +118,7 @@ class FrontierCore:
         allowed = len(urls)
         if s.frontier_cap > 0:
             if time.monotonic() - self._queued_at >= _QUEUED_REFRESH_S:
-                replies = yield [Call(("HGET", sp + "c", "queued")) for sp in self._sp]
+                replies = yield [Call(("HGET", sp + "c", QUEUED)) for sp in self._sp]
                 self._queued_total = sum(int(r or 0) for r in replies)
                 self._queued_at = time.monotonic()
             allowed = max(0, s.frontier_cap - self._queued_total)
@@ -263,7 +264,7 @@ class FrontierCore:
         return out
 
     def is_finished(self) -> Steps[bool]:
-        replies = yield [Call(("HMGET", sp + "c", "queued", "inflight")) for sp in self._sp]
+        replies = yield [Call(("HMGET", sp + "c", QUEUED, INFLIGHT)) for sp in self._sp]
         # sums: an add call on a plain Redis counts the URLs of all its shards in one shard's counters
         return sum(int(q or 0) for q, _ in replies) == 0 and sum(int(f or 0) for _, f in replies) == 0
 

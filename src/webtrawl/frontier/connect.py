@@ -69,6 +69,16 @@ def is_cluster(client: SyncClient | AsyncClient) -> bool:
     return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
 
 
+def redis_used_memory(client: SyncClient) -> int:
+    """Bytes of memory the Redis server uses (INFO memory; on a cluster the sum over its masters)."""
+    if is_cluster(client):
+        per_node = client.info("memory", target_nodes="primaries")
+        if "used_memory" in per_node:  # a cluster of one master: its reply comes unwrapped
+            per_node = {"only": per_node}
+        return sum(int(info.get("used_memory", 0)) for info in per_node.values())
+    return int(client.info("memory").get("used_memory", 0))
+
+
 @overload
 def connect_sync(url: str, *, cluster: Literal[False] = False, **options: Any) -> redis.Redis: ...
 

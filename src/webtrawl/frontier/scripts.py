@@ -2,7 +2,8 @@
 
 Scripts run with EVALSHA; the SHA1 is computed here the same way Redis does, so a pipeline never waits for a SCRIPT
 LOAD unless the server answers NOSCRIPT (restart, SCRIPT FLUSH), and then only the failed calls are sent again.
-``_common.lua`` is prepended to every script: helpers without a module system.
+``_common.lua`` is prepended to every script: helpers without a module system; before it, the names shared with
+Python (:func:`webtrawl.names.lua_prelude`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import hashlib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+
+from webtrawl.names import lua_prelude
 
 Arg = str | int | float | bytes
 
@@ -24,7 +27,7 @@ class Script:
 
 def _load() -> dict[str, Script]:
     folder = resources.files("webtrawl.frontier") / "scripts"
-    common = (folder / "_common.lua").read_text()
+    common = lua_prelude() + (folder / "_common.lua").read_text()
     out = {}
     for item in folder.iterdir():
         if item.name.endswith(".lua") and not item.name.startswith("_"):

@@ -58,6 +58,16 @@ def render(snapshot: Snapshot, rates: RateWindow) -> RenderableType:
     speed = Text()
     speed.append(f"{rates.rate('fetched'):.1f}", style="bold green").append(f" pages/s ({window})")
     speed.append(f"   parsed {rates.rate('pages'):.1f}/s   stored {rates.rate('stored'):.1f}/s", style="dim")
+    progress = snapshot.progress
+    done = Text()
+    if progress is not None:
+        if progress.fraction is not None:
+            done.append(progress.percent_text, style="bold").append(f" of {progress.basis}", style="dim")
+            done.append("   ETA ", style="dim").append(progress.eta_text)
+        if progress.success_rate is not None:
+            done.append("   success ", style="dim").append(f"{progress.success_rate:.1%}")
+        done.append("   downloaded ", style="dim").append(format_bytes(progress.bytes_downloaded))
+        done.append("   written ", style="dim").append(format_bytes(progress.bytes_written))
 
     robots = c.get(ERR_PREFIX + "robots") + c.get(DROP_PREFIX + "robots")
     counts = [
@@ -82,7 +92,7 @@ def render(snapshot: Snapshot, rates: RateWindow) -> RenderableType:
         _kv_table("dropped", [(k, f"{v:,}") for k, v in reasons(c, DROP_PREFIX)]),
         _kv_table("memory", memory),
     )
-    return Panel(Group(head, speed, Text(), grid), expand=False)
+    return Panel(Group(head, speed, done, Text(), grid), expand=False)
 
 
 def log_line(snapshot: Snapshot, rates: RateWindow, wall_time: float | None = None) -> str:
@@ -104,6 +114,15 @@ def log_line(snapshot: Snapshot, rates: RateWindow, wall_time: float | None = No
         f"rss={format_bytes(sum(snapshot.rss_by_kind.values()))}",
         f"redis={format_bytes(snapshot.redis_used_memory)}",
     ]
+    progress = snapshot.progress
+    if progress is not None:
+        if progress.fraction is not None:
+            parts.append(f"progress={progress.percent_text}({progress.basis})")
+            parts.append(f"eta={progress.eta_text}")
+        if progress.success_rate is not None:
+            parts.append(f"success={progress.success_rate:.1%}")
+        parts.append(f"downloaded={format_bytes(progress.bytes_downloaded)}")
+        parts.append(f"written={format_bytes(progress.bytes_written)}")
     if "state" in snapshot.extra:
         parts.append(f"state={snapshot.extra['state']}")
     return " ".join(parts)

@@ -14,6 +14,7 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]
 
 from webtrawl.frontier.base import Counters
+from webtrawl.metrics.progress import Progress
 
 
 @dataclass(slots=True)
@@ -25,6 +26,8 @@ class Snapshot:
     rss_by_kind: dict[str, int] = field(default_factory=dict)  # bytes per kind ("fetcher", "redis"...)
     redis_used_memory: int = 0  # bytes, Redis INFO used_memory
     extra: dict[str, Any] = field(default_factory=dict)  # node id, elapsed seconds, state ("crawling"...)
+    processes: dict[str, dict[str, float]] = field(default_factory=dict)  # kind -> rss, cpu (%), count
+    progress: Progress | None = None  # set by the node before the snapshot is shown
 
 
 class RateWindow:

@@ -12,13 +12,34 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from webtrawl.frontier.base import Counters
+from webtrawl.names import DROP_PREFIX as DROP_PREFIX  # re-exported: the display and exporter use them
+from webtrawl.names import ERR_PREFIX as ERR_PREFIX
+from webtrawl.names import INFLIGHT, QUEUED
 
-ERR_PREFIX = "err:"
-DROP_PREFIX = "drop:"
-GAUGES = ("queued", "inflight")  # current sizes, not running totals
+GAUGES = (QUEUED, INFLIGHT)  # current sizes, not running totals
 KNOWN_TOTALS = ("fetched", "pages", "stored", "added", "seen", "hosts", "hosts-parked", "reclaimed")
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+# Below this many queued URLs Redis's fixed costs (scripts, meta, empty shards' hashes) swamp the per-URL cost.
+MIN_QUEUED_PER_URL = 1000
+
+
+def expected_false_positives(counters: Counters) -> float:
+    """URLs the seen filter has wrongly called ``seen`` so far (never queued, never fetched), expected value.
+
+    The filter cannot tell which ones; the count follows from its fill: the i-th URL added meets a false-positive
+    probability p(i) = (1 - e^(-k i / m))^k, so the expected total is the integral of p from 0 to the URLs added
+    (Simpson's rule; hosts spread evenly over the shards, so per-shard filters sum to the same)."""
+    n, m, k = counters.get("added"), counters.bloom_bits, counters.bloom_hashes
+    if n <= 0 or not m or not k:
+        return 0.0
+    steps = 64
+    h = n / steps
+    total = 0.0
+    for i in range(steps + 1):
+        weight = 1 if i in (0, steps) else (4 if i % 2 else 2)
+        total += weight * (1.0 - math.exp(-k * i * h / m)) ** k
+    return total * h / 3
 
 
 def format_bytes(n: float) -> str:
@@ -120,13 +141,14 @@ def format_stats(counters: Counters, meta: Mapping[str, Any] | None = None) -> s
     lines.append(f"  false-positive-rate: {format_percent(counters.bloom_false_positive_rate())}")
     if target is not None:
         lines.append(f"  false-positive-target: {format_percent(float(_value(target)))}")
+    lines.append(f"  expected-false-positives: {expected_false_positives(counters):.0f}")
 
     if redis_memory is not None:
         used = int(redis_memory)
         lines.append("redis")
         lines.append(f"  used-memory: {format_bytes(used)}")
-        if per_url is None and counters.queued:
+        if per_url is None and counters.queued >= MIN_QUEUED_PER_URL:
             per_url = used / counters.queued
-        shown = "n/a" if per_url is None else f"{float(per_url):.0f}"
+        shown = f"{float(per_url):.0f}" if per_url is not None else f"n/a (fewer than {MIN_QUEUED_PER_URL} queued)"
         lines.append(f"  bytes-per-queued-url: {shown}")
     return "\n".join(lines) + "\n"

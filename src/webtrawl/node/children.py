@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from webtrawl.node.logs import LogSetup, child_entry
+
 log = logging.getLogger("webtrawl.node")
 
 SPAWN = multiprocessing.get_context("spawn")
@@ -33,13 +35,18 @@ class Child:
     args: Any
     process: multiprocessing.context.SpawnProcess | None = None
     restarts: int = 0
+    log_setup: LogSetup | None = None  # the child sets up its logging (format, rotated file) before its work
 
     @property
     def name(self) -> str:
         return f"{self.kind}-{self.index}"
 
     def start(self) -> None:
-        self.process = SPAWN.Process(target=self.target, args=(self.args,), name=f"trawl-{self.name}", daemon=False)
+        target: Callable[..., None] = self.target
+        args: tuple[Any, ...] = (self.args,)
+        if self.log_setup is not None:
+            target, args = child_entry, (self.log_setup, self.name, self.target, self.args)
+        self.process = SPAWN.Process(target=target, args=args, name=f"trawl-{self.name}", daemon=False)
         self.process.start()
 
     @property

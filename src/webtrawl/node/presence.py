@@ -4,10 +4,13 @@ Every node that crawls from a shared Redis (``--redis``) announces itself; all k
 (``P:{P:g}:``, see :mod:`webtrawl.frontier.keys`), so they sit on one cluster master next to the crawl's meta::
 
     node:<id>   hash with a TTL, rewritten every heartbeat: host, pid, out, state, started, seen, fetched, rate,
-                leases, fetchers, parsers. A node that dies stops refreshing it and it expires: status shows it lost.
+                leases, fetchers, parsers, rss, cpu, written / downloaded (bytes), alerts (names of those firing).
+                A node that dies stops refreshing it and it expires: status shows it lost.
     nodes       zset id -> last heartbeat (unix ms): the nodes ``trawl status`` lists, also after they left
     stop        integer, INCR by ``trawl stop``: a node drains and exits when it grows past the value it saw at
                 start. A counter, not a flag, so that nodes started after a stop crawl normally (no clock involved).
+    fetched     hash id -> pages the node fetched over all its runs (HINCRBY by each heartbeat's increase, no
+                TTL): a restarted node goes on from its earlier total instead of from zero.
 
 Fetchers report what the heartbeat needs through :class:`FetcherStats`, a small shared-memory array.
 """
@@ -45,6 +48,10 @@ def heartbeat_ttl(lease_ttl_s: float) -> float:
 def _keys(prefix: str) -> tuple[str, str, str]:
     tag = global_tag(prefix)
     return tag + "node:", tag + "nodes", tag + "stop"
+
+
+def _fetched_key(prefix: str) -> str:
+    return global_tag(prefix) + "fetched"
 
 
 def _text(value: Any) -> str:
@@ -117,6 +124,11 @@ class NodeStatus:
             "leases": int(self.number("leases")),
             "fetchers": int(self.number("fetchers")),
             "parsers": int(self.number("parsers")),
+            "rss": int(self.number("rss")),
+            "cpu": self.number("cpu"),
+            "written": int(self.number("written")),
+            "downloaded": int(self.number("downloaded")),
+            "alerts": [a for a in self.fields.get("alerts", "").split(",") if a] if self.live else [],
         }
 
 
@@ -161,6 +173,9 @@ class Presence:
         }
         self._stop_seen = 0
         self._last_beat = float("-inf")
+        self._fetched_key = _fetched_key(prefix)
+        self._fetched_before = 0  # pages fetched by this node's earlier runs
+        self._fetched_counted = 0  # pages of this run already added to the node's total in Redis
 
     def claim(self) -> None:
         """Refuse to run beside a live node of the same id elsewhere (they would take each other's leases back)."""
@@ -174,19 +189,28 @@ class Presence:
                     f"(out {other.get('out')}): give this node another --node-id"
                 )
         self._stop_seen = int(self.client.get(self._stop_key) or 0)
+        self._fetched_before = int(self.client.hget(self._fetched_key, self.node_id) or 0)
         now_ms = int(time.time() * 1000)
         self.client.zremrangebyscore(self._nodes_key, "-inf", now_ms - _FORGET_AFTER_MS)
 
     def due(self, now: float) -> bool:
         return now - self._last_beat >= self.interval
 
-    def beat(self, state: str, stats: dict[str, int | float], ttl_ms: int | None = None) -> None:
-        """Write this node's entry and its TTL (one round trip: all keys share the global slot)."""
+    def beat(self, state: str, stats: dict[str, int | float | str], ttl_ms: int | None = None) -> None:
+        """Write this node's entry and its TTL (one round trip: all keys share the global slot).
+
+        ``stats["fetched"]`` counts this run's pages; the entry shows the node's total over all its runs."""
         self._last_beat = time.monotonic()
         now_ms = int(time.time() * 1000)
         mapping: dict[str, str] = {**self._static, "state": state, "seen": str(now_ms)}
         mapping.update({k: f"{v:.3f}" if isinstance(v, float) else str(v) for k, v in stats.items()})
         pipe = self.client.pipeline(transaction=False)
+        if "fetched" in stats:
+            run_fetched = int(stats["fetched"])
+            mapping["fetched"] = str(self._fetched_before + run_fetched)
+            if run_fetched > self._fetched_counted:
+                pipe.hincrby(self._fetched_key, self.node_id, run_fetched - self._fetched_counted)
+                self._fetched_counted = run_fetched
         pipe.hset(self._key, mapping=mapping)  # type: ignore[arg-type]
         pipe.pexpire(self._key, ttl_ms or self.ttl_ms)
         pipe.zadd(self._nodes_key, {self.node_id: now_ms})
@@ -195,6 +219,6 @@ class Presence:
     def stop_requested(self) -> bool:
         return int(self.client.get(self._stop_key) or 0) > self._stop_seen
 
-    def leave(self, stats: dict[str, int | float]) -> None:
+    def leave(self, stats: dict[str, int | float | str]) -> None:
         """A clean exit: the entry stays a day with state ``stopped`` so status can tell it from a lost node."""
         self.beat("stopped", stats, LEFT_TTL_S * 1000)

@@ -15,12 +15,19 @@ from typing import Any
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import SyncClient
+from webtrawl.frontier.connect import SyncClient, redis_used_memory
 from webtrawl.metrics import format_stats
-from webtrawl.metrics.report import format_bytes
+from webtrawl.metrics.progress import compute
+from webtrawl.metrics.report import (
+    DROP_PREFIX,
+    ERR_PREFIX,
+    expected_false_positives,
+    format_bytes,
+    format_duration,
+    reasons,
+)
 from webtrawl.node.presence import NodeStatus, list_nodes, request_stop
 from webtrawl.node.seeds import iter_seeds
-from webtrawl.node.supervisor import redis_used_memory
 
 log = logging.getLogger("webtrawl.node")
 
@@ -69,25 +76,42 @@ def print_seed_result(totals: dict[str, Any]) -> None:
     )
 
 
-def status(cfg: CrawlConfig) -> dict[str, Any]:
-    """The whole crawl's counters (summed over shards and masters) and every node seen in the last day."""
-    client = _client(cfg)
+def status(cfg: CrawlConfig, client: SyncClient | None = None) -> dict[str, Any]:
+    """The whole crawl's counters (summed over shards and masters) and every node seen in the last day.
+
+    Progress: against the frontier's size (fetched of fetched + queued + in flight) at the live nodes' summed
+    rate; ``--max-pages`` and ``--max-time`` are each node's own and not known here."""
+    own = client is None
+    client = _client(cfg) if client is None else client
     settings = FrontierSettings.from_config(cfg)
     frontier = RedisFrontier.open(client, settings, create=False)
     counters = frontier.counters()
     nodes = list_nodes(client, settings.prefix)
     used = redis_used_memory(client)
-    client.close()
+    meta = frontier.meta()
+    if own:
+        client.close()
     now_ms = int(time.time() * 1000)
+    rows = [n.as_dict(now_ms) for n in nodes]
+    rate = sum(n["rate"] for n in rows if n["live"])
+    written = sum(n["written"] for n in rows)
+    downloaded = sum(n["downloaded"] for n in rows)
+    report_progress = compute(counters, rate, bytes_written=written, bytes_downloaded=downloaded)
     return {
         "counters": counters.values,
         "ready_hosts": counters.ready_hosts,
         "waiting_hosts": counters.waiting_hosts,
         "finished": counters.queued == 0 and counters.inflight == 0 and counters.get("added") > 0,
         "redis_used_memory": used,
-        "meta": frontier.meta(),
-        "nodes": [n.as_dict(now_ms) for n in nodes],
+        "meta": meta,
+        "nodes": rows,
         "live_nodes": sum(1 for n in nodes if n.live),
+        "rates": {"pages_s": rate},
+        "progress": report_progress.as_dict(),
+        "errors": reasons(counters, ERR_PREFIX),
+        "dropped": reasons(counters, DROP_PREFIX),
+        "alerts": [{"node": n["id"], "name": a} for n in rows for a in n["alerts"]],
+        "bloom_expected_false_positives": expected_false_positives(counters),
         "_counters": counters,
     }
 
@@ -108,6 +132,18 @@ def print_status(report: dict[str, Any], *, as_json: bool) -> None:
         return
     meta = {"shards": report["meta"].get("shards"), "redis_used_memory": report["redis_used_memory"]}
     print(format_stats(counters, meta))
+    progress = report["progress"]
+    fraction, eta = progress["fraction"], progress["eta_s"]
+    success = progress["success_rate"]
+    print("progress")
+    done = "-" if fraction is None else f"{fraction:.1%}"
+    print(f"  done: {done} (of the frontier's size, which grows as links are found)")
+    print(f"  eta: {'-' if eta is None else format_duration(eta)} at {report['rates']['pages_s']:.1f} pages/s")
+    print(f"  success-rate: {'-' if success is None else f'{success:.1%}'}")
+    print(f"  downloaded: {format_bytes(progress['bytes_downloaded'])} (response bodies as received, all nodes)")
+    print(f"  written: {format_bytes(progress['bytes_written'])} (output files of all nodes)")
+    for alert in report["alerts"]:
+        print(f"alert: {alert['node']}: {alert['name']}")
     print(f"nodes: {report['live_nodes']} live, {len(report['nodes'])} seen today")
     if report["nodes"]:
         print(f"  {'id':<28} {'state':<9} {'fetched':>9} {'pages/s':>8} {'leases':>7} {'seen':>8}  host:out")

@@ -1,7 +1,9 @@
 """``trawl stats``: the counters of a crawl, live or stopped.
 
 ``bytes-per-queued-url`` is Redis memory without the seen filter (allocated at full size when the crawl is created)
-divided by the queued URLs.
+divided by the queued URLs, shown only from 1000 queued URLs on (below, Redis's fixed costs dominate).
+``expected-false-positives`` is how many URLs the seen filter has wrongly called seen so far (never fetched): an
+estimate from the filter's fill, since a Bloom filter cannot tell which ones.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import Any
 
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.connect import redis_used_memory
 from webtrawl.metrics import format_stats
+from webtrawl.metrics.report import MIN_QUEUED_PER_URL, expected_false_positives
 from webtrawl.node.redis_server import EmbeddedRedis
-from webtrawl.node.supervisor import redis_used_memory
+from webtrawl.node.saved import load_saved_settings
 
 
 @contextlib.contextmanager
@@ -41,17 +45,37 @@ def _redis_for(out: Path, redis_url: str | None) -> Iterator[str]:
         server.stop()
 
 
-def print_stats(out: Path, redis_url: str | None, *, as_json: bool = False) -> int:
+def _saved_redis(out: Path, redis_url: str | None, cluster: bool | None) -> tuple[str | None, bool]:
+    """The Redis (and whether it is a cluster) the crawl in ``out`` ran on, unless the command line says.
+
+    A saved URL with a masked password is not usable: such a crawl needs ``--redis`` again."""
+    saved = load_saved_settings(out) or {}
+    if redis_url is None and saved.get("redis") and "***" not in str(saved["redis"]):
+        redis_url = str(saved["redis"])
+    if cluster is None:
+        cluster = bool(saved.get("cluster")) and bool(redis_url)
+    return redis_url, cluster
+
+
+def print_stats(
+    out: Path, redis_url: str | None, *, as_json: bool = False, cluster: bool | None = None, host: str | None = None
+) -> int:
+    redis_url, cluster = _saved_redis(out, redis_url, cluster)
+    if cluster and not redis_url:
+        raise InputError("--redis URL of a cluster node is required with --cluster")
     with _redis_for(out, redis_url) as url:
-        client = connect_sync(url)
+        client = connect_sync(url, cluster=cluster)
+        if host:
+            return _print_host(client, out, host, as_json)
         frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
         counters = frontier.counters()
         meta: dict[str, Any] = dict(frontier.meta())
         if str(meta.get("created", "")).isdigit():
             meta["created"] = datetime.fromtimestamp(int(meta["created"]), UTC).isoformat(timespec="seconds")
         used = redis_used_memory(client)
+        client.close()
         meta["redis_used_memory"] = used
-        if counters.queued:
+        if counters.queued >= MIN_QUEUED_PER_URL:
             # The seen filter is allocated at full size when the crawl is created; leave it out of the per-URL cost.
             bloom_bytes = counters.bloom_bits // 8
             meta["bytes_per_queued_url"] = max(0, used - bloom_bytes) / counters.queued
@@ -61,9 +85,30 @@ def print_stats(out: Path, redis_url: str | None, *, as_json: bool = False) -> i
             "ready_hosts": counters.ready_hosts,
             "waiting_hosts": counters.waiting_hosts,
             "bloom_false_positive_rate": counters.bloom_false_positive_rate(),
+            "bloom_expected_false_positives": expected_false_positives(counters),
             "meta": meta,
         }
         print(json.dumps(doc, indent=1, sort_keys=True, default=str))
     else:
         print(format_stats(counters, meta))
     return 0
+
+
+def _print_host(client: Any, out: Path, host: str, as_json: bool) -> int:
+    """``trawl stats --host NAME``: the host's state, with the crawl's own --park-after (from crawl.json)."""
+    from webtrawl.node.hosts import format_host_report, host_report
+
+    saved = load_saved_settings(out) or {}
+    doc = host_report(client, FrontierSettings().prefix, host, int(saved.get("park_after", 8)))
+    print(json.dumps(doc, indent=1, sort_keys=True) if as_json else format_host_report(doc).rstrip("\n"))
+    return 0
+
+
+def crawl_id_of(out: Path, redis_url: str | None) -> str:
+    """The id a crawl's rows carry in the table sinks (read from its frontier, live or stopped)."""
+    from webtrawl.store.sinks import crawl_id
+
+    with _redis_for(out, redis_url) as url:
+        settings = FrontierSettings()
+        frontier = RedisFrontier.open(connect_sync(url), settings, create=False)
+        return crawl_id(settings.prefix, frontier.meta())

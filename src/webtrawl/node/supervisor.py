@@ -24,60 +24,49 @@ from rich.logging import RichHandler
 
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
-from webtrawl.fetch.worker import FetcherArgs, run_fetcher
+from webtrawl.extract import absolute_spec, build_extraction
+from webtrawl.fetch.worker import STOP_GRACE_S, FetcherArgs, run_fetcher
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import SyncClient, is_cluster, mask_url
+from webtrawl.frontier.connect import mask_url, redis_used_memory
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
+from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node.children import SPAWN, Child, Children
 from webtrawl.node.guard import MemoryGuard
+from webtrawl.node.logs import LogSetup
+from webtrawl.node.operate import Operations
 from webtrawl.node.presence import FetcherStats, Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.saved import SAVED_SETTINGS
 from webtrawl.node.seeds import iter_seeds
 from webtrawl.parse.worker import ParserArgs, run_parser
 from webtrawl.store import seal_open_files
+from webtrawl.store.registry import STREAMS
+from webtrawl.store.sinks import seal_left_open
 
 log = logging.getLogger("webtrawl.node")
 
-SAVED_SETTINGS = "crawl.json"
 
 _TICK = 0.5
 _RECLAIM_EVERY = 5.0
 _SEED_POLL = 1.0
 _MAX_SEED_HOSTS = 10_000  # seed URLs kept for the host/domain scope
+# A stop (--max-time, --max-pages, trawl stop, SIGTERM, Ctrl-C) ends the node within 10 s: fetchers get their
+# abandon grace plus time to hand back URLs and pages, parsers what is left of the bound (at least _PARSER_MIN_S).
+_STOP_BOUND_S = 8.0
+_FETCHER_EXIT_S = 3.0
+_PARSER_MIN_S = 2.0
 
 
-def load_saved_settings(out: Path) -> dict[str, Any] | None:
-    """The settings an earlier run of this crawl saved, so that a plain resume crawls the same way."""
-    path = out / SAVED_SETTINGS
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise StateError(f"cannot read the saved settings {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise StateError(f"{path} is not a settings object")
-    return data
-
-
-def _log_through(display: ProgressDisplay) -> Callable[[], None]:
-    """While the live panel is up, log lines go through its console (above the panel) instead of tearing it."""
-    if display.mode != "live":
+def _log_through(display: ProgressDisplay, log_format: str = "text") -> Callable[[], None]:
+    """While the live panel is up, log lines go through its console (above the panel) instead of tearing it.
+    Log files stay as they are; JSON lines on stderr too (they are for a shipper, not for a person)."""
+    if display.mode != "live" or log_format == "json":
         return lambda: None
     root = logging.getLogger()
     old = list(root.handlers)
-    root.handlers = [RichHandler(console=display.console, show_path=False)]
+    files = [h for h in old if isinstance(h, logging.FileHandler)]
+    root.handlers = [RichHandler(console=display.console, show_path=False), *files]
     return lambda: setattr(root, "handlers", old)
-
-
-def redis_used_memory(client: SyncClient) -> int:
-    """Bytes of memory the Redis server uses (INFO memory; on a cluster the sum over its masters)."""
-    if is_cluster(client):
-        per_node = client.info("memory", target_nodes="primaries")
-        if "used_memory" in per_node:  # a cluster of one master: its reply comes unwrapped
-            per_node = {"only": per_node}
-        return sum(int(info.get("used_memory", 0)) for info in per_node.values())
-    return int(client.info("memory").get("used_memory", 0))
 
 
 class Node:
@@ -104,6 +93,17 @@ class Node:
         self.interrupts = 0
         self.redis: EmbeddedRedis | None = None
         self._lock_file: IO[str] | None = None
+        self.ops: Operations | None = None
+        self._sampler = ProcessSampler()
+        self._processes: dict[str, dict[str, float]] = {}
+        self.log_setup = LogSetup(
+            cfg.log_format,
+            self.out / "logs",
+            cfg.log_max_bytes,
+            cfg.log_backups,
+            logging.getLogger().getEffectiveLevel(),
+            cfg.node_id,
+        )
 
     # --- set-up ---------------------------------------------------------------------------------------------
     def _prepare_out(self) -> None:
@@ -125,6 +125,8 @@ class Node:
         saved.pop("seeds_file", None)
         if saved.get("redis"):  # no password at rest: a resume names --redis (or TRAWL_REDIS) again
             saved["redis"] = mask_url(saved["redis"])
+        for sinks in ("items_to", "records_to"):  # the same for sink URLs (or use ~/.pgpass / PGPASSWORD)
+            saved[sinks] = [mask_url(url) for url in saved.get(sinks, [])]
         (self.out / SAVED_SETTINGS).write_text(json.dumps(saved, indent=1, sort_keys=True))
 
     def _start_redis(self) -> str:
@@ -170,9 +172,14 @@ class Node:
 
     # --- run ------------------------------------------------------------------------------------------------
     def run(self) -> int:
+        # User extraction code and rules fail here, once, with file and line: not in every parser later.
+        self.cfg.extract = absolute_spec(self.cfg.extract)
+        build_extraction(self.cfg)
         self._prepare_out()
-        seal_open_files(self.out / "records")
-        seal_open_files(self.out / "warc")
+        self.log_setup.apply("trawl")
+        for stream in STREAMS:  # every stream a killed parser may have left open
+            seal_open_files(self.out / stream)
+        seal_left_open([*self.cfg.items_to, *self.cfg.records_to], self.cfg.node_id)
         redis_url = self._start_redis()
         try:
             return self._run(redis_url)
@@ -190,6 +197,7 @@ class Node:
             presence.claim()
             presence.beat("starting", self._node_stats())
             self.presence = presence
+        self.ops = Operations(cfg, self.out, self.client, settings.prefix)
         taken = frontier.reclaim_owner(cfg.node_id)
         if taken:
             log.info("took back %d URLs leased by a previous run of node %s", taken, cfg.node_id)
@@ -209,12 +217,12 @@ class Node:
         for i in range(cfg.effective_parsers()):
             args = ParserArgs(cfg, i, redis_url, sockets / f"parse-{i}.sock", self.out, seeds, self.fetchers_done)
             args.disk_full = self.disk_full
-            self.children.add(Child("parser", i, run_parser, args))
+            self.children.add(Child("parser", i, run_parser, args, log_setup=self.log_setup))
         parser_sockets = [c.args.socket_path for c in self.children.of("parser")]
         for i in range(cfg.effective_fetchers()):
             fargs = FetcherArgs(cfg, i, redis_url, parser_sockets, self.stop_leasing, budget, self.fetcher_stats.array)
             fargs.pauses = (self.memory_guard.pause, self.disk_full)
-            self.children.add(Child("fetcher", i, run_fetcher, fargs))
+            self.children.add(Child("fetcher", i, run_fetcher, fargs, log_setup=self.log_setup))
         old_int = signal.signal(signal.SIGINT, self._on_signal)
         old_term = signal.signal(signal.SIGTERM, self._on_signal)
         try:
@@ -234,7 +242,10 @@ class Node:
     def _watch(self, frontier: RedisFrontier) -> int:
         cfg = self.cfg
         display = ProgressDisplay(cfg.progress)
-        restore_logging = _log_through(display)
+        restore_logging = _log_through(display, cfg.log_format)
+        ops = self.ops
+        assert ops is not None
+        ops.start()
         exporter = MetricsExporter(cfg.metrics_port) if cfg.metrics_port else None
         if exporter is not None:
             exporter.start()
@@ -255,11 +266,13 @@ class Node:
                 snapshot = self._snapshot(frontier, now - started, state)
                 self.memory_guard.check(snapshot.rss_by_kind)
                 rates.add(snapshot)
+                ops.observe(snapshot, rates, now - started, pages_done=self._pages_done())
                 if self.presence is not None and self.presence.due(now):
                     self.presence.beat(state, self._node_stats())
                 display.update(snapshot, rates)
                 if exporter is not None:
                     exporter.update(snapshot)
+                ops.publish(snapshot, rates, self._node_stats())
                 if not self.stop_leasing.is_set():
                     reason = self._stop_reason(frontier, now - started)
                     finished_seen = finished_seen + 1 if reason == "finished" else 0
@@ -268,11 +281,17 @@ class Node:
                         self.stop_leasing.set()
                 if self.stop_leasing.is_set():
                     state = "draining"
+                    snapshot.extra["state"] = state
+                    ops.publish(snapshot, rates, self._node_stats())
                     if self.presence is not None:  # no heartbeat while draining: this one lasts the whole drain
-                        drain_s = self.cfg.timeouts.total + self.cfg.timeouts.robots + 10 + 60
+                        drain_s = _STOP_BOUND_S + 10
                         self.presence.beat(state, self._node_stats(), round((drain_s + 30) * 1000))
                     self._drain()
-                    display.update(self._snapshot(frontier, time.monotonic() - started, "stopped"), rates)
+                    final = self._snapshot(frontier, time.monotonic() - started, "stopped")
+                    rates.add(final)
+                    ops.observe(final, rates, final.at - started, pages_done=self._pages_done(), final=True)
+                    display.update(final, rates)
+                    ops.publish(final, rates, self._node_stats())
                     self._leave()
                     return 0
                 time.sleep(_TICK)
@@ -283,8 +302,15 @@ class Node:
         finally:
             display.close()
             restore_logging()
+            ops.stop()
             if exporter is not None:
                 exporter.stop()
+
+    def _pages_done(self) -> int | None:
+        """Pages --max-pages has used up, as the stop condition counts them (the fetchers' shared budget)."""
+        if self.budget is None:
+            return None
+        return self.cfg.max_pages - max(0, int(self.budget.value))
 
     def _stop_reason(self, frontier: RedisFrontier, elapsed: float) -> str:
         if self.cfg.max_time and elapsed >= self.cfg.max_time:
@@ -299,18 +325,23 @@ class Node:
             return "finished"
         return ""
 
-    def _node_stats(self) -> dict[str, int | float]:
+    def _node_stats(self) -> dict[str, int | float | str]:
         """This node's own numbers for its heartbeat (the frontier's counters are the whole crawl's)."""
         fetched = self.fetcher_stats.fetched()
         now = time.monotonic()
         self._node_rate.add(Snapshot(at=now, counters=Counters(values={"fetched": fetched})))
-        return {
+        stats: dict[str, int | float | str] = {
             "fetched": fetched,
             "rate": self._node_rate.rate("fetched"),
             "leases": self.fetcher_stats.leases(),
             "fetchers": self.cfg.effective_fetchers(),
             "parsers": self.cfg.effective_parsers(),
+            "rss": int(sum(p["rss"] for p in self._processes.values())),
+            "cpu": sum(p["cpu"] for p in self._processes.values()),
         }
+        if self.ops is not None:
+            stats.update(self.ops.heartbeat_fields())
+        return stats
 
     def _leave(self) -> None:
         if self.presence is not None:
@@ -320,13 +351,18 @@ class Node:
                 log.warning("could not mark node %s as stopped: %s", self.cfg.node_id, exc)
 
     def _drain(self) -> None:
-        grace = self.cfg.timeouts.total + self.cfg.timeouts.robots + 10
+        """Fetchers first (they abandon requests still running after a short grace), then parsers; each kind is
+        killed if it overstays, so a stop ends within ~_STOP_BOUND_S whatever the web does. A killed child's URLs
+        stay leased to this node and are taken back when it starts again: never lost."""
+        deadline = time.monotonic() + _STOP_BOUND_S
+        grace = STOP_GRACE_S + _FETCHER_EXIT_S
         if not self.children.wait("fetcher", grace):
             log.error("fetchers did not finish within %.0fs; killing them (their URLs stay leased)", grace)
             self.children.kill("fetcher")
         self.fetchers_done.set()
-        if not self.children.wait("parser", 60):
-            log.error("parsers did not finish within 60s; killing them (their URLs stay leased)")
+        grace = max(_PARSER_MIN_S, deadline - time.monotonic())
+        if not self.children.wait("parser", grace):
+            log.error("parsers did not finish within %.0fs; killing them (their URLs stay leased)", grace)
             self.children.kill("parser")
 
     def _snapshot(self, frontier: RedisFrontier, elapsed: float, state: str) -> Snapshot:
@@ -341,10 +377,13 @@ class Node:
         extra: dict[str, Any] = {"node": self.cfg.node_id, "elapsed": elapsed, "state": state}
         if self.presence is not None:  # this node's share, next to the crawl-wide counters
             extra.update({f"node_{k}": v for k, v in self._node_stats().items() if k in ("fetched", "leases")})
+        processes = self._sampler.sample(pids)
+        self._processes = processes
         return Snapshot(
             at=time.monotonic(),
             counters=counters,
-            rss_by_kind=process_memory(pids),
+            rss_by_kind={kind: int(p["rss"]) for kind, p in processes.items()},
             redis_used_memory=redis_used_memory(self.client),
             extra=extra,
+            processes=processes,
         )

@@ -48,6 +48,7 @@ class Extracted:
     canonical: str = ""  # raw href of the first <link rel=canonical>
     robots: set[str] = field(default_factory=set)  # lower-case directives of meta robots / meta <token>
     links: list[tuple[str, bool]] = field(default_factory=list)  # (raw href, rel=nofollow)
+    tree: LexborHTMLParser | None = None  # the parsed page, for extraction (CSS rules run on it: no second parse)
 
 
 def _directives(content: str) -> set[str]:
@@ -121,7 +122,7 @@ def _drop_deep(html: bytes | str) -> bytes | str:
 def extract(html: bytes | str, product_token: str) -> Extracted:
     """Parse ``html`` (bytes are read as UTF-8) and collect what the crawler uses."""
     tree = LexborHTMLParser(_limit_depth(html))
-    out = Extracted()
+    out = Extracted(tree=tree)
     robot_names = ("robots", product_token.lower())
     links = out.links
     for node in tree.css(_QUERY):

@@ -1,23 +1,24 @@
-"""One fetched page in; one JSONL record, the URLs to add and the counters out: the parser's job per page.
+"""One fetched page in; one typed record, the URLs to add and the counters out: the parser's job per page.
 
 Pure function of the page and the context (no I/O), so the parser process can batch freely and the tests can
-feed it pages built by hand. Every outcome is a record: fetch failures, policy refusals, HTTP errors, bombs,
-non-HTML, redirects and parsed HTML all end in exactly one record with the same keys.
+feed it pages built by hand. Every outcome is a :class:`~webtrawl.store.PageRecord`: fetch failures, policy
+refusals, HTTP errors, bombs, non-HTML, redirects and parsed HTML all end in exactly one record of one shape.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from webtrawl import errors
 from webtrawl.config import Limits, Politeness
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, WebtrawlError
 from webtrawl.messages import NewUrl, Page
+from webtrawl.names import DROP_PREFIX, counter_for
 from webtrawl.parse.canonical import canonicalize
 from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.encoding import choose_encoding
@@ -25,6 +26,10 @@ from webtrawl.parse.html import extract, header_directives
 from webtrawl.parse.scope import Scope, host_and_port
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
+from webtrawl.store.base import PageRecord
+
+if TYPE_CHECKING:  # extraction (parsel, lxml) is imported only by parsers that extract
+    from webtrawl.extract import Document, Extraction
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_TYPES = frozenset({"", "unknown/unknown", "application/unknown", "*/*"})
@@ -37,6 +42,7 @@ _HTML_STARTS = tuple(
     )
 )  # fmt: skip
 _WS = b" \t\n\r\x0c"
+_TEXTY = re.compile(r"^text/|[/+](?:json|xml)$")  # non-HTML types extraction still sees (APIs, feeds)
 
 
 @dataclass(slots=True)
@@ -49,33 +55,18 @@ class ParseContext:
     traps: TrapGuard | None = None  # spider-trap guard (stateful: one per parser process)
     # scheme://authority -> url_allowed's verdict, kept across pages (url_allowed depends on host and port only)
     origin_verdicts: dict[str, str | None] = field(default_factory=dict)
+    extraction: Extraction | None = None  # --extract / --text (runs user code: one per parser process)
 
 
 @dataclass(slots=True)
 class Processed:
-    record: dict[str, Any]  # the JSONL record
+    record: PageRecord  # the JSONL record
     new_urls: list[NewUrl]
     counters: dict[str, int]  # added to the frontier counters when the URL completes
     warc: bool  # write WARC request/response records for this page
     # (url, reason) of every link not followed: the canonical URL, or the raw href when it has none
     dropped: list[tuple[str, str]] = field(default_factory=list)
-
-
-_POLICY_REASONS: frozenset[str] | None = None
-
-
-def counter_for(reason: str) -> str:
-    """``drop:<reason>`` for our own policies (errors.PolicyError subclasses), ``err:<reason>`` otherwise."""
-    global _POLICY_REASONS
-    if _POLICY_REASONS is None:
-        todo: list[type[errors.WebtrawlError]] = [errors.PolicyError]
-        found: set[str] = set()
-        while todo:
-            cls = todo.pop()
-            found.add(cls.reason)
-            todo.extend(cls.__subclasses__())
-        _POLICY_REASONS = frozenset(found)
-    return ("drop:" if reason in _POLICY_REASONS else "err:") + reason
+    items: list[dict[str, Any]] = field(default_factory=list)  # the fields of each item extraction produced
 
 
 def _iso(ts: float) -> str:
@@ -83,33 +74,22 @@ def _iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
 
 
-def _base_record(page: Page) -> dict[str, Any]:
+def base_record(page: Page) -> PageRecord:
+    """The record of ``page`` before parsing: what the fetcher knows (also the parse-bug record's shape)."""
     lease = page.lease
-    return {
-        "url": lease.url,
-        "final_url": lease.url,
-        "status": page.status,
-        "content_type": "",
-        "bytes": len(page.body),
-        "fetch_time": _iso(page.fetch_time),
-        "elapsed_ms": round(page.elapsed_ms, 1),
-        "depth": lease.depth,
-        "hops": lease.hops,
-        "retries": lease.retries,
-        "title": "",
-        "outlinks": 0,
-        "content_hash": "",
-        "encoding": "",
-        "encoding_source": "",
-        "error": None,
-        "error_detail": "",
-        "ip": page.ip,
-        "redirect": "",
-        "canonical": "",
-        "noindex": False,
-        "nofollow": False,
-        "truncated": page.truncated,
-    }
+    return PageRecord(
+        url=lease.url,
+        final_url=lease.url,
+        status=page.status,
+        bytes=len(page.body),
+        fetch_time=_iso(page.fetch_time),
+        elapsed_ms=round(page.elapsed_ms, 1),
+        depth=lease.depth,
+        hops=lease.hops,
+        retries=lease.retries,
+        ip=page.ip,
+        truncated=page.truncated,
+    )
 
 
 def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -119,9 +99,9 @@ def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
     return out
 
 
-def _fail(record: dict[str, Any], reason: str, detail: str, warc: bool) -> Processed:
-    record["error"] = reason
-    record["error_detail"] = redact(detail)
+def _fail(record: PageRecord, reason: str, detail: str, warc: bool) -> Processed:
+    record.error = reason
+    record.error_detail = redact(detail)
     return Processed(record, [], {counter_for(reason): 1}, warc)
 
 
@@ -132,11 +112,11 @@ def _looks_like_html(payload: bytes) -> bool:
 
 def process_page(page: Page, ctx: ParseContext) -> Processed:
     """Turn one fetched (or refused) page into its record, new URLs and counters."""
-    record = _base_record(page)
+    record = base_record(page)
     headers = _header_map(page.headers)
     content_type = headers.get("content-type", [""])[0]
     mime = content_type.split(";", 1)[0].strip().lower()
-    record["content_type"] = mime
+    record.content_type = mime
     if page.error:
         return _fail(record, page.error, page.error_detail, page.status > 0)
     status = page.status
@@ -151,27 +131,67 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     except (DecompressionBomb, BadContent) as exc:
         return _fail(record, exc.reason, str(exc), True)
     if payload:
-        record["content_hash"] = "sha1:" + hashlib.sha1(payload).hexdigest()
+        record.content_hash = "sha1:" + hashlib.sha1(payload).hexdigest()
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
     if mime not in _HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
         _set_robots(record, robots)
+        if ctx.extraction is not None and _TEXTY.search(mime):
+            return _extract_other(page, ctx, record, payload, content_type)
         return Processed(record, [], {"non-html": 1}, _storable(record, ctx))
     return _html(page, ctx, record, payload, content_type, robots)
 
 
-def _storable(record: dict[str, Any], ctx: ParseContext) -> bool:
+def _document(page: Page, record: PageRecord, text: str | bytes, tree: Any = None) -> Document:
+    from webtrawl.extract import Document
+
+    return Document(
+        url=page.lease.url,
+        final_url=record.final_url,
+        status=page.status,
+        headers=page.headers,
+        content_type=record.content_type,
+        depth=page.lease.depth,
+        text=text,
+        tree=tree,
+    )
+
+
+def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, content_type: str) -> Processed:
+    """A JSON, XML or text page with extraction on: the user's code sees its decoded text (no main text)."""
+    assert ctx.extraction is not None
+    codec, source, bom = choose_encoding(payload, content_type)
+    record.encoding, record.encoding_source = codec, source
+    doc = _document(page, record, payload[bom:].decode(codec, "replace"))
+    result = ctx.extraction.run(doc, record, html=False)
+    counters = {"non-html": 1}
+    _count_extraction(record, counters)
+    links = [(href, False) for href in (result.links if result.links is not None else result.extra_links)]
+    dropped: list[tuple[str, str]] = []
+    new_urls = _links(page, ctx, page.lease.url, links, counters, dropped) if links and not record.nofollow else []
+    record.outlinks = len(new_urls)
+    return Processed(record, new_urls, counters, _storable(record, ctx), dropped, result.items)
+
+
+def _count_extraction(record: PageRecord, counters: dict[str, int]) -> None:
+    if record.error is not None:
+        counters[counter_for(record.error)] = 1
+    if isinstance(record.items, int) and record.items:
+        counters["items"] = record.items
+
+
+def _storable(record: PageRecord, ctx: ParseContext) -> bool:
     """noindex (when honoured) keeps the page out of the WARC; its JSONL record still says what happened."""
-    return not (record["noindex"] and ctx.politeness.honor_noindex)
+    return not (record.noindex and ctx.politeness.honor_noindex)
 
 
-def _set_robots(record: dict[str, Any], robots: set[str]) -> None:
-    record["noindex"] = "noindex" in robots
-    record["nofollow"] = "nofollow" in robots
+def _set_robots(record: PageRecord, robots: set[str]) -> None:
+    record.noindex = "noindex" in robots
+    record.nofollow = "nofollow" in robots
 
 
 def _html(
-    page: Page, ctx: ParseContext, record: dict[str, Any], payload: bytes, content_type: str, robots: set[str]
+    page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, content_type: str, robots: set[str]
 ) -> Processed:
     codec, source, bom = choose_encoding(payload, content_type)
     # lexbor reads bytes as UTF-8 (bad bytes become U+FFFD): skip a decode + re-encode for most of the web.
@@ -179,9 +199,9 @@ def _html(
     found = extract(doc, ctx.product_token)
     robots |= found.robots
     _set_robots(record, robots)
-    record["title"] = found.title
-    record["encoding"] = codec
-    record["encoding_source"] = source
+    record.title = found.title
+    record.encoding = codec
+    record.encoding_source = source
     url = page.lease.url
     base = url
     if found.base:
@@ -189,18 +209,30 @@ def _html(
             base = canonicalize(found.base, url)
     if found.canonical:
         with contextlib.suppress(WebtrawlError):
-            record["canonical"] = canonicalize(found.canonical, base)
+            record.canonical = canonicalize(found.canonical, base)
     counters = {"pages": 1}
+    links = found.links
+    items: list[dict[str, Any]] = []
+    if ctx.extraction is not None:
+        result = ctx.extraction.run(_document(page, record, doc, found.tree), record)
+        found.tree = None
+        items = result.items
+        _count_extraction(record, counters)
+        if result.links is not None:  # the rule's or callback's choice; an <a rel=nofollow> among them stays so
+            rel_nofollow = dict(links)
+            links = [(href, rel_nofollow.get(href, False)) for href in result.links]
+        elif result.extra_links:
+            links = links + [(href, False) for href in result.extra_links]
     new_urls: list[NewUrl] = []
     dropped: list[tuple[str, str]] = []
-    if record["nofollow"] and ctx.politeness.honor_nofollow:
-        if found.links:
-            counters["drop:nofollow"] = len(found.links)
-            _drop_all(url, base, found.links, "nofollow", dropped)
+    if record.nofollow and ctx.politeness.honor_nofollow:
+        if links:
+            counters[DROP_PREFIX + "nofollow"] = len(links)
+            _drop_all(url, base, links, "nofollow", dropped)
     else:
-        new_urls = _links(page, ctx, base, found.links, counters, dropped)
-    record["outlinks"] = len(new_urls)
-    return Processed(record, new_urls, counters, _storable(record, ctx), dropped)
+        new_urls = _links(page, ctx, base, links, counters, dropped)
+    record.outlinks = len(new_urls)
+    return Processed(record, new_urls, counters, _storable(record, ctx), dropped, items)
 
 
 def _canonical_or_raw(href: str, base: str) -> str:
@@ -225,7 +257,7 @@ _MAX_ORIGINS = 10_000  # bound of ParseContext.origin_verdicts (cleared when ful
 
 
 def _drop(counters: dict[str, int], reason: str, dropped: list[tuple[str, str]], url: str) -> None:
-    key = "drop:" + reason
+    key = DROP_PREFIX + reason
     counters[key] = counters.get(key, 0) + 1
     dropped.append((url[:_MAX_RECORDED], reason))
 
@@ -243,7 +275,7 @@ def _links(
     depth = page.lease.depth + 1
     if limits.max_depth > 0 and depth > limits.max_depth:
         if links:
-            counters["drop:depth"] = len({href for href, _ in links})
+            counters[DROP_PREFIX + "depth"] = len({href for href, _ in links})
             _drop_all(page.lease.url, base, links, "depth", dropped)
         return []
     honor_nofollow = ctx.politeness.honor_nofollow
@@ -317,7 +349,7 @@ def _refusal(
         return reason
 
 
-def _redirect(page: Page, ctx: ParseContext, record: dict[str, Any], headers: dict[str, list[str]]) -> Processed:
+def _redirect(page: Page, ctx: ParseContext, record: PageRecord, headers: dict[str, list[str]]) -> Processed:
     """A 3xx goes back to the frontier as a new URL (same depth, one more hop), never followed in place."""
     locations = headers.get("location")
     if not locations or not locations[0].strip():
@@ -326,8 +358,8 @@ def _redirect(page: Page, ctx: ParseContext, record: dict[str, Any], headers: di
         target = canonicalize(locations[0], page.lease.url)
     except WebtrawlError as exc:
         return _fail(record, exc.reason, f"Location {locations[0][:200]!r}: {exc}", True)
-    record["redirect"] = target
-    record["final_url"] = target
+    record.redirect = target
+    record.final_url = target
     counters = {"redirects": 1}
     dropped: list[tuple[str, str]] = []
     hops = page.lease.hops + 1

@@ -1,9 +1,10 @@
-"""The parser process: pages in -> records written -> links added -> URLs completed.
+"""The parser process: pages in -> outputs written -> links added -> URLs completed.
 
 Work is batched (a few dozen pages or 50 milliseconds) so that one batch costs two Redis round trips, and the
-order inside a batch is what makes crashes harmless: records are written and flushed to the OS first, then the
-outlinks are added, and only then are the URLs completed. A crash anywhere before ``complete`` leaves the URL leased,
-so it is fetched again (a duplicate record at worst, never a lost one); after ``complete`` everything is on disk.
+order inside a batch is what makes crashes harmless: the batch's outputs (WARC, records, items, dropped links and
+whatever other sinks the config names) are written and flushed by the store's fan-out first, then the outlinks are
+added, and only then are the URLs completed. A crash anywhere before ``complete`` leaves the URL leased, so it is
+fetched again (a duplicate record at worst, never a lost one); after ``complete`` everything is durable.
 """
 
 from __future__ import annotations
@@ -15,16 +16,22 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import CrawlConfig
-from webtrawl.fetch.addrpolicy import AddressPolicy
+from webtrawl.extract import build_extraction
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.messages import Completion, NewUrl, Page
+from webtrawl.names import counter_for
 from webtrawl.pagepipe import PageReceiver
-from webtrawl.parse.output import Output
+from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
+from webtrawl.store import Drop, PageOutput, SinkContext
+from webtrawl.store.files import WarcSink
+from webtrawl.store.registry import open_outputs
+from webtrawl.store.sinks import crawl_id
 
 log = logging.getLogger("webtrawl.parse")
 
@@ -59,6 +66,7 @@ def build_context(cfg: CrawlConfig, seeds: list[str]) -> ParseContext:
         scope=Scope(cfg.scope, seeds, cfg.include, cfg.exclude),
         url_allowed=policy.url_allowed,
         traps=TrapGuard(cfg.limits.max_path_repeats, cfg.limits.max_query_variants),
+        extraction=build_extraction(cfg),
     )
 
 
@@ -68,15 +76,13 @@ class _Parser:
         cfg = args.cfg
         self.ctx = build_context(cfg, args.seeds)
         client = connect_sync(args.redis_url, cluster=cfg.cluster)
-        self.frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg))
+        settings = FrontierSettings.from_config(cfg)
+        self.frontier = RedisFrontier.open(client, settings)
         prefix = f"{cfg.node_id}-p{args.index}"
-        self.output = Output(
-            args.out_dir,
-            prefix,
-            chunk=cfg.jsonl_chunk,
-            warc_max_bytes=cfg.warc_max_bytes if cfg.warc else None,
-            pause=args.disk_full,
-        )
+        crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
+        sink_ctx = SinkContext(args.out_dir, prefix, crawl, cfg.jsonl_chunk, cfg.warc_max_bytes)
+        self.output = open_outputs(cfg, sink_ctx, args.disk_full)
+        self.archives = self.output.has(WarcSink)
         self.receiver = PageReceiver(args.socket_path)
 
     def run(self) -> None:
@@ -102,27 +108,32 @@ class _Parser:
     def _process(self, pages: list[Page]) -> None:
         new_urls: list[NewUrl] = []
         parents: dict[str, Page] = {}
+        outputs: list[PageOutput] = []
         completions: list[Completion] = []
         for page in pages:
             try:
                 out = process_page(page, self.ctx)
-            except Exception:  # a parser bug must not lose the URL: record it and move on
+            except Exception as exc:  # a parser bug must not lose the URL: record it and move on
                 log.exception("processing %s failed", redact(page.lease.url))
-                record = {"url": page.lease.url, "status": page.status, "error": "parse-bug"}
-                self.output.record(record)
-                completions.append(Completion(page.lease.token, page.lease.shard, {"err:parse-bug": 1}))
+                outputs.append(parse_bug_output(page, exc))
+                completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
                 continue
-            self.output.store(page, out)  # waits (crawl paused) while the disk is full
+            outputs.append(page_output(page, out))
+            counters = out.counters
+            if self.archives and out.warc:
+                counters["warc"] = counters.get("warc", 0) + 1
+            counters["stored"] = counters.get("stored", 0) + 1
             new_urls.extend(out.new_urls)
             for new in out.new_urls:
                 parents.setdefault(new.url, page)
-            completions.append(Completion(page.lease.token, page.lease.shard, out.counters))
+            completions.append(Completion(page.lease.token, page.lease.shard, counters))
+        self.output.write(outputs)  # waits (crawl paused) while the disk is full or an output is away
         if new_urls:
             result = self.frontier.add(new_urls)
             refused = []  # host-queue-cap, budget, frontier-cap: recorded like any drop, in one write
             for url, reason in result.refused:
                 parent = parents.get(url)
                 depth = parent.lease.depth + 1 if parent is not None else 0
-                refused.append((url, reason, parent.lease.url if parent is not None else "", depth))
-            self.output.drop_many(refused)
+                refused.append(Drop(url, reason, parent.lease.url if parent is not None else "", depth))
+            self.output.write_drops(refused)
         self.frontier.complete(completions)

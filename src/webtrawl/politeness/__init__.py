@@ -1,6 +1,9 @@
-"""Politeness: robots.txt (RFC 9309) per origin, and what a fetch result means for its host's next request."""
+"""Politeness: robots.txt rules (RFC 9309), and what a fetch result means for its host's next request.
+
+This package imports no other stage (fetching robots.txt lives in ``webtrawl.fetch.robots``)."""
 
 from webtrawl.politeness.backoff import HostOutcome, outcome_for, parse_retry_after
-from webtrawl.politeness.robots import RobotsCache, RobotsRules, RobotsStore
+from webtrawl.politeness.robots import RobotsRules
+from webtrawl.politeness.robotstxt import product_token
 
-__all__ = ["HostOutcome", "RobotsCache", "RobotsRules", "RobotsStore", "outcome_for", "parse_retry_after"]
+__all__ = ["HostOutcome", "RobotsRules", "outcome_for", "parse_retry_after", "product_token"]

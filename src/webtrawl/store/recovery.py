@@ -9,6 +9,7 @@ record.
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import re
@@ -61,15 +62,17 @@ def finish(open_path: Path) -> Path:
     return final
 
 
-def seal_open_files(directory: Path) -> list[Path]:
+def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
     """Make every ``*.open`` file in ``directory`` whole (cut after its last complete record) and rename it.
 
+    Only files whose name starts with ``prefix`` (a process's own, when it opens its outputs) if one is given.
     Returns the sealed files; ``.open`` files without a single complete record are removed.
     """
     if not directory.is_dir():
         return []
     sealed: list[Path] = []
-    for path in sorted(directory.glob("*" + OPEN_SUFFIX)):
+    pattern = (glob.escape(prefix + "-") if prefix else "") + "*" + OPEN_SUFFIX  # "n-p1-" must not match n-p10
+    for path in sorted(directory.glob(pattern)):
         name = path.name[: -len(OPEN_SUFFIX)]
         if name.endswith(".jsonl"):
             keep = _jsonl_good_length(path)

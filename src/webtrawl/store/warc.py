@@ -23,6 +23,7 @@ import io
 import os
 import time
 import zlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -136,11 +137,14 @@ class WarcWriter:
         """The ``.open`` file being written, if any."""
         return self._path
 
-    def write(self, page: Page, record: dict[str, Any]) -> None:
+    def write(self, page: Page, record: Mapping[str, Any]) -> None:
+        """:meth:`write_pair` with the content hash of ``record`` (a JSON record as a dict)."""
+        self.write_pair(page, str(record.get("content_hash", "")))
+
+    def write_pair(self, page: Page, content_hash: str = "") -> None:
         """Write the request and response records of ``page``; both are in the OS when this returns.
 
-        ``record`` (the JSONL record) is accepted so the WARC can follow the parse verdict; today only the
-        page itself is written.
+        ``content_hash`` is the parser's ``sha1:<hex>`` of the decoded payload (the record's ``content_hash``).
         """
         fh = self._open()
         url = page.lease.url
@@ -148,7 +152,7 @@ class WarcWriter:
         date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
         encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
         # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
-        known = record.get("content_hash", "") if not encoded else ""
+        known = content_hash if not encoded else ""
         response = self._response(page, url, date, known)
         request = self._request(page, url, date)
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))

@@ -25,6 +25,7 @@ import ssl
 import struct
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, cast
 
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
@@ -220,8 +221,11 @@ async def _until_closed(reader: asyncio.StreamReader) -> None:
 class DnsServer(asyncio.DatagramProtocol):
     """A tiny authoritative DNS server: A records from a dict, NOERROR/no data for AAAA, NXDOMAIN otherwise."""
 
-    def __init__(self, records: dict[str, list[str]], ttl: int = 300) -> None:
+    def __init__(
+        self, records: dict[str, list[str]], ttl: int = 300, resolve: Callable[[str], list[str] | None] | None = None
+    ) -> None:
         self.records = records
+        self.resolve = resolve  # answers names not in ``records`` (None: NXDOMAIN)
         self.ttl = ttl
         self.asked: Counter[str] = Counter()
         self.transport: asyncio.DatagramTransport | None = None
@@ -247,10 +251,13 @@ class DnsServer(asyncio.DatagramProtocol):
         name = ".".join(labels)
         self.asked[name] += 1
         answers, count, rcode = b"", 0, 0
-        if name not in self.records:
+        addresses = self.records.get(name)
+        if addresses is None and self.resolve is not None:
+            addresses = self.resolve(name)
+        if addresses is None:
             rcode = 3  # NXDOMAIN
         elif qtype == 1:
-            for ip in self.records[name]:
+            for ip in addresses:
                 rdata = ipaddress.IPv4Address(ip).packed
                 answers += struct.pack("!HHHIH", 0xC00C, 1, 1, self.ttl, len(rdata)) + rdata
                 count += 1

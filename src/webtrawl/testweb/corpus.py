@@ -14,8 +14,13 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_CORPUS_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
-"""``../shared/corpus`` relative to the repository root (source checkout); missing: synthetic pages only."""
+_REPO = Path(__file__).resolve().parents[3]
+DEFAULT_CORPUS_DIR = next(
+    (d for d in (_REPO.parent / "shared" / "corpus", _REPO.parent.parent / "shared" / "corpus") if d.is_dir()),
+    _REPO.parent / "shared" / "corpus",
+)
+"""``../shared/corpus`` relative to the repository root (source checkout), or ``../../shared/corpus`` for a git
+worktree one level further down; missing: synthetic pages only."""
 
 _CHARSET_RE = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _META_ROBOTS_RE = re.compile(rb"""<meta[^>]*?name\s*=\s*["']?robots[^>]*>""", re.IGNORECASE)
@@ -31,11 +36,15 @@ class CorpusPage:
 
     @property
     def content_type(self) -> str:
-        return f"text/html; charset={self.charset}" if self.charset else "text/html"
+        return html_content_type(self.charset)
 
     @property
     def size(self) -> int:
         return len(self.head) + len(self.tail)
+
+
+def html_content_type(charset: str | None) -> str:
+    return f"text/html; charset={charset}" if charset else "text/html"
 
 
 def _defuse_nofollow(match: re.Match[bytes]) -> bytes:
@@ -49,10 +58,15 @@ def _defuse_nofollow(match: re.Match[bytes]) -> bytes:
     return tag
 
 
+def declared_charset(raw: bytes) -> str | None:
+    """The charset a page's ``<meta>`` declares (lower case), if any."""
+    m = _CHARSET_RE.search(raw[:_HEAD_SCAN])
+    return m.group(1).decode("ascii").lower() if m else None
+
+
 def _prepare(page_id: str, raw: bytes) -> CorpusPage:
     scan = raw[:_HEAD_SCAN]
-    m = _CHARSET_RE.search(scan)
-    charset = m.group(1).decode("ascii").lower() if m else None
+    charset = declared_charset(raw)
     raw = _META_ROBOTS_RE.sub(_defuse_nofollow, scan) + raw[_HEAD_SCAN:]
     cut = raw.lower().rfind(b"</body")
     if cut < 0:
@@ -75,6 +89,13 @@ class Corpus:
 
     def __len__(self) -> int:
         return len(self._files)
+
+    def ids(self) -> list[str]:
+        return [path.name.removesuffix(".html.gz") for path in self._files]
+
+    def raw(self, index: int) -> bytes:
+        """Page ``index`` exactly as the site served it (decompressed, not cached)."""
+        return gzip.decompress(self._files[index].read_bytes())
 
     def get(self, index: int) -> CorpusPage:
         page = self._cache.get(index)

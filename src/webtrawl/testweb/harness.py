@@ -24,33 +24,47 @@ from webtrawl.testweb.chaos import DNS_RECORDS, ChaosWeb
 from webtrawl.testweb.chaosserver import ChaosServer, DnsServer
 from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
 from webtrawl.testweb.model import WebModel, WebOptions
-from webtrawl.testweb.server import WebServer, bind
+from webtrawl.testweb.realistic import RealisticOptions, RealisticWeb
+from webtrawl.testweb.realistic import warm_up as realistic_warm_up
+from webtrawl.testweb.realpages import Templates
+from webtrawl.testweb.realserver import RealServer
+from webtrawl.testweb.server import Listeners, WebServer, bind
 
 
 def crawl_args(
-    host: str, http_port: int, https_port: int, ca_file: Path, *, extra_ports: tuple[int, ...] = (), dns: str = ""
+    host: str,
+    http_port: int,
+    https_port: int,
+    ca_file: Path,
+    *,
+    extra_ports: tuple[int, ...] = (),
+    dns: str = "",
+    pin: bool = True,
 ) -> list[str]:
     """The crawler flags that confine a crawl to a test web listening on ``host`` (an IP address).
 
-    ``extra_ports`` are the chaos listeners; ``dns`` (``127.0.0.1:PORT``) the chaos web's DNS server, which then
-    answers every name that ``--resolve`` does not pin."""
+    ``extra_ports`` are the chaos listeners; ``dns`` (``127.0.0.1:PORT``) the test web's DNS server, which then
+    answers every name that ``--resolve`` does not pin; ``pin=False`` leaves ``*.test`` to that server too."""
     addr = ipaddress.ip_address("127.0.0.1" if host in ("", "localhost") else host)
     if addr.is_unspecified:  # listening on all interfaces: reach it over loopback
         addr = ipaddress.ip_address("127.0.0.1")
     net = ipaddress.ip_network("127.0.0.0/8") if addr.is_loopback else ipaddress.ip_network(addr)
     ports = ",".join(str(p) for p in (http_port, https_port, *extra_ports))
-    args = ["--resolve", f"*.test={addr}", "--ip-allow", str(net), "--ports", ports, "--ca-file", str(ca_file)]
+    args = ["--resolve", f"*.test={addr}"] if pin or not dns else []
+    args += ["--ip-allow", str(net), "--ports", ports, "--ca-file", str(ca_file)]
     return [*args, "--nameservers", dns] if dns else args
 
 
 def _chaos_sockets(host: str) -> tuple[socket.socket, socket.socket, socket.socket]:
     """The chaos web's http and https listeners and its DNS server's UDP socket (always on 127.0.0.1)."""
-    http_sock = bind(host, 0)
-    https_sock = bind(host, 0)
+    return bind(host, 0), bind(host, 0), _udp_socket()
+
+
+def _udp_socket() -> socket.socket:
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
     udp.setblocking(False)
-    return http_sock, https_sock, udp
+    return udp
 
 
 class TestWeb:
@@ -60,6 +74,8 @@ class TestWeb:
     ``stop()`` removes. ``keep_log=False`` keeps no entries in memory and ``fast_loop=True`` serves on uvloop
     (long benchmark runs). ``chaos=True`` adds the hostile hosts of :mod:`webtrawl.testweb.chaos` on two more
     listeners and a DNS server (:attr:`chaos`, :attr:`dns`); the good hosts stay exactly as without it.
+    ``realistic=RealisticOptions()`` serves the realistic web (:mod:`webtrawl.testweb.realistic`, :attr:`real`)
+    instead of the synthetic model, with a DNS server that answers its names.
     """
 
     __test__ = False  # not a pytest test class
@@ -79,8 +95,13 @@ class TestWeb:
         keep_log: bool = True,
         fast_loop: bool = False,
         chaos: bool = False,
+        realistic: RealisticOptions | None = None,
     ) -> None:
+        if chaos and realistic is not None:
+            raise ValueError("the chaos hosts go with the synthetic web only")
         self._n_hosts = n_hosts
+        self._realistic = realistic
+        self.real: RealisticWeb | None = None
         self._seed = seed
         self._options = options or WebOptions()
         self.corpus = Corpus(corpus_dir)
@@ -110,6 +131,7 @@ class TestWeb:
         self.http_port: int = http_sock.getsockname()[1]
         self.https_port: int = https_sock.getsockname()[1]
         chaos_socks = _chaos_sockets(self.host) if self._chaos else None
+        dns_sock = chaos_socks[2] if chaos_socks else _udp_socket() if self._realistic is not None else None
         if self._cert_dir is None or self._log_path is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="webtrawl-testweb-"))
         self.certs = Certs(self._cert_dir or self._tmp or Path())
@@ -122,9 +144,18 @@ class TestWeb:
             options=self._options,
             corpus_size=len(self.corpus),
         )
-        server = WebServer(self.model, self.corpus, self.certs, self.log)
+        server: Listeners = WebServer(self.model, self.corpus, self.certs, self.log)
         chaos_server = None
-        if chaos_socks is not None:
+        if self._realistic is not None and dns_sock is not None:
+            try:
+                server = self._realistic_server(dns_sock)
+            except BaseException:
+                for sock in (http_sock, https_sock, dns_sock):
+                    sock.close()
+                self.log.close()
+                self._cleanup()
+                raise
+        elif chaos_socks is not None:
             self.chaos = ChaosWeb(chaos_socks[0].getsockname()[1], chaos_socks[1].getsockname()[1])
             self.dns = DnsServer(DNS_RECORDS)
             self.dns_address = f"127.0.0.1:{chaos_socks[2].getsockname()[1]}"
@@ -139,11 +170,12 @@ class TestWeb:
             dns_transport = None
             try:
                 loop.run_until_complete(server.start(http_sock, https_sock))
-                if chaos_server is not None and chaos_socks is not None and self.dns is not None:
+                if chaos_server is not None and chaos_socks is not None:
                     loop.run_until_complete(chaos_server.start(chaos_socks[0], chaos_socks[1]))
+                if self.dns is not None and dns_sock is not None:
                     dns = self.dns
                     dns_transport, _ = loop.run_until_complete(
-                        loop.create_datagram_endpoint(lambda: dns, sock=chaos_socks[2])
+                        loop.create_datagram_endpoint(lambda: dns, sock=dns_sock)
                     )
             except BaseException as exc:
                 failure.append(exc)
@@ -163,12 +195,29 @@ class TestWeb:
         if failure:
             self._thread.join()
             self._thread = None
-            for sock in (http_sock, https_sock, *(chaos_socks or ())):
+            for sock in (http_sock, https_sock, *(chaos_socks[:2] if chaos_socks else ()), *filter(None, [dns_sock])):
                 sock.close()
             self.log.close()
             self._cleanup()
             raise failure[0]
         return self
+
+    def _realistic_server(self, udp: socket.socket) -> RealServer:
+        """The realistic web's server and its DNS server (``site<i>.test`` -> this web's address)."""
+        self.real = RealisticWeb(
+            self._n_hosts,
+            Templates(self.corpus),
+            self._seed,
+            http_port=self.http_port,
+            https_port=self.https_port,
+            options=self._realistic,
+        )
+        realistic_warm_up()
+        address = "127.0.0.1" if self.host in ("", "0.0.0.0", "localhost") else self.host
+        real = self.real
+        self.dns = DnsServer({}, resolve=lambda name: [address] if real.host_index(name) is not None else None)
+        self.dns_address = f"127.0.0.1:{udp.getsockname()[1]}"
+        return RealServer(real, self.certs, self.log)
 
     def stop(self) -> None:
         if self._thread is None or self._loop is None:
@@ -203,6 +252,8 @@ class TestWeb:
 
     def crawl_args(self) -> list[str]:
         """``--resolve *.test=127.0.0.1 --ip-allow 127.0.0.0/8 --ports <http>,<https> --ca-file <ca.pem>``."""
+        if self.real is not None:
+            return crawl_args(self.host, self.http_port, self.https_port, self.ca_file, dns=self.dns_address, pin=False)
         if self.chaos is None:
             return crawl_args(self.host, self.http_port, self.https_port, self.ca_file)
         extra = (self.chaos.http_port, self.chaos.https_port)
@@ -210,8 +261,11 @@ class TestWeb:
             self.host, self.http_port, self.https_port, self.ca_file, extra_ports=extra, dns=self.dns_address
         )
 
-    def seeds(self, count: int = 3) -> list[str]:
-        return self.model.seeds(count)
+    def seeds(self, count: int | None = None) -> list[str]:
+        """The first ``count`` seeds (default: 3 of the synthetic web, the realistic web's ``options.seeds``)."""
+        if self.real is not None:
+            return self.real.seeds(count)
+        return self.model.seeds(3 if count is None else count)
 
     def mark(self) -> int:
         """A position in the access log; ``entries(since=mark)`` returns the requests made after it."""

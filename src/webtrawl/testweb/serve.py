@@ -22,6 +22,7 @@ from typing import TextIO
 from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR
 from webtrawl.testweb.harness import TestWeb
 from webtrawl.testweb.model import WebOptions
+from webtrawl.testweb.realistic import RealisticOptions
 
 
 def serve_forever(
@@ -38,6 +39,7 @@ def serve_forever(
     info_path: Path | None = None,
     out: TextIO | None = None,
     chaos: bool = False,
+    realistic: RealisticOptions | None = None,
 ) -> None:
     """Serve the test web until interrupted. Without ``cert_dir`` the CA lives in a temporary directory."""
     out = out or sys.stdout
@@ -54,6 +56,7 @@ def serve_forever(
         keep_log=False,
         fast_loop=True,
         chaos=chaos,
+        realistic=realistic,
     )
     stop = threading.Event()
 
@@ -71,20 +74,28 @@ def serve_forever(
             "ca_file": str(web.ca_file),
             "log_path": str(log_path) if log_path else None,
             "corpus_pages": len(web.corpus),
-            "seeds": web.seeds(3) + ([web.chaos.hub] if web.chaos else []),
+            "web": "realistic" if web.real is not None else "synthetic",
+            "seeds": web.seeds() + ([web.chaos.hub] if web.chaos else []),
             "crawl_args": web.crawl_args(),
         }
+        if web.real is not None:
+            info["shares"] = web.real.shares()
+            info["universe"] = len(web.real.templates.universe)
         if info_path is not None:
             info_path.write_text(json.dumps(info, indent=2) + "\n")
         print(f"testweb: {n_hosts} hosts (seed {seed}) on {host}", file=out)
         print(f"  http port {web.http_port}, https port {web.https_port}", file=out)
         print(f"  CA certificate: {web.ca_file}", file=out)
-        print(f"  corpus pages: {len(web.corpus)} (fraction {web.model.options.corpus_fraction:g})", file=out)
+        if web.real is not None:
+            shares = ", ".join(f"{k} {v:.1%}" for k, v in web.real.shares().items())
+            print(f"  realistic web over {len(web.corpus)} corpus pages: {shares}", file=out)
+        else:
+            print(f"  corpus pages: {len(web.corpus)} (fraction {web.model.options.corpus_fraction:g})", file=out)
         if log_path is not None:
             print(f"  access log: {log_path}", file=out)
         if web.chaos is not None:
             print(f"  chaos hosts on ports {web.chaos.http_port}/{web.chaos.https_port}, hub {web.chaos.hub}", file=out)
-        print(f"  seeds: {' '.join(web.seeds(3))}", file=out)
+        print(f"  seeds: {' '.join(web.seeds())}", file=out)
         print(f"crawler flags: {shlex.join(web.crawl_args())}", file=out)
         print("serving until Ctrl-C", file=out, flush=True)
         stop.wait()
@@ -113,6 +124,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-pages", type=int, default=defaults.max_pages, help="most pages per host")
     parser.add_argument("--crawl-delay", type=float, default=defaults.crawl_delay, help="Crawl-delay of variant 2")
     parser.add_argument("--chaos", action="store_true", help="add the hostile hosts (*.chaos.test) and a DNS server")
+    parser.add_argument(
+        "--web",
+        choices=("synthetic", "realistic"),
+        default="synthetic",
+        help="synthetic: the model tests predict; realistic: corpus pages, real robots.txt shapes and faults",
+    )
+    parser.add_argument("--seeds", type=int, default=RealisticOptions().seeds, help="seeds of the realistic web")
     parser.add_argument("--info-json", type=Path, help="write ports, CA path and crawler flags here as JSON")
 
 
@@ -136,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         options=options,
         info_path=args.info_json,
         chaos=args.chaos,
+        realistic=RealisticOptions(seeds=args.seeds) if args.web == "realistic" else None,
     )
     return 0
 

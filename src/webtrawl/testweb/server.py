@@ -32,25 +32,22 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _client_port(request: web.BaseRequest) -> int:
+def client_port(request: web.BaseRequest) -> int:
     """The client's source port: one per connection, so the log shows which requests shared one."""
     peer = request.transport.get_extra_info("peername") if request.transport is not None else None
     return int(peer[1]) if isinstance(peer, tuple) and len(peer) >= 2 else 0
 
 
-def _host_name(header: str) -> str:
+def host_name(header: str) -> str:
     name, sep, port = header.rpartition(":")
     return (name if sep and port.isdigit() else header).lower()
 
 
-class WebServer:
-    """Serves ``model`` on an http and an https socket; every request goes to ``log``."""
+class Listeners:
+    """An aiohttp low-level server on an http and an https socket, each request to ``_handle``."""
 
-    def __init__(self, model: WebModel, corpus: Corpus, certs: Certs, log: AccessLog) -> None:
-        self.model = model
-        self.corpus = corpus
+    def __init__(self, certs: Certs) -> None:
         self.certs = certs
-        self.log = log
         self._runners: list[web.ServerRunner] = []
 
     async def start(self, http_sock: socket.socket, https_sock: socket.socket) -> None:
@@ -69,6 +66,19 @@ class WebServer:
             await runner.cleanup()
         self._runners.clear()
 
+    async def _handle(self, scheme: str, port: int, request: web.BaseRequest) -> web.StreamResponse:
+        raise NotImplementedError
+
+
+class WebServer(Listeners):
+    """Serves ``model`` on an http and an https socket; every request goes to ``log``."""
+
+    def __init__(self, model: WebModel, corpus: Corpus, certs: Certs, log: AccessLog) -> None:
+        super().__init__(certs)
+        self.model = model
+        self.corpus = corpus
+        self.log = log
+
     def _body(self, reply: Reply) -> tuple[str, tuple[bytes, ...]]:
         page = reply.page
         if page is None:
@@ -81,7 +91,7 @@ class WebServer:
     async def _handle(self, scheme: str, port: int, request: web.BaseRequest) -> web.StreamResponse:
         start_ns = time.time_ns()
         self.log.begin()
-        host = _host_name(request.host)
+        host = host_name(request.host)
         status, sent = 500, 0  # what gets logged if rendering fails (aiohttp then answers 500)
         last_write_ns = 0
         try:
@@ -120,6 +130,6 @@ class WebServer:
                     status=status,
                     nbytes=sent,
                     user_agent=request.headers.get("User-Agent", ""),
-                    client_port=_client_port(request),
+                    client_port=client_port(request),
                 )
             )

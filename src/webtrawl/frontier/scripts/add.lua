@@ -83,8 +83,28 @@ while i <= nargs do
         rest = sub(run, pos + 8, (stop or 0) - 1)
       end
       idx = idx + 1
-      -- caps first: a refused URL is not marked seen, so it can get in once the host's queue has room again
-      if budget > 0 and st.a >= budget then
+      if not h1 then
+        local sha = sha1hex(origin .. rest)
+        h1, h2 = tonumber(sub(sha, 1, 8), 16), tonumber(sub(sha, 9, 16), 16)
+      end
+      if h2 == 0 then h2 = 1 end
+      -- the seen filter first: a URL already admitted is "seen" whatever its host's budget and queue are now
+      -- (checking the caps first counted every rediscovered link of a full host as a drop). GETBIT until the first
+      -- zero bit (a read costs little and is not written to the AOF); a seen URL writes nothing
+      local new, zero = false, 0
+      for b = 0, k - 1 do
+        local off = fmt('%d', (h1 + b * h2) % m)
+        if new then
+          set[4 * (b - zero) + 3] = off
+        elseif call('GETBIT', bloom, off) == 0 then
+          new, zero = true, b
+          set[3] = off
+        end
+      end
+      if not new then
+        seen = seen + 1
+      -- then the caps: a refused URL is not marked seen, so it can get in once the host's queue has room again
+      elseif budget > 0 and st.a >= budget then
         dbudget = dbudget + 1
         refused[nrefused + 1], refused[nrefused + 2] = idx, 'b'
         nrefused = nrefused + 2
@@ -93,41 +113,21 @@ while i <= nargs do
         refused[nrefused + 1], refused[nrefused + 2] = idx, 'c'
         nrefused = nrefused + 2
       else
-        if not h1 then
-          local sha = sha1hex(origin .. rest)
-          h1, h2 = tonumber(sub(sha, 1, 8), 16), tonumber(sub(sha, 9, 16), 16)
+        -- one BITFIELD sets the bits from the first zero one on
+        call('BITFIELD', bloom, unpack(set, 1, 4 * (k - zero)))
+        if not st.o then
+          st.o, st.oset = origin, true
+          newhosts = newhosts + 1
         end
-        if h2 == 0 then h2 = 1 end
-        -- GETBIT until the first zero bit (a read costs little and is not written to the AOF), then one BITFIELD
-        -- that sets the bits from that one on: a seen URL writes nothing
-        local new, zero = false, 0
-        for b = 0, k - 1 do
-          local off = fmt('%d', (h1 + b * h2) % m)
-          if new then
-            set[4 * (b - zero) + 3] = off
-          elseif call('GETBIT', bloom, off) == 0 then
-            new, zero = true, b
-            set[3] = off
-          end
-        end
-        if new then
-          call('BITFIELD', bloom, unpack(set, 1, 4 * (k - zero)))
-          if not st.o then
-            st.o, st.oset = origin, true
-            newhosts = newhosts + 1
-          end
-          local np = st.np + 1
-          st.np = np
-          if origin == st.o then
-            push[np] = meta .. rest
-          else
-            push[np] = meta .. origin .. rest
-          end
-          st.a, st.len = st.a + 1, st.len + 1
-          added = added + 1
+        local np = st.np + 1
+        st.np = np
+        if origin == st.o then
+          push[np] = meta .. rest
         else
-          seen = seen + 1
+          push[np] = meta .. origin .. rest
         end
+        st.a, st.len = st.a + 1, st.len + 1
+        added = added + 1
       end
     until not stop
   end
@@ -159,11 +159,11 @@ while i <= nargs do
   end
 end
 counts['added'] = (counts['added'] or 0) + added
-counts['queued'] = (counts['queued'] or 0) + added
+counts[C_QUEUED] = (counts[C_QUEUED] or 0) + added
 counts['seen'] = (counts['seen'] or 0) + seen
 counts['hosts'] = (counts['hosts'] or 0) + newhosts
-counts['drop:host-queue-cap'] = (counts['drop:host-queue-cap'] or 0) + dcap
-counts['drop:budget'] = (counts['drop:budget'] or 0) + dbudget
+counts[DROP .. R_HOST_QUEUE_CAP] = (counts[DROP .. R_HOST_QUEUE_CAP] or 0) + dcap
+counts[DROP .. R_BUDGET] = (counts[DROP .. R_BUDGET] or 0) + dbudget
 for name, c in pairs(counts) do
   if c ~= 0 then call('HINCRBY', KEYS[1], name, fmt('%d', c)) end
 end

@@ -16,7 +16,7 @@ while i <= #ARGV do
     valid = valid + 1
     redis.call('HDEL', leases, token)
     redis.call('ZREM', deadlines, token)
-    count('inflight', -1)
+    count(C_INFLIGHT, -1)
     for j = first_counter, i - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
     local _, host = split_lease(rec)
     local hk = sp .. 'h:' .. host

@@ -26,8 +26,8 @@ if n > 0 then
   end
 end
 if got > 0 then
-  count('queued', -got)
-  count('inflight', got)
+  count(C_QUEUED, -got)
+  count(C_INFLIGHT, got)
   flush_counts(sp .. 'c')
 end
 local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')

@@ -47,7 +47,7 @@ for _, token in ipairs(tokens) do
   end
 end
 count('reclaimed', taken)
-count('inflight', -taken)
-count('queued', taken)
+count(C_INFLIGHT, -taken)
+count(C_QUEUED, taken)
 flush_counts(sp .. 'c')
 return {#tokens, taken}

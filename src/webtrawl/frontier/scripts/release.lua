@@ -66,8 +66,8 @@ while i <= #ARGV do
         local d, h, r, rest = split_entry(entry)
         redis.call('RPUSH', qk, join_meta(d, h, r + 1) .. rest)
       end
-      count('inflight', -1)
-      count('queued', 1)
+      count(C_INFLIGHT, -1)
+      count(C_QUEUED, 1)
     end
     local next_entry = hold and not failed and redis.call('LPOP', qk)
     if next_entry then
@@ -75,8 +75,8 @@ while i <= #ARGV do
       redis.call('HSET', leases, next_token, owner .. ' ' .. host .. ' ' .. next_entry)
       redis.call('ZADD', deadlines, nxt + lease_ttl, next_token)
       redis.call('HSET', hk, 'l', next_token)
-      count('queued', -1)
-      count('inflight', 1)
+      count(C_QUEUED, -1)
+      count(C_INFLIGHT, 1)
       count('session-leases', 1)
       local n = #held
       held[n + 1], held[n + 2], held[n + 3] = index, next_token, redis.call('HGET', hk, 'o') or ''

@@ -1,0 +1,129 @@
+"""Undo Content-Encoding with a hard cap on the output, so a 10 KB gzip bomb cannot take a parser's memory.
+
+Every decoder is driven with an output limit (zlib ``max_length``, brotli ``output_buffer_limit``, zstd
+bounded reads): we ask for one byte more than the cap and call it a bomb if we get it. A body cut short by the
+fetcher's size cap (or by the server) decodes to the prefix that arrived; only bytes that are not valid
+for the coding are ``bad-content``.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import cast
+
+import brotli
+import zstandard
+
+from webtrawl.errors import BadContent, DecompressionBomb
+
+# gzip/deflate through ISA-L when it is installed (it is a dependency, for WARC writing): the same streams and API
+# as zlib, 2.4x less CPU to inflate a 174 KB corpus page (145 vs 345 us).
+_inflate: ModuleType = zlib
+_INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error,)
+try:
+    from isal import isal_zlib  # type: ignore[import-not-found,unused-ignore]
+
+    _inflate, _INFLATE_ERRORS = isal_zlib, (zlib.error, cast(type[Exception], isal_zlib.error))
+except ImportError:  # pragma: no cover - optional speed-up
+    pass
+
+_ZSTD_WINDOW = 8 * 1024 * 1024  # RFC 9659: HTTP zstd decoders need no larger window
+_ZSTD_READ = 256 * 1024
+_BROTLI_STEP = 1024 * 1024
+
+
+def _bomb(cap: int) -> DecompressionBomb:
+    return DecompressionBomb(f"decoded body exceeds {cap} bytes")
+
+
+def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
+    """zlib/gzip stream(s); concatenated gzip members (RFC 1952 allows them) are all decoded."""
+    out: list[bytes] = []
+    size = 0
+    while True:
+        d = _inflate.decompressobj(wbits)
+        chunk = d.decompress(data, cap + 1 - size)
+        size += len(chunk)
+        out.append(chunk)
+        if size > cap:
+            raise _bomb(cap)
+        data = d.unused_data
+        if not (d.eof and data.startswith(b"\x1f\x8b")):
+            return b"".join(out)  # trailing garbage after the last member is ignored, as browsers do
+
+
+def _gzip(data: bytes, cap: int) -> bytes:
+    return _zlib(data, cap, 32 + zlib.MAX_WBITS)  # 32: accept gzip or zlib header (servers mix them up)
+
+
+def _deflate(data: bytes, cap: int) -> bytes:
+    """``deflate`` is meant to be zlib-wrapped, but many servers send raw deflate: try both."""
+    try:
+        return _zlib(data, cap, zlib.MAX_WBITS)
+    except _INFLATE_ERRORS:
+        return _zlib(data, cap, -zlib.MAX_WBITS)
+
+
+def _brotli(data: bytes, cap: int) -> bytes:
+    """In steps of ``_BROTLI_STEP``: brotli may overshoot ``output_buffer_limit`` by half again, so one call
+    with the whole cap could allocate 1.5x the cap; small steps keep the overshoot to one step."""
+    dec = brotli.Decompressor()
+    out: list[bytes] = []
+    size = 0
+    chunk = dec.process(data, output_buffer_limit=min(_BROTLI_STEP, cap + 1))
+    while True:
+        out.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            raise _bomb(cap)
+        if dec.is_finished() or dec.can_accept_more_data():  # done, or the input ran out (a cut body)
+            return b"".join(out)
+        chunk = dec.process(b"", output_buffer_limit=min(_BROTLI_STEP, cap + 1 - size))
+
+
+def _zstd(data: bytes, cap: int) -> bytes:
+    dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_WINDOW)
+    out: list[bytes] = []
+    size = 0
+    with dctx.stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+        while True:
+            chunk = reader.read(min(_ZSTD_READ, cap + 1 - size))
+            if not chunk:
+                return b"".join(out)
+            size += len(chunk)
+            out.append(chunk)
+            if size > cap:
+                raise _bomb(cap)
+
+
+_DECODERS: dict[str, Callable[[bytes, int], bytes]] = {
+    "gzip": _gzip,
+    "x-gzip": _gzip,
+    "deflate": _deflate,
+    "br": _brotli,
+    "zstd": _zstd,
+}
+_ERRORS = (*_INFLATE_ERRORS, brotli.error, zstandard.ZstdError)
+
+
+def content_codings(values: list[str]) -> list[str]:
+    """The codings named by all Content-Encoding header values, in the order they were applied."""
+    return [c for v in values for part in v.split(",") if (c := part.strip().lower()) and c != "identity"]
+
+
+def decompress(body: bytes, codings: list[str], cap: int) -> bytes:
+    """``body`` with ``codings`` undone (last applied first). Raises DecompressionBomb or BadContent."""
+    for coding in reversed(codings):
+        if not body:
+            return body
+        decoder = _DECODERS.get(coding)
+        if decoder is None:
+            raise BadContent(f"unsupported content-encoding {coding!r}")
+        try:
+            body = decoder(body, cap)
+        except _ERRORS as exc:
+            raise BadContent(f"broken {coding} data: {exc}") from None
+    return body

@@ -1,0 +1,19 @@
+"""Extraction: user rules, Python callbacks and main text, run in the parser processes on the parsed page."""
+
+from webtrawl.extract.base import Extractor, ExtractResult, Follow
+from webtrawl.extract.document import Document
+from webtrawl.extract.page import Page
+from webtrawl.extract.pipeline import EXTRACT_ERROR, Extraction, absolute_spec, build_extraction, load_extractor
+
+__all__ = [
+    "EXTRACT_ERROR",
+    "Document",
+    "ExtractResult",
+    "Extraction",
+    "Extractor",
+    "Follow",
+    "Page",
+    "absolute_spec",
+    "build_extraction",
+    "load_extractor",
+]

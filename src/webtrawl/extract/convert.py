@@ -1,0 +1,60 @@
+"""Type conversion of extracted values (``type = "int" | "float" | "date"``) and the post-filter regex."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from typing import Any
+
+TYPES = ("str", "int", "float", "date")
+_INT = re.compile(r"[-+]?\d+")
+_FLOAT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
+_DATE_FORMATS = ("%d %B %Y", "%B %d, %Y", "%b %d, %Y", "%d %b %Y", "%B %d %Y", "%b. %d, %Y", "%Y/%m/%d", "%d.%m.%Y")
+_SEPARATORS = str.maketrans("", "", ",\u00a0\u202f _'")
+
+
+def convert(value: Any, kind: str) -> Any:
+    """``value`` as ``kind``, or None if it does not convert (the field's default then applies)."""
+    if kind == "str":
+        return value if isinstance(value, str) else None if value is None else str(value)
+    if kind in ("int", "float") and isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value) if kind == "int" else float(value)
+    text = str(value).strip()
+    if kind == "int":
+        m = _INT.search(text.translate(_SEPARATORS))
+        return int(m.group(0)) if m else None
+    if kind == "float":
+        m = _FLOAT.search(text.translate(_SEPARATORS))
+        return float(m.group(0)) if m else None
+    return to_date(text)
+
+
+def to_date(text: str) -> str | None:
+    """An ISO 8601 date (``2019-11-19``) or date-time (with its offset, if given) from common spellings."""
+    m = _ISO_DATE.search(text)
+    if m:
+        found = m.group(0)
+        try:
+            if len(found) == 10:
+                return date.fromisoformat(found).isoformat()
+            return datetime.fromisoformat(found.replace("Z", "+00:00")).isoformat()
+        except ValueError:
+            return None
+    cleaned = " ".join(text.replace("Published", "").replace("Updated", "").split()).strip(" :,")
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(cleaned, fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def refine(values: list[str], pattern: re.Pattern[str]) -> list[str]:
+    """Each value's first match of ``pattern`` (its first group if it has one); values without a match go."""
+    out = []
+    for value in values:
+        m = pattern.search(value)
+        if m:
+            out.append(m.group(1) if pattern.groups else m.group(0))
+    return out

@@ -1,0 +1,102 @@
+"""One page as extraction sees it: decoded text and its parsed trees, each built at most once and only when used.
+
+``text`` may be handed over as UTF-8 bytes (what lexbor parsed): it is decoded on first use.
+
+``tree`` is the lexbor tree the parser built for link extraction (reused, not parsed again); ``selector`` is a
+parsel (lxml) selector, parsed on first use by XPath fields, CSS selectors lexbor cannot run, and callbacks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cached_property
+from typing import Any
+
+from parsel import Selector
+from selectolax.lexbor import LexborHTMLParser
+
+_XML = re.compile(r"[/+]xml$")
+
+
+class Document:
+    def __init__(
+        self,
+        *,
+        url: str,
+        text: str | bytes,
+        final_url: str = "",
+        status: int = 200,
+        headers: list[tuple[str, str]] | None = None,
+        content_type: str = "text/html",
+        depth: int = 0,
+        tree: LexborHTMLParser | None = None,
+    ) -> None:
+        self.url = url
+        self.final_url = final_url or url
+        self.status = status
+        self.headers = headers or []
+        self.content_type = content_type
+        self.depth = depth
+        self._raw = text  # UTF-8 bytes are decoded only if something reads ``text`` (CSS rules on the tree do not)
+        self._tree = tree
+
+    @cached_property
+    def text(self) -> str:
+        raw = self._raw
+        return raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+
+    @property
+    def tree(self) -> LexborHTMLParser:
+        if self._tree is None:
+            self._tree = LexborHTMLParser(self._raw)
+        return self._tree
+
+    @cached_property
+    def selector(self) -> Selector:
+        kind = "xml" if _XML.search(self.content_type) else "html"
+        return Selector(text=self.text or "<html></html>", type=kind, base_url=self.final_url)
+
+    @cached_property
+    def meta(self) -> dict[str, str]:
+        """``<meta name|property|itemprop=... content=...>``: the first content of each name (names lower-case)."""
+        out: dict[str, str] = {}
+        for node in self.tree.css("meta[content]"):
+            attrs = node.attributes
+            content = attrs.get("content")
+            if content is None:
+                continue
+            for key in ("name", "property", "itemprop", "http-equiv"):
+                name = attrs.get(key)
+                if name:
+                    out.setdefault(name.strip().lower(), content.strip())
+        return out
+
+    @cached_property
+    def jsonld(self) -> list[dict[str, Any]]:
+        """Every JSON-LD object of the page, ``@graph`` members flattened in; blocks that do not parse are skipped."""
+        found: list[dict[str, Any]] = []
+        for node in self.tree.css('script[type="application/ld+json"]'):
+            try:
+                data = json.loads(node.text(deep=True) or "null", strict=False)
+            except ValueError:
+                continue
+            _flatten(data, found)
+        return found
+
+    @cached_property
+    def language(self) -> str:
+        node = self.tree.css_first("html")
+        lang = node.attributes.get("lang") if node is not None else None
+        return (lang or self.meta.get("content-language", "")).strip().split(",")[0][:16]
+
+
+def _flatten(data: Any, out: list[dict[str, Any]]) -> None:
+    if isinstance(data, list):
+        for item in data:
+            _flatten(item, out)
+    elif isinstance(data, dict):
+        out.append(data)
+        graph = data.get("@graph")
+        if graph is not None:
+            _flatten(graph, out)

@@ -1,0 +1,133 @@
+"""Extraction as the parser runs it on one page: the user's extractor, then main text, then scrubbing.
+
+User code that fails on a page (raises, runs past ``--extract-timeout``, yields what is not a JSON-able dict) makes
+that page's record ``error = "extract-error"`` with a short detail; its traceback is logged once per distinct error
+(type and place), and the crawl goes on. The page's links are then followed as if there were no extraction.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from webtrawl.errors import UserCodeError
+from webtrawl.extract.base import Extractor, ExtractResult
+from webtrawl.extract.callback import is_callback_spec, load_callback
+from webtrawl.extract.document import Document
+from webtrawl.extract.limits import TimeLimit, time_limit
+from webtrawl.extract.pii import scrub, scrub_text
+from webtrawl.extract.rules import load_rules
+from webtrawl.extract.text import check_available, main_text
+from webtrawl.redact import redact
+from webtrawl.store.base import PageRecord
+
+if TYPE_CHECKING:
+    from webtrawl.config import CrawlConfig
+
+log = logging.getLogger("webtrawl.extract")
+
+EXTRACT_ERROR = UserCodeError.reason
+_MAX_DETAIL = 300
+_MAX_LOGGED = 1000
+
+
+def load_extractor(spec: str) -> Extractor:
+    """The extractor ``--extract`` names; :class:`~webtrawl.errors.InputError` (file, line) if it cannot be built."""
+    if is_callback_spec(spec) and not Path(spec).is_file():
+        return load_callback(spec)
+    return load_rules(Path(spec).expanduser())
+
+
+@dataclass(slots=True)
+class Extraction:
+    extractor: Extractor | None = None
+    text: bool = False
+    scrub_pii: bool = False
+    timeout: float = 5.0
+    text_max_bytes: int = 2 * 1024 * 1024
+    _logged: set[tuple[str, str]] = field(default_factory=set, init=False)  # errors whose traceback was logged
+
+    def run(self, doc: Document, record: PageRecord, *, html: bool = True) -> ExtractResult:
+        """Items and links of ``doc``; fills the record's ``items`` and main-text fields, or its extract-error."""
+        result = ExtractResult()
+        if self.extractor is not None:
+            try:
+                with time_limit(self.timeout):
+                    result = self.extractor.extract(doc)
+                result.items = [self._clean(item) for item in result.items]
+            except (Exception, TimeLimit) as exc:
+                self._failed(record, exc, doc.url)
+                result = ExtractResult()
+            record.items = len(result.items)
+        if self.text and html:
+            self._text(doc, record)
+        return result
+
+    def _clean(self, item: dict[str, Any]) -> dict[str, Any]:
+        if not all(isinstance(key, str) for key in item):
+            raise UserCodeError("an item's keys must be strings")
+        try:
+            fields: dict[str, Any] = msgspec.to_builtins(item)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise UserCodeError(f"an item is not JSON serialisable: {exc}") from None
+        return scrub(fields) if self.scrub_pii else fields
+
+    def _text(self, doc: Document, record: PageRecord) -> None:
+        try:
+            with time_limit(self.timeout):
+                found = main_text(doc, self.text_max_bytes)
+        except (Exception, TimeLimit) as exc:
+            self._failed(record, exc, doc.url, what="main text")
+            return
+        text = scrub_text(found.text) if self.scrub_pii else found.text
+        record.text, record.text_title, record.author = text, found.title, found.author
+        record.date, record.language = found.date, found.language
+
+    def _failed(self, record: PageRecord, exc: BaseException, url: str, what: str = "extraction") -> None:
+        if isinstance(exc, TimeLimit):
+            detail = f"{what} ran past --extract-timeout {self.timeout:g}s"
+            where = ""
+        else:
+            frames = traceback.extract_tb(exc.__traceback__)
+            where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+            detail = f"{type(exc).__name__}: {exc}"
+        record.error = EXTRACT_ERROR
+        record.error_detail = redact(f"{detail}{where}")[:_MAX_DETAIL]
+        key = (type(exc).__name__, where)
+        if key not in self._logged and len(self._logged) < _MAX_LOGGED:
+            self._logged.add(key)
+            tb = "" if isinstance(exc, TimeLimit) else "".join(traceback.format_exception(exc)).rstrip()
+            log.error(
+                "%s failed on %s: %s (logged once per distinct error)%s",
+                what,
+                redact(url),
+                record.error_detail,
+                f"\n{tb}" if tb else "",
+            )
+
+
+def absolute_spec(spec: str) -> str:
+    """``--extract`` with its file made absolute (a resume from another directory finds it again)."""
+    if not spec:
+        return spec
+    if Path(spec).expanduser().is_file():
+        return str(Path(spec).expanduser().resolve())
+    target, sep, name = spec.rpartition(":")
+    if sep and target.endswith(".py") and Path(target).expanduser().is_file():
+        return f"{Path(target).expanduser().resolve()}:{name}"
+    return spec
+
+
+def build_extraction(cfg: CrawlConfig) -> Extraction | None:
+    """What the config asks for, built in this process; None without --extract and --text."""
+    if not cfg.extract and not cfg.text:
+        return None
+    if cfg.text:
+        check_available()
+    extractor = load_extractor(cfg.extract) if cfg.extract else None
+    return Extraction(extractor, cfg.text, cfg.scrub_pii, cfg.extract_timeout, cfg.text_max_bytes)

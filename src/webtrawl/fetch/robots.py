@@ -1,0 +1,188 @@
+"""robots.txt per origin (RFC 9309): fetch, interpret the status, cache locally and in the frontier store.
+
+Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it); a 4xx,
+a redirect loop or more than five redirects mean "no rules"; a 5xx, 429, timeout or network error mean
+"complete disallow for now". That unavailable state is kept only briefly so it is retried with growing gaps;
+after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS failure gives up at
+once: those are not transient, and the host's URLs are then recorded with that reason. Matching is
+``webtrawl.politeness.RobotsRules``; the local LRU is bounded by the estimated memory of each origin's rules (body
+and compiled matcher, see ``RobotsRules.size``), and origins with identical bodies share one compiled matcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Protocol
+from urllib.parse import urljoin, urlsplit
+
+from webtrawl.config import CrawlConfig
+from webtrawl.decompress import content_codings, decompress
+from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
+from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.politeness.robots import RobotsRules
+from webtrawl.politeness.robotstxt import whole_lines
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_MAX_HOPS = 5
+_GAP_MARGIN_S = 0.01  # as in the fetcher: the server's view of our request's end lags ours a little
+_HOST_BROKEN = frozenset({"dns", "tls"})  # robots.txt failures that are not worth retrying (see backoff.py)
+
+
+class RobotsStore(Protocol):
+    """Where robots.txt results are shared between processes (the async frontier)."""
+
+    async def get_robots(self, origin: str) -> bytes | None: ...
+
+    async def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None: ...
+
+
+class RobotsCache:
+    """Process-local LRU in front of the shared store, and the robots.txt fetch itself."""
+
+    def __init__(
+        self,
+        store: RobotsStore,
+        client: HttpClient,
+        cfg: CrawlConfig,
+        *,
+        max_entries: int = 20_000,
+        max_bytes: int = 32 * 1024 * 1024,
+        retry_base_s: float = 60.0,
+        unavailable_limit: int = 5,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._client = client
+        self._cfg = cfg
+        self._token = cfg.product_token
+        self._lru: OrderedDict[str, RobotsRules] = OrderedDict()
+        self._lru_bytes = 0
+        self._max_entries, self._max_bytes = max_entries, max_bytes
+        self._retry_base_s = retry_base_s
+        self._unavailable_limit = unavailable_limit
+        self._clock = clock
+        self._inflight: dict[str, asyncio.Task[RobotsRules]] = {}
+        self._absent: set[str] = set()  # origins cached() just found nowhere: fetch() need not ask the store again
+
+    async def cached(self, origin: str) -> RobotsRules | None:
+        """Fresh rules of ``origin`` from this process or the store, or None if they must be fetched."""
+        now = self._clock()
+        rules = self._lru.get(origin)
+        if rules is not None and rules.fresh(now):
+            self._lru.move_to_end(origin)
+            return rules
+        rules = await self._load(origin)
+        if rules is None:
+            if len(self._absent) > 10_000:
+                self._absent.clear()
+            self._absent.add(origin)
+        return rules if rules is not None and rules.fresh(now) else None
+
+    async def fetch(self, origin: str) -> RobotsRules:
+        """GET ``<origin>/robots.txt`` now and store the result. Raises PolicyError if the origin itself is
+        refused (address, port, scheme); every other failure becomes rules."""
+        task = self._inflight.get(origin)
+        if task is None:
+            task = asyncio.ensure_future(self._fetch(origin))
+            self._inflight[origin] = task
+            task.add_done_callback(lambda _t: self._inflight.pop(origin, None))
+        return await asyncio.shield(task)
+
+    async def _fetch(self, origin: str) -> RobotsRules:
+        if origin in self._absent:  # cached() found nothing a moment ago: one store round trip less per new host
+            self._absent.discard(origin)
+            previous = self._lru.get(origin)
+        else:
+            previous = self._lru.get(origin) or await self._load(origin)
+        rules = await self._download(origin)
+        now = self._clock()
+        ttl = self._cfg.politeness.robots_ttl
+        if rules.unavailable:
+            rules.failures = previous.failures + 1 if previous is not None and previous.unavailable else 1
+            if rules.error in _HOST_BROKEN:  # no name or no trustworthy TLS: retrying robots.txt will not help
+                rules.failures = max(rules.failures, self._unavailable_limit)
+            if rules.failures < self._unavailable_limit:
+                ttl = min(ttl, self._retry_base_s * 2 ** (rules.failures - 1))
+        rules.expires_at = now + ttl
+        # The store keeps every state for the full robots TTL so the count of unavailable results survives
+        # between the short-lived unavailable states; freshness is decided by expires_at inside the value.
+        await self._store.set_robots(origin, rules.encode(), self._cfg.politeness.robots_ttl)
+        self._remember(origin, rules)
+        return rules
+
+    async def _download(self, origin: str) -> RobotsRules:
+        url = origin.rstrip("/") + "/robots.txt"
+        for hop in range(_MAX_HOPS + 1):
+            try:
+                resp = await self._client.fetch(
+                    url, max_body=self._cfg.limits.max_robots, timeout=self._cfg.timeouts.robots
+                )
+            except PolicyError as exc:
+                if hop == 0:
+                    raise  # the origin itself is refused: so is every page on it
+                return self._rules(b"", status=0, error=f"redirect-{exc.reason}")
+            except TransportError as exc:
+                return self._rules(b"", status=0, unavailable=True, error=exc.reason)
+            location = resp.header("location")
+            if resp.status in _REDIRECTS and location:
+                previous_host = urlsplit(url).hostname
+                url = urljoin(url, location.strip())
+                if urlsplit(url).hostname == previous_host:
+                    # Another request to the same host: it gets the same politeness gap as any other. The host
+                    # stays leased meanwhile, so nothing else is sent to it.
+                    await asyncio.sleep(self._cfg.politeness.delay + _GAP_MARGIN_S)
+                continue
+            return self._from_response(resp)
+        return self._rules(b"", status=0, error="redirects")
+
+    def _from_response(self, resp: Response) -> RobotsRules:
+        status = resp.status
+        if 200 <= status < 300:
+            cap = self._cfg.limits.max_robots
+            codings = content_codings([v for k, v in resp.headers if k.lower() == "content-encoding"])
+            try:
+                body = decompress(resp.body, codings, self._cfg.limits.max_decompressed)
+            except (BadContent, DecompressionBomb) as exc:
+                return self._rules(b"", status=status, error=exc.reason)
+            if resp.truncated or len(body) > cap:
+                body = whole_lines(body[:cap])
+            return self._rules(body, status=status)
+        if status == 429 or status >= 500 or status < 200:
+            return self._rules(b"", status=status, unavailable=True, error=f"http-{status // 100}xx")
+        return self._rules(b"", status=status, error=f"http-{status // 100}xx")  # 4xx, odd 3xx: no rules
+
+    def _rules(self, body: bytes, *, status: int, unavailable: bool = False, error: str = "") -> RobotsRules:
+        return RobotsRules(
+            body,
+            token=self._token,
+            status=status,
+            unavailable=unavailable,
+            error=error,
+            max_bytes=self._cfg.limits.max_robots,
+        )
+
+    async def _load(self, origin: str) -> RobotsRules | None:
+        data = await self._store.get_robots(origin)
+        if data is None:
+            return None
+        try:
+            rules = RobotsRules.decode(data)
+        except ValueError:
+            return None
+        rules.token = self._token  # the stored token may be of an earlier run with another User-Agent
+        rules.max_bytes = self._cfg.limits.max_robots
+        self._remember(origin, rules)
+        return rules
+
+    def _remember(self, origin: str, rules: RobotsRules) -> None:
+        old = self._lru.pop(origin, None)
+        if old is not None:
+            self._lru_bytes -= old.size
+        self._lru[origin] = rules
+        self._lru_bytes += rules.size
+        while self._lru and (len(self._lru) > self._max_entries or self._lru_bytes > self._max_bytes):
+            _, evicted = self._lru.popitem(last=False)
+            self._lru_bytes -= evicted.size

@@ -1,0 +1,58 @@
+"""Names shared by Python and the frontier's Lua scripts, defined once.
+
+A counter in a shard's ``c`` hash is a plain name (``queued``, ``fetched``...) or a reason with a prefix:
+``err:<reason>`` for URLs that failed, ``drop:<reason>`` for URLs our own policies did not follow. The reasons are
+the ``reason`` attributes of :mod:`webtrawl.errors` plus the frontier's own refusals below. The Lua scripts get these
+values from :func:`lua_prelude` (prepended by ``frontier/scripts.py``), never as literals of their own.
+"""
+
+from __future__ import annotations
+
+from webtrawl import errors
+
+ERR_PREFIX = "err:"
+DROP_PREFIX = "drop:"
+
+# Refusals of frontier/scripts/add.lua and frontier/adding.py (AddResult.refused): written to the dropped stream.
+HOST_QUEUE_CAP = "host-queue-cap"
+BUDGET = errors.BudgetExceeded.reason
+FRONTIER_CAP = "frontier-cap"
+
+# Counters the scripts and the parsers both touch.
+QUEUED = "queued"
+INFLIGHT = "inflight"
+
+_POLICY_REASONS: frozenset[str] | None = None
+
+
+def policy_reasons() -> frozenset[str]:
+    """Reasons of our own policies: every :class:`errors.PolicyError` subclass, and the frontier's refusals."""
+    global _POLICY_REASONS
+    if _POLICY_REASONS is None:
+        todo: list[type[errors.WebtrawlError]] = [errors.PolicyError]
+        found: set[str] = {HOST_QUEUE_CAP, FRONTIER_CAP}
+        while todo:
+            cls = todo.pop()
+            found.add(cls.reason)
+            todo.extend(cls.__subclasses__())
+        _POLICY_REASONS = frozenset(found)
+    return _POLICY_REASONS
+
+
+def counter_for(reason: str) -> str:
+    """``drop:<reason>`` for our own policies, ``err:<reason>`` otherwise."""
+    return (DROP_PREFIX if reason in policy_reasons() else ERR_PREFIX) + reason
+
+
+def lua_prelude() -> str:
+    """Lua locals with the same values, prepended to every frontier script."""
+    names = {
+        "ERR": ERR_PREFIX,
+        "DROP": DROP_PREFIX,
+        "R_HOST_QUEUE_CAP": HOST_QUEUE_CAP,
+        "R_BUDGET": BUDGET,
+        "R_FRONTIER_CAP": FRONTIER_CAP,
+        "C_QUEUED": QUEUED,
+        "C_INFLIGHT": INFLIGHT,
+    }
+    return "".join(f"local {name} = '{value}'\n" for name, value in names.items())

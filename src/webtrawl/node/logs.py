@@ -1,0 +1,98 @@
+"""Log output of a node: text or JSON lines (``--log-format json``, one object per line for log shippers), on
+stderr and in files under ``<out>/logs/`` rotated by size (``--log-max-bytes``, ``--log-backups``).
+
+Each process writes its own file (``trawl.log`` for the supervisor, ``fetcher-0.log``, ``parser-1.log``...):
+rotation by several writers of one file would race, and a queue to the supervisor is exactly the shared lock a
+killed process can leave held (see docs/architecture.md). Children get their logging set up before their work
+starts (:func:`child_entry` wraps their target), so their warnings have the same format as the supervisor's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_RESERVED = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """``{"ts": "2026-11-23T18:00:01.123Z", "level": "WARNING", "logger": ..., "msg": ..., "process": ...}``."""
+
+    def __init__(self, static: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.static = static or {}
+
+    def format(self, record: logging.LogRecord) -> str:
+        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+        doc: dict[str, Any] = {
+            "ts": ts,
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+            "process": record.processName,
+            "pid": record.process,
+            **self.static,
+        }
+        for key, value in vars(record).items():  # extra={...} fields, e.g. the alert name
+            if key not in _RESERVED and not key.startswith("_"):
+                doc[key] = value if isinstance(value, str | int | float | bool) or value is None else str(value)
+        if record.exc_info:
+            doc["exc"] = self.formatException(record.exc_info)
+        return json.dumps(doc, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class LogSetup:
+    """Picklable: handed to child processes."""
+
+    fmt: str = "text"  # "text" or "json"
+    directory: Path | None = None  # <out>/logs; None: no files
+    max_bytes: int = 10 * 1024 * 1024
+    backups: int = 5
+    level: int = logging.INFO
+    node: str = ""
+
+    def formatter(self) -> logging.Formatter:
+        if self.fmt == "json":
+            return JsonFormatter({"node": self.node} if self.node else None)
+        return logging.Formatter(TEXT_FORMAT, datefmt="%H:%M:%S")
+
+    def file_handler(self, name: str) -> logging.Handler | None:
+        if self.directory is None or self.max_bytes <= 0:
+            return None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            self.directory / f"{name}.log", maxBytes=self.max_bytes, backupCount=self.backups, encoding="utf-8"
+        )
+        # files always carry the full date: a crawl runs for days
+        fmt = self.formatter() if self.fmt == "json" else logging.Formatter(TEXT_FORMAT)
+        handler.setFormatter(fmt)
+        return handler
+
+    def apply(self, name: str, *, stderr_level: int | None = None) -> None:
+        """Make this the process's logging: stderr (at ``stderr_level``) and the rotated file ``<name>.log``."""
+        root = logging.getLogger()
+        for old in list(root.handlers):
+            root.removeHandler(old)
+        stream = logging.StreamHandler(sys.stderr)
+        stream.setFormatter(self.formatter())
+        stream.setLevel(self.level if stderr_level is None else stderr_level)
+        root.addHandler(stream)
+        handler = self.file_handler(name)
+        if handler is not None:
+            root.addHandler(handler)
+        root.setLevel(min(self.level, logging.INFO))
+
+
+def child_entry(setup: LogSetup, name: str, target: Callable[[Any], None], args: Any) -> None:
+    """A child process's real entry point: its logging first, then its work (warnings to stderr as before)."""
+    setup.apply(name, stderr_level=logging.WARNING)
+    target(args)

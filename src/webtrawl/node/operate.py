@@ -1,0 +1,253 @@
+"""What a node does each tick for the people operating it: progress and ETA, alerts, the dashboard's document.
+
+The supervisor already reads the crawl's counters once a tick (``_snapshot``); this module adds only what the
+dashboard needs beyond that, at most once every few seconds (the host sample, the node list) and only while the
+dashboard is on. Viewers never cause a Redis read: :class:`~webtrawl.metrics.dashboard.Dashboard` serves the
+document published here.
+
+:func:`status_document` is the one shape of that document, for a node's dashboard and for ``trawl status --serve``
+(and the keys ``trawl status --json`` shares with it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from webtrawl.config import CrawlConfig, to_saved
+from webtrawl.frontier.base import Counters
+from webtrawl.frontier.connect import SyncClient, is_cluster, mask_url
+from webtrawl.metrics.alerts import Alerts, AlertSettings, Sample
+from webtrawl.metrics.dashboard import Dashboard
+from webtrawl.metrics.downloaded import DownloadedBytes
+from webtrawl.metrics.history import History
+from webtrawl.metrics.procs import output_bytes
+from webtrawl.metrics.progress import Progress, compute, errors_total
+from webtrawl.metrics.rates import RateWindow, Snapshot
+from webtrawl.metrics.report import DROP_PREFIX, ERR_PREFIX, reasons
+from webtrawl.node.hosts import sample_hosts
+from webtrawl.node.presence import list_nodes
+
+log = logging.getLogger("webtrawl.node")
+
+_SLOW_EVERY_S = 5.0  # host sample, node list, output size
+_HIDDEN_SETTINGS = frozenset(("ui_token", "alert_cmd", "seeds_file"))  # secrets, and nothing a viewer needs
+WATCHED = ("supervisor", "fetcher", "parser")
+
+
+def alert_settings(cfg: CrawlConfig) -> AlertSettings:
+    memory = cfg.alert_memory or (int(cfg.max_memory * 0.9) if cfg.max_memory else 0)
+    return AlertSettings(
+        error_rate=cfg.alert_error_rate,
+        window_s=cfg.alert_window,
+        min_urls=cfg.alert_min_urls,
+        stall_s=cfg.alert_stall,
+        memory=memory,
+        disk_free=cfg.alert_disk_free,
+        redis_memory=cfg.alert_redis_memory,
+        cmd=cfg.alert_cmd,
+    )
+
+
+def shown_settings(cfg: CrawlConfig) -> dict[str, Any]:
+    saved = {k: v for k, v in to_saved(cfg).items() if k not in _HIDDEN_SETTINGS}
+    if saved.get("redis"):
+        saved["redis"] = mask_url(saved["redis"])
+    return saved
+
+
+def redis_max_memory(client: SyncClient) -> int:
+    """Redis ``maxmemory`` in bytes (0: none, or CONFIG is not allowed, as on some managed services)."""
+    with contextlib.suppress(redis.RedisError):
+        reply: Any = client.config_get("maxmemory")
+        if is_cluster(client) and isinstance(reply, dict) and "maxmemory" not in reply:
+            reply = next(iter(reply.values()), {})
+        return int(reply.get("maxmemory", 0) or 0)
+    return 0
+
+
+def status_document(
+    counters: Counters,
+    *,
+    scope: str,
+    rates: dict[str, float],
+    progress: Progress,
+    redis_used_memory: int,
+    **rest: Any,
+) -> dict[str, Any]:
+    """The dashboard's JSON: the counters and everything derived from them; ``rest`` adds node, state, elapsed,
+    processes, nodes, hosts, settings, alerts, history."""
+    doc: dict[str, Any] = {
+        "at": time.time(),
+        "scope": scope,
+        "counters": counters.values,
+        "queued": counters.queued,
+        "inflight": counters.inflight,
+        "ready_hosts": counters.ready_hosts,
+        "waiting_hosts": counters.waiting_hosts,
+        "errors": reasons(counters, ERR_PREFIX),
+        "dropped": reasons(counters, DROP_PREFIX),
+        "rates": rates,
+        "progress": progress.as_dict(),
+        "redis_used_memory": redis_used_memory,
+    }
+    doc.update(rest)
+    return doc
+
+
+def _error_counters(counters: Counters) -> Counters:
+    return Counters(values={"fetched": counters.get("fetched"), "errors": errors_total(counters)})
+
+
+class Operations:
+    """Per-tick work of a node for its operators; :meth:`observe` before the display, :meth:`publish` after."""
+
+    def __init__(self, cfg: CrawlConfig, out: Path, client: SyncClient, prefix: str) -> None:
+        self.cfg = cfg
+        self.out = out
+        self.client = client
+        self.prefix = prefix
+        self.alerts = Alerts(alert_settings(cfg), node=cfg.node_id)
+        self.history = History()
+        self._err_rates = RateWindow(60.0)
+        self.dashboard: Dashboard | None = None
+        if cfg.ui_port:
+            self.dashboard = Dashboard(cfg.ui_port, cfg.ui_bind, cfg.ui_token, title=f"webtrawl {cfg.node_id}")
+        self._redis_max = redis_max_memory(client)
+        self._slow_at = float("-inf")
+        self._hosts: dict[str, list[dict[str, Any]]] = {"slowest": [], "failing": []}
+        self._nodes: list[dict[str, Any]] = []
+        self.bytes_written = 0
+        self._downloaded = DownloadedBytes(out / "records")
+        self.bytes_downloaded = 0
+        self.progress: Progress | None = None
+
+    def start(self) -> None:
+        if self.dashboard is not None:
+            self.dashboard.start()
+
+    def stop(self) -> None:
+        if self.dashboard is not None:
+            self.dashboard.stop()
+        self.alerts.close()
+
+    def _slow_reads(self, now: float) -> None:
+        if now - self._slow_at < _SLOW_EVERY_S:
+            return
+        self._slow_at = now
+        self.bytes_written = output_bytes(self.out)
+        self.bytes_downloaded = self._downloaded.update()
+        if self.dashboard is None:
+            return
+        try:
+            self._hosts = sample_hosts(self.client, self.prefix)
+            if self.cfg.redis:
+                now_ms = int(time.time() * 1000)
+                self._nodes = [n.as_dict(now_ms) for n in list_nodes(self.client, self.prefix)]
+        except redis.RedisError as exc:
+            log.debug("dashboard: host sample failed: %s", exc)
+
+    def observe(
+        self,
+        snapshot: Snapshot,
+        rates: RateWindow,
+        elapsed: float,
+        *,
+        pages_done: int | None = None,
+        final: bool = False,
+    ) -> Progress:
+        """Progress for the display and the log line, and the alerts (logged and hooked here). ``final``: the last
+        call of the run, which reads what is otherwise read every few seconds."""
+        if final:
+            self._slow_at = float("-inf")
+        self._slow_reads(snapshot.at)
+        c = snapshot.counters
+        self._err_rates.add(Snapshot(at=snapshot.at, counters=_error_counters(c)))
+        self.history.add(c, at=snapshot.at)
+        progress = compute(
+            c,
+            rates.rate("fetched"),
+            elapsed_s=elapsed,
+            max_pages=self.cfg.max_pages,
+            max_time=self.cfg.max_time,
+            bytes_written=self.bytes_written,
+            pages_done=pages_done,
+            bytes_downloaded=self.bytes_downloaded,
+        )
+        snapshot.progress = progress
+        self.progress = progress
+        disk_free = None
+        with contextlib.suppress(OSError):
+            disk_free = shutil.disk_usage(self.out).free
+        self.alerts.evaluate(
+            Sample(
+                at=snapshot.at,
+                stored=c.get("stored"),
+                errors=errors_total(c),
+                fetched=c.get("fetched"),
+                pending=c.queued + c.inflight,
+                rss=sum(snapshot.rss_by_kind.get(kind, 0) for kind in WATCHED),
+                disk_free=disk_free,
+                redis_used=snapshot.redis_used_memory,
+                redis_max=self._redis_max,
+            )
+        )
+        return progress
+
+    def _node_rows(self, snapshot: Snapshot, own: dict[str, Any]) -> list[dict[str, Any]]:
+        """The node list from Redis (every few seconds), with this node's own row as of now."""
+        state = snapshot.extra.get("state", "")
+        row = {
+            "id": self.cfg.node_id,
+            "state": state,
+            "live": state != "stopped",
+            "seen_s_ago": 0.0,
+            "host": socket.gethostname(),
+            "out": str(self.out),
+            **{k: own.get(k, 0) for k in ("fetched", "rate", "leases", "fetchers", "parsers", "rss", "cpu")},
+            "written": self.bytes_written,
+            "downloaded": self.bytes_downloaded,
+            "alerts": sorted(self.alerts.active),
+        }
+        if not self.cfg.redis:  # a crawl of its own: the counters are this node's
+            row["fetched"] = snapshot.counters.get("fetched")
+        others = [n for n in self._nodes if n["id"] != self.cfg.node_id]
+        return sorted([row, *others], key=lambda n: (not n["live"], n["id"]))
+
+    def publish(self, snapshot: Snapshot, rates: RateWindow, own: dict[str, Any] | None = None) -> None:
+        if self.dashboard is None or snapshot.progress is None:
+            return
+        extra = snapshot.extra
+        doc = status_document(
+            snapshot.counters,
+            scope="node",
+            rates={"pages_s": rates.rate("fetched"), "errors_s": self._err_rates.rate("errors")},
+            progress=snapshot.progress,
+            redis_used_memory=snapshot.redis_used_memory,
+            node=extra.get("node", ""),
+            state=extra.get("state", ""),
+            elapsed=extra.get("elapsed", 0.0),
+            processes=snapshot.processes,
+            nodes=self._node_rows(snapshot, own or {}),
+            hosts=self._hosts,
+            settings=shown_settings(self.cfg),
+            alerts={
+                "active": [{**a.as_dict(), "node": self.cfg.node_id} for a in self.alerts.active.values()],
+                "recent": [a.as_dict() for a in self.alerts.history],
+            },
+            bloom={"false_positive_rate": snapshot.counters.bloom_false_positive_rate()},
+            history=self.history.as_dict(),
+        )
+        self.dashboard.publish(doc)
+
+    def heartbeat_fields(self) -> dict[str, int | float | str]:
+        """What the node adds to its heartbeat for ``trawl status``: output size, progress, alerts."""
+        alerts = ",".join(sorted(self.alerts.active))
+        return {"written": self.bytes_written, "downloaded": self.bytes_downloaded, "alerts": alerts}

@@ -1,0 +1,217 @@
+"""A robots.txt compiled for one product token: answers "may this path be fetched?" in a few microseconds.
+
+RFC 9309 2.2.2: the rule whose pattern has the most octets wins, and on equal length ``allow`` wins. Every rule
+is scored ``2 * len(pattern) + allow`` so "best" is a plain maximum. Three kinds of rules:
+
+- literal patterns (no ``*``, no final ``$``; most rules of big files): a dict from pattern to score. A path
+  is probed with its prefixes of the few distinct pattern lengths (slicing and lookups run in C through
+  ``map``); the highest score found is the best literal rule.
+- ``$``-anchored literals: a dict probed once with the whole path.
+- patterns with ``*``: a literal prefix and the pieces between stars, matched left to right with
+  ``str.find`` (for ``*``-only globs the leftmost match of each piece is always a valid choice; a final ``$``
+  turns the last piece into a suffix test). When there are many, each is indexed under one three-character
+  substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains.
+
+Compiled matchers are cached per process by a digest of (body, token, size cap): identical files served by
+many hosts, or by an origin's http and https side, compile once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_right
+from collections import Counter, OrderedDict
+from itertools import repeat
+
+from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
+
+_SMALL = 24  # up to this many wildcard rules a scan of all of them is cheaper than the gram index
+_GRAM = 3
+_STR = 49  # sys.getsizeof("") of an ASCII str
+_ENTRY = 40  # a dict slot and its share of the index table (tracemalloc, see benchmarks/bench_robots.py)
+_WILD = 150  # a wildcard rule: its tuple, the pieces tuple and its index entry
+
+_NONE = repeat(-1)  # the default of every dict probe: "no rule"
+_MAX_SLICES = 2048
+# The substrings of each size of a path, taken in C by map(path.__getitem__, ...).
+_GRAMS = {size: tuple(slice(i, i + size) for i in range(_MAX_SLICES)) for size in range(1, _GRAM + 1)}
+_Wild = tuple[int, str, tuple[str, ...], str | None]  # score, prefix, pieces found in order, anchored suffix
+
+
+class Matcher:
+    """The rules for one token. ``allowed`` takes a normalised path (see robotstxt.normalize_path)."""
+
+    __slots__ = (
+        "_exact",
+        "_grams",
+        "_lens",
+        "_lit",
+        "_prefixes",
+        "_short",
+        "_sizes",
+        "_wild",
+        "crawl_delay",
+        "sitemaps",
+        "size",
+    )
+
+    def __init__(self, parsed: Parsed) -> None:
+        self.crawl_delay = parsed.crawl_delay
+        self.sitemaps = parsed.sitemaps
+        # Scores of literal patterns; allow is written after disallow so an identical allow pattern wins the tie.
+        literal = {p: 2 * len(p) for p in parsed.disallow if "*" not in p}
+        literal.update((p, 2 * len(p) + 1) for p in parsed.allow if "*" not in p)
+        exact = {p[:-1]: v for p, v in literal.items() if p.endswith("$")}
+        self._lit = {p: v for p, v in literal.items() if not p.endswith("$")} if exact else literal
+        self._exact = exact
+        # One slice per distinct pattern length: a check takes the path's prefixes of those lengths in C.
+        self._lens = sorted({len(p) for p in self._lit})
+        self._prefixes = tuple(slice(0, n) for n in self._lens)
+        stars = {p: 0 for p in parsed.disallow if "*" in p}  # real files repeat lines: compile each once
+        stars.update((p, 1) for p in parsed.allow if "*" in p)
+        wild = sorted((_wild(p, v) for p, v in stars.items()), key=_score, reverse=True)
+        self._wild = wild
+        self._grams: dict[str, list[_Wild]] = {}
+        self._short: list[_Wild] = []
+        self._sizes: tuple[int, ...] = ()
+        if len(wild) > _SMALL:
+            self._index(wild)
+        self.size = (
+            200
+            + sum(map(len, self._lit))
+            + sum(map(len, self._exact))
+            + (_STR + _ENTRY) * (len(self._lit) + len(self._exact))
+            + _WILD * len(wild)
+            + sum(len(w[1]) + sum(map(len, w[2])) for w in wild)
+            + sum(len(s) + 100 for s in self.sitemaps)
+        )
+
+    def _index(self, wild: list[_Wild]) -> None:
+        """File each wildcard rule under its least common gram among the starts and ends of its pieces; a rule
+        whose pieces are all shorter than a gram is filed under its longest piece (one or two characters)."""
+        options: list[list[str]] = []
+        for _score, prefix, mids, tail in wild:
+            pieces = [x for x in (prefix, *mids, tail) if x]
+            long = [x for x in pieces if len(x) >= _GRAM]
+            if long:
+                options.append(list({g for x in long for g in (x[:_GRAM], x[-_GRAM:])}))
+            else:
+                options.append([max(pieces, key=len)] if pieces else [])
+        counts = Counter(g for grams in options for g in grams)
+        for rule, grams in zip(wild, options, strict=True):
+            if grams:
+                self._grams.setdefault(min(grams, key=counts.__getitem__), []).append(rule)
+            else:
+                self._short.append(rule)  # "*": matches every path
+        self._sizes = tuple(sorted({len(g) for g in self._grams}))
+
+    def allowed(self, path: str) -> bool:
+        if path == "/robots.txt":
+            return True  # RFC 9309 2.2.2 (implicitly allowed)
+        prefixes = self._prefixes
+        if len(prefixes) > 8:  # patterns longer than the path cannot match it: do not probe for them
+            prefixes = prefixes[: bisect_right(self._lens, len(path))]
+        best = max(map(self._lit.get, map(path.__getitem__, prefixes), _NONE), default=-1)
+        if self._exact:
+            best = max(best, self._exact.get(path, -1))
+        if self._wild:
+            best = self._best_wild(path, best)
+        return best < 0 or best & 1 == 1
+
+    def _best_wild(self, path: str, best: int) -> int:
+        if not self._grams:
+            for rule in self._wild:  # sorted best first
+                if rule[0] <= best:
+                    break
+                if _matches(rule, path):
+                    return rule[0]
+            return best
+        for rule in self._short:  # best first
+            if rule[0] <= best:
+                break
+            if _matches(rule, path):
+                best = rule[0]
+                break
+        get = self._grams.get
+        for size in self._sizes:
+            n = len(path) - size + 1
+            grams = _GRAMS[size][:n] if n <= _MAX_SLICES else [slice(i, i + size) for i in range(n)]
+            for rules in filter(None, map(get, map(path.__getitem__, grams))):
+                for rule in rules:  # best first
+                    if rule[0] <= best:
+                        break
+                    if _matches(rule, path):
+                        best = rule[0]
+                        break
+        return best
+
+
+def _score(rule: _Wild) -> int:
+    return rule[0]
+
+
+def _wild(pattern: str, allow: int) -> _Wild:
+    score = 2 * len(pattern) + allow
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    if body.endswith("*"):  # "/a*" and "/a*$" match what "/a" matches
+        body, anchored = body.rstrip("*"), False
+    prefix, *rest = body.split("*")
+    pieces = tuple(x for x in rest if x)
+    if anchored:
+        return score, prefix, pieces[:-1], pieces[-1]
+    return score, prefix, pieces, None
+
+
+def _matches(rule: _Wild, path: str) -> bool:
+    _score, prefix, mids, tail = rule
+    if not path.startswith(prefix):
+        return False
+    at = len(prefix)
+    for piece in mids:
+        found = path.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return tail is None or (path.endswith(tail) and len(path) - len(tail) >= at)
+
+
+class _MatcherCache:
+    """Process-wide LRU of compiled matchers by content digest, bounded by their estimated size."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[bytes, Matcher] = OrderedDict()
+        self._bytes = 0
+        self.hits = self.misses = 0
+
+    def get(self, body: bytes, token: str, max_bytes: int) -> Matcher:
+        key = hashlib.blake2b(body, digest_size=16, person=f"{max_bytes}".encode()[:16])
+        key.update(b"\0" + token.encode("utf-8", "replace"))
+        digest = key.digest()
+        matcher = self._items.get(digest)
+        if matcher is not None:
+            self.hits += 1
+            self._items.move_to_end(digest)
+            return matcher
+        self.misses += 1
+        matcher = Matcher(parse(body, token, max_bytes=max_bytes))
+        if matcher.size <= self.max_bytes:
+            self._items[digest] = matcher
+            self._bytes += matcher.size
+            while self._bytes > self.max_bytes:
+                _, old = self._items.popitem(last=False)
+                self._bytes -= old.size
+        return matcher
+
+    def clear(self) -> None:
+        self._items.clear()
+        self._bytes = 0
+
+
+MATCHERS = _MatcherCache(32 * 1024 * 1024)
+
+
+def compiled(body: bytes, token: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Matcher:
+    """The matcher of ``body`` for ``token``, compiled at most once per process while it stays cached."""
+    return MATCHERS.get(body, token, max_bytes)

@@ -1,0 +1,117 @@
+"""The store's seam: what a parser hands to its outputs, and the small protocol every output implements.
+
+A parser turns each page into one :class:`PageOutput` (the page as fetched, its typed record, its items and its
+dropped links) and hands a batch of them to the fan-out, which gives the batch to every configured :class:`Sink`
+(WARC, JSONL records, dropped links, items; later CSV, SQLite, PostgreSQL, Parquet) and then flushes each one.
+Only when every sink's ``flush`` has returned are the batch's links added and its URLs completed, so a kill -9
+anywhere leaves a URL leased (fetched again) rather than completed without its outputs.
+
+Exactly-once for a URL fetched twice (it was in flight at a kill) is the sink's job: files are sealed back to their
+last whole record at start-up and duplicates of an incomplete URL are allowed there; tables upsert on
+(crawl, url, index) so a second fetch of a URL replaces its rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from webtrawl.messages import Page
+
+
+class PageRecord(msgspec.Struct):
+    """One line of ``records/*.jsonl``: what happened to one URL (fetched, failed or refused); one shape for all."""
+
+    url: str
+    final_url: str
+    status: int = 0
+    content_type: str = ""
+    bytes: int = 0
+    fetch_time: str = ""  # ISO 8601, UTC, milliseconds
+    elapsed_ms: float = 0.0
+    depth: int = 0
+    hops: int = 0
+    retries: int = 0
+    title: str = ""
+    outlinks: int = 0
+    content_hash: str = ""
+    encoding: str = ""
+    encoding_source: str = ""
+    error: str | None = None
+    error_detail: str = ""
+    ip: str = ""
+    redirect: str = ""
+    canonical: str = ""
+    noindex: bool = False
+    nofollow: bool = False
+    truncated: bool = False
+    # Only with --extract / --text (UNSET fields are left out of the JSON line, so a plain crawl's records keep
+    # exactly the keys above): how many items the page gave, and its main text with what came with it.
+    items: int | msgspec.UnsetType = msgspec.UNSET
+    text: str | msgspec.UnsetType = msgspec.UNSET
+    text_title: str | msgspec.UnsetType = msgspec.UNSET
+    author: str | msgspec.UnsetType = msgspec.UNSET
+    date: str | msgspec.UnsetType = msgspec.UNSET
+    language: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class Item(msgspec.Struct):
+    """One item a user's rules or callback extracted from a page.
+
+    ``index`` is the item's position among the page's items: with the crawl id and the URL it is the key a table
+    upserts on, so the same page extracted twice leaves one set of rows.
+    """
+
+    url: str
+    fetch_time: str
+    index: int
+    fields: dict[str, Any]
+
+
+class Drop(msgspec.Struct):
+    """A link that was not followed, and why (one line of ``dropped/*.jsonl``)."""
+
+    url: str
+    reason: str
+    parent: str
+    depth: int
+
+
+class PageOutput(msgspec.Struct):
+    """Everything one page produced, as the sinks receive it."""
+
+    page: Page
+    record: PageRecord
+    warc: bool = True  # write the WARC request/response pair (False for noindex pages when honoured)
+    items: list[Item] = msgspec.field(default_factory=list)
+    dropped: list[Drop] = msgspec.field(default_factory=list)
+
+
+class SinkContext(msgspec.Struct, frozen=True):
+    """What a sink is built with, inside the parser process that uses it."""
+
+    out_dir: Path
+    prefix: str  # file name prefix of this process: ``<node>-p<index>``
+    crawl_id: str  # the same on every node of one crawl; part of every table key
+    chunk: int = 10_000  # rows per rotated file, for file sinks
+    warc_max_bytes: int = 1 << 30  # WARC files rotate at this size
+
+
+class Sink(Protocol):
+    """An output. ``write`` may buffer; ``flush`` returns only when everything written is durable.
+
+    A sink whose destination is away for a while (database restarting, network error) raises
+    :class:`webtrawl.errors.SinkUnavailable` from ``write``/``flush`` after cutting back to its last durable state, so
+    the fan-out can pause the crawl and call it again with the same batch later; anything else is a bug or bad input.
+    """
+
+    name: str  # for log lines, secrets masked
+
+    def write(self, batch: Sequence[PageOutput]) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...

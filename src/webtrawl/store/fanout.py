@@ -1,0 +1,117 @@
+"""The one place a parser hands its outputs to: every sink writes the batch, then every sink flushes it.
+
+An output that cannot take the batch for now waits instead of failing: a full disk (``ENOSPC``, ``EDQUOT``,
+``EFBIG``; the file sinks cut a failed write back to the last whole record) or a destination that is away
+(:class:`~webtrawl.errors.SinkUnavailable`). The fan-out logs one clear line, raises the node's pause flag (the
+fetchers stop leasing), sleeps and calls the sink again with the same batch until it goes through. Nothing after
+that call happens meanwhile, in particular no URL of the batch is completed, so an output that is not durable is
+never marked done.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+import multiprocessing.synchronize
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from webtrawl.errors import SinkUnavailable
+from webtrawl.store.base import Drop, PageOutput, Sink
+
+log = logging.getLogger("webtrawl.store")
+
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+@runtime_checkable
+class DropSink(Protocol):
+    """A sink that also takes the links the frontier refused (they come after the batch's links were added)."""
+
+    def write_drops(self, drops: Sequence[Drop]) -> None: ...
+
+
+class FanOut:
+    """All outputs of one parser process, written in order, each write waiting out a full disk or an outage."""
+
+    def __init__(
+        self,
+        sinks: Sequence[Sink],
+        *,
+        pause: multiprocessing.synchronize.Event | None = None,
+        retry_s: float = 2.0,
+    ) -> None:
+        self.sinks = list(sinks)
+        self._pause = pause
+        self._retry_s = retry_s
+        self._waiting: str | None = None  # what the last failed call waited for, until it goes through
+
+    def has(self, kind: type) -> bool:
+        return any(isinstance(sink, kind) for sink in self.sinks)
+
+    def write(self, batch: Sequence[PageOutput]) -> None:
+        """Every sink writes ``batch``, then every sink flushes it; returns when all of it is durable."""
+        if not batch:
+            return
+        for sink in self.sinks:
+            self._retry(sink, functools.partial(sink.write, batch))
+        for sink in self.sinks:
+            self._retry(sink, sink.flush)
+
+    def write_drops(self, drops: Sequence[Drop]) -> None:
+        """Links refused after the batch was stored (by the frontier), to every sink that keeps dropped links."""
+        if not drops:
+            return
+        for sink in self.sinks:
+            if isinstance(sink, DropSink):
+                self._retry(sink, functools.partial(sink.write_drops, drops))
+                self._retry(sink, sink.flush)
+
+    def close(self) -> None:
+        errors = []
+        for sink in self.sinks:
+            try:
+                sink.close()
+            except Exception as exc:  # close the others, then report
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def _retry(self, sink: Sink, call: Callable[[], None]) -> None:
+        while True:
+            try:
+                call()
+            except OSError as exc:
+                if exc.errno not in _FULL:
+                    raise
+                self._wait(
+                    "disk full: cannot write to %s (%s); crawl paused, retrying every %gs until space is freed",
+                    sink.name,
+                    exc.strerror or exc,
+                    "disk space is back: writing to %s again, crawl resumes",
+                )
+                continue
+            except SinkUnavailable as exc:
+                self._wait(
+                    "output %s unavailable (%s); crawl paused, retrying every %gs",
+                    sink.name,
+                    exc,
+                    "output %s is back, crawl resumes",
+                )
+                continue
+            if self._waiting is not None:
+                log.warning(self._waiting, sink.name)
+                self._waiting = None
+                if self._pause is not None:
+                    self._pause.clear()
+            return
+
+    def _wait(self, message: str, name: str, why: object, back: str) -> None:
+        if self._waiting is None:
+            log.error(message, name, why, self._retry_s)
+            self._waiting = back
+        if self._pause is not None:
+            self._pause.set()
+        time.sleep(self._retry_s)

@@ -1,0 +1,117 @@
+"""``csv:DIR``: items or page records as CSV files (RFC 4180: UTF-8, CRLF, quoted where needed, a header per file).
+
+Cells: text as is, numbers in their shortest exact form, booleans ``true``/``false``, null (or absent) empty, and
+lists and objects as their JSON text (``["a","b"]``, ``{"k":1}``), so a nested field survives a spreadsheet and
+``json.loads`` gives it back. A field seen for the first time starts a new file whose header adds its column at the
+end; earlier files keep their header. Files rotate every ``chunk`` rows like the JSONL records (``.open`` while
+written, then renamed). Like the JSONL files, a URL fetched twice (in flight at a kill) may appear twice; the table
+sinks keep one set of rows per URL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from webtrawl.store.base import PageOutput, SinkContext
+from webtrawl.store.recovery import finish
+from webtrawl.store.sinks.files import AppendFile, cut, seal_sink_dir
+from webtrawl.store.sinks.rows import RowMaker, Rows, What
+from webtrawl.store.sinks.schema import json_text
+
+EXT = ".csv"
+
+
+def cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json_text(value)
+
+
+class CsvSink:
+    def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
+        self.name = name
+        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv)
+        self.rows = RowMaker(what, ctx.crawl_id)
+        self.chunk = max(1, ctx.chunk)
+        self.header: list[str] = []
+        self._known: set[str] = set()
+        self._count = 0
+
+    def write(self, batch: Sequence[PageOutput]) -> None:
+        self.write_rows(self.rows(batch))
+
+    def write_rows(self, rows: Rows) -> None:
+        if not rows.rows:
+            return
+        new = [n for row in rows.rows for n, v in row.items() if v is not None and n not in self._known]
+        if new:
+            self.file.seal()  # a wider header starts a new file
+            self._count = 0
+            for name in new:
+                if name not in self._known:
+                    self._known.add(name)
+                    self.header.append(name)
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\r\n")
+        if not self.file.is_open:
+            writer.writerow(self.header)
+        header = self.header
+        writer.writerows([cell_text(row.get(n)) for n in header] for row in rows.rows)
+        self.file.append(buf.getvalue().encode())
+        self._count += len(rows.rows)
+        if self._count >= self.chunk:
+            self.file.seal()
+            self._count = 0
+
+    def flush(self) -> None:
+        """Every write already reached the OS."""
+
+    def close(self) -> None:
+        self.file.seal()
+
+
+def _lines(text: str, ends: list[int]) -> Iterator[str]:
+    """The lines of ``text``, recording in ``ends`` the offset after each line handed out."""
+    done = 0
+    for line in io.StringIO(text, newline=""):
+        done += len(line)
+        ends.append(done)
+        yield line
+
+
+def seal_csv(path: Path) -> None:
+    """Cut a CSV ``.open`` file after its last whole row (header width, CRLF-terminated) and rename it."""
+    # Latin-1 maps each byte to one character, so offsets are byte offsets; quotes, commas and line ends are ASCII
+    # and never part of a UTF-8 multi-byte sequence, so the CSV structure reads the same.
+    text = path.read_bytes().decode("latin-1")
+    ends: list[int] = []
+    reader = csv.reader(_lines(text, ends), strict=True)
+    header_end = keep = 0
+    with contextlib.suppress(csv.Error, StopIteration):
+        width = len(next(reader))
+        if text[ends[-1] - 1] == "\n":
+            header_end = keep = ends[-1]
+            for row in reader:
+                if len(row) != width or text[ends[-1] - 1] != "\n":
+                    break
+                keep = ends[-1]
+    if keep <= header_end:  # not one whole row
+        path.unlink()
+        return
+    cut(path, keep)
+    finish(path)
+
+
+def seal_csv_dir(directory: Path) -> int:
+    return seal_sink_dir(directory, EXT, seal_csv)

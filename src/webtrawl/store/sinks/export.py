@@ -1,0 +1,105 @@
+"""``trawl export``: a crawl's JSONL items or page records, written after the fact to any sink.
+
+The JSONL files are the crawl's source of truth, and may hold one URL twice (fetched again after a kill while its
+first fetch was not yet completed). The export keeps the last set of each URL, as the live table sinks do: a first
+pass notes where each URL's last group of lines is (one entry per URL in memory), the second writes only those. A
+URL's lines are never split between two batches, so a table sink's per-URL replace sees all of them at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from webtrawl.errors import InputError
+from webtrawl.store.base import SinkContext
+from webtrawl.store.sinks.registry import open_sink
+from webtrawl.store.sinks.rows import RowMaker, Rows, What
+
+log = logging.getLogger("webtrawl.store")
+
+_BATCH_ROWS = 2_000
+_DECODER = msgspec.json.Decoder()
+
+
+class RowSink(Protocol):
+    name: str
+
+    def write_rows(self, rows: Rows) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _files(out: Path, what: What) -> list[Path]:
+    directory = out / what.value
+    if not directory.is_dir():
+        raise InputError(f"{out} has no {what.value}/ directory: was the crawl run with {_hint(what)}?")
+    return sorted(directory.glob("*.jsonl")) + sorted(directory.glob("*.jsonl.open"))
+
+
+def _hint(what: What) -> str:
+    return "--extract" if what is What.ITEMS else "--jsonl"
+
+
+def _groups(files: Sequence[Path]) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
+    """(file index, line number, url, lines) of each run of consecutive lines with one URL; a torn last line of a
+    file (a killed writer's, not yet sealed) is skipped."""
+    for f, path in enumerate(files):
+        start, url = 0, None
+        lines: list[dict[str, Any]] = []
+        with path.open("rb") as fh:
+            for n, raw in enumerate(fh):
+                if not raw.endswith(b"\n"):
+                    break
+                line = _DECODER.decode(raw)
+                if line.get("url") != url:
+                    if lines and url is not None:
+                        yield f, start, url, lines
+                    start, url, lines = n, line.get("url"), []
+                lines.append(line)
+        if lines and url is not None:
+            yield f, start, url, lines
+
+
+def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000) -> tuple[int, int]:
+    """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each."""
+    what = What(what)
+    files = _files(out, what)
+    last: dict[str, tuple[int, int]] = {}
+    for f, start, url, _ in _groups(files):
+        last[url] = (f, start)
+    ctx = SinkContext(out_dir=out, prefix="export", crawl_id=crawl_id, chunk=chunk)
+    sinks: list[RowSink] = []
+    rows_done = 0
+    try:
+        for url in urls:
+            sinks.append(open_sink(url, what, ctx))  # type: ignore[arg-type]
+        maker = RowMaker(what, crawl_id)
+        pending: list[dict[str, Any]] = []
+        for f, start, url, lines in _groups(files):
+            if last.get(url) != (f, start):
+                continue  # an earlier fetch of a URL fetched again: its last set wins
+            pending.extend(lines)
+            if len(pending) >= _BATCH_ROWS:
+                rows_done += _write(sinks, maker.from_dicts(pending))
+                pending = []
+        rows_done += _write(sinks, maker.from_dicts(pending))
+    finally:
+        for sink in sinks:
+            sink.close()
+    return rows_done, len(last)
+
+
+def _write(sinks: Sequence[RowSink], rows: Rows) -> int:
+    if not rows.rows:
+        return 0
+    for sink in sinks:
+        sink.write_rows(rows)
+        sink.flush()
+    return len(rows.rows)

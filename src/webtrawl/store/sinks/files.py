@@ -1,0 +1,103 @@
+"""The file sinks' shared life cycle: append whole writes to ``<prefix>-<seq><ext>.open``, seal by rename.
+
+Each write reaches the OS in one go (an unbuffered descriptor, all or nothing: a failed write, say on a full disk, is
+cut back so the same batch can be written again), so it survives a kill of the process. When a file is full it is
+fsynced and sealed: renamed (CSV) or converted and renamed (Parquet). A file left ``.open`` by a killed process is
+sealed the next time a sink of the same name prefix opens the directory (or by :func:`seal_sink_dir`), keeping every
+whole write and cutting a torn tail.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence
+
+log = logging.getLogger("webtrawl.store")
+
+Sealer = Callable[[Path], None]  # makes a closed, fsynced ``.open`` file whole and gives it its final name
+
+
+class AppendFile:
+    """One ``.open`` file at a time of a rotating series; the caller decides when to rotate."""
+
+    def __init__(self, directory: Path, prefix: str, ext: str, sealer: Sealer) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
+        self.prefix = prefix
+        self.ext = ext
+        self._sealer = sealer
+        for left in sorted(directory.glob(f"{prefix}-*{ext}{OPEN_SUFFIX}")):  # a killed run of this process
+            if next_sequence_name_ok(left.name, prefix, ext):
+                sealer(left)
+        self._seq = next_sequence(directory, prefix, ext)
+        self._fd = -1
+        self._size = 0
+        self.path: Path | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._fd >= 0
+
+    def append(self, data: bytes) -> None:
+        if self._fd < 0:
+            path = self.directory / (file_name(self.prefix, self._seq, self.ext) + OPEN_SUFFIX)
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+            self.path, self._size = path, 0
+        done = 0
+        try:
+            while done < len(data):
+                done += os.write(self._fd, data[done:] if done else data)
+        except BaseException:
+            os.ftruncate(self._fd, self._size)
+            if self._size == 0:  # nothing whole in it: no empty file left behind
+                self._discard()
+            raise
+        self._size += len(data)
+
+    def seal(self) -> None:
+        """fsync, close and seal the current file (if any); the next append starts the next one."""
+        if self._fd < 0 or self.path is None:
+            return
+        fd, path = self._fd, self.path
+        self._fd, self.path = -1, None
+        os.fsync(fd)
+        os.close(fd)
+        self._sealer(path)
+        self._seq += 1
+
+    def _discard(self) -> None:
+        os.close(self._fd)
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+        self._fd, self.path = -1, None
+
+
+def next_sequence_name_ok(name: str, prefix: str, ext: str) -> bool:
+    """``<prefix>-<digits><ext>.open`` exactly (``n-p1`` must not take ``n-p10``'s files)."""
+    middle = name[len(prefix) + 1 : -len(ext + OPEN_SUFFIX)]
+    return name.startswith(prefix + "-") and middle.isdigit()
+
+
+def cut(path: Path, keep: int) -> None:
+    """Truncate ``path`` to ``keep`` bytes, durably, logging what a torn tail cost."""
+    size = path.stat().st_size
+    if keep < size:
+        log.warning("%s: cut %d bytes of an incomplete write", path.name, size - keep)
+    with open(path, "r+b") as fh:
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def seal_sink_dir(directory: Path, ext: str, sealer: Sealer, prefix: str = "") -> int:
+    """Seal every ``<prefix>*<ext>.open`` file in ``directory`` (no writer of theirs may be running); how many."""
+    if not directory.is_dir():
+        return 0
+    found = sorted(directory.glob(f"{prefix}*{ext}{OPEN_SUFFIX}"))
+    for path in found:
+        sealer(path)
+    return len(found)

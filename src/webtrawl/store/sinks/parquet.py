@@ -1,0 +1,139 @@
+"""``parquet:DIR``: items or page records as Parquet files (pyarrow, the optional extra ``webtrawl[parquet]``).
+
+A Parquet file is only readable once its footer is written, so a file being filled cannot be appended to safely.
+Each write is therefore appended to ``<prefix>-<seq>.parquet.open`` as one length-prefixed Arrow IPC stream (all or
+nothing, like a JSONL line); when ``chunk`` rows are in, the frames are read back and written as one Parquet file
+(zstd, row groups of up to ``chunk`` rows) to a temporary name, fsynced and renamed. A name ending in ``.parquet`` is
+always a whole file; a kill leaves an ``.open`` file that is converted the same way when the sink opens again.
+
+Columns are typed like the table sinks' (:mod:`.schema`): string, int64, double, bool, and JSON text (string) for
+lists and objects; a value that does not fit its column goes to ``_extra`` (JSON text). Files written by different
+parser processes may differ in columns; readers merge them by name (DuckDB ``union_by_name``, Spark
+``mergeSchema``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from webtrawl.errors import ConfigError
+from webtrawl.store.base import PageOutput, SinkContext
+from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
+from webtrawl.store.sinks.files import AppendFile, cut, seal_sink_dir
+from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
+from webtrawl.store.sinks.schema import Kind, Schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+EXT = ".parquet"
+_FRAME = struct.Struct("<Q")
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.ipc
+        import pyarrow.parquet
+    except ImportError:
+        raise ConfigError("the parquet sink needs pyarrow: pip install 'webtrawl[parquet]'") from None
+    return pyarrow
+
+
+def _arrow_type(kind: Kind) -> pa.DataType:
+    pa = _pyarrow()
+    types = {Kind.TEXT: pa.string(), Kind.BIGINT: pa.int64(), Kind.DOUBLE: pa.float64(), Kind.BOOLEAN: pa.bool_()}
+    return types.get(kind, pa.string())
+
+
+class ParquetSink:
+    def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
+        self._pa = _pyarrow()
+        self.name = name
+        self.file = AppendFile(directory, ctx.prefix, EXT, seal_parquet)
+        self.rows = RowMaker(what, ctx.crawl_id)
+        self.schema = Schema(keys_of(what))
+        self.chunk = max(1, ctx.chunk)
+        self._count = 0
+
+    def write(self, batch: Sequence[PageOutput]) -> None:
+        self.write_rows(self.rows(batch))
+
+    def write_rows(self, rows: Rows) -> None:
+        if not rows.rows:
+            return
+        pa = self._pa
+        self.schema.add(self.schema.missing(rows.rows))
+        names, cells = self.schema.cells(rows.rows)
+        fields = [pa.field(n, _arrow_type(self.schema.columns[n])) for n in names]
+        columns = [pa.array([row[i] for row in cells], type=f.type) for i, f in enumerate(fields)]
+        table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
+        out = pa.BufferOutputStream()
+        with pa.ipc.new_stream(out, table.schema) as writer:
+            writer.write_table(table)
+        frame = out.getvalue().to_pybytes()
+        self.file.append(_FRAME.pack(len(frame)) + frame)
+        self._count += len(cells)
+        if self._count >= self.chunk:
+            self.file.seal()
+            self._count = 0
+
+    def flush(self) -> None:
+        """Every write already reached the OS."""
+
+    def close(self) -> None:
+        self.file.seal()
+
+
+def _frames(data: bytes) -> tuple[list[Any], int]:
+    """The tables of the whole frames in ``data`` and the offset after the last one."""
+    pa = _pyarrow()
+    tables, at = [], 0
+    while at + _FRAME.size <= len(data):
+        (size,) = _FRAME.unpack_from(data, at)
+        end = at + _FRAME.size + size
+        if end > len(data):
+            break
+        try:
+            tables.append(pa.ipc.open_stream(data[at + _FRAME.size : end]).read_all())
+        except (pa.ArrowInvalid, OSError):
+            break
+        at = end
+    return tables, at
+
+
+def seal_parquet(path: Path) -> None:
+    """Convert an ``.open`` frame file into ``<name>.parquet`` atomically (temp name, fsync, rename), then drop it."""
+    pa = _pyarrow()
+    final = path.with_name(path.name[: -len(OPEN_SUFFIX)])
+    if final.exists():  # killed after the rename, before the unlink
+        path.unlink()
+        return
+    tables, keep = _frames(path.read_bytes())
+    if not tables:
+        path.unlink()
+        return
+    cut(path, keep)
+    table = pa.concat_tables(tables, promote_options="permissive")
+    tmp = path.with_name(final.name + ".tmp")
+    pa.parquet.write_table(table, tmp, compression="zstd", row_group_size=max(table.num_rows, 1))
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(tmp, final)
+    fsync_dir(path.parent)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def seal_parquet_dir(directory: Path) -> int:
+    for tmp in directory.glob("*.parquet.tmp") if directory.is_dir() else ():
+        tmp.unlink()  # a conversion a kill interrupted; its .open file is still there
+    return seal_sink_dir(directory, EXT, seal_parquet)

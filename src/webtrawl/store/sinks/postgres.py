@@ -1,0 +1,159 @@
+"""``postgresql://USER@HOST/DB?table=NAME``: items or page records in a PostgreSQL table (psycopg 3).
+
+One transaction per batch: the batch's rows are COPYed into a temporary staging table (fast, one round trip), the
+URLs' old rows in this crawl are deleted, and one ``INSERT ... SELECT ... ON CONFLICT DO UPDATE`` moves the rows into
+the table, so several nodes of one crawl can write one table and a key is never doubled. Table changes (create, add
+columns) are serialised between nodes by a transaction-scoped advisory lock.
+
+A server that goes away (restart, network, disk full, too many connections) raises
+:class:`~webtrawl.errors.SinkUnavailable` after the transaction rolled back; the next write reconnects.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store.sinks.rows import Rows, What
+from webtrawl.store.sinks.schema import Kind
+from webtrawl.store.sinks.sqltable import SqlSink, quote
+
+_CONNECT = {
+    "connect_timeout": 10,
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "application_name": "webtrawl",
+}
+# SQLSTATE classes that mean "not now": connection (08), resources/disk full (53), operator intervention such as a
+# shutdown (57), system error (58), serialisation failure or deadlock between two nodes (40).
+_TRANSIENT_CLASSES = {"08", "53", "57", "58", "40"}
+_TRANSIENT_STATES = {"42P07", "42701", "23505"}  # two nodes creating the same table or column at once
+_NUL_JSON = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
+_STAGE = "pg_temp.webtrawl_stage"
+_BUCKETS = 4095  # URL lock buckets - 1: few enough that a big batch stays within the server's lock table
+
+
+def _no_nul(cell: Any) -> Any:
+    """PostgreSQL text and jsonb cannot hold U+0000; it becomes U+FFFD (the only change a value ever sees)."""
+    if isinstance(cell, str) and "\x00" in cell:
+        return cell.replace("\x00", "\ufffd")
+    return cell
+
+
+def _json_cell(text: str) -> str:
+    return _NUL_JSON.sub(r"\1\\ufffd", text) if "\\u0000" in text else text
+
+
+def transient(exc: BaseException) -> bool:
+    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return True
+    state = getattr(exc, "sqlstate", None) or ""
+    return state[:2] in _TRANSIENT_CLASSES or state in _TRANSIENT_STATES
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class PostgresSink(SqlSink):
+    types = {
+        Kind.TEXT: "text",
+        Kind.BIGINT: "bigint",
+        Kind.DOUBLE: "double precision",
+        Kind.BOOLEAN: "boolean",
+        Kind.JSON: "jsonb",
+    }
+
+    def __init__(self, conninfo: str, table: str | None, what: What, crawl_id: str, name: str) -> None:
+        super().__init__(name, table, what, crawl_id)
+        self.conninfo = conninfo
+        self._conn: psycopg.Connection[Any] | None = None
+        self._stage: tuple[str, ...] | None = None  # columns of the staging table of this connection
+        self._lock_space = zlib.crc32(f"webtrawl rows {self.table}".encode()) - (1 << 31)  # an int4
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def probe(self) -> None:
+        """At start: reach the server and check the table (if it exists) is one of ours. ConfigError if not."""
+        try:
+            with self._db().transaction():
+                self._load()
+        except SinkUnavailable as exc:
+            raise ConfigError(f"cannot connect to {exc}") from None
+        except psycopg.Error as exc:
+            raise ConfigError(f"{self.name}: {_first_line(exc)}") from None
+
+    def _db(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed:
+            try:
+                self._conn = psycopg.connect(self.conninfo, autocommit=True, **_CONNECT)  # type: ignore[arg-type]
+            except psycopg.Error as exc:
+                raise SinkUnavailable(f"{self.name}: {_first_line(exc)}") from exc
+            self._stage = None
+        return self._conn
+
+    def _transaction(self, rows: Rows) -> None:
+        conn = self._db()
+        try:
+            with conn.transaction():
+                self._write(conn, rows)
+        except psycopg.Error as exc:
+            self._stage = None
+            if transient(exc):
+                self.close()
+                raise SinkUnavailable(f"{self.name}: {_first_line(exc)}") from exc
+            raise
+
+    def _write(self, conn: psycopg.Connection[Any], rows: Rows) -> None:
+        cur = conn.cursor()
+        # Two nodes replacing one URL at once (it was leased again after an expiry) must not interleave their
+        # delete and insert, or the one with fewer items keeps stale rows of the other: each transaction first takes
+        # the advisory locks of its URLs' buckets, in one order (no deadlock), until it commits.
+        buckets = sorted({zlib.crc32(url.encode()) & _BUCKETS for url in rows.urls})
+        cur.execute(
+            "SELECT pg_advisory_xact_lock(%s, b) FROM unnest(%s::int[]) WITH ORDINALITY AS t(b, n) ORDER BY n",
+            (self._lock_space, buckets),
+        )
+        schema = self._grow(rows.rows)
+        cur.execute(f"DELETE FROM {self.qtable} WHERE crawl = %s AND url = ANY(%s)", (self.crawl_id, rows.urls))
+        if not rows.rows:
+            return
+        names, cells = schema.cells(rows.rows, _json_cell)
+        columns = ", ".join(quote(n) for n in names)
+        if self._stage != tuple(names):
+            cur.execute(f"DROP TABLE IF EXISTS {_STAGE}")
+            cur.execute(f"CREATE TEMP TABLE {_STAGE.split('.')[1]} (LIKE {self.qtable}) ON COMMIT DELETE ROWS")
+            self._stage = tuple(names)
+        with cur.copy(f"COPY {_STAGE} ({columns}) FROM STDIN") as copy:
+            for row in cells:
+                copy.write_row([_no_nul(cell) for cell in row])
+        cur.execute(f"INSERT INTO {self.qtable} ({columns}) SELECT {columns} FROM {_STAGE}" + self._upsert_tail(names))
+
+    def _lock_ddl(self) -> None:
+        self._execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("webtrawl table " + self.table,))
+
+    def _columns(self) -> dict[str, str] | None:
+        found = (
+            self._db()
+            .execute(
+                "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a"
+                " WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+                (self.qtable,),
+            )
+            .fetchall()
+        )
+        return {str(name): str(sql) for name, sql in found} if found else None
+
+    def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:
+        self._db().execute(statement, params)

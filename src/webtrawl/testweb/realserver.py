@@ -1,0 +1,89 @@
+"""The server of the realistic web: renders :meth:`RealisticWeb.respond`, trickles slow bodies, counts answers.
+
+``GET /_stats`` with ``Host: 127.0.0.1`` answers the counts of everything served so far by kind (``page``,
+``robots``, ``robots-big``, ``fault-slow``, ...) as JSON, so a benchmark can tell how many robots.txt requests
+and faults a window of its crawl met without reading the access log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+
+from aiohttp import web
+
+from webtrawl.testweb.accesslog import AccessLog, LogEntry
+from webtrawl.testweb.certs import Certs
+from webtrawl.testweb.realistic import RealisticWeb, RealReply
+from webtrawl.testweb.server import Listeners, client_port, host_name
+
+STATS_PATH = "/_stats"
+_CHUNK = 256 * 1024
+_TRICKLE_STEPS = 8  # writes per second of a slow body
+_METHOD_NOT_ALLOWED = RealReply(405, (b"method not allowed\n",), kind="405")
+
+
+class RealServer(Listeners):
+    def __init__(self, web_: RealisticWeb, certs: Certs, log: AccessLog) -> None:
+        super().__init__(certs)
+        self.web = web_
+        self.log = log
+        self.counts: Counter[str] = Counter()
+
+    def _reply(self, scheme: str, host: str, request: web.BaseRequest) -> RealReply:
+        if request.method not in ("GET", "HEAD"):
+            return _METHOD_NOT_ALLOWED
+        if host in ("127.0.0.1", "localhost") and request.raw_path == STATS_PATH:
+            body = json.dumps(dict(self.counts)).encode()
+            return RealReply(200, (body,), "application/json", kind="stats")
+        return self.web.respond(scheme, host, request.raw_path)
+
+    async def _handle(self, scheme: str, port: int, request: web.BaseRequest) -> web.StreamResponse:
+        start_ns = time.time_ns()
+        self.log.begin()
+        host = host_name(request.host)
+        status, sent, last_write_ns = 500, 0, 0
+        try:
+            reply = self._reply(scheme, host, request)
+            if reply.kind != "stats":
+                self.counts[reply.kind] += 1
+            status = reply.status
+            resp = web.StreamResponse(status=status)
+            resp.headers["Content-Type"] = reply.content_type
+            for name, value in reply.headers:
+                resp.headers[name] = value
+            resp.content_length = sum(map(len, reply.body))
+            last_write_ns = time.time_ns()  # the end is stamped before the last write: see accesslog.py
+            try:
+                await resp.prepare(request)
+                if request.method != "HEAD":
+                    step = max(1, reply.rate // _TRICKLE_STEPS) if reply.rate else _CHUNK
+                    for piece in reply.body:
+                        for at in range(0, len(piece), step):
+                            if reply.rate and sent:
+                                await asyncio.sleep(1 / _TRICKLE_STEPS)
+                            last_write_ns = time.time_ns()
+                            await resp.write(piece[at : at + step])
+                            sent += min(step, len(piece) - at)
+                await resp.write_eof()
+            except ConnectionError:  # the client gave up (size cap, timeout): normal for faults
+                pass
+            return resp
+        finally:
+            self.log.end(
+                LogEntry(
+                    start_ms=start_ns / 1e6,
+                    end_ms=(last_write_ns or time.time_ns()) / 1e6,
+                    host=host,
+                    port=port,
+                    scheme=scheme,
+                    method=request.method,
+                    path=request.raw_path,
+                    status=status,
+                    nbytes=sent,
+                    user_agent=request.headers.get("User-Agent", ""),
+                    client_port=client_port(request),
+                )
+            )

@@ -1,0 +1,146 @@
+"""``trawl try``: run a crawl's extraction on saved pages, WARC responses or URLs fetched once, without crawling.
+
+Each input goes through the parser's own ``process_page`` (decompression, decoding, lexbor, extraction, link
+filters), so what it prints is what a crawl would store: one JSON line per input with the input, the URL, the status,
+the items, the links that would be followed and, with ``--text``, the main text; a page whose extraction failed
+shows its ``error`` (``extract-error``) and ``error_detail``. A URL is fetched once (no robots.txt, no retries) under
+the same address policy as a crawl (``--ip-allow``, ``--ports``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from webtrawl.addrpolicy import AddressPolicy
+from webtrawl.config import CrawlConfig, add_arguments, load
+from webtrawl.errors import InputError, WebtrawlError
+from webtrawl.extract import absolute_spec, build_extraction
+from webtrawl.messages import Lease, Page
+from webtrawl.parse.process import ParseContext, process_page
+from webtrawl.parse.scope import Scope
+
+OPTIONS = [
+    *("extract", "text", "scrub_pii", "extract_timeout", "text_max_bytes", "user_agent", "resolve", "nameservers"),
+    *("ca_file", "insecure", "ip_allow", "ports", "max_body", "max_decompressed", "connect", "total"),
+]
+_TEXT_FIELDS = ("text", "text_title", "author", "date", "language")
+_ENCODER = msgspec.json.Encoder()
+
+
+def add_arguments_to(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("inputs", nargs="*", metavar="FILE_OR_URL", help="saved HTML files (.gz too) or URLs")
+    parser.add_argument("--warc", action="append", default=[], type=Path, metavar="FILE", help="a WARC's responses")
+    parser.add_argument("--url", help="the URL a saved file stands for (default: file://PATH)")
+    parser.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
+    add_arguments(parser, names=OPTIONS)
+
+
+def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
+    flags = {name: getattr(ns, name, None) for name in OPTIONS}
+    cfg = load(flags, config_file=ns.config)
+    if not cfg.extract and not cfg.text:
+        raise InputError("trawl try needs --extract RULES_OR_CALLBACK and/or --text")
+    if not ns.inputs and not ns.warc:
+        raise InputError("give saved HTML files, URLs or --warc FILE")
+    cfg.extract = absolute_spec(cfg.extract)
+    ctx = ParseContext(
+        limits=cfg.limits,
+        politeness=cfg.politeness,
+        product_token=cfg.product_token,
+        scope=Scope("any", [], [], []),
+        url_allowed=AddressPolicy(cfg.ip_allow, cfg.ports).url_allowed,
+        extraction=build_extraction(cfg),
+    )
+    for label, page in _pages(cfg, ns):
+        out.write(_line(label, page, ctx) + "\n")
+        out.flush()
+    return 0
+
+
+def _line(label: str, page: Page, ctx: ParseContext) -> str:
+    processed = process_page(page, ctx)
+    record = processed.record
+    doc: dict[str, Any] = {
+        "input": label,
+        "url": record.url,
+        "status": record.status,
+        "items": processed.items,
+        "follow": [new.url for new in processed.new_urls],
+        "error": record.error,
+        "error_detail": record.error_detail,
+    }
+    if ctx.extraction is not None and ctx.extraction.text:
+        doc.update({name: getattr(record, name, None) for name in _TEXT_FIELDS})
+        doc = {k: (None if v is msgspec.UNSET else v) for k, v in doc.items()}
+    return _ENCODER.encode(doc).decode()
+
+
+def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page]]:
+    urls = [i for i in ns.inputs if i.lower().startswith(("http://", "https://"))]
+    fetched = asyncio.run(_fetch_all(cfg, urls)) if urls else {}
+    for item in ns.inputs:
+        yield item, fetched[item] if item in fetched else _file_page(Path(item), ns.url)
+    for warc in ns.warc:
+        yield from _warc_pages(warc)
+
+
+def _file_page(path: Path, url: str | None) -> Page:
+    try:
+        body = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    headers = [("Content-Type", "text/html")]
+    if body[:2] == b"\x1f\x8b":
+        headers.append(("Content-Encoding", "gzip"))
+    target = url or path.resolve().as_uri()
+    return Page(lease=_lease(target), status=200, reason="OK", headers=headers, body=body, fetch_time=time.time())
+
+
+def _lease(url: str) -> Lease:
+    return Lease(token="try.0-0", shard=0, host="", url=url)
+
+
+async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
+    from webtrawl.fetch.client import HttpClient
+
+    pages: dict[str, Page] = {}
+    async with HttpClient(cfg) as client:
+        for url in urls:
+            started = time.time()
+            try:
+                resp = await client.fetch(url)
+            except WebtrawlError as exc:
+                pages[url] = Page(lease=_lease(url), error=exc.reason, error_detail=str(exc), fetch_time=started)
+                continue
+            pages[url] = Page(lease=_lease(url), **msgspec.structs.asdict(resp))  # the same fields
+    return pages
+
+
+def _warc_pages(path: Path) -> Iterator[tuple[str, Page]]:
+    from warcio.archiveiterator import ArchiveIterator
+
+    try:
+        stream = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with stream:
+        try:
+            for record in ArchiveIterator(stream):
+                if record.rec_type != "response" or record.http_headers is None:
+                    continue
+                url = record.rec_headers.get_header("WARC-Target-URI")
+                http = record.http_headers
+                headers = [(k, v) for k, v in http.headers if k.lower() != "x-crawler-transfer-encoding"]
+                body = record.raw_stream.read()  # as received: still content-encoded, as the parser expects
+                status = int(http.get_statuscode() or 0)
+                yield f"{path}#{url}", Page(lease=_lease(url), status=status, headers=headers, body=body)
+        except Exception as exc:  # warcio raises plain exceptions on a damaged file
+            raise InputError(f"{path}: not a readable WARC file: {exc}") from None

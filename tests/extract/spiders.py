@@ -1,0 +1,79 @@
+"""Callbacks the tests run as users would (``--extract tests/extract/spiders.py:article``)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+from webtrawl.extract import Follow, Page
+
+
+def article(page: Page) -> Iterator[Any]:
+    """One item per page from selectors, JSON-LD and meta; the canonical link to follow."""
+    types = [obj.get("@type") for obj in page.jsonld if isinstance(obj.get("@type"), str)]
+    yield {
+        "title": page.css("title::text").get(),
+        "h1": " ".join(page.xpath("string(//h1)").get("").split()),
+        "lang": page.xpath("/html/@lang").get(),
+        "og_title": page.meta.get("og:title"),
+        "jsonld_types": types,
+        "status": page.status,
+    }
+    canonical = page.css("link[rel=canonical]::attr(href)").get()
+    if canonical:
+        yield Follow(canonical)
+
+
+def only_items(page: Page) -> list[dict[str, Any]]:
+    """The page's h1 as one item; follows nothing but a made-up link."""
+    page.follow_page_links = False
+    return [{"h1": page.css("h1::text").get()}, "/made-up"]  # type: ignore[list-item]
+
+
+def _bucket(url: str) -> int:
+    return hashlib.sha1(url.encode()).digest()[0] % 3
+
+
+def raise_some(page: Page) -> dict[str, Any]:
+    """Fails on about a third of the pages (decided by the URL, so a refetch fails again)."""
+    if _bucket(page.url) == 0:
+        raise ValueError(f"no price on {page.url}")
+    return {"h1": page.css("h1::text").get()}
+
+
+def loop_on_some(page: Page) -> dict[str, Any]:
+    """Never returns on about a third of the pages, and swallows ordinary exceptions while it loops."""
+    if _bucket(page.url) == 1:
+        for _ in itertools.count():
+            try:
+                pass
+            except Exception:
+                continue
+    return {"h1": page.css("h1::text").get()}
+
+
+def not_json(page: Page) -> dict[str, Any]:
+    return {"h1": page.css("h1::text").get(), "when": object()}
+
+
+def bad_yield(page: Page) -> Iterator[Any]:
+    yield 42
+
+
+def contacts(page: Page) -> dict[str, Any]:
+    return {"who": "Mail jane.doe@example.com or call +44 20 7946 0958", "n": 3, "on": "2019-11-19"}
+
+
+def flaky(page: Page) -> dict[str, Any]:
+    """Raises on one third of the pages, loops on another third, extracts the rest."""
+    if _bucket(page.url) == 0:
+        return raise_some(page)
+    return loop_on_some(page)
+
+
+def next_page(page: Page) -> Iterator[Any]:
+    """Scrapy's idiom: the next-page link, None on the last page."""
+    yield {"h1": page.css("h1::text").get()}
+    yield Follow(page.css("a.next::attr(href)").get())

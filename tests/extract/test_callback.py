@@ -1,0 +1,101 @@
+"""Python callbacks on real corpus pages: items from parsel selectors, JSON-LD and meta; links they yield; and
+failures (raising, looping, non-JSON items) recorded on the page while the next page is fine."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from tests.extract.corpus import SPIDERS, corpus_page, needs_corpus
+from tests.extract.helpers import extract_ctx, run
+from tests.parse.helpers import make_page
+from webtrawl.parse import process_page
+
+
+def _spider(name: str) -> str:
+    return f"{SPIDERS}:{name}"
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    ("site", "h1", "types"),
+    [
+        ("slashgear.com", "The VW ID. SPACE VIZZION is a weird EV sports wagon with a secret message", "NewsArticle"),
+        ("nytimes.com/2019/11/18", "Trump\u2019s Made-for-TV Trade War Keeps World Guessing", None),
+        ("techcrunch.com", "New York State Attorney General reportedly investigating WeWork", "NewsArticle"),
+        ("ign.com", None, "Article"),
+    ],
+)  # fmt: skip
+def test_article_callback_on_corpus_pages(site: str, h1: str | None, types: str | None) -> None:
+    out = run(corpus_page(site), extract=_spider("article"))
+    assert out.record.error is None, out.record.error_detail
+    (item,) = out.items
+    assert item["status"] == 200 and item["title"] and item["og_title"]
+    if h1 is not None:
+        assert item["h1"] == h1
+    assert (types in item["jsonld_types"]) if types else item["jsonld_types"] == []
+    assert str(item["lang"]).startswith("en")
+
+
+def test_yielded_links_are_followed_through_the_filters() -> None:
+    html = b"<h1>Hi</h1><a href='/a'>a</a><link rel=canonical href='/canon'>"
+    out = run(make_page(html), extract=_spider("article"))
+    assert {n.url for n in out.new_urls} == {"http://site.example/a", "http://site.example/canon"}
+    out = run(make_page(html), extract=_spider("only_items"))
+    assert out.items == [{"h1": "Hi"}] and [n.url for n in out.new_urls] == ["http://site.example/made-up"]
+
+
+def test_follow_none_on_the_last_page_is_skipped() -> None:
+    last = run(make_page(b"<h1>end</h1>"), extract=_spider("next_page"))
+    assert last.record.error is None and last.items == [{"h1": "end"}] and last.new_urls == []
+    more = run(make_page(b"<h1>p</h1><a class=next href=p2>next</a>"), extract=_spider("next_page"))
+    assert [n.url for n in more.new_urls] == ["http://site.example/dir/p2"]
+
+
+def _failing_page(spider: str, bucket: int) -> str:
+    """A URL the spider's ``_bucket`` puts in ``bucket``."""
+    from tests.extract import spiders
+
+    return next(u for i in range(100) if spiders._bucket(u := f"http://site.example/p{i}") == bucket)
+
+
+def test_a_raising_callback_is_an_extract_error_and_the_crawl_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    ctx = extract_ctx(extract=_spider("raise_some"))
+    bad = _failing_page("raise_some", 0)
+    with caplog.at_level(logging.ERROR, "webtrawl.extract"):
+        for _ in range(3):
+            out = process_page(make_page(b"<h1>x</h1><a href='/next'>n</a>", url=bad), ctx)
+            assert out.record.error == "extract-error"
+            assert (
+                out.record.error_detail.startswith("ValueError: no price on")
+                and "spiders.py:" in out.record.error_detail
+            )
+            assert out.items == [] and out.counters["err:extract-error"] == 1 and out.counters["pages"] == 1
+            assert [n.url for n in out.new_urls] == ["http://site.example/next"]  # links followed as usual
+    assert sum("Traceback" in r.getMessage() for r in caplog.records) == 1  # logged once per distinct error
+    good = process_page(make_page(b"<h1>fine</h1>", url=_failing_page("raise_some", 2)), ctx)
+    assert good.record.error is None and good.items == [{"h1": "fine"}]
+
+
+def test_a_looping_callback_is_stopped_at_the_time_limit() -> None:
+    ctx = extract_ctx(extract=_spider("loop_on_some"), extract_timeout=0.2)
+    out = process_page(make_page(b"<h1>x</h1>", url=_failing_page("loop_on_some", 1)), ctx)
+    assert out.record.error == "extract-error"
+    assert out.record.error_detail == "extraction ran past --extract-timeout 0.2s"
+    after = process_page(make_page(b"<h1>y</h1>", url=_failing_page("loop_on_some", 0)), ctx)
+    assert after.record.error is None and after.items == [{"h1": "y"}]
+
+
+@pytest.mark.parametrize(
+    ("spider", "detail"),
+    [("not_json", "not JSON serialisable"), ("bad_yield", "the callback gave a int, not a dict")],
+)
+def test_items_that_are_not_json_objects_are_extract_errors(spider: str, detail: str) -> None:
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider(spider))
+    assert out.record.error == "extract-error" and detail in out.record.error_detail and out.items == []
+
+
+def test_scrub_pii_masks_items() -> None:
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("contacts"), scrub_pii=True)
+    assert out.items == [{"who": "Mail [email] or call [phone]", "n": 3, "on": "2019-11-19"}]

@@ -1,0 +1,68 @@
+"""``--text`` on the corpus's article pages, and ``--scrub-pii`` on text."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from tests.extract.corpus import CORPUS, corpus_rows, needs_corpus
+from tests.extract.helpers import extract_ctx, run
+from tests.parse.helpers import make_page
+from webtrawl.extract.pii import scrub_text
+from webtrawl.parse import process_page
+
+
+@needs_corpus
+def test_text_gives_main_text_for_every_corpus_article() -> None:
+    ctx = extract_ctx(text=True)
+    short = []
+    for page_id, url in corpus_rows():
+        gz = (CORPUS / "pages" / f"{page_id}.html.gz").read_bytes()
+        out = process_page(make_page(gz, url=url, headers=[("Content-Encoding", "gzip")]), ctx)
+        rec = out.record
+        assert rec.error is None, (url, rec.error_detail)
+        assert isinstance(rec.text, str) and isinstance(rec.text_title, str) and isinstance(rec.language, str)
+        if len(rec.text) < 200:
+            short.append(url)
+        assert out.items == [] and rec.items is msgspec.UNSET  # --text alone extracts no items
+    assert short == []
+
+
+def test_text_fields_appear_only_with_text() -> None:
+    html = b"<html lang='de'><title>T</title><body><article><p>" + b"Ein Satz. " * 80 + b"</p></article></body></html>"
+    plain = msgspec.to_builtins(run(make_page(html)).record)
+    assert "text" not in plain and "language" not in plain
+    rec = run(make_page(html), text=True).record
+    assert "Ein Satz." in str(rec.text) and rec.language == "de"
+    assert {"text", "text_title", "author", "date", "language"} <= set(msgspec.to_builtins(rec))
+
+
+def test_text_is_cut_at_the_size_cap() -> None:
+    html = b"<html><body><article>" + b"<p>" + b"word " * 20_000 + b"</p></article></body></html>"
+    rec = run(make_page(html), text=True, text_max_bytes=5_000).record
+    assert rec.error is None and 0 < len(str(rec.text)) <= 5_000
+
+
+def test_scrubbed_text() -> None:
+    html = (
+        b"<html><body><article><p>"
+        + b"Write to jane.doe@example.com or call (555) 123-4567 before 2019-11-19. " * 10
+        + b"</p></article></body></html>"
+    )
+    text = str(run(make_page(html), text=True, scrub_pii=True).record.text)
+    assert "[email]" in text and "[phone]" in text and "example.com" not in text and "2019-11-19" in text
+
+
+@pytest.mark.parametrize(
+    ("given", "masked"),
+    [
+        ("mail bob.smith+news@mail.example.co.uk now", "mail [email] now"),
+        ("call +44 20 7946 0958.", "call [phone]."),
+        ("call 030/1234567 or 0049 30 1234567", "call [phone] or [phone]"),
+        ("(555) 123-4567", "[phone]"),
+        ("on 2019-11-19 and 19.11.2019", "on 2019-11-19 and 19.11.2019"),
+        ("price 1,299 for 3 items, order 12345", "price 1,299 for 3 items, order 12345"),
+    ],
+)
+def test_scrub_masks_emails_and_phone_numbers_only(given: str, masked: str) -> None:
+    assert scrub_text(given) == masked

@@ -1,0 +1,138 @@
+"""``trawl try`` as a user runs it: one JSON line per saved page, WARC response or URL; broken rules or callbacks
+stop it at once with one ``trawl: error:`` line naming the file and line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.extract.corpus import RULES, SPIDERS, corpus_file, needs_corpus
+from tests.parse.helpers import make_page
+from webtrawl.store import WarcWriter
+from webtrawl.testweb import TestWeb
+
+
+def _trawl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "webtrawl", "try", *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+
+
+def _lines(done: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@needs_corpus
+def test_try_prints_items_of_saved_pages() -> None:
+    path, url = corpus_file("slashgear.com")
+    (line,) = _lines(_trawl("--extract", str(RULES), "--url", url, str(path)))
+    assert line["input"] == str(path) and line["url"] == url and line["status"] == 200
+    assert line["items"] == [
+        {
+            "headline": "The VW ID. SPACE VIZZION is a weird EV sports wagon with a secret message",
+            "author": "Chris Davies",
+            "published": "2019-11-20T04:31:13-06:00",
+            "image": "https://scdn.slashgear.com/wp-content/uploads/2019/11/vw-id-space-vizzion-concept-2-1.jpg",
+        }
+    ]
+    assert line["follow"] == [] and line["error"] is None
+
+
+@needs_corpus
+def test_try_with_a_callback_and_text_on_several_files() -> None:
+    files = [corpus_file("nytimes.com", 0)[0], corpus_file("wsj.com", 0)[0]]
+    lines = _lines(_trawl("--extract", f"{SPIDERS}:article", "--text", *map(str, files)))
+    assert [line["input"] for line in lines] == [str(f) for f in files]
+    for line in lines:
+        (item,) = line["items"]  # type: ignore[misc]
+        assert item["title"] and len(str(line["text"])) > 500 and line["language"].startswith("en")  # type: ignore[union-attr]
+
+
+def test_try_reads_a_warcs_responses(tmp_path: Path) -> None:
+    writer = WarcWriter(tmp_path, "t", 1 << 30)
+    for i in range(2):
+        writer.write_pair(make_page(f"<h1>Page {i}</h1>".encode(), url=f"http://a.example/{i}", gzipped=True))
+    writer.close()
+    (warc,) = tmp_path.glob("*.warc.gz")
+    rules = tmp_path / "r.toml"
+    rules.write_text('[[rule]]\nurl = "a.example"\n[rule.fields]\nh1 = "css:h1::text"\n')
+    lines = _lines(_trawl("--extract", str(rules), "--warc", str(warc)))
+    assert [(line["url"], line["items"]) for line in lines] == [
+        ("http://a.example/0", [{"h1": "Page 0"}]),
+        ("http://a.example/1", [{"h1": "Page 1"}]),
+    ]
+
+
+def test_try_fetches_a_url_once_under_the_address_policy(testweb: TestWeb, tmp_path: Path) -> None:
+    url = testweb.seeds(1)[0]
+    rules = tmp_path / "r.toml"
+    rules.write_text('[[rule]]\nurl = "."\n[rule.fields]\ntitle = "css:h1::text"\n')
+    mark = testweb.mark()
+    (line,) = _lines(_trawl("--extract", str(rules), *testweb.crawl_args(), url))
+    page = testweb.model.respond_url(url).page
+    assert page is not None
+    assert line["status"] == 200 and line["items"] == [{"title": page.title}]
+    assert len(testweb.entries(since=mark)) == 1
+    # Without --ip-allow the address policy refuses loopback, as a crawl's would (names still pinned: no DNS query).
+    (refused,) = _lines(_trawl("--extract", str(rules), "--resolve", "*.test=127.0.0.1", url))
+    assert refused["error"] == "ip-policy" and refused["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('[[rule]]\nurl = "x"\n[rule.fields]\na = "css:h1::text"\nb = "css:div[[["\n', r"r.toml:5: b: css 'div\[\[\['"),
+        ('[[rule]]\nurl = "x("\n[rule.fields]\na = "h1"\n', "r.toml:2: url: regex 'x\\(' does not compile"),
+        ('[[rule]]\nurl = "x"\ncolour = 1\n[rule.fields]\na = "h1"\n', "r.toml:3: unknown key 'colour'"),
+        ('[[rule]]\nurl = "x"\n[rule.fields]\na = { css = "h1", type = "money" }\n', "r.toml:4: field 'a': type must"),
+        ('[[rule]]\nurl = "x"\n[rule.fields]\na = "xpath://h1[["\n', "r.toml:4: a: xpath '//h1\\[\\[' does not"),
+        ('[[rule]]\nurl = "x"\n[rule.fields\n', "r.toml:3: not valid TOML"),
+        ('[[rule]]\nurl = "x"\n', "r.toml:1: every rule needs a \\[rule.fields\\] table"),
+    ],
+)
+def test_a_broken_rules_file_is_one_error_line_with_file_and_line(tmp_path: Path, content: str, message: str) -> None:
+    (tmp_path / "r.toml").write_text(content)
+    (tmp_path / "page.html").write_text("<h1>x</h1>")
+    done = _trawl("--extract", "r.toml", "page.html", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("trawl: error: ")
+    assert __import__("re").search(message, line), line
+
+
+@pytest.mark.parametrize(
+    ("module", "spec", "message"),
+    [
+        ("def parse(page)\n    pass\n", "cb.py:parse", "cb.py:1: syntax error in the --extract callback"),
+        ("import json\nraise RuntimeError('boom')\n", "cb:parse", "cb.py:2: --extract cb:parse: cannot import cb"),
+        ("x = 1\n", "cb:parse", "--extract cb:parse: cb has no 'parse'"),
+        ("", "nosuchmodule:parse", "cannot import nosuchmodule: ModuleNotFoundError"),
+    ],
+)
+def test_a_callback_that_does_not_import_is_one_error_line(
+    tmp_path: Path, module: str, spec: str, message: str
+) -> None:
+    (tmp_path / "cb.py").write_text(module)
+    (tmp_path / "page.html").write_text("<h1>x</h1>")
+    done = _trawl("--extract", spec, "page.html", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("trawl: error: ") and message in line, line
+
+
+def test_crawl_refuses_broken_rules_before_starting(tmp_path: Path) -> None:
+    (tmp_path / "r.toml").write_text('[[rule]]\nurl = "x"\n[rule.fields]\na = "css:h1[["\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "webtrawl", "crawl", "http://a.test/", "--out", "o", "--extract", "r.toml"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2 and done.stderr.startswith("trawl: error: ") and "r.toml:4:" in done.stderr
+    assert not (tmp_path / "o").exists()

@@ -1,0 +1,85 @@
+"""A fetcher process under strain: many Redis commands at once, and a fetch task that dies of a bug."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.fetch.servers import local_cfg, run
+from tests.fixtures.redis_fixtures import TEST_SETTINGS, delete_prefix
+from tests.frontier.helpers import host_key, host_state, new_urls
+from webtrawl.config import CrawlConfig
+from webtrawl.fetch.batcher import ReleaseBatcher
+from webtrawl.fetch.worker import SESSIONS_PER_SLOT, FetcherArgs, _Fetcher, open_frontier
+from webtrawl.frontier import FrontierSettings, RedisFrontier
+from webtrawl.node.children import SPAWN
+
+
+@pytest.fixture
+def settings(redis_client: redis.Redis) -> Iterator[FrontierSettings]:
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    yield FrontierSettings(**{**TEST_SETTINGS, "prefix": prefix})
+    delete_prefix(redis_client, prefix)
+
+
+def test_every_task_of_a_full_fetcher_can_use_redis_at_once(redis_url: str, settings: FrontierSettings) -> None:
+    """At the start of a broad crawl every task stores a robots.txt at the same moment (and a woken host session
+    is a task too): none may fail for want of a connection."""
+    cfg = local_cfg(concurrency=128)
+
+    async def body() -> None:
+        frontier = await open_frontier(cfg, redis_url, settings)
+        try:
+            tasks = cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch
+            origins = [f"https://h{i}.test" for i in range(tasks)]
+            await asyncio.gather(*(frontier.set_robots(o, b"User-agent: *\nDisallow:\n", 60) for o in origins))
+            assert await frontier.get_robots(origins[-1]) is not None
+        finally:
+            await frontier.client.aclose()
+
+    run(body())
+
+
+class _BrokenRobots:
+    """Stands in for the robots cache with a bug: the only way to make a fetch task die of an unexpected error."""
+
+    async def cached(self, origin: str) -> None:
+        raise RuntimeError("a bug in the fetch path")
+
+
+def _fetcher(cfg: CrawlConfig, redis_url: str, budget: int) -> _Fetcher:
+    args = FetcherArgs(cfg, 0, redis_url, [Path("/nonexistent")], SPAWN.Event(), SPAWN.Value("q", budget))
+    return _Fetcher(args)
+
+
+def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap(
+    redis_client: redis.Redis, redis_url: str, settings: FrontierSettings
+) -> None:
+    cfg = local_cfg(politeness={"delay": 10.0})
+    sync = RedisFrontier.open(redis_client, settings)
+    sync.add(new_urls("http://a.test/1", "http://a.test/2"))
+    fetcher = _fetcher(cfg, redis_url, budget=7)
+
+    async def body() -> None:
+        fetcher.frontier = await open_frontier(cfg, redis_url, settings)
+        fetcher.releases = ReleaseBatcher(fetcher.frontier.release)
+        fetcher.robots = _BrokenRobots()  # type: ignore[assignment]
+        try:
+            (lease,) = await fetcher.frontier.lease(fetcher.args.owner, 1)
+            await fetcher._handle(lease)  # the bug is logged, not raised
+        finally:
+            await fetcher.frontier.client.aclose()
+
+    run(body())
+    counters = sync.counters()
+    assert (counters.queued, counters.inflight) == (2, 0)  # given back, not left leased until --lease-ttl
+    assert sync.lease("other/f0", 5) == []  # the host waits its gap first
+    now_ms = int(redis_client.time()[0]) * 1000
+    assert int(host_state(sync, "a.test")["n"]) - now_ms > 5000  # the host's delay counts from the give-back
+    assert redis_client.lrange(host_key(sync, "a.test", "q"), 0, -1) == [b"0/1", b"0/2"]  # at the head, in order
+    assert fetcher.args.budget is not None and fetcher.args.budget.value == 8  # the page was not fetched

@@ -1,0 +1,73 @@
+"""``trawl export``: the crawl's JSONL items to other sinks, the last set of a URL fetched twice, nothing doubled."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+
+from webtrawl.store.sinks.export import export
+
+FT = "2026-11-23T18:00:00.000Z"
+
+
+def _item(url: str, index: int, **fields: object) -> str:
+    return json.dumps({"url": url, "fetch_time": FT, "index": index, "fields": fields}) + "\n"
+
+
+def _crawl(out: Path) -> None:
+    items = out / "items"
+    items.mkdir(parents=True)
+    (items / "n-p0-00000.jsonl").write_text(
+        _item("http://a.test/1", 0, name="a", price=1)
+        + _item("http://a.test/1", 1, name="b", price=2)
+        + _item("http://a.test/2", 0, name="c", price=3)
+        + _item("http://a.test/2", 1, name="d", price=4)
+    )
+    # /2 was fetched again (in flight at a kill) and gave one item; a killed writer's torn line at the end.
+    (items / "n-p1-00000.jsonl.open").write_text(
+        _item("http://a.test/2", 0, name="c2", price=3.5) + _item("http://a.test/3", 0, name="e", tags=["x"]) + '{"url'
+    )
+
+
+def test_export_keeps_the_last_set_of_each_url(tmp_path: Path, pg_url: str) -> None:
+    out = tmp_path / "c1"
+    _crawl(out)
+    urls = [f"sqlite:///{tmp_path}/e.db", pg_url + "?table=products", f"csv:{tmp_path}/csv", f"parquet:{tmp_path}/pq"]
+    assert export(out, "items", urls, "wt-1") == (4, 3)
+    expected = [("http://a.test/1", 0), ("http://a.test/1", 1), ("http://a.test/2", 0), ("http://a.test/3", 0)]
+    with sqlite3.connect(tmp_path / "e.db") as conn:
+        assert conn.execute("SELECT url, idx FROM items ORDER BY url, idx").fetchall() == expected
+        assert conn.execute("SELECT name FROM items WHERE url = 'http://a.test/2'").fetchall() == [("c2",)]
+    with psycopg.connect(pg_url) as pg:
+        assert pg.execute("SELECT url, idx FROM products ORDER BY url, idx").fetchall() == expected
+    with next((tmp_path / "csv").glob("export-*.csv")).open(newline="") as fh:
+        assert [(r["url"], int(r["idx"])) for r in csv.DictReader(fh)] == expected
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(next((tmp_path / "pq").glob("export-*.parquet")))
+    assert sorted((r["url"], r["idx"]) for r in table.to_pylist()) == expected
+    # Exporting again into the tables changes nothing: one row per item.
+    export(out, "items", urls[:2], "wt-1")
+    with sqlite3.connect(tmp_path / "e.db") as conn:
+        assert conn.execute("SELECT count(*) FROM items").fetchall() == [(4,)]
+
+
+def test_export_command_errors_are_one_line(tmp_path: Path) -> None:
+    run = [sys.executable, "-m", "webtrawl", "export", "--out", str(tmp_path), "--crawl-id", "x"]
+    done = subprocess.run([*run, "--to", f"csv:{tmp_path}/o"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("trawl: error:") and done.stderr.count("\n") == 1
+    assert "no items/ directory" in done.stderr
+    _crawl(tmp_path)
+    done = subprocess.run(
+        [*run, "--to", "postgresql://u:pw@127.0.0.1:1/db"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "pw" not in done.stderr and done.stderr.count("\n") == 1
+    done = subprocess.run([*run, "--to", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "exported 4 items rows of 3 URLs" in done.stdout

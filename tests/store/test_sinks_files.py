@@ -1,0 +1,106 @@
+"""CSV and Parquet sinks: files standard tools read, rotated and sealed by rename, torn tails cut after a kill."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from tests.store.sinkdata import ctx, page, products
+from webtrawl.store.sinks import open_sink, seal_left_open
+from webtrawl.store.sinks.csvsink import seal_csv_dir
+from webtrawl.store.sinks.parquet import seal_parquet_dir
+
+
+def _csv_rows(directory: Path) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
+    for path in sorted(directory.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows.extend(csv.DictReader(fh))
+    return rows
+
+
+def test_csv_cells_rotation_and_a_header_that_grows(tmp_path: Path) -> None:
+    out = tmp_path / "csv"
+    sink = open_sink(f"csv:{out}", "items", ctx(tmp_path, chunk=4))
+    sink.write([products("http://a.test/1", 3)])
+    sink.write([page("http://a.test/2", [{"name": 'Tï "q",\nline', "price": 1, "tags": {"k": [1, None]}}])])
+    sink.write([page("http://a.test/3", [{"name": "z", "colour": "red"}])])  # a new field: a new file
+    sink.write([products("http://a.test/4", 2)])
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["n-p0-00000.csv", "n-p0-00001.csv.open"]  # 4 rows sealed, then the wider header's file
+    sink.close()
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["n-p0-00000.csv", "n-p0-00001.csv"]
+    with (out / "n-p0-00001.csv").open(newline="") as fh:
+        assert next(csv.reader(fh))[-1] == "colour"
+    rows = _csv_rows(out)
+    assert len(rows) == 7
+    assert rows[0]["crawl"] == "wt-1700000000" and rows[0]["idx"] == "0" and rows[0]["in_stock"] == "true"
+    assert json.loads(rows[0]["tags"]) == ["a", 0] and rows[0]["price"] == "10.5"
+    assert rows[3]["name"] == 'Tï "q",\nline' and json.loads(rows[3]["tags"]) == {"k": [1, None]}
+    assert rows[4]["colour"] == "red" and rows[5]["colour"] == ""
+
+
+def test_csv_torn_tail_is_cut_and_the_file_sealed_on_next_open(tmp_path: Path) -> None:
+    out = tmp_path / "csv"
+    sink = open_sink(f"csv:{out}", "records", ctx(tmp_path))
+    sink.write([page(f"http://a.test/{i}") for i in range(5)])
+    path = out / "n-p0-00000.csv.open"
+    with path.open("ab") as fh:  # what a kill inside a write leaves: half a row, inside a quoted field
+        fh.write(b'wt-1700000000,http://a.test/9,http://a.test/9,200,"text/ht')
+    os.close(sink.file._fd)  # the process is gone: nothing else happens to the file
+    again = open_sink(f"csv:{out}", "records", ctx(tmp_path))
+    assert (out / "n-p0-00000.csv").exists() and not path.exists()
+    assert [r["url"] for r in _csv_rows(out)] == [f"http://a.test/{i}" for i in range(5)]
+    again.write([page("http://a.test/5")])
+    again.close()
+    assert len(_csv_rows(out)) == 6 and (out / "n-p0-00001.csv").exists()
+
+
+def test_parquet_files_are_whole_and_typed(tmp_path: Path) -> None:
+    out = tmp_path / "pq"
+    sink = open_sink(f"parquet:{out}", "items", ctx(tmp_path, chunk=5))
+    sink.write([products("http://a.test/1", 3)])
+    sink.write([products("http://a.test/2", 3), page("http://a.test/3", [{"price": "n/a", "extra_field": 1}])])
+    assert sorted(p.name for p in out.iterdir()) == ["n-p0-00000.parquet"]  # 7 rows >= 5: sealed, none open
+    sink.write([products("http://a.test/4", 1)])
+    sink.close()
+    first = pq.read_table(out / "n-p0-00000.parquet")
+    assert first.num_rows == 7
+    assert str(first.schema.field("price").type) == "double" and str(first.schema.field("sku").type) == "int64"
+    assert str(first.schema.field("in_stock").type) == "bool"
+    rows = first.to_pylist()
+    assert json.loads(rows[0]["tags"]) == ["a", 0] and rows[0]["url"] == "http://a.test/1"
+    assert rows[6]["price"] is None and json.loads(rows[6]["_extra"]) == {"price": "n/a"}
+    assert rows[6]["extra_field"] == 1 and rows[0]["extra_field"] is None
+    assert pq.read_table(out / "n-p0-00001.parquet").num_rows == 1
+
+
+def test_parquet_open_file_left_by_a_kill_becomes_a_whole_file(tmp_path: Path) -> None:
+    out = tmp_path / "pq"
+    sink = open_sink(f"parquet:{out}", "items", ctx(tmp_path))
+    sink.write([products("http://a.test/1", 3)])
+    sink.write([products("http://a.test/2", 2)])
+    path = out / "n-p0-00000.parquet.open"
+    data = path.read_bytes()
+    with path.open("ab") as fh:
+        fh.write(data[: len(data) // 3])  # a torn third write
+    os.close(sink.file._fd)
+    assert seal_parquet_dir(out) == 1
+    table = pq.read_table(out / "n-p0-00000.parquet")
+    assert table.num_rows == 5 and not path.exists()
+    assert seal_csv_dir(out) == 0
+
+
+def test_files_a_parser_no_longer_running_left_open_are_sealed_at_node_start(tmp_path: Path) -> None:
+    out = tmp_path / "csv"
+    for prefix in ("n-p0", "n-p3", "other-p0"):
+        sink = open_sink(f"csv:{out}", "records", ctx(tmp_path, prefix=prefix))
+        sink.write([page("http://a.test/1")])
+        os.close(sink.file._fd)  # killed
+    seal_left_open([f"csv:{out}", f"parquet:{tmp_path}/none"], "n")
+    assert sorted(p.name for p in out.iterdir()) == ["n-p0-00000.csv", "n-p3-00000.csv", "other-p0-00000.csv.open"]

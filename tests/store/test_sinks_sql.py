@@ -1,0 +1,188 @@
+"""SQLite and PostgreSQL sinks against real databases: one set of rows per URL, tables that grow, nothing lost."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.store.sinkdata import ctx, page, products
+from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store import Sink
+from webtrawl.store.sinks import open_sink, probe
+
+Query = Callable[[str], list[tuple[Any, ...]]]
+
+
+class Db:
+    def __init__(self, url: str, query: Query, kind: str) -> None:
+        self.url, self.query, self.kind = url, query, kind
+
+    def sink(self, what: str = "items", crawl: str = "wt-1", table: str | None = None) -> Sink:
+        url = self.url + (f"?table={table}" if table else "")
+        return open_sink(url, what, ctx(Path("/nonexistent"), crawl))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    if request.param == "sqlite":
+        path = tmp_path / "sub" / "items.db"
+
+        def lite(sql: str) -> list[tuple[Any, ...]]:
+            with sqlite3.connect(path) as conn:
+                return conn.execute(sql).fetchall()
+
+        yield Db(f"sqlite:///{path}", lite, "sqlite")
+        return
+    url = request.getfixturevalue("pg_url")
+
+    def pg(sql: str) -> list[tuple[Any, ...]]:
+        with psycopg.connect(url) as conn:
+            return conn.execute(sql).fetchall()  # type: ignore[arg-type]
+
+    yield Db(url, pg, "postgresql")
+
+
+def test_items_land_once_and_a_url_extracted_again_keeps_only_its_new_rows(db: Db) -> None:
+    sink = db.sink()
+    sink.write([products("http://a.test/1", 3), products("http://a.test/2", 5), page("http://a.test/3")])
+    sink.flush()
+    assert db.query("SELECT count(*) FROM items") == [(8,)]
+    # The same URLs again (fetched twice around a kill): fewer items for /2, the same for /1: no stale, no double.
+    sink.write([products("http://a.test/2", 2), products("http://a.test/1", 3)])
+    sink.write([products("http://a.test/1", 3), products("http://a.test/1", 1)])  # twice in one batch: last wins
+    rows = db.query("SELECT url, idx, name, price, sku, in_stock, crawl, fetch_time FROM items ORDER BY url, idx")
+    assert [(r[0], r[1]) for r in rows] == [("http://a.test/1", 0), ("http://a.test/2", 0), ("http://a.test/2", 1)]
+    assert rows[1][2:5] == ("P0 of http://a.test/2", 10.5, 0)
+    assert rows[0][5] in (True, 1) and rows[0][6] == "wt-1" and rows[0][7].startswith("2026-11-23T18")
+    sink.close()
+
+
+def test_another_crawl_in_the_same_table_is_left_alone(db: Db) -> None:
+    first, second = db.sink(crawl="wt-1"), db.sink(crawl="wt-2")
+    first.write([products("http://a.test/1", 4)])
+    second.write([products("http://a.test/1", 1)])
+    assert db.query("SELECT crawl, count(*) FROM items GROUP BY crawl ORDER BY crawl") == [("wt-1", 4), ("wt-2", 1)]
+    first.close()
+    second.close()
+
+
+def test_new_fields_add_columns_and_misfits_go_to_extra(db: Db) -> None:
+    sink = db.sink(table="products")
+    sink.write([page("http://a.test/1", [{"price": 5, "name": "x", "url": "field named url", "Name": "twin"}])])
+    sink.write([page("http://a.test/2", [{"price": "n/a", "colour": "red", "meta": {"k": [1, 2]}, "name": 7}])])
+    sink.write([page("http://a.test/3", [{"price": 2.5, "nothing": None}])])
+    rows = db.query("SELECT url, price, name, url_, colour, meta, _extra FROM products ORDER BY url")
+    extra = [json.loads(r[6]) if isinstance(r[6], str) else r[6] for r in rows]
+    meta = rows[1][5] if db.kind == "postgresql" else json.loads(rows[1][5])
+    assert rows[0][1:4] == (5, "x", "field named url") and extra[0] == {"Name": "twin"}
+    assert rows[1][1] is None and extra[1] == {"price": "n/a"}  # kept, not refused, not lost
+    assert rows[1][2] == "7" and rows[1][4] == "red" and meta == {"k": [1, 2]}
+    assert rows[2][1] is None and extra[2] == {"price": 2.5}  # bigint column: a float does not fit
+    sink.close()
+    # A new process reads the grown table back and goes on.
+    again = db.sink(table="products")
+    again.write([page("http://a.test/4", [{"price": 9, "colour": "blue", "weight": 1.5}])])
+    assert db.query("SELECT price, colour, weight FROM products WHERE url = 'http://a.test/4'") == [(9, "blue", 1.5)]
+    again.close()
+
+
+def test_page_records_upsert_on_crawl_and_url(db: Db) -> None:
+    sink = db.sink("records", table="pages")
+    sink.write([page("http://a.test/1"), page("http://a.test/2", error="timeout", error_detail="x\x00y")])
+    sink.write([page("http://a.test/1", outlinks=7)])
+    rows = db.query("SELECT url, status, outlinks, error, noindex, elapsed_ms FROM pages ORDER BY url")
+    assert [r[:4] for r in rows] == [("http://a.test/1", 200, 7, None), ("http://a.test/2", 200, 0, "timeout")]
+    assert rows[0][4] in (False, 0) and rows[0][5] == 0.0
+    sink.close()
+
+
+def test_probe_refuses_a_table_that_is_not_ours(db: Db) -> None:
+    sink = db.sink("records")
+    sink.write([page("http://a.test/1")])
+    sink.close()
+    probe(db.url, "records")
+    with pytest.raises(ConfigError, match=r"has no column 'idx'.*not a webtrawl items table"):
+        probe(db.url + "?table=pages", "items")
+
+
+def test_postgres_connection_lost_raises_unavailable_then_the_same_batch_goes_in(pg_url: str) -> None:
+    sink = open_sink(pg_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    sink.write([products("http://a.test/1", 2)])
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # the server ends the sink's session (a restart would)
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'webtrawl'")
+    batch = [products("http://a.test/1", 1), products("http://a.test/2", 3)]
+    with pytest.raises(SinkUnavailable):
+        sink.write(batch)
+    with psycopg.connect(pg_url) as conn:  # rolled back: the old rows, not half of the new ones
+        assert conn.execute("SELECT url, count(*) FROM t GROUP BY url").fetchall() == [("http://a.test/1", 2)]
+    sink.write(batch)  # what the fan-out does once the database answers again
+    with psycopg.connect(pg_url) as conn:
+        found = conn.execute("SELECT url, count(*) FROM t GROUP BY url ORDER BY url").fetchall()
+    assert found == [("http://a.test/1", 1), ("http://a.test/2", 3)]
+    sink.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("postgresql://nosuchuser:s3cret@127.0.0.1:5432/postgres?table=x", "nosuchuser"),
+        ("postgresql://postgres@127.0.0.1:5432/no_such_db_wt", "no_such_db_wt"),
+        ("postgresql://u:s3cret@127.0.0.1:1/db?password=s3cret", "cannot connect"),
+    ],
+)
+def test_postgres_bad_target_is_one_line_at_start_with_the_password_masked(
+    pg_admin_url: str, url: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        probe(url, "items")
+    text = str(info.value)
+    assert message in text and "s3cret" not in text and "\n" not in text
+
+
+def test_sqlite_file_that_is_not_a_database_fails_at_start(tmp_path: Path) -> None:
+    bad = tmp_path / "x.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ConfigError, match=r"x\.db"):
+        probe(f"sqlite:///{bad}", "items")
+
+
+def test_two_nodes_replacing_the_same_urls_at_once_leave_one_whole_set_each(pg_url: str) -> None:
+    """Each writer gives every URL a different number of items; whatever the interleaving, a URL ends with exactly
+    one writer's set (never one writer's first rows plus the other's stale tail)."""
+    urls = [f"http://a.test/{i}" for i in range(12)]
+    failures: list[BaseException] = []
+
+    def node(name: str, items: int) -> None:
+        sink = open_sink(pg_url + "?table=shared", "items", ctx(Path("/nonexistent")))
+        try:
+            for round_ in range(40):
+                batch = [page(u, [{"writer": name, "round": round_}] * items) for u in urls]
+                while True:
+                    try:
+                        sink.write(batch)
+                        break
+                    except SinkUnavailable:  # a deadlock or serialisation failure: the fan-out retries
+                        continue
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            sink.close()
+
+    threads = [threading.Thread(target=node, args=(name, n)) for name, n in (("a", 2), ("b", 5), ("c", 3))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    with psycopg.connect(pg_url) as conn:
+        found = conn.execute("SELECT url, array_agg(DISTINCT writer), count(*) FROM shared GROUP BY url").fetchall()
+    assert len(found) == len(urls)
+    for url, writers, count in found:
+        assert len(writers) == 1 and count == {"a": 2, "b": 5, "c": 3}[writers[0]], (url, writers, count)
