@@ -59,6 +59,9 @@ class Politeness:
     robots_give_up: int = 5
     honor_nofollow: bool = True
     honor_noindex: bool = True
+    adaptive_delay: float = 0.0  # gap = max(delay, adaptive_delay x response time); 0: off
+    delay_jitter: float = 0.0  # each gap is lengthened by a random share of up to this fraction
+    slow_down_403: bool = False  # a 403 counts as a host failure (back-off) like a 429
 
 
 @dataclass(slots=True)
@@ -80,6 +83,10 @@ class CrawlConfig:
     idle_connections: int = 256
     user_agent: str = DEFAULT_USER_AGENT
     scope: str = "any"
+    sitemaps: str = "auto"
+    sitemap: list[str] = field(default_factory=list)
+    requisites: bool = False
+    politeness_key: str = "host"
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     expected_urls: int = 10_000_000
@@ -263,6 +270,20 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("user_agent", str, "full User-Agent string; its first word is the robots.txt product token"),
     Option("scope", _choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
+    Option(
+        "sitemaps",
+        _choice("auto", "only", "off"),
+        "auto: read sitemaps and feeds (robots.txt Sitemap: lines, --sitemap) besides links; only: URLs come from "
+        "sitemaps and feeds alone (links of pages are not followed); off: treat them as plain files",
+    ),
+    Option("sitemap", str, "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)", repeat=True),
+    Option("requisites", _parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"),
+    Option(
+        "politeness_key",
+        _choice("host", "domain", "ip"),
+        "what one politeness gap covers: a host name, a registered domain (public suffix list) or a server address "
+        "(all host names on one IP); fixed when the crawl is created",
+    ),
     Option("include", str, "only follow URLs matching this regex (repeatable)", repeat=True),
     Option("exclude", str, "never follow URLs matching this regex (repeatable)", repeat=True),
     Option("expected_urls", _positive_int, "how many distinct URLs the seen-filter is sized for"),
@@ -355,6 +376,13 @@ OPTIONS: tuple[Option, ...] = (
         _parse_bool,
         "do not archive noindex pages in WARC (their JSONL record is still written)",
     ),
+    Option(
+        "politeness.adaptive_delay",
+        _positive_float,
+        "adapt the gap to the server: max(delay, this factor x the response time), e.g. 2 (0: off)",
+    ),
+    Option("politeness.delay_jitter", _positive_float, "lengthen every gap by a random 0..this fraction of it"),
+    Option("politeness.slow_down_403", _parse_bool, "treat a 403 answer as a slow-down signal (back-off) like 429"),
     # --- operating a crawl: dashboard, logs, alerts ---
     Option("ui_port", _positive_int, "serve the web dashboard on this port (0: off)"),
     Option("ui_bind", str, "address the dashboard listens on; anything but loopback needs --ui-token"),

@@ -125,6 +125,12 @@ class ScopeError(PolicyError):
     reason = "scope"
 
 
+class SitemapHostError(PolicyError):
+    """A sitemap or feed listed a URL of another host (sitemaps.org cross-submission rule: not followed)."""
+
+    reason = "sitemap-host"
+
+
 class BudgetExceeded(PolicyError):
     reason = "budget"
 

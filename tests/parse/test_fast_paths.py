@@ -162,7 +162,7 @@ def test_single_include_and_exclude_patterns() -> None:
         ),
         (
             b'<link href="/x" name="n" content="c"><link rel="canonical"><link rel="CANONICAL" href="/c1">',
-            ("", "", "/c1", set(), []),
+            ("", "", "/c1", set(), [("/c1", False)]),  # the canonical copy is a link to follow too
         ),
         (
             b'<meta name="robots"><meta content="noindex"><meta name="ROBOTS " content="NoIndex, nofollow">'

@@ -70,11 +70,12 @@ def test_record_fields_of_a_plain_page() -> None:
     assert (rec.depth, rec.hops, rec.retries, rec.ip) == (0, 0, 1, "127.0.0.1")
     assert rec.content_hash == "sha1:" + hashlib.sha1(html).hexdigest()
     assert [n.url for n in out.new_urls] == [
+        "http://site.example/canon?x=1",  # the canonical copy is followed too
         "http://site.example/dir/a.html",
         "http://site.example/b",
         "http://other.example/c",
     ]
-    assert rec.outlinks == 3
+    assert rec.outlinks == 4
 
 
 def test_base_href_is_used_for_links() -> None:

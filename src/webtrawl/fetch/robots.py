@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
@@ -53,6 +53,7 @@ class RobotsCache:
         retry_base_s: float = 60.0,
         unavailable_limit: int = 5,
         clock: Callable[[], float] = time.time,
+        sitemaps_found: Callable[[str, list[str]], Awaitable[None]] | None = None,
     ) -> None:
         self._store = store
         self._client = client
@@ -64,6 +65,7 @@ class RobotsCache:
         self._retry_base_s = retry_base_s
         self._unavailable_limit = unavailable_limit
         self._clock = clock
+        self._sitemaps_found = sitemaps_found
         self._inflight: dict[str, asyncio.Task[RobotsRules]] = {}
         self._absent: set[str] = set()  # origins cached() just found nowhere: fetch() need not ask the store again
 
@@ -98,6 +100,10 @@ class RobotsCache:
         else:
             previous = self._lru.get(origin) or await self._load(origin)
         rules = await self._download(origin)
+        if self._sitemaps_found is not None and rules.sitemaps:
+            # before the rules are stored: a crash in between fetches robots.txt again and adds the sitemaps again
+            # (the seen filter drops the repeats), where the other order could lose them for the robots TTL
+            await self._sitemaps_found(origin, rules.sitemaps)
         now = self._clock()
         ttl = self._cfg.politeness.robots_ttl
         if rules.unavailable:

@@ -26,13 +26,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import PolicyError, TransportError
+from webtrawl.errors import PolicyError, TransportError, WebtrawlError
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
-from webtrawl.messages import Lease, Page
+from webtrawl.messages import Lease, NewUrl, Page
 from webtrawl.pagepipe import PageSender
+from webtrawl.parse.canonical import canonicalize
 from webtrawl.politeness import HostOutcome, RobotsRules, outcome_for
 
 log = logging.getLogger("webtrawl.fetch")
@@ -50,6 +51,7 @@ SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps o
 # On a stop, requests still running after this grace are abandoned: their URLs go back to the head of their queues
 # (a stop must not wait for an 8 KB/s body up to --total). The supervisor kills a fetcher that takes much longer.
 STOP_GRACE_S = 3.0
+_MAX_ROBOTS_SITEMAPS = 1000  # Sitemap: lines of one robots.txt that are followed
 
 
 @dataclass
@@ -168,11 +170,30 @@ class _Fetcher:
                 self.cfg,
                 retry_base_s=self.pol.robots_retry,
                 unavailable_limit=self.pol.robots_give_up,
+                sitemaps_found=self._add_sitemaps if self.cfg.sitemaps != "off" else None,
             )
             await self._lease_loop()
             await self._finish_in_flight()
         await self.sender.close()
         await redis.aclose()
+
+    async def _add_sitemaps(self, origin: str, urls: list[str]) -> None:
+        """A robots.txt's ``Sitemap:`` URLs on its own host (the cross-submission rule), at depth 0 like seeds.
+
+        The host already passed the scope and the address policy; only the port is checked again."""
+        host = urlsplit(origin).hostname
+        new: list[NewUrl] = []
+        for raw in urls[:_MAX_ROBOTS_SITEMAPS]:
+            try:
+                url = canonicalize(raw, origin + "/")
+            except WebtrawlError:
+                continue
+            parts = urlsplit(url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            if parts.hostname == host and host and self.http.policy.url_allowed(host, port) is None:
+                new.append(NewUrl(url, 0))
+        if new:
+            await self.frontier.add(new)
 
     async def _finish_in_flight(self) -> None:
         """Stop: let running requests end for a short grace, then abandon the rest (see _handle)."""

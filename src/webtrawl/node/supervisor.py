@@ -145,7 +145,7 @@ class Node:
 
     def _seed(self, frontier: RedisFrontier) -> list[str]:
         new_seeds: list[str] = []
-        for batch in iter_seeds(self.cfg.seeds, self.cfg.seeds_file):
+        for batch in iter_seeds([*self.cfg.seeds, *self.cfg.sitemap], self.cfg.seeds_file):
             frontier.add(batch)
             new_seeds.extend(u.url for u in batch[: _MAX_SEED_HOSTS - len(new_seeds)])
         if new_seeds:

@@ -32,9 +32,17 @@ _NESTING_RE = re.compile(_NESTING, re.I | re.A)
 _NESTING_RE_B = re.compile(_NESTING.encode("ascii"), re.I)
 _FEW_TAGS = 8192  # below this, even the worst nesting costs lexbor well under a second
 # Every element of interest, in document order: a[href], area[href], base[href], link[rel][href],
-# meta[name][content], title. lexbor matches attribute selectors about twice as fast as type selectors, so the
-# query asks by attribute (plus title) and the loop keeps the tags it wants (a few svg <use href> come along).
-_QUERY = "[href], [name][content], title"
+# meta[name][content], meta[http-equiv], iframe/frame[src], the page's requisites (img, script... [src]), title.
+# lexbor matches attribute selectors about twice as fast as type selectors, so the query asks by attribute (plus
+# title) and the loop keeps the tags it wants (a few svg <use href> come along).
+_QUERY = "[href], [src], [name][content], [http-equiv], title"
+# <link rel> values whose target is another document worth crawling (the canonical copy, translations and feeds,
+# the next page of a series), and those whose target is a requisite of this page (for replay in an archive).
+_LINK_RELS = frozenset({"canonical", "alternate", "next", "prev", "previous"})
+_REQUISITE_RELS = frozenset({"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload"})
+_FRAMES = frozenset({"iframe", "frame"})
+_REQUISITE_TAGS = frozenset({"img", "script", "embed", "source", "audio", "video", "track", "input"})
+_REFRESH_RE = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['\"]?)(.+?)\1\s*$", re.IGNORECASE | re.DOTALL)
 _MAX_TITLE = 1000
 _SPLIT_RE = re.compile(r"[\s,]+")
 # Directives that take a value after a colon; any other "word:" in X-Robots-Tag names a user agent.
@@ -48,6 +56,7 @@ class Extracted:
     canonical: str = ""  # raw href of the first <link rel=canonical>
     robots: set[str] = field(default_factory=set)  # lower-case directives of meta robots / meta <token>
     links: list[tuple[str, bool]] = field(default_factory=list)  # (raw href, rel=nofollow)
+    requisites: list[str] = field(default_factory=list)  # raw URLs of images, scripts, style sheets, icons
     tree: LexborHTMLParser | None = None  # the parsed page, for extraction (CSS rules run on it: no second parse)
 
 
@@ -56,6 +65,15 @@ def _directives(content: str) -> set[str]:
     if "none" in found:
         found |= {"noindex", "nofollow"}
     return found
+
+
+def refresh_target(content: str) -> str:
+    """The URL of a ``<meta http-equiv=refresh content="5; url=/next">``, or "" (a plain reload names none)."""
+    m = _REFRESH_RE.match(content)
+    if m is None:
+        return ""
+    target = m.group(2).strip()
+    return "" if target[:1].isdigit() and target.replace(".", "").isdigit() else target
 
 
 def _nesting_is_bounded(html: bytes | str) -> bool:
@@ -125,9 +143,14 @@ def extract(html: bytes | str, product_token: str) -> Extracted:
     out = Extracted(tree=tree)
     robot_names = ("robots", product_token.lower())
     links = out.links
+    requisites = out.requisites
     for node in tree.css(_QUERY):
         tag = node.tag
-        if tag == "a" or tag == "area":
+        if tag in _REQUISITE_TAGS:
+            src = node.attributes.get("src")
+            if src and (tag != "input" or (node.attributes.get("type") or "").lower() == "image"):
+                requisites.append(src)
+        elif tag == "a" or tag == "area":
             # The attributes dict beats two lookups on the lazy view: a missing ``rel`` raises KeyError inside it.
             # Keys are the parser's lower-case names, and it drops duplicates, so ``get`` finds what ``attrs`` would.
             attrs = node.attributes
@@ -141,12 +164,27 @@ def extract(html: bytes | str, product_token: str) -> Extracted:
             content = attrs.get("content")
             if name and content and name.strip().lower() in robot_names:
                 out.robots |= _directives(content)
+            equiv = attrs.get("http-equiv")
+            if content and equiv and equiv.strip().lower() == "refresh":
+                target = refresh_target(content)
+                if target:
+                    links.append((target, False))
         elif tag == "link":
             attrs = node.attributes
             rel = attrs.get("rel")
             href = attrs.get("href")
-            if not out.canonical and rel and href and "canonical" in rel.lower().split():
-                out.canonical = href
+            if rel and href:
+                rels = rel.lower().split()
+                if not out.canonical and "canonical" in rels:
+                    out.canonical = href
+                if not _LINK_RELS.isdisjoint(rels):
+                    links.append((href, "nofollow" in rels))
+                elif not _REQUISITE_RELS.isdisjoint(rels):
+                    requisites.append(href)
+        elif tag in _FRAMES:
+            src = node.attributes.get("src")
+            if src:
+                links.append((src, False))
         elif tag == "base":
             href = node.attributes.get("href")
             if not out.base and href:

@@ -16,14 +16,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from webtrawl.config import Limits, Politeness
-from webtrawl.errors import BadContent, DecompressionBomb, HttpError, WebtrawlError
+from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
 from webtrawl.messages import NewUrl, Page
 from webtrawl.names import DROP_PREFIX, counter_for
 from webtrawl.parse.canonical import canonicalize
 from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract, header_directives
+from webtrawl.parse.links import drop, drop_all, follow_links, refusal
 from webtrawl.parse.scope import Scope, host_and_port
+from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, may_be_sitemap
+from webtrawl.parse.sitemap import parse as parse_sitemap
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
@@ -56,6 +59,8 @@ class ParseContext:
     # scheme://authority -> url_allowed's verdict, kept across pages (url_allowed depends on host and port only)
     origin_verdicts: dict[str, str | None] = field(default_factory=dict)
     extraction: Extraction | None = None  # --extract / --text (runs user code: one per parser process)
+    sitemaps: str = "auto"  # --sitemaps: auto (sitemaps, feeds and links), only (no links of pages), off
+    requisites: bool = False  # --requisites: also follow images, scripts and style sheets of HTML pages
 
 
 @dataclass(slots=True)
@@ -134,6 +139,11 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         record.content_hash = "sha1:" + hashlib.sha1(payload).hexdigest()
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
+    if ctx.sitemaps != "off" and mime not in _HTML_TYPES and may_be_sitemap(payload, mime):
+        found = parse_sitemap(payload, max_bytes=min(MAX_BYTES, ctx.limits.max_decompressed))
+        if found is not None:
+            _set_robots(record, robots)
+            return _sitemap(page, ctx, record, found)
     if mime not in _HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
         _set_robots(record, robots)
         if ctx.extraction is not None and _TEXTY.search(mime):
@@ -168,7 +178,9 @@ def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: b
     _count_extraction(record, counters)
     links = [(href, False) for href in (result.links if result.links is not None else result.extra_links)]
     dropped: list[tuple[str, str]] = []
-    new_urls = _links(page, ctx, page.lease.url, links, counters, dropped) if links and not record.nofollow else []
+    new_urls = (
+        follow_links(page, ctx, page.lease.url, links, counters, dropped) if links and not record.nofollow else []
+    )
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, result.items)
 
@@ -212,6 +224,8 @@ def _html(
             record.canonical = canonicalize(found.canonical, base)
     counters = {"pages": 1}
     links = found.links
+    if ctx.requisites and found.requisites:
+        links = links + [(src, False) for src in found.requisites]
     items: list[dict[str, Any]] = []
     if ctx.extraction is not None:
         result = ctx.extraction.run(_document(page, record, doc, found.tree), record)
@@ -225,128 +239,55 @@ def _html(
             links = links + [(href, False) for href in result.extra_links]
     new_urls: list[NewUrl] = []
     dropped: list[tuple[str, str]] = []
+    if ctx.sitemaps == "only":  # only sitemaps and feeds discover URLs: links of pages are not looked at
+        links = []
     if record.nofollow and ctx.politeness.honor_nofollow:
         if links:
             counters[DROP_PREFIX + "nofollow"] = len(links)
-            _drop_all(url, base, links, "nofollow", dropped)
+            drop_all(url, base, links, "nofollow", dropped)
     else:
-        new_urls = _links(page, ctx, base, links, counters, dropped)
+        new_urls = follow_links(page, ctx, base, links, counters, dropped)
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, items)
 
 
-def _canonical_or_raw(href: str, base: str) -> str:
-    try:
-        return canonicalize(href, base)
-    except WebtrawlError:
-        return href
-
-
-def _drop_all(url: str, base: str, links: list[tuple[str, bool]], reason: str, dropped: list[tuple[str, str]]) -> None:
-    """Every distinct link of a page that is not followed at all (nofollow page, depth limit)."""
+def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) -> Processed:
+    """A sitemap, sitemap index or feed: its URLs are added at the sitemap's own depth (they are the site's own
+    list, like seeds), but only those of the sitemap's host (the protocol's cross-submission rule)."""
+    record.sitemap = found.kind
+    counters = {"sitemaps": 1}
+    if found.capped:
+        counters["sitemaps-capped"] = 1
+    if found.broken:
+        counters["sitemaps-broken"] = 1
+    dropped: list[tuple[str, str]] = []
+    if record.nofollow and ctx.politeness.honor_nofollow:
+        drop_all(page.lease.url, page.lease.url, [(e.url, False) for e in found.entries], "nofollow", dropped)
+        counters[DROP_PREFIX + "nofollow"] = len(dropped)
+        return Processed(record, [], counters, _storable(record, ctx), dropped)
+    url = page.lease.url
+    own_host = host_and_port(url)[0]
     seen = {url}
-    for href, _ in links:
-        target = _canonical_or_raw(href, base)[:_MAX_RECORDED]
-        if target not in seen:
-            seen.add(target)
-            dropped.append((target, reason))
-
-
-_MAX_RECORDED = 2048  # a dropped href that is not a URL is recorded cut to this length
-_MAX_ORIGINS = 10_000  # bound of ParseContext.origin_verdicts (cleared when full; a verdict costs microseconds)
-
-
-def _drop(counters: dict[str, int], reason: str, dropped: list[tuple[str, str]], url: str) -> None:
-    key = DROP_PREFIX + reason
-    counters[key] = counters.get(key, 0) + 1
-    dropped.append((url[:_MAX_RECORDED], reason))
-
-
-def _links(
-    page: Page,
-    ctx: ParseContext,
-    base: str,
-    links: list[tuple[str, bool]],
-    counters: dict[str, int],
-    dropped: list[tuple[str, str]],
-) -> list[NewUrl]:
-    """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>`` and listed."""
-    limits = ctx.limits
-    depth = page.lease.depth + 1
-    if limits.max_depth > 0 and depth > limits.max_depth:
-        if links:
-            counters[DROP_PREFIX + "depth"] = len({href for href, _ in links})
-            _drop_all(page.lease.url, base, links, "depth", dropped)
-        return []
-    honor_nofollow = ctx.politeness.honor_nofollow
-    max_len = limits.max_url_length
-    raw_cap = 4 * max_len  # canonicalizing can shorten a URL (dot segments, %XX), never by 4x in practice
-    scope = ctx.scope
-    traps = ctx.traps
-    checked = ctx.origin_verdicts
-    seen = {page.lease.url}
-    # Raw href -> the reason it was dropped unparsed, or None once its canonical URL is in ``seen``: pages repeat
-    # their navigation links, and a repeat then costs a dict lookup instead of a canonicalization.
-    done: dict[str, str | None] = {}
     out: list[NewUrl] = []
-    for href, rel_nofollow in links:
-        if rel_nofollow and honor_nofollow:
-            _drop(counters, "nofollow", dropped, _canonical_or_raw(href, base))
-            continue
-        if href in done:
-            unparsed = done[href]
-            if unparsed is not None:
-                _drop(counters, unparsed, dropped, href)
-            continue
-        if len(href) > raw_cap:
-            done[href] = "url-too-long"
-            _drop(counters, "url-too-long", dropped, href)
-            continue
+    for entry in found.entries:
         try:
-            url = canonicalize(href, base)
+            target = canonicalize(entry.url, url)
         except WebtrawlError as exc:
-            done[href] = exc.reason
-            _drop(counters, exc.reason, dropped, href)
+            drop(counters, exc.reason, dropped, entry.url)
             continue
-        done[href] = None
-        if url in seen:
+        if target in seen:
             continue
-        seen.add(url)
-        reason = _refusal(url, max_len, scope, ctx.url_allowed, checked)
-        if reason is None and traps is not None:
-            reason = traps.check(url)
+        seen.add(target)
+        if host_and_port(target)[0] != own_host:
+            reason: str | None = SitemapHostError.reason
+        else:  # no trap guard: a sitemap is the site's own finite list (the host budget still bounds it)
+            reason = refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, ctx.origin_verdicts)
         if reason is None:
-            out.append(NewUrl(url, depth, 0))
+            out.append(NewUrl(target, page.lease.depth, 0))
         else:
-            _drop(counters, reason, dropped, url)
-    return out
-
-
-def _refusal(
-    url: str,
-    max_len: int,
-    scope: Scope,
-    url_allowed: Callable[[str, int], str | None] | None,
-    checked: dict[str, str | None],
-) -> str | None:
-    """Why a canonical URL is not followed (length, scope, address policy), or None.
-
-    ``checked`` caches the address verdict per scheme + authority: pages link to few hosts many times.
-    """
-    if len(url) > max_len:
-        return "url-too-long"
-    if not scope.allows(url):
-        return "scope"
-    if url_allowed is None:
-        return None
-    origin = url[: url.find("/", 8)]
-    try:
-        return checked[origin]
-    except KeyError:
-        if len(checked) >= _MAX_ORIGINS:
-            checked.clear()
-        reason = checked[origin] = url_allowed(*host_and_port(url))
-        return reason
+            drop(counters, reason, dropped, target)
+    record.outlinks = len(out)
+    return Processed(record, out, counters, _storable(record, ctx), dropped)
 
 
 def _redirect(page: Page, ctx: ParseContext, record: PageRecord, headers: dict[str, list[str]]) -> Processed:
@@ -364,12 +305,12 @@ def _redirect(page: Page, ctx: ParseContext, record: PageRecord, headers: dict[s
     dropped: list[tuple[str, str]] = []
     hops = page.lease.hops + 1
     if hops > ctx.limits.max_redirects:
-        _drop(counters, "redirect-limit", dropped, target)
+        drop(counters, "redirect-limit", dropped, target)
         return Processed(record, [], counters, True, dropped)
-    reason = _refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, ctx.origin_verdicts)
+    reason = refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, ctx.origin_verdicts)
     if reason is None and ctx.traps is not None:
         reason = ctx.traps.check(target)
     if reason is not None:
-        _drop(counters, reason, dropped, target)
+        drop(counters, reason, dropped, target)
         return Processed(record, [], counters, True, dropped)
     return Processed(record, [NewUrl(target, page.lease.depth, hops)], counters, True)

@@ -67,6 +67,8 @@ def build_context(cfg: CrawlConfig, seeds: list[str]) -> ParseContext:
         url_allowed=policy.url_allowed,
         traps=TrapGuard(cfg.limits.max_path_repeats, cfg.limits.max_query_variants),
         extraction=build_extraction(cfg),
+        sitemaps=cfg.sitemaps,
+        requisites=cfg.requisites,
     )
 
 

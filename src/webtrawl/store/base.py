@@ -56,6 +56,8 @@ class PageRecord(msgspec.Struct):
     author: str | msgspec.UnsetType = msgspec.UNSET
     date: str | msgspec.UnsetType = msgspec.UNSET
     language: str | msgspec.UnsetType = msgspec.UNSET
+    # Only for a sitemap or feed: its kind (urlset, index, rss, atom); its listed URLs are the record's outlinks.
+    sitemap: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Item(msgspec.Struct):

@@ -3,7 +3,8 @@
 OpenSSL refuses a wildcard directly under a single-label name, so a ``*.test`` certificate does not verify for
 ``site1.test``. Instead the SNI callback hands each ``site<i>.test`` a certificate naming the block of
 ``BLOCK`` hosts it belongs to: a few certificates for thousands of hosts, each small enough to keep handshakes
-cheap. The default certificate (no SNI, or another name) covers ``*.test``, ``localhost`` and ``127.0.0.1``.
+cheap. The default certificate (no SNI, or another name) covers ``*.test``, ``*.disc.test`` (the discovery hosts),
+``localhost`` and ``127.0.0.1``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Certs:
             key_file.write_bytes(self.ca.private_key_pem.bytes())
             self.ca_file.write_bytes(self.ca.cert_pem.bytes())
         self._blocks: dict[int, ssl.SSLContext] = {}
-        self.server_context = self._context("*.test", "localhost", "127.0.0.1")
+        self.server_context = self._context("*.test", "*.disc.test", "localhost", "127.0.0.1")
         self.server_context.sni_callback = self._sni
 
     def _context(self, *names: str) -> ssl.SSLContext:

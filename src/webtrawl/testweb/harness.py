@@ -23,6 +23,7 @@ from webtrawl.testweb.certs import Certs
 from webtrawl.testweb.chaos import DNS_RECORDS, ChaosWeb
 from webtrawl.testweb.chaosserver import ChaosServer, DnsServer
 from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
+from webtrawl.testweb.discovery import DiscoveryWeb
 from webtrawl.testweb.model import WebModel, WebOptions
 from webtrawl.testweb.realistic import RealisticOptions, RealisticWeb
 from webtrawl.testweb.realistic import warm_up as realistic_warm_up
@@ -144,7 +145,9 @@ class TestWeb:
             options=self._options,
             corpus_size=len(self.corpus),
         )
-        server: Listeners = WebServer(self.model, self.corpus, self.certs, self.log)
+        # hosts *.disc.test (sitemaps, feeds, link sources, many names on one address): reached only when seeded
+        self.discovery = DiscoveryWeb(self.http_port, self.https_port)
+        server: Listeners = WebServer(self.model, self.corpus, self.certs, self.log, self.discovery)
         chaos_server = None
         if self._realistic is not None and dns_sock is not None:
             try:

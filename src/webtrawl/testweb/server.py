@@ -15,6 +15,7 @@ from aiohttp import web
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
 from webtrawl.testweb.certs import Certs
 from webtrawl.testweb.corpus import Corpus
+from webtrawl.testweb.discovery import DiscoveryWeb
 from webtrawl.testweb.model import Reply, WebModel
 from webtrawl.testweb.pages import link_block, render_page
 
@@ -73,9 +74,12 @@ class Listeners:
 class WebServer(Listeners):
     """Serves ``model`` on an http and an https socket; every request goes to ``log``."""
 
-    def __init__(self, model: WebModel, corpus: Corpus, certs: Certs, log: AccessLog) -> None:
+    def __init__(
+        self, model: WebModel, corpus: Corpus, certs: Certs, log: AccessLog, discovery: DiscoveryWeb | None = None
+    ) -> None:
         super().__init__(certs)
         self.model = model
+        self.discovery = discovery
         self.corpus = corpus
         self.log = log
 
@@ -96,7 +100,9 @@ class WebServer(Listeners):
         last_write_ns = 0
         try:
             if request.method in ("GET", "HEAD"):
-                reply = self.model.respond(scheme, host, request.raw_path)
+                reply = self.discovery.respond(scheme, host, request.raw_path) if self.discovery else None
+                if reply is None:
+                    reply = self.model.respond(scheme, host, request.raw_path)
             else:
                 reply = _METHOD_NOT_ALLOWED
             content_type, chunks = self._body(reply)

@@ -1,0 +1,134 @@
+"""From raw hrefs to the URLs a page adds: canonicalize, de-duplicate, filter; every refusal counted and listed.
+
+Shared by HTML pages, extraction results, redirects and sitemaps (``process.py``), so every discovered URL meets
+the same filters (length, scope, address policy, traps) and each refusal becomes a ``drop:<reason>`` counter and a
+line of the dropped stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from webtrawl.errors import WebtrawlError
+from webtrawl.messages import NewUrl, Page
+from webtrawl.names import DROP_PREFIX
+from webtrawl.parse.canonical import canonicalize
+from webtrawl.parse.scope import Scope, host_and_port
+
+if TYPE_CHECKING:
+    from webtrawl.parse.process import ParseContext
+
+
+def canonical_or_raw(href: str, base: str) -> str:
+    try:
+        return canonicalize(href, base)
+    except WebtrawlError:
+        return href
+
+
+def drop_all(url: str, base: str, links: list[tuple[str, bool]], reason: str, dropped: list[tuple[str, str]]) -> None:
+    """Every distinct link of a page that is not followed at all (nofollow page, depth limit)."""
+    seen = {url}
+    for href, _ in links:
+        target = canonical_or_raw(href, base)[:_MAX_RECORDED]
+        if target not in seen:
+            seen.add(target)
+            dropped.append((target, reason))
+
+
+_MAX_RECORDED = 2048  # a dropped href that is not a URL is recorded cut to this length
+_MAX_ORIGINS = 10_000  # bound of ParseContext.origin_verdicts (cleared when full; a verdict costs microseconds)
+
+
+def drop(counters: dict[str, int], reason: str, dropped: list[tuple[str, str]], url: str) -> None:
+    key = DROP_PREFIX + reason
+    counters[key] = counters.get(key, 0) + 1
+    dropped.append((url[:_MAX_RECORDED], reason))
+
+
+def follow_links(
+    page: Page,
+    ctx: ParseContext,
+    base: str,
+    links: list[tuple[str, bool]],
+    counters: dict[str, int],
+    dropped: list[tuple[str, str]],
+) -> list[NewUrl]:
+    """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>`` and listed."""
+    limits = ctx.limits
+    depth = page.lease.depth + 1
+    if limits.max_depth > 0 and depth > limits.max_depth:
+        if links:
+            counters[DROP_PREFIX + "depth"] = len({href for href, _ in links})
+            drop_all(page.lease.url, base, links, "depth", dropped)
+        return []
+    honor_nofollow = ctx.politeness.honor_nofollow
+    max_len = limits.max_url_length
+    raw_cap = 4 * max_len  # canonicalizing can shorten a URL (dot segments, %XX), never by 4x in practice
+    scope = ctx.scope
+    traps = ctx.traps
+    checked = ctx.origin_verdicts
+    seen = {page.lease.url}
+    # Raw href -> the reason it was dropped unparsed, or None once its canonical URL is in ``seen``: pages repeat
+    # their navigation links, and a repeat then costs a dict lookup instead of a canonicalization.
+    done: dict[str, str | None] = {}
+    out: list[NewUrl] = []
+    for href, rel_nofollow in links:
+        if rel_nofollow and honor_nofollow:
+            drop(counters, "nofollow", dropped, canonical_or_raw(href, base))
+            continue
+        if href in done:
+            unparsed = done[href]
+            if unparsed is not None:
+                drop(counters, unparsed, dropped, href)
+            continue
+        if len(href) > raw_cap:
+            done[href] = "url-too-long"
+            drop(counters, "url-too-long", dropped, href)
+            continue
+        try:
+            url = canonicalize(href, base)
+        except WebtrawlError as exc:
+            done[href] = exc.reason
+            drop(counters, exc.reason, dropped, href)
+            continue
+        done[href] = None
+        if url in seen:
+            continue
+        seen.add(url)
+        reason = refusal(url, max_len, scope, ctx.url_allowed, checked)
+        if reason is None and traps is not None:
+            reason = traps.check(url)
+        if reason is None:
+            out.append(NewUrl(url, depth, 0))
+        else:
+            drop(counters, reason, dropped, url)
+    return out
+
+
+def refusal(
+    url: str,
+    max_len: int,
+    scope: Scope,
+    url_allowed: Callable[[str, int], str | None] | None,
+    checked: dict[str, str | None],
+) -> str | None:
+    """Why a canonical URL is not followed (length, scope, address policy), or None.
+
+    ``checked`` caches the address verdict per scheme + authority: pages link to few hosts many times.
+    """
+    if len(url) > max_len:
+        return "url-too-long"
+    if not scope.allows(url):
+        return "scope"
+    if url_allowed is None:
+        return None
+    origin = url[: url.find("/", 8)]
+    try:
+        return checked[origin]
+    except KeyError:
+        if len(checked) >= _MAX_ORIGINS:
+            checked.clear()
+        reason = checked[origin] = url_allowed(*host_and_port(url))
+        return reason

@@ -1,0 +1,183 @@
+"""Hosts ``*.disc.test`` of the test web for URL discovery and politeness keys; nothing else links to them.
+
+The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these hosts only when seeded with them.
+
+* ``smap.disc.test`` (https): robots.txt names a sitemap index (and a sitemap of another host, which a crawler must
+  not use) and disallows ``/private/``; its root page links nowhere. The index lists a plain sitemap and a gzip one
+  (``application/gzip``); together they list the ``/only/...`` pages, which no link reaches, plus a URL of another
+  host and a disallowed one. ``/only/1.html`` reaches further pages only through ``<link rel=canonical/alternate/
+  next>``, an ``<iframe>``, a meta refresh and, as requisites, an image, a style sheet and a script;
+  ``/only/2.html`` is a frameset.
+* ``feed.disc.test`` (http): an RSS feed and an Atom feed, each listing pages no link reaches.
+* ``other.disc.test``: the host the cross-submission rule protects; any request to it is a crawler bug.
+* ``ip<i>.disc.test`` (http, ``i < IP_HOSTS``): many names of one address (they all resolve to 127.0.0.1); each root
+  links to two pages of its own and to the next host's root.
+"""
+
+from __future__ import annotations
+
+import gzip
+from html import escape
+
+from webtrawl.testweb.model import Reply, build_url
+
+IP_HOSTS = 8
+_HTML = "text/html; charset=utf-8"
+_XML = "application/xml"
+_NOT_FOUND = Reply(404, body=b"not found\n")
+_PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + bytes(20)
+LINKED_ONLY = ("/canon.html", "/alt.html", "/next.html", "/frame.html", "/framed.html", "/refreshed.html")
+REQUISITES = ("/img/logo.png", "/css/site.css", "/js/app.js")
+_ONLY = tuple(f"/only/{i}.html" for i in range(1, 6))
+_ONLY_GZ = tuple(f"/only/gz-{i}.html" for i in range(1, 4))
+_POSTS = tuple(f"/post/{i}.html" for i in range(1, 4))
+_ENTRIES = tuple(f"/entry/{i}.html" for i in range(1, 3))
+
+
+def _page(title: str, head: str = "", body: str = "") -> Reply:
+    text = (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title>\n{head}</head>\n'
+        f"<body><h1>{escape(title)}</h1>\n{body}</body></html>\n"
+    )
+    return Reply(200, body=text.encode(), content_type=_HTML)
+
+
+def _urlset(urls: list[str]) -> bytes:
+    items = "".join(
+        f"<url><loc>{escape(u)}</loc><lastmod>2026-11-0{1 + i % 9}</lastmod><changefreq>weekly</changefreq>"
+        f"<priority>0.{5 + i % 5}</priority></url>\n"
+        for i, u in enumerate(urls)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{items}</urlset>\n'
+    ).encode()
+
+
+class DiscoveryWeb:
+    """What the ``*.disc.test`` hosts answer; :meth:`respond` returns None for any other host."""
+
+    def __init__(self, http_port: int, https_port: int) -> None:
+        self.ports = {"http": http_port, "https": https_port}
+
+    def url(self, host: str, path: str, scheme: str = "") -> str:
+        scheme = scheme or ("https" if host == "smap.disc.test" else "http")
+        return build_url(scheme, host, self.ports[scheme], path)
+
+    # --- what a test needs ----------------------------------------------------------------------------------
+    @property
+    def sitemap_seed(self) -> str:
+        return self.url("smap.disc.test", "/")
+
+    @property
+    def feeds(self) -> list[str]:
+        return [self.url("feed.disc.test", "/feed.rss"), self.url("feed.disc.test", "/atom.xml")]
+
+    def sitemap_pages(self) -> set[str]:
+        """Pages only the sitemaps and feeds list (no link reaches them)."""
+        smap = {self.url("smap.disc.test", p) for p in (*_ONLY, *_ONLY_GZ)}
+        return smap | {self.url("feed.disc.test", p) for p in (*_POSTS, *_ENTRIES)}
+
+    def linked_only(self) -> set[str]:
+        """Pages reached only through link rel, frames and meta refresh of /only/1.html and /only/2.html."""
+        return {self.url("smap.disc.test", p) for p in LINKED_ONLY}
+
+    def requisites(self) -> set[str]:
+        return {self.url("smap.disc.test", p) for p in REQUISITES}
+
+    def ip_hosts(self) -> list[str]:
+        return [f"ip{i}.disc.test" for i in range(IP_HOSTS)]
+
+    def ip_pages(self) -> set[str]:
+        return {self.url(h, p) for h in self.ip_hosts() for p in ("/", "/a.html", "/b.html")}
+
+    # --- serving --------------------------------------------------------------------------------------------
+    def respond(self, scheme: str, host: str, target: str) -> Reply | None:
+        if not host.endswith(".disc.test"):
+            return None
+        path = target.split("?", 1)[0]
+        if host == "smap.disc.test":
+            return self._smap(path)
+        if host == "feed.disc.test":
+            return self._feed(path)
+        if host == "other.disc.test":
+            return _page("other") if path != "/robots.txt" else _NOT_FOUND
+        if host.startswith("ip") and host[2:-10].isdigit() and int(host[2:-10]) < IP_HOSTS:
+            return self._ip(int(host[2:-10]), path)
+        return _NOT_FOUND
+
+    def _smap(self, path: str) -> Reply:
+        u = self.url
+        if path == "/robots.txt":
+            text = (
+                "User-agent: *\nDisallow: /private/\n\n"
+                f"Sitemap: {u('smap.disc.test', '/sitemap-index.xml')}\n"
+                f"Sitemap: {u('other.disc.test', '/sitemap.xml')}\n"
+            )
+            return Reply(200, body=text.encode())
+        if path == "/":
+            return _page("sitemap host")
+        if path == "/sitemap-index.xml":
+            items = "".join(
+                f"<sitemap><loc>{u('smap.disc.test', p)}</loc></sitemap>\n"
+                for p in ("/sitemaps/pages.xml", "/sitemaps/more.xml.gz")
+            )
+            body = f'<?xml version="1.0"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{items}'
+            return Reply(200, body=(body + "</sitemapindex>\n").encode(), content_type=_XML)
+        if path == "/sitemaps/pages.xml":
+            urls = [u("smap.disc.test", p) for p in _ONLY]
+            urls += [u("other.disc.test", "/stolen.html"), u("smap.disc.test", "/private/secret.html")]
+            return Reply(200, body=_urlset(urls), content_type=_XML)
+        if path == "/sitemaps/more.xml.gz":
+            packed = gzip.compress(_urlset([u("smap.disc.test", p) for p in _ONLY_GZ]), mtime=0)
+            return Reply(200, body=packed, content_type="application/gzip")
+        if path == "/only/1.html":
+            head = (
+                '<link rel="canonical" href="/canon.html">\n<link rel="alternate" hreflang="de" href="/alt.html">\n'
+                '<link rel="next" href="/next.html">\n<meta http-equiv="refresh" content="30; url=/refreshed.html">\n'
+                '<link rel="stylesheet" href="/css/site.css">\n<script src="/js/app.js"></script>\n'
+            )
+            return _page("only 1", head, '<img src="/img/logo.png" alt="">\n<iframe src="/frame.html"></iframe>\n')
+        if path == "/only/2.html":
+            text = '<!DOCTYPE html>\n<html><head><title>frames</title></head>\n<frameset><frame src="/framed.html">'
+            return Reply(200, body=(text + "</frameset></html>\n").encode(), content_type=_HTML)
+        if path in _ONLY or path in _ONLY_GZ or path in LINKED_ONLY or path.startswith("/private/"):
+            return _page(path)
+        if path == "/img/logo.png":
+            return Reply(200, body=_PNG, content_type="image/png")
+        if path == "/css/site.css":
+            return Reply(200, body=b"body { color: #222 }\n", content_type="text/css")
+        if path == "/js/app.js":
+            return Reply(200, body=b"console.log('app');\n", content_type="text/javascript")
+        return _NOT_FOUND
+
+    def _feed(self, path: str) -> Reply:
+        u = self.url
+        if path == "/feed.rss":
+            items = "".join(
+                f"<item><title>{p}</title><link>{u('feed.disc.test', p)}</link>"
+                f"<pubDate>Mon, 02 Nov 2026 10:00:00 GMT</pubDate></item>\n"
+                for p in _POSTS
+            )
+            body = f'<?xml version="1.0"?>\n<rss version="2.0"><channel><title>feed</title>\n{items}</channel></rss>\n'
+            return Reply(200, body=body.encode(), content_type="application/rss+xml")
+        if path == "/atom.xml":
+            entries = "".join(
+                f'<entry><title>{p}</title><link rel="alternate" href="{u("feed.disc.test", p)}"/>'
+                f"<updated>2026-11-02T10:00:00Z</updated></entry>\n"
+                for p in _ENTRIES
+            )
+            body = f'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom"><title>atom</title>\n{entries}'
+            return Reply(200, body=(body + "</feed>\n").encode(), content_type="application/atom+xml")
+        if path in _POSTS or path in _ENTRIES:
+            return _page(path)
+        return _NOT_FOUND
+
+    def _ip(self, i: int, path: str) -> Reply:
+        if path == "/":
+            nxt = self.url(f"ip{(i + 1) % IP_HOSTS}.disc.test", "/")
+            links = "".join(f'<a href="{h}">{h}</a>\n' for h in ("/a.html", "/b.html", nxt))
+            return _page(f"ip host {i}", body=links)
+        if path in ("/a.html", "/b.html"):
+            return _page(f"ip host {i} {path}")
+        return _NOT_FOUND

@@ -1,0 +1,80 @@
+"""End to end: URL discovery beyond ``<a href>`` (sitemaps, feeds, link rel, frames, meta refresh, requisites),
+checked in the test web's access log: what a crawl of the ``*.disc.test`` hosts asked for, and what it did not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.node.crawlrun import Crawl, records
+from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations, robots_first_violations
+
+DELAY = 0.1
+
+
+def _crawl(web: TestWeb, out: Path, *args: str) -> list[Any]:
+    mark = web.mark()
+    crawl = Crawl(out, [*args, *web.crawl_args(), "--delay", str(DELAY), "--fetchers", "1", "--parsers", "1"])
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    entries = web.entries(since=mark)
+    assert politeness_violations(entries, DELAY) == []
+    assert robots_first_violations(entries) == []
+    return entries
+
+
+def _dropped(out: Path) -> dict[str, str]:
+    found = {}
+    for path in sorted((out / "dropped").glob("*.jsonl*")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            found[row["url"]] = row["reason"]
+    return found
+
+
+def test_sitemaps_and_feeds_find_pages_no_link_reaches(testweb: TestWeb, tmp_path: Path) -> None:
+    disc = testweb.discovery
+    out = tmp_path / "crawl"
+    feeds = [arg for feed in disc.feeds for arg in ("--sitemap", feed)]
+    entries = _crawl(testweb, out, disc.sitemap_seed, *feeds)
+    fetched = fetched_urls(entries)
+
+    # robots.txt Sitemap: -> index -> a plain and a gzip sitemap; an RSS and an Atom feed given with --sitemap
+    missing = disc.sitemap_pages() - fetched
+    assert not missing, sorted(missing)
+    # <link rel=canonical/alternate/next>, <iframe>, <frame> and meta refresh are links too
+    assert disc.linked_only() <= fetched, sorted(disc.linked_only() - fetched)
+    # requisites only with --requisites
+    assert not disc.requisites() & fetched
+    # the cross-submission rule: neither robots.txt nor a sitemap of smap.disc.test may send us to another host
+    assert not [e for e in entries if e.host == "other.disc.test"]
+    assert disc.url("smap.disc.test", "/private/secret.html") not in fetched  # robots.txt still rules
+
+    by_url = {row["url"]: row for row in records(out)}
+    assert by_url[disc.url("smap.disc.test", "/sitemap-index.xml")]["sitemap"] == "index"
+    assert by_url[disc.url("smap.disc.test", "/sitemaps/more.xml.gz")]["sitemap"] == "urlset"
+    assert by_url[disc.feeds[0]]["sitemap"] == "rss"
+    assert by_url[disc.feeds[1]]["sitemap"] == "atom"
+    assert by_url[disc.url("smap.disc.test", "/private/secret.html")]["error"] == "robots"
+    assert "sitemap" not in by_url[disc.url("smap.disc.test", "/only/1.html")]
+    assert _dropped(out)[disc.url("other.disc.test", "/stolen.html")] == "sitemap-host"
+
+
+def test_requisites_are_fetched_only_when_asked_and_sitemaps_off_ignores_them(testweb: TestWeb, tmp_path: Path) -> None:
+    disc = testweb.discovery
+    entries = _crawl(
+        testweb, tmp_path / "crawl", disc.url("smap.disc.test", "/only/1.html"), "--requisites", "--sitemaps", "off"
+    )
+    fetched = fetched_urls(entries)
+    assert disc.requisites() <= fetched
+    assert disc.url("smap.disc.test", "/canon.html") in fetched
+    assert disc.url("smap.disc.test", "/sitemap-index.xml") not in fetched  # robots.txt Sitemap: lines unused
+
+
+def test_sitemaps_only_follows_no_links_of_pages(testweb: TestWeb, tmp_path: Path) -> None:
+    disc = testweb.discovery
+    entries = _crawl(testweb, tmp_path / "crawl", disc.sitemap_seed, "--sitemaps", "only")
+    fetched = fetched_urls(entries)
+    smap = {url for url in disc.sitemap_pages() if "smap.disc.test" in url}
+    assert smap <= fetched
+    assert not disc.linked_only() & fetched

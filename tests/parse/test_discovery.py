@@ -1,0 +1,110 @@
+"""Discovery beyond <a href>: sitemaps and feeds (streamed, capped, cross-host rule) and more link sources."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+
+from webtrawl.parse import process_page
+from webtrawl.parse.html import extract, refresh_target
+from webtrawl.parse.sitemap import parse
+
+from .helpers import make_ctx, make_page
+
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def _urlset(n: int, host: str = "site.example") -> bytes:
+    rows = "".join(f"<url><loc>http://{host}/p/{i}</loc><priority>0.{i % 10}</priority></url>" for i in range(n))
+    return f"<?xml version='1.0'?><urlset {NS}>{rows}</urlset>".encode()
+
+
+def test_sitemap_entries_keep_their_hints() -> None:
+    body = (
+        f"<urlset {NS}><url><loc> http://a.test/x </loc><lastmod>2026-01-02</lastmod>"
+        "<changefreq>Daily</changefreq><priority>0.8</priority></url>"
+        "<url><loc>http://a.test/y</loc><priority>7</priority><changefreq>often</changefreq></url></urlset>"
+    ).encode()
+    found = parse(body)
+    assert found is not None and found.kind == "urlset"
+    first, second = found.entries
+    assert (first.url, first.lastmod, first.changefreq, first.priority) == (
+        "http://a.test/x",
+        "2026-01-02",
+        "daily",
+        0.8,
+    )
+    assert (second.priority, second.changefreq) == (None, "")  # out-of-range values are not kept
+
+
+def test_sitemap_caps_urls_and_uncompressed_bytes_also_when_gzipped() -> None:
+    big = _urlset(50_010)
+    for body in (big, gzip.compress(big)):
+        found = parse(body)
+        assert found is not None and len(found.entries) == 50_000 and found.capped
+    small = parse(gzip.compress(big), max_bytes=10_000)
+    assert small is not None and small.capped and 0 < len(small.entries) < 200
+
+
+def test_index_feeds_and_non_sitemaps() -> None:
+    index = parse(f"<sitemapindex {NS}><sitemap><loc>http://a.test/s.xml.gz</loc></sitemap></sitemapindex>".encode())
+    assert index is not None and index.kind == "index" and index.entries[0].sitemap
+    rss = parse(
+        b"<rss><channel><item><link>http://a.test/1</link></item><item><guid>http://a.test/2</guid></item>"
+        b"<item><guid isPermaLink='false'>x</guid></item></channel></rss>"
+    )
+    assert rss is not None and [e.url for e in rss.entries] == ["http://a.test/1", "http://a.test/2"]
+    atom = parse(
+        b"<feed xmlns='http://www.w3.org/2005/Atom'><entry><link rel='self' href='/s'/>"
+        b"<link href='http://a.test/e'/></entry></feed>"
+    )
+    assert atom is not None and [e.url for e in atom.entries] == ["http://a.test/e"]
+    assert parse(b"<html><body><urlset></urlset></body></html>") is None
+    broken = parse(f"<urlset {NS}><url><loc>http://a.test/1</loc></url><url><loc>http://a".encode())
+    assert broken is not None and broken.broken and len(broken.entries) == 1
+
+
+def test_entity_expansion_is_refused() -> None:
+    lol = "<!ENTITY a 'aaaaaaaaaa'>" + "".join(
+        f"<!ENTITY {c} '{('&' + p + ';') * 10}'>" for p, c in zip("abcdefg", "bcdefgh", strict=True)
+    )
+    found = parse(f"<?xml version='1.0'?><!DOCTYPE u [{lol}]><urlset><url><loc>&h;</loc></url></urlset>".encode())
+    assert found is None or not found.entries
+
+
+def test_a_sitemap_page_adds_its_own_hosts_urls_at_its_depth() -> None:
+    body = _urlset(3) + b""
+    body = body.replace(b"</urlset>", b"<url><loc>http://elsewhere.example/x</loc></url></urlset>")
+    page = make_page(
+        gzip.compress(body), url="http://site.example/sitemap.xml.gz", content_type="application/gzip", depth=2
+    )
+    out = process_page(page, make_ctx())
+    assert out.record.sitemap == "urlset"
+    assert [(u.url, u.depth) for u in out.new_urls] == [(f"http://site.example/p/{i}", 2) for i in range(3)]
+    assert out.dropped == [("http://elsewhere.example/x", "sitemap-host")]
+    assert out.counters["drop:sitemap-host"] == 1
+    off = dataclasses.replace(make_ctx(), sitemaps="off")
+    assert process_page(page, off).new_urls == []
+
+
+def test_link_sources_beyond_anchors() -> None:
+    html = b"""<html><head><link rel=canonical href=/c><link rel="alternate" hreflang=de href=/de>
+    <link rel=next href=/2><link rel=stylesheet href=/s.css><meta http-equiv=Refresh content="5; URL='/r'">
+    <script src=/a.js></script></head><body><iframe src=/f></iframe><img src=/i.png><input type=image src=/b.png>
+    <input src=/no.png><a href=/a>a</a></body></html>"""
+    found = extract(html, "webtrawl")
+    assert [href for href, _ in found.links] == ["/c", "/de", "/2", "/r", "/f", "/a"]
+    assert found.requisites == ["/s.css", "/a.js", "/i.png", "/b.png"]
+    assert found.canonical == "/c"
+    plain = process_page(make_page(html), make_ctx())
+    with_requisites = process_page(make_page(html), dataclasses.replace(make_ctx(), requisites=True))
+    assert len(with_requisites.new_urls) == len(plain.new_urls) + 4
+    only = process_page(make_page(html), dataclasses.replace(make_ctx(), sitemaps="only"))
+    assert only.new_urls == []
+
+
+def test_refresh_targets() -> None:
+    assert refresh_target("0; url=http://a.test/") == "http://a.test/"
+    assert refresh_target('3;URL="/x y"') == "/x y"
+    assert refresh_target("5") == ""
+    assert refresh_target("/direct") == "/direct"
