@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import pytest
+
 from tests.node.crawlrun import Crawl, records
 from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations, robots_first_violations
 
@@ -78,3 +81,25 @@ def test_sitemaps_only_follows_no_links_of_pages(testweb: TestWeb, tmp_path: Pat
     smap = {url for url in disc.sitemap_pages() if "smap.disc.test" in url}
     assert smap <= fetched
     assert not disc.linked_only() & fetched
+
+
+@pytest.mark.parametrize("key", ["ip", "domain"])
+def test_politeness_key_spaces_requests_across_all_host_names_of_one_address_or_domain(
+    testweb: TestWeb, tmp_path: Path, key: str
+) -> None:
+    """Eight host names ip<i>.disc.test, all on 127.0.0.1 and all under the registered domain disc.test: with the
+    key ip (address gates) or domain (one queue per domain) the server sees one request at a time and the gap
+    between any two, whichever names they were for, although two fetchers with many slots could send more."""
+    disc = testweb.discovery
+    gap = 0.2
+    mark = testweb.mark()
+    out = tmp_path / "crawl"
+    args = [*testweb.crawl_args(), "--politeness-key", key, "--delay", str(gap), "--fetchers", "2", "--parsers", "1"]
+    crawl = Crawl(out, [disc.url("ip0.disc.test", "/"), *args, "--concurrency", "8"])
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    entries = testweb.entries(since=mark)
+    assert disc.ip_pages() <= fetched_urls(entries)
+    assert {e.host for e in entries} == set(disc.ip_hosts())
+    as_one_server = [msgspec.structs.replace(e, host="127.0.0.1") for e in entries]
+    assert politeness_violations(as_one_server, gap) == []
+    assert robots_first_violations(entries) == []

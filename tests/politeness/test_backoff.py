@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import email.utils
+import random
 
 import pytest
 
 from webtrawl.config import Politeness
-from webtrawl.politeness import HostOutcome, outcome_for, parse_retry_after
+from webtrawl.politeness import HostOutcome, jittered, outcome_for, parse_retry_after
 
 NOW = 1_700_000_000.0
 POL = Politeness(delay=1.0, max_crawl_delay=30.0, backoff_max=600.0)
@@ -84,3 +85,24 @@ def test_retry_after_on_429_and_503_is_capped() -> None:
     assert outcome_for(503, None, [("Retry-After", "whenever")], POL, None, now=NOW).retry_after_ms == 0
     # Retry-After on other statuses does not drive the host back-off
     assert outcome_for(301, None, [("Retry-After", "120")], POL, None, now=NOW).retry_after_ms == 0
+
+
+def test_adaptive_delay_follows_a_slow_server_within_the_crawl_delay_cap() -> None:
+    adaptive = Politeness(delay=1.0, adaptive_delay=3.0, max_crawl_delay=30.0)
+    assert outcome_for(200, None, [], adaptive, None, elapsed_ms=100).delay_ms == 1000  # fast: the plain delay
+    assert outcome_for(200, None, [], adaptive, None, elapsed_ms=2000).delay_ms == 6000  # 3 x 2 s
+    assert outcome_for(200, None, [], adaptive, None, elapsed_ms=60_000).delay_ms == 30_000  # capped
+    assert outcome_for(200, None, [], POL, None, elapsed_ms=2000).delay_ms == 1000  # off by default
+
+
+def test_403_is_a_slow_down_signal_only_when_asked() -> None:
+    assert not outcome_for(403, None, [], POL, None).failed
+    slow = outcome_for(403, None, [], Politeness(slow_down_403=True), None)
+    assert slow.failed and not slow.retry  # back off, but do not ask for the forbidden page again
+
+
+def test_jitter_only_ever_lengthens_a_gap() -> None:
+    rng = random.Random(1)
+    gaps = [jittered(1000, 0.5, rng) for _ in range(200)]
+    assert min(gaps) >= 1000 and max(gaps) <= 1500 and len(set(gaps)) > 50
+    assert jittered(1000, 0.0) == 1000 and jittered(0, 0.5) == 0

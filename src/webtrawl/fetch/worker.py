@@ -26,15 +26,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import PolicyError, TransportError, WebtrawlError
+from webtrawl.errors import PolicyError, TransportError
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
-from webtrawl.messages import Lease, NewUrl, Page
+from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
-from webtrawl.parse.canonical import canonicalize
-from webtrawl.politeness import HostOutcome, RobotsRules, outcome_for
+from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
 
 log = logging.getLogger("webtrawl.fetch")
 
@@ -51,7 +51,6 @@ SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps o
 # On a stop, requests still running after this grace are abandoned: their URLs go back to the head of their queues
 # (a stop must not wait for an 8 KB/s body up to --total). The supervisor kills a fetcher that takes much longer.
 STOP_GRACE_S = 3.0
-_MAX_ROBOTS_SITEMAPS = 1000  # Sitemap: lines of one robots.txt that are followed
 
 
 @dataclass
@@ -139,6 +138,7 @@ class _Fetcher:
         self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
         self._stopping = asyncio.Event()  # set when leasing stops: host sessions stop waiting for their turn
         self._slot_freed = asyncio.Event()
+        self.gate: AddressGate | None = None  # --politeness-key ip: the address gates (set in run())
 
     def _take_budget(self, wanted: int) -> int:
         budget = self.args.budget
@@ -164,6 +164,9 @@ class _Fetcher:
         self.sender = PageSender(self.args.parser_sockets)
         async with HttpClient(self.cfg) as http:
             self.http = http
+            if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)
+                hold_ms = round((max(self.cfg.timeouts.total, self.cfg.timeouts.robots) + 10.0) * 1000)
+                self.gate = AddressGate(self.frontier, http.resolver, hold_ms)
             self.robots = RobotsCache(
                 self.frontier,
                 http,
@@ -178,20 +181,7 @@ class _Fetcher:
         await redis.aclose()
 
     async def _add_sitemaps(self, origin: str, urls: list[str]) -> None:
-        """A robots.txt's ``Sitemap:`` URLs on its own host (the cross-submission rule), at depth 0 like seeds.
-
-        The host already passed the scope and the address policy; only the port is checked again."""
-        host = urlsplit(origin).hostname
-        new: list[NewUrl] = []
-        for raw in urls[:_MAX_ROBOTS_SITEMAPS]:
-            try:
-                url = canonicalize(raw, origin + "/")
-            except WebtrawlError:
-                continue
-            parts = urlsplit(url)
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-            if parts.hostname == host and host and self.http.policy.url_allowed(host, port) is None:
-                new.append(NewUrl(url, 0))
+        new = robots_sitemaps(origin, urls, self.http.policy)
         if new:
             await self.frontier.add(new)
 
@@ -267,12 +257,16 @@ class _Fetcher:
         counters: dict[str, int] | None = None,
         hold: bool = False,
     ) -> Held | None:
+        if delay_ms > 0:
+            delay_ms = jittered(delay_ms, self.pol.delay_jitter) + _GAP_MARGIN_MS
+        if self.gate is not None:
+            await self.gate.free(lease.token, delay_ms)
         release = Release(
             token=lease.token,
             shard=lease.shard,
             host=lease.host,
             action=action,
-            delay_ms=delay_ms + _GAP_MARGIN_MS if delay_ms > 0 else 0,
+            delay_ms=delay_ms,
             failed=failed,
             retry_after_ms=retry_after_ms + _GAP_MARGIN_MS if retry_after_ms > 0 else 0,  # the same margin
             counters=counters or {},
@@ -396,6 +390,12 @@ class _Fetcher:
 
     async def _handle_one(self, lease: Lease, session: int) -> Held | None:
         origin = _origin(lease.url)
+        if self.gate is not None:
+            wait_ms = await self.gate.take(lease)
+            if wait_ms:  # another host name on this address has a request in flight or its gap is running
+                self._give_back_budget(1)
+                await self._release(lease, UrlAction.HEAD, delay_ms=wait_ms, counters={"address-waits": 1})
+                return None
         try:
             rules = await self.robots.cached(origin)
             if rules is None:
@@ -446,7 +446,7 @@ class _Fetcher:
         except PolicyError as exc:
             await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
             return None
-        outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay)
+        outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay, elapsed_ms=resp.elapsed_ms)
         if await self._retry(lease, outcome):
             return None
         return await self._finish(lease, _page_from(lease, resp), outcome, session)

@@ -91,13 +91,20 @@ def _packed(run: _Run) -> bytes | None:
 class AddBatch:
     """Sorts a batch of new URLs into shard segments; URLs refused before Redis are counted in ``result``."""
 
-    def __init__(self, shard_of: Callable[[str], int], recent: RecentUrls, allowed: int) -> None:
+    def __init__(
+        self,
+        shard_of: Callable[[str], int],
+        recent: RecentUrls,
+        allowed: int,
+        key_of: Callable[[str], str] | None = None,
+    ) -> None:
         self.segments: dict[int, Segment] = {}
         self.result = AddResult()
         self.dropped: dict[str, int] = defaultdict(int)
         self._shard_of = shard_of
         self._recent = recent
         self._allowed = allowed
+        self._key_of = key_of  # host -> queue key (its registered domain with --politeness-key domain)
 
     def _segment(self, shard: int) -> Segment:
         seg = self.segments.get(shard)
@@ -122,6 +129,8 @@ class AddBatch:
                     self._refuse(self._segment(0), url, "bad-url")
                     continue
                 host, origin, rest = parts
+                if self._key_of is not None:
+                    host = self._key_of(host)
                 seg = self._segment(self._shard_of(host))
                 if end > 0 and origin == url[:end]:
                     origins[origin] = (host, seg)

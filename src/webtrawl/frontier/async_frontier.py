@@ -82,6 +82,10 @@ class AsyncRedisFrontier:
     def meta(self) -> dict[str, str | int]:
         return dict(self.core.meta)
 
+    @property
+    def politeness_key(self) -> str:
+        return self.core.politeness_key
+
     def shard_of(self, host: str) -> int:
         return self.core.shard(host)
 
@@ -112,6 +116,14 @@ class AsyncRedisFrontier:
 
     async def is_finished(self) -> bool:
         return await self._run(self.core.is_finished())
+
+    async def take_address(self, address: str, token: str, hold_ms: int) -> int:
+        """0 if the lease ``token`` now holds ``address`` (--politeness-key ip), else ms until it may be free."""
+        return await self._run(self.core.gate("take", address, token, hold_ms))
+
+    async def free_address(self, address: str, token: str, gap_ms: int) -> None:
+        """End the request on ``address``: the next one may start ``gap_ms`` from now."""
+        await self._run(self.core.gate("free", address, token, gap_ms))
 
     async def get_robots(self, origin: str) -> bytes | None:
         return await self._run(self.core.get_robots(origin))

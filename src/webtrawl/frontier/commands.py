@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from redis.exceptions import NoScriptError
 
+from webtrawl.domains import registered_domain
 from webtrawl.errors import StateError
 from webtrawl.frontier.adding import AddBatch, Segment
 from webtrawl.frontier.base import AddResult, Counters, Held, Release
@@ -40,6 +41,7 @@ Steps = Generator[list[Call], list[Any], T]
 _QUEUED_REFRESH_S = 1.0
 _RECLAIM_BATCH = 1000
 _PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
+_DOMAIN_CACHE = 100_000  # host -> registered domain answers kept per process (cleared when full)
 
 
 def _text(value: Any) -> str:
@@ -79,6 +81,7 @@ def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = 
         "expected_urls": settings.expected_urls,
         "bloom_error": repr(settings.bloom_error),
         "canon_version": settings.canon_version,
+        "politeness_key": settings.politeness_key,
     }
     args: list[Arg] = []
     for name, value in fresh.items():
@@ -108,6 +111,20 @@ class FrontierCore:
         self._queued_total = 0
         self._queued_at = float("-inf")
         self.recent = RecentUrls(settings.recent_urls)
+        # a crawl created before the key existed is keyed by host
+        self.politeness_key = str(self.meta.get("politeness_key", "host"))
+        self._domains: dict[str, str] = {}
+
+    def key(self, host: str) -> str:
+        """The queue (politeness) key of a host: the host itself, or its registered domain."""
+        if self.politeness_key != "domain":
+            return host
+        found = self._domains.get(host)
+        if found is None:
+            if len(self._domains) >= _DOMAIN_CACHE:
+                self._domains.clear()
+            found = self._domains[host] = registered_domain(host)
+        return found
 
     def shard(self, host: str) -> int:
         return shard_of(host, self.shards)
@@ -122,7 +139,7 @@ class FrontierCore:
                 self._queued_total = sum(int(r or 0) for r in replies)
                 self._queued_at = time.monotonic()
             allowed = max(0, s.frontier_cap - self._queued_total)
-        batch = AddBatch(self.shard, self.recent, allowed)
+        batch = AddBatch(self.shard, self.recent, allowed, self.key if self.politeness_key == "domain" else None)
         batch.extend(urls)
         calls = batch.calls(self.one_slot)
         if calls:
@@ -249,6 +266,13 @@ class FrontierCore:
             total += sum(int(taken) for _, taken in replies)
             shards = [sh for sh, (looked, _) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
         return total
+
+    # --- address gates (--politeness-key ip) ---------------------------------------------------------------
+    def gate(self, op: str, address: str, token: str, ms: int) -> Steps[int]:
+        """``take``: 0 if ``token`` now holds the address, else ms until it may be free; ``free``: start its gap."""
+        key = self._sp[self.shard(address)] + "a:" + address
+        (reply,) = yield [script_call("gate", key, op, token, max(0, ms))]
+        return int(reply)
 
     # --- reading --------------------------------------------------------------------------------------------
     def counters(self) -> Steps[Counters]:

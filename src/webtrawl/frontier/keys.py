@@ -3,10 +3,12 @@
 Every key starts with the crawl's prefix ``P`` (default ``wt``) and carries a Redis Cluster hash tag, so all the keys
 one Lua script touches hash to one slot and the same scripts run unchanged on a cluster::
 
-    P:{P:g}:meta            hash   crawl meta: shards, bloom_m (bits per shard), bloom_k, canon_version, created
+    P:{P:g}:meta            hash   crawl meta: shards, bloom_m (bits per shard), bloom_k, canon_version, created,
+                                   politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
 
-    per virtual shard s = crc32(host) % shards, prefix SP = P:{P:s}:
+    per virtual shard s = crc32(host) % shards, prefix SP = P:{P:s}:  ("host" below is the queue key: the host
+    name, or its registered domain when the crawl's politeness_key is domain)
     SP ready                zset   host -> next-allowed time (ms, Redis clock); only hosts with queued URLs and
                                    no lease. Picking work is ZRANGEBYSCORE -inf now: O(log n)
     SP q:<host>             list   FIFO of entries (see below)
@@ -24,6 +26,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP dl                   zset   lease token -> deadline (ms, Redis clock)
     SP seq                  string INCR counter that makes lease tokens unique
     SP r:<origin>           string robots.txt cache of an origin (TTL)
+    SP a:<address>          hash   (politeness_key ip; shard = crc32(address) % shards) the address's gate:
+                                   l: lease token of the request in flight, x: when that lock lapses (ms),
+                                   n: next-allowed ms, g: its last gap; expires a minute after its last use
 
 Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]]<rest>`` where ``rest`` is the URL without its
 origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else the full URL. The metadata is

@@ -90,6 +90,10 @@ class RedisFrontier:
     def meta(self) -> dict[str, str | int]:
         return dict(self.core.meta)
 
+    @property
+    def politeness_key(self) -> str:
+        return self.core.politeness_key
+
     def shard_of(self, host: str) -> int:
         return self.core.shard(host)
 
@@ -120,6 +124,12 @@ class RedisFrontier:
 
     def is_finished(self) -> bool:
         return self._run(self.core.is_finished())
+
+    def take_address(self, address: str, token: str, hold_ms: int) -> int:
+        return self._run(self.core.gate("take", address, token, hold_ms))
+
+    def free_address(self, address: str, token: str, gap_ms: int) -> None:
+        self._run(self.core.gate("free", address, token, gap_ms))
 
     def get_robots(self, origin: str) -> bytes | None:
         return self._run(self.core.get_robots(origin))

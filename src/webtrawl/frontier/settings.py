@@ -29,12 +29,17 @@ class FrontierSettings:
     empty_poll_ms: int = 500  # how long lease() leaves a shard alone after it had nothing ready
     shards_per_lease: int = 8  # shards asked in one lease() round trip
     recent_urls: int = 100_000  # URLs per process known to be seen, answered without Redis (0: off)
+    # what one queue and one politeness gap cover: host name, registered domain, or host name gated per address
+    # (ip: fetchers take the address's gate, gate.lua); only used when the crawl is created, the stored one wins
+    politeness_key: str = "host"
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in "{} "):
             raise ValueError(f"bad frontier key prefix {self.prefix!r}")
         if not 1 <= self.shards <= 16384:
             raise ValueError(f"shards must be between 1 and 16384, not {self.shards}")
+        if self.politeness_key not in ("host", "domain", "ip"):
+            raise ValueError(f"politeness_key must be host, domain or ip, not {self.politeness_key!r}")
         if not 0.0 <= self.backoff_jitter < 1.0:
             raise ValueError(f"backoff_jitter must be in [0, 1), not {self.backoff_jitter}")
 
@@ -54,6 +59,7 @@ class FrontierSettings:
             "backoff_max_ms": round(pol.backoff_max * 1000),
             "park_after": pol.park_after,
             "host_gap_ms": round(pol.delay * 1000),
+            "politeness_key": cfg.politeness_key,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

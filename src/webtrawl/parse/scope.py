@@ -1,30 +1,18 @@
 """Which discovered URLs the crawl follows: the seed's host, its registered domain, or any; plus user regexes.
 
-The registered domain comes from the public suffix list shipped inside ``publicsuffixlist`` (no network),
-so ``news.example.co.uk`` and ``shop.example.co.uk`` are one domain while ``a.blogspot.com`` and
-``b.blogspot.com`` are not (private suffixes count: that keeps a crawl of one blog off all the others).
+The registered domain comes from the public suffix list (:mod:`webtrawl.domains`), so ``news.example.co.uk`` and
+``shop.example.co.uk`` are one domain while ``a.blogspot.com`` and ``b.blogspot.com`` are not (private suffixes
+count: that keeps a crawl of one blog off all the others).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable
 
-from publicsuffixlist import PublicSuffixList
-
+from webtrawl.domains import registered_domain
 from webtrawl.errors import ConfigError, WebtrawlError
 from webtrawl.parse.canonical import canonicalize
-
-_PSL: PublicSuffixList | None = None
-
-
-def _psl() -> PublicSuffixList:
-    """Loaded on first use: it takes ~80 ms and a host-scoped crawl never needs it."""
-    global _PSL
-    if _PSL is None:
-        _PSL = PublicSuffixList()
-    return _PSL
 
 
 def host_and_port(url: str) -> tuple[str, int]:
@@ -37,18 +25,6 @@ def host_and_port(url: str) -> tuple[str, int]:
     else:
         host, _, port = netloc.partition(":")
     return host, int(port) if port else (443 if scheme == "https" else 80)
-
-
-def registered_domain(host: str) -> str:
-    """``www.example.co.uk`` -> ``example.co.uk``; IP addresses and bare suffixes stand for themselves."""
-    host = host.rstrip(".")
-    try:
-        ipaddress.ip_address(host)
-        return host
-    except ValueError:
-        pass
-    domain: str | None = _psl().privatesuffix(host)
-    return domain if domain else host
 
 
 def _searcher(patterns: list[re.Pattern[str]]) -> Callable[[str], object] | None:
@@ -108,3 +84,6 @@ class Scope:
                 self._domain_cache.clear()
             known = self._domain_cache[host] = registered_domain(host) in self._domains
         return known
+
+
+__all__ = ["Scope", "host_and_port", "registered_domain"]

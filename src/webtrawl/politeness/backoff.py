@@ -7,6 +7,7 @@ module only classifies a result, so the rules live in one small table a reader c
 result                         failed  retry  note
 =============================  ======  =====  ==========================================
 2xx, 3xx, 4xx (except below)   no      no     normal gap: delay or Crawl-delay
+403 with slow_down_403         yes     no     a slow-down signal (back-off), the URL is not asked again
 408 Request Timeout            no      yes    the request, not the host, was slow
 429, 503                       yes     yes    Retry-After (capped) replaces the back-off
 500, 502, 504                  yes     yes    the host is struggling
@@ -17,12 +18,18 @@ dns, tls                       yes     no     the host is broken for every URL: 
 too-large, bomb, bad-content   no      no     the host answered; the content is the problem
 policy reasons (ip-policy...)  no      no     no request was sent: no gap needed
 =============================  ======  =====  ==========================================
+
+With ``adaptive_delay`` k > 0 the gap after an answer is max(delay, k x the response time), like Scrapy's
+AutoThrottle but kept by the frontier (the next-allowed time is in Redis), so it holds across fetchers and nodes: a
+server that slows down under load gets proportionally more room. ``jittered`` lengthens a gap by a random share
+(``delay_jitter``), so a crawl's requests to a server do not tick like a clock; it never shortens one.
 """
 
 from __future__ import annotations
 
 import datetime
 import email.utils
+import random
 import re
 import time
 from collections.abc import Sequence
@@ -74,11 +81,14 @@ def outcome_for(
     crawl_delay: float | None,
     *,
     now: float | None = None,
+    elapsed_ms: float = 0.0,
 ) -> HostOutcome:
     """Classify one fetch: ``status`` of a complete answer, else the ``reason`` of the error that ended it."""
     delay = politeness.delay
     if crawl_delay is not None:
         delay = max(delay, min(crawl_delay, politeness.max_crawl_delay))
+    if politeness.adaptive_delay > 0 and elapsed_ms > 0:
+        delay = max(delay, min(politeness.adaptive_delay * elapsed_ms / 1000.0, politeness.max_crawl_delay))
     delay_ms = int(delay * 1000)
     if status is None or status <= 0:
         reason = error_reason or "transport"
@@ -92,7 +102,7 @@ def outcome_for(
         retry_after_ms = _retry_after_ms(headers, politeness.backoff_max, time.time() if now is None else now)
     return HostOutcome(
         delay_ms=delay_ms,
-        failed=status == 429 or status >= 500,
+        failed=status == 429 or status >= 500 or (status == 403 and politeness.slow_down_403),
         retry_after_ms=retry_after_ms,
         retry=status in _RETRY_STATUSES,
     )
@@ -106,3 +116,10 @@ def _retry_after_ms(headers: Sequence[tuple[str, str]], cap_s: float, now: float
                 return int(min(seconds, cap_s) * 1000)
             return 0
     return 0
+
+
+def jittered(gap_ms: int, jitter: float, rng: random.Random | None = None) -> int:
+    """``gap_ms`` lengthened by a random 0..``jitter`` share of it (never shortened)."""
+    if jitter <= 0 or gap_ms <= 0:
+        return gap_ms
+    return gap_ms + round(gap_ms * jitter * (rng or random).random())
