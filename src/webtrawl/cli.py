@@ -99,7 +99,7 @@ def _option_names() -> list[str]:
 # Options of the commands that only talk to the shared Redis: which crawl, and how it is created (trawl seed).
 _ADMIN_OPTIONS = ["redis", "cluster"]
 _SEED_OPTIONS = [*_ADMIN_OPTIONS, "shards", "expected_urls", "bloom_error", "host_queue_cap", "host_budget"]
-_SEED_OPTIONS += ["frontier_cap"]
+_SEED_OPTIONS += ["frontier_cap", "politeness_key", "sitemap"]
 
 
 def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:

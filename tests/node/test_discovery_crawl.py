@@ -9,8 +9,14 @@ from typing import Any
 
 import msgspec
 import pytest
+import redis.cluster
 
-from tests.node.crawlrun import Crawl, records
+from tests.node.clusterrun import NodeRun, trawl
+from tests.node.crawlrun import Crawl, records, wait_until
+from webtrawl.config import load
+from webtrawl.errors import StateError
+from webtrawl.node.local_cluster import LocalRedisCluster
+from webtrawl.node.shared import status
 from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations, robots_first_violations
 
 DELAY = 0.1
@@ -103,3 +109,35 @@ def test_politeness_key_spaces_requests_across_all_host_names_of_one_address_or_
     as_one_server = [msgspec.structs.replace(e, host="127.0.0.1") for e in entries]
     assert politeness_violations(as_one_server, gap) == []
     assert robots_first_violations(entries) == []
+
+
+def test_politeness_key_ip_holds_across_two_nodes_sharing_a_redis_cluster(
+    testweb: TestWeb, redis_cluster: LocalRedisCluster, cluster_client: redis.cluster.RedisCluster, tmp_path: Path
+) -> None:
+    """The address gates live in the cluster (each on its address's slot): two nodes, each with its own fetcher,
+    still send one request at a time to the one address behind all eight names, with the gap between."""
+    disc = testweb.discovery
+    gap = 0.2
+    url = redis_cluster.url
+    mark = testweb.mark()
+    args = [*testweb.crawl_args(), "--redis", url, "--cluster", "--delay", str(gap), "--fetchers", "1"]
+    args += ["--parsers", "1", "--concurrency", "8", "--politeness-key", "ip"]
+    nodes = [NodeRun(tmp_path / n, [*args, "--node-id", n]) for n in "ab"]
+    # both nodes up (waiting for seeds) before there is work: each then takes part from the first URL on
+    config = load({"redis": url, "cluster": "true"}, env={})
+
+    def node_ids() -> set[str]:
+        try:
+            return {n["id"] for n in status(config)["nodes"]}
+        except StateError:  # no crawl yet
+            return set()
+
+    wait_until(lambda: node_ids() == {"a", "b"}, 120, "both nodes", nodes[0])
+    trawl("seed", "--url", disc.url("ip0.disc.test", "/"), "--redis", url, "--cluster", "--politeness-key", "ip")
+    for node in nodes:
+        assert node.wait(300) == 0, node.log()[-3000:]
+    entries = testweb.entries(since=mark)
+    assert disc.ip_pages() <= fetched_urls(entries)
+    assert all(records(node.out) for node in nodes)  # both nodes took part
+    as_one_server = [msgspec.structs.replace(e, host="127.0.0.1") for e in entries]
+    assert politeness_violations(as_one_server, gap) == []

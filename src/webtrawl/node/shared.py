@@ -46,8 +46,9 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
 
     Memory stays flat whatever the file's size: one batch of URLs at a time, no per-process seen cache.
     """
+    urls = [*urls, *cfg.sitemap]
     if path is None and not urls:
-        raise InputError("give a seeds FILE (- for stdin) or URLs")
+        raise InputError("give a seeds FILE (- for stdin), URLs or --sitemap URLs")
     client = _client(cfg)
     frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
     totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
