@@ -18,6 +18,10 @@ HOST_QUEUE_CAP = "host-queue-cap"
 BUDGET = errors.BudgetExceeded.reason
 FRONTIER_CAP = "frontier-cap"
 
+# Priority levels of queued URLs: a URL's level is its depth capped at PRIORITY_LEVELS - 1 (seeds and sitemap URLs
+# are depth 0, so they come first). Each host has one queue per level and waits among the ready hosts of its best one.
+PRIORITY_LEVELS = 4
+
 # Counters the scripts and the parsers both touch.
 QUEUED = "queued"
 INFLIGHT = "inflight"
@@ -55,4 +59,5 @@ def lua_prelude() -> str:
         "C_QUEUED": QUEUED,
         "C_INFLIGHT": INFLIGHT,
     }
-    return "".join(f"local {name} = '{value}'\n" for name, value in names.items())
+    text = "".join(f"local {name} = '{value}'\n" for name, value in names.items())
+    return text + f"local LEVELS = {PRIORITY_LEVELS}\n"

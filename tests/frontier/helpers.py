@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from webtrawl.frontier import Release, UrlAction
-from webtrawl.frontier.keys import shard_tag
+from webtrawl.frontier.keys import queue_key, ready_key, shard_tag
 from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.messages import Completion, Lease, NewUrl
+from webtrawl.names import PRIORITY_LEVELS
 
 
 def _s(value: bytes | str) -> str:
@@ -28,7 +29,9 @@ def host_state(f: RedisFrontier, host: str) -> dict[str, str]:
 
 
 def queue(f: RedisFrontier, host: str) -> list[str]:
-    return [_s(e) for e in f.client.lrange(host_key(f, host, "q"), 0, -1)]
+    """The host's queued entries in lease order: its priority levels best first, each a FIFO."""
+    sp = shard_tag(f.core.settings.prefix, f.shard_of(host))
+    return [_s(e) for level in range(PRIORITY_LEVELS) for e in f.client.lrange(queue_key(sp, host, level), 0, -1)]
 
 
 def server_ms(f: RedisFrontier) -> int:
@@ -39,7 +42,9 @@ def server_ms(f: RedisFrontier) -> int:
 def elapse(f: RedisFrontier, host: str) -> None:
     """Let the host's next-allowed time pass (instead of sleeping): move it to the front of its ready set."""
     tag = shard_tag(f.core.settings.prefix, f.shard_of(host))
-    assert f.client.zadd(tag + "ready", {host: 0}, xx=True) == 0  # 0 changed entries added: it was there
+    levels = [level for level in range(PRIORITY_LEVELS) if f.client.zscore(ready_key(tag, level), host) is not None]
+    assert len(levels) == 1  # an idle host with queued URLs waits in exactly one ready set
+    f.client.zadd(ready_key(tag, levels[0]), {host: 0}, xx=True)
 
 
 def actual(f: RedisFrontier) -> tuple[int, int]:
@@ -47,7 +52,8 @@ def actual(f: RedisFrontier) -> tuple[int, int]:
     queued = leases = 0
     for shard in range(f.shards):
         tag = shard_tag(f.core.settings.prefix, shard)
-        for key in f.client.scan_iter(match=tag.replace("{", "\\{").replace("}", "\\}") + "q:*", count=1000):
+        pattern = tag.replace("{", "\\{").replace("}", "\\}") + "q*:*"  # q:<host> and q<level>:<host>
+        for key in f.client.scan_iter(match=pattern, count=1000):
             queued += f.client.llen(key)
         leases += f.client.hlen(tag + "L")
     return queued, leases

@@ -28,7 +28,7 @@ def test_lease_carries_depth_hops_and_the_full_url_even_for_another_origin(front
     f = frontier()
     f.add(new_urls("https://a.test/x?y=1#", depth=3))
     f.add(new_urls("http://A.test:8080/other"))  # same politeness key, different origin
-    first, second = drain(f)
+    second, first = drain(f)  # the shallower URL first (priority by depth)
     assert (first.url, first.depth, first.host) == ("https://a.test/x?y=1#", 3, "a.test")
     assert (second.url, second.depth, second.host) == ("http://A.test:8080/other", 0, "a.test")
     assert first.token.startswith("drain/f0.") and first.token != second.token

@@ -35,10 +35,10 @@ def test_head_puts_the_url_back_first_unchanged(frontier: FrontierFactory) -> No
 
 def test_retry_puts_the_url_last_with_one_more_retry(frontier: FrontierFactory) -> None:
     f = frontier()
-    f.add([*new_urls("http://a.test/1", depth=2), *new_urls("http://a.test/2")])
+    f.add(new_urls("http://a.test/1", "http://a.test/2", depth=2))  # one depth: last among its priority level
     (x,) = f.lease("n/f0", 1)
     release(f, [x], UrlAction.RETRY)
-    assert [(y.url, y.retries, y.depth) for y in drain(f)] == [("http://a.test/2", 0, 0), ("http://a.test/1", 1, 2)]
+    assert [(y.url, y.retries, y.depth) for y in drain(f)] == [("http://a.test/2", 0, 2), ("http://a.test/1", 1, 2)]
 
 
 def test_host_waits_its_delay_after_release(frontier: FrontierFactory) -> None:

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 import redis
 
 from webtrawl.frontier import RedisFrontier
-from webtrawl.frontier.keys import shard_tag
+from webtrawl.frontier.keys import ready_key, shard_tag
 from webtrawl.messages import NewUrl
+from webtrawl.names import PRIORITY_LEVELS
 
 _FAR_MS = 10**13  # year 2286: a host whose next-allowed time is this is never ready
 _WORDS = tuple(
@@ -88,7 +89,8 @@ def preload(client: redis.Redis, frontier: RedisFrontier, total: int, per_host: 
         host = preload_host(i)
         sp = shard_tag(prefix, frontier.shard_of(host))
         pipe.hset(sp + "h:" + host, "n", _FAR_MS)
-        pipe.zadd(sp + "ready", {host: _FAR_MS}, xx=True)
+        for level in range(PRIORITY_LEVELS):
+            pipe.zadd(ready_key(sp, level), {host: _FAR_MS}, xx=True)
         if len(pipe) >= 2000:
             pipe.execute()
     pipe.execute()

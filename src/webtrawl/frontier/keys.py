@@ -9,9 +9,13 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
 
     per virtual shard s = crc32(host) % shards, prefix SP = P:{P:s}:  ("host" below is the queue key: the host
     name, or its registered domain when the crawl's politeness_key is domain)
-    SP ready                zset   host -> next-allowed time (ms, Redis clock); only hosts with queued URLs and
-                                   no lease. Picking work is ZRANGEBYSCORE -inf now: O(log n)
-    SP q:<host>             list   FIFO of entries (see below)
+    SP ready, SP ready<l>   zset   host -> next-allowed time (ms, Redis clock) per priority level l = 1..3 (level
+                                   0: plain "ready"); only hosts with queued URLs and no lease, each in the set of
+                                   its best non-empty level. Picking work is ZRANGEBYSCORE -inf now on each level,
+                                   best first: O(levels x log n)
+    SP q:<host>, SP q<l>:<host>  list  FIFO of entries (see below) per priority level (level 0: plain "q:").
+                                   A URL's level is its depth capped at PRIORITY_LEVELS - 1 (names.py): seeds and
+                                   sitemap URLs (depth 0) first, then shallower before deeper
     SP h:<host>             hash   o: origin (scheme://host[:port]), n: next-allowed ms, f: consecutive failures,
                                    a: URLs admitted (budget), l: token of the lease holding the host (if any),
                                    d: the politeness gap of the last answer (a reclaim waits it from now)
@@ -41,6 +45,8 @@ from __future__ import annotations
 import re
 import zlib
 from typing import NamedTuple
+
+from webtrawl.names import PRIORITY_LEVELS
 
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)", re.DOTALL)
 _ENTRY_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)", re.DOTALL)
@@ -116,6 +122,20 @@ def _split_any(url: str) -> tuple[str, str, str] | None:
     if not host:
         return None
     return host.lower(), scheme + netloc, rest
+
+
+def level_of(depth: int) -> int:
+    """The priority level of a URL at ``depth`` (same rule as level_of() in the Lua scripts)."""
+    return min(max(depth, 0), PRIORITY_LEVELS - 1)
+
+
+def queue_key(sp: str, host: str, level: int = 0) -> str:
+    """The key of one priority level of a host's queue (``sp``: the shard prefix)."""
+    return f"{sp}q:{host}" if level == 0 else f"{sp}q{level}:{host}"
+
+
+def ready_key(sp: str, level: int = 0) -> str:
+    return f"{sp}ready" if level == 0 else f"{sp}ready{level}"
 
 
 def host_of(url: str) -> str | None:

@@ -2,8 +2,9 @@
 --host NAME``, which explains why a host is slow or parked.
 
 Everything comes from the host's keys (see :mod:`webtrawl.frontier.keys`): ``h:<host>`` (next-allowed ``n``,
-consecutive failures ``f``, last gap ``d``, lease ``l``, URLs admitted ``a``), its queue ``q:<host>``, its score in
-``ready`` and the cached robots.txt ``r:<origin>``. Read-only: nothing here changes the crawl.
+consecutive failures ``f``, last gap ``d``, lease ``l``, URLs admitted ``a``), its queues ``q:<host>`` (one per
+priority level), its score in a ``ready`` set and the cached robots.txt ``r:<origin>``. Read-only: nothing here
+changes the crawl.
 
 The host lists sample the hosts that wait longest (the top of each shard's ``ready`` set by next-allowed time: the
 backed-off, parked and Crawl-delay hosts), a few per shard, in two pipelined round trips: no scan of all hosts.
@@ -14,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from webtrawl.frontier.connect import SyncClient, is_cluster
-from webtrawl.frontier.keys import meta_key, shard_of, shard_tag
+from webtrawl.frontier.keys import meta_key, queue_key, ready_key, shard_of, shard_tag
+from webtrawl.names import PRIORITY_LEVELS
 
 _PER_SHARD = 4
 
@@ -63,17 +65,29 @@ def sample_hosts(client: SyncClient, prefix: str, limit: int = 10) -> dict[str, 
     now_ms = redis_now_ms(client)
     pipe = client.pipeline(transaction=False)
     for shard in range(shards):
-        pipe.zrange(shard_tag(prefix, shard) + "ready", -_PER_SHARD, -1)
-    hosts = [(shard, _text(h)) for shard, found in enumerate(pipe.execute()) for h in found]
+        for level in range(PRIORITY_LEVELS):
+            pipe.zrange(ready_key(shard_tag(prefix, shard), level), -_PER_SHARD, -1)
+    found_hosts = pipe.execute()
+    hosts = [
+        (shard, _text(h))
+        for shard in range(shards)
+        for found in found_hosts[shard * PRIORITY_LEVELS : (shard + 1) * PRIORITY_LEVELS]
+        for h in found
+    ]
     if not hosts:
         return {"slowest": [], "failing": []}
     pipe = client.pipeline(transaction=False)
     for shard, host in hosts:
         sp = shard_tag(prefix, shard)
         pipe.hmget(sp + "h:" + host, "n", "f", "d", "l")
-        pipe.llen(sp + "q:" + host)
+        for level in range(PRIORITY_LEVELS):
+            pipe.llen(queue_key(sp, host, level))
     replies = pipe.execute()
-    rows = [_row(host, replies[2 * i], int(replies[2 * i + 1]), now_ms) for i, (_, host) in enumerate(hosts)]
+    step = 1 + PRIORITY_LEVELS
+    rows = [
+        _row(host, replies[step * i], sum(int(n) for n in replies[step * i + 1 : step * (i + 1)]), now_ms)
+        for i, (_, host) in enumerate(hosts)
+    ]
     slowest = sorted(rows, key=lambda r: (-r["gap_ms"], -r["wait_ms"], r["host"]))[:limit]
     failing = sorted((r for r in rows if r["failures"]), key=lambda r: (-r["failures"], -r["wait_ms"], r["host"]))
     return {"slowest": slowest, "failing": failing[:limit]}
@@ -92,10 +106,17 @@ def host_report(client: SyncClient, prefix: str, host: str, park_after: int = 8)
     now_ms = redis_now_ms(client)
     pipe = client.pipeline(transaction=False)
     pipe.hgetall(sp + "h:" + host)
-    pipe.llen(sp + "q:" + host)
-    pipe.zscore(sp + "ready", host)
-    pipe.lrange(sp + "q:" + host, 0, 2)
-    raw, queued, ready_score, head = pipe.execute()
+    for level in range(PRIORITY_LEVELS):
+        pipe.llen(queue_key(sp, host, level))
+    for level in range(PRIORITY_LEVELS):
+        pipe.zscore(ready_key(sp, level), host)
+    for level in range(PRIORITY_LEVELS):
+        pipe.lrange(queue_key(sp, host, level), 0, 2)
+    replies = pipe.execute()
+    raw = replies[0]
+    queued = sum(int(n) for n in replies[1 : 1 + PRIORITY_LEVELS])
+    ready_score = next((r for r in replies[1 + PRIORITY_LEVELS : 1 + 2 * PRIORITY_LEVELS] if r is not None), None)
+    head = [e for found in replies[1 + 2 * PRIORITY_LEVELS :] for e in found][:3]
     h = {_text(k): _text(v) for k, v in raw.items()}
     doc: dict[str, Any] = {
         "host": host,

@@ -46,15 +46,62 @@ local function flush_counts(key)
   end
 end
 
--- put an unleased host with queued URLs back among the ready ones (never earlier than now)
+-- Priority levels (keys.py): a queued URL's level is its depth capped at LEVELS - 1. A host has one queue per
+-- level (level 0 keeps the plain name q:<host>) and, while idle with URLs queued, waits in the ready set of its best
+-- (lowest) non-empty level (level 0: sp..'ready'), so lease takes the hosts of level 0 first.
+local function qkey(sp, host, level)
+  if level == 0 then return sp .. 'q:' .. host end
+  return sp .. 'q' .. level .. ':' .. host
+end
+
+local function rkey(sp, level)
+  if level == 0 then return sp .. 'ready' end
+  return sp .. 'ready' .. level
+end
+
+local function level_of(entry)
+  local d = tonumber(string.match(entry, '^(%d+)')) or 0
+  if d >= LEVELS then return LEVELS - 1 end
+  return d
+end
+
+-- the host's best non-empty level, or -1 if nothing is queued
+local function best_level(sp, host)
+  for l = 0, LEVELS - 1 do
+    if redis.call('LLEN', qkey(sp, host, l)) > 0 then return l end
+  end
+  return -1
+end
+
+-- the head entry of the host's best non-empty level (removed), or nil
+local function pop_best(sp, host)
+  for l = 0, LEVELS - 1 do
+    local entry = redis.call('LPOP', qkey(sp, host, l))
+    if entry then return entry end
+  end
+  return nil
+end
+
+-- the host's score in the ready set that holds it and that set's level, or nil, -1
+local function ready_score(sp, host)
+  for l = 0, LEVELS - 1 do
+    local score = redis.call('ZSCORE', rkey(sp, l), host)
+    if score then return tonumber(score), l end
+  end
+  return nil, -1
+end
+
+-- put an unleased host with queued URLs back among the ready ones of its best level (never earlier than now);
+-- only_if_absent: a host already waiting keeps its time (it may move to a better level)
 local function make_ready(sp, host, hk, now, only_if_absent)
+  local level = best_level(sp, host)
+  if level < 0 then return nil end
+  local score, at = ready_score(sp, host)
   local nxt = tonumber(redis.call('HGET', hk, 'n') or 0)
   if nxt < now then nxt = now end
-  if only_if_absent then
-    redis.call('ZADD', sp .. 'ready', 'NX', nxt, host)
-  else
-    redis.call('ZADD', sp .. 'ready', nxt, host)
-  end
+  if score and only_if_absent then nxt = score end
+  if at >= 0 and at ~= level then redis.call('ZREM', rkey(sp, at), host) end
+  redis.call('ZADD', rkey(sp, level), nxt, host)
   return nxt
 end
 

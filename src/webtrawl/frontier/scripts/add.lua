@@ -1,4 +1,5 @@
--- add: dedup (Bloom), caps, enqueue. KEYS[1] = sp.."c" of the first segment
+-- add: dedup (Bloom), caps, enqueue (each URL in its host's queue of the URL's priority level, see _common.lua).
+-- KEYS[1] = sp.."c" of the first segment
 -- ARGV: m, k, host_queue_cap, host_budget, then one segment per shard (several only on a plain Redis; on a cluster
 --   a call holds the one shard of KEYS[1]'s slot):
 --   sp, nextra, {name, n} * nextra, nruns, run * nruns
@@ -62,18 +63,31 @@ while i <= nargs do
     end
     local st = hosts[host]
     if not st then
-      local hk, qk = sp .. 'h:' .. host, sp .. 'q:' .. host
+      local hk = sp .. 'h:' .. host
       local v = call('HMGET', hk, 'o', 'a', 'l', 'n')
-      local len = call('LLEN', qk)
+      -- the host's queued URLs over all levels (the cap counts them all) and its best non-empty level
+      local len, best = 0, -1
+      for l = 0, LEVELS - 1 do
+        local ql = call('LLEN', qkey(sp, host, l))
+        if ql > 0 then
+          len = len + ql
+          if best < 0 then best = l end
+        end
+      end
       local a = tonumber(v[2] or 0)
       st = {
-        hk = hk, qk = qk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
-        push = {}, np = 0,
+        hk = hk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
+        best0 = best, best = best, push = {}, np = {},
       }
       hosts[host] = st
       order[#order + 1] = host
     end
-    local push = st.push
+    local level = level_of(meta)
+    local push = st.push[level]
+    if not push then
+      push = {}
+      st.push[level], st.np[level] = push, 0
+    end
     repeat
       local rest, h1, h2 = run, nil, nil
       if stop then
@@ -119,8 +133,9 @@ while i <= nargs do
           st.o, st.oset = origin, true
           newhosts = newhosts + 1
         end
-        local np = st.np + 1
-        st.np = np
+        local np = st.np[level] + 1
+        st.np[level] = np
+        if st.best < 0 or level < st.best then st.best = level end
         if origin == st.o then
           push[np] = meta .. rest
         else
@@ -131,26 +146,36 @@ while i <= nargs do
       end
     until not stop
   end
-  local ready = sp .. 'ready'
   for _, host in ipairs(order) do
     local st = hosts[host]
-    local push = st.push
-    -- one RPUSH per host (in slices: unpack has a stack limit) instead of one per URL
-    for first = 1, st.np, 1000 do
-      call('RPUSH', st.qk, unpack(push, first, math.min(first + 999, st.np)))
+    -- one RPUSH per host and level (in slices: unpack has a stack limit) instead of one per URL
+    for level, push in pairs(st.push) do
+      local qk, np = qkey(sp, host, level), st.np[level]
+      for first = 1, np, 1000 do
+        call('RPUSH', qk, unpack(push, first, math.min(first + 999, np)))
+      end
     end
     if st.oset then
       call('HSET', st.hk, 'o', st.o, 'a', fmt('%d', st.a))
     elseif st.a > st.a0 then
       call('HINCRBY', st.hk, 'a', fmt('%d', st.a - st.a0))
     end
-    if st.len0 == 0 and st.len > 0 and not st.leased then
-      if now < 0 then now = now_ms() end
-      -- put the host among the ready ones, never earlier than now
-      local nxt = tonumber(st.n or 0)
-      if nxt < now then nxt = now end
-      call('ZADD', ready, nxt, host)
-      if earliest < 0 or nxt < earliest then earliest = nxt end
+    if st.len > st.len0 and not st.leased then
+      if st.len0 == 0 then
+        if now < 0 then now = now_ms() end
+        -- put the host among the ready ones of its best level, never earlier than now
+        local nxt = tonumber(st.n or 0)
+        if nxt < now then nxt = now end
+        call('ZADD', rkey(sp, st.best), nxt, host)
+        if earliest < 0 or nxt < earliest then earliest = nxt end
+      elseif st.best < st.best0 then
+        -- a better URL than any it had: the waiting host moves to that level's ready set, keeping its time
+        local score = call('ZSCORE', rkey(sp, st.best0), host)
+        if score then
+          call('ZREM', rkey(sp, st.best0), host)
+          call('ZADD', rkey(sp, st.best), score, host)
+        end
+      end
     end
   end
   if earliest >= 0 then

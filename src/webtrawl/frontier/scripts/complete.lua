@@ -22,10 +22,8 @@ while i <= #ARGV do
     local hk = sp .. 'h:' .. host
     if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
       redis.call('HDEL', hk, 'l')
-      if redis.call('LLEN', sp .. 'q:' .. host) > 0 then
-        if now < 0 then now = now_ms() end
-        make_ready(sp, host, hk, now, false)
-      end
+      if now < 0 then now = now_ms() end
+      make_ready(sp, host, hk, now, false)
     end
   end
 end

@@ -1,16 +1,19 @@
--- lease: take up to n ready hosts of this shard, one URL each. KEYS[1] = sp.."ready"
+-- lease: take up to n ready hosts of this shard, one URL each, the hosts of the best priority level first (each
+-- level's ready set in order of due time), each host's best URL. KEYS[1] = sp.."ready" (level 0; the others share
+-- its slot)
 -- ARGV: sp, shard, owner, n, lease_ttl_ms
 -- returns {now, earliest remaining ready score or -1, {token, host, origin, entry} * got}
 local sp, shard, owner = ARGV[1], ARGV[2], ARGV[3]
 local n, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
-local ready = sp .. 'ready'
 local now = now_ms()
 local out = {now, -1}
 local got = 0
-if n > 0 then
-  for _, host in ipairs(redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, n)) do
+for level = 0, LEVELS - 1 do
+  if got >= n then break end
+  local ready = rkey(sp, level)
+  for _, host in ipairs(redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, n - got)) do
     redis.call('ZREM', ready, host)
-    local entry = redis.call('LPOP', sp .. 'q:' .. host)
+    local entry = pop_best(sp, host)
     if entry then
       local hk = sp .. 'h:' .. host
       local token = owner .. '.' .. shard .. '-' .. redis.call('INCR', sp .. 'seq')
@@ -30,6 +33,8 @@ if got > 0 then
   count(C_INFLIGHT, got)
   flush_counts(sp .. 'c')
 end
-local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
-if first[2] then out[2] = tonumber(first[2]) end
+for level = 0, LEVELS - 1 do
+  local first = redis.call('ZRANGE', rkey(sp, level), 0, 0, 'WITHSCORES')
+  if first[2] and (out[2] < 0 or tonumber(first[2]) < out[2]) then out[2] = tonumber(first[2]) end
+end
 return out

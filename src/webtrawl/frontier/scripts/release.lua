@@ -9,7 +9,7 @@
 local sp = ARGV[1]
 local base, max, park_after, process_ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local lease_ttl = tonumber(ARGV[6])
-local leases, deadlines, ready = sp .. 'L', sp .. 'dl', sp .. 'ready'
+local leases, deadlines = sp .. 'L', sp .. 'dl'
 local now = now_ms()
 local now_up = now_ms_up()
 local held = {}
@@ -52,7 +52,6 @@ while i <= #ARGV do
     redis.call('HSET', hk, 'n', nxt)
     if delay > 0 then redis.call('HSET', hk, 'd', delay) end  -- the host's gap, for reclaim after a crash
     redis.call('HDEL', hk, 'l')
-    local qk = sp .. 'q:' .. host
     if action == 0 then
       -- The owner stays the fetcher: if it dies before its page reaches a parser, its restart takes the URL back
       -- at once instead of waiting for process_ttl.
@@ -61,15 +60,15 @@ while i <= #ARGV do
       redis.call('HDEL', leases, token)
       redis.call('ZREM', deadlines, token)
       if action == 1 then
-        redis.call('LPUSH', qk, entry)
+        redis.call('LPUSH', qkey(sp, host, level_of(entry)), entry)
       else
         local d, h, r, rest = split_entry(entry)
-        redis.call('RPUSH', qk, join_meta(d, h, r + 1) .. rest)
+        redis.call('RPUSH', qkey(sp, host, level_of(entry)), join_meta(d, h, r + 1) .. rest)
       end
       count(C_INFLIGHT, -1)
       count(C_QUEUED, 1)
     end
-    local next_entry = hold and not failed and redis.call('LPOP', qk)
+    local next_entry = hold and not failed and pop_best(sp, host)
     if next_entry then
       local next_token = string.match(token, '^(.*%-)%d+$') .. redis.call('INCR', sp .. 'seq')
       redis.call('HSET', leases, next_token, owner .. ' ' .. host .. ' ' .. next_entry)
@@ -81,8 +80,9 @@ while i <= #ARGV do
       local n = #held
       held[n + 1], held[n + 2], held[n + 3] = index, next_token, redis.call('HGET', hk, 'o') or ''
       held[n + 4], held[n + 5] = next_entry, nxt - now
-    elseif redis.call('LLEN', qk) > 0 then
-      redis.call('ZADD', ready, nxt, host)
+    else
+      local level = best_level(sp, host)
+      if level >= 0 then redis.call('ZADD', rkey(sp, level), nxt, host) end
     end
   end
 end

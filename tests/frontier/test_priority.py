@@ -1,0 +1,66 @@
+"""Priority: seeds and sitemap URLs (depth 0) first, then shallower before deeper, within a host and across hosts."""
+
+from __future__ import annotations
+
+from tests.fixtures.redis_fixtures import FrontierFactory
+from tests.frontier.helpers import actual, complete, drain, elapse, release
+from webtrawl.frontier import Release, UrlAction
+from webtrawl.frontier.redis_frontier import RedisFrontier
+from webtrawl.messages import Lease, NewUrl
+
+
+def test_a_host_leases_its_shallowest_url_first_and_fifo_within_a_depth(frontier: FrontierFactory) -> None:
+    f = frontier()
+    f.add([NewUrl("http://a.test/d5", 5), NewUrl("http://a.test/d2", 2), NewUrl("http://a.test/d3", 3)])
+    f.add([NewUrl("http://a.test/seed", 0), NewUrl("http://a.test/d1", 1), NewUrl("http://a.test/d2b", 2)])
+    urls = [x.url.rsplit("/", 1)[1] for x in drain(f)]
+    # levels 0, 1, 2, then everything at depth 3 or more in the order it came
+    assert urls == ["seed", "d1", "d2", "d2b", "d5", "d3"]
+
+
+def test_across_hosts_the_host_with_the_best_url_is_leased_first(frontier: FrontierFactory) -> None:
+    f = frontier(shards=1)  # one shard: one lease call sees every ready host
+    f.add([NewUrl("http://deep.test/x", 4), NewUrl("http://mid.test/x", 1), NewUrl("http://top.test/x", 0)])
+    assert [x.host for x in _one_at_a_time(f)] == ["top.test", "mid.test", "deep.test"]
+
+
+def test_a_waiting_host_moves_up_when_a_better_url_arrives(frontier: FrontierFactory) -> None:
+    f = frontier(shards=1)
+    f.add([NewUrl("http://a.test/deep", 3), NewUrl("http://b.test/mid", 2)])
+    f.add([NewUrl("http://a.test/new-seed", 0)])  # a.test had only a depth-3 URL: now it has the best one
+    leases = _one_at_a_time(f)
+    assert [x.url for x in leases] == ["http://a.test/new-seed", "http://b.test/mid", "http://a.test/deep"]
+
+
+def test_urls_put_back_keep_their_level(frontier: FrontierFactory) -> None:
+    f = frontier(shards=1)
+    f.add([NewUrl("http://a.test/seed", 0), NewUrl("http://a.test/deep", 3)])
+    (x,) = f.lease("n/f0", 1)
+    release(f, [x], UrlAction.HEAD)  # e.g. robots.txt had to come first
+    (again,) = f.lease("n/f0", 1)
+    assert again.url == "http://a.test/seed"
+    assert f.reclaim_owner("n/f0") == 1  # a dead fetcher's URL goes back to the head of its level
+    elapse(f, "a.test")
+    (third,) = f.lease("n/f1", 1)
+    assert third.url == "http://a.test/seed"
+    # a host session's next URL is the host's best one too
+    f.add([NewUrl("http://a.test/mid", 1)])
+    (held,) = f.release([Release(third.token, third.shard, third.host, hold=True)])
+    assert held is not None and held.lease.url == "http://a.test/mid"
+    complete(f, [third])
+    release(f, [held.lease])
+    complete(f, [held.lease])
+    assert [y.url for y in drain(f)] == ["http://a.test/deep"]
+    assert actual(f) == (0, 0)
+    c = f.counters()
+    assert (c.queued, c.inflight, c.ready_hosts + c.waiting_hosts) == (0, 0, 0)
+
+
+def _one_at_a_time(f: RedisFrontier) -> list[Lease]:
+    """Lease one host per call (fewer fetchers than ready hosts), releasing each before the next."""
+    out: list[Lease] = []
+    while batch := f.lease("n/f0", 1):
+        release(f, batch)
+        complete(f, batch)
+        out += batch
+    return out
