@@ -83,8 +83,11 @@ class UrlMaker:
     """Distinct, realistic URLs: 40-70 character paths with words, numbers, sometimes a query; or, with ``rests``,
     real paths (each host gets each path at most once)."""
 
-    def __init__(self, hosts: int, seed: int = 7, rests: list[str] | None = None, first: int = 0) -> None:
+    def __init__(
+        self, hosts: int, seed: int = 7, rests: list[str] | None = None, first: int = 0, depths: int = 0
+    ) -> None:
         self.rng = random.Random(seed)
+        self.depths = depths  # spread(): depths 0..depths-1 at random (several priority levels per host); 0: all 1
         self.words = _vocabulary()
         self.hosts = [f"https://www.{self._word()}-{i}.example.com" for i in range(hosts)]
         self.n = first  # the synthetic paths' serial number: client processes start at different ones
@@ -113,7 +116,10 @@ class UrlMaker:
                 return self.hosts[host] + rest
 
     def spread(self, size: int) -> list[NewUrl]:
-        return [NewUrl(self.url(self.rng.randrange(len(self.hosts))), depth=1) for _ in range(size)]
+        rng, count, depths = self.rng, len(self.hosts), self.depths
+        return [
+            NewUrl(self.url(rng.randrange(count)), depth=rng.randrange(depths) if depths else 1) for _ in range(size)
+        ]
 
     def page_like(self, size: int) -> list[NewUrl]:
         rng, count = self.rng, len(self.hosts)
@@ -294,6 +300,12 @@ def main() -> None:
     parser.add_argument("--clients", default="1,2,4", help="client process counts for the add rate")
     parser.add_argument("--shards", type=int, default=FrontierSettings().shards, help="virtual shards of the crawl")
     parser.add_argument("--populations", default="synthetic,real", help="URL paths for the memory measurement")
+    parser.add_argument(
+        "--depths",
+        type=int,
+        default=0,
+        help="memory: URL depths 0..N-1 at random, so hosts use several priority levels (0: every URL at depth 1)",
+    )
     parser.add_argument("--cycle-seconds", type=float, default=5.0, help="0: skip the lease cycles")
     parser.add_argument("--lease-batch", type=int, default=32)
     args = parser.parse_args()
@@ -335,9 +347,11 @@ def main() -> None:
             if population == "real":
                 rests = real_rests()
                 label = f"paths of the {len(rests):,} distinct corpus outlinks on {args.hosts} hosts"
-                f = _memory(client, UrlMaker(args.hosts, rests=rests), sizes, label)
+                f = _memory(client, UrlMaker(args.hosts, rests=rests, depths=args.depths), sizes, label)
             else:
-                f = _memory(client, make, sizes, "synthetic paths")
+                make.depths = args.depths
+                label = "synthetic paths" + (f", depths 0-{args.depths - 1}" if args.depths else "")
+                f = _memory(client, make, sizes, label)
 
         # --- lease + release + complete cycles ------------------------------------------------------------------
         if not args.cycle_seconds:

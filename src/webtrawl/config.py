@@ -86,6 +86,8 @@ class CrawlConfig:
     sitemaps: str = "auto"
     sitemap: list[str] = field(default_factory=list)
     requisites: bool = False
+    near_duplicates: bool = False
+    skip_near_duplicates: bool = False
     politeness_key: str = "host"
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
@@ -278,6 +280,17 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("sitemap", str, "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)", repeat=True),
     Option("requisites", _parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"),
+    Option(
+        "near_duplicates",
+        _parse_bool,
+        "give each HTML page a simhash of its main text and flag near-duplicates of earlier pages in the records",
+    ),
+    Option(
+        "skip_near_duplicates",
+        _parse_bool,
+        "do not follow the links of near-duplicate pages (a trap defence for calendars and session ids; "
+        "implies --near-duplicates)",
+    ),
     Option(
         "politeness_key",
         _choice("host", "domain", "ip"),

@@ -17,6 +17,8 @@ DROP_PREFIX = "drop:"
 HOST_QUEUE_CAP = "host-queue-cap"
 BUDGET = errors.BudgetExceeded.reason
 FRONTIER_CAP = "frontier-cap"
+# Links of a near-duplicate page, not followed with --skip-near-duplicates (parser).
+NEAR_DUPLICATE = "near-duplicate"
 
 # Priority levels of queued URLs: a URL's level is its depth capped at PRIORITY_LEVELS - 1 (seeds and sitemap URLs
 # are depth 0, so they come first). Each host has one queue per level and waits among the ready hosts of its best one.
@@ -34,7 +36,7 @@ def policy_reasons() -> frozenset[str]:
     global _POLICY_REASONS
     if _POLICY_REASONS is None:
         todo: list[type[errors.WebtrawlError]] = [errors.PolicyError]
-        found: set[str] = {HOST_QUEUE_CAP, FRONTIER_CAP}
+        found: set[str] = {HOST_QUEUE_CAP, FRONTIER_CAP, NEAR_DUPLICATE}
         while todo:
             cls = todo.pop()
             found.add(cls.reason)

@@ -141,3 +141,25 @@ def test_politeness_key_ip_holds_across_two_nodes_sharing_a_redis_cluster(
     assert all(records(node.out) for node in nodes)  # both nodes took part
     as_one_server = [msgspec.structs.replace(e, host="127.0.0.1") for e in entries]
     assert politeness_violations(as_one_server, gap) == []
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_near_duplicates_are_flagged_and_skipping_them_does_not_follow_their_links(
+    testweb: TestWeb, tmp_path: Path, skip: bool
+) -> None:
+    urls = testweb.discovery.dup_urls()
+    out = tmp_path / "crawl"
+    entries = _crawl(testweb, out, urls[""], "--skip-near-duplicates" if skip else "--near-duplicates")
+    fetched = fetched_urls(entries)
+    by_url = {row["url"]: row for row in records(out)}
+    # /b.html is /a.html but for one word (and its navigation): flagged as a near-copy of the page fetched first
+    assert by_url[urls["b"]]["near_duplicate_of"] == urls["a"]
+    assert "near_duplicate_of" not in by_url[urls["a"]] and "near_duplicate_of" not in by_url[urls["c"]]
+    assert len({by_url[urls[p]]["simhash"] for p in "abc"}) == 3
+    assert "simhash" not in by_url[urls[""]]  # a few words: too short to judge
+    assert urls["c-next"] in fetched
+    if skip:
+        assert urls["trap/1"] not in fetched
+        assert _dropped(out)[urls["trap/1"]] == "near-duplicate"
+    else:
+        assert urls["trap/1"] in fetched

@@ -33,6 +33,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP a:<address>          hash   (politeness_key ip; shard = crc32(address) % shards) the address's gate:
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
+    SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
+                                   simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
 
 Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]]<rest>`` where ``rest`` is the URL without its
 origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else the full URL. The metadata is
@@ -136,6 +138,12 @@ def queue_key(sp: str, host: str, level: int = 0) -> str:
 
 def ready_key(sp: str, level: int = 0) -> str:
     return f"{sp}ready" if level == 0 else f"{sp}ready{level}"
+
+
+def neardup_key(prefix: str, shards: int, band: int, value: int) -> str:
+    """``P:{P:s}:nd:<band>:<value>``: one bucket of the near-duplicate index, on the shard of its own name."""
+    name = f"{band}:{value:04x}"
+    return shard_tag(prefix, shard_of(name, shards)) + "nd:" + name
 
 
 def host_of(url: str) -> str | None:

@@ -25,6 +25,7 @@ from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract, header_directives
 from webtrawl.parse.links import drop, drop_all, follow_links, refusal
 from webtrawl.parse.scope import Scope, host_and_port
+from webtrawl.parse.simhash import page_text, simhash
 from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, may_be_sitemap
 from webtrawl.parse.sitemap import parse as parse_sitemap
 from webtrawl.parse.traps import TrapGuard
@@ -61,6 +62,7 @@ class ParseContext:
     extraction: Extraction | None = None  # --extract / --text (runs user code: one per parser process)
     sitemaps: str = "auto"  # --sitemaps: auto (sitemaps, feeds and links), only (no links of pages), off
     requisites: bool = False  # --requisites: also follow images, scripts and style sheets of HTML pages
+    near_duplicates: bool = False  # --near-duplicates: a simhash of each HTML page's main text in its record
 
 
 @dataclass(slots=True)
@@ -224,6 +226,7 @@ def _html(
             record.canonical = canonicalize(found.canonical, base)
     counters = {"pages": 1}
     links = found.links
+    tree = found.tree
     if ctx.requisites and found.requisites:
         links = links + [(src, False) for src in found.requisites]
     items: list[dict[str, Any]] = []
@@ -237,6 +240,11 @@ def _html(
             links = [(href, rel_nofollow.get(href, False)) for href in result.links]
         elif result.extra_links:
             links = links + [(href, False) for href in result.extra_links]
+    if ctx.near_duplicates:
+        main = record.text if isinstance(record.text, str) and record.text else page_text(tree)
+        value = simhash(main)
+        if value is not None:
+            record.simhash = f"{value:016x}"
     new_urls: list[NewUrl] = []
     dropped: list[tuple[str, str]] = []
     if ctx.sitemaps == "only":  # only sitemaps and feeds discover URLs: links of pages are not looked at

@@ -21,11 +21,12 @@ from webtrawl.config import CrawlConfig
 from webtrawl.extract import build_extraction
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.messages import Completion, NewUrl, Page
-from webtrawl.names import counter_for
+from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
 from webtrawl.pagepipe import PageReceiver
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
-from webtrawl.parse.process import ParseContext, process_page
+from webtrawl.parse.process import ParseContext, Processed, process_page
 from webtrawl.parse.scope import Scope
+from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
 from webtrawl.store import Drop, PageOutput, SinkContext
@@ -69,6 +70,7 @@ def build_context(cfg: CrawlConfig, seeds: list[str]) -> ParseContext:
         extraction=build_extraction(cfg),
         sitemaps=cfg.sitemaps,
         requisites=cfg.requisites,
+        near_duplicates=cfg.near_duplicates or cfg.skip_near_duplicates,
     )
 
 
@@ -86,6 +88,9 @@ class _Parser:
         self.output = open_outputs(cfg, sink_ctx, args.disk_full)
         self.archives = self.output.has(WarcSink)
         self.receiver = PageReceiver(args.socket_path)
+        self.neardup: NearDuplicateIndex | None = None
+        if self.ctx.near_duplicates:
+            self.neardup = NearDuplicateIndex(self.frontier.client, settings.prefix, self.frontier.shards)
 
     def run(self) -> None:
         pending: list[Page] = []
@@ -112,14 +117,16 @@ class _Parser:
         parents: dict[str, Page] = {}
         outputs: list[PageOutput] = []
         completions: list[Completion] = []
+        processed: list[tuple[Page, Processed]] = []
         for page in pages:
             try:
-                out = process_page(page, self.ctx)
+                processed.append((page, process_page(page, self.ctx)))
             except Exception as exc:  # a parser bug must not lose the URL: record it and move on
                 log.exception("processing %s failed", redact(page.lease.url))
                 outputs.append(parse_bug_output(page, exc))
                 completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
-                continue
+        hashed = self._near_duplicates(processed) if self.neardup is not None else []
+        for page, out in processed:
             outputs.append(page_output(page, out))
             counters = out.counters
             if self.archives and out.warc:
@@ -138,4 +145,29 @@ class _Parser:
                 depth = parent.lease.depth + 1 if parent is not None else 0
                 refused.append(Drop(url, reason, parent.lease.url if parent is not None else "", depth))
             self.output.write_drops(refused)
+        if hashed and self.neardup is not None:
+            self.neardup.add(hashed)  # before complete: a page completed is always in the index
         self.frontier.complete(completions)
+
+    def _near_duplicates(self, processed: list[tuple[Page, Processed]]) -> list[tuple[str, int]]:
+        """Flag pages within 3 bits of an earlier page (the shared index, or earlier in this batch); with
+        --skip-near-duplicates their links are dropped. Returns the (url, simhash) of the pages to file."""
+        assert self.neardup is not None
+        hashed = [
+            (i, page.lease.url, int(out.record.simhash, 16))
+            for i, (page, out) in enumerate(processed)
+            if isinstance(out.record.simhash, str)
+        ]
+        found = self.neardup.find([(url, value) for _, url, value in hashed])
+        for (i, _, _), original in zip(hashed, found, strict=True):
+            if original is None:
+                continue
+            out = processed[i][1]
+            out.record.near_duplicate_of = original
+            out.counters["near-duplicates"] = 1
+            if self.args.cfg.skip_near_duplicates and out.new_urls:
+                out.counters[DROP_PREFIX + NEAR_DUPLICATE] = len(out.new_urls)
+                out.dropped.extend((new.url, NEAR_DUPLICATE) for new in out.new_urls)
+                out.new_urls = []
+                out.record.outlinks = 0
+        return [(url, value) for _, url, value in hashed]

@@ -58,6 +58,10 @@ class PageRecord(msgspec.Struct):
     language: str | msgspec.UnsetType = msgspec.UNSET
     # Only for a sitemap or feed: its kind (urlset, index, rss, atom); its listed URLs are the record's outlinks.
     sitemap: str | msgspec.UnsetType = msgspec.UNSET
+    # Only with --near-duplicates: the simhash of the main text (16 hex digits; absent for a text too short to
+    # judge), and the URL of an earlier page within 3 bits of it.
+    simhash: str | msgspec.UnsetType = msgspec.UNSET
+    near_duplicate_of: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Item(msgspec.Struct):

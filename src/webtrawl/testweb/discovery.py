@@ -10,6 +10,8 @@ The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these 
   ``/only/2.html`` is a frameset.
 * ``feed.disc.test`` (http): an RSS feed and an Atom feed, each listing pages no link reaches.
 * ``other.disc.test``: the host the cross-submission rule protects; any request to it is a crawler bug.
+* ``dup.disc.test`` (http): ``/a.html`` and ``/b.html`` carry the same long text but for one word (near-duplicates),
+  ``/c.html`` another text; only ``/b.html`` links to ``/trap/1.html`` and only ``/c.html`` to ``/c-next.html``.
 * ``ip<i>.disc.test`` (http, ``i < IP_HOSTS``): many names of one address (they all resolve to 127.0.0.1); each root
   links to two pages of its own and to the next host's root.
 """
@@ -40,6 +42,17 @@ def _page(title: str, head: str = "", body: str = "") -> Reply:
         f"<body><h1>{escape(title)}</h1>\n{body}</body></html>\n"
     )
     return Reply(200, body=text.encode(), content_type=_HTML)
+
+
+def _words(seed: int, n: int) -> list[str]:
+    """``n`` words of a fixed vocabulary in a fixed pseudo-random order (a linear congruential step)."""
+    vocab = "crawl frontier page host queue robots sitemap feed link politeness shard lease archive record".split()
+    vocab += "river mountain lantern copper violet garden harbor winter meadow signal pattern ledger".split()
+    out, x = [], seed
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(vocab[x % len(vocab)])
+    return out
 
 
 def _urlset(urls: list[str]) -> bytes:
@@ -100,6 +113,8 @@ class DiscoveryWeb:
             return self._smap(path)
         if host == "feed.disc.test":
             return self._feed(path)
+        if host == "dup.disc.test":
+            return self._dup(path)
         if host == "other.disc.test":
             return _page("other") if path != "/robots.txt" else _NOT_FOUND
         if host.startswith("ip") and host[2:-10].isdigit() and int(host[2:-10]) < IP_HOSTS:
@@ -172,6 +187,29 @@ class DiscoveryWeb:
         if path in _POSTS or path in _ENTRIES:
             return _page(path)
         return _NOT_FOUND
+
+    def _dup(self, path: str) -> Reply:
+        if path == "/":
+            links = "".join(f'<a href="{p}">{p}</a>\n' for p in ("/a.html", "/b.html", "/c.html"))
+            return _page("dup home", body=links)
+        if path in ("/a.html", "/b.html"):
+            words = _words(1, 300)
+            if path == "/b.html":
+                words[150] = "changed"
+            link = '<a href="/trap/1.html">more</a>' if path == "/b.html" else ""
+            nav = '<nav><a href="/">home</a> navigation differs on every page ' + path + "</nav>"
+            return _page("article", body=f"{nav}<p>{' '.join(words)}</p>{link}\n")
+        if path == "/c.html":
+            return _page("other article", body=f'<p>{" ".join(_words(2, 300))}</p><a href="/c-next.html">next</a>')
+        if path in ("/trap/1.html", "/c-next.html"):
+            return _page(path)
+        return _NOT_FOUND
+
+    def dup_urls(self) -> dict[str, str]:
+        return {
+            p.strip("/").split(".")[0]: self.url("dup.disc.test", p)
+            for p in ("/", "/a.html", "/b.html", "/c.html", "/trap/1.html", "/c-next.html")
+        }
 
     def _ip(self, i: int, path: str) -> Reply:
         if path == "/":
