@@ -46,8 +46,11 @@ def _page(title: str, head: str = "", body: str = "") -> Reply:
 
 def _words(seed: int, n: int) -> list[str]:
     """``n`` words of a fixed vocabulary in a fixed pseudo-random order (a linear congruential step)."""
-    vocab = "crawl frontier page host queue robots sitemap feed link politeness shard lease archive record".split()
-    vocab += "river mountain lantern copper violet garden harbor winter meadow signal pattern ledger".split()
+    vocab = [
+        *("crawl", "frontier", "page", "host", "queue", "robots", "sitemap", "feed", "link", "politeness"),
+        *("shard", "lease", "archive", "record", "river", "mountain", "lantern", "copper", "violet", "garden"),
+        *("harbor", "winter", "meadow", "signal", "pattern", "ledger"),
+    ]
     out, x = [], seed
     for _ in range(n):
         x = (x * 1103515245 + 12345) % 2**31
