@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.fixtures.redis_fixtures import FrontierFactory
-from tests.frontier.helpers import actual, complete, drain, elapse, release
+from tests.frontier.helpers import actual, complete, drain, elapse, host_key, host_state, queue, release
 from webtrawl.frontier import Release, UrlAction
 from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.messages import Lease, NewUrl
@@ -64,3 +64,18 @@ def _one_at_a_time(f: RedisFrontier) -> list[Lease]:
         complete(f, batch)
         out += batch
     return out
+
+
+def test_each_hosts_queued_count_follows_its_queues(frontier: FrontierFactory) -> None:
+    f = frontier(shards=1)
+    f.add([NewUrl(f"http://a.test/{i}", i % 5) for i in range(10)])
+    first = f.lease("n/f0", 1)
+    release(f, first, UrlAction.RETRY)
+    (second,) = f.lease("n/f0", 1)
+    assert f.reclaim_owner("n/f0") == 1
+    assert int(host_state(f, "a.test")["q"]) == len(queue(f, "a.test")) == 10
+    # a crawl from before the count: add counts the host's queues once
+    f.client.hdel(host_key(f, "a.test", "h"), "q")
+    f.add([NewUrl("http://a.test/new", 1)])
+    assert int(host_state(f, "a.test")["q"]) == len(queue(f, "a.test")) == 11
+    del second

@@ -18,7 +18,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    sitemap URLs (depth 0) first, then shallower before deeper
     SP h:<host>             hash   o: origin (scheme://host[:port]), n: next-allowed ms, f: consecutive failures,
                                    a: URLs admitted (budget), l: token of the lease holding the host (if any),
-                                   d: the politeness gap of the last answer (a reclaim waits it from now)
+                                   d: the politeness gap of the last answer (a reclaim waits it from now),
+                                   q: URLs queued over all its priority levels (absent in crawls from before it:
+                                   add.lua then counts them once)
     SP bloom                string bitmap of bloom_m bits: the seen-URL Bloom filter of this shard (written at
                                    full size when the crawl is created, so Redis does not over-allocate it)
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),

@@ -73,13 +73,26 @@ local function best_level(sp, host)
   return -1
 end
 
--- the head entry of the host's best non-empty level (removed), or nil
+-- the head entry of the host's best non-empty level (removed, and counted off the host's q), or nil
 local function pop_best(sp, host)
   for l = 0, LEVELS - 1 do
     local entry = redis.call('LPOP', qkey(sp, host, l))
-    if entry then return entry end
+    if entry then
+      redis.call('HINCRBY', sp .. 'h:' .. host, 'q', -1)
+      return entry
+    end
   end
   return nil
+end
+
+-- put an entry back in its level's queue (head or tail) and count it in the host's q
+local function requeue(sp, host, entry, at_head)
+  if at_head then
+    redis.call('LPUSH', qkey(sp, host, level_of(entry)), entry)
+  else
+    redis.call('RPUSH', qkey(sp, host, level_of(entry)), entry)
+  end
+  redis.call('HINCRBY', sp .. 'h:' .. host, 'q', 1)
 end
 
 -- the host's score in the ready set that holds it and that set's level, or nil, -1

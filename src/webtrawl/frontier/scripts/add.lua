@@ -64,20 +64,20 @@ while i <= nargs do
     local st = hosts[host]
     if not st then
       local hk = sp .. 'h:' .. host
-      local v = call('HMGET', hk, 'o', 'a', 'l', 'n')
-      -- the host's queued URLs over all levels (the cap counts them all) and its best non-empty level
-      local len, best = 0, -1
-      for l = 0, LEVELS - 1 do
-        local ql = call('LLEN', qkey(sp, host, l))
-        if ql > 0 then
-          len = len + ql
-          if best < 0 then best = l end
+      local v = call('HMGET', hk, 'o', 'a', 'l', 'n', 'q')
+      -- q: the host's queued URLs over all levels (the cap counts them all); a host of a crawl from before that
+      -- count has its queues counted once
+      local len = tonumber(v[5] or -1)
+      if len < 0 then
+        len = 0
+        if v[1] then
+          for l = 0, LEVELS - 1 do len = len + call('LLEN', qkey(sp, host, l)) end
         end
       end
       local a = tonumber(v[2] or 0)
       st = {
         hk = hk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
-        best0 = best, best = best, push = {}, np = {},
+        best = LEVELS, push = {}, np = {},
       }
       hosts[host] = st
       order[#order + 1] = host
@@ -135,7 +135,7 @@ while i <= nargs do
         end
         local np = st.np[level] + 1
         st.np[level] = np
-        if st.best < 0 or level < st.best then st.best = level end
+        if level < st.best then st.best = level end
         if origin == st.o then
           push[np] = meta .. rest
         else
@@ -155,25 +155,30 @@ while i <= nargs do
         call('RPUSH', qk, unpack(push, first, math.min(first + 999, np)))
       end
     end
-    if st.oset then
-      call('HSET', st.hk, 'o', st.o, 'a', fmt('%d', st.a))
-    elseif st.a > st.a0 then
-      call('HINCRBY', st.hk, 'a', fmt('%d', st.a - st.a0))
-    end
-    if st.len > st.len0 and not st.leased then
-      if st.len0 == 0 then
-        if now < 0 then now = now_ms() end
-        -- put the host among the ready ones of its best level, never earlier than now
-        local nxt = tonumber(st.n or 0)
-        if nxt < now then nxt = now end
-        call('ZADD', rkey(sp, st.best), nxt, host)
-        if earliest < 0 or nxt < earliest then earliest = nxt end
-      elseif st.best < st.best0 then
-        -- a better URL than any it had: the waiting host moves to that level's ready set, keeping its time
-        local score = call('ZSCORE', rkey(sp, st.best0), host)
-        if score then
-          call('ZREM', rkey(sp, st.best0), host)
-          call('ZADD', rkey(sp, st.best), score, host)
+    if st.len > st.len0 then
+      if st.oset then
+        call('HSET', st.hk, 'o', st.o, 'a', fmt('%d', st.a), 'q', fmt('%d', st.len))
+      else
+        call('HSET', st.hk, 'a', fmt('%d', st.a), 'q', fmt('%d', st.len))
+      end
+      if not st.leased then
+        if st.len0 == 0 then
+          if now < 0 then now = now_ms() end
+          -- put the host among the ready ones of its best level, never earlier than now
+          local nxt = tonumber(st.n or 0)
+          if nxt < now then nxt = now end
+          call('ZADD', rkey(sp, st.best), nxt, host)
+          if earliest < 0 or nxt < earliest then earliest = nxt end
+        else
+          -- it waits in the ready set of its best level: a better URL than any it had moves it up, keeping its time
+          for l = st.best + 1, LEVELS - 1 do
+            local score = call('ZSCORE', rkey(sp, l), host)
+            if score then
+              call('ZREM', rkey(sp, l), host)
+              call('ZADD', rkey(sp, st.best), score, host)
+              break
+            end
+          end
         end
       end
     end

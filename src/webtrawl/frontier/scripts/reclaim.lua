@@ -29,7 +29,7 @@ for _, token in ipairs(tokens) do
     local _, host, entry = split_lease(rec)
     local hk = sp .. 'h:' .. host
     redis.call('HDEL', leases, token)
-    redis.call('LPUSH', qkey(sp, host, level_of(entry)), entry)
+    requeue(sp, host, entry, true)
     local holder = redis.call('HGET', hk, 'l')
     if holder == token then
       -- The dead fetch may have had a request in flight until just now: the host waits its gap from now.

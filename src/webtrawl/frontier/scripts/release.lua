@@ -60,10 +60,10 @@ while i <= #ARGV do
       redis.call('HDEL', leases, token)
       redis.call('ZREM', deadlines, token)
       if action == 1 then
-        redis.call('LPUSH', qkey(sp, host, level_of(entry)), entry)
+        requeue(sp, host, entry, true)
       else
         local d, h, r, rest = split_entry(entry)
-        redis.call('RPUSH', qkey(sp, host, level_of(entry)), join_meta(d, h, r + 1) .. rest)
+        requeue(sp, host, join_meta(d, h, r + 1) .. rest, false)
       end
       count(C_INFLIGHT, -1)
       count(C_QUEUED, 1)
