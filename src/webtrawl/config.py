@@ -87,6 +87,7 @@ class CrawlConfig:
     sitemap: list[str] = field(default_factory=list)
     requisites: bool = False
     near_duplicates: bool = False
+    recrawl_after: float = 0.0
     skip_near_duplicates: bool = False
     politeness_key: str = "host"
     include: list[str] = field(default_factory=list)
@@ -160,6 +161,22 @@ def parse_size(text: str | int) -> int:
     if not m:
         raise ValueError(f"not a size: {text!r} (use e.g. 10MiB, 500k or 1048576)")
     return int(float(m.group(1)) * _SIZE_MULT[m.group(2).lower()])
+
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
+_DURATION_MULT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str | float) -> float:
+    """``90``, ``90s``, ``15m``, ``6h`` or ``1d`` in seconds."""
+    if isinstance(text, int | float):
+        if text < 0:
+            raise ValueError(f"must be >= 0, not {text}")
+        return float(text)
+    m = _DURATION_RE.match(str(text))
+    if not m:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 1d, 6h, 90m or 3600)")
+    return float(m.group(1)) * _DURATION_MULT[m.group(2).lower()]
 
 
 def _parse_bool(text: str | bool) -> bool:
@@ -280,6 +297,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("sitemap", str, "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)", repeat=True),
     Option("requisites", _parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"),
+    Option(
+        "recrawl_after",
+        parse_duration,
+        "keep fetched pages in a recrawl set, due again after this long (e.g. 1d, 6h, 90m, 3600); the interval then "
+        "adapts per page (halved when it changed, doubled when not, within a quarter and 8x of this). A run on an "
+        "existing crawl starts a round: due pages are fetched with a conditional GET (0: off)",
+    ),
     Option(
         "near_duplicates",
         _parse_bool,

@@ -50,6 +50,7 @@ class Page(msgspec.Struct):
     ip: str = ""
     fetch_time: float = 0.0  # epoch seconds at request start
     elapsed_ms: float = 0.0
+    recrawl: str = ""  # --recrawl-after: the URL's state in the recrawl set when it was leased (validators, digest)
 
 
 class Completion(msgspec.Struct, frozen=True):
@@ -58,6 +59,9 @@ class Completion(msgspec.Struct, frozen=True):
     token: str
     shard: int
     counters: dict[str, int] = msgspec.field(default_factory=dict)
+    url: str = ""  # with recrawl: the URL, its state in the recrawl set and when it is due (ms, epoch)
+    recrawl: str = ""
+    due_ms: int = 0
 
 
 PAGE_ENCODER = msgspec.msgpack.Encoder()

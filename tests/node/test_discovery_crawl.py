@@ -10,9 +10,10 @@ from typing import Any
 import msgspec
 import pytest
 import redis.cluster
+from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.clusterrun import NodeRun, trawl
-from tests.node.crawlrun import Crawl, records, wait_until
+from tests.node.crawlrun import Crawl, records, stats, wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
 from webtrawl.node.local_cluster import LocalRedisCluster
@@ -22,13 +23,14 @@ from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations, robot
 DELAY = 0.1
 
 
-def _crawl(web: TestWeb, out: Path, *args: str) -> list[Any]:
+def _crawl(web: TestWeb, out: Path, *args: str, resumed: bool = False) -> list[Any]:
     mark = web.mark()
     crawl = Crawl(out, [*args, *web.crawl_args(), "--delay", str(DELAY), "--fetchers", "1", "--parsers", "1"])
     assert crawl.wait(300) == 0, crawl.log()[-4000:]
     entries = web.entries(since=mark)
     assert politeness_violations(entries, DELAY) == []
-    assert robots_first_violations(entries) == []
+    if not resumed:  # a resumed crawl has its robots.txt in Redis already
+        assert robots_first_violations(entries) == []
     return entries
 
 
@@ -163,3 +165,48 @@ def test_near_duplicates_are_flagged_and_skipping_them_does_not_follow_their_lin
         assert _dropped(out)[urls["trap/1"]] == "near-duplicate"
     else:
         assert urls["trap/1"] in fetched
+
+
+def _warc_records(out: Path) -> list[tuple[str, str, str]]:
+    """(type, target URI, WARC-Profile) of every request-less record, read with warcio checking digests."""
+    found = []
+    for path in sorted((out / "warc").glob("*.warc.gz*")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream, check_digests="raise"):
+                if record.rec_type in ("response", "revisit"):
+                    record.content_stream().read()
+                    uri = record.rec_headers.get_header("WARC-Target-URI")
+                    found.append((record.rec_type, uri, record.rec_headers.get_header("WARC-Profile") or ""))
+    return found
+
+
+def test_a_second_round_fetches_due_pages_with_conditional_gets_and_writes_revisits(
+    testweb: TestWeb, tmp_path: Path
+) -> None:
+    urls = testweb.discovery.fresh_urls()
+    out = tmp_path / "crawl"
+    first = _crawl(testweb, out, urls["/"], "--recrawl-after", "0.001")
+    assert {e.url for e in first if e.path != "/robots.txt"} == set(urls.values())
+    assert len(_warc_records(out)) == 4
+
+    second = _crawl(testweb, out, "--recrawl-after", "0.001", resumed=True)  # the same crawl again: its next round
+    statuses = sorted((e.url, e.status) for e in second if e.path != "/robots.txt")
+    assert statuses == sorted(
+        [(urls["/"], 304), (urls["/same.html"], 304), (urls["/changes.html"], 200), (urls["/nodate.html"], 200)]
+    )  # each page once: with If-None-Match where it had an ETag
+    revisits = {uri: profile.rsplit("/", 1)[-1] for kind, uri, profile in _warc_records(out) if kind == "revisit"}
+    assert revisits == {
+        urls["/"]: "server-not-modified",
+        urls["/same.html"]: "server-not-modified",
+        urls["/nodate.html"]: "identical-payload-digest",  # no validators, the same bytes
+    }
+    rows = [row for row in records(out) if row.get("revisit")]
+    assert sorted(row["url"] for row in rows) == sorted(revisits)
+    assert stats(out)["counters"]["recrawl-queued"] == 4
+
+
+def test_pages_not_due_yet_are_not_fetched_again(testweb: TestWeb, tmp_path: Path) -> None:
+    urls = testweb.discovery.fresh_urls()
+    out = tmp_path / "crawl"
+    _crawl(testweb, out, urls["/"], "--recrawl-after", "1h")
+    assert _crawl(testweb, out, "--recrawl-after", "1h", resumed=True) == []

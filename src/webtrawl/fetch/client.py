@@ -221,8 +221,17 @@ class HttpClient:
                 del conns[key]
         return len(victims)
 
-    async def fetch(self, url: str, *, max_body: int | None = None, timeout: float | None = None) -> Response:
-        """GET ``url`` without following redirects. Raises a :mod:`webtrawl.errors` class on any failure."""
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_body: int | None = None,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
+        """GET ``url`` without following redirects. Raises a :mod:`webtrawl.errors` class on any failure.
+
+        ``headers`` are sent besides the client's own (a recrawl's If-None-Match / If-Modified-Since)."""
         if self._session is None:
             raise RuntimeError("HttpClient used outside 'async with'")
         target = self._check_url(url)
@@ -234,7 +243,9 @@ class HttpClient:
         try:
             async with (
                 asyncio.timeout(self._cfg.timeouts.total if timeout is None else timeout),
-                self._session.get(target, allow_redirects=False, headers=self._headers) as resp,
+                self._session.get(
+                    target, allow_redirects=False, headers={**self._headers, **headers} if headers else self._headers
+                ) as resp,
             ):
                 try:
                     body, truncated = await _read_body(resp, cap)

@@ -34,6 +34,7 @@ from webtrawl.fetch.robots import RobotsCache
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
+from webtrawl.parse.recrawl import conditional_headers
 from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
 
 log = logging.getLogger("webtrawl.fetch")
@@ -436,8 +437,9 @@ class _Fetcher:
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
         self._gaps[lease.token] = _delay_ms(self.cfg, rules)
+        recrawl = await self.frontier.recrawl_state(lease.shard, lease.url) if self.cfg.recrawl_after > 0 else ""
         try:
-            resp = await self.http.fetch(lease.url)
+            resp = await self.http.fetch(lease.url, headers=conditional_headers(recrawl) if recrawl else None)
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
             if not await self._retry(lease, outcome):
@@ -449,7 +451,9 @@ class _Fetcher:
         outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay, elapsed_ms=resp.elapsed_ms)
         if await self._retry(lease, outcome):
             return None
-        return await self._finish(lease, _page_from(lease, resp), outcome, session)
+        page = _page_from(lease, resp)
+        page.recrawl = recrawl
+        return await self._finish(lease, page, outcome, session)
 
 
 def _reusable(page: Page) -> bool:

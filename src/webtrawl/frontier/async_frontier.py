@@ -117,6 +117,10 @@ class AsyncRedisFrontier:
     async def is_finished(self) -> bool:
         return await self._run(self.core.is_finished())
 
+    async def recrawl_state(self, shard: int, url: str) -> str:
+        """The URL's state in the recrawl set ("" if none): its validators and digest from the last fetch."""
+        return await self._run(self.core.recrawl_state(shard, url))
+
     async def take_address(self, address: str, token: str, hold_ms: int) -> int:
         """0 if the lease ``token`` now holds ``address`` (--politeness-key ip), else ms until it may be free."""
         return await self._run(self.core.gate("take", address, token, hold_ms))

@@ -236,7 +236,8 @@ class FrontierCore:
     def complete(self, completions: Sequence[Completion]) -> Steps[int]:
         groups: dict[int, list[Arg]] = defaultdict(list)
         for c in completions:
-            groups[c.shard] += [c.token, *_counter_args(c.counters)]
+            recrawl = (c.url, c.recrawl, c.due_ms) if c.recrawl else ("", "", 0)
+            groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl]
         if not groups:
             return 0
         shards = sorted(groups)
@@ -266,6 +267,22 @@ class FrontierCore:
             total += sum(int(taken) for _, taken in replies)
             shards = [sh for sh, (looked, _) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
         return total
+
+    # --- recrawl (--recrawl-after) ------------------------------------------------------------------------
+    def requeue_due(self) -> Steps[int]:
+        """Start a recrawl round: every URL of the recrawl set that is due goes back into its host's queue."""
+        total = 0
+        shards = list(range(self.shards))
+        while shards:
+            calls = [script_call("due", self._sp[sh] + "due", self._sp[sh], _RECLAIM_BATCH) for sh in shards]
+            replies = yield calls
+            total += sum(int(queued) for queued, _ in replies)
+            shards = [sh for sh, (_, looked) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
+        return total
+
+    def recrawl_state(self, shard: int, url: str) -> Steps[str]:
+        (value,) = yield [Call(("HGET", self._sp[shard] + "rc", url))]
+        return _text(value) if value is not None else ""
 
     # --- address gates (--politeness-key ip) ---------------------------------------------------------------
     def gate(self, op: str, address: str, token: str, ms: int) -> Steps[int]:

@@ -35,6 +35,10 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP a:<address>          hash   (politeness_key ip; shard = crc32(address) % shards) the address's gate:
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
+    SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
+                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>" (parse/recrawl.py)
+    SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
+                                   due ones at the start of a round
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
                                    simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
 

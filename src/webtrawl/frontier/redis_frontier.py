@@ -125,6 +125,12 @@ class RedisFrontier:
     def is_finished(self) -> bool:
         return self._run(self.core.is_finished())
 
+    def requeue_due(self) -> int:
+        return self._run(self.core.requeue_due())
+
+    def recrawl_state(self, shard: int, url: str) -> str:
+        return self._run(self.core.recrawl_state(shard, url))
+
     def take_address(self, address: str, token: str, hold_ms: int) -> int:
         return self._run(self.core.gate("take", address, token, hold_ms))
 

@@ -206,6 +206,8 @@ class Node:
             log.info("stopping: trawl stop requested")
             self._leave()
             return 0
+        if cfg.recrawl_after > 0:  # a new round: the pages of the recrawl set whose time has come
+            log.info("recrawl: %d pages due again", frontier.requeue_due())
         budget = None
         if cfg.max_pages:
             done = frontier.counters().get("fetched")

@@ -24,6 +24,7 @@ from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract, header_directives
 from webtrawl.parse.links import drop, drop_all, follow_links, refusal
+from webtrawl.parse.recrawl import revisit_kind
 from webtrawl.parse.scope import Scope, host_and_port
 from webtrawl.parse.simhash import page_text, simhash
 from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, may_be_sitemap
@@ -127,6 +128,9 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     if page.error:
         return _fail(record, page.error, page.error_detail, page.status > 0)
     status = page.status
+    if status == 304 and page.recrawl:  # a conditional GET of a page in the recrawl set: unchanged
+        record.revisit = revisit_kind(page)
+        return Processed(record, [], {"revisits": 1}, True)
     if 300 <= status < 400:
         return _redirect(page, ctx, record, headers)
     if not 200 <= status < 300:
@@ -139,6 +143,9 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         return _fail(record, exc.reason, str(exc), True)
     if payload:
         record.content_hash = "sha1:" + hashlib.sha1(payload).hexdigest()
+    if page.recrawl and revisit_kind(page):  # fetched again, the same payload: its links are known already
+        record.revisit = revisit_kind(page)
+        return Processed(record, [], {"revisits": 1}, True)
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
     if ctx.sitemaps != "off" and mime not in _HTML_TYPES and may_be_sitemap(payload, mime):

@@ -25,6 +25,7 @@ from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
 from webtrawl.pagepipe import PageReceiver
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, Processed, process_page
+from webtrawl.parse.recrawl import next_state
 from webtrawl.parse.scope import Scope
 from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.parse.traps import TrapGuard
@@ -135,7 +136,7 @@ class _Parser:
             new_urls.extend(out.new_urls)
             for new in out.new_urls:
                 parents.setdefault(new.url, page)
-            completions.append(Completion(page.lease.token, page.lease.shard, counters))
+            completions.append(self._completion(page, out, counters))
         self.output.write(outputs)  # waits (crawl paused) while the disk is full or an output is away
         if new_urls:
             result = self.frontier.add(new_urls)
@@ -148,6 +149,15 @@ class _Parser:
         if hashed and self.neardup is not None:
             self.neardup.add(hashed)  # before complete: a page completed is always in the index
         self.frontier.complete(completions)
+
+    def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:
+        """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""
+        lease = page.lease
+        if self.args.cfg.recrawl_after > 0:
+            state, due_ms = next_state(page, out.record, self.args.cfg.recrawl_after)
+            if state:
+                return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms)
+        return Completion(lease.token, lease.shard, counters)
 
     def _near_duplicates(self, processed: list[tuple[Page, Processed]]) -> list[tuple[str, int]]:
         """Flag pages within 3 bits of an earlier page (the shared index, or earlier in this batch); with

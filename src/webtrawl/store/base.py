@@ -62,6 +62,9 @@ class PageRecord(msgspec.Struct):
     # judge), and the URL of an earlier page within 3 bits of it.
     simhash: str | msgspec.UnsetType = msgspec.UNSET
     near_duplicate_of: str | msgspec.UnsetType = msgspec.UNSET
+    # Only for a recrawled page that did not change (--recrawl-after): server-not-modified (a 304) or
+    # identical-payload-digest; its WARC record is a revisit.
+    revisit: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Item(msgspec.Struct):

@@ -122,7 +122,8 @@ class WarcSink:
         progress.start(batch, lambda: [out for out in batch if out.warc])
         while progress.done < len(progress.rows):
             out = progress.rows[progress.done]
-            self.writer.write_pair(out.page, out.record.content_hash)
+            revisit = out.record.revisit if isinstance(out.record.revisit, str) else ""
+            self.writer.write_pair(out.page, out.record.content_hash, revisit)
             progress.done += 1
         progress.finish()
 

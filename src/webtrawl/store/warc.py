@@ -138,13 +138,20 @@ class WarcWriter:
         return self._path
 
     def write(self, page: Page, record: Mapping[str, Any]) -> None:
-        """:meth:`write_pair` with the content hash of ``record`` (a JSON record as a dict)."""
-        self.write_pair(page, str(record.get("content_hash", "")))
+        """:meth:`write_pair` with the content hash of ``record`` (a JSON record as a dict), or, for a recrawled
+        page that did not change (``record["revisit"]``), the request and a revisit record."""
+        revisit = record.get("revisit")
+        if revisit:
+            self.write_pair(page, revisit=str(revisit))
+        else:
+            self.write_pair(page, str(record.get("content_hash", "")))
 
-    def write_pair(self, page: Page, content_hash: str = "") -> None:
+    def write_pair(self, page: Page, content_hash: str = "", revisit: str = "") -> None:
         """Write the request and response records of ``page``; both are in the OS when this returns.
 
         ``content_hash`` is the parser's ``sha1:<hex>`` of the decoded payload (the record's ``content_hash``).
+        ``revisit`` (a recrawl profile: server-not-modified, identical-payload-digest) writes a revisit record that
+        refers to the page's last full response (digest and date from its recrawl state) instead of a response.
         """
         fh = self._open()
         url = page.lease.url
@@ -153,7 +160,7 @@ class WarcWriter:
         encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
         # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
         known = content_hash if not encoded else ""
-        response = self._response(page, url, date, known)
+        response = self._revisit(page, url, date, revisit) if revisit else self._response(page, url, date, known)
         request = self._request(page, url, date)
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
         buf = io.BytesIO()
@@ -198,6 +205,22 @@ class WarcWriter:
             http_headers=http,
             warc_headers_dict=warc_headers,
         )
+
+    def _revisit(self, page: Page, url: str, date: str, profile: str) -> Any:
+        from webtrawl.parse.recrawl import decode  # the state's format lives with the parser
+
+        state = decode(page.recrawl)
+        http = _AsSent(
+            f"{page.status} {page.reason}".strip(), _clean(page.headers), protocol=f"HTTP/{page.http_version}"
+        )
+        warc_headers = {"WARC-Date": date, **({"WARC-IP-Address": page.ip} if page.ip else {})}
+        refers_date = state.date if state and state.date else date
+        digest = state.digest if state and state.digest else "sha1:" + base64.b32encode(bytes(20)).decode()
+        record = self._builder.create_revisit_record(
+            url, digest, url, refers_date, http_headers=http, warc_headers_dict=warc_headers
+        )
+        record.rec_headers.replace_header("WARC-Profile", f"http://netpreserve.org/warc/1.1/revisit/{profile}")
+        return record
 
     def _open(self) -> BinaryIO:
         if self._fh is not None:

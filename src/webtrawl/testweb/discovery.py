@@ -12,6 +12,7 @@ The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these 
 * ``other.disc.test``: the host the cross-submission rule protects; any request to it is a crawler bug.
 * ``dup.disc.test`` (http): ``/a.html`` and ``/b.html`` carry the same long text but for one word (near-duplicates),
   ``/c.html`` another text; only ``/b.html`` links to ``/trap/1.html`` and only ``/c.html`` to ``/c-next.html``.
+* ``fresh.disc.test`` (http): ETag / Last-Modified and 304s for recrawls; one page changes on every fetch.
 * ``ip<i>.disc.test`` (http, ``i < IP_HOSTS``): many names of one address (they all resolve to 127.0.0.1); each root
   links to two pages of its own and to the next host's root.
 """
@@ -19,6 +20,7 @@ The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these 
 from __future__ import annotations
 
 import gzip
+from collections.abc import Mapping
 from html import escape
 
 from webtrawl.testweb.model import Reply, build_url
@@ -42,6 +44,17 @@ def _page(title: str, head: str = "", body: str = "") -> Reply:
         f"<body><h1>{escape(title)}</h1>\n{body}</body></html>\n"
     )
     return Reply(200, body=text.encode(), content_type=_HTML)
+
+
+_LAST_MODIFIED = "Mon, 02 Nov 2026 10:00:00 GMT"
+
+
+def _validated(request: Mapping[str, str], etag: str, reply: Reply) -> Reply:
+    """``reply`` with an ETag and a Last-Modified, or a 304 when the request's If-None-Match names that ETag."""
+    headers = (("ETag", etag), ("Last-Modified", _LAST_MODIFIED))
+    if request.get("If-None-Match") == etag:
+        return Reply(304, headers=headers)
+    return Reply(reply.status, body=reply.body, content_type=reply.content_type, headers=headers)
 
 
 def _words(seed: int, n: int) -> list[str]:
@@ -75,6 +88,7 @@ class DiscoveryWeb:
 
     def __init__(self, http_port: int, https_port: int) -> None:
         self.ports = {"http": http_port, "https": https_port}
+        self.changes = 0  # fetches of fresh.disc.test/changes.html: its version
 
     def url(self, host: str, path: str, scheme: str = "") -> str:
         scheme = scheme or ("https" if host == "smap.disc.test" else "http")
@@ -108,10 +122,14 @@ class DiscoveryWeb:
         return {self.url(h, p) for h in self.ip_hosts() for p in ("/", "/a.html", "/b.html")}
 
     # --- serving --------------------------------------------------------------------------------------------
-    def respond(self, scheme: str, host: str, target: str) -> Reply | None:
+    def respond(
+        self, scheme: str, host: str, target: str, request_headers: Mapping[str, str] | None = None
+    ) -> Reply | None:
         if not host.endswith(".disc.test"):
             return None
         path = target.split("?", 1)[0]
+        if host == "fresh.disc.test":
+            return self._fresh(path, request_headers or {})
         if host == "smap.disc.test":
             return self._smap(path)
         if host == "feed.disc.test":
@@ -213,6 +231,24 @@ class DiscoveryWeb:
             p.strip("/").split(".")[0]: self.url("dup.disc.test", p)
             for p in ("/", "/a.html", "/b.html", "/c.html", "/trap/1.html", "/c-next.html")
         }
+
+    def fresh_urls(self) -> dict[str, str]:
+        return {p: self.url("fresh.disc.test", p) for p in ("/", "/same.html", "/changes.html", "/nodate.html")}
+
+    def _fresh(self, path: str, request: Mapping[str, str]) -> Reply:
+        """Pages for recrawls: ``/`` and ``/same.html`` answer 304 to a conditional GET with their ETag,
+        ``/changes.html`` is new on every fetch (new ETag), ``/nodate.html`` has no validators and never changes."""
+        if path == "/":
+            links = "".join(f'<a href="{p}">{p}</a>\n' for p in ("/same.html", "/changes.html", "/nodate.html"))
+            return _validated(request, '"root-1"', _page("fresh home", body=links))
+        if path == "/same.html":
+            return _validated(request, '"same-1"', _page("same"))
+        if path == "/changes.html":
+            self.changes += 1
+            return _validated(request, f'"changes-{self.changes}"', _page(f"changes {self.changes}"))
+        if path == "/nodate.html":
+            return _page("no validators")
+        return _NOT_FOUND
 
     def _ip(self, i: int, path: str) -> Reply:
         if path == "/":

@@ -147,6 +147,7 @@ class Reply:
     body: bytes = b""
     content_type: str = "text/plain; charset=utf-8"
     location: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # more response headers (ETag, Last-Modified...)
 
 
 _NOT_FOUND = Reply(404, body=b"not found\n")

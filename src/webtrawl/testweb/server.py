@@ -100,7 +100,9 @@ class WebServer(Listeners):
         last_write_ns = 0
         try:
             if request.method in ("GET", "HEAD"):
-                reply = self.discovery.respond(scheme, host, request.raw_path) if self.discovery else None
+                reply = None
+                if self.discovery is not None:
+                    reply = self.discovery.respond(scheme, host, request.raw_path, request.headers)
                 if reply is None:
                     reply = self.model.respond(scheme, host, request.raw_path)
             else:
@@ -112,6 +114,8 @@ class WebServer(Listeners):
             resp.content_length = sum(map(len, chunks))
             if reply.location is not None:
                 resp.headers["Location"] = reply.location
+            for name, value in reply.headers:
+                resp.headers[name] = value
             if reply.page is not None and reply.page.header_nofollow:
                 resp.headers["X-Robots-Tag"] = "nofollow"
             last_write_ns = time.time_ns()  # the end is stamped before the last write: see accesslog.py

@@ -1,5 +1,6 @@
 -- complete: drop leases and apply their counters in one step. KEYS[1] = sp.."L"
--- ARGV: sp, {token, ncounters, {name, n} * ncounters} * N; returns how many tokens were still valid
+-- ARGV: sp, {token, ncounters, {name, n} * ncounters, url, recrawl state, due ms} * N; returns how many tokens were
+-- still valid. A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step.
 local sp = ARGV[1]
 local leases, deadlines = sp .. 'L', sp .. 'dl'
 local valid, stale = 0, 0
@@ -8,7 +9,9 @@ local i = 2
 while i <= #ARGV do
   local token = ARGV[i]
   local first_counter = i + 2
-  i = first_counter + 2 * tonumber(ARGV[i + 1])
+  local last = first_counter + 2 * tonumber(ARGV[i + 1])
+  local url, state, due = ARGV[last], ARGV[last + 1], ARGV[last + 2]
+  i = last + 3
   local rec = redis.call('HGET', leases, token)
   if not rec then
     stale = stale + 1  -- reclaimed meanwhile: the URL is queued again and will be completed by its new lease
@@ -17,7 +20,11 @@ while i <= #ARGV do
     redis.call('HDEL', leases, token)
     redis.call('ZREM', deadlines, token)
     count(C_INFLIGHT, -1)
-    for j = first_counter, i - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
+    for j = first_counter, last - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
+    if state ~= '' then
+      redis.call('HSET', sp .. 'rc', url, state)
+      redis.call('ZADD', sp .. 'due', due, url)
+    end
     local _, host = split_lease(rec)
     local hk = sp .. 'h:' .. host
     if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too

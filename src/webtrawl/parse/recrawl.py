@@ -1,0 +1,118 @@
+"""Recrawl (``--recrawl-after``): each fetched page's state in the recrawl set, and what its next fetch means.
+
+A page fetched with 200 enters the recrawl set with its validators (ETag, Last-Modified), the digest of its payload
+and an interval. A later round (``trawl crawl --out DIR --recrawl-after D`` on the same crawl; ``due.lua`` queues
+the pages whose time has come) fetches it with a conditional GET: a 304, or a 200 whose payload digest did not
+change, is stored as a WARC ``revisit`` record instead of the whole response, and its links are not followed
+again. The interval adapts: halved when the page changed, doubled when it did not, within [D/4, 8 D].
+
+The state is one string (fields joined by newlines, none of which can hold one), written by ``complete.lua`` in the
+same step that completes the URL, so it is durable exactly when the page's records are. Only URLs of a crawl with
+``--recrawl-after`` carry it: the rest of the frontier keeps its bytes per queued URL.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+
+import msgspec
+
+from webtrawl.messages import Page
+from webtrawl.store.base import PageRecord
+
+SERVER_NOT_MODIFIED = "server-not-modified"
+IDENTICAL_PAYLOAD = "identical-payload-digest"
+_MIN_FACTOR, _MAX_FACTOR = 0.25, 8.0
+
+
+class RecrawlState(msgspec.Struct):
+    key: str  # the frontier's queue key (host or registered domain)
+    depth: int
+    origin: str
+    rest: str
+    interval_ms: int
+    etag: str = ""
+    last_modified: str = ""
+    digest: str = ""  # WARC-Payload-Digest of the last full fetch (sha1 of the body as received, base32)
+    date: str = ""  # its fetch time (ISO), for the revisit's WARC-Refers-To-Date
+
+    def encode(self) -> str:
+        fields = (self.key, self.depth, self.origin, self.rest, self.interval_ms)
+        texts = (self.etag, self.last_modified, self.digest, self.date)
+        return "\n".join([*map(str, fields), *(_one_line(t) for t in texts)])
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def decode(text: str) -> RecrawlState | None:
+    parts = text.split("\n")
+    if len(parts) != 9 or not parts[1].isdigit() or not parts[4].isdigit():
+        return None
+    key, depth, origin, rest, interval, etag, modified, digest, date = parts
+    return RecrawlState(key, int(depth), origin, rest, int(interval), etag, modified, digest, date)
+
+
+def conditional_headers(text: str) -> dict[str, str]:
+    """If-None-Match / If-Modified-Since for a URL's stored state (none for a URL not in the recrawl set)."""
+    state = decode(text) if text else None
+    if state is None:
+        return {}
+    headers = {}
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    return headers
+
+
+def payload_digest(body: bytes) -> str:
+    """The WARC-Payload-Digest of a response body as received (what the response record carries)."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+
+
+def revisit_kind(page: Page) -> str:
+    """Why this fetch of a page in the recrawl set is a revisit: a 304, or the same payload digest; else ""."""
+    if not page.recrawl:
+        return ""
+    if page.status == 304:
+        return SERVER_NOT_MODIFIED
+    state = decode(page.recrawl)
+    if state is not None and page.status == 200 and not page.truncated and state.digest == payload_digest(page.body):
+        return IDENTICAL_PAYLOAD
+    return ""
+
+
+def next_state(page: Page, record: PageRecord, base_s: float, now: float | None = None) -> tuple[str, int]:
+    """The state to store for this fetch and when the page is due again (ms, epoch); ("", 0) if it stays out."""
+    previous = decode(page.recrawl) if page.recrawl else None
+    revisit = isinstance(record.revisit, str) and bool(record.revisit)
+    if not (200 <= page.status < 300 or revisit) or record.error:
+        return "", 0
+    base_ms = max(1, round(base_s * 1000))
+    if previous is None:
+        interval = base_ms
+    elif revisit:
+        interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
+    else:
+        interval = max(round(base_ms * _MIN_FACTOR), previous.interval_ms // 2)
+    headers = {name.lower(): value for name, value in page.headers}
+    lease = page.lease
+    end = lease.url.find("/", lease.url.find("://") + 3)
+    origin, rest = (lease.url[:end], lease.url[end:]) if end > 0 else (lease.url, "")
+    state = RecrawlState(
+        key=lease.host,
+        depth=lease.depth,
+        origin=origin,
+        rest=rest,
+        interval_ms=interval,
+        etag=headers.get("etag", previous.etag if previous and revisit else ""),
+        last_modified=headers.get("last-modified", previous.last_modified if previous and revisit else ""),
+        digest=previous.digest if previous and revisit else payload_digest(page.body),
+        date=previous.date if previous and revisit else record.fetch_time,
+    )
+    now_ms = round((time.time() if now is None else now) * 1000)
+    return state.encode(), now_ms + interval
