@@ -79,3 +79,16 @@ def test_each_hosts_queued_count_follows_its_queues(frontier: FrontierFactory) -
     f.add([NewUrl("http://a.test/new", 1)])
     assert int(host_state(f, "a.test")["q"]) == len(queue(f, "a.test")) == 11
     del second
+
+
+def test_a_crawl_from_before_the_queued_count_loses_no_url(frontier: FrontierFactory) -> None:
+    """Hosts without q (queued before the count existed) are leased, put back and leased again, then counted."""
+    f = frontier(shards=1)
+    f.add([NewUrl(f"http://a.test/{i}", 2) for i in range(3)])
+    f.client.hdel(host_key(f, "a.test", "h"), "q")
+    (x,) = f.lease("n/f0", 1)
+    release(f, [x], UrlAction.HEAD)
+    assert "q" not in host_state(f, "a.test")
+    assert len(drain(f)) == 3
+    f.add([NewUrl("http://a.test/new", 2)])
+    assert host_state(f, "a.test")["q"] == "1" and [y.url for y in drain(f)] == ["http://a.test/new"]

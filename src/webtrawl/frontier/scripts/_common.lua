@@ -65,12 +65,20 @@ local function level_of(entry)
   return d
 end
 
--- the host's best non-empty level, or -1 if nothing is queued
+-- the host's best non-empty level, or -1 if nothing is queued (no probe when its count q says so)
 local function best_level(sp, host)
+  if redis.call('HGET', sp .. 'h:' .. host, 'q') == '0' then return -1 end
   for l = 0, LEVELS - 1 do
     if redis.call('LLEN', qkey(sp, host, l)) > 0 then return l end
   end
   return -1
+end
+
+-- change the host's count of queued URLs (q); a host of a crawl from before the count has none until add.lua
+-- counts its queues, and none is made up here (a partial count would hide URLs)
+local function adjust_q(sp, host, delta)
+  local hk = sp .. 'h:' .. host
+  if redis.call('HEXISTS', hk, 'q') == 1 then redis.call('HINCRBY', hk, 'q', delta) end
 end
 
 -- the head entry of the host's best non-empty level (removed, and counted off the host's q), or nil
@@ -78,7 +86,7 @@ local function pop_best(sp, host)
   for l = 0, LEVELS - 1 do
     local entry = redis.call('LPOP', qkey(sp, host, l))
     if entry then
-      redis.call('HINCRBY', sp .. 'h:' .. host, 'q', -1)
+      adjust_q(sp, host, -1)
       return entry
     end
   end
@@ -92,7 +100,7 @@ local function requeue(sp, host, entry, at_head)
   else
     redis.call('RPUSH', qkey(sp, host, level_of(entry)), entry)
   end
-  redis.call('HINCRBY', sp .. 'h:' .. host, 'q', 1)
+  adjust_q(sp, host, 1)
 end
 
 -- the host's score in the ready set that holds it and that set's level, or nil, -1

@@ -13,9 +13,16 @@ for level = 0, LEVELS - 1 do
   local ready = rkey(sp, level)
   for _, host in ipairs(redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, n - got)) do
     redis.call('ZREM', ready, host)
-    local entry = pop_best(sp, host)
+    -- a host waits in the ready set of its best level: its URL comes from that level's queue (the others only if
+    -- that one is empty, which the scripts never leave so)
+    local hk = sp .. 'h:' .. host
+    local entry = redis.call('LPOP', qkey(sp, host, level))
     if entry then
-      local hk = sp .. 'h:' .. host
+      adjust_q(sp, host, -1)
+    else
+      entry = pop_best(sp, host)
+    end
+    if entry then
       local token = owner .. '.' .. shard .. '-' .. redis.call('INCR', sp .. 'seq')
       redis.call('HSET', sp .. 'L', token, owner .. ' ' .. host .. ' ' .. entry)
       redis.call('ZADD', sp .. 'dl', now + ttl, token)
