@@ -124,12 +124,29 @@ class CrawlConfig:
     items_to: list[str] = field(default_factory=list)
     records_to: list[str] = field(default_factory=list)
     jsonl: bool = True
+    render: str = "never"  # never | always | auto: which pages a browser renders (fetch/render/)
+    render_include: list[str] = field(default_factory=list)
+    renderers: int = 0  # pages rendered at once per fetcher process (0: 1 when rendering is on)
+    chromium: Path | None = None
+    render_allow_hosts: list[str] = field(default_factory=list)
+    render_max_requests: int = 50
+    render_scrolls: int = 0
+    render_timeout: float = 30.0
+    render_pages_per_browser: int = 100
+    render_resources: list[str] = field(default_factory=list)
 
     def effective_fetchers(self) -> int:
         return self.fetchers or max(1, os.cpu_count() or 1)
 
     def effective_parsers(self) -> int:
         return self.parsers or max(1, os.cpu_count() or 1)
+
+    def rendering(self) -> bool:
+        """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
+        return self.render != "never" or bool(self.render_include)
+
+    def effective_renderers(self) -> int:
+        return (self.renderers or 1) if self.rendering() else 0
 
     @property
     def product_token(self) -> str:
@@ -379,6 +396,32 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", _parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    # --- JavaScript pages: a browser fetch path (fetch/render/) ---
+    Option(
+        "render",
+        _choice("never", "always", "auto"),
+        "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and, "
+        "from then on, every page of their host)",
+    ),
+    Option("render_include", str, "always render URLs matching this regex (repeatable)", repeat=True),
+    Option("renderers", _positive_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"),
+    Option("chromium", _path, "the Chromium executable to render with (default: chromium on PATH)"),
+    Option(
+        "render_allow_hosts",
+        str,
+        "hosts a rendered page may load from besides its own (repeatable; *.example.com for subdomains)",
+        repeat=True,
+    ),
+    Option("render_max_requests", _positive_int, "most requests one render makes (the page itself included)"),
+    Option("render_scrolls", _positive_int, "scroll to the bottom this many times (infinite scroll pages)"),
+    Option("render_timeout", _positive_float, "seconds one render may take in all"),
+    Option("render_pages_per_browser", _positive_int, "pages a browser renders before it is restarted (0: never)"),
+    Option(
+        "render_resources",
+        str,
+        "resource types a render also loads (repeatable: image, media, font; blocked by default)",
+        repeat=True,
+    ),
 )
 _BY_NAME = {opt.name: opt for opt in OPTIONS}
 
@@ -503,6 +546,14 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract: without it a crawl has no items")
     if cfg.extract and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
+    for pattern in cfg.render_include:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"--render-include: bad regex {pattern!r}: {exc}") from None
+    for kind in cfg.render_resources:
+        if kind not in ("image", "media", "font"):
+            raise ConfigError(f"--render-resources takes image, media or font, not {kind!r}")
     for item in cfg.resolve:
         host, sep, ip = item.partition("=")
         if not sep or not host or not ip:

@@ -46,6 +46,7 @@ from webtrawl.errors import (
 )
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
+from webtrawl.messages import Exchange
 
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 _MAX_MESSAGE = 200
@@ -64,6 +65,12 @@ class Response(msgspec.Struct):
     request_headers: list[tuple[str, str]] = msgspec.field(default_factory=list)
     fetch_time: float = 0.0  # epoch seconds at request start
     elapsed_ms: float = 0.0
+    # Rendered by a browser (fetch/render/): why, the DOM after the scripts ran, the other requests it made (as
+    # received) and the ones it refused (reason -> count). The fields above stay the navigation response.
+    render_reason: str = ""
+    dom: bytes | None = None
+    exchanges: list[Exchange] = msgspec.field(default_factory=list)
+    render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
 
     def header(self, name: str) -> str | None:
         """First value of header ``name`` (case-insensitive), or None."""

@@ -23,17 +23,23 @@ import time
 from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import PolicyError, TransportError
+from webtrawl.fetch.base import Fetcher, FetcherBusy, FetchRequest, HttpFetcher
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
 from webtrawl.fetch.robots import RobotsCache
+from webtrawl.fetch.route import RenderRoute
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
 from webtrawl.politeness import HostOutcome, RobotsRules, outcome_for
+
+if TYPE_CHECKING:
+    from webtrawl.fetch.render.fetcher import BrowserFetcher
 
 log = logging.getLogger("webtrawl.fetch")
 
@@ -169,8 +175,19 @@ class _Fetcher:
                 retry_base_s=self.pol.robots_retry,
                 unavailable_limit=self.pol.robots_give_up,
             )
-            await self._lease_loop()
-            await self._finish_in_flight()
+            self.route = RenderRoute(self.cfg)
+            self.plain: Fetcher = HttpFetcher(http)
+            self.browser: BrowserFetcher | None = None
+            if self.route.on:  # Playwright is imported only here, in a fetcher that renders
+                from webtrawl.fetch.render import open_browser_fetcher
+
+                self.browser = open_browser_fetcher(self.cfg, http, self.robots)
+            try:
+                await self._lease_loop()
+                await self._finish_in_flight()
+            finally:
+                if self.browser is not None:
+                    await self.browser.close()
         await self.sender.close()
         await redis.aclose()
 
@@ -192,10 +209,14 @@ class _Fetcher:
 
     async def _lease_loop(self) -> None:
         capacity = self.cfg.concurrency
+        if self.cfg.render == "always":  # every page waits for one of the few renderers: lease no more than fit
+            capacity = min(capacity, 2 * self.cfg.effective_renderers())
         refill = min(capacity, self.cfg.lease_batch) // 4
         refill_until = 0.0
         while not self.args.stop.is_set():
             free = capacity - (len(self.tasks) - self.sleeping)
+            if self.browser is not None and self.browser.waiting:
+                free = 0  # renders are queued: a new lease could wait for a renderer past its lease's end
             if free <= 0:
                 self._slot_freed.clear()
                 with contextlib.suppress(TimeoutError):  # wake now and then: a stop must not wait for a free slot
@@ -281,7 +302,7 @@ class _Fetcher:
             delay_ms=delay_ms,
             failed=failed,
             retry_after_ms=outcome.retry_after_ms if outcome else 0,
-            counters={"fetched": 1} if page.status else None,
+            counters=_counters(page),
             hold=hold,
         )
         if page.status:
@@ -416,7 +437,11 @@ class _Fetcher:
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
         self._gaps[lease.token] = _delay_ms(self.cfg, rules)
         try:
-            resp = await self.http.fetch(lease.url)
+            resp = await self._fetch_with(lease, rules)
+        except FetcherBusy as exc:
+            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
+            await self._give_back(lease)
+            return None
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
             if not await self._retry(lease, outcome):
@@ -429,6 +454,32 @@ class _Fetcher:
         if await self._retry(lease, outcome):
             return None
         return await self._finish(lease, _page_from(lease, resp), outcome, session)
+
+    async def _fetch_with(self, lease: Lease, rules: RobotsRules) -> Response:
+        """The page over HTTP or in the browser (see fetch/route.py); a render and its HTTP try are one visit."""
+        reason = self.route.before(lease)
+        if reason and self.browser is not None:
+            return await self.browser.fetch(FetchRequest(lease.url, reason), rules)
+        resp = await self.plain.fetch(FetchRequest(lease.url), rules)
+        shell = self.route.after(resp) if self.browser is not None else ""
+        if shell and self.browser is not None:
+            if self.route.remember(lease.host):
+                await self.frontier.mark_render(lease.host)
+            resp = await self.browser.fetch(FetchRequest(lease.url, shell, prior=resp), rules)
+        return resp
+
+
+def _counters(page: Page) -> dict[str, int] | None:
+    """The frontier counters a fetched page adds when its host is released."""
+    if not page.status:
+        return None
+    counters = {"fetched": 1}
+    if page.dom is not None:
+        counters["rendered"] = 1
+        blocked = sum(page.render_blocked.values())
+        if blocked:
+            counters["render-blocked"] = blocked
+    return counters
 
 
 def _reusable(page: Page) -> bool:
@@ -460,4 +511,8 @@ def _page_from(lease: Lease, resp: Response) -> Page:
         ip=resp.ip,
         fetch_time=resp.fetch_time,
         elapsed_ms=resp.elapsed_ms,
+        render_reason=resp.render_reason,
+        dom=resp.dom,
+        exchanges=resp.exchanges,
+        render_blocked=resp.render_blocked,
     )

@@ -25,6 +25,7 @@ from rich.logging import RichHandler
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
 from webtrawl.extract import absolute_spec, build_extraction
+from webtrawl.fetch.render.chromium import check_rendering
 from webtrawl.fetch.worker import STOP_GRACE_S, FetcherArgs, run_fetcher
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import mask_url, redis_used_memory
@@ -175,6 +176,7 @@ class Node:
         # User extraction code and rules fail here, once, with file and line: not in every parser later.
         self.cfg.extract = absolute_spec(self.cfg.extract)
         build_extraction(self.cfg)
+        check_rendering(self.cfg)  # --render without Chromium or Playwright: one clear error, before anything starts
         self._prepare_out()
         self.log_setup.apply("trawl")
         for stream in STREAMS:  # every stream a killed parser may have left open

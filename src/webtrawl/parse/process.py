@@ -77,7 +77,7 @@ def _iso(ts: float) -> str:
 def base_record(page: Page) -> PageRecord:
     """The record of ``page`` before parsing: what the fetcher knows (also the parse-bug record's shape)."""
     lease = page.lease
-    return PageRecord(
+    record = PageRecord(
         url=lease.url,
         final_url=lease.url,
         status=page.status,
@@ -90,6 +90,12 @@ def base_record(page: Page) -> PageRecord:
         ip=page.ip,
         truncated=page.truncated,
     )
+    if page.dom is not None:
+        record.rendered = True
+        record.render_reason = page.render_reason
+        record.render_requests = 1 + len(page.exchanges)
+        record.render_blocked = dict(page.render_blocked)
+    return record
 
 
 def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -134,6 +140,8 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         record.content_hash = "sha1:" + hashlib.sha1(payload).hexdigest()
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
+    if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built
+        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots)
     if mime not in _HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
         _set_robots(record, robots)
         if ctx.extraction is not None and _TEXTY.search(mime):

@@ -56,6 +56,12 @@ class PageRecord(msgspec.Struct):
     author: str | msgspec.UnsetType = msgspec.UNSET
     date: str | msgspec.UnsetType = msgspec.UNSET
     language: str | msgspec.UnsetType = msgspec.UNSET
+    # Only for a page a browser rendered (--render): that it was, why, the requests the render made (the page
+    # included) and the ones it refused, by reason. Links, title and items then come from the rendered DOM.
+    rendered: bool | msgspec.UnsetType = msgspec.UNSET
+    render_reason: str | msgspec.UnsetType = msgspec.UNSET
+    render_requests: int | msgspec.UnsetType = msgspec.UNSET
+    render_blocked: dict[str, int] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Item(msgspec.Struct):

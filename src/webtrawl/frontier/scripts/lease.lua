@@ -1,6 +1,6 @@
 -- lease: take up to n ready hosts of this shard, one URL each. KEYS[1] = sp.."ready"
 -- ARGV: sp, shard, owner, n, lease_ttl_ms
--- returns {now, earliest remaining ready score or -1, {token, host, origin, entry} * got}
+-- returns {now, earliest remaining ready score or -1, {token, host, origin, entry, render flag} * got}
 local sp, shard, owner = ARGV[1], ARGV[2], ARGV[3]
 local n, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local ready = sp .. 'ready'
@@ -21,6 +21,7 @@ if n > 0 then
       out[#out + 1] = host
       out[#out + 1] = redis.call('HGET', hk, 'o') or ''
       out[#out + 1] = entry
+      out[#out + 1] = redis.call('HGET', hk, 'js') or ''
       got = got + 1
     end
   end
