@@ -273,6 +273,12 @@ class HttpClient:
             _abort(sent)  # cancelled (a stop abandons the request): it must end at the server as well
             raise
 
+    async def check_target(self, url: str) -> None:
+        """Raise the PolicyError (or DnsError) ``fetch(url)`` would meet before sending anything: scheme, port, and
+        the address policy for the host's addresses. Lets a render refuse a request before asking robots.txt."""
+        target = self._check_url(url)
+        await self.resolver.lookup(target.raw_host or "")
+
     def _check_url(self, url: str) -> URL:
         try:
             # Canonical URLs are already percent-encoded: send them byte for byte. Anything with spaces,

@@ -5,8 +5,8 @@ The page itself is answered from the HTTP response the worker already has (``--r
 Every other request of the page is checked in this order and refused (``route.abort``) at the first rule it breaks:
 scheme (http/https), method (GET only: a crawler does not post forms), resource type (images, media and fonts are
 blocked unless ``--render-resources``), ``--render-max-requests``, host (the page's own, or
-``--render-allow-hosts``), robots.txt (the origin's rules; an origin whose rules are not known yet is refused, not
-fetched), and finally the address and port policy, which the HTTP client applies to the name's addresses. Allowed
+``--render-allow-hosts``), the address and port policy (on the name's addresses, as for any fetch), and robots.txt
+(the origin's rules; an origin whose rules are not known yet is refused, not fetched). Allowed
 requests go out one at a time (a render is one visit of its host) and are kept, as received, for the WARC.
 
 The render ends when no request has been in flight for ``QUIET_S`` (and after ``--render-scrolls`` scrolls to the
@@ -144,7 +144,13 @@ class PageRender:
             await self._fulfill(route, self.first)
             return
         url = request.url
-        reason = self._check(url, request.method, request.resource_type) or await self._robots(url)
+        reason = self._check(url, request.method, request.resource_type)
+        if not reason:
+            try:
+                await self.owner.client.check_target(url)  # the address policy, before anything is sent
+            except (TransportError, PolicyError) as exc:
+                reason = exc.reason
+        reason = reason or await self._robots(url)
         if reason:
             await self._refuse(route, reason)
             return
