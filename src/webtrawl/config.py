@@ -133,6 +133,7 @@ class CrawlConfig:
     render_scrolls: int = 0
     render_timeout: float = 30.0
     render_pages_per_browser: int = 100
+    render_max_memory: int = 1024**3
     render_resources: list[str] = field(default_factory=list)
 
     def effective_fetchers(self) -> int:
@@ -416,6 +417,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("render_scrolls", _positive_int, "scroll to the bottom this many times (infinite scroll pages)"),
     Option("render_timeout", _positive_float, "seconds one render may take in all"),
     Option("render_pages_per_browser", _positive_int, "pages a browser renders before it is restarted (0: never)"),
+    Option(
+        "render_max_memory",
+        parse_size,
+        "restart a fetcher's browser when its processes use more memory than this (checked between pages; 0: never)",
+    ),
     Option(
         "render_resources",
         str,

@@ -174,22 +174,33 @@ def _browsers(crawl: Crawl) -> list[psutil.Process]:
     return found
 
 
-def test_kill_9_of_the_browser_mid_crawl_loses_nothing(tmp_path: Path) -> None:
-    with JsWeb(items=12) as web:
+def test_kill_9_of_the_browser_then_of_its_fetcher_mid_crawl_loses_nothing(tmp_path: Path) -> None:
+    with JsWeb(items=14) as web:
         out = tmp_path / "crawl"
         crawl = Crawl(out, [web.url("app.js.test"), *_args(web, "--render", "always", "--renderers", "1")])
-        wait_until(
-            lambda: any(r.get("rendered") for r in records(out)) and bool(_browsers(crawl)), 120, "a render", crawl
-        )
-        victims = _browsers(crawl)
-        for proc in victims:
+
+        def rendered(count: int) -> bool:
+            return sum(1 for r in records(out) if r.get("rendered")) >= count and bool(_browsers(crawl))
+
+        # The browser dies mid-crawl: the render in progress fails and is retried, the browser starts again.
+        wait_until(lambda: rendered(1), 120, "a first render", crawl)
+        for proc in _browsers(crawl):
             os.kill(proc.pid, signal.SIGKILL)
+        # Then the fetcher that owns the browser: it is restarted, takes back its leases, and no browser is left.
+        wait_until(lambda: rendered(5), 120, "five renders", crawl)
+        orphans = _browsers(crawl)
+        os.kill(crawl.children()["fetcher-0"], signal.SIGKILL)
         assert crawl.wait(240) == 0, crawl.log()[-4000:]
         rows = _by_url(out)
         for url in web.app_urls():
             assert rows[url]["rendered"] is True and rows[url]["status"] == 200, rows.get(url)
         log = "\n".join(p.read_text(errors="replace") for p in (out / "logs").glob("*"))
         assert "starting Chromium again" in log
+        wait_until(
+            lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in orphans),
+            30,
+            "the dead fetcher's browser to exit",
+        )
 
 
 def test_rendering_without_chromium_is_one_clear_error(tmp_path: Path) -> None:

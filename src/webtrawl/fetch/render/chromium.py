@@ -8,9 +8,10 @@ updates, DNS prefetch, domain reliability reports and pings are off. Service wor
 requests would not be routed).
 
 :class:`BrowserHost` owns one browser per fetcher process: launched on the first render, restarted when it died
-(crashed or killed: ``disconnected``) and recycled after ``--render-pages-per-browser`` pages, which bounds what a
-long-lived renderer can leak. The Playwright driver is a child of the fetcher and closes the browser when the
-fetcher dies, so a kill -9 of a fetcher leaves no browser behind; its leases are taken back like any fetcher's.
+(crashed or killed: ``disconnected``) and recycled after ``--render-pages-per-browser`` pages or when its processes
+use more than ``--render-max-memory``, which bounds what a long-lived browser can leak. The Playwright driver is a
+child of the fetcher and closes the browser when the fetcher dies, so a kill -9 of a fetcher leaves no browser
+behind; its leases are taken back like any fetcher's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import logging
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import psutil  # type: ignore[import-untyped]
 
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import ConfigError
@@ -52,6 +55,7 @@ CHROMIUM_ARGS = (
     "--disable-gpu",
     "--no-sandbox",  # a crawler often runs as a container's root, where Chromium's sandbox cannot start
 )
+_MEMORY_EVERY = 5  # renders between two memory checks (each walks the process tree)
 _NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -99,8 +103,7 @@ class BrowserHost:
     async def acquire(self) -> Browser:
         async with self._lock:
             browser = self._browser
-            limit = self.cfg.render_pages_per_browser
-            if browser is not None and (not browser.is_connected() or (limit and self._pages >= limit)):
+            if browser is not None and not self._fit(browser):
                 self._retire(browser)
                 browser = self._browser = None
             if browser is None:
@@ -109,6 +112,21 @@ class BrowserHost:
             self._pages += 1
             self._active[id(browser)] = self._active.get(id(browser), 0) + 1
             return browser
+
+    def _fit(self, browser: Browser) -> bool:
+        """Whether ``browser`` may render one more page: alive, under its page count and its memory budget."""
+        if not browser.is_connected():
+            return False
+        limit = self.cfg.render_pages_per_browser
+        if limit and self._pages >= limit:
+            return False
+        cap = self.cfg.render_max_memory
+        if cap and self._pages % _MEMORY_EVERY == 0:
+            used = browser_memory()
+            if used > cap:
+                log.info("Chromium uses %d MiB (more than --render-max-memory): restarting it", used >> 20)
+                return False
+        return True
 
     async def release(self, browser: Browser) -> None:
         left = self._active.get(id(browser), 1) - 1
@@ -158,6 +176,17 @@ class BrowserHost:
             with contextlib.suppress(Exception):
                 await self._pw_cm.__aexit__(None, None, None)
             self._pw = self._pw_cm = None
+
+
+def browser_memory() -> int:
+    """Resident memory of this process's browsers: every Chromium process below it (the Playwright driver's
+    children and theirs). Renderer processes share much of their memory, so this overstates it: a safe bound."""
+    total = 0
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "chrom" in proc.name().lower():
+                total += proc.memory_info().rss
+    return total
 
 
 async def _close(browser: Browser) -> None:
