@@ -12,7 +12,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP q:<host>             list   FIFO of entries (see below)
     SP h:<host>             hash   o: origin (scheme://host[:port]), n: next-allowed ms, f: consecutive failures,
                                    a: URLs admitted (budget), l: token of the lease holding the host (if any),
-                                   d: the politeness gap of the last answer (a reclaim waits it from now)
+                                   d: the politeness gap of the last answer (a reclaim waits it from now),
+                                   js: "1" once a page of the host needed rendering (--render auto; leases say so)
     SP bloom                string bitmap of bloom_m bits: the seen-URL Bloom filter of this shard (written at
                                    full size when the crawl is created, so Redis does not over-allocate it)
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),

@@ -1,7 +1,7 @@
 """A small web whose pages need a browser, for the rendering tests and benchmark (``JsWeb``).
 
 Hosts (all on one http listener of 127.0.0.1; ``--resolve *.test=127.0.0.1``), each with a robots.txt that
-disallows ``/private/``:
+disallows ``/private/``. A digit after the first word makes more hosts of a kind (``app7.js.test``, for benchmarks):
 
 - ``app.js.test``: every page is a shell (an empty ``<div id="root">``, a ``<noscript>`` asking for JavaScript);
   ``/static/app.js`` fetches ``/api/page<path>`` and builds the title, the text and the links: ``/`` links to
@@ -222,18 +222,19 @@ class JsWeb:
             return 200, ROBOTS, "text/plain"
         if path.startswith("/private/"):
             return 200, b"secret\n", "text/plain"
-        if host == "app.js.test":
+        kind = host.split(".", 1)[0].rstrip("0123456789") if host.endswith(".js.test") else ""
+        if kind == "app":
             if path == "/static/app.js":
                 return 200, _APP_JS.encode(), js
             if path.startswith("/api/page/"):
                 return self._app_data(path.removeprefix("/api/page"))
             if path == "/" or self._item(path):
                 return 200, _SHELL.encode(), html
-        elif host == "plain.js.test":
+        elif kind == "plain":
             pages = [f"/p/{k}" for k in range(1, self.plain_pages + 1)]
             if path == "/" or path in pages:
                 return 200, _plain(f"Plain {path}", pages if path == "/" else ["/"]), html
-        elif host == "scroll.js.test":
+        elif kind == "scroll":
             if path == "/":
                 return 200, _SCROLL_PAGE.encode(), html
             if path == "/static/scroll.js":
@@ -243,7 +244,7 @@ class JsWeb:
                 return 200, json.dumps({"links": links}).encode(), data
             if path.startswith("/post/"):
                 return 200, _plain(f"Post {path}", []), html
-        elif host == "evil.js.test":
+        elif kind == "evil":
             if path == "/":
                 page = _EVIL_PAGE % {"port": self.port, "trap": TRAP_HOST, "trap_port": self.trap_port}
                 return 200, page.encode(), html
@@ -251,7 +252,7 @@ class JsWeb:
                 return 200, b"all fine here", "text/plain"
             if path == "/done":
                 return 200, _plain("Done", []), html
-        elif host == "other.js.test" and path == "/static/lib.js":
+        elif kind == "other" and path == "/static/lib.js":
             return 200, b"window.lib = 1;\n", js
         return 404, b"not found\n", "text/plain"
 
