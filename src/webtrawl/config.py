@@ -124,6 +124,9 @@ class CrawlConfig:
     items_to: list[str] = field(default_factory=list)
     records_to: list[str] = field(default_factory=list)
     jsonl: bool = True
+    header: list[str] = field(default_factory=list)
+    cookies: bool = False
+    proxy: list[str] = field(default_factory=list)
     render: str = "never"  # never | always | auto: which pages a browser renders (fetch/render/)
     render_include: list[str] = field(default_factory=list)
     renderers: int = 0  # pages rendered at once per fetcher process (0: 1 when rendering is on)
@@ -241,6 +244,24 @@ def _positive_float(text: Any) -> float:
 
 def _path(text: Any) -> Path:
     return Path(str(text)).expanduser()
+
+
+def parse_headers(items: list[str]) -> list[tuple[str, str]]:
+    """``--header 'Name: value'`` items as pairs; ConfigError for anything that is not one header line."""
+    out = []
+    for item in items:
+        name, sep, value = item.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or any(c in item for c in "\r\n") or not name.replace("-", "").isalnum():
+            raise ConfigError(f"--header wants 'Name: value', not {item!r}")
+        out.append((name, value))
+    return out
+
+
+def _proxy_url(text: Any) -> str:
+    from webtrawl.fetch.proxies import check_proxy
+
+    return check_proxy(str(text))
 
 
 def _sink_url(text: Any) -> str:
@@ -397,6 +418,15 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", _parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    # --- request options (every fetch, the browser's requests included) ---
+    Option("header", str, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
+    Option("cookies", _parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
+    Option(
+        "proxy",
+        _proxy_url,
+        "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
+        repeat=True,
+    ),
     # --- JavaScript pages: a browser fetch path (fetch/render/) ---
     Option(
         "render",
@@ -552,6 +582,7 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract: without it a crawl has no items")
     if cfg.extract and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
+    parse_headers(cfg.header)
     for pattern in cfg.render_include:
         try:
             re.compile(pattern)

@@ -10,13 +10,15 @@ disallows ``/private/``. A digit after the first word makes more hosts of a kind
 - ``scroll.js.test``: ``/`` is an infinite-scroll feed: ``/static/scroll.js`` loads screen 0 at once and screen k+1
   (``/api/feed?screen=k+1``) when the reader reaches the bottom, up to ``screens``; screen k links to
   ``/post/k-0`` and ``/post/k-1`` (plain pages).
+- ``cookie.js.test``: ``/`` sets a cookie and links to ``/check``, whose title says whether the cookie came back.
 - ``evil.js.test``: ``/`` builds a link to ``/done`` and, meanwhile, fetches ``/private/secret`` (disallowed by
   robots.txt), ``http://127.0.0.2:<trap>/steal`` (an address outside ``--ip-allow 127.0.0.1/32``), an image and a
   script of another host.
 
 Render requests are under ``/static/`` and ``/api/`` (:func:`is_subresource`); the access log has the same format
-as the main test web's. The **trap** is a TCP listener on 127.0.0.2 that records every connection made to it: a
-crawl that keeps the address policy never connects.
+as the main test web's. The listener is also an HTTP proxy: a request in absolute form (``GET http://host/...``) is
+served the same and listed in :attr:`JsWeb.proxied`. The **trap** is a TCP listener on 127.0.0.2 that records every
+connection made to it: a crawl that keeps the address policy never connects.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from types import TracebackType
 from typing import Self
 
 from aiohttp import web
+from yarl import URL
 
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
 from webtrawl.testweb.server import bind, client_port, host_name
@@ -107,6 +110,8 @@ class JsWeb:
         self.screens = screens
         self.plain_pages = plain_pages
         self.trap_hits: list[tuple[str, int]] = []  # (peer address, time) of every connection to the trap
+        self.proxied: list[str] = []  # URLs asked for in absolute form (this web is also an HTTP proxy)
+        self.test_headers: list[str] = []  # X-Trawl-Test header of every request (empty string: none)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tmp = Path(tempfile.mkdtemp(prefix="webtrawl-jsweb-"))
@@ -192,10 +197,20 @@ class JsWeb:
         start_ns = time.time_ns()
         self.log.begin()
         host = host_name(request.host)
+        raw_path = request.raw_path
+        if raw_path.startswith("http://"):  # a proxy request (absolute form): served as if it came directly
+            self.proxied.append(raw_path)
+            raw_path = URL(raw_path).raw_path_qs
+        self.test_headers.append(request.headers.get("X-Trawl-Test", ""))
         status, body, ctype = 404, b"not found\n", "text/plain"
         try:
             status, body, ctype = self._reply(host, request.path, request.query.get("screen", ""))
+            if host.startswith("cookie.") and request.path == "/check":
+                title = "cookie: " + (request.cookies.get("visit") or "none")
+                status, body, ctype = 200, _plain(title, []), "text/html"
             resp = web.Response(status=status, body=body, content_type=ctype.split(";")[0], charset="utf-8")
+            if host.startswith("cookie.") and request.path == "/":
+                resp.set_cookie("visit", "yes")
             await resp.prepare(request)
             await resp.write_eof()
             return resp
@@ -208,7 +223,7 @@ class JsWeb:
                     port=self.port,
                     scheme="http",
                     method=request.method,
-                    path=request.raw_path,
+                    path=raw_path,
                     status=status,
                     nbytes=len(body),
                     user_agent=request.headers.get("User-Agent", ""),
@@ -252,6 +267,8 @@ class JsWeb:
                 return 200, b"all fine here", "text/plain"
             if path == "/done":
                 return 200, _plain("Done", []), html
+        elif kind == "cookie" and path == "/":
+            return 200, _plain("Cookie home", ["/check"]), html
         elif kind == "other" and path == "/static/lib.js":
             return 200, b"window.lib = 1;\n", js
         return 404, b"not found\n", "text/plain"

@@ -4,10 +4,10 @@ The page itself is answered from the HTTP response the worker already has (``--r
 ``always`` fetches it first too, so a redirect or an error is never rendered): the host sees one request for it.
 Every other request of the page is checked in this order and refused (``route.abort``) at the first rule it breaks:
 scheme (http/https), method (GET only: a crawler does not post forms), resource type (images, media and fonts are
-blocked unless ``--render-resources``), ``--render-max-requests``, host (the page's own, or
-``--render-allow-hosts``), the address and port policy (on the name's addresses, as for any fetch), and robots.txt
-(the origin's rules; an origin whose rules are not known yet is refused, not fetched). Allowed
-requests go out one at a time (a render is one visit of its host) and are kept, as received, for the WARC.
+blocked unless ``--render-resources``), ``--render-max-requests`` (and 4 x ``--max-body`` of bodies in all), host
+(the page's own, or ``--render-allow-hosts``), the address and port policy (on the name's addresses, as for any
+fetch), and robots.txt (the origin's rules; an origin whose rules are not known yet is refused, not fetched).
+Allowed requests go out one at a time (a render is one visit of its host) and are kept, as received, for the WARC.
 
 The render ends when no request has been in flight for ``QUIET_S`` (and after ``--render-scrolls`` scrolls to the
 bottom, each followed by the same wait), then the DOM is serialized.
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 QUIET_S = 0.3  # no request in flight for this long: the page's scripts are done for now
 SETTLE_MAX_S = 10.0  # a page that never goes quiet (polling) is taken as it is after this long
 GROW_WAIT_MS = 1000  # after a quiet scroll, how long the page may still take to grow
+_BYTES_PER_MAX_BODY = 4  # a render keeps at most 4 x --max-body of its requests' bodies
 _HOP_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
 
@@ -65,6 +66,8 @@ class PageRender:
         self._idle = asyncio.Event()
         self._idle.set()
         self._one = asyncio.Lock()  # one request of this render at a time
+        self._handlers: set[asyncio.Task[object]] = set()  # route handlers still running
+        self._bytes = 0  # body bytes of the exchanges so far
 
     async def run(self, browser: Browser) -> Response:
         started = time.perf_counter()
@@ -85,6 +88,7 @@ class PageRender:
                     break
             dom = (await page.content()).encode("utf-8", "replace")
         finally:
+            await self._stop_handlers()
             with contextlib.suppress(Exception):
                 await context.close()
         return msgspec.structs.replace(
@@ -95,6 +99,14 @@ class PageRender:
             render_blocked=self.blocked,
             elapsed_ms=self.first.elapsed_ms + (time.perf_counter() - started) * 1000.0,
         )
+
+    async def _stop_handlers(self) -> None:
+        """End requests still running (the render timed out, or a page never went quiet): each is aborted, so no
+        request of this render reaches the host after its release."""
+        for task in list(self._handlers):
+            task.cancel()
+        if self._handlers:
+            await asyncio.gather(*self._handlers, return_exceptions=True)
 
     async def _settle(self) -> None:
         """Wait until no request has been in flight for QUIET_S (at most SETTLE_MAX_S)."""
@@ -123,6 +135,9 @@ class PageRender:
 
     # --- requests -------------------------------------------------------------------------------------------
     async def _route(self, route: Route) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
         self._changes += 1
         self._inflight += 1
         self._idle.clear()
@@ -134,6 +149,8 @@ class PageRender:
             self._inflight -= 1
             if not self._inflight:
                 self._idle.set()
+            if task is not None:
+                self._handlers.discard(task)
 
     async def _answer(self, route: Route, request: Request) -> None:
         if request.is_navigation_request() and request.frame.parent_frame is None:
@@ -162,6 +179,7 @@ class PageRender:
             await self._refuse(route, exc.reason, "failed")
             return
         self.exchanges.append(_exchange(url, resp))
+        self._bytes += len(resp.body)
         await self._fulfill(route, resp)
 
     def _check(self, url: str, method: str, resource_type: str) -> str:
@@ -174,6 +192,8 @@ class PageRender:
             return "render-type"
         if self.requests >= self.owner.cfg.render_max_requests:
             return "render-max-requests"
+        if self._bytes >= _BYTES_PER_MAX_BODY * self.owner.cfg.limits.max_body:
+            return "render-bytes"  # the page message to the parser stays bounded
         host = (parts.hostname or "").lower()
         if host != self.host and not self.owner.host_allowed(host):
             return "render-host"
