@@ -7,7 +7,8 @@ Serves :class:`webtrawl.testweb.jsweb.JsWeb` in this process and runs real ``tra
 1. **render**: ``--render always`` over ``--apps`` script-built hosts (``app<i>.js.test``, 1 + ``--items`` pages
    each). Reports rendered pages/s (wall), the node's CPU per rendered page (all processes: supervisor, Redis,
    fetchers, parsers, Playwright's driver and Chromium, from ``getrusage(RUSAGE_CHILDREN)``), and the peak memory
-   of the Chromium processes and of the whole node (sampled every 0.2 s).
+   (PSS: shared pages divided among the processes sharing them) of the Chromium processes and of the whole node,
+   sampled every 0.5 s.
 2. **auto at 5%**: a web where 5% of the pages are script-built (``--apps`` app hosts among plain hosts), crawled
    with ``--render never`` and then ``--render auto``: the node's CPU and wall time of each, so the cost of ``auto``
    (HTTP first, shell test, renders of the 5%) against a crawl that renders nothing.
@@ -33,7 +34,7 @@ from webtrawl.testweb.jsweb import JsWeb
 
 
 def _tree_rss(root: int) -> tuple[int, int]:
-    """(Chromium RSS, whole tree RSS) of the process tree under ``root``."""
+    """(Chromium PSS, whole tree PSS) of the process tree under ``root``."""
     chromium = total = 0
     try:
         procs = [psutil.Process(root), *psutil.Process(root).children(recursive=True)]
@@ -41,7 +42,7 @@ def _tree_rss(root: int) -> tuple[int, int]:
         return 0, 0
     for proc in procs:
         try:
-            rss = proc.memory_info().rss
+            rss = proc.memory_full_info().pss  # shared pages split between sharers: a sum that means something
             total += rss
             if "chrom" in proc.name().lower():
                 chromium += rss
@@ -59,7 +60,7 @@ def _crawl(web: JsWeb, seeds: list[str], out: Path, *args: str) -> dict[str, Any
     done = threading.Event()
 
     def sample() -> None:
-        while not done.wait(0.2):
+        while not done.wait(0.5):
             chromium, total = _tree_rss(proc.pid)
             peak[0], peak[1] = max(peak[0], chromium), max(peak[1], total)
 
@@ -79,8 +80,8 @@ def _crawl(web: JsWeb, seeds: list[str], out: Path, *args: str) -> dict[str, Any
         "rendered": rendered,
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
-        "peak_chromium_mib": round(peak[0] / 2**20),
-        "peak_node_mib": round(peak[1] / 2**20),
+        "peak_chromium_pss_mib": round(peak[0] / 2**20),
+        "peak_node_pss_mib": round(peak[1] / 2**20),
     }
 
 
