@@ -6,7 +6,7 @@ Every other request of the page is checked in this order and refused (``route.ab
 scheme (http/https), method (GET only: a crawler does not post forms), resource type (images, media and fonts are
 blocked unless ``--render-resources``), ``--render-max-requests`` (and 4 x ``--max-body`` of bodies in all), host
 (the page's own, or ``--render-allow-hosts``), the address and port policy (on the name's addresses, as for any
-fetch), and robots.txt (the origin's rules; an origin whose rules are not known yet is refused, not fetched).
+fetch), and robots.txt (the origin's rules; another allowed host's robots.txt is fetched on first use and cached).
 Allowed requests go out one at a time (a render is one visit of its host) and are kept, as received, for the WARC.
 
 The render ends when no request has been in flight for ``QUIET_S`` (and after ``--render-scrolls`` scrolls to the
@@ -201,9 +201,12 @@ class PageRender:
 
     async def _robots(self, url: str) -> str:
         origin = origin_of(url)
-        rules = self.rules if origin == self.origin else await self.owner.robots.cached(origin)
-        if rules is None:
-            return "render-robots-unknown"  # never fetched here: that would be a request outside the frontier
+        rules = self.rules
+        if origin != self.origin:  # an allowed other host: its rules, fetched once and cached like any origin's
+            try:
+                rules = await self.owner.robots.cached(origin) or await self.owner.robots.fetch(origin)
+            except WebtrawlError as exc:
+                return exc.reason
         if rules.unavailable or not rules.allowed(url):
             return "robots"
         return ""
