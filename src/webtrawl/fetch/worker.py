@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import PolicyError, TransportError
+from webtrawl.fetch import stats
 from webtrawl.fetch.base import Fetcher, FetcherBusy, FetchRequest, HttpFetcher
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
@@ -68,17 +69,20 @@ class FetcherArgs:
     parser_sockets: list[Path]
     stop: multiprocessing.synchronize.Event
     budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
-    stats: ctypes.Array[ctypes.c_int64] | None = None  # node.presence.FetcherStats: [2i] fetched, [2i+1] leases
+    stats: ctypes.Array[ctypes.c_int64] | None = None  # fetch.stats.FetcherStats.array
     # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
     pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
 
-    def report(self, fetched: int = 0, leases: int | None = None) -> None:
-        """This fetcher's numbers for the node's heartbeat (its own slots of a shared array: no lock)."""
+    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0) -> None:
+        """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""
         if self.stats is not None:
+            base = stats.SLOTS * self.index
             if fetched:
-                self.stats[2 * self.index] += fetched
+                self.stats[base + stats.FETCHED] += fetched
             if leases is not None:
-                self.stats[2 * self.index + 1] = leases
+                self.stats[base + stats.LEASES] = leases
+            if ended:
+                self.stats[base + stats.ENDED] += ended
 
     @property
     def owner(self) -> str:
@@ -231,13 +235,19 @@ class _Fetcher:
                 self.http.trim_idle(keep=self.sleeping)
                 await asyncio.sleep(_IDLE_MAX)
                 continue
+            # Announced before the budget is taken: the node never sees an empty budget and nothing in flight
+            # while leases it paid for are on their way (it would stop short of --max-pages).
+            self.args.report(leases=len(self.tasks) + min(free, self.cfg.lease_batch))
             want = self._take_budget(min(free, self.cfg.lease_batch))
             if want == 0:
+                self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)
                 continue
             leases = await self.frontier.lease(self.args.owner, want)
             refill_until = time.monotonic() + _REFILL_MAX_S
             self._give_back_budget(want - len(leases))
+            if not leases:
+                self.args.report(leases=len(self.tasks))
             if not leases:
                 # Nothing ready: wait until the frontier expects a host to be, but stay responsive to new work.
                 await asyncio.sleep(min(max(self.frontier.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
@@ -283,8 +293,6 @@ class _Fetcher:
         self._gaps.pop(lease.token, None)
         if held is not None:
             self._unreleased.add(held.lease.token)
-        if hold and held is None:
-            self._give_back_budget(1)  # taken by _may_hold for a next URL the host did not have
         return held
 
     async def _finish(
@@ -305,13 +313,12 @@ class _Fetcher:
             counters=_counters(page),
             hold=hold,
         )
-        if page.status:
-            self.args.report(fetched=1)
+        self.args.report(fetched=1 if page.status else 0, ended=1)
         await self.sender.send(page)
         return held
 
     def _may_hold(self, session: int, delay_ms: int) -> bool:
-        """Whether to ask for the host's next URL now; takes the page from the node's budget if so."""
+        """Whether to ask for the host's next URL now (its page is taken from the node's budget at its turn)."""
         # only for a host whose next turn comes a second before our idle connection to it would be closed
         if session + 1 >= self.cfg.session_pages or delay_ms > (self.http.keepalive_s - 1.0) * 1000:
             return False
@@ -321,7 +328,7 @@ class _Fetcher:
             return False
         if any(pause.is_set() for pause in self.args.pauses):
             return False
-        return self._take_budget(1) == 1
+        return self.args.budget is None or self.args.budget.value > 0
 
     async def _session_wait(self, held: Held) -> Lease | None:
         """Sleep until the held host's turn; None (and the URL back at the head of its queue) if stopping."""
@@ -333,8 +340,9 @@ class _Fetcher:
                 await asyncio.wait_for(self._stopping.wait(), held.wait_ms / 1000.0)
         finally:
             self.sleeping -= 1
-        if self._stopping.is_set() or self.args.stop.is_set():
-            self._give_back_budget(1)
+        # The page is taken from --max-pages' budget only now: a sleeping session must not make the node stop
+        # short of its limit by holding budget it then gives back.
+        if self._stopping.is_set() or self.args.stop.is_set() or self._take_budget(1) == 0:
             # the host is free again once the rest of its gap has passed
             rest_ms = max(0, round((turn - time.monotonic()) * 1000))
             await self._release(held.lease, UrlAction.HEAD, delay_ms=rest_ms)

@@ -12,15 +12,17 @@ is scored ``2 * len(pattern) + allow`` so "best" is a plain maximum. Three kinds
   turns the last piece into a suffix test). When there are many, each is indexed under one three-character
   substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains.
 
-Compiled matchers are cached per process by a digest of (body, token, size cap): identical files served by
-many hosts, or by an origin's http and https side, compile once.
+Compiled matchers are found per process by a digest of (body, token, size cap): identical files served by
+many hosts, or by an origin's http and https side, compile once while any of them holds the matcher. The map is
+weak: the holders (the fetcher's per-origin LRU) bound the memory, counted once, in one place.
 """
 
 from __future__ import annotations
 
 import hashlib
+import weakref
 from bisect import bisect_right
-from collections import Counter, OrderedDict
+from collections import Counter
 from itertools import repeat
 
 from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
@@ -42,6 +44,7 @@ class Matcher:
     """The rules for one token. ``allowed`` takes a normalised path (see robotstxt.normalize_path)."""
 
     __slots__ = (
+        "__weakref__",
         "_exact",
         "_grams",
         "_lens",
@@ -177,12 +180,10 @@ def _matches(rule: _Wild, path: str) -> bool:
 
 
 class _MatcherCache:
-    """Process-wide LRU of compiled matchers by content digest, bounded by their estimated size."""
+    """Process-wide map from content digest to the compiled matchers that are alive (weak values)."""
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[bytes, Matcher] = OrderedDict()
-        self._bytes = 0
+    def __init__(self) -> None:
+        self._items: weakref.WeakValueDictionary[bytes, Matcher] = weakref.WeakValueDictionary()
         self.hits = self.misses = 0
 
     def get(self, body: bytes, token: str, max_bytes: int) -> Matcher:
@@ -192,26 +193,19 @@ class _MatcherCache:
         matcher = self._items.get(digest)
         if matcher is not None:
             self.hits += 1
-            self._items.move_to_end(digest)
             return matcher
         self.misses += 1
         matcher = Matcher(parse(body, token, max_bytes=max_bytes))
-        if matcher.size <= self.max_bytes:
-            self._items[digest] = matcher
-            self._bytes += matcher.size
-            while self._bytes > self.max_bytes:
-                _, old = self._items.popitem(last=False)
-                self._bytes -= old.size
+        self._items[digest] = matcher
         return matcher
 
     def clear(self) -> None:
         self._items.clear()
-        self._bytes = 0
 
 
-MATCHERS = _MatcherCache(32 * 1024 * 1024)
+MATCHERS = _MatcherCache()
 
 
 def compiled(body: bytes, token: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Matcher:
-    """The matcher of ``body`` for ``token``, compiled at most once per process while it stays cached."""
+    """The matcher of ``body`` for ``token``, compiled at most once per process while something holds it."""
     return MATCHERS.get(body, token, max_bytes)
