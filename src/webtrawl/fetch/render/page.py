@@ -9,7 +9,8 @@ blocked unless ``--render-resources``), ``--render-max-requests`` (and 4 x ``--m
 fetch), and robots.txt (the origin's rules; another allowed host's robots.txt is fetched on first use and cached).
 Allowed requests go out one at a time (a render is one visit of its host) and are kept, as received, for the WARC.
 
-The render ends when no request has been in flight for ``QUIET_S`` (and after ``--render-scrolls`` scrolls to the
+The render ends when no request has been in flight for ``QUIET_S`` and the page's own count of its running
+``fetch``/``XMLHttpRequest`` calls (an init script) is zero (and after ``--render-scrolls`` scrolls to the
 bottom, each followed by the same wait), then the DOM is serialized.
 """
 
@@ -37,6 +38,26 @@ if TYPE_CHECKING:
 QUIET_S = 0.3  # no request in flight for this long: the page's scripts are done for now
 SETTLE_MAX_S = 10.0  # a page that never goes quiet (polling) is taken as it is after this long
 GROW_WAIT_MS = 1000  # after a quiet scroll, how long the page may still take to grow
+# Counts the page's fetch() and XMLHttpRequest calls still running, from the moment they are made: a request the
+# page has started but whose interception has not reached us yet (a busy machine) still keeps the render going.
+PENDING_SCRIPT = """(() => {
+  let pending = 0;
+  const done = () => { pending--; };
+  const fetch0 = window.fetch;
+  window.fetch = function (...args) {
+    pending++;
+    const p = fetch0.apply(this, args);
+    p.then(done, done);
+    return p;
+  };
+  const send0 = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    pending++;
+    this.addEventListener("loadend", done, { once: true });
+    return send0.apply(this, args);
+  };
+  Object.defineProperty(window, "__trawlPending", { get: () => pending });
+})();"""
 _BYTES_PER_MAX_BODY = 4  # a render keeps at most 4 x --max-body of its requests' bodies
 _HOP_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
@@ -80,9 +101,10 @@ class PageRender:
         )
         try:
             await context.route("**/*", self._route)
+            await context.add_init_script(PENDING_SCRIPT)
             page = await context.new_page()
             await page.goto(self.url, wait_until="load")
-            await self._settle()
+            await self._settle(page)
             for _ in range(cfg.render_scrolls):
                 if not await self._scroll(page):
                     break
@@ -108,29 +130,38 @@ class PageRender:
         if self._handlers:
             await asyncio.gather(*self._handlers, return_exceptions=True)
 
-    async def _settle(self) -> None:
-        """Wait until no request has been in flight for QUIET_S (at most SETTLE_MAX_S)."""
+    async def _settle(self, page: Page) -> None:
+        """Wait until no request has been in flight for QUIET_S and the page has no fetch or XHR running (at most
+        SETTLE_MAX_S)."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(SETTLE_MAX_S):
                 while True:
                     await self._idle.wait()
                     seen = self._changes
                     await asyncio.sleep(QUIET_S)
-                    if self._changes == seen and self._idle.is_set():
+                    if self._changes != seen or not self._idle.is_set():
+                        continue
+                    if await self._page_pending(page) == 0 and self._changes == seen and self._idle.is_set():
                         return
+
+    async def _page_pending(self, page: Page) -> int:
+        try:
+            return int(await page.evaluate("() => window.__trawlPending || 0"))
+        except PlaywrightError:
+            return 0
 
     async def _scroll(self, page: Page) -> bool:
         """One scroll to the bottom; True if the page grew (an infinite-scroll page loaded more)."""
         script = "() => { const h = document.documentElement.scrollHeight; window.scrollTo(0, h); return h; }"
         height = int(await page.evaluate(script))
-        await self._settle()
+        await self._settle(page)
         try:
             await page.wait_for_function(
                 "h => document.documentElement.scrollHeight > h", arg=height, timeout=GROW_WAIT_MS
             )
         except PlaywrightError:
             return False
-        await self._settle()
+        await self._settle(page)
         return True
 
     # --- requests -------------------------------------------------------------------------------------------
