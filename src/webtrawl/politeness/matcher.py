@@ -23,7 +23,7 @@ import hashlib
 import weakref
 from bisect import bisect_right
 from collections import Counter
-from itertools import repeat
+from itertools import chain, repeat
 
 from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
 
@@ -92,18 +92,20 @@ class Matcher:
     def _index(self, wild: list[_Wild]) -> None:
         """File each wildcard rule under its least common gram among the starts and ends of its pieces; a rule
         whose pieces are all shorter than a gram is filed under its longest piece (one or two characters)."""
-        options: list[list[str]] = []
+        options: list[tuple[str, ...]] = []
         for _score, prefix, mids, tail in wild:
-            pieces = [x for x in (prefix, *mids, tail) if x]
-            long = [x for x in pieces if len(x) >= _GRAM]
-            if long:
-                options.append(list({g for x in long for g in (x[:_GRAM], x[-_GRAM:])}))
-            else:
-                options.append([max(pieces, key=len)] if pieces else [])
-        counts = Counter(g for grams in options for g in grams)
-        for rule, grams in zip(wild, options, strict=True):
+            pieces = (prefix, *mids, tail) if tail else (prefix, *mids)
+            grams = {g for x in pieces if len(x) >= _GRAM for g in (x[:_GRAM], x[-_GRAM:])}
             if grams:
-                self._grams.setdefault(min(grams, key=counts.__getitem__), []).append(rule)
+                found = tuple(grams)
+            else:
+                longest = max(pieces, key=len)
+                found = (longest,) if longest else ()
+            options.append(found)
+        count = Counter(chain.from_iterable(options)).__getitem__
+        for rule, found in zip(wild, options, strict=True):
+            if found:
+                self._grams.setdefault(min(found, key=count) if len(found) > 1 else found[0], []).append(rule)
             else:
                 self._short.append(rule)  # "*": matches every path
         self._sizes = tuple(sorted({len(g) for g in self._grams}))
@@ -155,12 +157,12 @@ def _score(rule: _Wild) -> int:
 
 def _wild(pattern: str, allow: int) -> _Wild:
     score = 2 * len(pattern) + allow
-    anchored = pattern.endswith("$")
+    anchored = pattern[-1:] == "$"
     body = pattern[:-1] if anchored else pattern
-    if body.endswith("*"):  # "/a*" and "/a*$" match what "/a" matches
+    if body[-1:] == "*":  # "/a*" and "/a*$" match what "/a" matches
         body, anchored = body.rstrip("*"), False
     prefix, *rest = body.split("*")
-    pieces = tuple(x for x in rest if x)
+    pieces = tuple(filter(None, rest))
     if anchored:
         return score, prefix, pieces[:-1], pieces[-1]
     return score, prefix, pieces, None
