@@ -93,7 +93,8 @@ def _warc(out: Path) -> dict[str, list[tuple[str, bytes]]]:
 
 def test_rendered_pages_links_scroll_and_refusals(jsweb: JsWeb, tmp_path: Path) -> None:
     out = tmp_path / "crawl"
-    seeds = [jsweb.url("app.js.test"), jsweb.url("scroll.js.test"), jsweb.url("evil.js.test")]
+    # the scroll host over HTTPS (the browser is answered by the crawler's client, which checks the test CA)
+    seeds = [jsweb.url("app.js.test"), jsweb.url("scroll.js.test", scheme="https"), jsweb.url("evil.js.test")]
     mark = jsweb.log.mark()
     trap_before = len(jsweb.trap_hits)
     # --render-allow-hosts 127.0.0.2: the host rule lets the script's request through, the address policy must not
@@ -114,7 +115,8 @@ def test_rendered_pages_links_scroll_and_refusals(jsweb: JsWeb, tmp_path: Path) 
 
     # Infinite scroll: screen 0 and one more per scroll, no further.
     posts = {url for url in rows if "/post/" in url}
-    assert posts == {jsweb.url("scroll.js.test", f"/post/{k}-{i}") for k in range(SCROLLS + 1) for i in range(2)}
+    expected = {f"/post/{k}-{i}" for k in range(SCROLLS + 1) for i in range(2)}
+    assert posts == {jsweb.url("scroll.js.test", path, scheme="https") for path in expected}
     feed = [e.path for e in entries if e.host == "scroll.js.test" and e.path.startswith("/api/feed")]
     assert sorted(feed) == [f"/api/feed?screen={k}" for k in range(SCROLLS + 1)]
 

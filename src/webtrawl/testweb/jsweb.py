@@ -1,7 +1,8 @@
 """A small web whose pages need a browser, for the rendering tests and benchmark (``JsWeb``).
 
-Hosts (all on one http listener of 127.0.0.1; ``--resolve *.test=127.0.0.1``), each with a robots.txt that
-disallows ``/private/``. A digit after the first word makes more hosts of a kind (``app7.js.test``, for benchmarks):
+Hosts (all on an http and an https listener of 127.0.0.1, test CA; ``--resolve *.test=127.0.0.1``), each with a
+robots.txt that disallows ``/private/``. A digit after the first word makes more hosts of a kind (``app7.js.test``,
+for benchmarks):
 
 - ``app.js.test``: every page is a shell (an empty ``<div id="root">``, a ``<noscript>`` asking for JavaScript);
   ``/static/app.js`` fetches ``/api/page<path>`` and builds the title, the text and the links: ``/`` links to
@@ -27,6 +28,7 @@ import asyncio
 import json
 import shutil
 import socket
+import ssl
 import tempfile
 import threading
 import time
@@ -38,6 +40,7 @@ from aiohttp import web
 from yarl import URL
 
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
+from webtrawl.testweb.certs import Certs
 from webtrawl.testweb.server import bind, client_port, host_name
 
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
@@ -120,6 +123,11 @@ class JsWeb:
     def start(self) -> Self:
         sock = bind("127.0.0.1", 0)
         self.port: int = sock.getsockname()[1]
+        tls_sock = bind("127.0.0.1", 0)
+        self.https_port: int = tls_sock.getsockname()[1]
+        self.certs = Certs(self._tmp)
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.certs.ca.issue_cert("*.js.test").configure_cert(tls)
         trap = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         trap.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         trap.bind((TRAP_HOST, 0))
@@ -135,6 +143,7 @@ class JsWeb:
             runner = web.ServerRunner(web.Server(self._handle, access_log=None), handle_signals=False)
             await runner.setup()
             await web.SockSite(runner, sock).start()
+            await web.SockSite(runner, tls_sock, ssl_context=tls).start()
             trap_server = await asyncio.start_server(self._trapped, sock=trap)
             started.set()
             await self._done
@@ -172,13 +181,14 @@ class JsWeb:
         self.stop()
 
     # --- what a test needs ----------------------------------------------------------------------------------
-    def url(self, host: str, path: str = "/") -> str:
-        return f"http://{host}:{self.port}{path}"
+    def url(self, host: str, path: str = "/", scheme: str = "http") -> str:
+        return f"{scheme}://{host}:{self.port if scheme == 'http' else self.https_port}{path}"
 
     def crawl_args(self, ip_allow: str = "127.0.0.0/8") -> list[str]:
         """Confine a crawl to this web: the trap's port is allowed, so only the address policy keeps it out."""
-        ports = f"{self.port},{self.trap_port}"
-        return ["--resolve", "*.test=127.0.0.1", "--ip-allow", ip_allow, "--ports", ports]
+        ports = f"{self.port},{self.https_port},{self.trap_port}"
+        args = ["--resolve", "*.test=127.0.0.1", "--ip-allow", ip_allow, "--ports", ports]
+        return [*args, "--ca-file", str(self.certs.ca_file)]
 
     def entries(self, since: int = 0) -> list[LogEntry]:
         return self.log.entries(since)
@@ -220,8 +230,8 @@ class JsWeb:
                     start_ms=start_ns / 1e6,
                     end_ms=time.time_ns() / 1e6,
                     host=host,
-                    port=self.port,
-                    scheme="http",
+                    port=self.https_port if request.secure else self.port,
+                    scheme="https" if request.secure else "http",
                     method=request.method,
                     path=raw_path,
                     status=status,
