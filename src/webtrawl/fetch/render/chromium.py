@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,8 +54,10 @@ CHROMIUM_ARGS = (
     "--metrics-recording-only",
     "--mute-audio",
     "--disable-gpu",
-    "--no-sandbox",  # a crawler often runs as a container's root, where Chromium's sandbox cannot start
 )
+# Chromium refuses to start its sandbox as root (a container's usual user); any other user keeps it, since the
+# pages rendered are untrusted.
+_ROOT_ARGS = ("--no-sandbox",)
 _MEMORY_EVERY = 5  # renders between two memory checks (each walks the process tree)
 _NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -158,7 +161,7 @@ class BrowserHost:
             log.info("starting Chromium again (launch #%d)", self.launches)
         return await self._pw.chromium.launch(
             executable_path=str(self.executable),
-            args=list(CHROMIUM_ARGS),
+            args=[*CHROMIUM_ARGS, *(_ROOT_ARGS if os.geteuid() == 0 else ())],
             headless=True,
             chromium_sandbox=False,
             handle_sigint=False,
