@@ -94,7 +94,7 @@ def test_stats_of_a_directory_without_a_crawl(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "hint"),
     [
-        (["crawl", "https://example.org/", "--render", "auto"], "see 'trawl crawl --help'"),
+        (["crawl", "https://example.org/", "--warp-speed", "9"], "see 'trawl crawl --help'"),
         (["status", "--redis", "redis://127.0.0.1:1", "--nope"], "see 'trawl status --help'"),
         (["--nope"], "see 'trawl --help'"),
     ],

@@ -102,14 +102,28 @@ def _is_public(ip: IPAddress) -> bool:
     )
 
 
+_MAX_VERDICTS = 65536
+
+
 class AddressPolicy:
     """Allowed peer addresses and ports of one crawl."""
 
     def __init__(self, ip_allow: Iterable[str] = (), ports: Iterable[int] = ()) -> None:
         self._networks: tuple[IPNetwork, ...] = tuple(_network(item) for item in ip_allow)
         self._ports: frozenset[int] = frozenset(ports)
+        # Verdicts by address: ipaddress's checks cost microseconds each (is_private scans a table of networks)
+        # and a crawl meets the same addresses again and again (shared hosting, CDNs, every new connection).
+        self._verdicts: dict[str | IPAddress, bool] = {}
 
     def ip_allowed(self, ip: str | IPAddress) -> bool:
+        verdict = self._verdicts.get(ip)
+        if verdict is None:
+            if len(self._verdicts) >= _MAX_VERDICTS:
+                self._verdicts.clear()
+            verdict = self._verdicts[ip] = self._ip_allowed(ip)
+        return verdict
+
+    def _ip_allowed(self, ip: str | IPAddress) -> bool:
         addr = parse_ip_literal(ip) if isinstance(ip, str) else ip
         if addr is None:
             return False

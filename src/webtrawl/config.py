@@ -134,12 +134,33 @@ class CrawlConfig:
     items_to: list[str] = field(default_factory=list)
     records_to: list[str] = field(default_factory=list)
     jsonl: bool = True
+    header: list[str] = field(default_factory=list)
+    cookies: bool = False
+    proxy: list[str] = field(default_factory=list)
+    render: str = "never"  # never | always | auto: which pages a browser renders (fetch/render/)
+    render_include: list[str] = field(default_factory=list)
+    renderers: int = 0  # pages rendered at once per fetcher process (0: 1 when rendering is on)
+    chromium: Path | None = None
+    render_allow_hosts: list[str] = field(default_factory=list)
+    render_max_requests: int = 50
+    render_scrolls: int = 0
+    render_timeout: float = 30.0
+    render_pages_per_browser: int = 100
+    render_max_memory: int = 1024**3
+    render_resources: list[str] = field(default_factory=list)
 
     def effective_fetchers(self) -> int:
         return self.fetchers or max(1, os.cpu_count() or 1)
 
     def effective_parsers(self) -> int:
         return self.parsers or max(1, os.cpu_count() or 1)
+
+    def rendering(self) -> bool:
+        """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
+        return self.render != "never" or bool(self.render_include)
+
+    def effective_renderers(self) -> int:
+        return (self.renderers or 1) if self.rendering() else 0
 
     @property
     def product_token(self) -> str:
@@ -249,6 +270,24 @@ def _positive_float(text: Any) -> float:
 
 def _path(text: Any) -> Path:
     return Path(str(text)).expanduser()
+
+
+def parse_headers(items: list[str]) -> list[tuple[str, str]]:
+    """``--header 'Name: value'`` items as pairs; ConfigError for anything that is not one header line."""
+    out = []
+    for item in items:
+        name, sep, value = item.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or any(c in item for c in "\r\n") or not name.replace("-", "").isalnum():
+            raise ConfigError(f"--header wants 'Name: value', not {item!r}")
+        out.append((name, value))
+    return out
+
+
+def _proxy_url(text: Any) -> str:
+    from webtrawl.fetch.proxies import check_proxy
+
+    return check_proxy(str(text))
 
 
 def _sink_url(text: Any) -> str:
@@ -444,6 +483,46 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", _parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    # --- request options (every fetch, the browser's requests included) ---
+    Option("header", str, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
+    Option("cookies", _parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
+    Option(
+        "proxy",
+        _proxy_url,
+        "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
+        repeat=True,
+    ),
+    # --- JavaScript pages: a browser fetch path (fetch/render/) ---
+    Option(
+        "render",
+        _choice("never", "always", "auto"),
+        "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and, "
+        "from then on, every page of their host)",
+    ),
+    Option("render_include", str, "always render URLs matching this regex (repeatable)", repeat=True),
+    Option("renderers", _positive_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"),
+    Option("chromium", _path, "the Chromium executable to render with (default: chromium on PATH)"),
+    Option(
+        "render_allow_hosts",
+        str,
+        "hosts a rendered page may load from besides its own (repeatable; *.example.com for subdomains)",
+        repeat=True,
+    ),
+    Option("render_max_requests", _positive_int, "most requests one render makes (the page itself included)"),
+    Option("render_scrolls", _positive_int, "scroll to the bottom this many times (infinite scroll pages)"),
+    Option("render_timeout", _positive_float, "seconds one render may take in all"),
+    Option("render_pages_per_browser", _positive_int, "pages a browser renders before it is restarted (0: never)"),
+    Option(
+        "render_max_memory",
+        parse_size,
+        "restart a fetcher's browser when its processes use more memory than this (checked between pages; 0: never)",
+    ),
+    Option(
+        "render_resources",
+        str,
+        "resource types a render also loads (repeatable: image, media, font; blocked by default)",
+        repeat=True,
+    ),
 )
 _BY_NAME = {opt.name: opt for opt in OPTIONS}
 
@@ -568,6 +647,15 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract: without it a crawl has no items")
     if cfg.extract and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
+    parse_headers(cfg.header)
+    for pattern in cfg.render_include:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"--render-include: bad regex {pattern!r}: {exc}") from None
+    for kind in cfg.render_resources:
+        if kind not in ("image", "media", "font"):
+            raise ConfigError(f"--render-resources takes image, media or font, not {kind!r}")
     for item in cfg.resolve:
         host, sep, ip = item.partition("=")
         if not sep or not host or not ip:

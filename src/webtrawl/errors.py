@@ -71,6 +71,12 @@ class ConnectionReset(TransportError):
     reason = "reset"
 
 
+class RenderError(TransportError):
+    """The browser could not render the page (it crashed or was killed, or the page's time budget ran out)."""
+
+    reason = "render"
+
+
 class TooLarge(TransportError):
     """Body exceeded the byte cap while streaming (the prefix received is kept)."""
 

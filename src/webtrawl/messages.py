@@ -19,6 +19,7 @@ class Lease(msgspec.Struct, frozen=True):
     depth: int = 0
     hops: int = 0  # redirect hops that led here
     retries: int = 0  # transient failures so far
+    render: bool = False  # the frontier remembers that this host's pages are built by scripts (--render auto)
 
 
 class NewUrl(msgspec.Struct, frozen=True):
@@ -27,6 +28,22 @@ class NewUrl(msgspec.Struct, frozen=True):
     url: str
     depth: int = 0
     hops: int = 0
+
+
+class Exchange(msgspec.Struct):
+    """One request a browser made while rendering a page (a script, a stylesheet, an XHR), as received: stored in
+    the WARC beside the page's own request/response pair. ``body`` is still content-encoded, like ``Page.body``."""
+
+    url: str
+    status: int
+    reason: str = ""
+    http_version: str = "1.1"
+    headers: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    body: bytes = b""
+    truncated: bool = False
+    request_headers: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    ip: str = ""
+    fetch_time: float = 0.0
 
 
 class Page(msgspec.Struct):
@@ -51,6 +68,17 @@ class Page(msgspec.Struct):
     fetch_time: float = 0.0  # epoch seconds at request start
     elapsed_ms: float = 0.0
     recrawl: str = ""  # --recrawl-after: the URL's state in the recrawl set when it was leased (validators, digest)
+    # Set when a browser rendered the page: why (``always``, ``include``, ``host``, ``shell: ...``), the DOM after
+    # its scripts ran (UTF-8 HTML, what the parser reads instead of ``body``), the other requests it made, and the
+    # requests it was refused (reason -> count). ``body`` stays the navigation response as received.
+    render_reason: str = ""
+    dom: bytes | None = None
+    exchanges: list[Exchange] = msgspec.field(default_factory=list)
+    render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
+
+    @property
+    def rendered(self) -> bool:
+        return self.dom is not None
 
 
 class Completion(msgspec.Struct, frozen=True):

@@ -116,7 +116,7 @@ def test_a_bounded_crawl_counts_its_progress_and_eta_down_to_the_end(testweb: Te
         if rate > 0:  # the ETA is what is left at the current rate
             assert p["eta_s"] == max(0, max_pages - p["done"]) / rate
     fractions = [p["fraction"] for p in progress]
-    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert fractions == sorted(fractions)  # the last poll may come before the final state: the log has that
     assert any(p["eta_s"] for p in progress)  # an ETA was shown while crawling, not only "-"
     # the log lines carry it too; the last one is the final state
     lines = [line for line in crawl.log().splitlines() if " fetched=" in line]

@@ -23,6 +23,7 @@ from aiohttp.client_exceptions import (
     ClientConnectorCertificateError,
     ClientConnectorDNSError,
     ClientConnectorError,
+    ClientProxyConnectionError,
     ClientResponseError,
     ClientSSLError,
     InvalidURL,
@@ -31,7 +32,7 @@ from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
 from yarl import URL
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import CrawlConfig, parse_headers
 from webtrawl.errors import (
     BadUrl,
     ConfigError,
@@ -46,6 +47,8 @@ from webtrawl.errors import (
 )
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
+from webtrawl.fetch.proxies import ProxyPool
+from webtrawl.messages import Exchange
 
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 _MAX_MESSAGE = 200
@@ -64,6 +67,12 @@ class Response(msgspec.Struct):
     request_headers: list[tuple[str, str]] = msgspec.field(default_factory=list)
     fetch_time: float = 0.0  # epoch seconds at request start
     elapsed_ms: float = 0.0
+    # Rendered by a browser (fetch/render/): why, the DOM after the scripts ran, the other requests it made (as
+    # received) and the ones it refused (reason -> count). The fields above stay the navigation response.
+    render_reason: str = ""
+    dom: bytes | None = None
+    exchanges: list[Exchange] = msgspec.field(default_factory=list)
+    render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
 
     def header(self, name: str) -> str | None:
         """First value of header ``name`` (case-insensitive), or None."""
@@ -128,6 +137,8 @@ class HttpClient:
         self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(cfg.ip_allow, cfg.ports)
         self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy, nameservers=cfg.nameservers)
         self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
+        self._headers.update(parse_headers(cfg.header))
+        self.proxies = ProxyPool(cfg.proxy)
         self._ssl = _ssl_context(cfg)
         self.keepalive_s = _KEEPALIVE_S
         self.max_idle = max(0, cfg.idle_connections)
@@ -149,7 +160,8 @@ class HttpClient:
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
+            # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them
+            cookie_jar=aiohttp.CookieJar(unsafe=True) if self._cfg.cookies else aiohttp.DummyCookieJar(),
             response_class=_PeerResponse,
             request_class=_TrackedRequest,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._cfg.timeouts.connect),
@@ -235,6 +247,26 @@ class HttpClient:
         if self._session is None:
             raise RuntimeError("HttpClient used outside 'async with'")
         target = self._check_url(url)
+        if not self.proxies:
+            return await self._get(url, target, max_body, timeout, None, headers)
+        await self.resolver.lookup(target.raw_host or "")  # the proxy connects to the target: the policy is ours
+        for proxy in self.proxies.candidates(target.raw_host or ""):
+            try:
+                return await self._get(url, target, max_body, timeout, proxy, headers)
+            except _ProxyDown:
+                self.proxies.dead(proxy)  # the host was not reached: try it through the next proxy at once
+        raise ConnectError("no live proxy (every --proxy failed to connect within the last minute)")
+
+    async def _get(
+        self,
+        url: str,
+        target: URL,
+        max_body: int | None,
+        timeout: float | None,
+        proxy: str | None,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
+        assert self._session is not None
         cap = self._cfg.limits.max_body if max_body is None else max_body
         fetch_time = time.time()
         started = time.perf_counter()
@@ -244,7 +276,10 @@ class HttpClient:
             async with (
                 asyncio.timeout(self._cfg.timeouts.total if timeout is None else timeout),
                 self._session.get(
-                    target, allow_redirects=False, headers={**self._headers, **headers} if headers else self._headers
+                    target,
+                    allow_redirects=False,
+                    headers={**self._headers, **headers} if headers else self._headers,
+                    proxy=proxy,
                 ) as resp,
             ):
                 try:
@@ -277,6 +312,12 @@ class HttpClient:
             _abort(sent)  # cancelled (a stop abandons the request): it must end at the server as well
             raise
 
+    async def check_target(self, url: str) -> None:
+        """Raise the PolicyError (or DnsError) ``fetch(url)`` would meet before sending anything: scheme, port, and
+        the address policy for the host's addresses. Lets a render refuse a request before asking robots.txt."""
+        target = self._check_url(url)
+        await self.resolver.lookup(target.raw_host or "")
+
     def _check_url(self, url: str) -> URL:
         try:
             # Canonical URLs are already percent-encoded: send them byte for byte. Anything with spaces,
@@ -308,8 +349,14 @@ async def _read_body(resp: ClientResponse, cap: int) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
+class _ProxyDown(ConnectError):
+    """The proxy itself could not be reached (the target was not contacted)."""
+
+
 def _map_error(exc: Exception) -> TransportError | BadUrl:
     """aiohttp/OS exception -> the :mod:`webtrawl.errors` class a user reads in the JSONL ``error`` field."""
+    if isinstance(exc, ClientProxyConnectionError):
+        return _ProxyDown(_short(exc.os_error) if exc.os_error else _short(exc))
     if isinstance(exc, ClientConnectorCertificateError):
         return TlsError(_short(exc.certificate_error))
     if isinstance(exc, ClientSSLError | ssl.SSLError | ssl.CertificateError):

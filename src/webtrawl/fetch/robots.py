@@ -49,7 +49,7 @@ class RobotsCache:
         cfg: CrawlConfig,
         *,
         max_entries: int = 20_000,
-        max_bytes: int = 32 * 1024 * 1024,
+        max_bytes: int = 64 * 1024 * 1024,
         retry_base_s: float = 60.0,
         unavailable_limit: int = 5,
         clock: Callable[[], float] = time.time,
@@ -184,6 +184,7 @@ class RobotsCache:
         return rules
 
     def _remember(self, origin: str, rules: RobotsRules) -> None:
+        rules.drop_body()  # compiled now: its next checks come soon, and the LRU then counts what it holds
         old = self._lru.pop(origin, None)
         if old is not None:
             self._lru_bytes -= old.size

@@ -23,19 +23,26 @@ import time
 from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import PolicyError, TransportError
+from webtrawl.fetch import stats
+from webtrawl.fetch.base import Fetcher, FetcherBusy, FetchRequest, HttpFetcher
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.robots import RobotsCache
+from webtrawl.fetch.route import RenderRoute
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
 from webtrawl.parse.recrawl import conditional_headers
 from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
+
+if TYPE_CHECKING:
+    from webtrawl.fetch.render.fetcher import BrowserFetcher
 
 log = logging.getLogger("webtrawl.fetch")
 
@@ -64,17 +71,20 @@ class FetcherArgs:
     parser_sockets: list[Path]
     stop: multiprocessing.synchronize.Event
     budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
-    stats: ctypes.Array[ctypes.c_int64] | None = None  # node.presence.FetcherStats: [2i] fetched, [2i+1] leases
+    stats: ctypes.Array[ctypes.c_int64] | None = None  # fetch.stats.FetcherStats.array
     # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
     pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
 
-    def report(self, fetched: int = 0, leases: int | None = None) -> None:
-        """This fetcher's numbers for the node's heartbeat (its own slots of a shared array: no lock)."""
+    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0) -> None:
+        """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""
         if self.stats is not None:
+            base = stats.SLOTS * self.index
             if fetched:
-                self.stats[2 * self.index] += fetched
+                self.stats[base + stats.FETCHED] += fetched
             if leases is not None:
-                self.stats[2 * self.index + 1] = leases
+                self.stats[base + stats.LEASES] = leases
+            if ended:
+                self.stats[base + stats.ENDED] += ended
 
     @property
     def owner(self) -> str:
@@ -176,8 +186,19 @@ class _Fetcher:
                 unavailable_limit=self.pol.robots_give_up,
                 sitemaps_found=self._add_sitemaps if self.cfg.sitemaps != "off" else None,
             )
-            await self._lease_loop()
-            await self._finish_in_flight()
+            self.route = RenderRoute(self.cfg)
+            self.plain: Fetcher = HttpFetcher(http)
+            self.browser: BrowserFetcher | None = None
+            if self.route.on:  # Playwright is imported only here, in a fetcher that renders
+                from webtrawl.fetch.render import open_browser_fetcher
+
+                self.browser = open_browser_fetcher(self.cfg, http, self.robots)
+            try:
+                await self._lease_loop()
+                await self._finish_in_flight()
+            finally:
+                if self.browser is not None:
+                    await self.browser.close()
         await self.sender.close()
         await redis.aclose()
 
@@ -204,10 +225,14 @@ class _Fetcher:
 
     async def _lease_loop(self) -> None:
         capacity = self.cfg.concurrency
+        if self.cfg.render == "always":  # every page waits for one of the few renderers: lease no more than fit
+            capacity = min(capacity, 2 * self.cfg.effective_renderers())
         refill = min(capacity, self.cfg.lease_batch) // 4
         refill_until = 0.0
         while not self.args.stop.is_set():
             free = capacity - (len(self.tasks) - self.sleeping)
+            if self.browser is not None and self.browser.waiting:
+                free = 0  # renders are queued: a new lease could wait for a renderer past its lease's end
             if free <= 0:
                 self._slot_freed.clear()
                 with contextlib.suppress(TimeoutError):  # wake now and then: a stop must not wait for a free slot
@@ -222,13 +247,19 @@ class _Fetcher:
                 self.http.trim_idle(keep=self.sleeping)
                 await asyncio.sleep(_IDLE_MAX)
                 continue
+            # Announced before the budget is taken: the node never sees an empty budget and nothing in flight
+            # while leases it paid for are on their way (it would stop short of --max-pages).
+            self.args.report(leases=len(self.tasks) + min(free, self.cfg.lease_batch))
             want = self._take_budget(min(free, self.cfg.lease_batch))
             if want == 0:
+                self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)
                 continue
             leases = await self.frontier.lease(self.args.owner, want)
             refill_until = time.monotonic() + _REFILL_MAX_S
             self._give_back_budget(want - len(leases))
+            if not leases:
+                self.args.report(leases=len(self.tasks))
             if not leases:
                 # Nothing ready: wait until the frontier expects a host to be, but stay responsive to new work.
                 await asyncio.sleep(min(max(self.frontier.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
@@ -278,8 +309,6 @@ class _Fetcher:
         self._gaps.pop(lease.token, None)
         if held is not None:
             self._unreleased.add(held.lease.token)
-        if hold and held is None:
-            self._give_back_budget(1)  # taken by _may_hold for a next URL the host did not have
         return held
 
     async def _finish(
@@ -297,16 +326,15 @@ class _Fetcher:
             delay_ms=delay_ms,
             failed=failed,
             retry_after_ms=outcome.retry_after_ms if outcome else 0,
-            counters={"fetched": 1} if page.status else None,
+            counters=_counters(page),
             hold=hold,
         )
-        if page.status:
-            self.args.report(fetched=1)
+        self.args.report(fetched=1 if page.status else 0, ended=1)
         await self.sender.send(page)
         return held
 
     def _may_hold(self, session: int, delay_ms: int) -> bool:
-        """Whether to ask for the host's next URL now; takes the page from the node's budget if so."""
+        """Whether to ask for the host's next URL now (its page is taken from the node's budget at its turn)."""
         # only for a host whose next turn comes a second before our idle connection to it would be closed
         if session + 1 >= self.cfg.session_pages or delay_ms > (self.http.keepalive_s - 1.0) * 1000:
             return False
@@ -316,7 +344,7 @@ class _Fetcher:
             return False
         if any(pause.is_set() for pause in self.args.pauses):
             return False
-        return self._take_budget(1) == 1
+        return self.args.budget is None or self.args.budget.value > 0
 
     async def _session_wait(self, held: Held) -> Lease | None:
         """Sleep until the held host's turn; None (and the URL back at the head of its queue) if stopping."""
@@ -328,8 +356,9 @@ class _Fetcher:
                 await asyncio.wait_for(self._stopping.wait(), held.wait_ms / 1000.0)
         finally:
             self.sleeping -= 1
-        if self._stopping.is_set() or self.args.stop.is_set():
-            self._give_back_budget(1)
+        # The page is taken from --max-pages' budget only now: a sleeping session must not make the node stop
+        # short of its limit by holding budget it then gives back.
+        if self._stopping.is_set() or self.args.stop.is_set() or self._take_budget(1) == 0:
             # the host is free again once the rest of its gap has passed
             rest_ms = max(0, round((turn - time.monotonic()) * 1000))
             await self._release(held.lease, UrlAction.HEAD, delay_ms=rest_ms)
@@ -439,7 +468,11 @@ class _Fetcher:
         self._gaps[lease.token] = _delay_ms(self.cfg, rules)
         recrawl = await self.frontier.recrawl_state(lease.shard, lease.url) if self.cfg.recrawl_after > 0 else ""
         try:
-            resp = await self.http.fetch(lease.url, headers=conditional_headers(recrawl) if recrawl else None)
+            resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
+        except FetcherBusy as exc:
+            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
+            await self._give_back(lease)
+            return None
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
             if not await self._retry(lease, outcome):
@@ -454,6 +487,34 @@ class _Fetcher:
         page = _page_from(lease, resp)
         page.recrawl = recrawl
         return await self._finish(lease, page, outcome, session)
+
+    async def _fetch_with(self, lease: Lease, rules: RobotsRules, headers: dict[str, str]) -> Response:
+        """The page over HTTP or in the browser (see fetch/route.py); a render and its HTTP try are one visit.
+
+        ``headers``: a recrawl's conditional GET (HTTP only: a render always loads the whole page)."""
+        reason = self.route.before(lease)
+        if reason and self.browser is not None:
+            return await self.browser.fetch(FetchRequest(lease.url, reason), rules)
+        resp = await self.plain.fetch(FetchRequest(lease.url, headers=headers), rules)
+        shell = self.route.after(resp) if self.browser is not None else ""
+        if shell and self.browser is not None:
+            if self.route.remember(lease.host):
+                await self.frontier.mark_render(lease.host)
+            resp = await self.browser.fetch(FetchRequest(lease.url, shell, prior=resp), rules)
+        return resp
+
+
+def _counters(page: Page) -> dict[str, int] | None:
+    """The frontier counters a fetched page adds when its host is released."""
+    if not page.status:
+        return None
+    counters = {"fetched": 1}
+    if page.dom is not None:
+        counters["rendered"] = 1
+        blocked = sum(page.render_blocked.values())
+        if blocked:
+            counters["render-blocked"] = blocked
+    return counters
 
 
 def _reusable(page: Page) -> bool:
@@ -485,4 +546,8 @@ def _page_from(lease: Lease, resp: Response) -> Page:
         ip=resp.ip,
         fetch_time=resp.fetch_time,
         elapsed_ms=resp.elapsed_ms,
+        render_reason=resp.render_reason,
+        dom=resp.dom,
+        exchanges=resp.exchanges,
+        render_blocked=resp.render_blocked,
     )

@@ -99,6 +99,9 @@ class AsyncRedisFrontier:
     async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return await self._run(self.core.lease(owner, max_hosts))
 
+    async def mark_render(self, host: str) -> None:
+        await self._run(self.core.mark_render(host))
+
     async def release(self, releases: Sequence[Release]) -> list[Held | None]:
         return await self._run(self.core.release(releases))
 

@@ -177,17 +177,22 @@ class FrontierCore:
             replies = yield calls
             now = time.monotonic()
             for (shard, asked), reply in zip(plan, replies, strict=True):
-                got = (len(reply) - 2) // 4
+                got = (len(reply) - 2) // 5
                 self.planner.observe(shard, asked, got, int(reply[0]), int(reply[1]), now)
                 if got < asked:
                     done.add(shard)
-                for i in range(2, len(reply), 4):
+                for i in range(2, len(reply), 5):
                     host = _text(reply[i + 1])
                     entry = decode_entry(_text(reply[i + 3]), _text(reply[i + 2]))
+                    render = bool(_text(reply[i + 4]))
                     leases.append(
-                        Lease(_text(reply[i]), shard, host, entry.url, entry.depth, entry.hops, entry.retries)
+                        Lease(_text(reply[i]), shard, host, entry.url, entry.depth, entry.hops, entry.retries, render)
                     )
         return leases
+
+    def mark_render(self, host: str) -> Steps[None]:
+        """Remember that ``host`` serves script-built pages: its next leases say ``render`` (``--render auto``)."""
+        yield [Call(("HSET", self._sp[self.shard(host)] + "h:" + host, "js", "1"))]
 
     def _lease_ttl(self) -> int:
         return max(0, self.settings.lease_ttl_ms)

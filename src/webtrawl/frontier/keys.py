@@ -21,6 +21,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    d: the politeness gap of the last answer (a reclaim waits it from now),
                                    q: URLs queued over all its priority levels (absent in crawls from before it:
                                    add.lua then counts them once)
+                                   js: "1" once a page of the host needed rendering (--render auto; leases say so)
     SP bloom                string bitmap of bloom_m bits: the seen-URL Bloom filter of this shard (written at
                                    full size when the crawl is created, so Redis does not over-allocate it)
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),

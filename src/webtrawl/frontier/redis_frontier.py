@@ -107,6 +107,9 @@ class RedisFrontier:
     def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return self._run(self.core.lease(owner, max_hosts))
 
+    def mark_render(self, host: str) -> None:
+        self._run(self.core.mark_render(host))
+
     def release(self, releases: Sequence[Release]) -> list[Held | None]:
         return self._run(self.core.release(releases))
 

@@ -152,7 +152,7 @@ def host_report(client: SyncClient, prefix: str, host: str, park_after: int = 8)
                     "unavailable": rules.unavailable,
                     "error": rules.error,
                     "crawl_delay_s": rules.crawl_delay,
-                    "bytes": len(rules.body),
+                    "bytes": rules.body_bytes,
                 }
             except ValueError:
                 doc["robots"] = {"cached": True, "error": "unreadable cache entry"}

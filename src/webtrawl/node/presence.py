@@ -18,7 +18,6 @@ Fetchers report what the heartbeat needs through :class:`FetcherStats`, a small 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import secrets
@@ -26,12 +25,11 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from webtrawl.errors import StateError
 from webtrawl.frontier.connect import SyncClient
 from webtrawl.frontier.keys import global_tag
-from webtrawl.node.children import SPAWN
 
 DEFAULT_NODE_ID = "local"  # CrawlConfig's default: a trawl node replaces it with a persisted hostname-XXXXXX
 NODE_ID_FILE = "node-id"
@@ -74,21 +72,6 @@ def resolve_node_id(out: Path, configured: str) -> str:
     tmp.write_text(node_id + "\n")
     tmp.replace(path)
     return node_id
-
-
-class FetcherStats:
-    """Per-fetcher numbers in shared memory, one writer per slot (no lock): ``2i`` pages fetched, ``2i+1`` leases
-    the fetcher holds now. Handed to fetchers as :attr:`array`."""
-
-    def __init__(self, fetchers: int) -> None:
-        raw = SPAWN.Array(ctypes.c_int64, 2 * max(1, fetchers), lock=False)
-        self.array = cast("ctypes.Array[ctypes.c_int64]", raw)
-
-    def fetched(self) -> int:
-        return sum(self.array[0::2])
-
-    def leases(self) -> int:
-        return sum(self.array[1::2])
 
 
 @dataclass

@@ -16,6 +16,7 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -25,6 +26,8 @@ from rich.logging import RichHandler
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
 from webtrawl.extract import absolute_spec, build_extraction
+from webtrawl.fetch.render.chromium import check_rendering
+from webtrawl.fetch.stats import FetcherStats
 from webtrawl.fetch.worker import STOP_GRACE_S, FetcherArgs, run_fetcher
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import mask_url, redis_used_memory
@@ -34,7 +37,7 @@ from webtrawl.node.children import SPAWN, Child, Children
 from webtrawl.node.guard import MemoryGuard
 from webtrawl.node.logs import LogSetup
 from webtrawl.node.operate import Operations
-from webtrawl.node.presence import FetcherStats, Presence, heartbeat_ttl, resolve_node_id
+from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.saved import SAVED_SETTINGS
 from webtrawl.node.seeds import iter_seeds
@@ -84,6 +87,8 @@ class Node:
             cfg.node_id = resolve_node_id(self.out, cfg.node_id)
         self.presence: Presence | None = None
         self.fetcher_stats = FetcherStats(cfg.effective_fetchers())
+        self.budget: Synchronized[int] | None = None  # pages the fetchers may still reserve under --max-pages
+        self.pages_before = 0  # the crawl's fetches before this run (--max-pages counts the whole crawl)
         self._node_rate = RateWindow(60.0)
         self.children = Children()
         self.stop_leasing = SPAWN.Event()
@@ -175,6 +180,7 @@ class Node:
         # User extraction code and rules fail here, once, with file and line: not in every parser later.
         self.cfg.extract = absolute_spec(self.cfg.extract)
         build_extraction(self.cfg)
+        check_rendering(self.cfg)  # --render without Chromium or Playwright: one clear error, before anything starts
         self._prepare_out()
         self.log_setup.apply("trawl")
         for stream in STREAMS:  # every stream a killed parser may have left open
@@ -210,8 +216,8 @@ class Node:
             log.info("recrawl: %d pages due again", frontier.requeue_due())
         budget = None
         if cfg.max_pages:
-            done = frontier.counters().get("fetched")
-            budget = SPAWN.Value("q", max(0, cfg.max_pages - done))
+            self.pages_before = frontier.counters().get("fetched")
+            budget = SPAWN.Value("q", max(0, cfg.max_pages - self.pages_before))
         self.budget = budget
         sockets = self._socket_dir()
         self.children.pid_file = self.out / "children.json"
@@ -309,15 +315,27 @@ class Node:
                 exporter.stop()
 
     def _pages_done(self) -> int | None:
-        """Pages --max-pages has used up, as the stop condition counts them (the fetchers' shared budget)."""
+        """Pages --max-pages has used up, as the stop condition counts them: the crawl's fetches before this run
+        plus the URLs this run's fetchers ended. Never the budget they merely reserved: a reservation may be given
+        back (robots.txt first, a retry, an abandoned request), and progress must not run backwards."""
         if self.budget is None:
             return None
-        return self.cfg.max_pages - max(0, int(self.budget.value))
+        return min(self.cfg.max_pages, self.pages_before + self.fetcher_stats.ended())
+
+    def _budget_spent(self) -> bool:
+        """--max-pages is reached: its pages are done, or the budget is gone with nothing in flight that could
+        give some of it back (a fetcher restarted after a kill -9 never returns what it had reserved)."""
+        if self.budget is None:
+            return False
+        done = self._pages_done()
+        if done is not None and done >= self.cfg.max_pages:
+            return True
+        return self.budget.value <= 0 and self.fetcher_stats.leases() == 0
 
     def _stop_reason(self, frontier: RedisFrontier, elapsed: float) -> str:
         if self.cfg.max_time and elapsed >= self.cfg.max_time:
             return f"--max-time {self.cfg.max_time:g}s reached"
-        if self.budget is not None and self.budget.value <= 0:
+        if self._budget_spent():
             return f"--max-pages {self.cfg.max_pages} reached"
         if self.presence is not None and self.presence.stop_requested():
             return "trawl stop requested"

@@ -85,7 +85,7 @@ def _iso(ts: float) -> str:
 def base_record(page: Page) -> PageRecord:
     """The record of ``page`` before parsing: what the fetcher knows (also the parse-bug record's shape)."""
     lease = page.lease
-    return PageRecord(
+    record = PageRecord(
         url=lease.url,
         final_url=lease.url,
         status=page.status,
@@ -98,6 +98,12 @@ def base_record(page: Page) -> PageRecord:
         ip=page.ip,
         truncated=page.truncated,
     )
+    if page.dom is not None:
+        record.rendered = True
+        record.render_reason = page.render_reason
+        record.render_requests = 1 + len(page.exchanges)
+        record.render_blocked = dict(page.render_blocked)
+    return record
 
 
 def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -148,6 +154,8 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         return Processed(record, [], {"revisits": 1}, True)
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
+    if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built
+        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots)
     if ctx.sitemaps != "off" and mime not in _HTML_TYPES and may_be_sitemap(payload, mime):
         found = parse_sitemap(payload, max_bytes=min(MAX_BYTES, ctx.limits.max_decompressed))
         if found is not None:

@@ -13,6 +13,7 @@ result                         failed  retry  note
 500, 502, 504                  yes     yes    the host is struggling
 other 5xx (501, 505, ...)      yes     no     permanent for this URL, still a host failure
 timeout, connect, reset        yes     yes    transient transport errors
+render                         yes     yes    the browser died or the render ran out of time
 dns-timeout                    yes     yes    no DNS answer (timeout, SERVFAIL), unlike "dns"
 dns, tls                       yes     no     the host is broken for every URL: back off
 too-large, bomb, bad-content   no      no     the host answered; the content is the problem
@@ -40,7 +41,7 @@ from webtrawl.config import Politeness
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
-_TRANSIENT_REASONS = frozenset({"timeout", "connect", "reset", "transport", "dns-timeout"})
+_TRANSIENT_REASONS = frozenset({"timeout", "connect", "reset", "transport", "dns-timeout", "render"})
 _HOST_BROKEN_REASONS = frozenset({"dns", "tls"})
 _NO_REQUEST_REASONS = frozenset(
     {"ip-policy", "port-policy", "scheme", "bad-url", "robots", "robots-unavailable", "policy"}

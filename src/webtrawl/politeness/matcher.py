@@ -12,16 +12,18 @@ is scored ``2 * len(pattern) + allow`` so "best" is a plain maximum. Three kinds
   turns the last piece into a suffix test). When there are many, each is indexed under one three-character
   substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains.
 
-Compiled matchers are cached per process by a digest of (body, token, size cap): identical files served by
-many hosts, or by an origin's http and https side, compile once.
+Compiled matchers are found per process by a digest of (body, token, size cap): identical files served by
+many hosts, or by an origin's http and https side, compile once while any of them holds the matcher. The map is
+weak: the holders (the fetcher's per-origin LRU) bound the memory, counted once, in one place.
 """
 
 from __future__ import annotations
 
 import hashlib
+import weakref
 from bisect import bisect_right
-from collections import Counter, OrderedDict
-from itertools import repeat
+from collections import Counter
+from itertools import chain, repeat
 
 from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
 
@@ -42,6 +44,7 @@ class Matcher:
     """The rules for one token. ``allowed`` takes a normalised path (see robotstxt.normalize_path)."""
 
     __slots__ = (
+        "__weakref__",
         "_exact",
         "_grams",
         "_lens",
@@ -89,18 +92,20 @@ class Matcher:
     def _index(self, wild: list[_Wild]) -> None:
         """File each wildcard rule under its least common gram among the starts and ends of its pieces; a rule
         whose pieces are all shorter than a gram is filed under its longest piece (one or two characters)."""
-        options: list[list[str]] = []
+        options: list[tuple[str, ...]] = []
         for _score, prefix, mids, tail in wild:
-            pieces = [x for x in (prefix, *mids, tail) if x]
-            long = [x for x in pieces if len(x) >= _GRAM]
-            if long:
-                options.append(list({g for x in long for g in (x[:_GRAM], x[-_GRAM:])}))
-            else:
-                options.append([max(pieces, key=len)] if pieces else [])
-        counts = Counter(g for grams in options for g in grams)
-        for rule, grams in zip(wild, options, strict=True):
+            pieces = (prefix, *mids, tail) if tail else (prefix, *mids)
+            grams = {g for x in pieces if len(x) >= _GRAM for g in (x[:_GRAM], x[-_GRAM:])}
             if grams:
-                self._grams.setdefault(min(grams, key=counts.__getitem__), []).append(rule)
+                found = tuple(grams)
+            else:
+                longest = max(pieces, key=len)
+                found = (longest,) if longest else ()
+            options.append(found)
+        count = Counter(chain.from_iterable(options)).__getitem__
+        for rule, found in zip(wild, options, strict=True):
+            if found:
+                self._grams.setdefault(min(found, key=count) if len(found) > 1 else found[0], []).append(rule)
             else:
                 self._short.append(rule)  # "*": matches every path
         self._sizes = tuple(sorted({len(g) for g in self._grams}))
@@ -152,12 +157,12 @@ def _score(rule: _Wild) -> int:
 
 def _wild(pattern: str, allow: int) -> _Wild:
     score = 2 * len(pattern) + allow
-    anchored = pattern.endswith("$")
+    anchored = pattern[-1:] == "$"
     body = pattern[:-1] if anchored else pattern
-    if body.endswith("*"):  # "/a*" and "/a*$" match what "/a" matches
+    if body[-1:] == "*":  # "/a*" and "/a*$" match what "/a" matches
         body, anchored = body.rstrip("*"), False
     prefix, *rest = body.split("*")
-    pieces = tuple(x for x in rest if x)
+    pieces = tuple(filter(None, rest))
     if anchored:
         return score, prefix, pieces[:-1], pieces[-1]
     return score, prefix, pieces, None
@@ -177,12 +182,10 @@ def _matches(rule: _Wild, path: str) -> bool:
 
 
 class _MatcherCache:
-    """Process-wide LRU of compiled matchers by content digest, bounded by their estimated size."""
+    """Process-wide map from content digest to the compiled matchers that are alive (weak values)."""
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[bytes, Matcher] = OrderedDict()
-        self._bytes = 0
+    def __init__(self) -> None:
+        self._items: weakref.WeakValueDictionary[bytes, Matcher] = weakref.WeakValueDictionary()
         self.hits = self.misses = 0
 
     def get(self, body: bytes, token: str, max_bytes: int) -> Matcher:
@@ -192,26 +195,19 @@ class _MatcherCache:
         matcher = self._items.get(digest)
         if matcher is not None:
             self.hits += 1
-            self._items.move_to_end(digest)
             return matcher
         self.misses += 1
         matcher = Matcher(parse(body, token, max_bytes=max_bytes))
-        if matcher.size <= self.max_bytes:
-            self._items[digest] = matcher
-            self._bytes += matcher.size
-            while self._bytes > self.max_bytes:
-                _, old = self._items.popitem(last=False)
-                self._bytes -= old.size
+        self._items[digest] = matcher
         return matcher
 
     def clear(self) -> None:
         self._items.clear()
-        self._bytes = 0
 
 
-MATCHERS = _MatcherCache(32 * 1024 * 1024)
+MATCHERS = _MatcherCache()
 
 
 def compiled(body: bytes, token: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Matcher:
-    """The matcher of ``body`` for ``token``, compiled at most once per process while it stays cached."""
+    """The matcher of ``body`` for ``token``, compiled at most once per process while something holds it."""
     return MATCHERS.get(body, token, max_bytes)

@@ -58,6 +58,7 @@ class RobotsRules:
         self.expires_at = expires_at  # epoch seconds
         self.error = error  # why it is unavailable/empty: "http-5xx", "timeout", "dns", "redirects"...
         self.max_bytes = max_bytes  # bytes of the body that are read (RFC 9309 2.5: at least 500 KiB)
+        self.body_bytes = len(body)  # kept when the body is dropped (see drop_body)
         self._matcher: Matcher | None = None
 
     @property
@@ -70,33 +71,42 @@ class RobotsRules:
         """May ``url`` (absolute, or a path) be fetched? The URL's origin is not checked."""
         if self.unavailable:
             return False
-        if not self.body:
+        if not self.body_bytes:
             return True
         return self.matcher.allowed(normalize_path(path_of(url)))
 
     @property
     def crawl_delay(self) -> float | None:
         """Crawl-delay of the group(s) matching the product token, else of ``*`` (the caller caps it)."""
-        if self.unavailable or not self.body:
+        if self.unavailable or not self.body_bytes:
             return None
         return self.matcher.crawl_delay
 
     @property
     def sitemaps(self) -> list[str]:
         """``Sitemap:`` URLs anywhere in the file, in order, without duplicates."""
-        if self.unavailable or not self.body:
+        if self.unavailable or not self.body_bytes:
             return []
         return self.matcher.sitemaps
 
     @property
     def size(self) -> int:
         """Estimated bytes this object keeps alive (body and compiled rules): what the fetcher's LRU counts."""
-        return _OVERHEAD + len(self.body) + (self.matcher.size if self.body and not self.unavailable else 0)
+        return _OVERHEAD + len(self.body) + (self.matcher.size if self.body_bytes and not self.unavailable else 0)
+
+    def drop_body(self) -> None:
+        """Compile now and keep only the matcher: a cache of many origins then holds what checks need (a big
+        file's body is a third of its memory). :meth:`encode` needs the body, so it is called before."""
+        if self.body_bytes and not self.unavailable:
+            _ = self.matcher
+        self.body = b""
 
     def fresh(self, now: float) -> bool:
         return now < self.expires_at
 
     def encode(self) -> bytes:
+        if self.body_bytes and not self.body:
+            raise ValueError("encode() after drop_body(): the body is gone")
         compressed = len(self.body) > _COMPRESS_OVER
         stored = _Stored(
             version=1,

@@ -65,6 +65,12 @@ class PageRecord(msgspec.Struct):
     # Only for a recrawled page that did not change (--recrawl-after): server-not-modified (a 304) or
     # identical-payload-digest; its WARC record is a revisit.
     revisit: str | msgspec.UnsetType = msgspec.UNSET
+    # Only for a page a browser rendered (--render): that it was, why, the requests the render made (the page
+    # included) and the ones it refused, by reason. Links, title and items then come from the rendered DOM.
+    rendered: bool | msgspec.UnsetType = msgspec.UNSET
+    render_reason: str | msgspec.UnsetType = msgspec.UNSET
+    render_requests: int | msgspec.UnsetType = msgspec.UNSET
+    render_blocked: dict[str, int] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Item(msgspec.Struct):

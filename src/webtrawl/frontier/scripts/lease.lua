@@ -2,7 +2,7 @@
 -- level's ready set in order of due time), each host's best URL. KEYS[1] = sp.."ready" (level 0; the others share
 -- its slot)
 -- ARGV: sp, shard, owner, n, lease_ttl_ms
--- returns {now, earliest remaining ready score or -1, {token, host, origin, entry} * got}
+-- returns {now, earliest remaining ready score or -1, {token, host, origin, entry, render flag} * got}
 local sp, shard, owner = ARGV[1], ARGV[2], ARGV[3]
 local n, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_ms()
@@ -31,6 +31,7 @@ for level = 0, LEVELS - 1 do
       out[#out + 1] = host
       out[#out + 1] = redis.call('HGET', hk, 'o') or ''
       out[#out + 1] = entry
+      out[#out + 1] = redis.call('HGET', hk, 'js') or ''
       got = got + 1
     end
   end

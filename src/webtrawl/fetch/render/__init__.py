@@ -1,0 +1,23 @@
+"""The browser fetch path: JavaScript pages rendered in the system's Chromium through Playwright.
+
+``shell`` (the ``--render auto`` heuristic) needs no browser; everything else imports Playwright, an optional extra
+(``pip install 'webtrawl[render]'``), so only a fetcher process that renders loads it (:func:`open_browser_fetcher`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from webtrawl.config import CrawlConfig
+
+if TYPE_CHECKING:
+    from webtrawl.fetch.client import HttpClient
+    from webtrawl.fetch.render.fetcher import BrowserFetcher
+    from webtrawl.fetch.robots import RobotsCache
+
+
+def open_browser_fetcher(cfg: CrawlConfig, client: HttpClient, robots: RobotsCache) -> BrowserFetcher:
+    """The browser fetcher of this process (Chromium starts on its first render)."""
+    from webtrawl.fetch.render.fetcher import BrowserFetcher
+
+    return BrowserFetcher(cfg, client, robots)

@@ -1,0 +1,31 @@
+"""Numbers each fetcher shares with its node's supervisor, in shared memory: one writer per slot, so no lock."""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+from typing import cast
+
+SLOTS = 3  # per fetcher: pages fetched, leases held now (or about to arrive), URLs ended for good
+FETCHED, LEASES, ENDED = range(SLOTS)
+
+
+class FetcherStats:
+    """Slot ``SLOTS*i + k`` belongs to fetcher ``i``. ENDED counts what ``--max-pages`` counts: URLs the fetcher
+    finished with a fetch or with an error recorded without one. Handed to fetchers as :attr:`array`."""
+
+    def __init__(self, fetchers: int) -> None:
+        raw = multiprocessing.get_context("spawn").Array(ctypes.c_int64, SLOTS * max(1, fetchers), lock=False)
+        self.array = cast("ctypes.Array[ctypes.c_int64]", raw)
+
+    def _sum(self, slot: int) -> int:
+        return sum(self.array[slot::SLOTS])
+
+    def fetched(self) -> int:
+        return self._sum(FETCHED)
+
+    def leases(self) -> int:
+        return self._sum(LEASES)
+
+    def ended(self) -> int:
+        return self._sum(ENDED)

@@ -1,0 +1,298 @@
+"""A small web whose pages need a browser, for the rendering tests and benchmark (``JsWeb``).
+
+Hosts (all on an http and an https listener of 127.0.0.1, test CA; ``--resolve *.test=127.0.0.1``), each with a
+robots.txt that disallows ``/private/``. A digit after the first word makes more hosts of a kind (``app7.js.test``,
+for benchmarks):
+
+- ``app.js.test``: every page is a shell (an empty ``<div id="root">``, a ``<noscript>`` asking for JavaScript);
+  ``/static/app.js`` fetches ``/api/page<path>`` and builds the title, the text and the links: ``/`` links to
+  ``/item/1..items``, each item back to ``/`` and item 1 also to ``plain.js.test``.
+- ``plain.js.test``: ordinary pages (text and links in the HTML, one small analytics-like script): never a shell.
+- ``scroll.js.test``: ``/`` is an infinite-scroll feed: ``/static/scroll.js`` loads screen 0 at once and screen k+1
+  (``/api/feed?screen=k+1``) when the reader reaches the bottom, up to ``screens``; screen k links to
+  ``/post/k-0`` and ``/post/k-1`` (plain pages).
+- ``cookie.js.test``: ``/`` sets a cookie and links to ``/check``, whose title says whether the cookie came back.
+- ``evil.js.test``: ``/`` builds a link to ``/done`` and, meanwhile, fetches ``/private/secret`` (disallowed by
+  robots.txt), ``http://127.0.0.2:<trap>/steal`` (an address outside ``--ip-allow 127.0.0.1/32``), an image and a
+  script of another host.
+
+Render requests are under ``/static/`` and ``/api/`` (:func:`is_subresource`); the access log has the same format
+as the main test web's. The listener is also an HTTP proxy: a request in absolute form (``GET http://host/...``) is
+served the same and listed in :attr:`JsWeb.proxied`. The **trap** is a TCP listener on 127.0.0.2 that records every
+connection made to it: a crawl that keeps the address policy never connects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import ssl
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from aiohttp import web
+from yarl import URL
+
+from webtrawl.testweb.accesslog import AccessLog, LogEntry
+from webtrawl.testweb.certs import Certs
+from webtrawl.testweb.server import bind, client_port, host_name
+
+ROBOTS = b"User-agent: *\nDisallow: /private/\n"
+TRAP_HOST = "127.0.0.2"
+_SHELL = """<!doctype html><html><head><meta charset="utf-8"><title>Loading</title>
+<script src="/static/app.js" defer></script></head>
+<body><div id="root"></div><noscript>Please enable JavaScript to use this app.</noscript></body></html>"""
+_APP_JS = """
+fetch('/api/page' + location.pathname).then(r => r.json()).then(d => {
+  document.title = d.title;
+  const links = d.links.map(l => '<li><a href="' + l + '">' + l + '</a></li>').join('');
+  document.getElementById('root').innerHTML = '<h1>' + d.title + '</h1><p>' + d.text + '</p><ul>' + links + '</ul>';
+});
+"""
+_SCROLL_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Feed</title></head>
+<body><div id="feed"></div><script src="/static/scroll.js"></script></body></html>"""
+_SCROLL_JS = """
+let next = 0, loading = false;
+function load() {
+  if (loading || next >= %(screens)d) return;
+  loading = true;
+  const n = next++;
+  fetch('/api/feed?screen=' + n).then(r => r.json()).then(d => {
+    const div = document.createElement('div');
+    div.className = 'screen';
+    div.style.height = '1500px';
+    div.innerHTML = '<h2>Screen ' + n + '</h2>' + d.links.map(l => '<a href="' + l + '">' + l + '</a> ').join('');
+    document.getElementById('feed').appendChild(div);
+    loading = false;
+  });
+}
+window.addEventListener('scroll', () => {
+  if (window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 200) load();
+});
+load();
+"""
+_EVIL_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Evil</title>
+<script src="http://other.js.test:%(port)d/static/lib.js"></script></head>
+<body><div id="app"></div><img src="/static/pixel.png"><script>
+fetch('/private/secret').catch(() => {});
+fetch('http://%(trap)s:%(trap_port)d/steal').catch(() => {});
+fetch('/api/ok').then(r => r.text()).then(t => {
+  document.getElementById('app').innerHTML = '<p>' + t + '</p><a href="/done">done</a>';
+});
+</script></body></html>"""
+
+
+def _plain(title: str, links: list[str], words: int = 80) -> bytes:
+    text = " ".join(f"{title.lower()} word{i}" for i in range(words))
+    items = "".join(f'<li><a href="{link}">{link}</a></li>' for link in links)
+    return (
+        f'<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>'
+        f"<script>window.analytics = {{page: '{title}'}};</script></head>"
+        f"<body><h1>{title}</h1><p>{text}</p><ul>{items}</ul></body></html>"
+    ).encode()
+
+
+def is_subresource(path: str) -> bool:
+    """A request a render makes besides its page (scripts and data)."""
+    return path.startswith(("/static/", "/api/"))
+
+
+class JsWeb:
+    """The JavaScript web on 127.0.0.1 (ephemeral port) plus the trap on 127.0.0.2; ``with`` or start/stop."""
+
+    __test__ = False
+
+    def __init__(self, *, items: int = 5, screens: int = 8, plain_pages: int = 3) -> None:
+        self.items = items
+        self.screens = screens
+        self.plain_pages = plain_pages
+        self.trap_hits: list[tuple[str, int]] = []  # (peer address, time) of every connection to the trap
+        self.proxied: list[str] = []  # URLs asked for in absolute form (this web is also an HTTP proxy)
+        self.test_headers: list[str] = []  # X-Trawl-Test header of every request (empty string: none)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tmp = Path(tempfile.mkdtemp(prefix="webtrawl-jsweb-"))
+
+    # --- lifecycle ------------------------------------------------------------------------------------------
+    def start(self) -> Self:
+        sock = bind("127.0.0.1", 0)
+        self.port: int = sock.getsockname()[1]
+        tls_sock = bind("127.0.0.1", 0)
+        self.https_port: int = tls_sock.getsockname()[1]
+        self.certs = Certs(self._tmp)
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.certs.ca.issue_cert("*.js.test").configure_cert(tls)
+        trap = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        trap.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        trap.bind((TRAP_HOST, 0))
+        trap.listen(16)
+        trap.setblocking(False)
+        self.trap_port: int = trap.getsockname()[1]
+        self.log = AccessLog(self._tmp / "access.jsonl")
+        loop = self._loop = asyncio.new_event_loop()
+        self._done: asyncio.Future[None] = loop.create_future()
+        started = threading.Event()
+
+        async def serve() -> None:
+            runner = web.ServerRunner(web.Server(self._handle, access_log=None), handle_signals=False)
+            await runner.setup()
+            await web.SockSite(runner, sock).start()
+            await web.SockSite(runner, tls_sock, ssl_context=tls).start()
+            trap_server = await asyncio.start_server(self._trapped, sock=trap)
+            started.set()
+            await self._done
+            trap_server.close()
+            await runner.cleanup()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(serve())
+            finally:
+                started.set()
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="webtrawl-jsweb", daemon=True)
+        self._thread.start()
+        started.wait()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is None or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._done.set_result, None)
+        self._thread.join()
+        self._thread = None
+        self.log.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- what a test needs ----------------------------------------------------------------------------------
+    def url(self, host: str, path: str = "/", scheme: str = "http") -> str:
+        return f"{scheme}://{host}:{self.port if scheme == 'http' else self.https_port}{path}"
+
+    def crawl_args(self, ip_allow: str = "127.0.0.0/8") -> list[str]:
+        """Confine a crawl to this web: the trap's port is allowed, so only the address policy keeps it out."""
+        ports = f"{self.port},{self.https_port},{self.trap_port}"
+        args = ["--resolve", "*.test=127.0.0.1", "--ip-allow", ip_allow, "--ports", ports]
+        return [*args, "--ca-file", str(self.certs.ca_file)]
+
+    def entries(self, since: int = 0) -> list[LogEntry]:
+        return self.log.entries(since)
+
+    def app_urls(self) -> list[str]:
+        """Every page of app.js.test (reachable only through links its scripts make)."""
+        return [self.url("app.js.test"), *(self.url("app.js.test", f"/item/{k}") for k in range(1, self.items + 1))]
+
+    # --- serving --------------------------------------------------------------------------------------------
+    async def _trapped(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        self.trap_hits.append((str(peer[0]) if peer else "", int(time.time())))
+        writer.close()
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        start_ns = time.time_ns()
+        self.log.begin()
+        host = host_name(request.host)
+        raw_path = request.raw_path
+        if raw_path.startswith("http://"):  # a proxy request (absolute form): served as if it came directly
+            self.proxied.append(raw_path)
+            raw_path = URL(raw_path).raw_path_qs
+        self.test_headers.append(request.headers.get("X-Trawl-Test", ""))
+        status, body, ctype = 404, b"not found\n", "text/plain"
+        try:
+            status, body, ctype = self._reply(host, request.path, request.query.get("screen", ""))
+            if host.startswith("cookie.") and request.path == "/check":
+                title = "cookie: " + (request.cookies.get("visit") or "none")
+                status, body, ctype = 200, _plain(title, []), "text/html"
+            resp = web.Response(status=status, body=body, content_type=ctype.split(";")[0], charset="utf-8")
+            if host.startswith("cookie.") and request.path == "/":
+                resp.set_cookie("visit", "yes")
+            await resp.prepare(request)
+            await resp.write_eof()
+            return resp
+        finally:
+            self.log.end(
+                LogEntry(
+                    start_ms=start_ns / 1e6,
+                    end_ms=time.time_ns() / 1e6,
+                    host=host,
+                    port=self.https_port if request.secure else self.port,
+                    scheme="https" if request.secure else "http",
+                    method=request.method,
+                    path=raw_path,
+                    status=status,
+                    nbytes=len(body),
+                    user_agent=request.headers.get("User-Agent", ""),
+                    client_port=client_port(request),
+                )
+            )
+
+    def _reply(self, host: str, path: str, screen: str) -> tuple[int, bytes, str]:
+        html, js, data = "text/html", "application/javascript", "application/json"
+        if path == "/robots.txt":
+            return 200, ROBOTS, "text/plain"
+        if path.startswith("/private/"):
+            return 200, b"secret\n", "text/plain"
+        kind = host.split(".", 1)[0].rstrip("0123456789") if host.endswith(".js.test") else ""
+        if kind == "app":
+            if path == "/static/app.js":
+                return 200, _APP_JS.encode(), js
+            if path.startswith("/api/page/"):
+                return self._app_data(path.removeprefix("/api/page"))
+            if path == "/" or self._item(path):
+                return 200, _SHELL.encode(), html
+        elif kind == "plain":
+            pages = [f"/p/{k}" for k in range(1, self.plain_pages + 1)]
+            if path == "/" or path in pages:
+                return 200, _plain(f"Plain {path}", pages if path == "/" else ["/"]), html
+        elif kind == "scroll":
+            if path == "/":
+                return 200, _SCROLL_PAGE.encode(), html
+            if path == "/static/scroll.js":
+                return 200, (_SCROLL_JS % {"screens": self.screens}).encode(), js
+            if path == "/api/feed" and screen.isdigit() and int(screen) < self.screens:
+                links = [f"/post/{screen}-{i}" for i in range(2)]
+                return 200, json.dumps({"links": links}).encode(), data
+            if path.startswith("/post/"):
+                return 200, _plain(f"Post {path}", []), html
+        elif kind == "evil":
+            if path == "/":
+                page = _EVIL_PAGE % {"port": self.port, "trap": TRAP_HOST, "trap_port": self.trap_port}
+                return 200, page.encode(), html
+            if path == "/api/ok":
+                return 200, b"all fine here", "text/plain"
+            if path == "/done":
+                return 200, _plain("Done", []), html
+        elif kind == "cookie" and path == "/":
+            return 200, _plain("Cookie home", ["/check"]), html
+        elif kind == "other" and path == "/static/lib.js":
+            return 200, b"window.lib = 1;\n", js
+        return 404, b"not found\n", "text/plain"
+
+    def _item(self, path: str) -> int:
+        tail = path.removeprefix("/item/")
+        return int(tail) if path.startswith("/item/") and tail.isdigit() and 1 <= int(tail) <= self.items else 0
+
+    def _app_data(self, path: str) -> tuple[int, bytes, str]:
+        if path == "/":
+            title, links = "App home", [f"/item/{k}" for k in range(1, self.items + 1)]
+        elif k := self._item(path):
+            title, links = f"Item {k}", ["/"] + ([self.url("plain.js.test")] if k == 1 else [])
+        else:
+            return 404, b"{}", "application/json"
+        text = f"{title}: " + " ".join(f"built by script {i}" for i in range(30))
+        return 200, json.dumps({"title": title, "text": text, "links": links}).encode(), "application/json"
