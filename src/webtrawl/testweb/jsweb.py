@@ -41,7 +41,7 @@ from yarl import URL
 
 from webtrawl.testweb.accesslog import AccessLog, LogEntry
 from webtrawl.testweb.certs import Certs
-from webtrawl.testweb.server import bind, client_port, host_name
+from webtrawl.testweb.server import bind, host_name, request_entry
 
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 TRAP_HOST = "127.0.0.2"
@@ -226,18 +226,16 @@ class JsWeb:
             return resp
         finally:
             self.log.end(
-                LogEntry(
-                    start_ms=start_ns / 1e6,
-                    end_ms=time.time_ns() / 1e6,
+                request_entry(
+                    request,
                     host=host,
-                    port=self.https_port if request.secure else self.port,
                     scheme="https" if request.secure else "http",
-                    method=request.method,
-                    path=raw_path,
+                    port=self.https_port if request.secure else self.port,
+                    start_ns=start_ns,
+                    last_write_ns=0,  # one write: the answer ends now
                     status=status,
-                    nbytes=len(body),
-                    user_agent=request.headers.get("User-Agent", ""),
-                    client_port=client_port(request),
+                    sent=len(body),
+                    path=raw_path,
                 )
             )
 

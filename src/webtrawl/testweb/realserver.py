@@ -14,10 +14,10 @@ from collections import Counter
 
 from aiohttp import web
 
-from webtrawl.testweb.accesslog import AccessLog, LogEntry
+from webtrawl.testweb.accesslog import AccessLog
 from webtrawl.testweb.certs import Certs
 from webtrawl.testweb.realistic import RealisticWeb, RealReply
-from webtrawl.testweb.server import Listeners, client_port, host_name
+from webtrawl.testweb.server import Listeners, host_name, request_entry
 
 STATS_PATH = "/_stats"
 _CHUNK = 256 * 1024
@@ -73,17 +73,14 @@ class RealServer(Listeners):
             return resp
         finally:
             self.log.end(
-                LogEntry(
-                    start_ms=start_ns / 1e6,
-                    end_ms=(last_write_ns or time.time_ns()) / 1e6,
+                request_entry(
+                    request,
                     host=host,
-                    port=port,
                     scheme=scheme,
-                    method=request.method,
-                    path=request.raw_path,
+                    port=port,
+                    start_ns=start_ns,
+                    last_write_ns=last_write_ns,
                     status=status,
-                    nbytes=sent,
-                    user_agent=request.headers.get("User-Agent", ""),
-                    client_port=client_port(request),
+                    sent=sent,
                 )
             )

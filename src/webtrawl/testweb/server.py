@@ -39,6 +39,35 @@ def client_port(request: web.BaseRequest) -> int:
     return int(peer[1]) if isinstance(peer, tuple) and len(peer) >= 2 else 0
 
 
+def request_entry(
+    request: web.BaseRequest,
+    *,
+    host: str,
+    scheme: str,
+    port: int,
+    start_ns: int,
+    last_write_ns: int,
+    status: int,
+    sent: int,
+    path: str | None = None,
+) -> LogEntry:
+    """The access-log line of one answered request: it ends at its last write (stamped before the write: see
+    accesslog.py), or now if nothing was written."""
+    return LogEntry(
+        start_ms=start_ns / 1e6,
+        end_ms=(last_write_ns or time.time_ns()) / 1e6,
+        host=host,
+        port=port,
+        scheme=scheme,
+        method=request.method,
+        path=request.raw_path if path is None else path,
+        status=status,
+        nbytes=sent,
+        user_agent=request.headers.get("User-Agent", ""),
+        client_port=client_port(request),
+    )
+
+
 def host_name(header: str) -> str:
     name, sep, port = header.rpartition(":")
     return (name if sep and port.isdigit() else header).lower()
@@ -129,17 +158,14 @@ class WebServer(Listeners):
             return resp
         finally:
             self.log.end(
-                LogEntry(
-                    start_ms=start_ns / 1e6,
-                    end_ms=(last_write_ns or time.time_ns()) / 1e6,
+                request_entry(
+                    request,
                     host=host,
-                    port=port,
                     scheme=scheme,
-                    method=request.method,
-                    path=request.raw_path,
+                    port=port,
+                    start_ns=start_ns,
+                    last_write_ns=last_write_ns,
                     status=status,
-                    nbytes=sent,
-                    user_agent=request.headers.get("User-Agent", ""),
-                    client_port=client_port(request),
+                    sent=sent,
                 )
             )
