@@ -41,12 +41,10 @@ def cell_text(value: Any) -> str:
 class CsvSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
-        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv)
+        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv, ctx.chunk)
         self.rows = RowMaker(what, ctx.crawl_id)
-        self.chunk = max(1, ctx.chunk)
         self.header: list[str] = []
         self._known: set[str] = set()
-        self._count = 0
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self.write_rows(self.rows(batch))
@@ -57,7 +55,6 @@ class CsvSink:
         new = [n for row in rows.rows for n, v in row.items() if v is not None and n not in self._known]
         if new:
             self.file.seal()  # a wider header starts a new file
-            self._count = 0
             for name in new:
                 if name not in self._known:
                     self._known.add(name)
@@ -68,11 +65,7 @@ class CsvSink:
             writer.writerow(self.header)
         header = self.header
         writer.writerows([cell_text(row.get(n)) for n in header] for row in rows.rows)
-        self.file.append(buf.getvalue().encode())
-        self._count += len(rows.rows)
-        if self._count >= self.chunk:
-            self.file.seal()
-            self._count = 0
+        self.file.append(buf.getvalue().encode(), len(rows.rows))
 
     def flush(self) -> None:
         """Every write already reached the OS."""

@@ -22,10 +22,13 @@ Sealer = Callable[[Path], None]  # makes a closed, fsynced ``.open`` file whole 
 
 
 class AppendFile:
-    """One ``.open`` file at a time of a rotating series; the caller decides when to rotate."""
+    """One ``.open`` file at a time of a rotating series: sealed after ``rows_per_file`` rows (counted by the
+    caller's appends), or whenever the caller seals it."""
 
-    def __init__(self, directory: Path, prefix: str, ext: str, sealer: Sealer) -> None:
+    def __init__(self, directory: Path, prefix: str, ext: str, sealer: Sealer, rows_per_file: int) -> None:
         directory.mkdir(parents=True, exist_ok=True)
+        self.rows_per_file = max(1, rows_per_file)
+        self._rows = 0
         self.directory = directory
         self.prefix = prefix
         self.ext = ext
@@ -42,7 +45,8 @@ class AppendFile:
     def is_open(self) -> bool:
         return self._fd >= 0
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes, rows: int) -> None:
+        """Write ``data`` (``rows`` whole rows) all or nothing; seal the file once it holds its rows."""
         if self._fd < 0:
             path = self.directory / (file_name(self.prefix, self._seq, self.ext) + OPEN_SUFFIX)
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
@@ -57,9 +61,13 @@ class AppendFile:
                 self._discard()
             raise
         self._size += len(data)
+        self._rows += rows
+        if self._rows >= self.rows_per_file:
+            self.seal()
 
     def seal(self) -> None:
         """fsync, close and seal the current file (if any); the next append starts the next one."""
+        self._rows = 0
         if self._fd < 0 or self.path is None:
             return
         fd, path = self._fd, self.path

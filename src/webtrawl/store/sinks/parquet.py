@@ -55,11 +55,9 @@ class ParquetSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self._pa = _pyarrow()
         self.name = name
-        self.file = AppendFile(directory, ctx.prefix, EXT, seal_parquet)
+        self.file = AppendFile(directory, ctx.prefix, EXT, seal_parquet, ctx.chunk)
         self.rows = RowMaker(what, ctx.crawl_id)
         self.schema = Schema(keys_of(what))
-        self.chunk = max(1, ctx.chunk)
-        self._count = 0
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self.write_rows(self.rows(batch))
@@ -77,11 +75,7 @@ class ParquetSink:
         with pa.ipc.new_stream(out, table.schema) as writer:
             writer.write_table(table)
         frame = out.getvalue().to_pybytes()
-        self.file.append(_FRAME.pack(len(frame)) + frame)
-        self._count += len(cells)
-        if self._count >= self.chunk:
-            self.file.seal()
-            self._count = 0
+        self.file.append(_FRAME.pack(len(frame)) + frame, len(cells))
 
     def flush(self) -> None:
         """Every write already reached the OS."""
