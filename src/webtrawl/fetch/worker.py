@@ -260,7 +260,6 @@ class _Fetcher:
             self._give_back_budget(want - len(leases))
             if not leases:
                 self.args.report(leases=len(self.tasks))
-            if not leases:
                 # Nothing ready: wait until the frontier expects a host to be, but stay responsive to new work.
                 await asyncio.sleep(min(max(self.frontier.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
                 continue

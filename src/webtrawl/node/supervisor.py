@@ -320,15 +320,17 @@ class Node:
         back (robots.txt first, a retry, an abandoned request), and progress must not run backwards."""
         if self.budget is None:
             return None
-        return min(self.cfg.max_pages, self.pages_before + self.fetcher_stats.ended())
+        return min(self.cfg.max_pages, self._pages_used())
+
+    def _pages_used(self) -> int:
+        return self.pages_before + self.fetcher_stats.ended()
 
     def _budget_spent(self) -> bool:
         """--max-pages is reached: its pages are done, or the budget is gone with nothing in flight that could
         give some of it back (a fetcher restarted after a kill -9 never returns what it had reserved)."""
         if self.budget is None:
             return False
-        done = self._pages_done()
-        if done is not None and done >= self.cfg.max_pages:
+        if self._pages_used() >= self.cfg.max_pages:
             return True
         return self.budget.value <= 0 and self.fetcher_stats.leases() == 0
 
