@@ -98,7 +98,8 @@ class RobotsCache:
             self._absent.discard(origin)
             previous = self._lru.get(origin)
         else:
-            previous = self._lru.get(origin) or await self._load(origin)
+            # only its failure count is read: not remembered (that would compile a matcher about to be replaced)
+            previous = self._lru.get(origin) or await self._stored(origin)
         rules = await self._download(origin)
         if self._sitemaps_found is not None and rules.sitemaps:
             # before the rules are stored: a crash in between fetches robots.txt again and adds the sitemaps again
@@ -171,6 +172,13 @@ class RobotsCache:
         )
 
     async def _load(self, origin: str) -> RobotsRules | None:
+        rules = await self._stored(origin)
+        if rules is not None:
+            self._remember(origin, rules)
+        return rules
+
+    async def _stored(self, origin: str) -> RobotsRules | None:
+        """The rules the shared store holds for ``origin`` (None if none or unreadable), for this crawl's token."""
         data = await self._store.get_robots(origin)
         if data is None:
             return None
@@ -180,7 +188,6 @@ class RobotsCache:
             return None
         rules.token = self._token  # the stored token may be of an earlier run with another User-Agent
         rules.max_bytes = self._cfg.limits.max_robots
-        self._remember(origin, rules)
         return rules
 
     def _remember(self, origin: str, rules: RobotsRules) -> None:
