@@ -28,6 +28,7 @@ class NewUrl(msgspec.Struct, frozen=True):
     url: str
     depth: int = 0
     hops: int = 0
+    priority: int = -1  # explicit priority level 0 (first) .. PRIORITY_LEVELS - 1 (names.py); -1: by depth
 
 
 class Exchange(msgspec.Struct):

@@ -35,6 +35,7 @@ from webtrawl.store.base import PageRecord
 
 if TYPE_CHECKING:  # extraction (parsel, lxml) is imported only by parsers that extract
     from webtrawl.extract import Document, Extraction
+    from webtrawl.extract.base import ExtractResult
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_TYPES = frozenset({"", "unknown/unknown", "application/unknown", "*/*"})
@@ -196,10 +197,17 @@ def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: b
     links = [(href, False) for href in (result.links if result.links is not None else result.extra_links)]
     dropped: list[tuple[str, str]] = []
     new_urls = (
-        follow_links(page, ctx, page.lease.url, links, counters, dropped) if links and not record.nofollow else []
+        follow_links(page, ctx, page.lease.url, links, counters, dropped, _ranking(result))
+        if links and not record.nofollow
+        else []
     )
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, result.items)
+
+
+def _ranking(result: ExtractResult) -> Callable[[str], int] | None:
+    """The extraction's link priorities (a rule's or callback's), None when it gave none."""
+    return result.priority_of if result.priorities or result.link_priority >= 0 else None
 
 
 def _count_extraction(record: PageRecord, counters: dict[str, int]) -> None:
@@ -245,10 +253,12 @@ def _html(
     if ctx.requisites and found.requisites:
         links = links + [(src, False) for src in found.requisites]
     items: list[dict[str, Any]] = []
+    ranking: Callable[[str], int] | None = None
     if ctx.extraction is not None:
         result = ctx.extraction.run(_document(page, record, doc, found.tree), record)
         found.tree = None
         items = result.items
+        ranking = _ranking(result)
         _count_extraction(record, counters)
         if result.links is not None:  # the rule's or callback's choice; an <a rel=nofollow> among them stays so
             rel_nofollow = dict(links)
@@ -269,7 +279,7 @@ def _html(
             counters[DROP_PREFIX + "nofollow"] = len(links)
             drop_all(url, base, links, "nofollow", dropped)
     else:
-        new_urls = follow_links(page, ctx, base, links, counters, dropped)
+        new_urls = follow_links(page, ctx, base, links, counters, dropped, ranking)
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, items)
 

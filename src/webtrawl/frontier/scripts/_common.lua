@@ -13,7 +13,7 @@ local function now_ms_up()
   return tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
 end
 
--- entry = <depth>[.<hops>[.<retries>]]<rest>; see keys.py
+-- entry = <depth>[.<hops>[.<retries>]][~<level>]<rest>; see keys.py (an explicit level stays at the head of rest)
 local function split_entry(entry)
   local d, h, r, rest = string.match(entry, '^(%d+)%.(%d+)%.(%d+)(.*)$')
   if d then return tonumber(d), tonumber(h), tonumber(r), rest end
@@ -46,7 +46,7 @@ local function flush_counts(key)
   end
 end
 
--- Priority levels (keys.py): a queued URL's level is its depth capped at LEVELS - 1. A host has one queue per
+-- Priority levels (keys.py): a queued URL's level is its explicit one or its depth, capped at LEVELS - 1. A host has one queue per
 -- level (level 0 keeps the plain name q:<host>) and, while idle with URLs queued, waits in the ready set of its best
 -- (lowest) non-empty level (level 0: sp..'ready'), so lease takes the hosts of level 0 first.
 local function qkey(sp, host, level)
@@ -59,8 +59,9 @@ local function rkey(sp, level)
   return sp .. 'ready' .. level
 end
 
+-- An entry (or metadata) with an explicit level "~<l>" after its digits is at that level instead (keys.py).
 local function level_of(entry)
-  local d = tonumber(string.match(entry, '^(%d+)')) or 0
+  local d = tonumber(string.match(entry, '^[%d.]+~(%d+)') or string.match(entry, '^(%d+)')) or 0
   if d >= LEVELS then return LEVELS - 1 end
   return d
 end
