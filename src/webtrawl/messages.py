@@ -31,6 +31,14 @@ class NewUrl(msgspec.Struct, frozen=True):
     priority: int = -1  # explicit priority level 0 (first) .. PRIORITY_LEVELS - 1 (names.py); -1: by depth
 
 
+class RecrawlHint(msgspec.Struct, frozen=True):
+    """A sitemap's hints for one of its URLs in a crawl with --recrawl-after (parse/recrawl.py, scripts/hint.lua)."""
+
+    url: str
+    interval_ms: int = 0  # the first recrawl interval its changefreq asks for (already bounded); 0: none
+    modified: str = ""  # its lastmod as ISO UTC, the format of a record's fetch_time; "": none
+
+
 class Exchange(msgspec.Struct):
     """One request a browser made while rendering a page (a script, a stylesheet, an XHR), as received: stored in
     the WARC beside the page's own request/response pair. ``body`` is still content-encoded, like ``Page.body``."""

@@ -38,7 +38,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
     SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
-                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>" (parse/recrawl.py)
+                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>"
+                                   (parse/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
+                                   changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
                                    due ones at the start of a round
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose

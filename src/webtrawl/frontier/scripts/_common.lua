@@ -127,3 +127,16 @@ local function make_ready(sp, host, hk, now, only_if_absent)
   return nxt
 end
 
+
+-- queue a URL of the recrawl set again (due.lua, hint.lua): state is its rc value "<key>\n<depth>\n<origin>\n<rest>
+-- \n..." (parse/recrawl.py); false if it is not a full state (a sitemap hint "~<interval>")
+local function requeue_recrawl(sp, state, now)
+  local key, depth, origin, rest = string.match(state, '^([^\n]*)\n(%d+)\n([^\n]*)\n([^\n]*)')
+  if not key then return false end
+  local hk = sp .. 'h:' .. key
+  local entry = depth .. rest
+  if origin ~= redis.call('HGET', hk, 'o') then entry = depth .. origin .. rest end
+  requeue(sp, key, entry, false)
+  if not redis.call('HGET', hk, 'l') then make_ready(sp, key, hk, now, true) end
+  return true
+end
