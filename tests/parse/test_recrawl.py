@@ -101,6 +101,8 @@ def test_low_sitemap_priorities_rank_lower_and_hints_only_with_recrawl() -> None
         ("none", 0, -1),
     ]
     assert out.hints == []  # no --recrawl-after: nothing for the recrawl set
+    deeper = process_page(make_page(body, content_type="application/xml", depth=2), make_ctx()).new_urls
+    assert [n.priority for n in deeper] == [3, -1, -1]  # one level lower than the sitemap's depth, never higher
     ctx = make_ctx()
     ctx.recrawl_after = 86_400.0
     hints = process_page(page, ctx).hints

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from webtrawl.config import Limits, Politeness
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
 from webtrawl.messages import NewUrl, Page, RecrawlHint
-from webtrawl.names import DROP_PREFIX, counter_for
+from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
 from webtrawl.parse.canonical import canonicalize
 from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.encoding import choose_encoding
@@ -48,7 +48,7 @@ _HTML_STARTS = tuple(
     )
 )  # fmt: skip
 _WS = b" \t\n\r\x0c"
-LOW_SITEMAP_PRIORITY = 0.5  # the protocol's default: a sitemap URL ranked below it is queued at level 1, not 0
+LOW_SITEMAP_PRIORITY = 0.5  # the protocol's default: a sitemap URL ranked below it is queued one level lower
 _TEXTY = re.compile(r"^text/|[/+](?:json|xml)$")  # non-HTML types extraction still sees (APIs, feeds)
 
 
@@ -297,7 +297,8 @@ def _html(
 def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) -> Processed:
     """A sitemap, sitemap index or feed: its URLs are added at the sitemap's own depth (they are the site's own
     list, like seeds), but only those of the sitemap's host (the protocol's cross-submission rule). A URL the site
-    ranks below LOW_SITEMAP_PRIORITY goes to level 1 (with the seeds' links) instead of 0; with --recrawl-after,
+    ranks below LOW_SITEMAP_PRIORITY goes one level lower (1 for a sitemap at depth 0: with the seeds' links, still
+    before deeper pages); with --recrawl-after,
     lastmod and changefreq become hints for the recrawl set."""
     record.sitemap = found.kind
     counters = {"sitemaps": 1}
@@ -331,8 +332,9 @@ def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) 
         if reason is not None:
             drop(counters, reason, dropped, target)
             continue
-        low = entry.priority is not None and entry.priority < LOW_SITEMAP_PRIORITY
-        out.append(NewUrl(target, page.lease.depth, 0, 1 if low else -1))
+        depth = page.lease.depth
+        low = entry.priority is not None and entry.priority < LOW_SITEMAP_PRIORITY and depth + 1 < PRIORITY_LEVELS
+        out.append(NewUrl(target, depth, 0, depth + 1 if low else -1))
         if ctx.recrawl_after > 0 and (entry.changefreq or entry.lastmod) and not entry.sitemap:
             hint = sitemap_hint(target, entry.changefreq, entry.lastmod, ctx.recrawl_base(target))
             if hint is not None:
