@@ -338,15 +338,19 @@ class HttpClient:
 
 
 async def _read_body(resp: ClientResponse, cap: int) -> tuple[bytes, bool]:
-    """Stream the body up to ``cap`` bytes; reading one byte past it tells a cut body from an exact fit."""
+    """Stream the body up to ``cap`` bytes; reading one byte past it tells a cut body from an exact fit.
+
+    The chunks are joined once, the last one cut before the join: a body at the cap is held twice at the peak
+    (chunks and result), not three times (join, then slice)."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in resp.content.iter_any():
-        chunks.append(chunk)
         size += len(chunk)
         if size > cap:
-            return b"".join(chunks)[:cap], True
-    return b"".join(chunks), False
+            chunks.append(chunk[: len(chunk) - (size - cap)])
+            return b"".join(chunks), True
+        chunks.append(chunk)
+    return b"".join(chunks), False  # one chunk: CPython returns it as is
 
 
 class _ProxyDown(ConnectError):

@@ -36,6 +36,7 @@ from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
+from webtrawl.heap import TRIM_INTERVAL_S, HeapTrimmer, return_freed_buffers
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
 from webtrawl.parse.recrawl import conditional_headers
@@ -91,24 +92,10 @@ class FetcherArgs:
         return f"{self.cfg.node_id}/f{self.index}"
 
 
-def _return_freed_buffers() -> None:
-    """Have glibc serve every allocation of 128 KiB or more with its own mmap, returned to the system when freed.
-
-    uvloop allocates a 256 KiB TLS read buffer per connection. glibc's default raises its mmap threshold after the
-    first such buffer is freed, so later ones come from the heap, whose pages stay with the process when connections
-    close: with a fixed threshold a fetcher holding 64-256 idle connections kept 40-57 MiB less (bench_idle.py)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc: nothing to tune
-        return
-    m_mmap_threshold = -3
-    libc.mallopt(m_mmap_threshold, 128 * 1024)
-
-
 def run_fetcher(args: FetcherArgs) -> None:
     """Process entry point."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
-    _return_freed_buffers()
+    return_freed_buffers()
     try:
         import uvloop
 
@@ -131,6 +118,14 @@ def redis_pool_size(cfg: CrawlConfig) -> int:
     "Too many connections" past its size (100 by default), which killed fetch tasks at the start of broad crawls;
     connections are opened only when needed, so a generous bound costs nothing while it is not reached."""
     return cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch + 8
+
+
+async def _trim_heap() -> None:
+    """Give freed heap pages back now and then (cancelled at the end): bodies and TLS buffers come and go."""
+    trimmer = HeapTrimmer()
+    while True:
+        await asyncio.sleep(TRIM_INTERVAL_S)
+        trimmer.maybe_trim()
 
 
 def _origin(url: str) -> str:
@@ -193,10 +188,12 @@ class _Fetcher:
                 from webtrawl.fetch.render import open_browser_fetcher
 
                 self.browser = open_browser_fetcher(self.cfg, http, self.robots)
+            trimming = asyncio.create_task(_trim_heap())
             try:
                 await self._lease_loop()
                 await self._finish_in_flight()
             finally:
+                trimming.cancel()
                 if self.browser is not None:
                     await self.browser.close()
         await self.sender.close()
