@@ -48,10 +48,12 @@ class RuleHints:
         spec = cfg.extract
         if not spec or (is_callback_spec(spec) and not Path(spec).is_file()):
             return None
+        path, auto = Path(spec).expanduser(), cfg.render == "auto"
+        if not auto and not _may_have_headers(path):
+            return None  # a fetcher that needs nothing of the rules does not import parsel and lxml for them
         from webtrawl.extract.rules import load_rules
 
-        rules = load_rules(Path(spec).expanduser())
-        hints = cls(rules, auto=cfg.render == "auto", timeout=cfg.extract_timeout)
+        hints = cls(load_rules(path), auto=auto, timeout=cfg.extract_timeout)
         return hints if hints.auto or hints.has_headers else None
 
     @property
@@ -87,3 +89,11 @@ class RuleHints:
                 return not self.rules.extract(doc).items
         except (Exception, TimeLimit):
             return False
+
+
+def _may_have_headers(path: Path) -> bool:
+    """A byte search: a rules file without the word has no rule headers (one with it is loaded to know)."""
+    try:
+        return b"headers" in path.read_bytes()
+    except OSError:
+        return True  # load_rules reports it
