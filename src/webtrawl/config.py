@@ -147,6 +147,7 @@ class CrawlConfig:
     render_timeout: float = 30.0
     render_pages_per_browser: int = 100
     render_max_memory: int = 1024**3
+    render_page_memory: int = 512  # MiB of JavaScript heap one rendered page may use (0: Chromium's own limit)
     render_resources: list[str] = field(default_factory=list)
 
     def effective_fetchers(self) -> int:
@@ -496,8 +497,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "render",
         _choice("never", "always", "auto"),
-        "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and, "
-        "from then on, every page of their host)",
+        "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and pages "
+        "the --extract rules find no item in and, from then on, every page of their host)",
     ),
     Option("render_include", str, "always render URLs matching this regex (repeatable)", repeat=True),
     Option("renderers", _positive_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"),
@@ -516,6 +517,11 @@ OPTIONS: tuple[Option, ...] = (
         "render_max_memory",
         parse_size,
         "restart a fetcher's browser when its processes use more memory than this (checked between pages; 0: never)",
+    ),
+    Option(
+        "render_page_memory",
+        _positive_int,
+        "MiB of JavaScript heap one rendered page may use; a page past it fails with render-memory (0: no cap)",
     ),
     Option(
         "render_resources",

@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import ssl
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
@@ -132,8 +133,15 @@ _KEEPALIVE_S = 15.0
 class HttpClient:
     """Owns one aiohttp session (connection pool, resolver, TLS context) for a fetcher process."""
 
-    def __init__(self, cfg: CrawlConfig, *, resolver: Resolver | None = None) -> None:
+    def __init__(
+        self,
+        cfg: CrawlConfig,
+        *,
+        resolver: Resolver | None = None,
+        url_headers: Callable[[str], dict[str, str]] | None = None,
+    ) -> None:
         self._cfg = cfg
+        self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: fetch/rulehints.py)
         self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(cfg.ip_allow, cfg.ports)
         self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy, nameservers=cfg.nameservers)
         self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
@@ -243,10 +251,13 @@ class HttpClient:
     ) -> Response:
         """GET ``url`` without following redirects. Raises a :mod:`webtrawl.errors` class on any failure.
 
-        ``headers`` are sent besides the client's own (a recrawl's If-None-Match / If-Modified-Since)."""
+        ``headers`` are sent besides the client's own (a recrawl's If-None-Match / If-Modified-Since) and those of
+        ``url_headers``."""
         if self._session is None:
             raise RuntimeError("HttpClient used outside 'async with'")
         target = self._check_url(url)
+        if self._url_headers is not None:
+            headers = {**self._url_headers(url), **(headers or {})}
         if not self.proxies:
             return await self._get(url, target, max_body, timeout, None, headers)
         await self.resolver.lookup(target.raw_host or "")  # the proxy connects to the target: the policy is ours

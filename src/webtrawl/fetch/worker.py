@@ -35,6 +35,7 @@ from webtrawl.fetch.client import HttpClient, Response
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
+from webtrawl.fetch.rulehints import RuleHints
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
 from webtrawl.heap import TRIM_INTERVAL_S, HeapTrimmer, return_freed_buffers
 from webtrawl.messages import Lease, Page
@@ -168,7 +169,8 @@ class _Fetcher:
         if taken:
             log.info("%s took back %d leases of its previous life", self.args.owner, taken)
         self.sender = PageSender(self.args.parser_sockets)
-        async with HttpClient(self.cfg) as http:
+        hints = RuleHints.from_config(self.cfg)  # a rules file's headers, and what --render auto asks of it
+        async with HttpClient(self.cfg, url_headers=hints.headers if hints and hints.has_headers else None) as http:
             self.http = http
             if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)
                 hold_ms = round((max(self.cfg.timeouts.total, self.cfg.timeouts.robots) + 10.0) * 1000)
@@ -181,7 +183,7 @@ class _Fetcher:
                 unavailable_limit=self.pol.robots_give_up,
                 sitemaps_found=self._add_sitemaps if self.cfg.sitemaps != "off" else None,
             )
-            self.route = RenderRoute(self.cfg)
+            self.route = RenderRoute(self.cfg, hints)
             self.plain: Fetcher = HttpFetcher(http)
             self.browser: BrowserFetcher | None = None
             if self.route.on:  # Playwright is imported only here, in a fetcher that renders
@@ -492,7 +494,7 @@ class _Fetcher:
         if reason and self.browser is not None:
             return await self.browser.fetch(FetchRequest(lease.url, reason), rules)
         resp = await self.plain.fetch(FetchRequest(lease.url, headers=headers), rules)
-        shell = self.route.after(resp) if self.browser is not None else ""
+        shell = self.route.after(lease.url, resp) if self.browser is not None else ""
         if shell and self.browser is not None:
             if self.route.remember(lease.host):
                 await self.frontier.mark_render(lease.host)
