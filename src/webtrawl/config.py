@@ -36,6 +36,7 @@ class Limits:
     max_body: int = 10 * 1024 * 1024
     max_decompressed: int = 50 * 1024 * 1024
     max_robots: int = 500 * 1024
+    robots_cache: int = 48 * 1024 * 1024  # compiled robots.txt rules a fetcher keeps (a ~600 KB file: ~1.8 MiB)
     max_url_length: int = 2048
     max_query_variants: int = 100
     max_path_repeats: int = 3
@@ -80,7 +81,7 @@ class CrawlConfig:
     concurrency: int = 128
     lease_batch: int = 32
     session_pages: int = 50
-    idle_connections: int = 256
+    idle_connections: int = 128
     user_agent: str = DEFAULT_USER_AGENT
     scope: str = "any"
     sitemaps: str = "auto"
@@ -418,6 +419,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("limits.max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
     Option("limits.max_decompressed", parse_size, "largest decompressed body"),
     Option("limits.max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
+    Option(
+        "limits.robots_cache",
+        parse_size,
+        "compiled robots.txt rules each fetcher keeps in memory (the rest are reread from Redis and compiled again)",
+    ),
     Option("limits.max_url_length", _positive_int, "longest URL followed"),
     Option(
         "limits.max_query_variants",

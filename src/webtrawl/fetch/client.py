@@ -128,6 +128,9 @@ _TRIM_EVERY_S = 0.25  # how often idle connections past their keep-alive or beyo
 # How long an idle connection stays open. 5 s (two politeness delays) was measured: 400 MiB less per fetcher but
 # 2.3x its CPU, because a host of a 3,000-6,000-host crawl often comes back within 15 s (benchmarks/RESULTS.md).
 _KEEPALIVE_S = 15.0
+# Bodies past BIG_BODY bytes (few pages: most HTML is < 1 MiB) are read BIG_BODIES at a time per fetcher.
+BIG_BODY = 1024 * 1024
+BIG_BODIES = 4
 
 
 class HttpClient:
@@ -153,6 +156,7 @@ class HttpClient:
         self._session: aiohttp.ClientSession | None = None
         self._connector: aiohttp.TCPConnector | None = None
         self._trimmer: asyncio.Task[None] | None = None
+        self._big_bodies = asyncio.Semaphore(BIG_BODIES)
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -294,7 +298,7 @@ class HttpClient:
                 ) as resp,
             ):
                 try:
-                    body, truncated = await _read_body(resp, cap)
+                    body, truncated = await _read_body(resp, cap, self._big_bodies)
                 except BaseException:
                     _abort(sent)  # before aiohttp's graceful close, and before the host's gap starts
                     raise
@@ -348,20 +352,30 @@ class HttpClient:
         return target
 
 
-async def _read_body(resp: ClientResponse, cap: int) -> tuple[bytes, bool]:
+async def _read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> tuple[bytes, bool]:
     """Stream the body up to ``cap`` bytes; reading one byte past it tells a cut body from an exact fit.
 
-    The chunks are joined once, the last one cut before the join: a body at the cap is held twice at the peak
-    (chunks and result), not three times (join, then slice)."""
+    A body that grows past ``BIG_BODY`` reads on only with a permit of ``big``: a fetcher holds a few such bodies
+    at once, not one per request in flight (128 pages of 10 MiB would be 2.5 GiB with their copies). Waiting costs
+    no memory: aiohttp stops reading the socket while its buffer is full. The chunks are joined once, the last one
+    cut before the join: a body at the cap is held twice at the peak (chunks and result), not three times."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in resp.content.iter_any():
-        size += len(chunk)
-        if size > cap:
-            chunks.append(chunk[: len(chunk) - (size - cap)])
-            return b"".join(chunks), True
-        chunks.append(chunk)
-    return b"".join(chunks), False  # one chunk: CPython returns it as is
+    permit = False
+    try:
+        async for chunk in resp.content.iter_any():
+            size += len(chunk)
+            if size > cap:
+                chunks.append(chunk[: len(chunk) - (size - cap)])
+                return b"".join(chunks), True
+            chunks.append(chunk)
+            if size > BIG_BODY and not permit:
+                await big.acquire()
+                permit = True
+        return b"".join(chunks), False  # one chunk: CPython returns it as is
+    finally:
+        if permit:
+            big.release()
 
 
 class _ProxyDown(ConnectError):

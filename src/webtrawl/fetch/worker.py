@@ -182,6 +182,7 @@ class _Fetcher:
                 retry_base_s=self.pol.robots_retry,
                 unavailable_limit=self.pol.robots_give_up,
                 sitemaps_found=self._add_sitemaps if self.cfg.sitemaps != "off" else None,
+                max_bytes=self.cfg.limits.robots_cache,
             )
             self.route = RenderRoute(self.cfg, hints)
             self.plain: Fetcher = HttpFetcher(http)
