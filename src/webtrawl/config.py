@@ -36,7 +36,7 @@ class Limits:
     max_body: int = 10 * 1024 * 1024
     max_decompressed: int = 50 * 1024 * 1024
     max_robots: int = 500 * 1024
-    robots_cache: int = 48 * 1024 * 1024  # compiled robots.txt rules a fetcher keeps (a ~600 KB file: ~1.8 MiB)
+    robots_cache: int = 64 * 1024 * 1024  # compiled robots.txt rules a fetcher keeps (a ~600 KB file: ~1.8 MiB)
     max_url_length: int = 2048
     max_query_variants: int = 100
     max_path_repeats: int = 3
