@@ -75,6 +75,20 @@ class Response(msgspec.Struct):
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
     render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
 
+    def wire(self) -> dict[str, Any]:
+        """The answer as received (what a Page and a rendered page's Exchange both carry), as keyword arguments."""
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "http_version": self.http_version,
+            "headers": self.headers,
+            "body": self.body,
+            "truncated": self.truncated,
+            "request_headers": self.request_headers,
+            "ip": self.ip,
+            "fetch_time": self.fetch_time,
+        }
+
     def header(self, name: str) -> str | None:
         """First value of header ``name`` (case-insensitive), or None."""
         low = name.lower()

@@ -39,17 +39,9 @@ def host_gap_ms(cfg: CrawlConfig, rules: RobotsRules) -> int:
 def page_from(lease: Lease, resp: Response) -> Page:
     return Page(
         lease=lease,
-        status=resp.status,
-        reason=resp.reason,
-        http_version=resp.http_version,
-        headers=resp.headers,
-        body=resp.body,
-        truncated=resp.truncated,
+        **resp.wire(),
         error="too-large" if resp.truncated else "",
         error_detail="body cut at the size cap" if resp.truncated else "",
-        request_headers=resp.request_headers,
-        ip=resp.ip,
-        fetch_time=resp.fetch_time,
         elapsed_ms=resp.elapsed_ms,
         render_reason=resp.render_reason,
         dom=resp.dom,

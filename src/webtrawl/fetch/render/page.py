@@ -278,15 +278,4 @@ class PageRender:
 
 
 def _exchange(url: str, resp: Response) -> Exchange:
-    return Exchange(
-        url=url,
-        status=resp.status,
-        reason=resp.reason,
-        http_version=resp.http_version,
-        headers=resp.headers,
-        body=resp.body,
-        truncated=resp.truncated,
-        request_headers=resp.request_headers,
-        ip=resp.ip,
-        fetch_time=resp.fetch_time,
-    )
+    return Exchange(url=url, **resp.wire())
