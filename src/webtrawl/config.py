@@ -36,6 +36,7 @@ class Limits:
     max_body: int = 10 * 1024 * 1024
     max_decompressed: int = 50 * 1024 * 1024
     max_robots: int = 500 * 1024
+    robots_cache: int = 64 * 1024 * 1024  # compiled robots.txt rules a fetcher keeps (a ~600 KB file: ~1.8 MiB)
     max_url_length: int = 2048
     max_query_variants: int = 100
     max_path_repeats: int = 3
@@ -80,7 +81,7 @@ class CrawlConfig:
     concurrency: int = 128
     lease_batch: int = 32
     session_pages: int = 50
-    idle_connections: int = 256
+    idle_connections: int = 128
     user_agent: str = DEFAULT_USER_AGENT
     scope: str = "any"
     sitemaps: str = "auto"
@@ -147,6 +148,7 @@ class CrawlConfig:
     render_timeout: float = 30.0
     render_pages_per_browser: int = 100
     render_max_memory: int = 1024**3
+    render_page_memory: int = 512  # MiB of JavaScript heap one rendered page may use (0: Chromium's own limit)
     render_resources: list[str] = field(default_factory=list)
 
     def effective_fetchers(self) -> int:
@@ -420,6 +422,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("limits.max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
     Option("limits.max_decompressed", parse_size, "largest decompressed body"),
     Option("limits.max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
+    Option(
+        "limits.robots_cache",
+        parse_size,
+        "compiled robots.txt rules each fetcher keeps in memory (the rest are reread from Redis and compiled again)",
+    ),
     Option("limits.max_url_length", _positive_int, "longest URL followed"),
     Option(
         "limits.max_query_variants",
@@ -499,8 +506,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "render",
         _choice("never", "always", "auto"),
-        "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and, "
-        "from then on, every page of their host)",
+        "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and pages "
+        "the --extract rules find no item in and, from then on, every page of their host)",
     ),
     Option("render_include", str, "always render URLs matching this regex (repeatable)", repeat=True),
     Option("renderers", _positive_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"),
@@ -519,6 +526,11 @@ OPTIONS: tuple[Option, ...] = (
         "render_max_memory",
         parse_size,
         "restart a fetcher's browser when its processes use more memory than this (checked between pages; 0: never)",
+    ),
+    Option(
+        "render_page_memory",
+        _positive_int,
+        "MiB of JavaScript heap one rendered page may use; a page past it fails with render-memory (0: no cap)",
     ),
     Option(
         "render_resources",

@@ -77,6 +77,14 @@ class RenderError(TransportError):
     reason = "render"
 
 
+class RenderMemory(RenderError):
+    """The page's renderer died, most likely because its JavaScript heap passed ``--render-page-memory``: not
+    retried (the same page would do it again)."""
+
+    reason = "render-memory"
+    transient = False
+
+
 class TooLarge(TransportError):
     """Body exceeded the byte cap while streaming (the prefix received is kept)."""
 

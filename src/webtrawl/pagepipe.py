@@ -144,8 +144,9 @@ class PageSender:
         self._cycle = itertools.cycle(range(len(self._peers)))
 
     async def send(self, page: Page) -> None:
-        payload = PAGE_ENCODER.encode(page)
-        frame = _HEADER.pack(len(payload)) + payload
+        frame = bytearray(_HEADER.size)  # the page is encoded behind its length: no second copy of the body
+        PAGE_ENCODER.encode_into(page, frame, _HEADER.size)
+        _HEADER.pack_into(frame, 0, len(frame) - _HEADER.size)
         loop = asyncio.get_running_loop()
         while True:
             for _ in range(len(self._peers)):

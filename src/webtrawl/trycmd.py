@@ -110,9 +110,11 @@ def _lease(url: str) -> Lease:
 
 async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
     from webtrawl.fetch.client import HttpClient
+    from webtrawl.fetch.rulehints import RuleHints
 
     pages: dict[str, Page] = {}
-    async with HttpClient(cfg) as client:
+    hints = RuleHints.from_config(cfg)  # a rules file's headers are sent as in a crawl
+    async with HttpClient(cfg, url_headers=hints.headers if hints and hints.has_headers else None) as client:
         for url in urls:
             started = time.time()
             try:

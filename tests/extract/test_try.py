@@ -93,6 +93,8 @@ def test_try_fetches_a_url_once_under_the_address_policy(testweb: TestWeb, tmp_p
         ('[[rule]]\nurl = "x"\n[rule.fields]\na = "xpath://h1[["\n', "r.toml:4: a: xpath '//h1\\[\\[' does not"),
         ('[[rule]]\nurl = "x"\n[rule.fields\n', "r.toml:3: not valid TOML"),
         ('[[rule]]\nurl = "x"\n', "r.toml:1: every rule needs a \\[rule.fields\\] table"),
+        ('[[rule]]\nurl = "x"\nheaders = { "X K" = "v" }\n[rule.fields]\na = "h1"\n', "r.toml:3: headers: not a valid"),
+        ('[[rule]]\nurl = "x"\nheaders = { "X" = 1 }\n[rule.fields]\na = "h1"\n', "r.toml:3: headers must be a table"),
     ],
 )
 def test_a_broken_rules_file_is_one_error_line_with_file_and_line(tmp_path: Path, content: str, message: str) -> None:

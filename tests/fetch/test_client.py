@@ -20,6 +20,7 @@ from webtrawl.errors import (
     TlsError,
 )
 from webtrawl.fetch import HttpClient
+from webtrawl.fetch.client import BIG_BODIES, BIG_BODY
 
 SEEN = web.AppKey("seen", list[dict[str, str]])
 PEERS = web.AppKey("peers", list[str])
@@ -114,6 +115,24 @@ def test_body_over_the_cap_is_cut_and_marked_truncated() -> None:
             assert exact.body == b"x" * 1000
             after = await client.fetch(f"http://site.test:{port}/big?size=10")  # client still usable
             assert after.body == b"x" * 10
+
+    run(body())
+
+
+def test_many_big_bodies_at_once_all_arrive_whole_or_cut_and_free_their_turn() -> None:
+    # Bodies past BIG_BODY take turns (BIG_BODIES at a time); a cut one must give its turn back too, or the
+    # next round would wait forever (the test's timeout).
+    size = BIG_BODY * 3
+
+    async def body() -> None:
+        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+            for _round in range(3):
+                caps = [size if i % 2 else BIG_BODY * 2 for i in range(2 * BIG_BODIES + 2)]
+                got = await asyncio.gather(
+                    *(client.fetch(f"http://site.test:{port}/big?size={size}", max_body=cap) for cap in caps)
+                )
+                assert [(len(r.body), r.truncated) for r in got] == [(cap, cap < size) for cap in caps]
+                assert all(r.body == b"x" * len(r.body) for r in got)
 
     run(body())
 

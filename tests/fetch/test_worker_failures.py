@@ -14,8 +14,9 @@ from tests.fetch.servers import local_cfg, run
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, delete_prefix
 from tests.frontier.helpers import host_key, host_state, new_urls
 from webtrawl.config import CrawlConfig
+from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs, open_frontier
 from webtrawl.fetch.batcher import ReleaseBatcher
-from webtrawl.fetch.worker import SESSIONS_PER_SLOT, FetcherArgs, _Fetcher, open_frontier
+from webtrawl.fetch.worker import _Fetcher
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.node.children import SPAWN
 

@@ -161,6 +161,22 @@ def test_auto_renders_shells_and_their_host_but_not_ordinary_pages(jsweb: JsWeb,
     assert politeness_violations(_visits(entries), DELAY) == []
 
 
+def test_a_page_past_its_memory_budget_fails_once_and_the_crawl_goes_on(jsweb: JsWeb, tmp_path: Path) -> None:
+    out = tmp_path / "crawl"
+    mark = jsweb.log.mark()
+    args = _args(jsweb, "--render", "always", "--render-page-memory", "32")  # the page keeps 128 MiB of arrays
+    crawl = Crawl(out, [jsweb.url("mem.js.test"), jsweb.url("plain.js.test"), *args])
+    assert crawl.wait(240) == 0, crawl.log()[-4000:]
+    rows = _by_url(out)
+    mem = rows[jsweb.url("mem.js.test")]
+    assert mem["error"] == "render-memory" and "--render-page-memory (32 MiB)" in mem["error_detail"], mem
+    assert mem["retries"] == 0 and "rendered" not in mem
+    pages = [e.path for e in jsweb.entries(since=mark) if e.host == "mem.js.test"]
+    assert sorted(pages) == ["/", "/robots.txt"]  # fetched once: not retried
+    plain = [row for url, row in rows.items() if "plain.js.test" in url]  # the same browser renders on
+    assert len(plain) == 1 + jsweb.plain_pages and all(row["rendered"] is True for row in plain), plain
+
+
 def _browsers(crawl: Crawl) -> list[psutil.Process]:
     """The Chromium main processes of the crawl's fetchers (children of each fetcher's Playwright driver)."""
     found = []

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import new_urls, release
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch.client import Response
 from webtrawl.fetch.route import RenderRoute
+from webtrawl.fetch.rulehints import RuleHints
 from webtrawl.messages import Lease
 
 SHELL = b'<html><body><div id="root"></div><script src="/app.js"></script></body></html>'
@@ -25,7 +28,7 @@ def test_never_renders_nothing_and_include_renders_only_what_matches() -> None:
     route = RenderRoute(CrawlConfig(render_include=["/app/"]))
     assert route.before(_lease("http://a.test/app/1")) == "include"
     assert route.before(_lease("http://a.test/blog/1")) == ""
-    assert route.after(_html(SHELL)) == ""  # not auto: a shell fetched over HTTP stays as it is
+    assert route.after("http://a.test/", _html(SHELL)) == ""  # not auto: a shell fetched over HTTP stays as it is
 
 
 def test_always_renders_everything_before_any_http_fetch() -> None:
@@ -35,11 +38,28 @@ def test_always_renders_everything_before_any_http_fetch() -> None:
 def test_auto_renders_a_shell_after_http_then_its_host_directly() -> None:
     route = RenderRoute(CrawlConfig(render="auto"))
     assert route.before(_lease("http://a.test/")) == ""
-    assert route.after(_html(SHELL)) == "shell: empty app root"
+    assert route.after("http://a.test/", _html(SHELL)) == "shell: empty app root"
     assert route.remember("a.test") and not route.remember("a.test")
     assert route.before(_lease("http://a.test/2")) == "host"
     assert route.before(_lease("http://b.test/", host="b.test")) == ""
     assert route.before(_lease("http://c.test/", host="c.test", render=True)) == "host"  # the frontier's flag
+
+
+def test_auto_renders_a_page_its_rule_finds_no_item_in(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nurl = "shop"\nitems = "css:div.product"\nrequired = ["name"]\n'
+        '[rule.fields]\nname = "css:h2::text"\nprice = "css:.price::text"\n'
+    )
+    cfg = CrawlConfig(render="auto", extract=str(rules))
+    route = RenderRoute(cfg, RuleHints.from_config(cfg))
+    text = b"<p>" + b"words " * 60 + b"</p><script>x()</script>"  # not a shell: text, one small script
+    found = _html(b"<html><body>" + text + b'<div class="product"><h2>Mug</h2></div></body></html>')
+    empty = _html(b"<html><body>" + text + b'<div class="product"><span class="price">3</span></div></body></html>')
+    assert route.after("http://a.test/shop/1", found) == ""
+    assert route.after("http://a.test/shop/1", empty) == "no-items"  # its only item lacks a required field
+    assert route.after("http://a.test/blog/1", empty) == ""  # no rule is for this page
+    assert route.after("http://a.test/shop/1", Response(status=404, body=empty.body)) == ""
 
 
 def test_the_frontier_marks_a_host_and_its_next_leases_say_render(frontier: FrontierFactory) -> None:

@@ -26,7 +26,7 @@ from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.node.redis_server import EmbeddedRedis
 
-_POLL_S = 1.0
+_POLL_S = 0.5
 _STOP_GRACE_S = 120.0
 _START_TIMEOUT_S = 300.0
 

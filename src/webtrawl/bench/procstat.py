@@ -27,6 +27,9 @@ class CpuSample:
     kind: dict[int, str] = field(default_factory=dict)
 
 
+NODE_TOTAL = "node (sum)"
+
+
 @dataclass
 class ProcessWatch:
     """Finds the processes of one crawl and samples them; ``poll()`` often keeps the RSS peaks."""
@@ -62,6 +65,7 @@ class ProcessWatch:
 
     def sample(self) -> CpuSample:
         out = CpuSample()
+        node_rss = 0  # all of the node's processes at one moment: what the machine must hold at once
         for pid, kind in self._kinds().items():
             proc = self._procs.get(pid)
             try:
@@ -74,6 +78,8 @@ class ProcessWatch:
             out.cpu[pid] = float(times.user + times.system)
             out.kind[pid] = kind
             self.peak_rss[kind] = max(self.peak_rss[kind], rss)
+            node_rss += rss if kind != "testweb" else 0
+        self.peak_rss[NODE_TOTAL] = max(self.peak_rss[NODE_TOTAL], node_rss)
         return out
 
     def poll(self) -> None:

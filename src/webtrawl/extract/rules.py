@@ -7,6 +7,7 @@ content_type = "html"                  # optional regex, searched in the page's 
 items = "css:article.product"          # optional: one item per element (fields relative to it); default: one
 follow = "css:a.next"                  # optional: follow only these links; false: none; default: all links
 required = ["name"]                    # optional: an item without these fields is not emitted
+headers = { "X-Api-Key" = "k" }        # optional: extra request headers for URLs this rule's url matches
 priority = 0                           # optional: the links this rule follows go first (0) .. last (3)
 recrawl_after = "1h"                   # optional: with --recrawl-after, this rule's pages are due after this
 [rule.fields]
@@ -29,14 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webtrawl.config import parse_duration
-from webtrawl.errors import InputError
+from webtrawl.config import parse_duration, parse_headers
+from webtrawl.errors import ConfigError, InputError
 from webtrawl.extract.base import ExtractResult, check_priority
 from webtrawl.extract.convert import TYPES, convert, refine
 from webtrawl.extract.document import Document
 from webtrawl.extract.select import KINDS, Select, SelectorProblem
 
-_RULE_KEYS = {"url", "content_type", "items", "follow", "required", "fields", "name", "priority", "recrawl_after"}
+_RULE_KEYS = {"url", "content_type", "items", "follow", "required", "fields", "name", "headers"}
+_RULE_KEYS |= {"priority", "recrawl_after"}  # scheduling: the rank of the links it follows, its pages' recrawl
 _FIELD_KEYS = {*KINDS, "all", "type", "default"}
 _MISSING = object()
 
@@ -71,6 +73,7 @@ class Rule:
     follow: Select | None = None
     follow_none: bool = False
     required: list[str] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)  # sent by the fetcher (fetch/rulehints.py), not used here
     engine: str = "lexbor"  # parsel when any selector needs lxml: then items and fields all run there
     priority: int = -1  # the level of the links this rule follows (-1: by depth)
     recrawl_after: float = 0.0  # seconds; 0: --recrawl-after
@@ -90,8 +93,12 @@ class RulesExtractor:
         self.name = str(path)
         self.rules = rules
 
+    def rule_for(self, doc: Document) -> Rule | None:
+        """The rule for ``doc``: the first that matches it."""
+        return next((r for r in self.rules if r.matches(doc)), None)
+
     def extract(self, doc: Document) -> ExtractResult:
-        rule = next((r for r in self.rules if r.matches(doc)), None)
+        rule = self.rule_for(doc)
         if rule is None:
             return ExtractResult()
         scopes: list[Any] = [None] if rule.items is None else rule.items.nodes(doc, None)
@@ -182,6 +189,7 @@ def _rule(index: int, block: Any, lines: _Lines) -> Rule:
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise lines.error(index, "required", "required must be a list of field names")
     rule.required = required
+    rule.headers = _headers(block.get("headers", {}), index, lines)
     if "priority" in block:
         try:
             rule.priority = check_priority(block["priority"])
@@ -208,6 +216,23 @@ def _rule(index: int, block: Any, lines: _Lines) -> Rule:
             if s.engine == "lexbor":  # one engine for a rule: its items scope and fields must be the same kind
                 s.engine = "parsel"
     return rule
+
+
+def _headers(table: Any, index: int, lines: _Lines) -> dict[str, str]:
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise lines.error(index, "headers", 'headers must be a table of strings: headers = { "X-Key" = "value" }')
+    for name, value in table.items():
+        if ":" in name or not _valid_header(name, value):
+            raise lines.error(index, "headers", f"headers: not a valid header: {name} = {value!r}")
+    return dict(table)
+
+
+def _valid_header(name: str, value: str) -> bool:
+    try:
+        parse_headers([f"{name}: {value}"])
+    except ConfigError:
+        return False
+    return True
 
 
 def _field(name: str, spec: Any, index: int, lines: _Lines) -> FieldRule:

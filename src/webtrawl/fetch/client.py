@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import ssl
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
@@ -74,6 +75,20 @@ class Response(msgspec.Struct):
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
     render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
 
+    def wire(self) -> dict[str, Any]:
+        """The answer as received (what a Page and a rendered page's Exchange both carry), as keyword arguments."""
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "http_version": self.http_version,
+            "headers": self.headers,
+            "body": self.body,
+            "truncated": self.truncated,
+            "request_headers": self.request_headers,
+            "ip": self.ip,
+            "fetch_time": self.fetch_time,
+        }
+
     def header(self, name: str) -> str | None:
         """First value of header ``name`` (case-insensitive), or None."""
         low = name.lower()
@@ -127,13 +142,23 @@ _TRIM_EVERY_S = 0.25  # how often idle connections past their keep-alive or beyo
 # How long an idle connection stays open. 5 s (two politeness delays) was measured: 400 MiB less per fetcher but
 # 2.3x its CPU, because a host of a 3,000-6,000-host crawl often comes back within 15 s (benchmarks/RESULTS.md).
 _KEEPALIVE_S = 15.0
+# Bodies past BIG_BODY bytes (few pages: most HTML is < 1 MiB) are read BIG_BODIES at a time per fetcher.
+BIG_BODY = 1024 * 1024
+BIG_BODIES = 4
 
 
 class HttpClient:
     """Owns one aiohttp session (connection pool, resolver, TLS context) for a fetcher process."""
 
-    def __init__(self, cfg: CrawlConfig, *, resolver: Resolver | None = None) -> None:
+    def __init__(
+        self,
+        cfg: CrawlConfig,
+        *,
+        resolver: Resolver | None = None,
+        url_headers: Callable[[str], dict[str, str]] | None = None,
+    ) -> None:
         self._cfg = cfg
+        self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: fetch/rulehints.py)
         self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(cfg.ip_allow, cfg.ports)
         self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy, nameservers=cfg.nameservers)
         self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
@@ -145,6 +170,7 @@ class HttpClient:
         self._session: aiohttp.ClientSession | None = None
         self._connector: aiohttp.TCPConnector | None = None
         self._trimmer: asyncio.Task[None] | None = None
+        self._big_bodies = asyncio.Semaphore(BIG_BODIES)
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -243,10 +269,13 @@ class HttpClient:
     ) -> Response:
         """GET ``url`` without following redirects. Raises a :mod:`webtrawl.errors` class on any failure.
 
-        ``headers`` are sent besides the client's own (a recrawl's If-None-Match / If-Modified-Since)."""
+        ``headers`` are sent besides the client's own (a recrawl's If-None-Match / If-Modified-Since) and those of
+        ``url_headers``."""
         if self._session is None:
             raise RuntimeError("HttpClient used outside 'async with'")
         target = self._check_url(url)
+        if self._url_headers is not None:
+            headers = {**self._url_headers(url), **(headers or {})}
         if not self.proxies:
             return await self._get(url, target, max_body, timeout, None, headers)
         await self.resolver.lookup(target.raw_host or "")  # the proxy connects to the target: the policy is ours
@@ -283,7 +312,7 @@ class HttpClient:
                 ) as resp,
             ):
                 try:
-                    body, truncated = await _read_body(resp, cap)
+                    body, truncated = await _read_body(resp, cap, self._big_bodies)
                 except BaseException:
                     _abort(sent)  # before aiohttp's graceful close, and before the host's gap starts
                     raise
@@ -337,16 +366,30 @@ class HttpClient:
         return target
 
 
-async def _read_body(resp: ClientResponse, cap: int) -> tuple[bytes, bool]:
-    """Stream the body up to ``cap`` bytes; reading one byte past it tells a cut body from an exact fit."""
+async def _read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> tuple[bytes, bool]:
+    """Stream the body up to ``cap`` bytes; reading one byte past it tells a cut body from an exact fit.
+
+    A body that grows past ``BIG_BODY`` reads on only with a permit of ``big``: a fetcher holds a few such bodies
+    at once, not one per request in flight (128 pages of 10 MiB would be 2.5 GiB with their copies). Waiting costs
+    no memory: aiohttp stops reading the socket while its buffer is full. The chunks are joined once, the last one
+    cut before the join: a body at the cap is held twice at the peak (chunks and result), not three times."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in resp.content.iter_any():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > cap:
-            return b"".join(chunks)[:cap], True
-    return b"".join(chunks), False
+    permit = False
+    try:
+        async for chunk in resp.content.iter_any():
+            size += len(chunk)
+            if size > cap:
+                chunks.append(chunk[: len(chunk) - (size - cap)])
+                return b"".join(chunks), True
+            chunks.append(chunk)
+            if size > BIG_BODY and not permit:
+                await big.acquire()
+                permit = True
+        return b"".join(chunks), False  # one chunk: CPython returns it as is
+    finally:
+        if permit:
+            big.release()
 
 
 class _ProxyDown(ConnectError):

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import CrawlConfig, Limits
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
 from webtrawl.fetch.client import HttpClient, Response
@@ -49,7 +49,7 @@ class RobotsCache:
         cfg: CrawlConfig,
         *,
         max_entries: int = 20_000,
-        max_bytes: int = 64 * 1024 * 1024,
+        max_bytes: int = Limits().robots_cache,
         retry_base_s: float = 60.0,
         unavailable_limit: int = 5,
         clock: Callable[[], float] = time.time,

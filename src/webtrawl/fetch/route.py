@@ -1,9 +1,10 @@
 """Which fetcher takes a leased URL: the plain HTTP one, or the browser (``--render``, ``--render-include``).
 
 ``always`` and ``--render-include`` decide before anything is fetched. ``auto`` fetches over HTTP first and renders
-what looks like a script-built shell (:mod:`webtrawl.fetch.render.shell`); the host is then remembered in the
-frontier (its host hash), so its next leases, on any node, say ``render`` and skip the HTTP try. Hosts this process
-already knows are kept in a bounded set to spare the frontier a write per page.
+what looks like a script-built shell (:mod:`webtrawl.fetch.render.shell`) or what the user's rules find no item in
+(:mod:`webtrawl.fetch.rulehints`); the host is then remembered in the frontier (its host hash), so its next leases,
+on any node, say ``render`` and skip the HTTP try. Hosts this process already knows are kept in a bounded set to
+spare the frontier a write per page.
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ import re
 
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch.client import Response
-from webtrawl.fetch.render.shell import shell_reason
+from webtrawl.fetch.render.shell import html_payload, payload_reason
+from webtrawl.fetch.rulehints import NO_ITEMS, RuleHints
 from webtrawl.messages import Lease
 
 _MAX_HOSTS = 100_000
 
 
 class RenderRoute:
-    def __init__(self, cfg: CrawlConfig) -> None:
+    def __init__(self, cfg: CrawlConfig, hints: RuleHints | None = None) -> None:
         self.mode = cfg.render
+        self.hints = hints
         self.on = cfg.rendering()
         self._include = [re.compile(p) for p in cfg.render_include]
         self._max_decompressed = cfg.limits.max_decompressed
@@ -39,11 +42,17 @@ class RenderRoute:
             return "host"
         return ""
 
-    def after(self, resp: Response) -> str:
-        """With ``auto``: why the HTTP answer ``resp`` should be rendered after all, or ``""``."""
+    def after(self, url: str, resp: Response) -> str:
+        """With ``auto``: why the HTTP answer ``resp`` for ``url`` should be rendered after all, or ``""``."""
         if self.mode != "auto":
             return ""
-        return shell_reason(resp, self._max_decompressed)
+        payload = html_payload(resp, self._max_decompressed)
+        if payload is None:
+            return ""
+        reason = payload_reason(payload)
+        if not reason and self.hints is not None and self.hints.no_items(url, resp, payload):
+            reason = NO_ITEMS
+        return reason
 
     def remember(self, host: str) -> bool:
         """Note a host that needs rendering; True if it is new to this process."""

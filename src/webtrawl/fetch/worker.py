@@ -15,27 +15,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
-import multiprocessing.synchronize
 import signal
 import time
-from dataclasses import dataclass
-from multiprocessing.sharedctypes import Synchronized
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from webtrawl.config import CrawlConfig
 from webtrawl.errors import PolicyError, TransportError
-from webtrawl.fetch import stats
+from webtrawl.fetch.args import SESSIONS_PER_SLOT, STOP_GRACE_S, FetcherArgs, open_frontier
 from webtrawl.fetch.base import Fetcher, FetcherBusy, FetchRequest, HttpFetcher
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
+from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
-from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, Held, Release, UrlAction, connect_async
+from webtrawl.fetch.rulehints import RuleHints
+from webtrawl.frontier import Held, Release, UrlAction
+from webtrawl.heap import TRIM_INTERVAL_S, HeapTrimmer, return_freed_buffers
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
 from webtrawl.parse.recrawl import conditional_headers
@@ -55,60 +52,12 @@ _IDLE_MAX = 0.25
 # waits up to _REFILL_MAX_S for a quarter of a lease batch to be free (one round trip for several URLs).
 _REFILL_WAIT_S = 0.01
 _REFILL_MAX_S = 0.05
-SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps one idle connection)
-# On a stop, requests still running after this grace are abandoned: their URLs go back to the head of their queues
-# (a stop must not wait for an 8 KB/s body up to --total). The supervisor kills a fetcher that takes much longer.
-STOP_GRACE_S = 3.0
-
-
-@dataclass
-class FetcherArgs:
-    """Everything a fetcher process needs; picklable for the spawn start method."""
-
-    cfg: CrawlConfig
-    index: int
-    redis_url: str
-    parser_sockets: list[Path]
-    stop: multiprocessing.synchronize.Event
-    budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
-    stats: ctypes.Array[ctypes.c_int64] | None = None  # fetch.stats.FetcherStats.array
-    # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
-    pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
-
-    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0) -> None:
-        """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""
-        if self.stats is not None:
-            base = stats.SLOTS * self.index
-            if fetched:
-                self.stats[base + stats.FETCHED] += fetched
-            if leases is not None:
-                self.stats[base + stats.LEASES] = leases
-            if ended:
-                self.stats[base + stats.ENDED] += ended
-
-    @property
-    def owner(self) -> str:
-        return f"{self.cfg.node_id}/f{self.index}"
-
-
-def _return_freed_buffers() -> None:
-    """Have glibc serve every allocation of 128 KiB or more with its own mmap, returned to the system when freed.
-
-    uvloop allocates a 256 KiB TLS read buffer per connection. glibc's default raises its mmap threshold after the
-    first such buffer is freed, so later ones come from the heap, whose pages stay with the process when connections
-    close: with a fixed threshold a fetcher holding 64-256 idle connections kept 40-57 MiB less (bench_idle.py)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc: nothing to tune
-        return
-    m_mmap_threshold = -3
-    libc.mallopt(m_mmap_threshold, 128 * 1024)
 
 
 def run_fetcher(args: FetcherArgs) -> None:
     """Process entry point."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
-    _return_freed_buffers()
+    return_freed_buffers()
     try:
         import uvloop
 
@@ -117,20 +66,12 @@ def run_fetcher(args: FetcherArgs) -> None:
         asyncio.run(_Fetcher(args).run())
 
 
-async def open_frontier(
-    cfg: CrawlConfig, redis_url: str, settings: FrontierSettings | None = None
-) -> AsyncRedisFrontier:
-    """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands."""
-    redis = await connect_async(redis_url, cluster=cfg.cluster, max_connections=redis_pool_size(cfg))
-    return await AsyncRedisFrontier.open(redis, settings or FrontierSettings.from_config(cfg))
-
-
-def redis_pool_size(cfg: CrawlConfig) -> int:
-    """Connections a fetcher may need at once (per cluster master): every task it can run (active ones and host
-    sessions that wake up) with one command each, plus the lease loop and the release batcher. redis-py's pool raises
-    "Too many connections" past its size (100 by default), which killed fetch tasks at the start of broad crawls;
-    connections are opened only when needed, so a generous bound costs nothing while it is not reached."""
-    return cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch + 8
+async def _trim_heap() -> None:
+    """Give freed heap pages back now and then (cancelled at the end): bodies and TLS buffers come and go."""
+    trimmer = HeapTrimmer()
+    while True:
+        await asyncio.sleep(TRIM_INTERVAL_S)
+        trimmer.maybe_trim()
 
 
 def _origin(url: str) -> str:
@@ -173,7 +114,8 @@ class _Fetcher:
         if taken:
             log.info("%s took back %d leases of its previous life", self.args.owner, taken)
         self.sender = PageSender(self.args.parser_sockets)
-        async with HttpClient(self.cfg) as http:
+        hints = RuleHints.from_config(self.cfg)  # a rules file's headers, and what --render auto asks of it
+        async with HttpClient(self.cfg, url_headers=hints.headers if hints and hints.has_headers else None) as http:
             self.http = http
             if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)
                 hold_ms = round((max(self.cfg.timeouts.total, self.cfg.timeouts.robots) + 10.0) * 1000)
@@ -185,18 +127,21 @@ class _Fetcher:
                 retry_base_s=self.pol.robots_retry,
                 unavailable_limit=self.pol.robots_give_up,
                 sitemaps_found=self._add_sitemaps if self.cfg.sitemaps != "off" else None,
+                max_bytes=self.cfg.limits.robots_cache,
             )
-            self.route = RenderRoute(self.cfg)
+            self.route = RenderRoute(self.cfg, hints)
             self.plain: Fetcher = HttpFetcher(http)
             self.browser: BrowserFetcher | None = None
             if self.route.on:  # Playwright is imported only here, in a fetcher that renders
                 from webtrawl.fetch.render import open_browser_fetcher
 
                 self.browser = open_browser_fetcher(self.cfg, http, self.robots)
+            trimming = asyncio.create_task(_trim_heap())
             try:
                 await self._lease_loop()
                 await self._finish_in_flight()
             finally:
+                trimming.cancel()
                 if self.browser is not None:
                     await self.browser.close()
         await self.sender.close()
@@ -318,14 +263,14 @@ class _Fetcher:
         With ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one."""
         delay_ms = outcome.delay_ms if outcome else 0
         failed = outcome.failed if outcome else False
-        hold = session >= 0 and not failed and _reusable(page) and self._may_hold(session, delay_ms)
+        hold = session >= 0 and not failed and reusable(page) and self._may_hold(session, delay_ms)
         held = await self._release(
             lease,
             UrlAction.KEEP,
             delay_ms=delay_ms,
             failed=failed,
             retry_after_ms=outcome.retry_after_ms if outcome else 0,
-            counters=_counters(page),
+            counters=release_counters(page),
             hold=hold,
         )
         self.args.report(fetched=1 if page.status else 0, ended=1)
@@ -446,7 +391,7 @@ class _Fetcher:
         for us, so it goes over the same connection)."""
         rules = await self.robots.fetch(origin)
         self._give_back_budget(1)
-        delay_ms = _delay_ms(self.cfg, rules)
+        delay_ms = host_gap_ms(self.cfg, rules)
         hold = not rules.unavailable and self._may_hold(session, delay_ms)
         return await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
 
@@ -456,7 +401,7 @@ class _Fetcher:
         if rules.failures < self.pol.robots_give_up:
             self._give_back_budget(1)
             wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
-            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, _delay_ms(self.cfg, rules)))
+            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, host_gap_ms(self.cfg, rules)))
             return
         detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
         # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
@@ -464,7 +409,7 @@ class _Fetcher:
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
-        self._gaps[lease.token] = _delay_ms(self.cfg, rules)
+        self._gaps[lease.token] = host_gap_ms(self.cfg, rules)
         recrawl = await self.frontier.recrawl_state(lease.shard, lease.url) if self.cfg.recrawl_after > 0 else ""
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
@@ -483,7 +428,7 @@ class _Fetcher:
         outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay, elapsed_ms=resp.elapsed_ms)
         if await self._retry(lease, outcome):
             return None
-        page = _page_from(lease, resp)
+        page = page_from(lease, resp)
         page.recrawl = recrawl
         return await self._finish(lease, page, outcome, session)
 
@@ -495,58 +440,9 @@ class _Fetcher:
         if reason and self.browser is not None:
             return await self.browser.fetch(FetchRequest(lease.url, reason), rules)
         resp = await self.plain.fetch(FetchRequest(lease.url, headers=headers), rules)
-        shell = self.route.after(resp) if self.browser is not None else ""
+        shell = self.route.after(lease.url, resp) if self.browser is not None else ""
         if shell and self.browser is not None:
             if self.route.remember(lease.host):
                 await self.frontier.mark_render(lease.host)
             resp = await self.browser.fetch(FetchRequest(lease.url, shell, prior=resp), rules)
         return resp
-
-
-def _counters(page: Page) -> dict[str, int] | None:
-    """The frontier counters a fetched page adds when its host is released."""
-    if not page.status:
-        return None
-    counters = {"fetched": 1}
-    if page.dom is not None:
-        counters["rendered"] = 1
-        blocked = sum(page.render_blocked.values())
-        if blocked:
-            counters["render-blocked"] = blocked
-    return counters
-
-
-def _reusable(page: Page) -> bool:
-    """Whether the connection that brought ``page`` stays open for the next request (HTTP/1.1 keep-alive)."""
-    if page.error and page.error != "robots":
-        return False
-    return not any(n.lower() == "connection" and "close" in v.lower() for n, v in page.headers)
-
-
-def _delay_ms(cfg: CrawlConfig, rules: RobotsRules) -> int:
-    delay = cfg.politeness.delay
-    if rules.crawl_delay is not None:
-        delay = max(delay, min(rules.crawl_delay, cfg.politeness.max_crawl_delay))
-    return int(delay * 1000)
-
-
-def _page_from(lease: Lease, resp: Response) -> Page:
-    return Page(
-        lease=lease,
-        status=resp.status,
-        reason=resp.reason,
-        http_version=resp.http_version,
-        headers=resp.headers,
-        body=resp.body,
-        truncated=resp.truncated,
-        error="too-large" if resp.truncated else "",
-        error_detail="body cut at the size cap" if resp.truncated else "",
-        request_headers=resp.request_headers,
-        ip=resp.ip,
-        fetch_time=resp.fetch_time,
-        elapsed_ms=resp.elapsed_ms,
-        render_reason=resp.render_reason,
-        dom=resp.dom,
-        exchanges=resp.exchanges,
-        render_blocked=resp.render_blocked,
-    )

@@ -26,9 +26,10 @@ from rich.logging import RichHandler
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
 from webtrawl.extract import absolute_spec, build_extraction
+from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs
 from webtrawl.fetch.render.chromium import check_rendering
 from webtrawl.fetch.stats import FetcherStats
-from webtrawl.fetch.worker import STOP_GRACE_S, FetcherArgs, run_fetcher
+from webtrawl.fetch.worker import run_fetcher
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import mask_url, redis_used_memory
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory

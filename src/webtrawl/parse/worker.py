@@ -20,6 +20,7 @@ from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import CrawlConfig
 from webtrawl.extract import build_extraction
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Completion, NewUrl, Page
 from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
 from webtrawl.pagepipe import PageReceiver
@@ -97,6 +98,7 @@ class _Parser:
     def run(self) -> None:
         pending: list[Page] = []
         first_at = 0.0
+        trimmer = HeapTrimmer()
         try:
             while True:
                 wait = max(0.0, first_at + _BATCH_SECONDS - time.monotonic()) if pending else 0.2
@@ -108,6 +110,7 @@ class _Parser:
                 if pending and due:
                     self._process(pending)
                     pending = []
+                    trimmer.maybe_trim()  # a batch may have held several 10 MiB bodies and their trees
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:
                     break
         finally:

@@ -14,6 +14,7 @@ result                         failed  retry  note
 other 5xx (501, 505, ...)      yes     no     permanent for this URL, still a host failure
 timeout, connect, reset        yes     yes    transient transport errors
 render                         yes     yes    the browser died or the render ran out of time
+render-memory                  no      no     the page passed --render-page-memory (crashed)
 dns-timeout                    yes     yes    no DNS answer (timeout, SERVFAIL), unlike "dns"
 dns, tls                       yes     no     the host is broken for every URL: back off
 too-large, bomb, bad-content   no      no     the host answered; the content is the problem

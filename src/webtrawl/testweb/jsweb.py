@@ -11,10 +11,16 @@ for benchmarks):
 - ``scroll.js.test``: ``/`` is an infinite-scroll feed: ``/static/scroll.js`` loads screen 0 at once and screen k+1
   (``/api/feed?screen=k+1``) when the reader reaches the bottom, up to ``screens``; screen k links to
   ``/post/k-0`` and ``/post/k-1`` (plain pages).
+- ``shop.js.test``: ordinary-looking pages (text in the HTML, not a shell) whose product list
+  (``<div class="product"><h2>name</h2></div>``) ``/static/shop.js`` builds from ``/api/products``: extraction rules
+  find items only after a render. ``/`` links to ``/more`` in its HTML.
+- ``mem.js.test``: ``/`` runs a script that keeps ``mem_mb`` MB of JavaScript arrays (the per-page memory budget).
 - ``cookie.js.test``: ``/`` sets a cookie and links to ``/check``, whose title says whether the cookie came back.
 - ``evil.js.test``: ``/`` builds a link to ``/done`` and, meanwhile, fetches ``/private/secret`` (disallowed by
   robots.txt), ``http://127.0.0.2:<trap>/steal`` (an address outside ``--ip-allow 127.0.0.1/32``), an image and a
   script of another host.
+
+Every request's ``X-Key`` header is listed with its host and path in :attr:`JsWeb.keys` (rules' headers).
 
 Render requests are under ``/static/`` and ``/api/`` (:func:`is_subresource`); the access log has the same format
 as the main test web's. The listener is also an HTTP proxy: a request in absolute form (``GET http://host/...``) is
@@ -77,6 +83,18 @@ window.addEventListener('scroll', () => {
 });
 load();
 """
+PRODUCTS = ("Red kettle", "Blue mug", "Green teapot")
+_SHOP_JS = """
+fetch('/api/products').then(r => r.json()).then(d => {
+  document.getElementById('products').innerHTML =
+    d.map(name => '<div class="product"><h2>' + name + '</h2></div>').join('');
+});
+"""
+_SHOP_LIST = b'<div id="products"></div><script src="/static/shop.js"></script></body>'
+_MEM_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Memory</title></head><body><p>Big</p><script>
+window.keep = [];
+for (let i = 0; i < %(chunks)d; i++) window.keep.push(new Array(1 << 17).fill(i + 0.5));
+</script></body></html>"""
 _EVIL_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Evil</title>
 <script src="http://other.js.test:%(port)d/static/lib.js"></script></head>
 <body><div id="app"></div><img src="/static/pixel.png"><script>
@@ -108,13 +126,15 @@ class JsWeb:
 
     __test__ = False
 
-    def __init__(self, *, items: int = 5, screens: int = 8, plain_pages: int = 3) -> None:
+    def __init__(self, *, items: int = 5, screens: int = 8, plain_pages: int = 3, mem_mb: int = 128) -> None:
         self.items = items
+        self.mem_mb = mem_mb
         self.screens = screens
         self.plain_pages = plain_pages
         self.trap_hits: list[tuple[str, int]] = []  # (peer address, time) of every connection to the trap
         self.proxied: list[str] = []  # URLs asked for in absolute form (this web is also an HTTP proxy)
         self.test_headers: list[str] = []  # X-Trawl-Test header of every request (empty string: none)
+        self.keys: list[tuple[str, str, str]] = []  # (host, path, X-Key header or "") of every request
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tmp = Path(tempfile.mkdtemp(prefix="webtrawl-jsweb-"))
@@ -212,6 +232,7 @@ class JsWeb:
             self.proxied.append(raw_path)
             raw_path = URL(raw_path).raw_path_qs
         self.test_headers.append(request.headers.get("X-Trawl-Test", ""))
+        self.keys.append((host, request.path, request.headers.get("X-Key", "")))
         status, body, ctype = 404, b"not found\n", "text/plain"
         try:
             status, body, ctype = self._reply(host, request.path, request.query.get("screen", ""))
@@ -275,6 +296,16 @@ class JsWeb:
                 return 200, b"all fine here", "text/plain"
             if path == "/done":
                 return 200, _plain("Done", []), html
+        elif kind == "shop":
+            if path in ("/", "/more"):
+                listed = _plain(f"Shop {path}", ["/more"] if path == "/" else [])
+                return 200, listed.replace(b"</body>", _SHOP_LIST), html
+            if path == "/static/shop.js":
+                return 200, _SHOP_JS.encode(), js
+            if path == "/api/products":
+                return 200, json.dumps(PRODUCTS).encode(), data
+        elif kind == "mem" and path == "/":
+            return 200, (_MEM_PAGE % {"chunks": self.mem_mb}).encode(), html  # 2^17 doubles: 1 MiB a chunk
         elif kind == "cookie" and path == "/":
             return 200, _plain("Cookie home", ["/check"]), html
         elif kind == "other" and path == "/static/lib.js":

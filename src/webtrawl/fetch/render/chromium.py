@@ -9,7 +9,8 @@ requests would not be routed).
 
 :class:`BrowserHost` owns one browser per fetcher process: launched on the first render, restarted when it died
 (crashed or killed: ``disconnected``) and recycled after ``--render-pages-per-browser`` pages or when its processes
-use more than ``--render-max-memory``, which bounds what a long-lived browser can leak. The Playwright driver is a
+use more than ``--render-max-memory``, which bounds what a long-lived browser can leak. One page's JavaScript heap
+is capped by V8 itself (``--render-page-memory``, see :func:`launch_args`). The Playwright driver is a
 child of the fetcher and closes the browser when the fetcher dies, so a kill -9 of a fetcher leaves no browser
 behind; its leases are taken back like any fetcher's.
 """
@@ -87,6 +88,18 @@ def check_rendering(cfg: CrawlConfig) -> None:
     find_chromium(cfg)
 
 
+def launch_args(cfg: CrawlConfig) -> list[str]:
+    """Chromium's flags. ``--render-page-memory`` is V8's old-space limit, which every page's isolate gets: a page
+    past it is stopped by V8 even inside a loop that never yields (when a watcher polling the heap over CDP gets
+    no answer), its renderer crashes and the render fails with ``render-memory``; other pages go on (each render
+    has its own context, so its own renderer process). The heap of a page is only bounded this way: V8 does not
+    stop at the limit and wait."""
+    args = [*CHROMIUM_ARGS, *(_ROOT_ARGS if os.geteuid() == 0 else ())]
+    if cfg.render_page_memory:
+        args.append(f"--js-flags=--max-old-space-size={cfg.render_page_memory}")
+    return args
+
+
 class BrowserHost:
     """One Chromium for this process: ``acquire()`` a live browser for a render, ``release()`` it after."""
 
@@ -161,7 +174,7 @@ class BrowserHost:
             log.info("starting Chromium again (launch #%d)", self.launches)
         return await self._pw.chromium.launch(
             executable_path=str(self.executable),
-            args=[*CHROMIUM_ARGS, *(_ROOT_ARGS if os.geteuid() == 0 else ())],
+            args=launch_args(self.cfg),
             headless=True,
             chromium_sandbox=False,
             handle_sigint=False,

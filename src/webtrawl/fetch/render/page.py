@@ -27,7 +27,7 @@ from playwright.async_api import Browser, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from webtrawl.decompress import content_codings, decompress
-from webtrawl.errors import PolicyError, TransportError, WebtrawlError
+from webtrawl.errors import PolicyError, RenderMemory, TransportError, WebtrawlError
 from webtrawl.fetch.client import Response
 from webtrawl.messages import Exchange
 from webtrawl.politeness import RobotsRules
@@ -89,6 +89,7 @@ class PageRender:
         self._one = asyncio.Lock()  # one request of this render at a time
         self._handlers: set[asyncio.Task[object]] = set()  # route handlers still running
         self._bytes = 0  # body bytes of the exchanges so far
+        self._crashed = False  # the page's renderer died (V8's heap limit, --render-page-memory)
 
     async def run(self, browser: Browser) -> Response:
         started = time.perf_counter()
@@ -103,12 +104,20 @@ class PageRender:
             await context.route("**/*", self._route)
             await context.add_init_script(PENDING_SCRIPT)
             page = await context.new_page()
+            page.on("crash", self._crash)
             await page.goto(self.url, wait_until="load")
             await self._settle(page)
             for _ in range(cfg.render_scrolls):
                 if not await self._scroll(page):
                     break
             dom = (await page.content()).encode("utf-8", "replace")
+        except PlaywrightError:
+            if self._crashed and cfg.render_page_memory:
+                raise RenderMemory(
+                    f"the page's renderer crashed: its JavaScript heap passed --render-page-memory "
+                    f"({cfg.render_page_memory} MiB), or it broke otherwise"
+                ) from None
+            raise
         finally:
             await self._stop_handlers()
             with contextlib.suppress(Exception):
@@ -121,6 +130,9 @@ class PageRender:
             render_blocked=self.blocked,
             elapsed_ms=self.first.elapsed_ms + (time.perf_counter() - started) * 1000.0,
         )
+
+    def _crash(self, page: Page) -> None:
+        self._crashed = True
 
     async def _stop_handlers(self) -> None:
         """End requests still running (the render timed out, or a page never went quiet): each is aborted, so no
@@ -266,15 +278,4 @@ class PageRender:
 
 
 def _exchange(url: str, resp: Response) -> Exchange:
-    return Exchange(
-        url=url,
-        status=resp.status,
-        reason=resp.reason,
-        http_version=resp.http_version,
-        headers=resp.headers,
-        body=resp.body,
-        truncated=resp.truncated,
-        request_headers=resp.request_headers,
-        ip=resp.ip,
-        fetch_time=resp.fetch_time,
-    )
+    return Exchange(url=url, **resp.wire())

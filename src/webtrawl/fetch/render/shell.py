@@ -29,18 +29,26 @@ _HTML = ("text/html", "application/xhtml+xml")
 
 def shell_reason(resp: Response, max_decompressed: int) -> str:
     """``shell: <why>`` if ``resp`` looks like a script-built shell, else ``""``."""
+    payload = html_payload(resp, max_decompressed)
+    return payload_reason(payload) if payload is not None else ""
+
+
+def html_payload(resp: Response, max_decompressed: int) -> bytes | None:
+    """The decoded body of a whole 2xx HTML answer (what ``auto`` may render), else None."""
     if not 200 <= resp.status < 300 or resp.truncated:
-        return ""
+        return None
     mime = (resp.header("content-type") or "").split(";", 1)[0].strip().lower()
     if mime not in _HTML:
-        return ""
+        return None
     try:
-        payload = decompress(resp.body, content_codings([resp.header("content-encoding") or ""]), max_decompressed)
+        return decompress(resp.body, content_codings([resp.header("content-encoding") or ""]), max_decompressed)
     except WebtrawlError:
-        return ""
-    if b"<script" not in payload.lower():
-        return ""
-    return classify(payload)
+        return None
+
+
+def payload_reason(payload: bytes) -> str:
+    """:func:`shell_reason` on a decoded HTML body."""
+    return classify(payload) if b"<script" in payload.lower() else ""
 
 
 def classify(payload: bytes) -> str:

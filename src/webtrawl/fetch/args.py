@@ -1,0 +1,65 @@
+"""What a fetcher process is started with, and the Redis pool it needs: what the supervisor that starts a fetcher
+and the fetcher itself share, apart from the fetch loop (``fetch/worker.py``)."""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing.synchronize
+from dataclasses import dataclass
+from multiprocessing.sharedctypes import Synchronized
+from pathlib import Path
+
+from webtrawl.config import CrawlConfig
+from webtrawl.fetch import stats
+from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, connect_async
+
+SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps one idle connection)
+# On a stop, requests still running after this grace are abandoned: their URLs go back to the head of their queues
+# (a stop must not wait for an 8 KB/s body up to --total). The supervisor kills a fetcher that takes much longer.
+STOP_GRACE_S = 3.0
+
+
+@dataclass
+class FetcherArgs:
+    """Everything a fetcher process needs; picklable for the spawn start method."""
+
+    cfg: CrawlConfig
+    index: int
+    redis_url: str
+    parser_sockets: list[Path]
+    stop: multiprocessing.synchronize.Event
+    budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
+    stats: ctypes.Array[ctypes.c_int64] | None = None  # fetch.stats.FetcherStats.array
+    # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
+    pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
+
+    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0) -> None:
+        """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""
+        if self.stats is not None:
+            base = stats.SLOTS * self.index
+            if fetched:
+                self.stats[base + stats.FETCHED] += fetched
+            if leases is not None:
+                self.stats[base + stats.LEASES] = leases
+            if ended:
+                self.stats[base + stats.ENDED] += ended
+
+    @property
+    def owner(self) -> str:
+        return f"{self.cfg.node_id}/f{self.index}"
+
+
+async def open_frontier(
+    cfg: CrawlConfig, redis_url: str, settings: FrontierSettings | None = None
+) -> AsyncRedisFrontier:
+    """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands."""
+    redis = await connect_async(redis_url, cluster=cfg.cluster, max_connections=redis_pool_size(cfg))
+    return await AsyncRedisFrontier.open(redis, settings or FrontierSettings.from_config(cfg))
+
+
+def redis_pool_size(cfg: CrawlConfig) -> int:
+    """Connections a fetcher may need at once (per cluster master): every task it can run (active ones and host
+    sessions that wake up) with one command each, plus the lease loop and the release batcher. redis-py's pool raises
+    "Too many connections" past its size (100 by default), which killed fetch tasks at the start of broad crawls;
+    connections are opened only when needed, so a generous bound costs nothing while it is not reached."""
+    return cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch + 8

@@ -1,0 +1,99 @@
+"""What a fetcher takes from the user's rules file (``--extract rules.toml``): request headers and "nothing found".
+
+- **Headers per rule**: a rule's ``headers = {...}`` are sent with every request whose URL its ``url`` pattern
+  matches, over HTTP and in the browser (both go through the process's :class:`~webtrawl.fetch.client.HttpClient`,
+  which asks :meth:`RuleHints.headers` per request). Every matching rule adds its headers, an earlier rule's value
+  winning for a name given twice; ``--header`` is overridden by a rule for the same name.
+- **``--render auto`` renders when the rules found nothing**: the fetcher runs the page's rule on the HTTP answer
+  (the rule the parser would run: the first whose ``url`` and ``content_type`` match) and renders the page when it
+  yields no item, an item's ``required`` fields being empty counting as none. Deciding here, where the shell
+  heuristic already decides, keeps the data flowing one way and nothing counted twice: the page is rendered under
+  the same lease with its HTTP answer as the navigation response, so the host sees one request for it, the parser
+  one page (one record with ``render_reason: "no-items"``, its items once), and a kill -9 loses nothing (the lease
+  is taken back as for any fetch). The price is running that rule in the fetcher too: twice for such pages (here
+  on the HTTP answer, in the parser on the DOM), and once more for pages whose rule does find items (those are not
+  rendered). Rules that fail or run past ``--extract-timeout`` here do not cause a render: the parser records the
+  failure on the page. Callbacks (``--extract module:function``) are user code with effects, never run here.
+
+Built inside the fetcher process from the config (``from_config``); without a rules file nothing is loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from webtrawl.config import CrawlConfig
+from webtrawl.fetch.client import Response
+from webtrawl.parse.encoding import choose_encoding
+
+if TYPE_CHECKING:
+    from webtrawl.extract.rules import RulesExtractor
+
+NO_ITEMS = "no-items"  # the render reason in the page record
+
+
+class RuleHints:
+    def __init__(self, rules: RulesExtractor, *, auto: bool, timeout: float) -> None:
+        self.rules = rules
+        self.auto = auto  # --render auto: check whether the rules find items
+        self.timeout = timeout
+        self._headers = [(rule.url, rule.headers) for rule in rules.rules if rule.headers]
+
+    @classmethod
+    def from_config(cls, cfg: CrawlConfig) -> RuleHints | None:
+        """The hints of ``--extract rules.toml`` when the fetcher needs any (headers, or ``--render auto``)."""
+        from webtrawl.extract.callback import is_callback_spec
+
+        spec = cfg.extract
+        if not spec or (is_callback_spec(spec) and not Path(spec).is_file()):
+            return None
+        path, auto = Path(spec).expanduser(), cfg.render == "auto"
+        if not auto and not _may_have_headers(path):
+            return None  # a fetcher that needs nothing of the rules does not import parsel and lxml for them
+        from webtrawl.extract.rules import load_rules
+
+        hints = cls(load_rules(path), auto=auto, timeout=cfg.extract_timeout)
+        return hints if hints.auto or hints.has_headers else None
+
+    @property
+    def has_headers(self) -> bool:
+        return bool(self._headers)
+
+    def headers(self, url: str) -> dict[str, str]:
+        """The headers the rules add to a request for ``url`` (empty if none)."""
+        out: dict[str, str] = {}
+        for pattern, headers in self._headers:
+            if pattern.search(url):
+                for name, value in headers.items():
+                    out.setdefault(name, value)
+        return out
+
+    def no_items(self, url: str, resp: Response, payload: bytes) -> bool:
+        """With ``auto``: whether the page's rule finds no item in the HTTP answer (``payload``: its decoded
+        body). False when no rule is for this page, or when the rule fails (the parser records that)."""
+        if not self.auto or not any(rule.url.search(url) for rule in self.rules.rules):
+            return False
+        from webtrawl.extract.document import Document
+        from webtrawl.extract.limits import TimeLimit, time_limit
+
+        content_type = resp.header("content-type") or "text/html"
+        codec, _, bom = choose_encoding(payload, content_type)
+        text = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
+        mime = content_type.split(";", 1)[0].strip().lower()
+        doc = Document(url=url, text=text, status=resp.status, headers=resp.headers, content_type=mime)
+        if self.rules.rule_for(doc) is None:
+            return False
+        try:
+            with time_limit(self.timeout):
+                return not self.rules.extract(doc).items
+        except (Exception, TimeLimit):
+            return False
+
+
+def _may_have_headers(path: Path) -> bool:
+    """A byte search: a rules file without the word has no rule headers (one with it is loaded to know)."""
+    try:
+        return b"headers" in path.read_bytes()
+    except OSError:
+        return True  # load_rules reports it
