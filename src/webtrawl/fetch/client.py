@@ -12,6 +12,7 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -142,9 +143,22 @@ _TRIM_EVERY_S = 0.25  # how often idle connections past their keep-alive or beyo
 # How long an idle connection stays open. 5 s (two politeness delays) was measured: 400 MiB less per fetcher but
 # 2.3x its CPU, because a host of a 3,000-6,000-host crawl often comes back within 15 s (benchmarks/RESULTS.md).
 _KEEPALIVE_S = 15.0
+# The kernel's receive buffer of a fetch connection (Linux doubles the value: a 128 KiB window, ~1.3 MB/s at 100 ms
+# round trip, so a typical page needs no more round trips than with autotuning). uvloop reads a TLS connection's
+# socket into a 256 KiB buffer it keeps for the connection's life: with the autotuned multi-MiB buffer every read
+# of a big answer filled all of it, and an idle connection kept those pages resident.
+RECV_BUFFER = 64 * 1024
 # Bodies past BIG_BODY bytes (few pages: most HTML is < 1 MiB) are read BIG_BODIES at a time per fetcher.
 BIG_BODY = 1024 * 1024
 BIG_BODIES = 4
+
+
+def _open_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """A socket with a fixed receive buffer (see RECV_BUFFER), set before connect so the window is announced so."""
+    family, kind, proto = addr_info[0], addr_info[1], addr_info[2]
+    sock = socket.socket(family=family, type=kind, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECV_BUFFER)
+    return sock
 
 
 class HttpClient:
@@ -180,6 +194,7 @@ class HttpClient:
             limit=max(1, self._cfg.concurrency) * 2,
             limit_per_host=0,  # the frontier already keeps one request per host in flight
             keepalive_timeout=self.keepalive_s + 1.0,  # a backstop: trim_idle() closes them first, and aborts
+            socket_factory=_open_socket,
         )
         self._connector = connector
         self._trimmer = asyncio.create_task(self._trim_loop())
