@@ -21,11 +21,14 @@ DEFAULT_MAX_BYTES = 500 * 1024  # RFC 9309 2.5: crawlers must parse at least 500
 # lets the regex engine jump from line to line instead of trying every position (5x faster on a 600 KB file).
 _SEP = rb"(?:[ \t]*:[ \t]*|[ \t]+)"
 _VALUE = rb"([^\n#]*)"
+# Rule values run to the end of the line (the engine's tight loop for one excluded byte, 40% faster than
+# ``[^\n#]``); their comments are cut afterwards, in one pass over the values (see _patterns).
+_RULE_VALUE = rb"([^\n]*)"
 _DISALLOW_KEYS = rb"(?:disallow|dissallow|dissalow|disalow|diasllow|disallaw)"
 _AGENT_RE = re.compile(rb"\n[ \t]*user[ _-]?agent" + _SEP + _VALUE, re.IGNORECASE)
 _RULE_RE = re.compile(rb"\n[ \t]*(?:allow|" + _DISALLOW_KEYS + rb")(?:[ \t]*:|[ \t])", re.IGNORECASE)
-_ALLOW_RE = re.compile(rb"\n[ \t]*allow" + _SEP + _VALUE, re.IGNORECASE)
-_DISALLOW_RE = re.compile(rb"\n[ \t]*" + _DISALLOW_KEYS + _SEP + _VALUE, re.IGNORECASE)
+_ALLOW_RE = re.compile(rb"\n[ \t]*allow" + _SEP + _RULE_VALUE, re.IGNORECASE)
+_DISALLOW_RE = re.compile(rb"\n[ \t]*" + _DISALLOW_KEYS + _SEP + _RULE_VALUE, re.IGNORECASE)
 _DELAY_RE = re.compile(rb"\n[ \t]*crawl[ _-]?delay" + _SEP + _VALUE, re.IGNORECASE)
 _SITEMAP_RE = re.compile(rb"\n[ \t]*site[ _-]?map" + _SEP + _VALUE, re.IGNORECASE)
 _TOKEN_RE = re.compile(r"[a-zA-Z_-]*")
@@ -36,10 +39,14 @@ _TOKEN_RE = re.compile(r"[a-zA-Z_-]*")
 # the same function, so the two sides of a comparison are always in the same form.
 _SAFE = rb"A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]"
 _UNSAFE_RE = re.compile(rb"[^" + _SAFE + rb"%\n]+")
+# The bytes _UNSAFE_RE does not match: deleting them (bytes.translate, a C loop) leaves only the unsafe ones, far
+# faster than a regex search when there are none (the regex tests its negated class byte by byte).
+_KEPT = bytes(b for b in range(256) if _UNSAFE_RE.match(bytes((b,))) is None)
 _PCT_RE = re.compile(rb"%([0-9A-Fa-f]{2})?")
 _PATH_FAST_RE = re.compile(r"[^" + _SAFE.decode() + r"]")  # a path without these needs no work
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _TRAILING_RE = re.compile(rb"[ \t]+\n")
+_COMMENT_RE = re.compile(rb"#[^\n]*")
 _NEEDS_SLASH_RE = re.compile(rb"\n(?=[^/*\n])")
 _URL_PATH_RE = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*:)?(?://[^/?#]*)?([^#]*)")
 
@@ -97,7 +104,7 @@ def normalize_bytes(data: bytes) -> str:
     """Percent-encoding normal form of one or more ``\\n``-separated patterns or paths (pure ASCII out)."""
     if b"%" in data:
         data = _PCT_RE.sub(_pct, data)
-    if _UNSAFE_RE.search(data):
+    if data.translate(None, _KEPT):
         data = _UNSAFE_RE.sub(_encode, data)
     return data.decode("ascii")
 
@@ -122,10 +129,13 @@ def _patterns(values: list[bytes]) -> list[str]:
     if not values:
         return []
     blob = b"\n" + b"\n".join(values) + b"\n"  # leading blanks were taken by the line regexes
+    if b"#" in blob:  # a comment ends the value
+        blob = _COMMENT_RE.sub(b"", blob)
     if b" \n" in blob or b"\t\n" in blob:
         blob = _TRAILING_RE.sub(b"\n", blob)
     blob = _NEEDS_SLASH_RE.sub(b"\n/", blob)
-    return [p for p in normalize_bytes(blob).split("\n") if p]
+    # Normalised patterns hold no whitespace (it is percent-encoded): split() drops the empty lines too, in C.
+    return normalize_bytes(blob).split()
 
 
 def _delay(value: bytes) -> float | None:
