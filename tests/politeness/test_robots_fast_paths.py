@@ -74,3 +74,17 @@ def test_big_mixed_files_decide_like_the_reference(seed: int) -> None:
     rules, ref = RobotsRules(body, token=TOKEN), reference(body, TOKEN)
     for path in [*paths[:150], "/", "/abc", "/index.html", "/p/x1/abcd$"]:
         assert rules.allowed("http://h.example" + path) is ref.allowed(path), path
+
+
+def test_crawl_delay_is_the_first_valid_one_of_our_groups_found_in_the_one_pass() -> None:
+    body = (
+        "Crawl-delay: 9\nSitemap: /s1.xml\nUser-agent: other\nCrawl-delay: 8\nDisallow: /\n"
+        "User-agent: webtrawl\nCrawl-delay: x\nDisallow: /a\nsitemap: /s2.xml\n"
+        "User-agent: other\nUser-agent: webtrawl\nCrawl-delay: -1\nCrawl-delay: 2.5\nCrawl-delay: 3\n"
+        + "User-agent: webtrawl\nDisallow: /b\nCrawl-delay: x\n"
+        * 300
+    ).encode()
+    parsed, ref = parse(body, TOKEN), reference(body, TOKEN)
+    assert parsed.crawl_delay == ref.crawl_delay == 2.5
+    assert parsed.sitemaps == ref.sitemaps == ["/s1.xml", "/s2.xml"]
+    assert parse(body, "otherbot").crawl_delay is None  # '*' has no group here: no rules, no delay

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 DEFAULT_MAX_BYTES = 500 * 1024  # RFC 9309 2.5: crawlers must parse at least 500 KiB
@@ -25,12 +26,11 @@ _VALUE = rb"([^\n#]*)"
 # ``[^\n#]``); their comments are cut afterwards, in one pass over the values (see _patterns).
 _RULE_VALUE = rb"([^\n]*)"
 _DISALLOW_KEYS = rb"(?:disallow|dissallow|dissalow|disalow|diasllow|disallaw)"
-_AGENT_RE = re.compile(rb"\n[ \t]*user[ _-]?agent" + _SEP + _VALUE, re.IGNORECASE)
+# User-agent (group 1), Sitemap (group 2) and Crawl-delay lines: one pass over the text finds all three.
+_KEYS_RE = re.compile(rb"\n[ \t]*(?:(user[ _-]?agent)|(site[ _-]?map)|crawl[ _-]?delay)" + _SEP + _VALUE, re.IGNORECASE)
 _RULE_RE = re.compile(rb"\n[ \t]*(?:allow|" + _DISALLOW_KEYS + rb")(?:[ \t]*:|[ \t])", re.IGNORECASE)
 _ALLOW_RE = re.compile(rb"\n[ \t]*allow" + _SEP + _RULE_VALUE, re.IGNORECASE)
 _DISALLOW_RE = re.compile(rb"\n[ \t]*" + _DISALLOW_KEYS + _SEP + _RULE_VALUE, re.IGNORECASE)
-_DELAY_RE = re.compile(rb"\n[ \t]*crawl[ _-]?delay" + _SEP + _VALUE, re.IGNORECASE)
-_SITEMAP_RE = re.compile(rb"\n[ \t]*site[ _-]?map" + _SEP + _VALUE, re.IGNORECASE)
 _TOKEN_RE = re.compile(r"[a-zA-Z_-]*")
 
 # Percent-encoding (RFC 9309 2.2.2, RFC 3986 2.1-2.4): %XX of an unreserved character is decoded, any other %XX
@@ -152,25 +152,35 @@ def parse(body: bytes, token: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Par
     if b"\r" in text:
         text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     out = Parsed()
-    sitemaps = (v.strip().decode("utf-8", "replace") for v in _SITEMAP_RE.findall(text))
-    out.sitemaps = list(dict.fromkeys(s for s in sitemaps if s))
     ours = product_token(token)
     # Groups: (agent tokens, start, end). The first User-agent line of a group starts it; every following one
     # before a rule belongs to it too (other lines between them, such as a Crawl-delay, are the group's).
     groups: list[tuple[set[str], int, int]] = []
     agents: set[str] = set()
     group_from = previous_end = -1
-    for match in _AGENT_RE.finditer(text):
+    sitemaps: list[bytes] = []
+    delay_at: list[int] = []  # where each Crawl-delay line starts (ascending), and its value
+    delays: list[bytes] = []
+    for match in _KEYS_RE.finditer(text):
+        if match.group(1) is None:
+            if match.group(2) is None:
+                delay_at.append(match.start())
+                delays.append(match.group(3))
+            else:
+                sitemaps.append(match.group(3))
+            continue
         if group_from < 0:
             group_from = match.end()
         elif _RULE_RE.search(text, previous_end, match.start()) is not None:
             groups.append((agents, group_from, match.start()))
             agents, group_from = set(), match.end()
-        value = match.group(1).strip().decode("utf-8", "replace")
+        value = match.group(3).strip().decode("utf-8", "replace")
         agents.add("*" if value.split(None, 1)[:1] == ["*"] else product_token(value))
         previous_end = match.end()
     if group_from >= 0:
         groups.append((agents, group_from, len(text)))
+    urls = (v.strip().decode("utf-8", "replace") for v in sitemaps)
+    out.sitemaps = list(dict.fromkeys(u for u in urls if u))
     chosen = [g for g in groups if ours and ours in g[0]]
     out.matched_token = bool(chosen)
     if not chosen:
@@ -181,7 +191,8 @@ def parse(body: bytes, token: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Par
         allow += _ALLOW_RE.findall(text, start, end)
         disallow += _DISALLOW_RE.findall(text, start, end)
         if out.crawl_delay is None:
-            for value in _DELAY_RE.findall(text, start, end):
+            first, last = bisect_left(delay_at, start), bisect_left(delay_at, end)
+            for value in delays[first:last]:  # the group's own lines only: no pass over every group's
                 if (delay := _delay(value)) is not None:
                     out.crawl_delay = delay
                     break
