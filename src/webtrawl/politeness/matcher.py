@@ -31,6 +31,7 @@ from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
 _SMALL = 24  # up to this many wildcard rules a scan of all of them is cheaper than the gram index
 _GRAM = 3
 _HEAD, _TAIL = itemgetter(slice(_GRAM)), itemgetter(slice(-_GRAM, None))
+_SCORE = itemgetter(0)
 _STR = 49  # sys.getsizeof("") of an ASCII str
 _ENTRY = 40  # a dict slot and its share of the index table (tracemalloc, see benchmarks/bench_robots.py)
 _WILD = 150  # a wildcard rule: its tuple, the pieces tuple and its index entry
@@ -63,22 +64,31 @@ class Matcher:
     def __init__(self, parsed: Parsed) -> None:
         self.crawl_delay = parsed.crawl_delay
         self.sitemaps = parsed.sitemaps
-        # Scores of literal patterns; allow is written after disallow so an identical allow pattern wins the tie.
-        literal = {p: 2 * len(p) for p in parsed.disallow if "*" not in p}
-        literal.update({p: 2 * len(p) + 1 for p in parsed.allow if "*" not in p})
+        # Scores of patterns; allow is written after disallow so an identical allow pattern wins the tie (and real
+        # files repeat lines: each is compiled once).
+        literal: dict[str, int] = {}
+        stars: dict[str, int] = {}
+        for patterns, allow in ((parsed.disallow, 0), (parsed.allow, 1)):
+            for p in patterns:
+                if "*" in p:
+                    stars[p] = 2 * len(p) + allow
+                else:
+                    literal[p] = 2 * len(p) + allow
         self._exact = {p[:-1]: literal.pop(p) for p in [p for p in literal if p[-1] == "$"]}
         self._lit = literal
         # One slice per distinct pattern length: a check takes the path's prefixes of those lengths in C.
         self._lens = sorted(set(map(len, literal)))
         self._prefixes = tuple(slice(0, n) for n in self._lens)
-        stars = {p: 2 * len(p) for p in parsed.disallow if "*" in p}  # real files repeat lines: compile each once
-        stars.update({p: 2 * len(p) + 1 for p in parsed.allow if "*" in p})
-        self._wild, pieces = _compile_wild(sorted(stars.items(), key=itemgetter(1), reverse=True))
+        self._wild, pieces = _compile_wild(stars)
         self._grams: dict[str, list[_Wild]] = {}
         self._short: list[_Wild] = []
         self._sizes: tuple[int, ...] = ()
         if len(self._wild) > _SMALL:
             self._index(pieces)
+            for rules in (*self._grams.values(), self._short):  # best first; sorting the short lists is cheaper
+                rules.sort(key=_SCORE, reverse=True)
+        else:
+            self._wild.sort(key=_SCORE, reverse=True)
         self.size = (
             200
             + sum(map(len, literal))
@@ -155,12 +165,12 @@ class Matcher:
         return best
 
 
-def _compile_wild(scored: list[tuple[str, int]]) -> tuple[list[_Wild], list[tuple[str, ...]]]:
-    """Wildcard rules (best first, as given) and the pieces each can be indexed under: all but a prefix shorter
-    than a gram (most wildcard patterns start with "/*")."""
+def _compile_wild(scored: dict[str, int]) -> tuple[list[_Wild], list[tuple[str, ...]]]:
+    """Wildcard rules and the pieces each can be indexed under: all but a prefix shorter than a gram (most
+    wildcard patterns start with "/*")."""
     rules: list[_Wild] = []
     pieces: list[tuple[str, ...]] = []
-    for pattern, score in scored:
+    for pattern, score in scored.items():
         anchored = pattern[-1] == "$"
         body = pattern[:-1] if anchored else pattern
         if body[-1] == "*":  # "/a*" and "/a*$" match what "/a" matches
