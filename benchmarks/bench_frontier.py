@@ -43,6 +43,7 @@ from webtrawl.frontier import (
 )
 from webtrawl.frontier.keys import shard_tag, split_url
 from webtrawl.messages import Completion, NewUrl
+from webtrawl.names import PRIORITY_LEVELS
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.parse.canonical import canonicalize
 
@@ -88,6 +89,7 @@ class UrlMaker:
     ) -> None:
         self.rng = random.Random(seed)
         self.depths = depths  # spread(): depths 0..depths-1 at random (several priority levels per host); 0: all 1
+        self.ranked = 0.0  # spread(): this fraction of URLs get an explicit priority level (a rule's or callback's)
         self.words = _vocabulary()
         self.hosts = [f"https://www.{self._word()}-{i}.example.com" for i in range(hosts)]
         self.n = first  # the synthetic paths' serial number: client processes start at different ones
@@ -116,9 +118,14 @@ class UrlMaker:
                 return self.hosts[host] + rest
 
     def spread(self, size: int) -> list[NewUrl]:
-        rng, count, depths = self.rng, len(self.hosts), self.depths
+        rng, count, depths, ranked = self.rng, len(self.hosts), self.depths, self.ranked
         return [
-            NewUrl(self.url(rng.randrange(count)), depth=rng.randrange(depths) if depths else 1) for _ in range(size)
+            NewUrl(
+                self.url(rng.randrange(count)),
+                depth=rng.randrange(depths) if depths else 1,
+                priority=rng.randrange(PRIORITY_LEVELS) if ranked and rng.random() < ranked else -1,
+            )
+            for _ in range(size)
         ]
 
     def page_like(self, size: int) -> list[NewUrl]:
@@ -306,6 +313,9 @@ def main() -> None:
         default=0,
         help="memory: URL depths 0..N-1 at random, so hosts use several priority levels (0: every URL at depth 1)",
     )
+    parser.add_argument(
+        "--ranked", type=float, default=0.0, help="memory: this fraction of URLs have an explicit priority level"
+    )
     parser.add_argument("--cycle-seconds", type=float, default=5.0, help="0: skip the lease cycles")
     parser.add_argument("--lease-batch", type=int, default=32)
     args = parser.parse_args()
@@ -349,8 +359,9 @@ def main() -> None:
                 label = f"paths of the {len(rests):,} distinct corpus outlinks on {args.hosts} hosts"
                 f = _memory(client, UrlMaker(args.hosts, rests=rests, depths=args.depths), sizes, label)
             else:
-                make.depths = args.depths
+                make.depths, make.ranked = args.depths, args.ranked
                 label = "synthetic paths" + (f", depths 0-{args.depths - 1}" if args.depths else "")
+                label += f", {args.ranked:.0%} ranked" if args.ranked else ""
                 f = _memory(client, make, sizes, label)
 
         # --- lease + release + complete cycles ------------------------------------------------------------------

@@ -334,7 +334,8 @@ OPTIONS: tuple[Option, ...] = (
         "sitemaps",
         _choice("auto", "only", "off"),
         "auto: read sitemaps and feeds (robots.txt Sitemap: lines, --sitemap) besides links; only: URLs come from "
-        "sitemaps and feeds alone (links of pages are not followed); off: treat them as plain files",
+        "sitemaps and feeds alone (links of pages are not followed); off: treat them as plain files. A sitemap "
+        "priority below 0.5 queues a URL one level lower",
     ),
     Option("sitemap", str, "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)", repeat=True),
     Option("requisites", _parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"),
@@ -343,7 +344,9 @@ OPTIONS: tuple[Option, ...] = (
         parse_duration,
         "keep fetched pages in a recrawl set, due again after this long (e.g. 1d, 6h, 90m, 3600); the interval then "
         "adapts per page (halved when it changed, doubled when not, within a quarter and 8x of this). A run on an "
-        "existing crawl starts a round: due pages are fetched with a conditional GET (0: off)",
+        "existing crawl starts a round: due pages are fetched with a conditional GET (0: off). A rules file's "
+        "recrawl_after overrides it for its pages; sitemap changefreq sets a URL's first interval and a newer lastmod "
+        "brings it back",
     ),
     Option(
         "near_duplicates",

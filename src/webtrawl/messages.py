@@ -28,6 +28,15 @@ class NewUrl(msgspec.Struct, frozen=True):
     url: str
     depth: int = 0
     hops: int = 0
+    priority: int = -1  # explicit priority level 0 (first) .. PRIORITY_LEVELS - 1 (names.py); -1: by depth
+
+
+class RecrawlHint(msgspec.Struct, frozen=True):
+    """A sitemap's hints for one of its URLs in a crawl with --recrawl-after (parse/recrawl.py, scripts/hint.lua)."""
+
+    url: str
+    interval_ms: int = 0  # the first recrawl interval its changefreq asks for (already bounded); 0: none
+    modified: str = ""  # its lastmod as ISO UTC, the format of a record's fetch_time; "": none
 
 
 class Exchange(msgspec.Struct):

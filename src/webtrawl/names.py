@@ -21,7 +21,8 @@ FRONTIER_CAP = "frontier-cap"
 NEAR_DUPLICATE = "near-duplicate"
 
 # Priority levels of queued URLs: a URL's level is its depth capped at PRIORITY_LEVELS - 1 (seeds and sitemap URLs
-# are depth 0, so they come first). Each host has one queue per level and waits among the ready hosts of its best one.
+# are depth 0, so they come first), or the priority a rule, a callback or a sitemap gave it: 0 (most important, with
+# the seeds) .. PRIORITY_LEVELS - 1. Each host has one queue per level and waits among the ready hosts of its best one.
 PRIORITY_LEVELS = 4
 
 # Counters the scripts and the parsers both touch.

@@ -77,3 +77,14 @@ def next_page(page: Page) -> Iterator[Any]:
     """Scrapy's idiom: the next-page link, None on the last page."""
     yield {"h1": page.css("h1::text").get()}
     yield Follow(page.css("a.next::attr(href)").get())
+
+
+def ranked(page: Page) -> Iterator[Any]:
+    """The page's own links, and its ``a.first`` links first of all (priority 0); --extract for the ranking tests."""
+    yield {"h1": page.css("h1::text").get()}
+    for href in page.css("a.first::attr(href)").getall():
+        yield Follow(href, priority=0)
+
+
+def bad_priority(page: Page) -> Iterator[Any]:
+    yield Follow("/x", priority=9)

@@ -53,6 +53,20 @@ def test_follow_none_on_the_last_page_is_skipped() -> None:
     assert [n.url for n in more.new_urls] == ["http://site.example/dir/p2"]
 
 
+def test_a_followed_link_with_a_priority_carries_its_level_to_the_frontier() -> None:
+    html = b"<h1>p</h1><a href=/plain>p</a><a class=first href=/deep/1>d</a><a href=/plain2>q</a>"
+    out = run(make_page(html), extract=_spider("ranked"))
+    # the page's own links stay (by depth); the ranked one, also one of the page's links, gets its level
+    assert [(n.url.rsplit("/", 2)[-1], n.depth, n.priority) for n in out.new_urls] == [
+        ("plain", 1, -1),
+        ("1", 1, 0),
+        ("plain2", 1, -1),
+    ]
+    bad = run(make_page(html), extract=_spider("bad_priority"))
+    assert bad.record.error == "extract-error" and "priority must be a whole number 0" in str(bad.record.error_detail)
+    assert [n.priority for n in bad.new_urls] == [-1, -1, -1]  # the page's links are followed as usual
+
+
 def _failing_page(spider: str, bucket: int) -> str:
     """A URL the spider's ``_bucket`` puts in ``bucket``."""
     from tests.extract import spiders

@@ -11,6 +11,7 @@ import pytest
 from tests.extract.corpus import CORPUS, RULES, corpus_page, corpus_rows, needs_corpus
 from tests.extract.helpers import run
 from tests.parse.helpers import make_page
+from webtrawl.errors import InputError
 from webtrawl.extract import Document
 from webtrawl.extract.rules import load_rules
 from webtrawl.extract.select import Select
@@ -152,3 +153,37 @@ def test_a_follow_selector_keeps_rel_nofollow(tmp_path: Path) -> None:
     out = run(make_page(html), extract=str(rules))
     assert [n.url for n in out.new_urls] == ["http://site.example/2"]
     assert out.dropped == [("http://site.example/ads", "nofollow")]
+
+
+def test_a_rules_priority_ranks_the_links_it_follows_and_recrawl_after_is_per_rule(tmp_path: Path) -> None:
+    rules = tmp_path / "r.toml"
+    rules.write_text(
+        '[[rule]]\nurl = "/list/"\nfollow = "css:a.item"\npriority = 0\nrecrawl_after = "1h"\n'
+        '[rule.fields]\nh = "css:h1::text"\n'
+        '[[rule]]\nurl = "."\n[rule.fields]\nh = "css:h1::text"\n'
+    )
+    html = b"<h1>x</h1><a class=item href=/item/1>1</a><a href=/other>o</a>"
+    out = run(make_page(html, url="http://site.example/list/1"), extract=str(rules))
+    assert [(n.url, n.priority) for n in out.new_urls] == [("http://site.example/item/1", 0)]
+    out = run(make_page(html, url="http://site.example/page"), extract=str(rules))
+    assert [n.priority for n in out.new_urls] == [-1, -1]  # the second rule gives none: by depth
+    loaded = load_rules(rules)
+    assert loaded.recrawl_after("http://site.example/list/2", "") == 3600.0
+    assert loaded.recrawl_after("http://site.example/page", "text/html") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("priority = 4", "r.toml:3: priority must be a whole number 0 (first) .. 3, not 4"),
+        ('priority = "high"', "r.toml:3: priority must be a whole number 0 (first) .. 3, not 'high'"),
+        ('recrawl_after = "soon"', "r.toml:3: recrawl_after: not a duration: 'soon'"),
+        ("recrawl_after = 0", "r.toml:3: recrawl_after must be a duration above 0"),
+    ],
+)
+def test_bad_priority_or_recrawl_after_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    rules = tmp_path / "r.toml"
+    rules.write_text(f'[[rule]]\nurl = "."\n{line}\n[rule.fields]\nh = "css:h1::text"\n')
+    with pytest.raises(InputError) as caught:
+        load_rules(rules)
+    assert str(caught.value).startswith(str(tmp_path / message.split(":")[0]) + ":" + message.split(":", 1)[1])

@@ -39,12 +39,13 @@ def test_split_url_rejects_what_is_not_absolute(url: str) -> None:
     depth=st.integers(0, 10_000),
     hops=st.integers(0, 50),
     retries=st.integers(0, 50),
-    rest=st.sampled_from(["/", "/a/b?c=1", "?x", "", "/9/8", "https://other.test:1/x"]),
+    priority=st.integers(-1, 3),
+    rest=st.sampled_from(["/", "/a/b?c=1", "?x", "", "/9/8", "https://other.test:1/x", "/~3/x"]),
 )
-def test_entry_round_trip(depth: int, hops: int, retries: int, rest: str) -> None:
-    entry = decode_entry(encode_meta(depth, hops, retries) + rest, "http://h.test")
+def test_entry_round_trip(depth: int, hops: int, retries: int, priority: int, rest: str) -> None:
+    entry = decode_entry(encode_meta(depth, hops, retries, priority) + rest, "http://h.test")
     url = rest if rest.startswith("https:") else "http://h.test" + rest
-    assert entry == (url, depth, hops, retries)
+    assert entry == (url, depth, hops, retries, priority)
 
 
 def test_an_entry_costs_its_path_plus_one_byte() -> None:

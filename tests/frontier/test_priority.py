@@ -92,3 +92,21 @@ def test_a_crawl_from_before_the_queued_count_loses_no_url(frontier: FrontierFac
     assert len(drain(f)) == 3
     f.add([NewUrl("http://a.test/new", 2)])
     assert host_state(f, "a.test")["q"] == "1" and [y.url for y in drain(f)] == ["http://a.test/new"]
+
+
+def test_a_url_given_a_priority_is_leased_at_that_level_and_keeps_it(frontier: FrontierFactory) -> None:
+    """A rule's or callback's priority: a deep URL ranked 0 goes before the host's ordinary links, also after a
+    retry puts it back, and a shallow URL ranked 3 after them; the entry costs two bytes more, only when ranked."""
+    f = frontier(shards=1)
+    f.add([NewUrl("http://a.test/d1", 1), NewUrl("http://a.test/d1b", 1), NewUrl("http://a.test/d2", 2)])
+    f.add([NewUrl("http://a.test/deep", 5, 0, 0), NewUrl("http://a.test/late", 1, 0, 3)])
+    assert sorted(queue(f, "a.test")) == ["1/d1", "1/d1b", "1~3/late", "2/d2", "5~0/deep"]
+    (x,) = f.lease("n/f0", 1)
+    assert (x.url, x.depth) == ("http://a.test/deep", 5)
+    release(f, [x], UrlAction.RETRY)
+    elapse(f, "a.test")
+    (again,) = f.lease("n/f0", 1)
+    assert (again.url, again.retries) == ("http://a.test/deep", 1)
+    release(f, [again])
+    complete(f, [again])
+    assert [y.url.rsplit("/", 1)[1] for y in drain(f)] == ["d1", "d1b", "d2", "late"]

@@ -16,6 +16,9 @@ from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 
+from webtrawl.testweb import TestWeb, politeness_violations, robots_first_violations
+from webtrawl.testweb.accesslog import LogEntry
+
 
 class Crawl:
     """One ``trawl crawl`` (or ``node``) process group, in its own session like a terminal job, logging to a file."""
@@ -135,3 +138,16 @@ def quick_args(web: Any) -> list[str]:
         *("--connect", "2", "--total", "3", "--robots", "2", "--robots-retry", "0.2", "--robots-give-up", "3"),
         *("--max-retries", "1", "--backoff-base", "0.2", "--backoff-max", "2", "--host-budget", "40"),
     ]
+
+
+def polite_crawl(web: TestWeb, out: Path, *args: str, delay: float, resumed: bool = False) -> list[LogEntry]:
+    """A crawl with one fetcher and one parser: the test web's access log entries of it, checked for politeness
+    (and robots.txt first, unless ``resumed``: a resumed crawl has its robots.txt in Redis already)."""
+    mark = web.mark()
+    crawl = Crawl(out, [*args, *web.crawl_args(), "--delay", str(delay), "--fetchers", "1", "--parsers", "1"])
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    entries = web.entries(since=mark)
+    assert politeness_violations(entries, delay) == []
+    if not resumed:
+        assert robots_first_violations(entries) == []
+    return entries

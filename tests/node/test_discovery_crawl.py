@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -13,25 +12,19 @@ import redis.cluster
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.clusterrun import NodeRun, trawl
-from tests.node.crawlrun import Crawl, records, stats, wait_until
+from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
 from webtrawl.node.local_cluster import LocalRedisCluster
 from webtrawl.node.shared import status
 from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations, robots_first_violations
+from webtrawl.testweb.accesslog import LogEntry
 
 DELAY = 0.1
 
 
-def _crawl(web: TestWeb, out: Path, *args: str, resumed: bool = False) -> list[Any]:
-    mark = web.mark()
-    crawl = Crawl(out, [*args, *web.crawl_args(), "--delay", str(DELAY), "--fetchers", "1", "--parsers", "1"])
-    assert crawl.wait(300) == 0, crawl.log()[-4000:]
-    entries = web.entries(since=mark)
-    assert politeness_violations(entries, DELAY) == []
-    if not resumed:  # a resumed crawl has its robots.txt in Redis already
-        assert robots_first_violations(entries) == []
-    return entries
+def _crawl(web: TestWeb, out: Path, *args: str, resumed: bool = False) -> list[LogEntry]:
+    return polite_crawl(web, out, *args, delay=DELAY, resumed=resumed)
 
 
 def _dropped(out: Path) -> dict[str, str]:

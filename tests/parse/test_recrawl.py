@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import msgspec
 
+from webtrawl.messages import RecrawlHint
 from webtrawl.parse import process_page
 from webtrawl.parse.recrawl import (
     IDENTICAL_PAYLOAD,
     SERVER_NOT_MODIFIED,
     conditional_headers,
     decode,
+    iso_time,
     next_state,
     payload_digest,
+    sitemap_hint,
 )
 
 from .helpers import make_ctx, make_page
@@ -60,3 +63,50 @@ def test_unchanged_pages_wait_longer_and_changed_ones_shorter_within_bounds() ->
         assert out.record.revisit is msgspec.UNSET and out.new_urls
         state, _ = next_state(changed, out.record, 100.0)
         assert decode(state).interval_ms == expected  # type: ignore[union-attr]
+
+
+def test_a_sitemaps_changefreq_is_the_first_interval_within_bounds_and_lastmod_is_utc() -> None:
+    # D = 100 s: hourly is above 8 D, always below D / 4, daily on the bound; no changefreq and no lastmod: no hint
+    assert sitemap_hint("http://a.test/x", "hourly", "", 100.0) == RecrawlHint("http://a.test/x", 800_000)
+    assert sitemap_hint("http://a.test/x", "always", "", 100.0) == RecrawlHint("http://a.test/x", 25_000)
+    assert sitemap_hint("http://a.test/x", "", "", 100.0) is None
+    hint = sitemap_hint("http://a.test/x", "", "2026-11-02T12:00:00+02:00", 100.0)
+    assert hint == RecrawlHint("http://a.test/x", 0, "2026-11-02T10:00:00.000Z")  # compares with fetch_time
+    assert iso_time("2026-11-02") == "2026-11-02T00:00:00.000Z"
+    assert iso_time("Mon, 02 Nov 2026 10:00:00 GMT") == "2026-11-02T10:00:00.000Z"  # a feed's pubDate
+    assert iso_time("last tuesday") == ""
+    # a URL's first fetch starts from its hint (as the recrawl set holds it), bounded by this page's D
+    state, due = _fetched(recrawl="~3600000")
+    assert decode(state).interval_ms == 800_000 and due == 1_800_000  # type: ignore[union-attr]
+    state, _ = _fetched(recrawl="~60000")
+    assert decode(state).interval_ms == 60_000  # type: ignore[union-attr]
+    assert conditional_headers("~60000") == {}  # a hint has no validators
+
+
+def test_low_sitemap_priorities_rank_lower_and_hints_only_with_recrawl() -> None:
+    rows = "".join(
+        f"<url><loc>http://site.example/{name}</loc>{extra}</url>"
+        for name, extra in [
+            ("lo", "<priority>0.2</priority><changefreq>daily</changefreq>"),
+            ("mid", "<priority>0.5</priority><lastmod>2026-01-02</lastmod>"),
+            ("none", ""),
+        ]
+    )
+    body = f"<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>{rows}</urlset>".encode()
+    page = make_page(body, content_type="application/xml")
+    out = process_page(page, make_ctx())
+    assert [(n.url.rsplit("/", 1)[1], n.depth, n.priority) for n in out.new_urls] == [
+        ("lo", 0, 1),
+        ("mid", 0, -1),
+        ("none", 0, -1),
+    ]
+    assert out.hints == []  # no --recrawl-after: nothing for the recrawl set
+    deeper = process_page(make_page(body, content_type="application/xml", depth=2), make_ctx()).new_urls
+    assert [n.priority for n in deeper] == [3, -1, -1]  # one level lower than the sitemap's depth, never higher
+    ctx = make_ctx()
+    ctx.recrawl_after = 86_400.0
+    hints = process_page(page, ctx).hints
+    assert hints == [
+        RecrawlHint("http://site.example/lo", 86_400_000),
+        RecrawlHint("http://site.example/mid", 0, "2026-01-02T00:00:00.000Z"),
+    ]

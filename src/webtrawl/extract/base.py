@@ -12,18 +12,36 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from webtrawl.extract.document import Document
+from webtrawl.names import PRIORITY_LEVELS
+
+
+def check_priority(value: Any) -> int:
+    """A user's priority (rule or callback) as a frontier level: 0 (first, with the seeds) .. PRIORITY_LEVELS - 1.
+
+    Raises ValueError with a message for the user otherwise.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < PRIORITY_LEVELS:
+        raise ValueError(f"priority must be a whole number 0 (first) .. {PRIORITY_LEVELS - 1}, not {value!r}")
+    return value
 
 
 class Follow:
-    """A link a callback wants followed (a plain string works too); relative URLs are resolved against the page."""
+    """A link a callback wants followed (a plain string works too); relative URLs are resolved against the page.
 
-    __slots__ = ("url",)
+    ``priority`` ranks it in its host's queue: 0 (first, with the seeds and sitemap URLs) .. 3 (with the deepest
+    links); by default its level is its depth (capped at 3).
+    """
 
-    def __init__(self, url: str | None) -> None:
+    __slots__ = ("priority", "url")
+
+    def __init__(self, url: str | None, priority: int | None = None) -> None:
         self.url = url
+        self.priority = None if priority is None else check_priority(priority)
 
     def __repr__(self) -> str:
-        return f"Follow({self.url!r})"
+        if self.priority is None:
+            return f"Follow({self.url!r})"
+        return f"Follow({self.url!r}, priority={self.priority})"
 
 
 @dataclass(slots=True)
@@ -32,6 +50,12 @@ class ExtractResult:
     # None: follow the page's own links as usual; a list: follow only these (raw hrefs, resolved by the parser)
     links: list[str] | None = None
     extra_links: list[str] = field(default_factory=list)  # followed in addition to the page's links
+    priorities: dict[str, int] = field(default_factory=dict)  # raw href -> the priority level it was given
+    link_priority: int = -1  # a rule's priority: the level of every link the page follows (-1: by depth)
+
+    def priority_of(self, href: str) -> int:
+        """The explicit priority level of a followed link, -1 if none."""
+        return self.priorities.get(href, self.link_priority) if self.priorities else self.link_priority
 
 
 class Extractor(Protocol):

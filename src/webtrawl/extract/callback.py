@@ -85,6 +85,9 @@ class CallbackExtractor:
                         continue  # Follow(page.css("a.next::attr(href)").get()) on the last page
                     raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}")
                 result.extra_links.append(url)
+                if isinstance(value, Follow) and value.priority is not None:
+                    best = result.priorities.get(url, value.priority)  # the same link twice: its best rank
+                    result.priorities[url] = min(best, value.priority)
             elif isinstance(value, Mapping):
                 result.items.append(dict(value))
             else:

@@ -21,7 +21,7 @@ from webtrawl.extract.callback import is_callback_spec, load_callback
 from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
-from webtrawl.extract.rules import load_rules
+from webtrawl.extract.rules import RulesExtractor, load_rules
 from webtrawl.extract.text import check_available, main_text
 from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
@@ -67,6 +67,16 @@ class Extraction:
         if self.text and html:
             self._text(doc, record)
         return result
+
+    def sets_recrawl(self) -> bool:
+        """Whether some rule has a recrawl_after."""
+        return isinstance(self.extractor, RulesExtractor) and any(r.recrawl_after for r in self.extractor.rules)
+
+    def recrawl_after(self, url: str, content_type: str) -> float:
+        """The recrawl interval (s) the rules file gives the page (its first matching rule's), 0 if none."""
+        if isinstance(self.extractor, RulesExtractor):
+            return self.extractor.recrawl_after(url, content_type)
+        return 0.0
 
     def _clean(self, item: dict[str, Any]) -> dict[str, Any]:
         if not all(isinstance(key, str) for key in item):

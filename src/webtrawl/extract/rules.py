@@ -8,6 +8,8 @@ items = "css:article.product"          # optional: one item per element (fields 
 follow = "css:a.next"                  # optional: follow only these links; false: none; default: all links
 required = ["name"]                    # optional: an item without these fields is not emitted
 headers = { "X-Api-Key" = "k" }        # optional: extra request headers for URLs this rule's url matches
+priority = 0                           # optional: the links this rule follows go first (0) .. last (3)
+recrawl_after = "1h"                   # optional: with --recrawl-after, this rule's pages are due after this
 [rule.fields]
 name = "css:h1::text"                  # shorthand: css: xpath: re: jsonld: meta: (no prefix: css)
 price = { css = "p.price::text", type = "float", re = '[\\d.]+' }
@@ -28,14 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webtrawl.config import parse_headers
+from webtrawl.config import parse_duration, parse_headers
 from webtrawl.errors import ConfigError, InputError
-from webtrawl.extract.base import ExtractResult
+from webtrawl.extract.base import ExtractResult, check_priority
 from webtrawl.extract.convert import TYPES, convert, refine
 from webtrawl.extract.document import Document
 from webtrawl.extract.select import KINDS, Select, SelectorProblem
 
 _RULE_KEYS = {"url", "content_type", "items", "follow", "required", "fields", "name", "headers"}
+_RULE_KEYS |= {"priority", "recrawl_after"}  # scheduling: the rank of the links it follows, its pages' recrawl
 _FIELD_KEYS = {*KINDS, "all", "type", "default"}
 _MISSING = object()
 
@@ -72,11 +75,17 @@ class Rule:
     required: list[str] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)  # sent by the fetcher (fetch/rulehints.py), not used here
     engine: str = "lexbor"  # parsel when any selector needs lxml: then items and fields all run there
+    priority: int = -1  # the level of the links this rule follows (-1: by depth)
+    recrawl_after: float = 0.0  # seconds; 0: --recrawl-after
 
     def matches(self, doc: Document) -> bool:
-        if not self.url.search(doc.url):
+        return self.matches_url(doc.url, doc.content_type)
+
+    def matches_url(self, url: str, content_type: str) -> bool:
+        """``content_type`` "" (not known, e.g. a 304) matches any content_type regex."""
+        if not self.url.search(url):
             return False
-        return self.content_type is None or bool(self.content_type.search(doc.content_type))
+        return self.content_type is None or not content_type or bool(self.content_type.search(content_type))
 
 
 class RulesExtractor:
@@ -103,12 +112,17 @@ class RulesExtractor:
                 any_found |= found
             if any_found and all(item.get(name) not in (None, []) for name in rule.required):
                 items.append(item)
-        result = ExtractResult(items=items)
+        result = ExtractResult(items=items, link_priority=rule.priority)
         if rule.follow_none:
             result.links = []
         elif rule.follow is not None:
             result.links = _hrefs(rule.follow, doc)
         return result
+
+    def recrawl_after(self, url: str, content_type: str) -> float:
+        """The recrawl interval (s) of the first rule matching the page, 0 if that rule sets none (or none matches)."""
+        rule = next((r for r in self.rules if r.matches_url(url, content_type)), None)
+        return rule.recrawl_after if rule is not None else 0.0
 
 
 def _hrefs(select: Select, doc: Document) -> list[str]:
@@ -176,6 +190,18 @@ def _rule(index: int, block: Any, lines: _Lines) -> Rule:
         raise lines.error(index, "required", "required must be a list of field names")
     rule.required = required
     rule.headers = _headers(block.get("headers", {}), index, lines)
+    if "priority" in block:
+        try:
+            rule.priority = check_priority(block["priority"])
+        except ValueError as exc:
+            raise lines.error(index, "priority", str(exc)) from None
+    if "recrawl_after" in block:
+        try:
+            rule.recrawl_after = parse_duration(block["recrawl_after"])
+        except ValueError as exc:
+            raise lines.error(index, "recrawl_after", f"recrawl_after: {exc}") from None
+        if rule.recrawl_after <= 0:
+            raise lines.error(index, "recrawl_after", 'recrawl_after must be a duration above 0 ("1h", "90m")')
     fields = block.get("fields")
     if not isinstance(fields, dict) or not fields:
         raise lines.error(index, "fields", "every rule needs a [rule.fields] table with at least one field")

@@ -142,7 +142,11 @@ class AddBatch:
                 self._refuse(seg, url, FRONTIER_CAP)
                 continue
             self._allowed -= 1
-            meta = encode_meta(item.depth, item.hops) if item.hops else str(item.depth)
+            meta = (
+                encode_meta(item.depth, item.hops, 0, item.priority)
+                if item.hops or item.priority >= 0
+                else str(item.depth)
+            )
             run = runs.get(host)
             if run is None or run.origin != origin or run.meta != meta:
                 run = runs[host] = _Run(host, origin, meta)

@@ -32,7 +32,7 @@ from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
-from webtrawl.messages import Completion, Lease, NewUrl
+from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
 from webtrawl.names import INFLIGHT, QUEUED
 
 T = TypeVar("T")
@@ -284,6 +284,19 @@ class FrontierCore:
             total += sum(int(queued) for queued, _ in replies)
             shards = [sh for sh, (_, looked) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
         return total
+
+    def recrawl_hints(self, hints: Sequence[RecrawlHint]) -> Steps[int]:
+        """A sitemap's lastmod/changefreq for its URLs (see scripts/hint.lua); returns how many it queued again."""
+        groups: dict[int, list[Arg]] = defaultdict(list)
+        for h in hints:
+            parts = split_url(h.url)
+            if parts is not None:
+                groups[self.shard(self.key(parts.host))] += [h.url, max(0, h.interval_ms), h.modified]
+        if not groups:
+            return 0
+        shards = sorted(groups)
+        replies = yield [script_call("hint", self._sp[sh] + "rc", self._sp[sh], *groups[sh]) for sh in shards]
+        return sum(int(r) for r in replies)
 
     def recrawl_state(self, shard: int, url: str) -> Steps[str]:
         (value,) = yield [Call(("HGET", self._sp[shard] + "rc", url))]

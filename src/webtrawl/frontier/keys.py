@@ -14,8 +14,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    its best non-empty level. Picking work is ZRANGEBYSCORE -inf now on each level,
                                    best first: O(levels x log n)
     SP q:<host>, SP q<l>:<host>  list  FIFO of entries (see below) per priority level (level 0: plain "q:").
-                                   A URL's level is its depth capped at PRIORITY_LEVELS - 1 (names.py): seeds and
-                                   sitemap URLs (depth 0) first, then shallower before deeper
+                                   A URL's level is its explicit priority if it has one (a rule's or callback's
+                                   priority, a low sitemap priority), else its depth capped at PRIORITY_LEVELS - 1
+                                   (names.py): seeds and sitemap URLs (depth 0) first, then shallower before deeper
     SP h:<host>             hash   o: origin (scheme://host[:port]), n: next-allowed ms, f: consecutive failures,
                                    a: URLs admitted (budget), l: token of the lease holding the host (if any),
                                    d: the politeness gap of the last answer (a reclaim waits it from now),
@@ -37,16 +38,20 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
     SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
-                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>" (parse/recrawl.py)
+                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>"
+                                   (parse/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
+                                   changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
                                    due ones at the start of a round
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
                                    simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
 
-Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]]<rest>`` where ``rest`` is the URL without its
-origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else the full URL. The metadata is
-digits only and ``rest`` never starts with a digit, so no separator is needed: a typical entry costs its path plus
-one byte. Lease tokens are ``<owner>.<shard>-<seq>``: the part before the last ``.`` is the fetcher that took it.
+Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]][~<level>]<rest>`` where ``rest`` is the URL
+without its origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else the full URL, and
+``~<level>`` is an explicit priority level (only URLs given one carry it: two bytes). The metadata is digits, dots
+and ``~`` only and ``rest`` never starts with one of them, so no separator is needed: a typical entry costs its path
+plus one byte. A script that rewrites the metadata (retries + 1) keeps ``~<level>`` as the head of ``rest``. Lease
+tokens are ``<owner>.<shard>-<seq>``: the part before the last ``.`` is the fetcher that took it.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from typing import NamedTuple
 from webtrawl.names import PRIORITY_LEVELS
 
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)", re.DOTALL)
-_ENTRY_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)", re.DOTALL)
+_ENTRY_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:~(\d+))?(.*)", re.DOTALL)
 
 
 def shard_tag(prefix: str, shard: int) -> str:
@@ -133,9 +138,10 @@ def _split_any(url: str) -> tuple[str, str, str] | None:
     return host.lower(), scheme + netloc, rest
 
 
-def level_of(depth: int) -> int:
-    """The priority level of a URL at ``depth`` (same rule as level_of() in the Lua scripts)."""
-    return min(max(depth, 0), PRIORITY_LEVELS - 1)
+def level_of(depth: int, priority: int = -1) -> int:
+    """The priority level of a URL at ``depth`` with an explicit ``priority`` level or none (-1); same rule as
+    level_of() in the Lua scripts."""
+    return min(max(depth if priority < 0 else priority, 0), PRIORITY_LEVELS - 1)
 
 
 def queue_key(sp: str, host: str, level: int = 0) -> str:
@@ -158,13 +164,16 @@ def host_of(url: str) -> str | None:
     return parts.host if parts else None
 
 
-def encode_meta(depth: int, hops: int = 0, retries: int = 0) -> str:
-    """Same rule as _meta() in the Lua scripts: trailing zero fields are left out."""
+def encode_meta(depth: int, hops: int = 0, retries: int = 0, priority: int = -1) -> str:
+    """Same rule as join_meta() in the Lua scripts: trailing zero fields are left out; ``~<level>`` only for a URL
+    with an explicit priority level (``priority`` >= 0)."""
     if retries:
-        return f"{depth}.{hops}.{retries}"
-    if hops:
-        return f"{depth}.{hops}"
-    return str(depth)
+        meta = f"{depth}.{hops}.{retries}"
+    elif hops:
+        meta = f"{depth}.{hops}"
+    else:
+        meta = str(depth)
+    return meta if priority < 0 else f"{meta}~{level_of(0, priority)}"
 
 
 class Entry(NamedTuple):
@@ -172,12 +181,13 @@ class Entry(NamedTuple):
     depth: int
     hops: int
     retries: int
+    priority: int = -1  # explicit priority level, -1: none (the level follows the depth)
 
 
 def decode_entry(entry: str, origin: str) -> Entry:
     m = _ENTRY_RE.fullmatch(entry)
     if m is None:  # not written by us; keep the URL rather than lose it
         return Entry(entry, 0, 0, 0)
-    depth, hops, retries, rest = m.groups()
+    depth, hops, retries, priority, rest = m.groups()
     url = rest if rest[:1].isalpha() else origin + rest  # a relative rest starts with / ? or is empty
-    return Entry(url, int(depth), int(hops or 0), int(retries or 0))
+    return Entry(url, int(depth), int(hops or 0), int(retries or 0), int(priority) if priority else -1)

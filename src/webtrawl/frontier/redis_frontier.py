@@ -17,7 +17,7 @@ from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, nosc
 from webtrawl.frontier.connect import SyncClient, is_cluster, lost_connection, transport_errors
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
-from webtrawl.messages import Completion, Lease, NewUrl
+from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
 
 
 def _pipeline(client: SyncClient, calls: Sequence[Call]) -> list[Any]:
@@ -130,6 +130,9 @@ class RedisFrontier:
 
     def requeue_due(self) -> int:
         return self._run(self.core.requeue_due())
+
+    def recrawl_hints(self, hints: Sequence[RecrawlHint]) -> int:
+        return self._run(self.core.recrawl_hints(hints))
 
     def recrawl_state(self, shard: int, url: str) -> str:
         return self._run(self.core.recrawl_state(shard, url))

@@ -180,7 +180,9 @@ class Node:
     def run(self) -> int:
         # User extraction code and rules fail here, once, with file and line: not in every parser later.
         self.cfg.extract = absolute_spec(self.cfg.extract)
-        build_extraction(self.cfg)
+        extraction = build_extraction(self.cfg)
+        if extraction is not None and self.cfg.recrawl_after <= 0 and extraction.sets_recrawl():
+            raise InputError(f"{self.cfg.extract}: a rule's recrawl_after needs --recrawl-after (which starts rounds)")
         check_rendering(self.cfg)  # --render without Chromium or Playwright: one clear error, before anything starts
         self._prepare_out()
         self.log_setup.apply("trawl")

@@ -54,8 +54,13 @@ def follow_links(
     links: list[tuple[str, bool]],
     counters: dict[str, int],
     dropped: list[tuple[str, str]],
+    priority_of: Callable[[str], int] | None = None,
 ) -> list[NewUrl]:
-    """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>`` and listed."""
+    """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>`` and listed.
+
+    ``priority_of``: raw href -> the explicit priority level a rule or callback gave it (-1: none); a link found
+    several times keeps its best one.
+    """
     limits = ctx.limits
     depth = page.lease.depth + 1
     if limits.max_depth > 0 and depth > limits.max_depth:
@@ -94,17 +99,30 @@ def follow_links(
             drop(counters, exc.reason, dropped, href)
             continue
         done[href] = None
+        priority = priority_of(href) if priority_of is not None else -1
         if url in seen:
+            if priority >= 0:
+                _rank(out, url, priority)
             continue
         seen.add(url)
         reason = refusal(url, max_len, scope, ctx.url_allowed, checked)
         if reason is None and traps is not None:
             reason = traps.check(url)
         if reason is None:
-            out.append(NewUrl(url, depth, 0))
+            out.append(NewUrl(url, depth, 0, priority))
         else:
             drop(counters, reason, dropped, url)
     return out
+
+
+def _rank(out: list[NewUrl], url: str, priority: int) -> None:
+    """A link found again with an explicit priority: the better of its levels (a linear search, only for ranked
+    repeats, which are few)."""
+    for i, new in enumerate(out):
+        if new.url == url:
+            if new.priority < 0 or priority < new.priority:
+                out[i] = NewUrl(url, new.depth, new.hops, priority)
+            return
 
 
 def refusal(

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.config import Limits, Politeness
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
-from webtrawl.messages import NewUrl, Page
-from webtrawl.names import DROP_PREFIX, counter_for
+from webtrawl.messages import NewUrl, Page, RecrawlHint
+from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
 from webtrawl.parse.canonical import canonicalize
 from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract, header_directives
 from webtrawl.parse.links import drop, drop_all, follow_links, refusal
-from webtrawl.parse.recrawl import revisit_kind
+from webtrawl.parse.recrawl import revisit_kind, sitemap_hint
 from webtrawl.parse.scope import Scope, host_and_port
 from webtrawl.parse.simhash import page_text, simhash
 from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, may_be_sitemap
@@ -35,6 +35,7 @@ from webtrawl.store.base import PageRecord
 
 if TYPE_CHECKING:  # extraction (parsel, lxml) is imported only by parsers that extract
     from webtrawl.extract import Document, Extraction
+    from webtrawl.extract.base import ExtractResult
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_TYPES = frozenset({"", "unknown/unknown", "application/unknown", "*/*"})
@@ -47,6 +48,7 @@ _HTML_STARTS = tuple(
     )
 )  # fmt: skip
 _WS = b" \t\n\r\x0c"
+LOW_SITEMAP_PRIORITY = 0.5  # the protocol's default: a sitemap URL ranked below it is queued one level lower
 _TEXTY = re.compile(r"^text/|[/+](?:json|xml)$")  # non-HTML types extraction still sees (APIs, feeds)
 
 
@@ -64,6 +66,14 @@ class ParseContext:
     sitemaps: str = "auto"  # --sitemaps: auto (sitemaps, feeds and links), only (no links of pages), off
     requisites: bool = False  # --requisites: also follow images, scripts and style sheets of HTML pages
     near_duplicates: bool = False  # --near-duplicates: a simhash of each HTML page's main text in its record
+    recrawl_after: float = 0.0  # --recrawl-after (s): sitemaps then give recrawl hints
+
+    def recrawl_base(self, url: str, content_type: str = "") -> float:
+        """The recrawl interval D of a page (s): its rule's ``recrawl_after``, else --recrawl-after; 0: off."""
+        if self.recrawl_after <= 0:
+            return 0.0
+        ruled = self.extraction.recrawl_after(url, content_type) if self.extraction is not None else 0.0
+        return ruled or self.recrawl_after
 
 
 @dataclass(slots=True)
@@ -75,6 +85,7 @@ class Processed:
     # (url, reason) of every link not followed: the canonical URL, or the raw href when it has none
     dropped: list[tuple[str, str]] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)  # the fields of each item extraction produced
+    hints: list[RecrawlHint] = field(default_factory=list)  # a sitemap's lastmod/changefreq (--recrawl-after)
 
 
 def _iso(ts: float) -> str:
@@ -134,7 +145,7 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     if page.error:
         return _fail(record, page.error, page.error_detail, page.status > 0)
     status = page.status
-    if status == 304 and page.recrawl:  # a conditional GET of a page in the recrawl set: unchanged
+    if status == 304 and revisit_kind(page):  # a conditional GET of a page in the recrawl set: unchanged
         record.revisit = revisit_kind(page)
         return Processed(record, [], {"revisits": 1}, True)
     if 300 <= status < 400:
@@ -196,10 +207,17 @@ def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: b
     links = [(href, False) for href in (result.links if result.links is not None else result.extra_links)]
     dropped: list[tuple[str, str]] = []
     new_urls = (
-        follow_links(page, ctx, page.lease.url, links, counters, dropped) if links and not record.nofollow else []
+        follow_links(page, ctx, page.lease.url, links, counters, dropped, _ranking(result))
+        if links and not record.nofollow
+        else []
     )
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, result.items)
+
+
+def _ranking(result: ExtractResult) -> Callable[[str], int] | None:
+    """The extraction's link priorities (a rule's or callback's), None when it gave none."""
+    return result.priority_of if result.priorities or result.link_priority >= 0 else None
 
 
 def _count_extraction(record: PageRecord, counters: dict[str, int]) -> None:
@@ -245,10 +263,12 @@ def _html(
     if ctx.requisites and found.requisites:
         links = links + [(src, False) for src in found.requisites]
     items: list[dict[str, Any]] = []
+    ranking: Callable[[str], int] | None = None
     if ctx.extraction is not None:
         result = ctx.extraction.run(_document(page, record, doc, found.tree), record)
         found.tree = None
         items = result.items
+        ranking = _ranking(result)
         _count_extraction(record, counters)
         if result.links is not None:  # the rule's or callback's choice; an <a rel=nofollow> among them stays so
             rel_nofollow = dict(links)
@@ -269,14 +289,17 @@ def _html(
             counters[DROP_PREFIX + "nofollow"] = len(links)
             drop_all(url, base, links, "nofollow", dropped)
     else:
-        new_urls = follow_links(page, ctx, base, links, counters, dropped)
+        new_urls = follow_links(page, ctx, base, links, counters, dropped, ranking)
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, items)
 
 
 def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) -> Processed:
     """A sitemap, sitemap index or feed: its URLs are added at the sitemap's own depth (they are the site's own
-    list, like seeds), but only those of the sitemap's host (the protocol's cross-submission rule)."""
+    list, like seeds), but only those of the sitemap's host (the protocol's cross-submission rule). A URL the site
+    ranks below LOW_SITEMAP_PRIORITY goes one level lower (1 for a sitemap at depth 0: with the seeds' links, still
+    before deeper pages); with --recrawl-after,
+    lastmod and changefreq become hints for the recrawl set."""
     record.sitemap = found.kind
     counters = {"sitemaps": 1}
     if found.capped:
@@ -292,6 +315,7 @@ def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) 
     own_host = host_and_port(url)[0]
     seen = {url}
     out: list[NewUrl] = []
+    hints: list[RecrawlHint] = []
     for entry in found.entries:
         try:
             target = canonicalize(entry.url, url)
@@ -305,12 +329,18 @@ def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) 
             reason: str | None = SitemapHostError.reason
         else:  # no trap guard: a sitemap is the site's own finite list (the host budget still bounds it)
             reason = refusal(target, ctx.limits.max_url_length, ctx.scope, ctx.url_allowed, ctx.origin_verdicts)
-        if reason is None:
-            out.append(NewUrl(target, page.lease.depth, 0))
-        else:
+        if reason is not None:
             drop(counters, reason, dropped, target)
+            continue
+        depth = page.lease.depth
+        low = entry.priority is not None and entry.priority < LOW_SITEMAP_PRIORITY and depth + 1 < PRIORITY_LEVELS
+        out.append(NewUrl(target, depth, 0, depth + 1 if low else -1))
+        if ctx.recrawl_after > 0 and (entry.changefreq or entry.lastmod) and not entry.sitemap:
+            hint = sitemap_hint(target, entry.changefreq, entry.lastmod, ctx.recrawl_base(target))
+            if hint is not None:
+                hints.append(hint)
     record.outlinks = len(out)
-    return Processed(record, out, counters, _storable(record, ctx), dropped)
+    return Processed(record, out, counters, _storable(record, ctx), dropped, hints=hints)
 
 
 def _redirect(page: Page, ctx: ParseContext, record: PageRecord, headers: dict[str, list[str]]) -> Processed:

@@ -4,7 +4,12 @@ A page fetched with 200 enters the recrawl set with its validators (ETag, Last-M
 and an interval. A later round (``trawl crawl --out DIR --recrawl-after D`` on the same crawl; ``due.lua`` queues
 the pages whose time has come) fetches it with a conditional GET: a 304, or a 200 whose payload digest did not
 change, is stored as a WARC ``revisit`` record instead of the whole response, and its links are not followed
-again. The interval adapts: halved when the page changed, doubled when it did not, within [D/4, 8 D].
+again. The interval adapts: halved when the page changed, doubled when it did not, within [D/4, 8 D] (D: the
+page's rule's ``recrawl_after``, else ``--recrawl-after``).
+
+Sitemaps give hints (:func:`sitemap_hint`): a URL's ``changefreq`` is its first interval (within the same bounds),
+kept as "~<ms>" in the recrawl set until its first fetch completes; a ``lastmod`` after the fetch of the copy we hold
+queues the URL again at once (``hint.lua``).
 
 The state is one string (fields joined by newlines, none of which can hold one), written by ``complete.lua`` in the
 same step that completes the URL, so it is durable exactly when the page's records are. Only URLs of a crawl with
@@ -16,15 +21,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 import msgspec
 
-from webtrawl.messages import Page
+from webtrawl.messages import Page, RecrawlHint
 from webtrawl.store.base import PageRecord
 
 SERVER_NOT_MODIFIED = "server-not-modified"
 IDENTICAL_PAYLOAD = "identical-payload-digest"
 _MIN_FACTOR, _MAX_FACTOR = 0.25, 8.0
+_HINT = "~"  # a recrawl-set value starting with it is a sitemap hint, not a state (no queue key starts so)
+_DAY = 86_400.0
+_CHANGEFREQ_S = {
+    "always": 0.0, "hourly": 3600.0, "daily": _DAY, "weekly": 7 * _DAY, "monthly": 30 * _DAY,
+    "yearly": 365 * _DAY, "never": float("inf"),
+}  # fmt: skip
 
 
 class RecrawlState(msgspec.Struct):
@@ -49,6 +62,7 @@ def _one_line(text: str) -> str:
 
 
 def decode(text: str) -> RecrawlState | None:
+    """The state stored for a URL; None for a sitemap hint or anything else."""
     parts = text.split("\n")
     if len(parts) != 9 or not parts[1].isdigit() or not parts[4].isdigit():
         return None
@@ -76,7 +90,7 @@ def payload_digest(body: bytes) -> str:
 
 def revisit_kind(page: Page) -> str:
     """Why this fetch of a page in the recrawl set is a revisit: a 304, or the same payload digest; else ""."""
-    if not page.recrawl:
+    if not page.recrawl or page.recrawl.startswith(_HINT):  # a hint: no conditional GET was sent
         return ""
     if page.status == 304:
         return SERVER_NOT_MODIFIED
@@ -94,7 +108,8 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
         return "", 0
     base_ms = max(1, round(base_s * 1000))
     if previous is None:
-        interval = base_ms
+        hinted = page.recrawl[1:] if page.recrawl.startswith(_HINT) else ""
+        interval = _bounded(int(hinted), base_ms) if hinted.isdigit() else base_ms
     elif revisit:
         interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
     else:
@@ -116,3 +131,32 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
     )
     now_ms = round((time.time() if now is None else now) * 1000)
     return state.encode(), now_ms + interval
+
+
+def _bounded(interval_ms: float, base_ms: int) -> int:
+    return round(min(max(interval_ms, base_ms * _MIN_FACTOR), base_ms * _MAX_FACTOR))
+
+
+def sitemap_hint(url: str, changefreq: str, lastmod: str, base_s: float) -> RecrawlHint | None:
+    """What a sitemap entry tells the recrawl set (``base_s``: the URL's recrawl interval D); None if nothing."""
+    freq = _CHANGEFREQ_S.get(changefreq)
+    interval = _bounded(freq * 1000, max(1, round(base_s * 1000))) if freq is not None else 0
+    modified = iso_time(lastmod) if lastmod else ""
+    return RecrawlHint(url, interval, modified) if interval or modified else None
+
+
+def iso_time(text: str) -> str:
+    """A sitemap lastmod (W3C datetime) or a feed's date (RFC 822) as UTC in the form of a record's fetch_time,
+    so that the two compare as strings; "" if it is neither. A time without a zone is taken as UTC."""
+    text = text.strip()
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return ""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"

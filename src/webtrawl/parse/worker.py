@@ -73,6 +73,7 @@ def build_context(cfg: CrawlConfig, seeds: list[str]) -> ParseContext:
         sitemaps=cfg.sitemaps,
         requisites=cfg.requisites,
         near_duplicates=cfg.near_duplicates or cfg.skip_near_duplicates,
+        recrawl_after=cfg.recrawl_after,
     )
 
 
@@ -141,6 +142,9 @@ class _Parser:
                 parents.setdefault(new.url, page)
             completions.append(self._completion(page, out, counters))
         self.output.write(outputs)  # waits (crawl paused) while the disk is full or an output is away
+        hints = [hint for _, out in processed for hint in out.hints]
+        if hints:  # before the URLs: a new one is in the recrawl set with its hint before any fetcher leases it
+            self.frontier.recrawl_hints(hints)
         if new_urls:
             result = self.frontier.add(new_urls)
             refused = []  # host-queue-cap, budget, frontier-cap: recorded like any drop, in one write
@@ -157,7 +161,8 @@ class _Parser:
         """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""
         lease = page.lease
         if self.args.cfg.recrawl_after > 0:
-            state, due_ms = next_state(page, out.record, self.args.cfg.recrawl_after)
+            base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
+            state, due_ms = next_state(page, out.record, base)
             if state:
                 return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms)
         return Completion(lease.token, lease.shard, counters)

@@ -12,14 +12,15 @@ every fetcher process and node reads the same bytes from the store.
 from __future__ import annotations
 
 import math
-import zlib
 
 import msgspec
 
+from webtrawl.deflate import ERRORS, MAX_LEVEL, ZLIB
 from webtrawl.politeness.matcher import Matcher, compiled
 from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, normalize_path, path_of
 
 _COMPRESS_OVER = 512
+_DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, *ERRORS)
 _OVERHEAD = 600  # the RobotsRules object, its attributes and its LRU slot
 
 
@@ -117,7 +118,7 @@ class RobotsRules:
             expires_at=self.expires_at if math.isfinite(self.expires_at) else 0.0,
             error=self.error,
             compressed=compressed,
-            body=zlib.compress(self.body, 6) if compressed else self.body,
+            body=ZLIB.compress(self.body, MAX_LEVEL) if compressed else self.body,
         )
         return msgspec.msgpack.encode(stored)
 
@@ -126,8 +127,8 @@ class RobotsRules:
         """Inverse of :meth:`encode`. Raises ValueError on bytes it did not write."""
         try:
             stored = msgspec.msgpack.decode(data, type=_Stored)
-            body = zlib.decompress(stored.body) if stored.compressed else stored.body
-        except (msgspec.DecodeError, zlib.error) as exc:
+            body = ZLIB.decompress(stored.body) if stored.compressed else stored.body
+        except _DECODE_ERRORS as exc:
             raise ValueError(f"not a stored robots.txt: {exc}") from None
         return cls(
             body,

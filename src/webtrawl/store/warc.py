@@ -38,17 +38,12 @@ from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
 from webtrawl import __version__
+from webtrawl.deflate import MAX_LEVEL, ZLIB
 from webtrawl.messages import Page
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
 
-_deflate: ModuleType = zlib
-_MAX_LEVEL = 9
-try:
-    from isal import isal_zlib  # type: ignore[import-not-found,unused-ignore]
-
-    _deflate, _MAX_LEVEL = isal_zlib, isal_zlib.ISAL_BEST_COMPRESSION  # levels 0-3
-except ImportError:  # pragma: no cover - optional speed-up
-    pass
+_deflate: ModuleType = ZLIB
+_MAX_LEVEL = MAX_LEVEL
 
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}

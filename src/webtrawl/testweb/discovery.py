@@ -15,6 +15,7 @@ The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these 
 * ``fresh.disc.test`` (http): ETag / Last-Modified and 304s for recrawls; one page changes on every fetch.
 * ``ip<i>.disc.test`` (http, ``i < IP_HOSTS``): many names of one address (they all resolve to 127.0.0.1); each root
   links to two pages of its own and to the next host's root.
+* ``rank.disc.test`` and ``hints.disc.test``: the order of a crawl and sitemap hints (``ranking.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from html import escape
 
 from webtrawl.testweb.model import Reply, build_url
+from webtrawl.testweb.ranking import RankingWeb
 
 IP_HOSTS = 8
 _HTML = "text/html; charset=utf-8"
@@ -89,6 +91,7 @@ class DiscoveryWeb:
     def __init__(self, http_port: int, https_port: int) -> None:
         self.ports = {"http": http_port, "https": https_port}
         self.changes = 0  # fetches of fresh.disc.test/changes.html: its version
+        self.ranking = RankingWeb(http_port)
 
     def url(self, host: str, path: str, scheme: str = "") -> str:
         scheme = scheme or ("https" if host == "smap.disc.test" else "http")
@@ -136,6 +139,9 @@ class DiscoveryWeb:
             return self._feed(path)
         if host == "dup.disc.test":
             return self._dup(path)
+        ranked = self.ranking.respond(host, path)
+        if ranked is not None:
+            return ranked
         if host == "other.disc.test":
             return _page("other") if path != "/robots.txt" else _NOT_FOUND
         if host.startswith("ip") and host[2:-10].isdigit() and int(host[2:-10]) < IP_HOSTS:

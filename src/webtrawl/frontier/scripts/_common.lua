@@ -13,7 +13,7 @@ local function now_ms_up()
   return tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
 end
 
--- entry = <depth>[.<hops>[.<retries>]]<rest>; see keys.py
+-- entry = <depth>[.<hops>[.<retries>]][~<level>]<rest>; see keys.py (an explicit level stays at the head of rest)
 local function split_entry(entry)
   local d, h, r, rest = string.match(entry, '^(%d+)%.(%d+)%.(%d+)(.*)$')
   if d then return tonumber(d), tonumber(h), tonumber(r), rest end
@@ -46,7 +46,7 @@ local function flush_counts(key)
   end
 end
 
--- Priority levels (keys.py): a queued URL's level is its depth capped at LEVELS - 1. A host has one queue per
+-- Priority levels (keys.py): a queued URL's level is its explicit one or its depth, capped at LEVELS - 1. A host has one queue per
 -- level (level 0 keeps the plain name q:<host>) and, while idle with URLs queued, waits in the ready set of its best
 -- (lowest) non-empty level (level 0: sp..'ready'), so lease takes the hosts of level 0 first.
 local function qkey(sp, host, level)
@@ -59,8 +59,9 @@ local function rkey(sp, level)
   return sp .. 'ready' .. level
 end
 
+-- An entry (or metadata) with an explicit level "~<l>" after its digits is at that level instead (keys.py).
 local function level_of(entry)
-  local d = tonumber(string.match(entry, '^(%d+)')) or 0
+  local d = tonumber(string.match(entry, '^[%d.]+~(%d+)') or string.match(entry, '^(%d+)')) or 0
   if d >= LEVELS then return LEVELS - 1 end
   return d
 end
@@ -126,3 +127,16 @@ local function make_ready(sp, host, hk, now, only_if_absent)
   return nxt
 end
 
+
+-- queue a URL of the recrawl set again (due.lua, hint.lua): state is its rc value "<key>\n<depth>\n<origin>\n<rest>
+-- \n..." (parse/recrawl.py); false if it is not a full state (a sitemap hint "~<interval>")
+local function requeue_recrawl(sp, state, now)
+  local key, depth, origin, rest = string.match(state, '^([^\n]*)\n(%d+)\n([^\n]*)\n([^\n]*)')
+  if not key then return false end
+  local hk = sp .. 'h:' .. key
+  local entry = depth .. rest
+  if origin ~= redis.call('HGET', hk, 'o') then entry = depth .. origin .. rest end
+  requeue(sp, key, entry, false)
+  if not redis.call('HGET', hk, 'l') then make_ready(sp, key, hk, now, true) end
+  return true
+end

@@ -1,7 +1,6 @@
 -- due: start a recrawl round on one shard: URLs of the recrawl set whose time has come go back into their host's
 -- queue (past the seen filter: they are in it already). KEYS[1] = sp.."due"
 -- ARGV: sp, limit; returns {URLs queued, URLs left due (== limit: call again)}
--- rc[url] = "<key>\n<depth>\n<origin>\n<rest>\n..." (see parse/recrawl.py): the queue key, depth and URL parts
 local sp, limit = ARGV[1], tonumber(ARGV[2])
 local now = now_ms()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
@@ -9,18 +8,7 @@ local queued = 0
 for _, url in ipairs(due) do
   redis.call('ZREM', KEYS[1], url)
   local state = redis.call('HGET', sp .. 'rc', url)
-  if state then
-    local key, depth, origin, rest = string.match(state, '^([^\n]*)\n(%d+)\n([^\n]*)\n([^\n]*)')
-    if key then
-      local hk = sp .. 'h:' .. key
-      local usual = redis.call('HGET', hk, 'o')
-      local entry = depth .. rest
-      if origin ~= usual then entry = depth .. origin .. rest end
-      requeue(sp, key, entry, false)
-      if not redis.call('HGET', hk, 'l') then make_ready(sp, key, hk, now, true) end
-      queued = queued + 1
-    end
-  end
+  if state and requeue_recrawl(sp, state, now) then queued = queued + 1 end
 end
 count(C_QUEUED, queued)
 count('recrawl-queued', queued)

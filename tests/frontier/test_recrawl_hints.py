@@ -1,0 +1,54 @@
+"""Sitemap hints in the recrawl set (hint.lua): a first interval for URLs not fetched yet, and a lastmod after the
+copy we hold queues a fetched URL again, once, and only if it is not queued or in flight already."""
+
+from __future__ import annotations
+
+from tests.fixtures.redis_fixtures import FrontierFactory
+from tests.frontier.helpers import drain, release
+from webtrawl.frontier.keys import shard_tag, split_url
+from webtrawl.frontier.redis_frontier import RedisFrontier
+from webtrawl.messages import Completion, NewUrl, RecrawlHint
+from webtrawl.parse.recrawl import RecrawlState
+
+FETCHED = "2026-11-02T10:00:00.000Z"
+FAR = 10**15  # due in ~30,000 years: only a hint can make it due
+
+
+def _fetch_into_recrawl_set(f: RedisFrontier, urls: list[str]) -> None:
+    """Lease and fetch each URL once; its completion puts it in the recrawl set, fetched at FETCHED."""
+    f.add([NewUrl(u) for u in urls])
+    while batch := f.lease("n/f0", 100):
+        release(f, batch)
+        for lease in batch:
+            parts = split_url(lease.url)
+            assert parts is not None
+            state = RecrawlState(lease.host, 0, parts.origin, parts.rest, 1000, date=FETCHED).encode()
+            f.complete([Completion(lease.token, lease.shard, {}, lease.url, state, FAR)])
+
+
+def _rc(f: RedisFrontier, url: str) -> str | None:
+    value = f.client.hget(shard_tag(f.core.settings.prefix, f.shard_of("a.test")) + "rc", url)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def test_lastmod_after_the_copy_held_queues_the_url_again_and_changefreq_waits_for_the_first_fetch(
+    frontier: FrontierFactory,
+) -> None:
+    f = frontier(shards=1)
+    new, old = "http://a.test/x1", "http://a.test/x2"
+    _fetch_into_recrawl_set(f, [new, old])
+    assert drain(f) == []  # both wait in the due set, far in the future
+    unseen = "http://a.test/x3"
+    queued = f.recrawl_hints(
+        [
+            RecrawlHint(new, 0, "2026-11-03T00:00:00.000Z"),  # changed after our fetch
+            RecrawlHint(old, 0, "2026-11-01T00:00:00.000Z"),  # not since
+            RecrawlHint(unseen, 3_600_000, ""),  # never fetched: its first interval
+        ]
+    )
+    assert queued == 1
+    assert _rc(f, unseen) == "~3600000" and _rc(f, old).startswith("a.test\n")  # type: ignore[union-attr]
+    # queued or in flight already: the same hint again does not queue it twice
+    assert f.recrawl_hints([RecrawlHint(new, 0, "2026-11-03T00:00:00.000Z")]) == 0
+    assert [x.url for x in drain(f)] == [new]
+    assert f.counters().get("recrawl-lastmod") == 1
