@@ -110,11 +110,12 @@ class Matcher:
         for short in [g for g in count if len(g) < _GRAM]:
             count[short] += len(every)  # a piece too short to give a gram is chosen only if all are
         rarity = count.__getitem__
+        # On equal counts a tail wins: the end of an id tells rules apart more often than its start.
         for rule, parts in zip(self._wild, pieces, strict=True):
             if len(parts) == 1:  # most rules: "/*" and one piece
                 tail, head = parts[0][-_GRAM:], parts[0][:_GRAM]
                 gram = head if rarity(head) < rarity(tail) else tail
-            else:  # on equal counts a tail wins: the end of an id tells rules apart more often than its start
+            else:
                 gram = min(chain(map(_TAIL, parts), map(_HEAD, parts)), key=rarity) if parts else ""
             if len(gram) < _GRAM:
                 gram = max(_pieces(rule), key=len)
