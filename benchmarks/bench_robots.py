@@ -8,6 +8,8 @@ file's own rules (stars filled in), the rest ordinary pages; about a fifth end u
 
     .venv/bin/python benchmarks/bench_robots.py [--checks 2000] [--repeat 5]
 
+A second row measures the big file of the realistic crawl bench (webtrawl.testweb.realrobots, 35% '*' rules).
+
 Times are CPU time of this process (time.process_time), the least disturbed of several runs: on a shared
 machine wall-clock time mostly measures the other processes. Other parsers are measured too when installed
 (fast-robotstxt: Google's C++ parser, which parses the file again on every check; robotspy).
@@ -150,6 +152,23 @@ def _retained_bytes(build: Callable[[], Any]) -> tuple[int, Any]:
     return after - before, obj
 
 
+def _realistic_row(checks: int, repeat: int) -> tuple[str, str, str, str]:
+    """The big file of ``trawl bench --web realistic`` (testweb/realrobots.py: 16,000 rules, 35% of them '*'
+    patterns, all in the '*' group), whole, with URLs drawn from it the same way."""
+    from webtrawl.testweb.realrobots import big_robots as realistic
+
+    head, rest = realistic("a.test", 1)
+    body = head + rest
+    whole = len(body) + 1
+    ms = _best_ms(lambda: Matcher(parse(body, TOKEN, max_bytes=whole)), repeat)
+    mem, matcher = _retained_bytes(lambda: Matcher(parse(body, TOKEN, max_bytes=whole)))
+    rules = RobotsRules(body, token=TOKEN, max_bytes=whole)
+    rules._matcher = matcher
+    check_us = _per_check_us(rules.allowed, urls(checks, body), repeat)
+    memory = f"{mem / 1024:.0f} KiB (estimate {matcher.size / 1024:.0f} KiB)"
+    return ("webtrawl, realistic bench's file", f"{ms:.1f}", f"{check_us:.2f}", memory)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--checks", type=int, default=2000)
@@ -184,6 +203,7 @@ def main() -> None:
     first.allowed(us[0])
     hit_ms = _best_ms(lambda: RobotsRules(body, token=TOKEN).allowed(us[0]), args.repeat)  # ...then shared
     rows.append(("webtrawl (500 KiB cap)", f"{cap_ms:.1f}", "", ""))
+    rows.append(_realistic_row(args.checks, args.repeat))
     rows.append(("webtrawl, same body again", f"{hit_ms:.1f}", "", "shared with the first origin"))
     rows.append(
         (

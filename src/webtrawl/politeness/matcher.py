@@ -24,11 +24,14 @@ import weakref
 from bisect import bisect_right
 from collections import Counter
 from itertools import chain, repeat
+from operator import itemgetter
 
 from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
 
 _SMALL = 24  # up to this many wildcard rules a scan of all of them is cheaper than the gram index
 _GRAM = 3
+_HEAD, _TAIL = itemgetter(slice(_GRAM)), itemgetter(slice(-_GRAM, None))
+_SCORE = itemgetter(0)
 _STR = 49  # sys.getsizeof("") of an ASCII str
 _ENTRY = 40  # a dict slot and its share of the index table (tracemalloc, see benchmarks/bench_robots.py)
 _WILD = 150  # a wildcard rule: its tuple, the pieces tuple and its index entry
@@ -61,54 +64,66 @@ class Matcher:
     def __init__(self, parsed: Parsed) -> None:
         self.crawl_delay = parsed.crawl_delay
         self.sitemaps = parsed.sitemaps
-        # Scores of literal patterns; allow is written after disallow so an identical allow pattern wins the tie.
-        literal = {p: 2 * len(p) for p in parsed.disallow if "*" not in p}
-        literal.update((p, 2 * len(p) + 1) for p in parsed.allow if "*" not in p)
-        exact = {p[:-1]: v for p, v in literal.items() if p.endswith("$")}
-        self._lit = {p: v for p, v in literal.items() if not p.endswith("$")} if exact else literal
-        self._exact = exact
+        # Scores of patterns; allow is written after disallow so an identical allow pattern wins the tie (and real
+        # files repeat lines: each is compiled once).
+        literal: dict[str, int] = {}
+        stars: dict[str, int] = {}
+        for patterns, allow in ((parsed.disallow, 0), (parsed.allow, 1)):
+            for p in patterns:
+                if "*" in p:
+                    stars[p] = 2 * len(p) + allow
+                else:
+                    literal[p] = 2 * len(p) + allow
+        self._exact = {p[:-1]: literal.pop(p) for p in [p for p in literal if p[-1] == "$"]}
+        self._lit = literal
         # One slice per distinct pattern length: a check takes the path's prefixes of those lengths in C.
-        self._lens = sorted({len(p) for p in self._lit})
+        self._lens = sorted(set(map(len, literal)))
         self._prefixes = tuple(slice(0, n) for n in self._lens)
-        stars = {p: 0 for p in parsed.disallow if "*" in p}  # real files repeat lines: compile each once
-        stars.update((p, 1) for p in parsed.allow if "*" in p)
-        wild = sorted((_wild(p, v) for p, v in stars.items()), key=_score, reverse=True)
-        self._wild = wild
+        self._wild, pieces = _compile_wild(stars)
         self._grams: dict[str, list[_Wild]] = {}
         self._short: list[_Wild] = []
         self._sizes: tuple[int, ...] = ()
-        if len(wild) > _SMALL:
-            self._index(wild)
+        if len(self._wild) > _SMALL:
+            self._index(pieces)
+            for rules in (*self._grams.values(), self._short):  # best first; sorting the short lists is cheaper
+                rules.sort(key=_SCORE, reverse=True)
+        else:
+            self._wild.sort(key=_SCORE, reverse=True)
         self.size = (
             200
-            + sum(map(len, self._lit))
+            + sum(map(len, literal))
             + sum(map(len, self._exact))
-            + (_STR + _ENTRY) * (len(self._lit) + len(self._exact))
-            + _WILD * len(wild)
-            + sum(len(w[1]) + sum(map(len, w[2])) for w in wild)
+            + (_STR + _ENTRY) * (len(literal) + len(self._exact))
+            + _WILD * len(stars)
+            + sum(map(len, chain.from_iterable(pieces)))  # short prefixes are mostly "/", a shared str
             + sum(len(s) + 100 for s in self.sitemaps)
         )
 
-    def _index(self, wild: list[_Wild]) -> None:
-        """File each wildcard rule under its least common gram among the starts and ends of its pieces; a rule
-        whose pieces are all shorter than a gram is filed under its longest piece (one or two characters)."""
-        options: list[tuple[str, ...]] = []
-        for _score, prefix, mids, tail in wild:
-            pieces = (prefix, *mids, tail) if tail else (prefix, *mids)
-            grams = {g for x in pieces if len(x) >= _GRAM for g in (x[:_GRAM], x[-_GRAM:])}
-            if grams:
-                found = tuple(grams)
+    def _index(self, pieces: list[tuple[str, ...]]) -> None:
+        """File each wildcard rule under the least common of the grams that start and end its pieces; a rule
+        whose pieces are all shorter than a gram is filed under its longest piece (one or two characters).
+
+        The grams are cut and counted for all pieces at once (map, Counter: in C)."""
+        every = list(chain.from_iterable(pieces))
+        count = Counter(map(_TAIL, every))
+        count.update(map(_HEAD, every))
+        for short in [g for g in count if len(g) < _GRAM]:
+            count[short] += len(every)  # a piece too short to give a gram is chosen only if all are
+        rarity = count.__getitem__
+        # On equal counts a tail wins: the end of an id tells rules apart more often than its start.
+        for rule, parts in zip(self._wild, pieces, strict=True):
+            if len(parts) == 1:  # most rules: "/*" and one piece
+                tail, head = parts[0][-_GRAM:], parts[0][:_GRAM]
+                gram = head if rarity(head) < rarity(tail) else tail
             else:
-                longest = max(pieces, key=len)
-                found = (longest,) if longest else ()
-            options.append(found)
-        count = Counter(chain.from_iterable(options)).__getitem__
-        for rule, found in zip(wild, options, strict=True):
-            if found:
-                self._grams.setdefault(min(found, key=count) if len(found) > 1 else found[0], []).append(rule)
+                gram = min(chain(map(_TAIL, parts), map(_HEAD, parts)), key=rarity) if parts else ""
+            if len(gram) < _GRAM:
+                gram = max(_pieces(rule), key=len)
+            if gram:
+                self._grams.setdefault(gram, []).append(rule)
             else:
                 self._short.append(rule)  # "*": matches every path
-        self._sizes = tuple(sorted({len(g) for g in self._grams}))
+        self._sizes = tuple(sorted(set(map(len, self._grams))))
 
     def allowed(self, path: str) -> bool:
         if path == "/robots.txt":
@@ -151,21 +166,29 @@ class Matcher:
         return best
 
 
-def _score(rule: _Wild) -> int:
-    return rule[0]
+def _compile_wild(scored: dict[str, int]) -> tuple[list[_Wild], list[tuple[str, ...]]]:
+    """Wildcard rules and the pieces each can be indexed under: all but a prefix shorter than a gram (most
+    wildcard patterns start with "/*")."""
+    rules: list[_Wild] = []
+    pieces: list[tuple[str, ...]] = []
+    for pattern, score in scored.items():
+        anchored = pattern[-1] == "$"
+        body = pattern[:-1] if anchored else pattern
+        if body[-1] == "*":  # "/a*" and "/a*$" match what "/a" matches
+            body, anchored = body.rstrip("*"), False
+        prefix, *rest = body.split("*")
+        found = tuple(filter(None, rest)) if "" in rest else tuple(rest)
+        if anchored:
+            rules.append((score, prefix, found[:-1], found[-1]))
+        else:
+            rules.append((score, prefix, found, None))
+        pieces.append(found if len(prefix) < _GRAM else (prefix, *found))
+    return rules, pieces
 
 
-def _wild(pattern: str, allow: int) -> _Wild:
-    score = 2 * len(pattern) + allow
-    anchored = pattern[-1:] == "$"
-    body = pattern[:-1] if anchored else pattern
-    if body[-1:] == "*":  # "/a*" and "/a*$" match what "/a" matches
-        body, anchored = body.rstrip("*"), False
-    prefix, *rest = body.split("*")
-    pieces = tuple(filter(None, rest))
-    if anchored:
-        return score, prefix, pieces[:-1], pieces[-1]
-    return score, prefix, pieces, None
+def _pieces(rule: _Wild) -> tuple[str, ...]:
+    _score, prefix, mids, tail = rule
+    return (prefix, *mids, tail) if tail else (prefix, *mids)
 
 
 def _matches(rule: _Wild, path: str) -> bool:

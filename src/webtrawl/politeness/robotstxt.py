@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 DEFAULT_MAX_BYTES = 500 * 1024  # RFC 9309 2.5: crawlers must parse at least 500 KiB
@@ -21,13 +22,15 @@ DEFAULT_MAX_BYTES = 500 * 1024  # RFC 9309 2.5: crawlers must parse at least 500
 # lets the regex engine jump from line to line instead of trying every position (5x faster on a 600 KB file).
 _SEP = rb"(?:[ \t]*:[ \t]*|[ \t]+)"
 _VALUE = rb"([^\n#]*)"
+# Rule values run to the end of the line (the engine's tight loop for one excluded byte, 40% faster than
+# ``[^\n#]``); their comments are cut afterwards, in one pass over the values (see _patterns).
+_RULE_VALUE = rb"([^\n]*)"
 _DISALLOW_KEYS = rb"(?:disallow|dissallow|dissalow|disalow|diasllow|disallaw)"
-_AGENT_RE = re.compile(rb"\n[ \t]*user[ _-]?agent" + _SEP + _VALUE, re.IGNORECASE)
+# User-agent (group 1), Sitemap (group 2) and Crawl-delay lines: one pass over the text finds all three.
+_KEYS_RE = re.compile(rb"\n[ \t]*(?:(user[ _-]?agent)|(site[ _-]?map)|crawl[ _-]?delay)" + _SEP + _VALUE, re.IGNORECASE)
 _RULE_RE = re.compile(rb"\n[ \t]*(?:allow|" + _DISALLOW_KEYS + rb")(?:[ \t]*:|[ \t])", re.IGNORECASE)
-_ALLOW_RE = re.compile(rb"\n[ \t]*allow" + _SEP + _VALUE, re.IGNORECASE)
-_DISALLOW_RE = re.compile(rb"\n[ \t]*" + _DISALLOW_KEYS + _SEP + _VALUE, re.IGNORECASE)
-_DELAY_RE = re.compile(rb"\n[ \t]*crawl[ _-]?delay" + _SEP + _VALUE, re.IGNORECASE)
-_SITEMAP_RE = re.compile(rb"\n[ \t]*site[ _-]?map" + _SEP + _VALUE, re.IGNORECASE)
+_ALLOW_RE = re.compile(rb"\n[ \t]*allow" + _SEP + _RULE_VALUE, re.IGNORECASE)
+_DISALLOW_RE = re.compile(rb"\n[ \t]*" + _DISALLOW_KEYS + _SEP + _RULE_VALUE, re.IGNORECASE)
 _TOKEN_RE = re.compile(r"[a-zA-Z_-]*")
 
 # Percent-encoding (RFC 9309 2.2.2, RFC 3986 2.1-2.4): %XX of an unreserved character is decoded, any other %XX
@@ -36,10 +39,14 @@ _TOKEN_RE = re.compile(r"[a-zA-Z_-]*")
 # the same function, so the two sides of a comparison are always in the same form.
 _SAFE = rb"A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]"
 _UNSAFE_RE = re.compile(rb"[^" + _SAFE + rb"%\n]+")
+# The bytes _UNSAFE_RE does not match: deleting them (bytes.translate, a C loop) leaves only the unsafe ones, far
+# faster than a regex search when there are none (the regex tests its negated class byte by byte).
+_KEPT = bytes(b for b in range(256) if _UNSAFE_RE.match(bytes((b,))) is None)
 _PCT_RE = re.compile(rb"%([0-9A-Fa-f]{2})?")
 _PATH_FAST_RE = re.compile(r"[^" + _SAFE.decode() + r"]")  # a path without these needs no work
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _TRAILING_RE = re.compile(rb"[ \t]+\n")
+_COMMENT_RE = re.compile(rb"#[^\n]*")
 _NEEDS_SLASH_RE = re.compile(rb"\n(?=[^/*\n])")
 _URL_PATH_RE = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*:)?(?://[^/?#]*)?([^#]*)")
 
@@ -97,7 +104,7 @@ def normalize_bytes(data: bytes) -> str:
     """Percent-encoding normal form of one or more ``\\n``-separated patterns or paths (pure ASCII out)."""
     if b"%" in data:
         data = _PCT_RE.sub(_pct, data)
-    if _UNSAFE_RE.search(data):
+    if data.translate(None, _KEPT):
         data = _UNSAFE_RE.sub(_encode, data)
     return data.decode("ascii")
 
@@ -122,10 +129,13 @@ def _patterns(values: list[bytes]) -> list[str]:
     if not values:
         return []
     blob = b"\n" + b"\n".join(values) + b"\n"  # leading blanks were taken by the line regexes
+    if b"#" in blob:  # a comment ends the value
+        blob = _COMMENT_RE.sub(b"", blob)
     if b" \n" in blob or b"\t\n" in blob:
         blob = _TRAILING_RE.sub(b"\n", blob)
     blob = _NEEDS_SLASH_RE.sub(b"\n/", blob)
-    return [p for p in normalize_bytes(blob).split("\n") if p]
+    # Normalised patterns hold no whitespace (it is percent-encoded): split() drops the empty lines too, in C.
+    return normalize_bytes(blob).split()
 
 
 def _delay(value: bytes) -> float | None:
@@ -142,25 +152,35 @@ def parse(body: bytes, token: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Par
     if b"\r" in text:
         text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     out = Parsed()
-    sitemaps = (v.strip().decode("utf-8", "replace") for v in _SITEMAP_RE.findall(text))
-    out.sitemaps = list(dict.fromkeys(s for s in sitemaps if s))
     ours = product_token(token)
     # Groups: (agent tokens, start, end). The first User-agent line of a group starts it; every following one
     # before a rule belongs to it too (other lines between them, such as a Crawl-delay, are the group's).
     groups: list[tuple[set[str], int, int]] = []
     agents: set[str] = set()
     group_from = previous_end = -1
-    for match in _AGENT_RE.finditer(text):
+    sitemaps: list[bytes] = []
+    delay_at: list[int] = []  # where each Crawl-delay line starts (ascending), and its value
+    delays: list[bytes] = []
+    for match in _KEYS_RE.finditer(text):
+        if match.group(1) is None:
+            if match.group(2) is None:
+                delay_at.append(match.start())
+                delays.append(match.group(3))
+            else:
+                sitemaps.append(match.group(3))
+            continue
         if group_from < 0:
             group_from = match.end()
         elif _RULE_RE.search(text, previous_end, match.start()) is not None:
             groups.append((agents, group_from, match.start()))
             agents, group_from = set(), match.end()
-        value = match.group(1).strip().decode("utf-8", "replace")
+        value = match.group(3).strip().decode("utf-8", "replace")
         agents.add("*" if value.split(None, 1)[:1] == ["*"] else product_token(value))
         previous_end = match.end()
     if group_from >= 0:
         groups.append((agents, group_from, len(text)))
+    urls = (v.strip().decode("utf-8", "replace") for v in sitemaps)
+    out.sitemaps = list(dict.fromkeys(u for u in urls if u))
     chosen = [g for g in groups if ours and ours in g[0]]
     out.matched_token = bool(chosen)
     if not chosen:
@@ -171,7 +191,8 @@ def parse(body: bytes, token: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Par
         allow += _ALLOW_RE.findall(text, start, end)
         disallow += _DISALLOW_RE.findall(text, start, end)
         if out.crawl_delay is None:
-            for value in _DELAY_RE.findall(text, start, end):
+            first, last = bisect_left(delay_at, start), bisect_left(delay_at, end)
+            for value in delays[first:last]:  # the group's own lines only: no pass over every group's
                 if (delay := _delay(value)) is not None:
                     out.crawl_delay = delay
                     break
