@@ -26,6 +26,8 @@ _INFLATE_ERRORS = ERRORS
 _ZSTD_WINDOW = 8 * 1024 * 1024  # RFC 9659: HTTP zstd decoders need no larger window
 _ZSTD_READ = 256 * 1024
 _BROTLI_STEP = 1024 * 1024
+_HELD = 8 * 1024 * 1024  # decoded bytes of a gzip/deflate body held before the rest is only counted
+_COUNT_STEP = 1024 * 1024
 
 
 def _bomb(cap: int) -> DecompressionBomb:
@@ -33,19 +35,55 @@ def _bomb(cap: int) -> DecompressionBomb:
 
 
 def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
-    """zlib/gzip stream(s); concatenated gzip members (RFC 1952 allows them) are all decoded."""
+    """zlib/gzip stream(s); concatenated gzip members (RFC 1952 allows them) are all decoded.
+
+    At most ``_HELD`` decoded bytes are held while the size is unknown: a stream that goes on past them is first
+    only counted (output dropped as it comes), and decoded again if it fits the cap. A bomb then costs the parser
+    no more memory than an ordinary page, and a legitimate body that big (rare) is inflated twice."""
+    if cap <= _HELD:
+        return _members(data, cap, wbits, cap)
+    held = _members(data, _HELD, wbits, cap)
+    if len(held) <= _HELD:
+        return held
+    _count_to(data, cap, wbits)
+    return _members(data, cap, wbits, cap)
+
+
+def _members(data: bytes, limit: int, wbits: int, cap: int) -> bytes:
+    """The decoded members, or their first ``limit + 1`` bytes; past the cap a bomb."""
     out: list[bytes] = []
     size = 0
     while True:
         d = _inflate.decompressobj(wbits)
-        chunk = d.decompress(data, cap + 1 - size)
+        chunk = d.decompress(data, limit + 1 - size)
         size += len(chunk)
         out.append(chunk)
         if size > cap:
             raise _bomb(cap)
+        if size > limit:
+            return b"".join(out)
         data = d.unused_data
         if not (d.eof and data.startswith(b"\x1f\x8b")):
             return b"".join(out)  # trailing garbage after the last member is ignored, as browsers do
+
+
+def _count_to(data: bytes, cap: int, wbits: int) -> None:
+    """Decode without keeping the output; raise the bomb as soon as more than ``cap`` bytes came out."""
+    size = 0
+    while True:
+        d = _inflate.decompressobj(wbits)
+        tail = data
+        while not d.eof:
+            chunk = d.decompress(tail, _COUNT_STEP)
+            size += len(chunk)
+            if size > cap:
+                raise _bomb(cap)
+            tail = d.unconsumed_tail
+            if not chunk and not tail:
+                break  # input used up (a cut body): what came out is all there is
+        data = d.unused_data
+        if not (d.eof and data.startswith(b"\x1f\x8b")):
+            return
 
 
 def _gzip(data: bytes, cap: int) -> bytes:

@@ -106,3 +106,31 @@ def test_exactly_at_cap_is_fine() -> None:
     assert len(decompress(gzip.compress(bytes(CAP)), ["gzip"], CAP)) == CAP
     with pytest.raises(DecompressionBomb):
         decompress(gzip.compress(bytes(CAP + 1)), ["gzip"], CAP)
+
+
+BIG_CAP = 20 * 1024 * 1024  # above the 8 MiB held while a gzip/deflate body's size is unknown
+
+
+@pytest.mark.parametrize(("coding", "encode"), [("gzip", gzip.compress), ("deflate", _deflate_raw)])
+def test_a_body_past_what_is_held_but_under_the_cap_decodes_whole(coding: str, encode: object) -> None:
+    body = bytes(range(256)) * (12 * 1024 * 1024 // 256)
+    assert callable(encode)
+    assert decompress(encode(body), [coding], BIG_CAP) == body
+    two = gzip.compress(body[: 6 * 1024 * 1024]) + gzip.compress(body[6 * 1024 * 1024 :])
+    assert decompress(two, ["gzip"], BIG_CAP) == body  # members past the held part are counted too
+    cut = encode(body)[: len(encode(body)) // 2]
+    assert body.startswith(decompress(cut, [coding], BIG_CAP))  # a cut body: the prefix that arrived
+
+
+def test_a_big_bomb_is_found_without_holding_its_output() -> None:
+    bomb = gzip.compress(b"\0" * (BIG_CAP + 1))
+    members = gzip.compress(b"\0" * (BIG_CAP // 2)) * 3  # each member fits, together they do not
+    for data in (bomb, members):
+        tracemalloc.start()
+        try:
+            with pytest.raises(DecompressionBomb):
+                decompress(data, ["gzip"], BIG_CAP)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 12 * 1024 * 1024  # the 8 MiB held and a counting step, not the 20 MiB cap

@@ -28,6 +28,21 @@ class CpuSample:
 
 
 NODE_TOTAL = "node (sum)"
+# The same sum of proportional set sizes: a page shared by n processes (libpython, the supervisor's pages in a fork
+# that has not yet exec'd) counts 1/n in each, so this is the memory the node holds, each page once.
+NODE_PSS = "node (PSS sum)"
+
+
+def _pss(pid: int, rss: int) -> int:
+    """Proportional set size from ``smaps_rollup`` (Linux 4.14+), else the RSS."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return rss
 
 
 @dataclass
@@ -65,7 +80,7 @@ class ProcessWatch:
 
     def sample(self) -> CpuSample:
         out = CpuSample()
-        node_rss = 0  # all of the node's processes at one moment: what the machine must hold at once
+        node_rss = node_pss = 0  # all of the node's processes at one moment: what the machine must hold at once
         for pid, kind in self._kinds().items():
             proc = self._procs.get(pid)
             try:
@@ -78,8 +93,11 @@ class ProcessWatch:
             out.cpu[pid] = float(times.user + times.system)
             out.kind[pid] = kind
             self.peak_rss[kind] = max(self.peak_rss[kind], rss)
-            node_rss += rss if kind != "testweb" else 0
+            if kind != "testweb":
+                node_rss += rss
+                node_pss += _pss(pid, rss)
         self.peak_rss[NODE_TOTAL] = max(self.peak_rss[NODE_TOTAL], node_rss)
+        self.peak_rss[NODE_PSS] = max(self.peak_rss[NODE_PSS], node_pss)
         return out
 
     def poll(self) -> None:
