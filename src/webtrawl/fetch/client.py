@@ -150,7 +150,7 @@ _KEEPALIVE_S = 15.0
 RECV_BUFFER = 64 * 1024
 # Bodies past BIG_BODY bytes (few pages: most HTML is < 1 MiB) are read BIG_BODIES at a time per fetcher.
 BIG_BODY = 1024 * 1024
-BIG_BODIES = 4
+BIG_BODIES = 2
 
 
 def _open_socket(addr_info: tuple[Any, ...]) -> socket.socket:
