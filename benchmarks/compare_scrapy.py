@@ -36,6 +36,7 @@ import psutil
 from webtrawl.bench import MODEL_URLS, CrawlSpec, TestWebProcess, WebSpec
 from webtrawl.bench.cli import machine
 from webtrawl.bench.crawl_run import RunResult, run_once
+from webtrawl.bench.procstat import NODE_TOTAL
 from webtrawl.bench.testweb_proc import DEFAULT_HOSTS, WEBS
 
 # --- the Scrapy side (runs in a child process: ``compare_scrapy.py _scrapy ARGS``) --------------------------------
@@ -273,7 +274,8 @@ def _trawl_line(r: RunResult) -> str:
         f"= {r.ms_per_page():.2f} ms/page = {r.pages / max(1e-9, r.node_cpu()):.1f} pages per CPU-second "
         f"(fetchers {r.ms_per_page('fetcher'):.2f}, parsers {r.ms_per_page('parser'):.2f}, redis "
         f"{r.ms_per_page('redis'):.2f}, supervisor {r.ms_per_page('supervisor'):.2f} ms/page; robots.txt "
-        f"{r.robots_requests / max(1, r.pages):.3f}/page; peak RSS {sum(r.peak_rss.values()) / 2**20:.0f} MiB)"
+        f"{r.robots_requests / max(1, r.pages):.3f}/page; peak RSS of all its processes at once "
+        f"{r.peak_rss.get(NODE_TOTAL, 0) / 2**20:.0f} MiB)"
     )
 
 
