@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from webtrawl.config import CrawlConfig, load, parse_size, to_saved
+from webtrawl.config import CrawlConfig, load, to_saved
 from webtrawl.errors import ConfigError
+from webtrawl.options import parse_size
 
 
 def test_each_layer_overrides_the_one_below(tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from webtrawl import __version__
-from webtrawl.config import OPTIONS, CrawlConfig, add_arguments, load
+from webtrawl.config import CrawlConfig, add_arguments, load
 from webtrawl.errors import InputError, StateError, WebtrawlError
+from webtrawl.options import OPTIONS
 
 EXIT_INPUT = 2
 EXIT_STATE = 3

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from webtrawl.cli import _build_parser
-from webtrawl.config import OPTIONS, CrawlConfig, Timeouts, load
+from webtrawl.config import CrawlConfig, Timeouts, load
+from webtrawl.options import OPTIONS
 
 yaml = pytest.importorskip("yaml", reason="PyYAML (dev dependency) reads the manifests")
 

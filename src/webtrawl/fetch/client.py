@@ -34,7 +34,7 @@ from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
 from yarl import URL
 
-from webtrawl.config import CrawlConfig, parse_headers
+from webtrawl.config import CrawlConfig
 from webtrawl.errors import (
     BadUrl,
     ConfigError,
@@ -51,6 +51,7 @@ from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool
 from webtrawl.messages import Exchange
+from webtrawl.options import parse_headers
 
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 _MAX_MESSAGE = 200
