@@ -23,6 +23,9 @@ def _libc_call(name: str) -> Callable[..., int] | None:
         return None
 
 
+_MALLOC_TRIM = _libc_call("malloc_trim")
+
+
 def return_freed_buffers() -> None:
     """Have glibc serve every allocation of 128 KiB or more with its own mmap, returned to the system when freed.
 
@@ -34,18 +37,23 @@ def return_freed_buffers() -> None:
         mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
 
 
+def trim_heap() -> None:
+    """``malloc_trim(0)``: it returns the free pages inside the heap too, which glibc's own trimming (top of the
+    heap only) never does."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 class HeapTrimmer:
-    """Calls ``malloc_trim(0)`` at most every ``interval`` seconds: it returns the free pages inside the heap too,
-    which glibc's own trimming (top of the heap only) never does."""
+    """:func:`trim_heap` at most every ``interval`` seconds, for a loop that runs far more often than that."""
 
     def __init__(self, interval: float = TRIM_INTERVAL_S) -> None:
-        self._trim = _libc_call("malloc_trim")
         self._interval = interval
         self._next = time.monotonic() + interval
 
     def maybe_trim(self) -> None:
         now = time.monotonic()
-        if self._trim is None or now < self._next:
+        if now < self._next:
             return
         self._next = now + self._interval
-        self._trim(0)
+        trim_heap()

@@ -32,7 +32,7 @@ from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.rulehints import RuleHints
 from webtrawl.frontier import Held, Release, UrlAction
-from webtrawl.heap import TRIM_INTERVAL_S, HeapTrimmer, return_freed_buffers
+from webtrawl.heap import TRIM_INTERVAL_S, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
 from webtrawl.parse.recrawl import conditional_headers
@@ -68,10 +68,9 @@ def run_fetcher(args: FetcherArgs) -> None:
 
 async def _trim_heap() -> None:
     """Give freed heap pages back now and then (cancelled at the end): bodies and TLS buffers come and go."""
-    trimmer = HeapTrimmer()
     while True:
         await asyncio.sleep(TRIM_INTERVAL_S)
-        trimmer.maybe_trim()
+        trim_heap()
 
 
 def _origin(url: str) -> str:

@@ -29,7 +29,6 @@ import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any, BinaryIO
 
 import msgspec
@@ -41,9 +40,6 @@ from webtrawl import __version__
 from webtrawl.deflate import MAX_LEVEL, ZLIB
 from webtrawl.messages import Page
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
-
-_deflate: ModuleType = ZLIB
-_MAX_LEVEL = MAX_LEVEL
 
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
@@ -62,7 +58,7 @@ class _Member:
 
     def __init__(self, out: BinaryIO, level: int) -> None:
         self._out = out
-        self._zip = _deflate.compressobj(min(level, _MAX_LEVEL), zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        self._zip = ZLIB.compressobj(min(level, MAX_LEVEL), zlib.DEFLATED, 16 + zlib.MAX_WBITS)
 
     def write(self, data: bytes) -> int:
         self._out.write(self._zip.compress(data))
@@ -175,17 +171,8 @@ class WarcWriter:
         """A rendered page's other requests (each a request/response pair, as received) and its DOM after the
         scripts ran, as a ``resource`` record of the page's URL that refers to the page's response."""
         for ex in page.exchanges:
-            sub = Page(
-                lease=msgspec.structs.replace(page.lease, url=ex.url),
-                status=ex.status,
-                reason=ex.reason,
-                http_version=ex.http_version,
-                headers=ex.headers,
-                body=ex.body,
-                truncated=ex.truncated,
-                request_headers=ex.request_headers,
-                ip=ex.ip,
-            )
+            wire = msgspec.structs.asdict(ex)  # an Exchange is a page's answer fields and its URL
+            sub = Page(lease=msgspec.structs.replace(page.lease, url=wire.pop("url")), **wire)
             when = datetime.fromtimestamp(ex.fetch_time or time.time(), UTC).replace(tzinfo=None)
             ex_date = datetime_to_iso_date(when, use_micros=True)
             response = self._response(sub, ex.url, ex_date, "")
