@@ -81,3 +81,29 @@ def test_a_partial_frame_from_a_dead_fetcher_is_discarded(tmp_path: Path) -> Non
         assert receiver.poll(timeout=0.01) == []
     assert receiver.connections == 0
     receiver.close()
+
+
+def test_a_busy_parser_is_passed_over_while_another_is_free(tmp_path: Path) -> None:
+    """A parser stuck on one page (a bomb, a huge page) holds that page only: the fetcher's other pages go to the
+    free parser instead of waiting in turn behind it, each encoded only when its socket takes it."""
+    stuck = PageReceiver(tmp_path / "stuck.sock")  # not polled until the end: its socket fills and stays full
+    live = PageReceiver(tmp_path / "live.sock")
+    sent = [_page(i, size=3_000_000) for i in range(12)]  # each larger than the socket buffers
+
+    async def main() -> list[Page]:
+        sender = PageSender([tmp_path / "stuck.sock", tmp_path / "live.sock"])
+        tasks = [asyncio.create_task(sender.send(page)) for page in sent]
+        received = await asyncio.to_thread(_receive, live, len(sent) - 1)
+        done, pending = await asyncio.wait(tasks, timeout=0)
+        assert len(done) == len(sent) - 1 and len(pending) == 1
+        received += await asyncio.to_thread(_receive, stuck, 1)  # the busy parser comes back for its one page
+        await asyncio.wait(pending)
+        await sender.close()
+        return received
+
+    try:
+        received = asyncio.run(main())
+        assert sorted(p.lease.url for p in received) == sorted(p.lease.url for p in sent)
+    finally:
+        stuck.close()
+        live.close()

@@ -6,7 +6,9 @@ reader, and a crawler must survive ``kill -9`` of any process. A socket dies wit
 sends to another parser, and reconnects when the supervisor has restarted the dead one.
 
 Back-pressure: the kernel's socket buffers are the queue bound. When parsers fall behind, ``send`` waits in
-``drain()``, the fetcher's in-flight slots stay occupied and it leases less. Nothing is dropped.
+``drain()``, the fetcher's in-flight slots stay occupied and it leases less. Nothing is dropped. One page at a time
+is encoded and written per parser socket: pages waiting for a slow parser are held once (the Page), not also as
+encoded frames piled up in the transport's buffer.
 """
 
 from __future__ import annotations
@@ -136,31 +138,41 @@ class _Peer:
         self.retry_at = now + 0.2
 
 
+def _frame(page: Page) -> bytearray:
+    """The page msgpack-encoded behind its length: no second copy of the body."""
+    frame = bytearray(_HEADER.size)
+    PAGE_ENCODER.encode_into(page, frame, _HEADER.size)
+    _HEADER.pack_into(frame, 0, len(frame) - _HEADER.size)
+    return frame
+
+
 class PageSender:
-    """Fetcher side: round-robin over live parser sockets, waiting (not dropping) when none is reachable."""
+    """Fetcher side: each parser socket takes one page at a time, in turn; a parser still taking an earlier page
+    is passed over while another is free. Waits (never drops) when no parser is reachable."""
 
     def __init__(self, paths: list[Path]) -> None:
         self._peers = [_Peer(p) for p in paths]
-        self._cycle = itertools.cycle(range(len(self._peers)))
+        self._free: asyncio.Queue[_Peer] = asyncio.Queue()  # first come, first served
+        for peer in self._peers:
+            self._free.put_nowait(peer)
 
     async def send(self, page: Page) -> None:
-        frame = bytearray(_HEADER.size)  # the page is encoded behind its length: no second copy of the body
-        PAGE_ENCODER.encode_into(page, frame, _HEADER.size)
-        _HEADER.pack_into(frame, 0, len(frame) - _HEADER.size)
         loop = asyncio.get_running_loop()
-        while True:
-            for _ in range(len(self._peers)):
-                peer = self._peers[next(self._cycle)]
-                if not await peer.connect(loop.time()):
-                    continue
-                assert peer.writer is not None
-                try:
-                    peer.writer.write(frame)
-                    await peer.writer.drain()
-                    return
-                except (ConnectionError, OSError):
-                    peer.reset(loop.time())
-            await asyncio.sleep(0.05)  # no parser reachable right now: wait for the supervisor to restart one
+        for tried in itertools.count(1):
+            peer = await self._free.get()
+            try:
+                if await peer.connect(loop.time()):
+                    assert peer.writer is not None
+                    try:
+                        peer.writer.write(_frame(page))
+                        await peer.writer.drain()
+                        return
+                    except (ConnectionError, OSError):
+                        peer.reset(loop.time())
+            finally:
+                self._free.put_nowait(peer)
+            if tried % len(self._peers) == 0:
+                await asyncio.sleep(0.05)  # no parser reachable right now: wait for the supervisor to restart one
 
     async def close(self) -> None:
         for peer in self._peers:

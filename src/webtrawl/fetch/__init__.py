@@ -1,9 +1,25 @@
 """Fetching: address/port policy (SSRF guard), DNS with overrides and caching, the raw HTTP client, and robots.txt
-per origin (fetched, cached locally and in the frontier store)."""
+per origin (fetched, cached locally and in the frontier store). Exports load on first use (:mod:`webtrawl.lazy`)."""
 
-from webtrawl.fetch.addrpolicy import AddressPolicy
-from webtrawl.fetch.client import HttpClient, Response
-from webtrawl.fetch.dns import Resolver
-from webtrawl.fetch.robots import RobotsCache, RobotsStore
+from typing import TYPE_CHECKING
+
+from webtrawl.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from webtrawl.fetch.addrpolicy import AddressPolicy
+    from webtrawl.fetch.client import HttpClient, Response
+    from webtrawl.fetch.dns import Resolver
+    from webtrawl.fetch.robots import RobotsCache, RobotsStore
 
 __all__ = ["AddressPolicy", "HttpClient", "Resolver", "Response", "RobotsCache", "RobotsStore"]
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "AddressPolicy": "webtrawl.fetch.addrpolicy",
+        "HttpClient": "webtrawl.fetch.client",
+        "Response": "webtrawl.fetch.client",
+        "Resolver": "webtrawl.fetch.dns",
+        "RobotsCache": "webtrawl.fetch.robots",
+        "RobotsStore": "webtrawl.fetch.robots",
+    },
+)

@@ -15,7 +15,6 @@ import multiprocessing.context
 import os
 import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ SPAWN = multiprocessing.get_context("spawn")
 class Child:
     kind: str  # "fetcher" or "parser"
     index: int
-    target: Callable[[Any], None]
+    target: str  # "module:function", imported in the child (logs.child_entry)
     args: Any
     process: multiprocessing.context.SpawnProcess | None = None
     restarts: int = 0
@@ -42,11 +41,8 @@ class Child:
         return f"{self.kind}-{self.index}"
 
     def start(self) -> None:
-        target: Callable[..., None] = self.target
-        args: tuple[Any, ...] = (self.args,)
-        if self.log_setup is not None:
-            target, args = child_entry, (self.log_setup, self.name, self.target, self.args)
-        self.process = SPAWN.Process(target=target, args=args, name=f"trawl-{self.name}", daemon=False)
+        args = (self.log_setup, self.name, self.target, self.args)
+        self.process = SPAWN.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
         self.process.start()
 
     @property

@@ -9,6 +9,7 @@ starts (:func:`child_entry` wraps their target), so their warnings have the same
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import logging.handlers
@@ -92,7 +93,11 @@ class LogSetup:
         root.setLevel(min(self.level, logging.INFO))
 
 
-def child_entry(setup: LogSetup, name: str, target: Callable[[Any], None], args: Any) -> None:
-    """A child process's real entry point: its logging first, then its work (warnings to stderr as before)."""
-    setup.apply(name, stderr_level=logging.WARNING)
-    target(args)
+def child_entry(setup: LogSetup | None, name: str, target: str, args: Any) -> None:
+    """A child process's real entry point: its logging first (warnings to stderr as before), then its work.
+    ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run."""
+    if setup is not None:
+        setup.apply(name, stderr_level=logging.WARNING)
+    module, _, function = target.partition(":")
+    work: Callable[[Any], None] = getattr(importlib.import_module(module), function)
+    work(args)

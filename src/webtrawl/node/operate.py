@@ -17,7 +17,7 @@ import shutil
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -25,7 +25,6 @@ from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.frontier.base import Counters
 from webtrawl.frontier.connect import SyncClient, is_cluster, mask_url
 from webtrawl.metrics.alerts import Alerts, AlertSettings, Sample
-from webtrawl.metrics.dashboard import Dashboard
 from webtrawl.metrics.downloaded import DownloadedBytes
 from webtrawl.metrics.history import History
 from webtrawl.metrics.procs import output_bytes
@@ -34,6 +33,9 @@ from webtrawl.metrics.rates import RateWindow, Snapshot
 from webtrawl.metrics.report import DROP_PREFIX, ERR_PREFIX, reasons
 from webtrawl.node.hosts import sample_hosts
 from webtrawl.node.presence import list_nodes
+
+if TYPE_CHECKING:
+    from webtrawl.metrics.dashboard import Dashboard
 
 log = logging.getLogger("webtrawl.node")
 
@@ -119,6 +121,8 @@ class Operations:
         self._err_rates = RateWindow(60.0)
         self.dashboard: Dashboard | None = None
         if cfg.ui_port:
+            from webtrawl.metrics.dashboard import Dashboard  # aiohttp's server: loaded only when it is on
+
             self.dashboard = Dashboard(cfg.ui_port, cfg.ui_bind, cfg.ui_token, title=f"webtrawl {cfg.node_id}")
         self._redis_max = redis_max_memory(client)
         self._slow_at = float("-inf")

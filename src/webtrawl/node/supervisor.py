@@ -25,11 +25,8 @@ from rich.logging import RichHandler
 
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, StateError
-from webtrawl.extract import absolute_spec, build_extraction
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs
-from webtrawl.fetch.render.chromium import check_rendering
 from webtrawl.fetch.stats import FetcherStats
-from webtrawl.fetch.worker import run_fetcher
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import mask_url, redis_used_memory
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
@@ -42,7 +39,7 @@ from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.saved import SAVED_SETTINGS
 from webtrawl.node.seeds import iter_seeds
-from webtrawl.parse.worker import ParserArgs, run_parser
+from webtrawl.parse.args import ParserArgs
 from webtrawl.store import seal_open_files
 from webtrawl.store.registry import STREAMS
 from webtrawl.store.sinks import seal_left_open
@@ -178,12 +175,7 @@ class Node:
 
     # --- run ------------------------------------------------------------------------------------------------
     def run(self) -> int:
-        # User extraction code and rules fail here, once, with file and line: not in every parser later.
-        self.cfg.extract = absolute_spec(self.cfg.extract)
-        extraction = build_extraction(self.cfg)
-        if extraction is not None and self.cfg.recrawl_after <= 0 and extraction.sets_recrawl():
-            raise InputError(f"{self.cfg.extract}: a rule's recrawl_after needs --recrawl-after (which starts rounds)")
-        check_rendering(self.cfg)  # --render without Chromium or Playwright: one clear error, before anything starts
+        self._check_components()
         self._prepare_out()
         self.log_setup.apply("trawl")
         for stream in STREAMS:  # every stream a killed parser may have left open
@@ -195,6 +187,24 @@ class Node:
         finally:
             if self.redis is not None:
                 self.redis.stop()
+
+    def _check_components(self) -> None:
+        """User extraction code and rules fail here, once, with file and line: not in every parser later; --render
+        without Chromium or Playwright too, before anything starts. The stages are imported only when used: the
+        supervisor stays small (the children import their own)."""
+        if self.cfg.extract or self.cfg.text:
+            from webtrawl.extract import absolute_spec, build_extraction
+
+            self.cfg.extract = absolute_spec(self.cfg.extract)
+            extraction = build_extraction(self.cfg)
+            if extraction is not None and self.cfg.recrawl_after <= 0 and extraction.sets_recrawl():
+                raise InputError(
+                    f"{self.cfg.extract}: a rule's recrawl_after needs --recrawl-after (which starts rounds)"
+                )
+        if self.cfg.rendering():
+            from webtrawl.fetch.render.chromium import check_rendering
+
+            check_rendering(self.cfg)
 
     def _run(self, redis_url: str) -> int:
         cfg = self.cfg
@@ -228,12 +238,12 @@ class Node:
         for i in range(cfg.effective_parsers()):
             args = ParserArgs(cfg, i, redis_url, sockets / f"parse-{i}.sock", self.out, seeds, self.fetchers_done)
             args.disk_full = self.disk_full
-            self.children.add(Child("parser", i, run_parser, args, log_setup=self.log_setup))
+            self.children.add(Child("parser", i, "webtrawl.parse.worker:run_parser", args, log_setup=self.log_setup))
         parser_sockets = [c.args.socket_path for c in self.children.of("parser")]
         for i in range(cfg.effective_fetchers()):
             fargs = FetcherArgs(cfg, i, redis_url, parser_sockets, self.stop_leasing, budget, self.fetcher_stats.array)
             fargs.pauses = (self.memory_guard.pause, self.disk_full)
-            self.children.add(Child("fetcher", i, run_fetcher, fargs, log_setup=self.log_setup))
+            self.children.add(Child("fetcher", i, "webtrawl.fetch.worker:run_fetcher", fargs, log_setup=self.log_setup))
         old_int = signal.signal(signal.SIGINT, self._on_signal)
         old_term = signal.signal(signal.SIGTERM, self._on_signal)
         try:

@@ -10,11 +10,8 @@ fetched again (a duplicate record at worst, never a lost one); after ``complete`
 from __future__ import annotations
 
 import logging
-import multiprocessing.synchronize
 import signal
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import CrawlConfig
@@ -24,6 +21,7 @@ from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Completion, NewUrl, Page
 from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
 from webtrawl.pagepipe import PageReceiver
+from webtrawl.parse.args import ParserArgs
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, Processed, process_page
 from webtrawl.parse.recrawl import next_state
@@ -40,18 +38,6 @@ log = logging.getLogger("webtrawl.parse")
 
 _BATCH_PAGES = 32
 _BATCH_SECONDS = 0.05  # at ~100 pages/s per parser a batch of a few pages: 2 round trips for all of them
-
-
-@dataclass
-class ParserArgs:
-    cfg: CrawlConfig
-    index: int
-    redis_url: str
-    socket_path: Path
-    out_dir: Path
-    seeds: list[str]  # for the host/domain scope
-    fetchers_done: multiprocessing.synchronize.Event
-    disk_full: multiprocessing.synchronize.Event | None = None  # set while a write waits for disk space
 
 
 def run_parser(args: ParserArgs) -> None:

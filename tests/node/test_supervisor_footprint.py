@@ -1,0 +1,17 @@
+"""The supervisor runs no stage: it must not load their libraries (tens of MiB a node would hold for nothing)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+_STAGE_LIBRARIES = ("aiohttp", "selectolax", "lxml", "parsel", "playwright", "trafilatura", "charset_normalizer")
+
+
+def test_the_supervisor_imports_no_fetch_parse_or_extract_library() -> None:
+    code = "import sys, webtrawl.cli, webtrawl.node.supervisor; print(' '.join(sorted(sys.modules)))"
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    )
+    assert {name for name in loaded if name.split(".")[0] in _STAGE_LIBRARIES} == set()
+    assert "webtrawl.fetch.worker" not in loaded and "webtrawl.parse.worker" not in loaded
