@@ -39,7 +39,11 @@ class _Parser(argparse.ArgumentParser):
         return ns
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """All commands; the flags of ``try``, ``testweb`` and ``bench`` only when the arguments (``argv``, else the
+    process's) name that command: their modules load the parse stage or the test web's server, which a crawl's
+    supervisor would otherwise hold for its whole run."""
+    wanted = set(sys.argv[1:] if argv is None else argv) & {"try", "testweb", "bench"}
     parser = _Parser(prog="trawl", description="webtrawl: a fast, polite, crash-safe web crawler")
     parser.add_argument("--version", action="version", version=f"webtrawl {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -76,20 +80,21 @@ def _build_parser() -> argparse.ArgumentParser:
     export.add_argument("--redis", help="Redis URL, if the crawl used --redis (for the crawl's id)")
     export.add_argument("--crawl-id", help="the crawl id of the rows (default: the crawl's own, from its frontier)")
 
-    from webtrawl.trycmd import add_arguments_to as add_try_arguments
-
     tryit = sub.add_parser("try", help="run --extract/--text on saved pages, WARC responses or URLs (no crawl)")
-    add_try_arguments(tryit)
+    if "try" in wanted:
+        from webtrawl.trycmd import add_arguments_to as add_try_arguments
 
-    from webtrawl.testweb import add_arguments as add_testweb_arguments
-
+        add_try_arguments(tryit)
     web = sub.add_parser("testweb", help="serve the local test web (for trying the crawler safely)")
-    add_testweb_arguments(web)
+    if "testweb" in wanted:
+        from webtrawl.testweb import add_arguments as add_testweb_arguments
 
-    from webtrawl.bench import add_arguments as add_bench_arguments
-
+        add_testweb_arguments(web)
     bench = sub.add_parser("bench", help="measure the crawler against the local test web (pages/s, CPU per page)")
-    add_bench_arguments(bench)
+    if "bench" in wanted:
+        from webtrawl.bench import add_arguments as add_bench_arguments
+
+        add_bench_arguments(bench)
     return parser
 
 
@@ -234,7 +239,7 @@ def _cmd_bench(ns: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
+    parser = _build_parser(argv)
     ns = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if ns.verbose else logging.INFO,
