@@ -15,7 +15,7 @@ import contextvars
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, Self
 
@@ -149,6 +149,13 @@ _KEEPALIVE_S = 15.0
 # socket into a 256 KiB buffer it keeps for the connection's life: with the autotuned multi-MiB buffer every read
 # of a big answer filled all of it, and an idle connection kept those pages resident.
 RECV_BUFFER = 64 * 1024
+_Origin = tuple[str, int | None, bool]  # host, port, TLS: the part of aiohttp's ConnectionKey that names an origin
+
+
+def _origin_of(url: URL) -> _Origin:
+    return url.raw_host or "", url.port, url.scheme == "https"
+
+
 # Bodies past BIG_BODY bytes (few pages: most HTML is < 1 MiB) are read BIG_BODIES at a time per fetcher.
 BIG_BODY = 1024 * 1024
 BIG_BODIES = 2
@@ -186,6 +193,7 @@ class HttpClient:
         self._connector: aiohttp.TCPConnector | None = None
         self._trimmer: asyncio.Task[None] | None = None
         self._big_bodies = asyncio.Semaphore(BIG_BODIES)
+        self._kept: collections.Counter[_Origin] = collections.Counter()  # origins of sleeping host sessions
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -235,6 +243,20 @@ class HttpClient:
             await asyncio.sleep(_TRIM_EVERY_S)
             self.trim_idle()
 
+    @contextlib.contextmanager
+    def keeping_idle(self, url: str) -> Iterator[None]:
+        """While a host session sleeps until its next turn, its idle connection to ``url``'s origin is closed by the
+        cap only after all other idle connections: a broad crawl opens new ones all the time, and closing the
+        oldest first took exactly the sessions' connections (a new TLS handshake for nearly every page)."""
+        origin = _origin_of(URL(url, encoded=True))
+        self._kept[origin] += 1
+        try:
+            yield
+        finally:
+            self._kept[origin] -= 1
+            if not self._kept[origin]:
+                del self._kept[origin]
+
     def idle_count(self) -> int:
         conns = self._idle_pool()
         return sum(len(queue) for queue in conns.values()) if conns is not None else 0
@@ -259,7 +281,13 @@ class HttpClient:
         idle = [(used, key, proto) for key, queue in conns.items() for proto, used in queue]
         victims = {id(proto) for used, _, proto in idle if used < expired_before}
         if len(idle) - len(victims) > limit:
-            alive = sorted((entry for entry in idle if id(entry[2]) not in victims), key=lambda e: e[0])
+            sessions = self._kept
+
+            def _order(entry: tuple[float, Any, Any]) -> tuple[bool, float]:
+                key = entry[1]
+                return (key.host, key.port, key.is_ssl) in sessions, entry[0]
+
+            alive = sorted((entry for entry in idle if id(entry[2]) not in victims), key=_order)
             victims.update(id(proto) for _, _, proto in alive[: len(alive) - limit])
         if not victims:
             return 0

@@ -295,7 +295,7 @@ class _Fetcher:
         self._slot_freed.set()
         turn = time.monotonic() + held.wait_ms / 1000.0
         try:
-            with contextlib.suppress(TimeoutError):  # a stop ends the wait early
+            with contextlib.suppress(TimeoutError), self.http.keeping_idle(held.lease.url):  # a stop ends it early
                 await asyncio.wait_for(self._stopping.wait(), held.wait_ms / 1000.0)
         finally:
             self.sleeping -= 1
