@@ -82,7 +82,7 @@ class CrawlConfig:
     concurrency: int = 128
     lease_batch: int = 32
     session_pages: int = 50
-    idle_connections: int = 256
+    idle_connections: int = 384
     user_agent: str = DEFAULT_USER_AGENT
     scope: str = "any"
     sitemaps: str = "auto"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from typing import TYPE_CHECKING
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import CrawlConfig
-from webtrawl.extract import build_extraction
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Completion, NewUrl, Page
@@ -34,10 +34,22 @@ from webtrawl.store.files import WarcSink
 from webtrawl.store.registry import open_outputs
 from webtrawl.store.sinks import crawl_id
 
+if TYPE_CHECKING:
+    from webtrawl.extract import Extraction
+
 log = logging.getLogger("webtrawl.parse")
 
 _BATCH_PAGES = 32
 _BATCH_SECONDS = 0.05  # at ~100 pages/s per parser a batch of a few pages: 2 round trips for all of them
+
+
+def _extraction(cfg: CrawlConfig) -> Extraction | None:
+    """The extraction stage only when asked for: its libraries (parsel, lxml) are tens of MiB per parser."""
+    if not cfg.extract and not cfg.text:
+        return None
+    from webtrawl.extract import build_extraction
+
+    return build_extraction(cfg)
 
 
 def run_parser(args: ParserArgs) -> None:
@@ -55,7 +67,7 @@ def build_context(cfg: CrawlConfig, seeds: list[str]) -> ParseContext:
         scope=Scope(cfg.scope, seeds, cfg.include, cfg.exclude),
         url_allowed=policy.url_allowed,
         traps=TrapGuard(cfg.limits.max_path_repeats, cfg.limits.max_query_variants),
-        extraction=build_extraction(cfg),
+        extraction=_extraction(cfg),
         sitemaps=cfg.sitemaps,
         requisites=cfg.requisites,
         near_duplicates=cfg.near_duplicates or cfg.skip_near_duplicates,
