@@ -193,7 +193,7 @@ class HttpClient:
         self._connector: aiohttp.TCPConnector | None = None
         self._trimmer: asyncio.Task[None] | None = None
         self._big_bodies = asyncio.Semaphore(BIG_BODIES)
-        self._kept: collections.Counter[_Origin] = collections.Counter()  # origins of sleeping host sessions
+        self._kept: dict[_Origin, int] = {}  # origins of sleeping host sessions (a dict: Counter's del is Python)
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -249,13 +249,15 @@ class HttpClient:
         cap only after all other idle connections: a broad crawl opens new ones all the time, and closing the
         oldest first took exactly the sessions' connections (a new TLS handshake for nearly every page)."""
         origin = _origin_of(URL(url, encoded=True))
-        self._kept[origin] += 1
+        kept = self._kept
+        kept[origin] = kept.get(origin, 0) + 1
         try:
             yield
         finally:
-            self._kept[origin] -= 1
-            if not self._kept[origin]:
-                del self._kept[origin]
+            if kept[origin] > 1:
+                kept[origin] -= 1
+            else:
+                del kept[origin]
 
     def idle_count(self) -> int:
         conns = self._idle_pool()
