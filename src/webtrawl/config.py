@@ -158,6 +158,10 @@ class CrawlConfig:
     def effective_parsers(self) -> int:
         return self.parsers or max(1, os.cpu_count() or 1)
 
+    def extracting(self) -> bool:
+        """Whether parsers run the extraction stage (items and/or main text); without it they never load it."""
+        return bool(self.extract or self.text)
+
     def rendering(self) -> bool:
         """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
         return self.render != "never" or bool(self.render_include)

@@ -46,7 +46,7 @@ def add_arguments_to(parser: argparse.ArgumentParser) -> None:
 def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     flags = {name: getattr(ns, name, None) for name in OPTIONS}
     cfg = load(flags, config_file=ns.config)
-    if not cfg.extract and not cfg.text:
+    if not cfg.extracting():
         raise InputError("trawl try needs --extract RULES_OR_CALLBACK and/or --text")
     if not ns.inputs and not ns.warc:
         raise InputError("give saved HTML files, URLs or --warc FILE")

@@ -135,7 +135,7 @@ def absolute_spec(spec: str) -> str:
 
 def build_extraction(cfg: CrawlConfig) -> Extraction | None:
     """What the config asks for, built in this process; None without --extract and --text."""
-    if not cfg.extract and not cfg.text:
+    if not cfg.extracting():
         return None
     if cfg.text:
         check_available()

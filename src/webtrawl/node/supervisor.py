@@ -192,7 +192,7 @@ class Node:
         """User extraction code and rules fail here, once, with file and line: not in every parser later; --render
         without Chromium or Playwright too, before anything starts. The stages are imported only when used: the
         supervisor stays small (the children import their own)."""
-        if self.cfg.extract or self.cfg.text:
+        if self.cfg.extracting():
             from webtrawl.extract import absolute_spec, build_extraction
 
             self.cfg.extract = absolute_spec(self.cfg.extract)

@@ -45,7 +45,7 @@ _BATCH_SECONDS = 0.05  # at ~100 pages/s per parser a batch of a few pages: 2 ro
 
 def _extraction(cfg: CrawlConfig) -> Extraction | None:
     """The extraction stage only when asked for: its libraries (parsel, lxml) are tens of MiB per parser."""
-    if not cfg.extract and not cfg.text:
+    if not cfg.extracting():
         return None
     from webtrawl.extract import build_extraction
 
