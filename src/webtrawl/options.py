@@ -135,7 +135,7 @@ def _proxy_url(text: Any) -> str:
 
 def _sink_url(text: Any) -> str:
     """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
-    from webtrawl.store.sinks import normalize
+    from webtrawl.store.sinkurl import normalize
 
     return normalize(str(text))
 

@@ -7,19 +7,14 @@ import path, as it is for ``python -m``.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
-import sys
-import traceback
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import InputError, UserCodeError
 from webtrawl.extract.base import ExtractResult, Follow
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
+from webtrawl.importpath import load_object
 
 
 def is_callback_spec(spec: str) -> bool:
@@ -28,44 +23,10 @@ def is_callback_spec(spec: str) -> bool:
 
 
 def load_callback(spec: str) -> CallbackExtractor:
-    target, _, name = spec.rpartition(":")
-    if not target or not name.isidentifier():
-        raise InputError(f"--extract {spec}: want package.module:function or file.py:function")
-    module = _import(target, spec)
-    func = getattr(module, name, None)
-    if func is None:
-        raise InputError(f"--extract {spec}: {target} has no {name!r}")
+    func = load_object(spec, "--extract", "callback")
     if not callable(func):
-        raise InputError(f"--extract {spec}: {name} is not a function")
+        raise InputError(f"--extract {spec}: {spec.rpartition(':')[2]} is not a function")
     return CallbackExtractor(spec, func)
-
-
-def _import(target: str, spec: str) -> Any:
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        if target.endswith(".py"):
-            path = Path(target).resolve()
-            if not path.is_file():
-                raise InputError(f"--extract {spec}: no such file {target}")
-            loader_spec = importlib.util.spec_from_file_location(f"_trawl_user_{path.stem}", path)
-            if loader_spec is None or loader_spec.loader is None:
-                raise InputError(f"--extract {spec}: cannot load {target}")
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[loader_spec.name] = module
-            loader_spec.loader.exec_module(module)
-            return module
-        return importlib.import_module(target)
-    except InputError:
-        raise
-    except SyntaxError as exc:
-        raise InputError(f"{exc.filename}:{exc.lineno}: syntax error in the --extract callback: {exc.msg}") from None
-    except Exception as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        ours = str(Path(__file__).resolve().parent.parent)
-        user = [f for f in frames if "importlib" not in f.filename and not f.filename.startswith(ours)]
-        where = f"{user[-1].filename}:{user[-1].lineno}: " if user else ""
-        raise InputError(f"{where}--extract {spec}: cannot import {target}: {type(exc).__name__}: {exc}") from None
 
 
 class CallbackExtractor:

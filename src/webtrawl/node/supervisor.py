@@ -41,8 +41,7 @@ from webtrawl.node.saved import SAVED_SETTINGS
 from webtrawl.node.seeds import iter_seeds
 from webtrawl.parse.args import ParserArgs
 from webtrawl.store import seal_open_files
-from webtrawl.store.registry import STREAMS
-from webtrawl.store.sinks import seal_left_open
+from webtrawl.store.registry import STREAMS, seal_left_open
 
 log = logging.getLogger("webtrawl.node")
 

@@ -30,9 +30,8 @@ from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
 from webtrawl.store import Drop, PageOutput, SinkContext
-from webtrawl.store.files import WarcSink
 from webtrawl.store.registry import open_outputs
-from webtrawl.store.sinks import crawl_id
+from webtrawl.store.sinkurl import crawl_id
 
 if TYPE_CHECKING:
     from webtrawl.extract import Extraction
@@ -87,7 +86,7 @@ class _Parser:
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
         sink_ctx = SinkContext(args.out_dir, prefix, crawl, cfg.jsonl_chunk, cfg.warc_max_bytes)
         self.output = open_outputs(cfg, sink_ctx, args.disk_full)
-        self.archives = self.output.has(WarcSink)
+        self.archives = "warc" in self.output.streams
         self.receiver = PageReceiver(args.socket_path)
         self.neardup: NearDuplicateIndex | None = None
         if self.ctx.near_duplicates:
