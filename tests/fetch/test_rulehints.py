@@ -37,5 +37,5 @@ def test_a_fetcher_that_needs_nothing_of_the_rules_loads_none(tmp_path: Path) ->
     rules = tmp_path / "rules.toml"
     rules.write_text('[[rule]]\nurl = "shop"\n[rule.fields]\nname = "css:h1::text"\n')
     assert RuleHints.from_config(CrawlConfig(extract=str(rules))) is None
-    assert RuleHints.from_config(CrawlConfig(extract="mymod:parse", render="auto")) is None  # a callback
+    assert RuleHints.from_config(CrawlConfig(extract="tests.extract.spiders:article", render="auto")) is None
     assert RuleHints.from_config(CrawlConfig(extract=str(rules), render="auto")) is not None

@@ -1,4 +1,5 @@
-"""A Python callback (``--extract package.module:function`` or ``--extract path/to/file.py:function``).
+"""A Python callback (``--extract package.module:function`` or ``--extract path/to/file.py:function``), or a
+class implementing :class:`~webtrawl.extract.base.Extractor` (``--extract package.module:Class``).
 
 The function is called with a :class:`~webtrawl.extract.page.Page` and returns (or yields) item dicts and, if it
 wants, links to follow (:class:`~webtrawl.extract.base.Follow` or plain strings). The working directory is on the
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from webtrawl.errors import InputError, UserCodeError
-from webtrawl.extract.base import ExtractResult, Follow
+from webtrawl.extract.base import Extractor, ExtractResult, Follow
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
 from webtrawl.importpath import load_object
@@ -22,11 +23,23 @@ def is_callback_spec(spec: str) -> bool:
     return ":" in spec and not spec.lower().endswith(".toml")
 
 
-def load_callback(spec: str) -> CallbackExtractor:
-    func = load_object(spec, "--extract", "callback")
-    if not callable(func):
+def load_callback(spec: str) -> Extractor:
+    """A function becomes a :class:`CallbackExtractor`; a class implementing the Extractor protocol is built with
+    no arguments."""
+    found = load_object(spec, "--extract", "callback")
+    if isinstance(found, type):
+        try:
+            extractor = found()
+        except Exception as exc:
+            raise InputError(f"--extract {spec}: {found.__name__}() failed: {type(exc).__name__}: {exc}") from None
+        if not callable(getattr(extractor, "extract", None)):
+            raise InputError(f"--extract {spec}: {found.__name__} has no extract(doc) method (see Extractor)")
+        if not isinstance(getattr(extractor, "name", None), str):
+            extractor.name = spec
+        return extractor  # type: ignore[no-any-return]
+    if not callable(found):
         raise InputError(f"--extract {spec}: {spec.rpartition(':')[2]} is not a function")
-    return CallbackExtractor(spec, func)
+    return CallbackExtractor(spec, found)
 
 
 class CallbackExtractor:
