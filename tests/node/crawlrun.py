@@ -16,8 +16,8 @@ from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 
-from webtrawl.testweb import TestWeb, politeness_violations, robots_first_violations
-from webtrawl.testweb.accesslog import LogEntry
+from webtrawl_testweb import TestWeb, politeness_violations, robots_first_violations
+from webtrawl_testweb.accesslog import LogEntry
 
 
 class Crawl:
