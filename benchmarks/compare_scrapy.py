@@ -1,6 +1,6 @@
 """Scrapy and webtrawl on the same local test web, side by side: pages per CPU-second of each crawler.
 
-    .venv/bin/pip install -e '.[bench]'
+    .venv/bin/pip install -e './testweb[bench]'
     .venv/bin/python benchmarks/compare_scrapy.py [--web realistic|synthetic] [--runs 3] [--warmup 60] [--seconds 60]
 
 Both crawlers get the same test web (its own process, CPU not counted), the same seeds, the same per-host delay,
