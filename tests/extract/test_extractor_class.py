@@ -11,7 +11,7 @@ from tests.parse.helpers import make_page
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import InputError
 from webtrawl.extract import build_extraction, load_extractor
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl.fetch.rulehints import RuleHints
 
 CLASS = "tests.extract.spiders:Headlines"

@@ -14,7 +14,7 @@ from tests.fetch.servers import local_cfg, run
 from tests.fixtures.web_fixtures import chaos_of
 from webtrawl.errors import WebtrawlError
 from webtrawl.fetch import HttpClient
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl_testweb import TestWeb
 
 TOTAL = 1.5

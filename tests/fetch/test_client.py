@@ -20,7 +20,7 @@ from webtrawl.errors import (
     TlsError,
 )
 from webtrawl.fetch import HttpClient
-from webtrawl.fetch.client import BIG_BODIES, BIG_BODY
+from webtrawl.fetch.wire import BIG_BODIES, BIG_BODY
 
 SEEN = web.AppKey("seen", list[dict[str, str]])
 PEERS = web.AppKey("peers", list[str])

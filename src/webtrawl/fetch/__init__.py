@@ -7,8 +7,9 @@ from webtrawl.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from webtrawl.fetch.addrpolicy import AddressPolicy
-    from webtrawl.fetch.client import HttpClient, Response
+    from webtrawl.fetch.client import HttpClient
     from webtrawl.fetch.dns import Resolver
+    from webtrawl.fetch.response import Response
     from webtrawl.fetch.robots import RobotsCache, RobotsStore
 
 __all__ = ["AddressPolicy", "HttpClient", "Resolver", "Response", "RobotsCache", "RobotsStore"]
@@ -17,7 +18,7 @@ __getattr__ = lazy_exports(
     {
         "AddressPolicy": "webtrawl.fetch.addrpolicy",
         "HttpClient": "webtrawl.fetch.client",
-        "Response": "webtrawl.fetch.client",
+        "Response": "webtrawl.fetch.response",
         "Resolver": "webtrawl.fetch.dns",
         "RobotsCache": "webtrawl.fetch.robots",
         "RobotsStore": "webtrawl.fetch.robots",

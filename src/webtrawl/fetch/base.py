@@ -13,7 +13,8 @@ from typing import Protocol
 
 import msgspec
 
-from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.fetch.client import HttpClient
+from webtrawl.fetch.response import Response
 from webtrawl.politeness import RobotsRules
 
 

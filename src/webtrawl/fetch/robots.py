@@ -21,7 +21,8 @@ from urllib.parse import urljoin, urlsplit
 from webtrawl.config import CrawlConfig, Limits
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
-from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.fetch.client import HttpClient
+from webtrawl.fetch.response import Response
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import whole_lines
 

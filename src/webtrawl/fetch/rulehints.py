@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webtrawl.config import CrawlConfig
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl.parse.encoding import choose_encoding
 
 if TYPE_CHECKING:

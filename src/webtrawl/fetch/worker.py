@@ -25,9 +25,10 @@ from webtrawl.errors import PolicyError, TransportError
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, STOP_GRACE_S, FetcherArgs, open_frontier
 from webtrawl.fetch.base import Fetcher, FetcherBusy, FetchRequest, HttpFetcher
 from webtrawl.fetch.batcher import ReleaseBatcher
-from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
+from webtrawl.fetch.response import Response
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.rulehints import RuleHints
