@@ -205,7 +205,13 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
-    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
+    does a --fetcher that names no Fetcher class."""
+    if cfg.fetcher:
+        from webtrawl.fetch.base import fetcher_class
+
+        for name in cfg.fetcher:
+            fetcher_class(name)
     if cfg.items_to or cfg.records_to:
         from webtrawl.store.registry import probe
 

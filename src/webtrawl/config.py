@@ -139,6 +139,7 @@ class CrawlConfig:
     header: list[str] = field(default_factory=list)
     cookies: bool = False
     proxy: list[str] = field(default_factory=list)
+    fetcher: list[str] = field(default_factory=list)  # http, browser or module:Class (fetch/base.py), one per role
     render: str = "never"  # never | always | auto: which pages a browser renders (fetch/render/)
     render_include: list[str] = field(default_factory=list)
     renderers: int = 0  # pages rendered at once per fetcher process (0: 1 when rendering is on)

@@ -133,6 +133,16 @@ def _proxy_url(text: Any) -> str:
     return check_proxy(str(text))
 
 
+def _fetcher_name(text: Any) -> str:
+    """A fetcher's name, by its form (it is imported at start, by ``trawl crawl``)."""
+    from webtrawl.importpath import is_import_path
+
+    name = str(text).strip()
+    if name not in ("http", "browser") and not is_import_path(name):
+        raise ValueError(f"want http, browser or package.module:Class, not {name!r}")
+    return name
+
+
 def _sink_url(text: Any) -> str:
     """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
     from webtrawl.store.sinkurl import normalize
@@ -341,6 +351,13 @@ OPTIONS: tuple[Option, ...] = (
         "proxy",
         _proxy_url,
         "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
+        repeat=True,
+    ),
+    Option(
+        "fetcher",
+        _fetcher_name,
+        "how pages are fetched (repeatable, one per role): http, browser, or package.module:Class, a Fetcher "
+        "that takes the place of the built-in of its role (plain: every URL; render: what --render sends)",
         repeat=True,
     ),
     # --- JavaScript pages: a browser fetch path (fetch/render/) ---

@@ -37,6 +37,7 @@ def renderable(resp: Response) -> bool:
 
 class BrowserFetcher:
     name = "browser"
+    role = "render"
 
     def __init__(self, cfg: CrawlConfig, client: HttpClient, robots: RobotsCache) -> None:
         self.cfg = cfg
