@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.importpath import is_import_path
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -134,13 +135,10 @@ def _proxy_url(text: Any) -> str:
 
 
 def _fetcher_name(text: Any) -> str:
-    """A fetcher's name, by its form (it is imported at start, by ``trawl crawl``)."""
-    from webtrawl.importpath import is_import_path
-
-    name = str(text).strip()
-    if name not in ("http", "browser") and not is_import_path(name):
-        raise ValueError(f"want http, browser or package.module:Class, not {name!r}")
-    return name
+    """A fetcher's name, by its form (``trawl crawl`` imports it at start)."""
+    if str(text) not in ("http", "browser") and not is_import_path(str(text)):
+        raise ValueError(f"want http, browser or package.module:Class, not {text!r}")
+    return str(text)
 
 
 def _sink_url(text: Any) -> str:
@@ -353,13 +351,7 @@ OPTIONS: tuple[Option, ...] = (
         "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
         repeat=True,
     ),
-    Option(
-        "fetcher",
-        _fetcher_name,
-        "how pages are fetched (repeatable, one per role): http, browser, or package.module:Class, a Fetcher "
-        "that takes the place of the built-in of its role (plain: every URL; render: what --render sends)",
-        repeat=True,
-    ),
+    Option("fetcher", _fetcher_name, "http, browser, or package.module:Class (repeatable; see fetch/base.py)", True),
     # --- JavaScript pages: a browser fetch path (fetch/render/) ---
     Option(
         "render",
