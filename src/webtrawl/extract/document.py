@@ -31,6 +31,7 @@ class Document:
         content_type: str = "text/html",
         depth: int = 0,
         tree: LexborHTMLParser | None = None,
+        route: str = "",
     ) -> None:
         self.url = url
         self.final_url = final_url or url
@@ -38,6 +39,7 @@ class Document:
         self.headers = headers or []
         self.content_type = content_type
         self.depth = depth
+        self.route = route  # a spider's callback and data for this page (extract/routing.py), "" for none
         self._raw = text  # UTF-8 bytes are decoded only if something reads ``text`` (CSS rules on the tree do not)
         self._tree = tree
 
