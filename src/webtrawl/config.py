@@ -161,7 +161,11 @@ class CrawlConfig:
 
     def extracting(self) -> bool:
         """Whether parsers run the extraction stage (items and/or main text); without it they never load it."""
-        return bool(self.extract or self.spider or self.text)
+        return self.extracts_items() or self.text
+
+    def extracts_items(self) -> bool:
+        """Whether the crawl has items: an --extract rules file or callback, or a --spider."""
+        return bool(self.extract or self.spider)
 
     def rendering(self) -> bool:
         """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
@@ -295,9 +299,9 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
     if cfg.extract and cfg.spider:
         raise ConfigError("--extract and --spider are two ways to extract: give one of them")
-    if cfg.items_to and not (cfg.extract or cfg.spider):
+    if cfg.items_to and not cfg.extracts_items():
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
-    if (cfg.extract or cfg.spider) and not cfg.jsonl and not cfg.items_to:
+    if cfg.extracts_items() and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
     parse_headers(cfg.header)
     for pattern in cfg.render_include:
