@@ -4,7 +4,6 @@ lost or doubled by a kill -9 of the whole node and a rerun."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -17,16 +16,13 @@ import pytest
 from tests.extract.shop import __file__ as shop_file
 from tests.fixtures.shop_web import ShopWeb
 from tests.node.crawlrun import Crawl, records, wait_until
-from webtrawl.testweb import duplicate_fetches
+from webtrawl_testweb import duplicate_fetches
 
 SPIDER = f"{shop_file}:ShopSpider"
 
 
 def _items(out: Path) -> list[dict[str, Any]]:
-    rows = []
-    for path in sorted((out / "items").glob("*.jsonl*")):
-        rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return rows
+    return records(out, "items")
 
 
 def _args(shop: ShopWeb) -> list[str]:
