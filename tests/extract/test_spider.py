@@ -16,6 +16,7 @@ from webtrawl.config import CrawlConfig
 from webtrawl.errors import ConfigError, InputError
 from webtrawl.extract import load_spider
 from webtrawl.extract.routing import MAX_DATA_BYTES, decode_route, encode_route
+from webtrawl.extract.rules import load_rules
 from webtrawl.parse import process_page
 
 SHOP = Path(__file__).with_name("shop.py")
@@ -164,3 +165,44 @@ def test_a_spider_of_the_running_script_resolves_in_spawned_children(tmp_path: P
     )
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "['http://a.test/']"
+
+
+RULES = """
+[[rule]]
+url = '/c/'
+follow = "css:a.product, a.next"
+data = { category = "css:h1::text" }
+[rule.fields]
+listing = "css:h1::text"
+
+[[rule]]
+url = '/(p|go)/'
+[rule.fields]
+name = "css:h1::text"
+category = "data:category"
+shop = { data = "shop", default = "none" }
+"""
+
+
+def test_a_rules_data_reaches_the_pages_of_the_links_it_follows(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES)
+    incoming = encode_route(None, {"shop": "main"})
+    listing = run(make_page(LISTING, url="http://shop.test/c/0/1", route=incoming), extract=str(rules))
+    carried = encode_route(None, {"shop": "main", "category": "Garden"})  # merged over what the listing carried
+    assert [(n.url, n.route) for n in listing.new_urls] == [
+        ("http://shop.test/p/1", carried),
+        ("http://shop.test/go/2", carried),
+        ("http://shop.test/c/0/2", carried),
+    ]
+    product = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1", route=carried), extract=str(rules))
+    assert product.items == [{"name": "Rake", "category": "Garden", "shop": "main"}]
+    unrouted = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1"), extract=str(rules))
+    assert unrouted.items == [{"name": "Rake", "category": None, "shop": "none"}]
+
+
+def test_a_rules_data_must_be_a_table_of_selectors(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES.replace('data = { category = "css:h1::text" }', "data = 3"))
+    with pytest.raises(InputError, match=r"rules.toml:5: data must be a table of selectors"):
+        load_rules(rules)

@@ -78,6 +78,7 @@ class ExtractResult:
     priorities: dict[str, int] = field(default_factory=dict)  # raw href -> the priority level it was given
     link_priority: int = -1  # a rule's priority: the level of every link the page follows (-1: by depth)
     routes: dict[str, str] = field(default_factory=dict)  # raw href -> its route (a spider's callback and data)
+    link_route: str = ""  # a rule's data: the route of every link the page follows ("": none)
 
     def priority_of(self, href: str) -> int:
         """The explicit priority level of a followed link, -1 if none."""
@@ -85,7 +86,7 @@ class ExtractResult:
 
     def route_of(self, href: str) -> str:
         """The route a followed link carries, "" if none."""
-        return self.routes.get(href, "")
+        return self.routes.get(href, self.link_route) if self.routes else self.link_route
 
 
 class Extractor(Protocol):

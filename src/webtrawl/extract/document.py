@@ -16,6 +16,8 @@ from typing import Any
 from parsel import Selector
 from selectolax.lexbor import LexborHTMLParser
 
+from webtrawl.extract.routing import decode_route
+
 _XML = re.compile(r"[/+]xml$")
 
 
@@ -42,6 +44,11 @@ class Document:
         self.route = route  # a spider's callback and data for this page (extract/routing.py), "" for none
         self._raw = text  # UTF-8 bytes are decoded only if something reads ``text`` (CSS rules on the tree do not)
         self._tree = tree
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """The data the page's link was followed with (a spider's ``Follow(data=...)``, a rule's ``data``)."""
+        return decode_route(self.route)[1]
 
     @cached_property
     def text(self) -> str:

@@ -24,12 +24,12 @@ class Page:
     def __init__(self, doc: Document, follow_page_links: bool = True) -> None:
         self._doc = doc
         self.follow_page_links = follow_page_links
-        self.callback, self._data = decode_route(doc.route)
+        self.callback = decode_route(doc.route)[0]
 
     @property
     def data(self) -> dict[str, Any]:
         """The ``data`` of the Follow that led here (its first discovery's), ``{}`` if none: the page's own copy."""
-        return self._data
+        return self._doc.data
 
     @property
     def url(self) -> str:

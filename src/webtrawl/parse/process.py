@@ -223,7 +223,7 @@ def _ranking(result: ExtractResult) -> Callable[[str], int] | None:
 
 def _routing(result: ExtractResult) -> Callable[[str], str] | None:
     """The routes (a spider's callbacks and data) of the extraction's links, None when it gave none."""
-    return result.route_of if result.routes else None
+    return result.route_of if result.routes or result.link_route else None
 
 
 def _count_extraction(record: PageRecord, counters: dict[str, int]) -> None:
