@@ -120,7 +120,7 @@ def test_unrouted_links_cost_nothing() -> None:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("NotASpider", "NotASpider is not a subclass of webtrawl.Spider"),
+        ("NotASpider", "NotASpider is not a subclass of webtrawl.extract.Spider"),
         ("BadStart", "start_urls must be a list of URL strings"),
         ("Missing", "has no 'Missing'"),
     ],

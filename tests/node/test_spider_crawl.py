@@ -15,8 +15,10 @@ import pytest
 
 from tests.extract.shop import __file__ as shop_file
 from tests.fixtures.shop_web import ShopWeb
+from tests.node.clusterrun import NodeRun
 from tests.node.crawlrun import Crawl, records, wait_until
 from webtrawl_testweb import duplicate_fetches
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 SPIDER = f"{shop_file}:ShopSpider"
 
@@ -88,3 +90,26 @@ def test_kill_9_and_rerun_lose_and_double_no_item(
     doubled = {url: n for url, n in Counter(i["url"] for i in items).items() if n > 1}
     assert sum(n - 1 for n in doubled.values()) <= taken_back, (doubled, taken_back)
     assert set(doubled) <= set(duplicate_fetches(shop_web.log.entries()))
+
+
+def test_two_nodes_on_a_cluster_hand_each_other_routes(
+    shop_web: ShopWeb,
+    redis_cluster: LocalRedisCluster,
+    cluster_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A listing parsed on one node routes products that the other node may fetch and parse: every item still has
+    its category, and no product is scraped twice across the nodes."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    outs = [tmp_path / "n1", tmp_path / "n2"]
+    # no host sessions: the shop's one host goes back to the shared queue after each page, so both nodes fetch it
+    cluster = ("--redis", redis_cluster.url, "--cluster", "--spider", SPIDER, "--session-pages", "0")
+    nodes = [NodeRun(out, [*_args(shop_web), *cluster, "--node-id", out.name]) for out in outs]
+    for node in nodes:
+        assert node.wait(300) == 0, node.log()[-4000:]
+    per_node = [records(out, "items") for out in outs]
+    assert all(per_node)  # both nodes scraped products
+    items = [item for rows in per_node for item in rows]
+    assert Counter(i["url"] for i in items).most_common(1)[0][1] == 1
+    _check_products(shop_web, items)

@@ -43,7 +43,7 @@ def load_spider(spec: str) -> SpiderExtractor:
     if cls is None:
         raise InputError(f"--spider {spec}: {target} has no {name!r}")
     if not (isinstance(cls, type) and issubclass(cls, Spider)):
-        raise InputError(f"--spider {spec}: {name} is not a subclass of webtrawl.Spider")
+        raise InputError(f"--spider {spec}: {name} is not a subclass of webtrawl.extract.Spider")
     try:
         spider = cls()
     except Exception as exc:
