@@ -112,7 +112,7 @@ class CrawlConfig:
     max_memory: int = 0
     progress: str = "auto"
     extract: str = ""  # rules file (.toml) or Python callback (module:function); built in each parser
-    spider: str = ""  # a webtrawl.Spider subclass (module:Class); built in each parser, instead of extract
+    spider: str = ""  # a webtrawl.extract.Spider subclass (module:Class); built in each parser, instead of extract
     text: bool = False
     scrub_pii: bool = False
     extract_timeout: float = 5.0

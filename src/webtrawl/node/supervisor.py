@@ -158,7 +158,9 @@ class Node:
         if not seeds and self.wait_for_seeds:
             seeds = self._wait_for_seeds(frontier)
         if not seeds:
-            raise InputError("no seeds: give URLs, --seeds FILE, or --out of an existing crawl to resume")
+            raise InputError(
+                "no seeds: give URLs, --seeds FILE, a --spider with start_urls, or --out of an existing crawl to resume"
+            )
         return seeds
 
     def _wait_for_seeds(self, frontier: RedisFrontier) -> list[str]:
