@@ -167,6 +167,11 @@ class CrawlConfig:
         """Whether the crawl has items: an --extract rules file or callback, or a --spider."""
         return bool(self.extract or self.spider)
 
+    def robots_sitemaps(self) -> bool:
+        """Whether the sitemaps a robots.txt names are read: not with --sitemaps off, nor for a spider, which
+        crawls what its callbacks follow (a sitemap's URLs, handled by ``parse``, would take them first)."""
+        return self.sitemaps != "off" and not self.spider
+
     def rendering(self) -> bool:
         """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
         return self.render != "never" or bool(self.render_include)
