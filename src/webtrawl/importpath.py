@@ -3,7 +3,8 @@
 Sinks (``--items-to mypkg.sinks:MongoSink?uri=...``), extractors (``--extract mypkg:Shop``), fetchers
 (``--fetcher mypkg:Fetcher``) and extraction callbacks are named this way and imported in the process that runs
 them (a spawned parser or fetcher cannot receive an object, only its name). The working directory is on the import
-path, as it is for ``python -m``. A top-level module: every stage and the supervisor's start-up checks use it.
+path, as it is for ``python -m``; ``__main__`` is the running script (in a spawned child, the script re-run as
+``__mp_main__`` by multiprocessing). A top-level module: every stage and the supervisor's start-up checks use it.
 """
 
 from __future__ import annotations

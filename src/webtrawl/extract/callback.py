@@ -15,6 +15,7 @@ from webtrawl.errors import InputError, UserCodeError
 from webtrawl.extract.base import Extractor, ExtractResult, Follow
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
+from webtrawl.extract.routing import encode_route
 from webtrawl.importpath import load_object
 
 
@@ -49,26 +50,43 @@ class CallbackExtractor:
 
     def extract(self, doc: Document) -> ExtractResult:
         page = Page(doc)
-        out = self.func(page)
-        result = ExtractResult()
-        for value in _values(out):
-            if isinstance(value, Follow | str):
-                url = value.url if isinstance(value, Follow) else value
-                if not isinstance(url, str):
-                    if url is None:
-                        continue  # Follow(page.css("a.next::attr(href)").get()) on the last page
-                    raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}")
-                result.extra_links.append(url)
-                if isinstance(value, Follow) and value.priority is not None:
+        return collect(self.func(page), page, _plain_route)
+
+
+def _plain_route(follow: Follow) -> str:
+    """A function callback has no other callbacks to route to; ``data`` still reaches the next page."""
+    if follow.callback is not None:
+        raise UserCodeError(f"Follow(callback={follow.callback!r}) needs a spider class: --spider module:Class")
+    return encode_route(None, follow.data)
+
+
+def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResult:
+    """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
+    :class:`UserCodeError` for a callback or data it refuses)."""
+    result = ExtractResult()
+    for value in _values(out):
+        if isinstance(value, Follow | str):
+            url = value.url if isinstance(value, Follow) else value
+            if not isinstance(url, str):
+                if url is None:
+                    continue  # Follow(page.css("a.next::attr(href)").get()) on the last page
+                raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}")
+            result.extra_links.append(url)
+            if isinstance(value, Follow):
+                if value.priority is not None:
                     best = result.priorities.get(url, value.priority)  # the same link twice: its best rank
                     result.priorities[url] = min(best, value.priority)
-            elif isinstance(value, Mapping):
-                result.items.append(dict(value))
-            else:
-                raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
-        if not page.follow_page_links:
-            result.links, result.extra_links = result.extra_links, []
-        return result
+                if value.callback is not None or value.data:
+                    routed = route(value)
+                    if routed:
+                        result.routes.setdefault(url, routed)  # the same link twice: its first route
+        elif isinstance(value, Mapping):
+            result.items.append(dict(value))
+        else:
+            raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
+    if not page.follow_page_links:
+        result.links, result.extra_links = result.extra_links, []
+    return result
 
 
 def _values(out: Any) -> Iterable[Any]:
