@@ -5,6 +5,7 @@ route picks by role."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.testing import Answer, FakeFetcher, FakeWeb, PageCollector, answer
 from webtrawl.fetch.visit import GAP_MARGIN_MS, VisitDeps, Visits
+from webtrawl.fetch.worker import _Fetcher
 from webtrawl.frontier import UrlAction
 from webtrawl.messages import Lease
 from webtrawl.node.children import SPAWN
@@ -33,16 +35,16 @@ DELAY_MS = 2000
 class Setup:
     """One fetcher's visits over fakes, with a budget of 10 pages."""
 
-    def __init__(self, answers: dict[str, Answer | list[Answer]], **cfg: Any) -> None:
+    def __init__(self, answers: dict[str, Answer | list[Answer]], budget: int = 10, **cfg: Any) -> None:
         self.cfg: CrawlConfig = local_cfg(politeness={"delay": DELAY_MS / 1000, "max_retries": 1}, **cfg)
         self.web = FakeWeb(answers)
         self.frontier = FakeFrontier()
         self.plain = FakeFetcher(self.web)
         self.render = FakeFetcher(self.web, role="render", name="browser") if self.cfg.rendering() else None
         self.pages = PageCollector()
-        self.args = FetcherArgs(self.cfg, 0, "", [Path("/nonexistent")], SPAWN.Event(), SPAWN.Value("q", 10))
+        self.args = FetcherArgs(self.cfg, 0, "", [Path("/nonexistent")], SPAWN.Event(), SPAWN.Value("q", budget))
 
-    async def visit(self, *leases: Lease) -> None:
+    def visits(self) -> Visits:
         robots = RobotsCache(self.frontier, self.web, self.cfg)
         deps = VisitDeps(
             self.frontier,
@@ -53,9 +55,22 @@ class Setup:
             self.pages,
             self.web,
         )
-        visits = Visits(self.args, deps)
+        return Visits(self.args, deps)
+
+    async def visit(self, *leases: Lease) -> None:
+        visits = self.visits()
         for lease in leases:
             await visits.handle(lease)
+
+    async def serve(self, done: Callable[[], bool]) -> None:
+        """The fetcher's lease loop over the fake frontier until ``done()``, then a stop."""
+        fetcher = _Fetcher(self.args)
+        loop = asyncio.create_task(fetcher.serve(self.frontier, self.visits(), Fetchers(self.plain), self.web))
+        async with asyncio.timeout(10):
+            while not done():
+                await asyncio.sleep(0.01)
+        self.args.stop.set()
+        await loop
 
     def run(self, *leases: Lease) -> None:
         asyncio.run(self.visit(*leases))
@@ -179,3 +194,15 @@ def test_the_fetcher_process_builds_its_fetchers_by_name_one_per_role() -> None:
         fetcher_class("tests.fetch.nosuch:F")
     with pytest.raises(InputError, match="not a Fetcher class"):
         fetcher_class("tests.fetch.test_visits:lease")
+
+
+def test_the_lease_loop_fetches_no_more_pages_than_the_budget_and_leaves_the_rest_queued() -> None:
+    urls = [f"http://h{i}.test/p" for i in range(5)]
+    answers: dict[str, Answer | list[Answer]] = {u: answer(200) for u in urls}
+    answers.update({f"http://h{i}.test/robots.txt": answer(404) for i in range(5)})
+    setup = Setup(answers, budget=3)
+    setup.frontier.queue = [Lease(f"n/f0.{i}", 0, f"h{i}.test", url) for i, url in enumerate(urls)]
+    asyncio.run(setup.serve(lambda: len(setup.pages.pages) == 3 and not setup.frontier.leased))
+    assert sorted(p.lease.url for p in setup.pages.pages) == sorted(lease.url for lease in setup.frontier.kept)
+    assert sum(setup.web.requested(url) for url in urls) == 3 and setup.budget == 0
+    assert len(setup.frontier.queue) == 2  # not leased: no budget left for them

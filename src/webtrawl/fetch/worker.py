@@ -12,9 +12,10 @@ import contextlib
 import logging
 import signal
 import time
+from typing import Protocol
 
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs, open_frontier
-from webtrawl.fetch.base import FetcherContext, build_fetchers
+from webtrawl.fetch.base import FetcherContext, Fetchers, build_fetchers
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
@@ -23,6 +24,7 @@ from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.rulehints import RuleHints
 from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.heap import TRIM_INTERVAL_S, return_freed_buffers, trim_heap
+from webtrawl.messages import Lease
 from webtrawl.pagepipe import PageSender
 
 log = logging.getLogger("webtrawl.fetch")
@@ -52,6 +54,18 @@ async def _trim_heap() -> None:
     while True:
         await asyncio.sleep(TRIM_INTERVAL_S)
         trim_heap()
+
+
+class LeaseSource(Protocol):
+    """Where the lease loop gets work (the async Redis frontier; a fake in tests)."""
+
+    async def lease(self, owner: str, max_hosts: int) -> list[Lease]: ...
+
+    def next_lease_in(self) -> float: ...
+
+
+class IdleTrim(Protocol):
+    def trim_idle(self, keep: int | None = None) -> int: ...
 
 
 class _Fetcher:
@@ -84,19 +98,23 @@ class _Fetcher:
                 sitemaps_found=self._add_sitemaps if self.cfg.robots_sitemaps() else None,
                 max_bytes=self.cfg.limits.robots_cache,
             )
-            self.fetchers = build_fetchers(self.cfg, FetcherContext(self.cfg, http, robots))
+            fetchers = build_fetchers(self.cfg, FetcherContext(self.cfg, http, robots))
             route = RenderRoute(self.cfg, hints)
-            deps = VisitDeps(self.frontier, releases, robots, self.fetchers, route, sender, http, gate)
-            self.visits = Visits(self.args, deps)
+            deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate)
             trimming = asyncio.create_task(_trim_heap())
             try:
-                await self._lease_loop()
-                await self._finish_in_flight()
+                await self.serve(self.frontier, Visits(self.args, deps), fetchers, http)
             finally:
                 trimming.cancel()
-                await self.fetchers.close()
+                await fetchers.close()
         await sender.close()
         await redis.aclose()
+
+    async def serve(self, leases: LeaseSource, visits: Visits, fetchers: Fetchers, idle: IdleTrim) -> None:
+        """Lease and visit until stopped, then end what is in flight (fakes fit: fetch/testing.py)."""
+        self.leases, self.visits, self.fetchers, self.idle = leases, visits, fetchers, idle
+        await self._lease_loop()
+        await self._finish_in_flight()
 
     async def _add_sitemaps(self, origin: str, urls: list[str]) -> None:
         new = robots_sitemaps(origin, urls, self.http.policy)
@@ -141,7 +159,7 @@ class _Fetcher:
             if any(pause.is_set() for pause in self.args.pauses):
                 # In-flight fetches go on; nothing new until the pause ends. Idle connections (but those of sleeping
                 # host sessions, the most recent) are closed: over --max-memory their buffers are what can go.
-                self.http.trim_idle(keep=visits.sleeping)
+                self.idle.trim_idle(keep=visits.sleeping)
                 await asyncio.sleep(_IDLE_MAX)
                 continue
             # Announced before the budget is taken: the node never sees an empty budget and nothing in flight
@@ -152,13 +170,13 @@ class _Fetcher:
                 self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)
                 continue
-            leases = await self.frontier.lease(self.args.owner, want)
+            leases = await self.leases.lease(self.args.owner, want)
             refill_until = time.monotonic() + _REFILL_MAX_S
             visits.give_back_budget(want - len(leases))
             if not leases:
                 self.args.report(leases=len(self.tasks))
                 # Nothing ready: wait until the frontier expects a host to be, but stay responsive to new work.
-                await asyncio.sleep(min(max(self.frontier.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
+                await asyncio.sleep(min(max(self.leases.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
                 continue
             for lease in leases:
                 task = asyncio.create_task(visits.handle(lease))
