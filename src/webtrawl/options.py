@@ -6,7 +6,7 @@ this table by :mod:`webtrawl.config`, which owns the layering and the checks acr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ def _parse_ports(text: str | int | list[Any]) -> list[int]:
 class Option:
     """One configurable value: where it lives in :class:`CrawlConfig` and how to read it from text."""
 
-    path: str  # "delay" or "politeness.delay"
+    path: str  # "group.name" (or "group.sub.name") in CrawlConfig; the name alone makes flag, TOML key, env
     parse: Callable[[Any], Any]
     help: str
     repeat: bool = False  # flag may be given several times, values collect into a list
@@ -115,7 +115,7 @@ def _path(text: Any) -> Path:
     return Path(str(text)).expanduser()
 
 
-def parse_headers(items: list[str]) -> list[tuple[str, str]]:
+def parse_headers(items: Iterable[str]) -> list[tuple[str, str]]:
     """``--header 'Name: value'`` items as pairs; ConfigError for anything that is not one header line."""
     out = []
     for item in items:
@@ -141,47 +141,60 @@ def _sink_url(text: Any) -> str:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("seeds_file", _path, "file with one seed URL per line (- for stdin)"),
-    Option("out", _path, "output and state directory of this crawl"),
-    Option("redis", str, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
-    Option("cluster", parse_bool, "--redis names a node of a Redis Cluster (the frontier spreads over its masters)"),
-    Option("node_id", str, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"),
+    Option("crawl.seeds_file", _path, "file with one seed URL per line (- for stdin)"),
+    Option("crawl.out", _path, "output and state directory of this crawl"),
+    Option("crawl.redis", str, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
     Option(
-        "keep_running",
+        "crawl.cluster", parse_bool, "--redis names a node of a Redis Cluster (the frontier spreads over its masters)"
+    ),
+    Option(
+        "crawl.node_id", str, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"
+    ),
+    Option(
+        "crawl.keep_running",
         parse_bool,
         "trawl node: when the frontier is empty, wait for new URLs instead of exiting (stop: trawl stop or SIGTERM)",
     ),
-    Option("max_pages", _positive_int, "stop after this many fetched pages in total (0: no limit)"),
-    Option("max_time", _positive_float, "stop after this many seconds of this run (0: no limit)"),
-    Option("fetchers", _positive_int, "fetcher processes (0: one per core)"),
-    Option("parsers", _positive_int, "parser processes (0: one per core)"),
-    Option("concurrency", _positive_int, "requests in flight per fetcher process"),
-    Option("lease_batch", _positive_int, "hosts leased per Redis round trip"),
+    Option("crawl.max_pages", _positive_int, "stop after this many fetched pages in total (0: no limit)"),
+    Option("crawl.max_time", _positive_float, "stop after this many seconds of this run (0: no limit)"),
+    Option("crawl.fetchers", _positive_int, "fetcher processes (0: one per core)"),
+    Option("crawl.parsers", _positive_int, "parser processes (0: one per core)"),
+    Option("fetch.concurrency", _positive_int, "requests in flight per fetcher process"),
+    Option("fetch.lease_batch", _positive_int, "hosts leased per Redis round trip"),
     Option(
-        "session_pages",
+        "fetch.session_pages",
         _positive_int,
         "pages a fetcher takes from one host in a row over its open connection, each after the host's delay, "
         "before the host goes back to the shared queue (0: no sessions)",
     ),
     Option(
-        "idle_connections",
+        "fetch.idle_connections",
         _positive_int,
         "open keep-alive connections a fetcher keeps between requests (host sessions included); each idle TLS "
         "connection holds ~0.1-0.7 MiB of buffers, each one closed may cost a handshake later",
     ),
-    Option("user_agent", str, "full User-Agent string; its first word is the robots.txt product token"),
-    Option("scope", _choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
+    Option("fetch.user_agent", str, "full User-Agent string; its first word is the robots.txt product token"),
     Option(
-        "sitemaps",
+        "discovery.scope", _choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"
+    ),
+    Option(
+        "discovery.sitemaps",
         _choice("auto", "only", "off"),
         "auto: read sitemaps and feeds (robots.txt Sitemap: lines, --sitemap) besides links; only: URLs come from "
         "sitemaps and feeds alone (links of pages are not followed); off: treat them as plain files. A sitemap "
         "priority below 0.5 queues a URL one level lower",
     ),
-    Option("sitemap", str, "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)", repeat=True),
-    Option("requisites", parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"),
     Option(
-        "recrawl_after",
+        "discovery.sitemap",
+        str,
+        "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)",
+        repeat=True,
+    ),
+    Option(
+        "discovery.requisites", parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"
+    ),
+    Option(
+        "discovery.recrawl_after",
         parse_duration,
         "keep fetched pages in a recrawl set, due again after this long (e.g. 1d, 6h, 90m, 3600); the interval then "
         "adapts per page (halved when it changed, doubled when not, within a quarter and 8x of this). A run on an "
@@ -190,76 +203,88 @@ OPTIONS: tuple[Option, ...] = (
         "brings it back",
     ),
     Option(
-        "near_duplicates",
+        "discovery.near_duplicates",
         parse_bool,
         "give each HTML page a simhash of its main text and flag near-duplicates of earlier pages in the records",
     ),
     Option(
-        "skip_near_duplicates",
+        "discovery.skip_near_duplicates",
         parse_bool,
         "do not follow the links of near-duplicate pages (a trap defence for calendars and session ids; "
         "implies --near-duplicates)",
     ),
     Option(
-        "politeness_key",
+        "frontier.politeness_key",
         _choice("host", "domain", "ip"),
         "what one politeness gap covers: a host name, a registered domain (public suffix list) or a server address "
         "(all host names on one IP); fixed when the crawl is created",
     ),
-    Option("include", str, "only follow URLs matching this regex (repeatable)", repeat=True),
-    Option("exclude", str, "never follow URLs matching this regex (repeatable)", repeat=True),
-    Option("expected_urls", _positive_int, "how many distinct URLs the seen-filter is sized for"),
-    Option("bloom_error", float, "target false-positive rate of the seen-URL filter"),
-    Option("shards", _positive_int, "virtual shards of the frontier (fixed when a crawl is created)"),
+    Option("discovery.include", str, "only follow URLs matching this regex (repeatable)", repeat=True),
+    Option("discovery.exclude", str, "never follow URLs matching this regex (repeatable)", repeat=True),
+    Option("frontier.expected_urls", _positive_int, "how many distinct URLs the seen-filter is sized for"),
+    Option("frontier.bloom_error", float, "target false-positive rate of the seen-URL filter"),
+    Option("frontier.shards", _positive_int, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option(
-        "resolve",
+        "fetch.resolve",
         str,
         "HOST=IP overrides for DNS, '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)",
         repeat=True,
     ),
     Option(
-        "nameservers",
+        "fetch.nameservers",
         str,
         "DNS servers to ask (IP or IP:PORT, repeatable); default: the system's (names --resolve pins are never asked)",
         repeat=True,
     ),
-    Option("ca_file", _path, "extra trusted CA certificates (PEM)"),
-    Option("insecure", parse_bool, "do not verify TLS certificates"),
+    Option("fetch.ca_file", _path, "extra trusted CA certificates (PEM)"),
+    Option("fetch.insecure", parse_bool, "do not verify TLS certificates"),
     Option(
-        "ip_allow",
+        "fetch.ip_allow",
         str,
         "allow only these networks (CIDR, repeatable); default: public unicast only",
         repeat=True,
     ),
-    Option("ports", _parse_ports, "comma-separated list of allowed ports (default: all but browser-unsafe ports)"),
-    Option("warc", parse_bool, "write WARC files"),
-    Option("warc_max_bytes", parse_size, "rotate WARC files at this size"),
-    Option("jsonl_chunk", _positive_int, "records per JSONL chunk file"),
-    Option("lease_ttl", _positive_float, "seconds before a fetch lease of a dead process is taken back"),
-    Option("process_ttl", _positive_float, "seconds before a fetched page not yet stored is fetched again"),
-    Option("metrics_port", _positive_int, "serve Prometheus metrics on this port (0: off)"),
     Option(
-        "max_memory",
+        "fetch.ports", _parse_ports, "comma-separated list of allowed ports (default: all but browser-unsafe ports)"
+    ),
+    Option("output.warc", parse_bool, "write WARC files"),
+    Option("output.warc_max_bytes", parse_size, "rotate WARC files at this size"),
+    Option("output.jsonl_chunk", _positive_int, "records per JSONL chunk file"),
+    Option("frontier.lease_ttl", _positive_float, "seconds before a fetch lease of a dead process is taken back"),
+    Option("frontier.process_ttl", _positive_float, "seconds before a fetched page not yet stored is fetched again"),
+    Option("operations.metrics_port", _positive_int, "serve Prometheus metrics on this port (0: off)"),
+    Option(
+        "operations.max_memory",
         parse_size,
         "pause leasing while the node's processes use more memory than this (e.g. 4GiB; 0: no limit)",
     ),
-    Option("progress", _choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
     Option(
-        "extract",
+        "operations.progress", _choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"
+    ),
+    Option(
+        "extraction.extract",
         str,
         "extract items with a rules file (rules.toml) or a Python callback (package.module:function, file.py:function)",
     ),
-    Option("text", parse_bool, "add each HTML page's main text, title, author, date and language to its record"),
-    Option("scrub_pii", parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
     Option(
-        "extract_timeout",
+        "extraction.text", parse_bool, "add each HTML page's main text, title, author, date and language to its record"
+    ),
+    Option(
+        "extraction.scrub_pii",
+        parse_bool,
+        "mask e-mail addresses and phone numbers in items and main text before storing",
+    ),
+    Option(
+        "extraction.extract_timeout",
         _positive_float,
         "seconds extraction (and, separately, main text) may take on one page before it is an extract-error",
     ),
-    Option("text_max_bytes", parse_size, "largest HTML page the main-text extractor reads (the rest is cut)"),
-    Option("timeouts.connect", _positive_float, "connect timeout in seconds"),
-    Option("timeouts.total", _positive_float, "total timeout of one request in seconds"),
-    Option("timeouts.robots", _positive_float, "total timeout of a robots.txt request in seconds"),
+    Option(
+        "extraction.text_max_bytes", parse_size, "largest HTML page the main-text extractor reads (the rest is cut)"
+    ),
+    Option("fetch.timeouts.connect", _positive_float, "connect timeout in seconds"),
+    Option("fetch.timeouts.total", _positive_float, "total timeout of one request in seconds"),
+    Option("fetch.timeouts.robots", _positive_float, "total timeout of a robots.txt request in seconds"),
     Option("limits.max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
     Option("limits.max_decompressed", parse_size, "largest decompressed body"),
     Option("limits.max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
@@ -311,70 +336,83 @@ OPTIONS: tuple[Option, ...] = (
     Option("politeness.delay_jitter", _positive_float, "lengthen every gap by a random 0..this fraction of it"),
     Option("politeness.slow_down_403", parse_bool, "treat a 403 answer as a slow-down signal (back-off) like 429"),
     # --- operating a crawl: dashboard, logs, alerts ---
-    Option("ui_port", _positive_int, "serve the web dashboard on this port (0: off)"),
-    Option("ui_bind", str, "address the dashboard listens on; anything but loopback needs --ui-token"),
-    Option("ui_token", str, "token the dashboard asks for (?token=... or Authorization: Bearer ...)"),
-    Option("log_format", _choice("text", "json"), "log lines as text or as one JSON object per line"),
-    Option("log_max_bytes", parse_size, "rotate <out>/logs/trawl.log at this size (0: no log file)"),
-    Option("log_backups", _positive_int, "rotated log files kept"),
-    Option("alert_cmd", str, "shell command run for each alert (TRAWL_ALERT_* variables, JSON on stdin)"),
-    Option("alert_error_rate", _positive_float, "alert when more than this share of URLs fail (0: off)"),
-    Option("alert_window", _positive_float, "seconds over which the error rate is measured"),
-    Option("alert_min_urls", _positive_int, "URLs that must end within the window before the error rate counts"),
-    Option("alert_stall", _positive_float, "alert after this many seconds without a fetched page (0: off)"),
-    Option("alert_memory", parse_size, "alert above this node memory (0: 90%% of --max-memory if set)"),
-    Option("alert_disk_free", parse_size, "alert when free space under --out drops below this (0: off)"),
-    Option("alert_redis_memory", parse_size, "alert above this Redis memory (0: 90%% of its maxmemory if set)"),
+    Option("operations.ui_port", _positive_int, "serve the web dashboard on this port (0: off)"),
+    Option("operations.ui_bind", str, "address the dashboard listens on; anything but loopback needs --ui-token"),
+    Option("operations.ui_token", str, "token the dashboard asks for (?token=... or Authorization: Bearer ...)"),
+    Option("operations.log_format", _choice("text", "json"), "log lines as text or as one JSON object per line"),
+    Option("operations.log_max_bytes", parse_size, "rotate <out>/logs/trawl.log at this size (0: no log file)"),
+    Option("operations.log_backups", _positive_int, "rotated log files kept"),
+    Option("operations.alert_cmd", str, "shell command run for each alert (TRAWL_ALERT_* variables, JSON on stdin)"),
+    Option("operations.alert_error_rate", _positive_float, "alert when more than this share of URLs fail (0: off)"),
+    Option("operations.alert_window", _positive_float, "seconds over which the error rate is measured"),
     Option(
-        "items_to",
+        "operations.alert_min_urls", _positive_int, "URLs that must end within the window before the error rate counts"
+    ),
+    Option("operations.alert_stall", _positive_float, "alert after this many seconds without a fetched page (0: off)"),
+    Option("operations.alert_memory", parse_size, "alert above this node memory (0: 90%% of --max-memory if set)"),
+    Option("operations.alert_disk_free", parse_size, "alert when free space under --out drops below this (0: off)"),
+    Option(
+        "operations.alert_redis_memory", parse_size, "alert above this Redis memory (0: 90%% of its maxmemory if set)"
+    ),
+    Option(
+        "output.items_to",
         _sink_url,
         "also write extracted items to this sink (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, "
         "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME",
         repeat=True,
     ),
-    Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
-    Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
-    # --- request options (every fetch, the browser's requests included) ---
-    Option("header", str, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
-    Option("cookies", parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
     Option(
-        "proxy",
+        "output.records_to",
+        _sink_url,
+        "also write page records to this sink (repeatable; same URLs as --items-to)",
+        True,
+    ),
+    Option("output.jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    # --- request options (every fetch, the browser's requests included) ---
+    Option("fetch.header", str, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
+    Option("fetch.cookies", parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
+    Option(
+        "fetch.proxy",
         _proxy_url,
         "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
         repeat=True,
     ),
     # --- JavaScript pages: a browser fetch path (fetch/render/) ---
     Option(
-        "render",
+        "rendering.render",
         _choice("never", "always", "auto"),
         "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and pages "
         "the --extract rules find no item in and, from then on, every page of their host)",
     ),
-    Option("render_include", str, "always render URLs matching this regex (repeatable)", repeat=True),
-    Option("renderers", _positive_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"),
-    Option("chromium", _path, "the Chromium executable to render with (default: chromium on PATH)"),
+    Option("rendering.render_include", str, "always render URLs matching this regex (repeatable)", repeat=True),
     Option(
-        "render_allow_hosts",
+        "rendering.renderers", _positive_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"
+    ),
+    Option("rendering.chromium", _path, "the Chromium executable to render with (default: chromium on PATH)"),
+    Option(
+        "rendering.render_allow_hosts",
         str,
         "hosts a rendered page may load from besides its own (repeatable; *.example.com for subdomains)",
         repeat=True,
     ),
-    Option("render_max_requests", _positive_int, "most requests one render makes (the page itself included)"),
-    Option("render_scrolls", _positive_int, "scroll to the bottom this many times (infinite scroll pages)"),
-    Option("render_timeout", _positive_float, "seconds one render may take in all"),
-    Option("render_pages_per_browser", _positive_int, "pages a browser renders before it is restarted (0: never)"),
+    Option("rendering.render_max_requests", _positive_int, "most requests one render makes (the page itself included)"),
+    Option("rendering.render_scrolls", _positive_int, "scroll to the bottom this many times (infinite scroll pages)"),
+    Option("rendering.render_timeout", _positive_float, "seconds one render may take in all"),
     Option(
-        "render_max_memory",
+        "rendering.render_pages_per_browser", _positive_int, "pages a browser renders before it is restarted (0: never)"
+    ),
+    Option(
+        "rendering.render_max_memory",
         parse_size,
         "restart a fetcher's browser when its processes use more memory than this (checked between pages; 0: never)",
     ),
     Option(
-        "render_page_memory",
+        "rendering.render_page_memory",
         _positive_int,
         "MiB of JavaScript heap one rendered page may use; a page past it fails with render-memory (0: no cap)",
     ),
     Option(
-        "render_resources",
+        "rendering.render_resources",
         str,
         "resource types a render also loads (repeatable: image, media, font; blocked by default)",
         repeat=True,
