@@ -6,11 +6,9 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
-import multiprocessing.synchronize
 import tempfile
 import time
 from collections.abc import Callable
-from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from typing import IO, Any
 
@@ -127,49 +125,26 @@ def _wait_for_seeds(
         time.sleep(_SEED_POLL)
 
 
+def _stage_groups(cfg: CrawlConfig, settings: FrontierSettings) -> dict[str, Any]:
+    """What fetchers and parsers both take: their node, the frontier's settings and the option groups they share."""
+    return {
+        "node_id": cfg.crawl.node_id,
+        "cluster": cfg.crawl.cluster,
+        "frontier": settings,
+        "fetch": cfg.fetch,
+        "limits": cfg.limits,
+        "politeness": cfg.politeness,
+        "discovery": cfg.discovery,
+        "extraction": cfg.extraction,
+    }
+
+
 def parser_args(cfg: CrawlConfig, settings: FrontierSettings, index: int, **place: Any) -> ParserArgs:
     """A parser's arguments: its option groups and ``place`` (redis_url, socket_path, out_dir, seeds, events)."""
-    return ParserArgs(
-        index=index,
-        node_id=cfg.crawl.node_id,
-        cluster=cfg.crawl.cluster,
-        frontier=settings,
-        fetch=cfg.fetch,
-        limits=cfg.limits,
-        politeness=cfg.politeness,
-        discovery=cfg.discovery,
-        extraction=cfg.extraction,
-        output=cfg.output,
-        **place,
-    )
+    return ParserArgs(index=index, output=cfg.output, **_stage_groups(cfg, settings), **place)
 
 
-def fetcher_args(
-    cfg: CrawlConfig,
-    settings: FrontierSettings,
-    index: int,
-    *,
-    redis_url: str,
-    parser_sockets: list[Path],
-    stop: multiprocessing.synchronize.Event,
-    budget: Synchronized[int] | None,
-    **shared: Any,
-) -> FetcherArgs:
-    """A fetcher's arguments: its option groups, its place, and ``shared`` (stats array, pause events)."""
-    return FetcherArgs(
-        index=index,
-        redis_url=redis_url,
-        parser_sockets=parser_sockets,
-        stop=stop,
-        budget=budget,
-        node_id=cfg.crawl.node_id,
-        cluster=cfg.crawl.cluster,
-        frontier=settings,
-        fetch=cfg.fetch,
-        politeness=cfg.politeness,
-        limits=cfg.limits,
-        discovery=cfg.discovery,
-        extraction=cfg.extraction,
-        rendering=cfg.rendering,
-        **shared,
-    )
+def fetcher_args(cfg: CrawlConfig, settings: FrontierSettings, index: int, **place: Any) -> FetcherArgs:
+    """A fetcher's arguments: its option groups and ``place`` (redis_url, parser_sockets, stop, budget, stats,
+    pauses)."""
+    return FetcherArgs(index=index, rendering=cfg.rendering, **_stage_groups(cfg, settings), **place)
