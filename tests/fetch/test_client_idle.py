@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.fetch.servers import local_cfg, local_client, run
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 
 def test_idle_connections_beyond_the_cap_are_closed_least_recently_used_first(testweb: TestWeb) -> None:

@@ -14,7 +14,7 @@ from tests.node.crawlrun import records
 from webtrawl.config import add_arguments, load
 from webtrawl.node.embed import stop_signals
 from webtrawl.node.supervisor import Node
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 
 def _app_handler(signum: int, frame: FrameType | None) -> None:
