@@ -10,7 +10,8 @@ import pytest
 
 from webtrawl.config import CrawlConfig, load, to_saved
 from webtrawl.errors import ConfigError
-from webtrawl.options import OPTIONS, parse_size
+from webtrawl.options import OPTIONS
+from webtrawl.values import parse_size
 
 
 def test_each_layer_overrides_the_one_below(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from typing import Any
 
 from webtrawl import __version__
 from webtrawl.errors import ConfigError
-from webtrawl.options import BY_NAME, OPTIONS, Option, parse_bool, parse_headers
+from webtrawl.options import BY_NAME, OPTIONS, Option
+from webtrawl.values import parse_bool, parse_headers
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
 

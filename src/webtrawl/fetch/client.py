@@ -51,7 +51,7 @@ from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool
 from webtrawl.messages import Exchange
-from webtrawl.options import parse_headers
+from webtrawl.values import parse_headers
 
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 _MAX_MESSAGE = 200
