@@ -8,7 +8,7 @@ import pytest
 
 from tests.extract.helpers import run
 from tests.parse.helpers import make_page
-from webtrawl.config import CrawlConfig
+from webtrawl.config import ExtractionOptions, RenderOptions
 from webtrawl.errors import InputError
 from webtrawl.extract import build_extraction, load_extractor
 from webtrawl.fetch.response import Response
@@ -25,7 +25,7 @@ def test_an_extractor_class_gives_the_pages_items() -> None:
 
 
 def test_the_fetcher_asks_any_extractor_for_headers_and_for_pages_it_finds_nothing_in() -> None:
-    hints = RuleHints.from_config(CrawlConfig(extract=CLASS, render="auto"))
+    hints = RuleHints.from_config(ExtractionOptions(extract=CLASS), RenderOptions(render="auto"))
     assert hints is not None and hints.has_headers
     assert hints.headers("http://site.test/api/x") == {"X-Headlines": "1"} and hints.headers(NEWS) == {}
     shell = Response(status=200, headers=[("Content-Type", "text/html")], body=b"<div id=app></div>")
@@ -36,15 +36,18 @@ def test_the_fetcher_asks_any_extractor_for_headers_and_for_pages_it_finds_nothi
 
 
 def test_a_callback_function_gives_the_fetcher_nothing() -> None:
-    assert RuleHints.from_config(CrawlConfig(extract="tests.extract.spiders:article", render="auto")) is None
+    assert (
+        RuleHints.from_config(ExtractionOptions(extract="tests.extract.spiders:article"), RenderOptions(render="auto"))
+        is None
+    )
 
 
 def test_recrawl_intervals_come_from_any_extractor() -> None:
-    extraction = build_extraction(CrawlConfig(extract=CLASS))
+    extraction = build_extraction(ExtractionOptions(extract=CLASS))
     assert extraction is not None and extraction.sets_recrawl()
     assert extraction.recrawl_after(NEWS, "text/html") == 60.0
     assert extraction.recrawl_after("http://site.test/", "text/html") == 0.0
-    plain = build_extraction(CrawlConfig(extract="tests.extract.spiders:article"))
+    plain = build_extraction(ExtractionOptions(extract="tests.extract.spiders:article"))
     assert plain is not None and not plain.sets_recrawl() and plain.recrawl_after(NEWS, "") == 0.0
 
 

@@ -15,17 +15,17 @@ from tests.fetch.servers import local_cfg
 from tests.fixtures.fake_frontier import FakeFrontier
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import ConnectError, InputError
-from webtrawl.fetch.args import FetcherArgs
-from webtrawl.fetch.base import FetcherContext, Fetchers, HttpFetcher, build_fetchers, fetcher_class
+from webtrawl.fetch.base import FetcherContext, Fetchers, FetchRequest, HttpFetcher, build_fetchers, fetcher_class
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.testing import Answer, FakeFetcher, FakeWeb, PageCollector, answer
 from webtrawl.fetch.visit import GAP_MARGIN_MS, VisitDeps, Visits
 from webtrawl.fetch.worker import _Fetcher
-from webtrawl.frontier import UrlAction
+from webtrawl.frontier import FrontierSettings, UrlAction
 from webtrawl.messages import Lease
 from webtrawl.node.children import SPAWN
+from webtrawl.node.startup import fetcher_args
 
 ROBOTS = "http://a.test/robots.txt"
 PAGE = "http://a.test/p"
@@ -36,22 +36,24 @@ class Setup:
     """One fetcher's visits over fakes, with a budget of 10 pages."""
 
     def __init__(self, answers: dict[str, Answer | list[Answer]], budget: int = 10, **cfg: Any) -> None:
-        self.cfg: CrawlConfig = local_cfg(politeness={"delay": DELAY_MS / 1000, "max_retries": 1}, **cfg)
+        self.cfg: CrawlConfig = local_cfg(delay=DELAY_MS / 1000, max_retries=1, **cfg)
         self.web = FakeWeb(answers)
         self.frontier = FakeFrontier()
         self.plain = FakeFetcher(self.web)
-        self.render = FakeFetcher(self.web, role="render", name="browser") if self.cfg.rendering() else None
+        self.render = FakeFetcher(self.web, role="render", name="browser") if self.cfg.rendering.enabled() else None
         self.pages = PageCollector()
-        self.args = FetcherArgs(self.cfg, 0, "", [Path("/nonexistent")], SPAWN.Event(), SPAWN.Value("q", budget))
+        place = {"redis_url": "", "parser_sockets": [Path("/nonexistent")], "stop": SPAWN.Event()}
+        settings = FrontierSettings.from_config(self.cfg)
+        self.args = fetcher_args(self.cfg, settings, 0, budget=SPAWN.Value("q", budget), **place)
 
     def visits(self) -> Visits:
-        robots = RobotsCache(self.frontier, self.web, self.cfg)
+        robots = RobotsCache(self.frontier, self.web, self.cfg.fetch, self.cfg.politeness, self.cfg.limits)
         deps = VisitDeps(
             self.frontier,
             ReleaseBatcher(self.frontier.release, wait_s=0),
             robots,
             Fetchers(self.plain, self.render),
-            RenderRoute(self.cfg),
+            RenderRoute(self.cfg.rendering, self.cfg.limits),
             self.pages,
             self.web,
         )
@@ -180,16 +182,20 @@ class CannedFetcher(FakeFetcher):
 
     role = "plain"
 
-    def __init__(self, ctx: FetcherContext) -> None:
-        super().__init__(FakeWeb({PAGE: answer(200, b"canned")}), name="canned")
+    def __init__(self, ctx: FetcherContext, body: str = "canned") -> None:
+        super().__init__(FakeWeb({PAGE: answer(200, body.encode())}), name="canned")
 
 
 def test_the_fetcher_process_builds_its_fetchers_by_name_one_per_role() -> None:
-    cfg = local_cfg(fetcher=["tests.fetch.test_visits:CannedFetcher"])
-    ctx: Any = FetcherContext(cfg, FakeWeb(), None)  # type: ignore[arg-type]
-    fetchers = build_fetchers(cfg, ctx)
+    cfg = local_cfg(fetcher=["tests.fetch.test_visits:CannedFetcher?body=tinned"])
+    client: Any = FakeWeb()
+    ctx = FetcherContext(cfg.fetch, cfg.rendering, cfg.limits, 120.0, client, None)  # type: ignore[arg-type]
+    fetchers = build_fetchers(cfg.fetch.fetcher, ctx)
     assert isinstance(fetchers.plain, CannedFetcher) and fetchers.render is None
-    assert isinstance(build_fetchers(local_cfg(), ctx).plain, HttpFetcher)  # the built-in of the role
+    no_rules: Any = None  # the fake asks nothing of them
+    answered = asyncio.run(fetchers.plain.fetch(FetchRequest(PAGE), no_rules))
+    assert answered.body == b"tinned"  # the name's ?options are the class's keyword arguments
+    assert isinstance(build_fetchers((), ctx).plain, HttpFetcher)  # the built-in of the role
     with pytest.raises(InputError, match=r"--fetcher tests\.fetch\.nosuch:F: cannot import"):
         fetcher_class("tests.fetch.nosuch:F")
     with pytest.raises(InputError, match="not a Fetcher class"):

@@ -14,7 +14,7 @@ import redis
 from tests.fetch.servers import local_cfg, run
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, delete_prefix
 from tests.frontier.helpers import host_key, host_state, new_urls
-from webtrawl.config import CrawlConfig
+from webtrawl.config import CrawlConfig, Limits, RenderOptions
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs, open_frontier
 from webtrawl.fetch.base import Fetchers
 from webtrawl.fetch.batcher import ReleaseBatcher
@@ -23,6 +23,7 @@ from webtrawl.fetch.testing import FakeFetcher, FakeWeb, PageCollector
 from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.node.children import SPAWN
+from webtrawl.node.startup import fetcher_args
 
 
 @pytest.fixture
@@ -38,9 +39,9 @@ def test_every_task_of_a_full_fetcher_can_use_redis_at_once(redis_url: str, sett
     cfg = local_cfg(concurrency=128)
 
     async def body() -> None:
-        frontier = await open_frontier(cfg, redis_url, settings)
+        frontier = await open_frontier(_args(cfg, redis_url, settings, budget=0))
         try:
-            tasks = cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch
+            tasks = cfg.fetch.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.fetch.lease_batch
             origins = [f"https://h{i}.test" for i in range(tasks)]
             await asyncio.gather(*(frontier.set_robots(o, b"User-agent: *\nDisallow:\n", 60) for o in origins))
             assert await frontier.get_robots(origins[-1]) is not None
@@ -57,8 +58,12 @@ class _BrokenRobots:
         raise RuntimeError("a bug in the fetch path")
 
 
-def _args(cfg: CrawlConfig, redis_url: str, budget: int) -> FetcherArgs:
-    return FetcherArgs(cfg, 0, redis_url, [Path("/nonexistent")], SPAWN.Event(), SPAWN.Value("q", budget))
+def _args(cfg: CrawlConfig, redis_url: str, settings: FrontierSettings, budget: int) -> FetcherArgs:
+    budget_value = SPAWN.Value("q", budget)
+    nowhere = [Path("/nonexistent")]
+    return fetcher_args(
+        cfg, settings, 0, redis_url=redis_url, parser_sockets=nowhere, stop=SPAWN.Event(), budget=budget_value
+    )
 
 
 def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap(
@@ -67,16 +72,15 @@ def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap
     cfg = local_cfg(politeness={"delay": 10.0})
     sync = RedisFrontier.open(redis_client, settings)
     sync.add(new_urls("http://a.test/1", "http://a.test/2"))
-    args = _args(cfg, redis_url, budget=7)
+    args = _args(cfg, redis_url, settings, budget=7)
 
     async def body() -> None:
-        frontier = await open_frontier(cfg, redis_url, settings)
+        frontier = await open_frontier(args)
         web = FakeWeb()
         fetchers = Fetchers(FakeFetcher(web))
         robots: Any = _BrokenRobots()
-        deps = VisitDeps(
-            frontier, ReleaseBatcher(frontier.release), robots, fetchers, RenderRoute(cfg), PageCollector(), web
-        )
+        route = RenderRoute(RenderOptions(), Limits())
+        deps = VisitDeps(frontier, ReleaseBatcher(frontier.release), robots, fetchers, route, PageCollector(), web)
         try:
             (lease,) = await frontier.lease(args.owner, 1)
             await Visits(args, deps).handle(lease)  # the bug is logged, not raised

@@ -138,13 +138,15 @@ def test_an_extractor_class_and_a_user_fetcher_named_by_import_path(
     recrawl capability needs --recrawl-after), the fetcher fetches every page in the fetchers."""
     web = make_testweb(10, 3)
     out = tmp_path / "crawl"
-    user = ["--extract", "tests.extract.spiders:Headlines", "--fetcher", "tests.fixtures.userfetcher:LoggingFetcher"]
+    log = tmp_path / "fetched-by-user.txt"
+    fetcher = f"tests.fixtures.userfetcher:LoggingFetcher?path={log}"
+    user = ["--extract", "tests.extract.spiders:Headlines", "--fetcher", fetcher]
     crawl = Crawl(out, [*web.seeds(2), *_args(web), *user, "--recrawl-after", "1d"])
     assert crawl.wait(300) == 0, crawl.log()[-4000:]
     rows = records(out)
     fetched = {r["url"] for r in rows if r["status"]}
     assert len(fetched) > 20
-    assert set((out / "fetched-by-user.txt").read_text().split()) == fetched
+    assert set(log.read_text().split()) == fetched
     items = _items(out)
     pages = _html_pages(rows)
     assert Counter(i["url"] for i in items) == Counter(pages)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.memory_frontier import MemoryFrontier
 from tests.parse.helpers import make_ctx, make_page
-from webtrawl.config import CrawlConfig
+from webtrawl.config import DiscoveryOptions
 from webtrawl.frontier.base import Frontier
 from webtrawl.messages import Page
 from webtrawl.parse import batch as batch_module
@@ -55,7 +55,7 @@ def _setup(host_queue_cap: int = 1_000) -> tuple[PageBatches, MemoryFrontier, Re
     frontier = MemoryFrontier(host_queue_cap, log)
     sink = RecordingSink(log)
     _: Frontier = frontier  # it is a Frontier
-    return PageBatches(CrawlConfig(), make_ctx(), frontier, FanOut([sink], streams={"records"})), frontier, sink
+    return PageBatches(DiscoveryOptions(), make_ctx(), frontier, FanOut([sink], streams={"records"})), frontier, sink
 
 
 def test_outputs_are_durable_before_links_are_added_and_urls_completed() -> None:

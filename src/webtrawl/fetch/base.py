@@ -4,19 +4,21 @@ A fetcher has a **role**: ``plain`` fetches every URL first (built in: ``http``,
 client), ``render`` takes what the route (:mod:`webtrawl.fetch.route`) sends to a browser (built in: ``browser``,
 Chromium through Playwright, every request it makes fetched by that same client). The fetcher process builds them
 from names (:func:`build_fetchers`): the built-ins, or a user's class named by import path (``--fetcher
-package.module:Class``, built as ``Class(ctx)`` with a :class:`FetcherContext`) that takes the place of the
-built-in of its role. Leases, robots.txt, politeness and the parser hand-off stay in the worker, so a new way of
-fetching is one class. :mod:`webtrawl.fetch.testing` has a fake one for tests.
+package.module:Class?key=value&...``, built as ``Class(ctx, **{key: value})`` with a :class:`FetcherContext`) that
+takes the place of the built-in of its role. Leases, robots.txt, politeness and the parser hand-off stay in the
+worker, so a new way of fetching is one class. :mod:`webtrawl.fetch.testing` has a fake one for tests.
 """
 
 from __future__ import annotations
 
+import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import FetchOptions, Limits, RenderOptions
 from webtrawl.errors import ConfigError
 from webtrawl.fetch.response import Response
 from webtrawl.politeness import RobotsRules
@@ -63,7 +65,10 @@ class Fetcher(Protocol):
 class FetcherContext:
     """What a fetcher is built with, inside the fetcher process."""
 
-    cfg: CrawlConfig
+    fetch: FetchOptions
+    rendering: RenderOptions
+    limits: Limits
+    lease_ttl: float  # seconds a lease lasts: a fetch must end well before
     client: HttpClient  # the process's HTTP client (policy, resolver, pool): use it for every request
     robots: RobotsCache  # robots.txt of any origin (a browser's subrequests)
 
@@ -107,26 +112,27 @@ def fetcher_class(name: str) -> Any:
     """The factory ``name`` stands for (a built-in's, or a user's class, imported); ConfigError if it is none."""
     from webtrawl.importpath import load_object
 
-    path = BUILTIN.get(name, name)
-    found = load_object(path, "--fetcher")
+    path = name.partition("?")[0]
+    found = load_object(BUILTIN.get(path, path), "--fetcher")
     missing = [method for method in ("fetch", "close") if not callable(getattr(found, method, None))]
-    if name not in BUILTIN and (not isinstance(found, type) or missing or getattr(found, "role", None) not in ROLES):
+    if path not in BUILTIN and (not isinstance(found, type) or missing or getattr(found, "role", None) not in ROLES):
         raise ConfigError(f"--fetcher {name}: not a Fetcher class (fetch, close, and a role: {' or '.join(ROLES)})")
     return found
 
 
-def build_fetchers(cfg: CrawlConfig, ctx: FetcherContext) -> Fetchers:
+def build_fetchers(names: Sequence[str], ctx: FetcherContext) -> Fetchers:
     """The fetchers ``--fetcher`` names, one per role; the built-in of a role nobody named fills it (``render``
     only when rendering is on: Playwright is imported only then)."""
     by_role: dict[str, Fetcher] = {}
-    names = list(cfg.fetcher)
+    wanted = list(names)
     for role, name in _DEFAULT.items():
-        if role == "plain" or cfg.rendering():
-            names.append(name)
-    for name in names:
+        if role == "plain" or ctx.rendering.enabled():
+            wanted.append(name)
+    for name in wanted:
         if name in BUILTIN and _role_of_builtin(name) in by_role:
             continue  # a user's fetcher (or the same name twice) took its role
-        fetcher: Fetcher = fetcher_class(name)(ctx)
+        options = dict(urllib.parse.parse_qsl(name.partition("?")[2], keep_blank_values=True))
+        fetcher: Fetcher = fetcher_class(name)(ctx, **options)
         if fetcher.role in by_role:
             raise ConfigError(f"--fetcher {name}: two fetchers for the {fetcher.role} role")
         by_role[fetcher.role] = fetcher

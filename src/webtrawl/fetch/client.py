@@ -20,7 +20,7 @@ from typing import Any, Self
 import aiohttp
 from yarl import URL
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import FetchOptions, Limits
 from webtrawl.errors import BadUrl, ConnectError, SchemeError, WebtrawlError
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
@@ -38,7 +38,7 @@ from webtrawl.fetch.wire import (
     read_body,
     ssl_context,
 )
-from webtrawl.options import parse_headers
+from webtrawl.values import parse_headers
 
 __all__ = ["ACCEPT_ENCODING", "HttpClient", "Response"]
 
@@ -60,21 +60,23 @@ class HttpClient:
 
     def __init__(
         self,
-        cfg: CrawlConfig,
+        fetch: FetchOptions,
+        limits: Limits,
         *,
         resolver: Resolver | None = None,
         url_headers: Callable[[str], dict[str, str]] | None = None,
     ) -> None:
-        self._cfg = cfg
+        self._fetch = fetch
+        self._max_body = limits.max_body
         self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: fetch/rulehints.py)
-        self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(cfg.ip_allow, cfg.ports)
-        self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy, nameservers=cfg.nameservers)
-        self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
-        self._headers.update(parse_headers(cfg.header))
-        self.proxies = ProxyPool(cfg.proxy)
-        self._ssl = ssl_context(cfg)
+        self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(fetch.ip_allow, fetch.ports)
+        self.resolver: Resolver = resolver or Resolver(fetch.resolve, self.policy, nameservers=fetch.nameservers)
+        self._headers = {"User-Agent": fetch.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
+        self._headers.update(parse_headers(fetch.header))
+        self.proxies = ProxyPool(fetch.proxy)
+        self._ssl = ssl_context(fetch)
         self.keepalive_s = _KEEPALIVE_S
-        self.max_idle = max(0, cfg.idle_connections)
+        self.max_idle = max(0, fetch.idle_connections)
         self._session: aiohttp.ClientSession | None = None
         self._connector: aiohttp.TCPConnector | None = None
         self._trimmer: asyncio.Task[None] | None = None
@@ -86,7 +88,7 @@ class HttpClient:
             resolver=self.resolver,
             use_dns_cache=False,  # the resolver caches, and must see every connect for the policy
             ssl=self._ssl,
-            limit=max(1, self._cfg.concurrency) * 2,
+            limit=max(1, self._fetch.concurrency) * 2,
             limit_per_host=0,  # the frontier already keeps one request per host in flight
             keepalive_timeout=self.keepalive_s + 1.0,  # a backstop: trim_idle() closes them first, and aborts
             socket_factory=open_socket,
@@ -97,10 +99,10 @@ class HttpClient:
             connector=connector,
             auto_decompress=False,
             # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them
-            cookie_jar=aiohttp.CookieJar(unsafe=True) if self._cfg.cookies else aiohttp.DummyCookieJar(),
+            cookie_jar=aiohttp.CookieJar(unsafe=True) if self._fetch.cookies else aiohttp.DummyCookieJar(),
             response_class=PeerResponse,
             request_class=TrackedRequest,
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._cfg.timeouts.connect),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._fetch.timeouts.connect),
             max_line_size=16384,
             max_field_size=16384,
             max_headers=256,
@@ -228,14 +230,14 @@ class HttpClient:
         headers: dict[str, str] | None = None,
     ) -> Response:
         assert self._session is not None
-        cap = self._cfg.limits.max_body if max_body is None else max_body
+        cap = self._max_body if max_body is None else max_body
         fetch_time = time.time()
         started = time.perf_counter()
         sent: list[asyncio.Transport] = []
         SENT_TRANSPORTS.set(sent)
         try:
             async with (
-                asyncio.timeout(self._cfg.timeouts.total if timeout is None else timeout),
+                asyncio.timeout(self._fetch.timeouts.total if timeout is None else timeout),
                 self._session.get(
                     target,
                     allow_redirects=False,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import ExtractionOptions, RenderOptions
 from webtrawl.fetch.response import Response
 from webtrawl.parse.encoding import choose_encoding
 
@@ -44,9 +44,9 @@ class RuleHints:
         self.has_headers = extractor.sends_headers
 
     @classmethod
-    def from_config(cls, cfg: CrawlConfig) -> RuleHints | None:
+    def from_config(cls, extraction: ExtractionOptions, rendering: RenderOptions) -> RuleHints | None:
         """The hints of ``--extract`` when the fetcher needs any (headers, or ``--render auto``)."""
-        spec, auto = cfg.extract, cfg.render == "auto"
+        spec, auto = extraction.extract, rendering.render == "auto"
         if not spec:
             return None
         path = Path(spec).expanduser()
@@ -57,7 +57,7 @@ class RuleHints:
         extractor = load_extractor(spec)
         if not isinstance(extractor, RequestHints):
             return None
-        hints = cls(extractor, auto=auto, timeout=cfg.extract_timeout)
+        hints = cls(extractor, auto=auto, timeout=extraction.extract_timeout)
         return hints if hints.auto or hints.has_headers else None
 
     def headers(self, url: str) -> dict[str, str]:

@@ -85,8 +85,8 @@ class Visits:
 
     def __init__(self, args: FetcherArgs, deps: VisitDeps) -> None:
         self.args = args
-        self.cfg = args.cfg
-        self.pol = args.cfg.politeness
+        self.opts = args.fetch
+        self.pol = args.politeness
         self.deps = deps
         self.sleeping = 0  # tasks waiting for their held host's next turn
         self.stopping = asyncio.Event()  # set when leasing stops: host sessions stop waiting for their turn
@@ -167,10 +167,10 @@ class Visits:
         """Whether to ask for the host's next URL now (its page is taken from the node's budget at its turn)."""
         conns = self.deps.connections
         # only for a host whose next turn comes a second before our idle connection to it would be closed
-        if session + 1 >= self.cfg.session_pages or delay_ms > (conns.keepalive_s - 1.0) * 1000:
+        if session + 1 >= self.opts.session_pages or delay_ms > (conns.keepalive_s - 1.0) * 1000:
             return False
         # each sleeping session keeps an idle connection: no more of them than the client keeps open
-        sessions = min(SESSIONS_PER_SLOT * self.cfg.concurrency, conns.max_idle)
+        sessions = min(SESSIONS_PER_SLOT * self.opts.concurrency, conns.max_idle)
         if self.sleeping >= sessions or self.args.stop.is_set():
             return False
         if any(pause.is_set() for pause in self.args.pauses):
@@ -282,7 +282,7 @@ class Visits:
         for us, so it goes over the same connection)."""
         rules = await self.deps.robots.fetch(origin)
         self.give_back_budget(1)
-        delay_ms = host_gap_ms(self.cfg, rules)
+        delay_ms = host_gap_ms(self.pol, rules)
         hold = not rules.unavailable and self._may_hold(session, delay_ms)
         return await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
 
@@ -292,7 +292,7 @@ class Visits:
         if rules.failures < self.pol.robots_give_up:
             self.give_back_budget(1)
             wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
-            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, host_gap_ms(self.cfg, rules)))
+            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, host_gap_ms(self.pol, rules)))
             return
         detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
         # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
@@ -300,9 +300,9 @@ class Visits:
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
-        self._gaps[lease.token] = host_gap_ms(self.cfg, rules)
+        self._gaps[lease.token] = host_gap_ms(self.pol, rules)
         frontier = self.deps.frontier
-        recrawl = await frontier.recrawl_state(lease.shard, lease.url) if self.cfg.recrawl_after > 0 else ""
+        recrawl = await frontier.recrawl_state(lease.shard, lease.url) if self.args.discovery.recrawl_after > 0 else ""
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
         except FetcherBusy as exc:

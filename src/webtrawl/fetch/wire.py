@@ -25,7 +25,7 @@ from aiohttp.client_exceptions import (
 from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import FetchOptions
 from webtrawl.errors import (
     BadUrl,
     ConfigError,
@@ -174,15 +174,15 @@ class _NoDecodedPeerCert(ssl.SSLObject):
         return {}
 
 
-def ssl_context(cfg: CrawlConfig) -> ssl.SSLContext:
+def ssl_context(fetch: FetchOptions) -> ssl.SSLContext:
     ctx = ssl.create_default_context()
     ctx.sslobject_class = _NoDecodedPeerCert
-    if cfg.ca_file is not None:
+    if fetch.ca_file is not None:
         try:
-            ctx.load_verify_locations(cafile=str(cfg.ca_file))
+            ctx.load_verify_locations(cafile=str(fetch.ca_file))
         except (OSError, ssl.SSLError) as exc:
-            raise ConfigError(f"--ca-file {cfg.ca_file}: {exc}") from None
-    if cfg.insecure:
+            raise ConfigError(f"--ca-file {fetch.ca_file}: {exc}") from None
+    if fetch.insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     return ctx

@@ -71,35 +71,43 @@ class IdleTrim(Protocol):
 class _Fetcher:
     def __init__(self, args: FetcherArgs) -> None:
         self.args = args
-        self.cfg = args.cfg
+        self.opts = args.fetch
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
-        self.frontier = await open_frontier(self.cfg, self.args.redis_url)
+        self.frontier = await open_frontier(self.args)
         redis = self.frontier.client
         releases = ReleaseBatcher(self.frontier.release)
         taken = await self.frontier.reclaim_owner(self.args.owner)
         if taken:
             log.info("%s took back %d leases of its previous life", self.args.owner, taken)
         sender = PageSender(self.args.parser_sockets)
-        hints = RuleHints.from_config(self.cfg)  # the extractor's headers, and what --render auto asks of it
-        async with HttpClient(self.cfg, url_headers=hints.headers if hints and hints.has_headers else None) as http:
+        args = self.args
+        hints = RuleHints.from_config(args.extraction, args.rendering)  # headers, and what --render auto asks
+        url_headers = hints.headers if hints and hints.has_headers else None
+        async with HttpClient(self.opts, args.limits, url_headers=url_headers) as http:
             self.http = http
             gate = None
             if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)
-                hold_ms = round((max(self.cfg.timeouts.total, self.cfg.timeouts.robots) + 10.0) * 1000)
+                hold_ms = round((max(self.opts.timeouts.total, self.opts.timeouts.robots) + 10.0) * 1000)
                 gate = AddressGate(self.frontier, http.resolver, hold_ms)
+            # a spider crawls what its callbacks follow: a sitemap's URLs, routed to parse, would come first
+            sitemaps = None if args.discovery.sitemaps == "off" or args.extraction.spider else self._add_sitemaps
             robots = RobotsCache(
                 self.frontier,
                 http,
-                self.cfg,
-                retry_base_s=self.cfg.politeness.robots_retry,
-                unavailable_limit=self.cfg.politeness.robots_give_up,
-                sitemaps_found=self._add_sitemaps if self.cfg.robots_sitemaps() else None,
-                max_bytes=self.cfg.limits.robots_cache,
+                self.opts,
+                args.politeness,
+                args.limits,
+                retry_base_s=args.politeness.robots_retry,
+                unavailable_limit=args.politeness.robots_give_up,
+                sitemaps_found=sitemaps,
+                max_bytes=args.limits.robots_cache,
             )
-            fetchers = build_fetchers(self.cfg, FetcherContext(self.cfg, http, robots))
-            route = RenderRoute(self.cfg, hints)
+            lease_ttl = args.frontier.lease_ttl_ms / 1000
+            ctx = FetcherContext(self.opts, args.rendering, args.limits, lease_ttl, http, robots)
+            fetchers = build_fetchers(self.opts.fetcher, ctx)
+            route = RenderRoute(args.rendering, args.limits, hints)
             deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate)
             trimming = asyncio.create_task(_trim_heap())
             try:
@@ -138,10 +146,10 @@ class _Fetcher:
             await asyncio.gather(*pending, return_exceptions=True)
 
     async def _lease_loop(self) -> None:
-        capacity = self.cfg.concurrency
-        if self.cfg.render == "always":  # every page waits for one of the few renderers: lease no more than fit
-            capacity = min(capacity, 2 * self.cfg.effective_renderers())
-        refill = min(capacity, self.cfg.lease_batch) // 4
+        capacity, rendering = self.opts.concurrency, self.args.rendering
+        if rendering.render == "always":  # every page waits for one of the few renderers: lease no more than fit
+            capacity = min(capacity, 2 * rendering.effective_renderers())
+        refill = min(capacity, self.opts.lease_batch) // 4
         refill_until = 0.0
         visits = self.visits
         while not self.args.stop.is_set():
@@ -164,8 +172,8 @@ class _Fetcher:
                 continue
             # Announced before the budget is taken: the node never sees an empty budget and nothing in flight
             # while leases it paid for are on their way (it would stop short of --max-pages).
-            self.args.report(leases=len(self.tasks) + min(free, self.cfg.lease_batch))
-            want = visits.take_budget(min(free, self.cfg.lease_batch))
+            self.args.report(leases=len(self.tasks) + min(free, self.opts.lease_batch))
+            want = visits.take_budget(min(free, self.opts.lease_batch))
             if want == 0:
                 self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import DiscoveryOptions
 from webtrawl.frontier import AddResult
 from webtrawl.messages import Completion, NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
@@ -40,13 +40,13 @@ class BatchFrontier(Protocol):
 class PageBatches:
     def __init__(
         self,
-        cfg: CrawlConfig,
+        discovery: DiscoveryOptions,
         ctx: ParseContext,
         frontier: BatchFrontier,
         output: FanOut,
         neardup: NearDuplicateIndex | None = None,
     ) -> None:
-        self.cfg = cfg
+        self.discovery = discovery
         self.ctx = ctx
         self.frontier = frontier
         self.output = output
@@ -97,7 +97,7 @@ class PageBatches:
     def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:
         """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""
         lease = page.lease
-        if self.cfg.recrawl_after > 0:
+        if self.discovery.recrawl_after > 0:
             base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
             state, due_ms = next_state(page, out.record, base)
             if state:
@@ -120,7 +120,7 @@ class PageBatches:
             out = processed[i][1]
             out.record.near_duplicate_of = original
             out.counters["near-duplicates"] = 1
-            if self.cfg.skip_near_duplicates and out.new_urls:
+            if self.discovery.skip_near_duplicates and out.new_urls:
                 out.counters[DROP_PREFIX + NEAR_DUPLICATE] = len(out.new_urls)
                 out.dropped.extend((new.url, NEAR_DUPLICATE) for new in out.new_urls)
                 out.new_urls = []

@@ -27,7 +27,7 @@ from webtrawl.store.schemes import BUILTIN
 from webtrawl.store.sinkurl import SinkUrl, parse
 
 if TYPE_CHECKING:
-    from webtrawl.config import CrawlConfig
+    from webtrawl.config import OutputOptions
 
 STREAMS = ("warc", "records", "items", "dropped")
 _SINK_METHODS = ("write", "flush", "close")
@@ -108,25 +108,28 @@ def seal_left_open(urls: list[str], node_id: str) -> None:
             _function(row.seal_dir)(Path(spec.target), f"{node_id}-p")
 
 
-def sink_specs(cfg: CrawlConfig) -> list[tuple[str, str]]:
-    """(stream, url) of every output the config names, in the order they are written (WARC first, as before)."""
-    specs = [("warc", "warc:")] if cfg.warc else []
-    specs += [("records", "jsonl:")] if cfg.jsonl else []
+def sink_specs(output: OutputOptions, items: bool) -> list[tuple[str, str]]:
+    """(stream, url) of every output the options name, in the order they are written (WARC first, as before);
+    ``items``: the crawl extracts items (--extract)."""
+    specs = [("warc", "warc:")] if output.warc else []
+    specs += [("records", "jsonl:")] if output.jsonl else []
     specs += [("dropped", "jsonl:")]
-    if cfg.extracts_items() and cfg.jsonl:
+    if items and output.jsonl:
         specs.append(("items", "jsonl:"))
-    specs += [("records", url) for url in cfg.records_to]
-    if cfg.extracts_items():
-        specs += [("items", url) for url in cfg.items_to]
+    specs += [("records", url) for url in output.records_to]
+    if items:
+        specs += [("items", url) for url in output.items_to]
     return specs
 
 
-def open_outputs(cfg: CrawlConfig, ctx: SinkContext, pause: multiprocessing.synchronize.Event | None = None) -> FanOut:
+def open_outputs(
+    output: OutputOptions, items: bool, ctx: SinkContext, pause: multiprocessing.synchronize.Event | None = None
+) -> FanOut:
     """Build every configured sink (in this process) behind one fan-out; closes what it opened if one fails."""
     sinks: list[Sink] = []
     streams: set[str] = set()
     try:
-        for stream, url in sink_specs(cfg):
+        for stream, url in sink_specs(output, items):
             sinks.append(open_sink(url, stream, ctx))
             streams.add(stream)
     except BaseException:

@@ -17,4 +17,4 @@ def open_browser_fetcher(ctx: FetcherContext) -> BrowserFetcher:
     """The browser fetcher of this process (Chromium starts on its first render): the built-in ``browser``."""
     from webtrawl.fetch.render.fetcher import BrowserFetcher
 
-    return BrowserFetcher(ctx.cfg, ctx.client, ctx.robots)
+    return BrowserFetcher(ctx.rendering, ctx.fetch, ctx.limits, ctx.lease_ttl, ctx.client, ctx.robots)
