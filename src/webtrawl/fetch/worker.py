@@ -65,6 +65,8 @@ class LeaseSource(Protocol):
 
 
 class IdleTrim(Protocol):
+    """Closes idle connections while leasing is paused (``HttpClient``)."""
+
     def trim_idle(self, keep: int | None = None) -> int: ...
 
 
@@ -75,14 +77,14 @@ class _Fetcher:
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
-        self.frontier = await open_frontier(self.args)
+        args = self.args
+        self.frontier = await open_frontier(args)
         redis = self.frontier.client
         releases = ReleaseBatcher(self.frontier.release)
-        taken = await self.frontier.reclaim_owner(self.args.owner)
+        taken = await self.frontier.reclaim_owner(args.owner)
         if taken:
-            log.info("%s took back %d leases of its previous life", self.args.owner, taken)
-        sender = PageSender(self.args.parser_sockets)
-        args = self.args
+            log.info("%s took back %d leases of its previous life", args.owner, taken)
+        sender = PageSender(args.parser_sockets)
         hints = RuleHints.from_config(args.extraction, args.rendering)  # headers, and what --render auto asks
         url_headers = hints.headers if hints and hints.has_headers else None
         async with HttpClient(self.opts, args.limits, url_headers=url_headers) as http:
@@ -111,7 +113,7 @@ class _Fetcher:
             deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate)
             trimming = asyncio.create_task(_trim_heap())
             try:
-                await self.serve(self.frontier, Visits(self.args, deps), fetchers, http)
+                await self.serve(self.frontier, Visits(args, deps), fetchers, http)
             finally:
                 trimming.cancel()
                 await fetchers.close()
@@ -130,7 +132,7 @@ class _Fetcher:
             await self.frontier.add(new)
 
     async def _finish_in_flight(self) -> None:
-        """Stop: let running requests end for a short grace, then abandon the rest (see _handle)."""
+        """Stop: let running requests end for a short grace, then abandon the rest (see Visits.handle)."""
         self.visits.stopping.set()
         if not self.tasks:
             return
