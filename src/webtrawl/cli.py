@@ -217,10 +217,9 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
     does a --fetcher that names no Fetcher class."""
     if cfg.fetch.fetcher:
-        from webtrawl.fetch.base import fetcher_class
+        from webtrawl.fetch.base import check_fetchers
 
-        for name in cfg.fetch.fetcher:
-            fetcher_class(name)
+        check_fetchers(cfg.fetch.fetcher)
     if cfg.output.items_to or cfg.output.records_to:
         from webtrawl.store.registry import probe
 

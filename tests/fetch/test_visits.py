@@ -15,7 +15,15 @@ from tests.fetch.servers import local_cfg
 from tests.fixtures.fake_frontier import FakeFrontier
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import ConnectError, InputError
-from webtrawl.fetch.base import FetcherContext, Fetchers, FetchRequest, HttpFetcher, build_fetchers, fetcher_class
+from webtrawl.fetch.base import (
+    FetcherContext,
+    Fetchers,
+    FetchRequest,
+    HttpFetcher,
+    build_fetchers,
+    check_fetchers,
+    fetcher_class,
+)
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
@@ -200,6 +208,9 @@ def test_the_fetcher_process_builds_its_fetchers_by_name_one_per_role() -> None:
         fetcher_class("tests.fetch.nosuch:F")
     with pytest.raises(InputError, match="not a Fetcher class"):
         fetcher_class("tests.fetch.test_visits:lease")
+    with pytest.raises(InputError, match="http already fetches for the plain role"):
+        check_fetchers(["http", "tests.fetch.test_visits:CannedFetcher"])
+    check_fetchers(["tests.fetch.test_visits:CannedFetcher", "browser"])
 
 
 def test_the_lease_loop_fetches_no_more_pages_than_the_budget_and_leaves_the_rest_queued() -> None:

@@ -120,6 +120,17 @@ def fetcher_class(name: str) -> Any:
     return found
 
 
+def check_fetchers(names: Sequence[str]) -> None:
+    """At start (``trawl crawl``): every name imports and is a Fetcher class, at most one per role."""
+    roles: dict[str, str] = {}
+    for name in names:
+        path = name.partition("?")[0]
+        cls = fetcher_class(name)
+        role = _role_of_builtin(path) if path in BUILTIN else cls.role
+        if roles.setdefault(role, name) != name:
+            raise ConfigError(f"--fetcher {name}: {roles[role]} already fetches for the {role} role")
+
+
 def build_fetchers(names: Sequence[str], ctx: FetcherContext) -> Fetchers:
     """The fetchers ``--fetcher`` names, one per role; the built-in of a role nobody named fills it (``render``
     only when rendering is on: Playwright is imported only then)."""
@@ -140,4 +151,4 @@ def build_fetchers(names: Sequence[str], ctx: FetcherContext) -> Fetchers:
 
 
 def _role_of_builtin(name: str) -> str:
-    return next(role for role, builtin in _DEFAULT.items() if builtin == name)
+    return next(role for role, builtin in _DEFAULT.items() if builtin == name.partition("?")[0])
