@@ -19,8 +19,8 @@ testweb: $(STAMP)
 	$(BIN)/trawl testweb $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src testweb tests benchmarks
-	$(BIN)/ruff format --check src testweb tests benchmarks
+	$(BIN)/ruff check src testweb tests benchmarks fuzz
+	$(BIN)/ruff format --check src testweb tests benchmarks fuzz
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

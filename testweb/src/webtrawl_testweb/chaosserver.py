@@ -219,13 +219,21 @@ async def _until_closed(reader: asyncio.StreamReader) -> None:
 
 
 class DnsServer(asyncio.DatagramProtocol):
-    """A tiny authoritative DNS server: A records from a dict, NOERROR/no data for AAAA, NXDOMAIN otherwise."""
+    """A tiny authoritative DNS server: A records from a dict, NOERROR/no data for AAAA, NXDOMAIN otherwise.
+
+    ``aliases`` are CNAMEs (name -> target name): the answer holds the chain and then the last target's A records,
+    as a recursive resolver returns it."""
 
     def __init__(
-        self, records: dict[str, list[str]], ttl: int = 300, resolve: Callable[[str], list[str] | None] | None = None
+        self,
+        records: dict[str, list[str]],
+        ttl: int = 300,
+        resolve: Callable[[str], list[str] | None] | None = None,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.records = records
         self.resolve = resolve  # answers names not in ``records`` (None: NXDOMAIN)
+        self.aliases = aliases or {}
         self.ttl = ttl
         self.asked: Counter[str] = Counter()
         self.transport: asyncio.DatagramTransport | None = None
@@ -251,6 +259,16 @@ class DnsServer(asyncio.DatagramProtocol):
         name = ".".join(labels)
         self.asked[name] += 1
         answers, count, rcode = b"", 0, 0
+        owner = 0xC00C  # a compression pointer to the question's name
+        for _ in range(8):
+            target = self.aliases.get(name)
+            if target is None:
+                break
+            rdata = _dns_name(target)
+            answers += struct.pack("!HHHIH", owner, 5, 1, self.ttl, len(rdata)) + rdata
+            owner = 0xC000 | (12 + len(question) + len(answers) - len(rdata))  # the target's name, just written
+            count += 1
+            name = target
         addresses = self.records.get(name)
         if addresses is None and self.resolve is not None:
             addresses = self.resolve(name)
@@ -259,9 +277,13 @@ class DnsServer(asyncio.DatagramProtocol):
         elif qtype == 1:
             for ip in addresses:
                 rdata = ipaddress.IPv4Address(ip).packed
-                answers += struct.pack("!HHHIH", 0xC00C, 1, 1, self.ttl, len(rdata)) + rdata
+                answers += struct.pack("!HHHIH", owner, 1, 1, self.ttl, len(rdata)) + rdata
                 count += 1
         return struct.pack("!HHHHHH", qid, 0x8180 | rcode, 1, count, 0, 0) + question + answers
+
+
+def _dns_name(name: str) -> bytes:
+    return b"".join(bytes([len(label)]) + label.encode("ascii") for label in name.split(".") if label) + b"\0"
 
 
 class _StampedWriter:
