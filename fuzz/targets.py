@@ -9,10 +9,15 @@ every saved input of ``fuzz/regressions/<name>/`` and ``fuzz/corpus/<name>/`` th
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import os
 import tempfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
+
+import brotli
+import zstandard
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import Limits, Politeness
@@ -26,6 +31,7 @@ from webtrawl.parse.sitemap import parse as parse_sitemap
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.politeness.backoff import outcome_for, parse_retry_after
 from webtrawl.politeness.matcher import Matcher
+from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import parse as parse_robots
 from webtrawl.politeness.robotstxt import path_of
 from webtrawl.trycmd import _warc_pages
@@ -34,6 +40,7 @@ _BASE = "http://fuzz.example/dir/page.html"
 _CAP = 1 << 20  # a small decode cap: a bomb is found in microseconds, and the invariant is the same
 _CODINGS = ("gzip", "deflate", "br", "zstd", "x-gzip", "identity", "compress")
 _NOW = 1_700_000_000.0
+_ROBOTS_CAP = 64 * 1024
 
 
 def _context() -> ParseContext:
@@ -104,12 +111,20 @@ def url(data: bytes) -> None:
 
 
 def robots(data: bytes) -> None:
-    """robots.txt parse and match: any body, any path, for our token."""
+    """robots.txt parse and match: any body, any path, for our token; and the same verdicts, delay and sitemaps as
+    the plain RFC 9309 reference (tests/politeness/robots_reference.py) for every path made of URL characters."""
+    from tests.politeness.robots_reference import reference
+
     body, path = _split(data, 2)
-    parsed = parse_robots(body, "webtrawl", max_bytes=64 * 1024)
-    matcher = Matcher(parsed)
-    matcher.allowed(path_of("http://fuzz.example" + _text(path)))
-    matcher.allowed("/")
+    parsed = parse_robots(body, "webtrawl", max_bytes=_ROBOTS_CAP)
+    Matcher(parsed).allowed(path_of("http://fuzz.example" + _text(path)))
+    rules = RobotsRules(body, token="webtrawl", max_bytes=_ROBOTS_CAP)
+    ref = reference(body, "webtrawl", _ROBOTS_CAP)
+    url_path = "/" + "".join(c for c in _text(path) if c.isprintable() and c not in "#?\\ ").lstrip("/")
+    for one in (url_path, "/", "/a", url_path + "/x"):
+        assert rules.allowed("http://fuzz.example" + one) is ref.allowed(one), f"verdict differs for {one!r}"
+    assert rules.crawl_delay == ref.crawl_delay, (rules.crawl_delay, ref.crawl_delay)
+    assert rules.sitemaps == ref.sitemaps, (rules.sitemaps, ref.sitemaps)
 
 
 def sitemap(data: bytes) -> None:
@@ -118,6 +133,14 @@ def sitemap(data: bytes) -> None:
     if found is not None:
         assert len(found.entries) <= 1000
     _check_processed(_page(data, [("Content-Type", "application/xml")]))
+
+
+_ENCODERS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": lambda b: gzip.compress(b, 1, mtime=0),
+    "deflate": lambda b: zlib.compress(b, 1),
+    "br": lambda b: brotli.compress(b, quality=1),
+    "zstd": lambda b: zstandard.ZstdCompressor(level=1).compress(b),
+}
 
 
 def decoding(data: bytes) -> None:
@@ -129,8 +152,12 @@ def decoding(data: bytes) -> None:
     try:
         out = decompress(body, content_codings([", ".join(chain)]), _CAP)
     except (BadContent, DecompressionBomb):
-        return
-    assert len(out) <= _CAP, f"decoded {len(out)} bytes past the cap"
+        pass
+    else:
+        assert len(out) <= _CAP, f"decoded {len(out)} bytes past the cap"
+    encode = _ENCODERS.get(chain[0]) if chain else None
+    if encode is not None and body:  # and what a server encodes comes back byte for byte
+        assert decompress(encode(body), [chain[0]], _CAP) == body, f"{chain[0]} round trip differs"
 
 
 def headers(data: bytes) -> None:

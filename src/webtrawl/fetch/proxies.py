@@ -6,7 +6,9 @@ reached is marked dead in this process for ``DEAD_S`` and its hosts move to the 
 every proxy is dead the request fails with ``connect`` like any unreachable host.
 
 The address policy still applies to the target: the proxy connects to it, not us, so the client resolves the target
-itself and refuses it before anything is sent (``HttpClient.check_target``).
+itself and refuses it before anything is sent (``HttpClient.check_target``). The proxy then resolves the name again
+on its own: a name whose DNS answer changes in between (rebinding) is judged on our answer only, so a proxy that can
+reach private networks needs its own egress rules (tests/fetch/test_addr_attack.py covers what is checked here).
 """
 
 from __future__ import annotations
