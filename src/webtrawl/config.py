@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 
 from webtrawl import __version__
 from webtrawl.errors import ConfigError
-from webtrawl.options import BY_NAME, OPTIONS, Option, parse_bool, parse_headers
+from webtrawl.options import BY_NAME, OPTIONS, Option, parse_bool
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
 
@@ -185,7 +184,9 @@ def _set(cfg: CrawlConfig, opt: Option, value: Any) -> None:
         setattr(cfg, opt.path, value)
 
 
-def _apply(cfg: CrawlConfig, opt: Option, raw: Any, source: str) -> None:
+def _apply(cfg: CrawlConfig, opt: Option, raw: Any, source: str, note: str = "") -> None:
+    """Read one option's raw value; a bad one is one line naming the option (as its source spells it) and the
+    value, e.g. ``--max-pages: not a whole number: 'abc'``."""
     try:
         if opt.repeat:
             items = raw if isinstance(raw, list) else [raw]
@@ -193,7 +194,7 @@ def _apply(cfg: CrawlConfig, opt: Option, raw: Any, source: str) -> None:
         else:
             value = opt.parse(raw)
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{source}: {opt.name.replace('_', '-')}: {exc}") from None
+        raise ConfigError(f"{source}: {exc}{note}") from None
     _set(cfg, opt, value)
 
 
@@ -225,6 +226,9 @@ def to_saved(cfg: CrawlConfig) -> dict[str, Any]:
     return saved
 
 
+_SAVED = "saved crawl settings"
+
+
 def load(
     flags: Mapping[str, Any] | None = None,
     *,
@@ -237,10 +241,12 @@ def load(
 
     Raises :class:`ConfigError` with a one-line message.
     """
-    cfg = CrawlConfig()
+    # The raw value of each option from the highest layer that sets it, then each read once: a saved setting a
+    # flag replaces is never read (a resume can fix a value an older version let through).
+    raws: dict[str, tuple[Any, str]] = {}
     for key, raw in (saved or {}).items():
         if key in BY_NAME:
-            _apply(cfg, BY_NAME[key], raw, "saved crawl settings")
+            raws[key] = (raw, _SAVED)
     if config_file is None and Path("trawl.toml").is_file():
         config_file = Path("trawl.toml")
     if config_file is not None:
@@ -254,58 +260,34 @@ def load(
             opt = BY_NAME.get(key.replace("-", "_"))
             if opt is None:
                 raise ConfigError(f"{config_file}: unknown option {key!r}")
-            _apply(cfg, opt, raw, str(config_file))
+            raws[opt.name] = (raw, f"{config_file}: {key}")
     environ = os.environ if env is None else env
     for opt in OPTIONS:
         if opt.env in environ:
             raw_env: Any = environ[opt.env]
             if opt.repeat:
                 raw_env = [part for part in raw_env.split(",") if part]
-            _apply(cfg, opt, raw_env, opt.env)
+            raws[opt.name] = (raw_env, opt.env)
     for name, raw in (flags or {}).items():
-        if raw is None or name not in BY_NAME:
-            continue
-        _apply(cfg, BY_NAME[name], raw, BY_NAME[name].flag)
+        if raw is not None and name in BY_NAME:
+            raws[name] = (raw, BY_NAME[name].flag)
+    cfg = CrawlConfig()
+    for name, (raw, source) in raws.items():
+        opt = BY_NAME[name]
+        if source is _SAVED:
+            _apply(cfg, opt, raw, opt.flag, f" (saved by an earlier run in crawl.json: give {opt.flag} to replace it)")
+        else:
+            _apply(cfg, opt, raw, source)
     cfg.seeds = list(seeds)
     _validate(cfg)
     return cfg
 
 
-_NODE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # no '/' or space: lease owners are "<node id>/f<index>"
-
-
 def _validate(cfg: CrawlConfig) -> None:
-    for pattern in (*cfg.include, *cfg.exclude):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"bad regex {pattern!r}: {exc}") from None
-    if not 0.0 < cfg.bloom_error < 0.5:
-        raise ConfigError(f"--bloom-error must be between 0 and 0.5, not {cfg.bloom_error}")
-    if cfg.shards < 1 or cfg.shards > 16384:
-        raise ConfigError(f"--shards must be between 1 and 16384, not {cfg.shards}")
-    if cfg.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
-    if cfg.lease_batch < 1:
-        raise ConfigError("--lease-batch must be at least 1")
-    if not _NODE_ID_RE.fullmatch(cfg.node_id):
-        raise ConfigError(f"--node-id must be letters, digits, '.', '_' or '-' (at most 64), not {cfg.node_id!r}")
+    """Checks across options (each value alone was checked as it was read, by its reader in :mod:`webtrawl.values`)."""
     if not cfg.jsonl and not cfg.records_to:
         raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
     if cfg.items_to and not cfg.extract:
         raise ConfigError("--items-to needs --extract: without it a crawl has no items")
     if cfg.extract and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
-    parse_headers(cfg.header)
-    for pattern in cfg.render_include:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"--render-include: bad regex {pattern!r}: {exc}") from None
-    for kind in cfg.render_resources:
-        if kind not in ("image", "media", "font"):
-            raise ConfigError(f"--render-resources takes image, media or font, not {kind!r}")
-    for item in cfg.resolve:
-        host, sep, ip = item.partition("=")
-        if not sep or not host or not ip:
-            raise ConfigError(f"--resolve wants HOST=IP, not {item!r}")

@@ -5,64 +5,40 @@ this table by :mod:`webtrawl.config`, which owns the layering and the checks acr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.values import (
+    at_least_one,
+    bind_address,
+    ca_file,
+    choice,
+    header,
+    header_pair,
+    host_pattern,
+    nameserver,
+    network,
+    node_id,
+    non_negative_float,
+    non_negative_int,
+    one_line,
+    parse_bool,
+    parse_duration,
+    parse_size,
+    path,
+    port,
+    ports,
+    probability,
+    proxy,
+    redis_url,
+    regex,
+    resolve_pin,
+    shard_count,
+)
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
-_SIZE_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-
-
-def parse_size(text: str | int) -> int:
-    """``10MiB``, ``10M``, ``500k`` or a plain byte count."""
-    if isinstance(text, int):
-        return text
-    m = _SIZE_RE.match(str(text))
-    if not m:
-        raise ValueError(f"not a size: {text!r} (use e.g. 10MiB, 500k or 1048576)")
-    return int(float(m.group(1)) * _SIZE_MULT[m.group(2).lower()])
-
-
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
-_DURATION_MULT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_duration(text: str | float) -> float:
-    """``90``, ``90s``, ``15m``, ``6h`` or ``1d`` in seconds."""
-    if isinstance(text, int | float):
-        if text < 0:
-            raise ValueError(f"must be >= 0, not {text}")
-        return float(text)
-    m = _DURATION_RE.match(str(text))
-    if not m:
-        raise ValueError(f"not a duration: {text!r} (use e.g. 1d, 6h, 90m or 3600)")
-    return float(m.group(1)) * _DURATION_MULT[m.group(2).lower()]
-
-
-def parse_bool(text: str | bool) -> bool:
-    if isinstance(text, bool):
-        return text
-    low = str(text).strip().lower()
-    if low in ("1", "true", "yes", "on"):
-        return True
-    if low in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"not a boolean: {text!r}")
-
-
-def _parse_ports(text: str | int | list[Any]) -> list[int]:
-    items = text if isinstance(text, list) else str(text).split(",")
-    ports = []
-    for item in items:
-        port = int(str(item).strip())
-        if not 0 < port < 65536:
-            raise ValueError(f"port out of range: {port}")
-        ports.append(port)
-    return ports
+__all__ = ["BY_NAME", "OPTIONS", "Option", "parse_bool", "parse_duration", "parse_headers", "parse_size"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,49 +64,12 @@ class Option:
         return "TRAWL_" + self.name.upper()
 
 
-def _choice(*allowed: str) -> Callable[[Any], str]:
-    def parse(text: Any) -> str:
-        if str(text) not in allowed:
-            raise ValueError(f"must be one of {', '.join(allowed)}, not {text!r}")
-        return str(text)
-
-    return parse
-
-
-def _positive_int(text: Any) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError(f"must be >= 0, not {value}")
-    return value
-
-
-def _positive_float(text: Any) -> float:
-    value = float(text)
-    if value < 0:
-        raise ValueError(f"must be >= 0, not {value}")
-    return value
-
-
-def _path(text: Any) -> Path:
-    return Path(str(text)).expanduser()
-
-
 def parse_headers(items: list[str]) -> list[tuple[str, str]]:
     """``--header 'Name: value'`` items as pairs; ConfigError for anything that is not one header line."""
-    out = []
-    for item in items:
-        name, sep, value = item.partition(":")
-        name, value = name.strip(), value.strip()
-        if not sep or not name or any(c in item for c in "\r\n") or not name.replace("-", "").isalnum():
-            raise ConfigError(f"--header wants 'Name: value', not {item!r}")
-        out.append((name, value))
-    return out
-
-
-def _proxy_url(text: Any) -> str:
-    from webtrawl.fetch.proxies import check_proxy
-
-    return check_proxy(str(text))
+    try:
+        return [header_pair(item) for item in items]
+    except ValueError as exc:
+        raise ConfigError(f"--header: {exc}") from None
 
 
 def _sink_url(text: Any) -> str:
@@ -141,39 +80,39 @@ def _sink_url(text: Any) -> str:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("seeds_file", _path, "file with one seed URL per line (- for stdin)"),
-    Option("out", _path, "output and state directory of this crawl"),
-    Option("redis", str, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
+    Option("seeds_file", path, "file with one seed URL per line (- for stdin)"),
+    Option("out", path, "output and state directory of this crawl"),
+    Option("redis", redis_url, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
     Option("cluster", parse_bool, "--redis names a node of a Redis Cluster (the frontier spreads over its masters)"),
-    Option("node_id", str, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"),
+    Option("node_id", node_id, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"),
     Option(
         "keep_running",
         parse_bool,
         "trawl node: when the frontier is empty, wait for new URLs instead of exiting (stop: trawl stop or SIGTERM)",
     ),
-    Option("max_pages", _positive_int, "stop after this many fetched pages in total (0: no limit)"),
-    Option("max_time", _positive_float, "stop after this many seconds of this run (0: no limit)"),
-    Option("fetchers", _positive_int, "fetcher processes (0: one per core)"),
-    Option("parsers", _positive_int, "parser processes (0: one per core)"),
-    Option("concurrency", _positive_int, "requests in flight per fetcher process"),
-    Option("lease_batch", _positive_int, "hosts leased per Redis round trip"),
+    Option("max_pages", non_negative_int, "stop after this many fetched pages in total (0: no limit)"),
+    Option("max_time", non_negative_float, "stop after this many seconds of this run (0: no limit)"),
+    Option("fetchers", non_negative_int, "fetcher processes (0: one per core)"),
+    Option("parsers", non_negative_int, "parser processes (0: one per core)"),
+    Option("concurrency", at_least_one, "requests in flight per fetcher process"),
+    Option("lease_batch", at_least_one, "hosts leased per Redis round trip"),
     Option(
         "session_pages",
-        _positive_int,
+        non_negative_int,
         "pages a fetcher takes from one host in a row over its open connection, each after the host's delay, "
         "before the host goes back to the shared queue (0: no sessions)",
     ),
     Option(
         "idle_connections",
-        _positive_int,
+        non_negative_int,
         "open keep-alive connections a fetcher keeps between requests (host sessions included); each idle TLS "
         "connection holds ~0.1-0.7 MiB of buffers, each one closed may cost a handshake later",
     ),
-    Option("user_agent", str, "full User-Agent string; its first word is the robots.txt product token"),
-    Option("scope", _choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
+    Option("user_agent", one_line, "full User-Agent string; its first word is the robots.txt product token"),
+    Option("scope", choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
     Option(
         "sitemaps",
-        _choice("auto", "only", "off"),
+        choice("auto", "only", "off"),
         "auto: read sitemaps and feeds (robots.txt Sitemap: lines, --sitemap) besides links; only: URLs come from "
         "sitemaps and feeds alone (links of pages are not followed); off: treat them as plain files. A sitemap "
         "priority below 0.5 queues a URL one level lower",
@@ -202,48 +141,48 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "politeness_key",
-        _choice("host", "domain", "ip"),
+        choice("host", "domain", "ip"),
         "what one politeness gap covers: a host name, a registered domain (public suffix list) or a server address "
         "(all host names on one IP); fixed when the crawl is created",
     ),
-    Option("include", str, "only follow URLs matching this regex (repeatable)", repeat=True),
-    Option("exclude", str, "never follow URLs matching this regex (repeatable)", repeat=True),
-    Option("expected_urls", _positive_int, "how many distinct URLs the seen-filter is sized for"),
-    Option("bloom_error", float, "target false-positive rate of the seen-URL filter"),
-    Option("shards", _positive_int, "virtual shards of the frontier (fixed when a crawl is created)"),
+    Option("include", regex, "only follow URLs matching this regex (repeatable)", repeat=True),
+    Option("exclude", regex, "never follow URLs matching this regex (repeatable)", repeat=True),
+    Option("expected_urls", non_negative_int, "how many distinct URLs the seen-filter is sized for"),
+    Option("bloom_error", probability, "target false-positive rate of the seen-URL filter"),
+    Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option(
         "resolve",
-        str,
+        resolve_pin,
         "HOST=IP overrides for DNS, '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)",
         repeat=True,
     ),
     Option(
         "nameservers",
-        str,
+        nameserver,
         "DNS servers to ask (IP or IP:PORT, repeatable); default: the system's (names --resolve pins are never asked)",
         repeat=True,
     ),
-    Option("ca_file", _path, "extra trusted CA certificates (PEM)"),
+    Option("ca_file", ca_file, "extra trusted CA certificates (PEM)"),
     Option("insecure", parse_bool, "do not verify TLS certificates"),
     Option(
         "ip_allow",
-        str,
+        network,
         "allow only these networks (CIDR, repeatable); default: public unicast only",
         repeat=True,
     ),
-    Option("ports", _parse_ports, "comma-separated list of allowed ports (default: all but browser-unsafe ports)"),
+    Option("ports", ports, "comma-separated list of allowed ports (default: all but browser-unsafe ports)"),
     Option("warc", parse_bool, "write WARC files"),
     Option("warc_max_bytes", parse_size, "rotate WARC files at this size"),
-    Option("jsonl_chunk", _positive_int, "records per JSONL chunk file"),
-    Option("lease_ttl", _positive_float, "seconds before a fetch lease of a dead process is taken back"),
-    Option("process_ttl", _positive_float, "seconds before a fetched page not yet stored is fetched again"),
-    Option("metrics_port", _positive_int, "serve Prometheus metrics on this port (0: off)"),
+    Option("jsonl_chunk", non_negative_int, "records per JSONL chunk file"),
+    Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),
+    Option("process_ttl", non_negative_float, "seconds before a fetched page not yet stored is fetched again"),
+    Option("metrics_port", port, "serve Prometheus metrics on this port (0: off)"),
     Option(
         "max_memory",
         parse_size,
         "pause leasing while the node's processes use more memory than this (e.g. 4GiB; 0: no limit)",
     ),
-    Option("progress", _choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
+    Option("progress", choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
     Option(
         "extract",
         str,
@@ -253,13 +192,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("scrub_pii", parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
     Option(
         "extract_timeout",
-        _positive_float,
+        non_negative_float,
         "seconds extraction (and, separately, main text) may take on one page before it is an extract-error",
     ),
     Option("text_max_bytes", parse_size, "largest HTML page the main-text extractor reads (the rest is cut)"),
-    Option("timeouts.connect", _positive_float, "connect timeout in seconds"),
-    Option("timeouts.total", _positive_float, "total timeout of one request in seconds"),
-    Option("timeouts.robots", _positive_float, "total timeout of a robots.txt request in seconds"),
+    Option("timeouts.connect", non_negative_float, "connect timeout in seconds"),
+    Option("timeouts.total", non_negative_float, "total timeout of one request in seconds"),
+    Option("timeouts.robots", non_negative_float, "total timeout of a robots.txt request in seconds"),
     Option("limits.max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
     Option("limits.max_decompressed", parse_size, "largest decompressed body"),
     Option("limits.max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
@@ -268,33 +207,33 @@ OPTIONS: tuple[Option, ...] = (
         parse_size,
         "compiled robots.txt rules each fetcher keeps in memory (the rest are reread from Redis and compiled again)",
     ),
-    Option("limits.max_url_length", _positive_int, "longest URL followed"),
+    Option("limits.max_url_length", non_negative_int, "longest URL followed"),
     Option(
         "limits.max_query_variants",
-        _positive_int,
+        non_negative_int,
         "spider-trap guard: most distinct query strings followed per host and path (0: no limit)",
     ),
     Option(
         "limits.max_path_repeats",
-        _positive_int,
+        non_negative_int,
         "spider-trap guard: drop URLs whose path has one segment this many times (/a/a/a/; 0: no limit)",
     ),
-    Option("limits.max_redirects", _positive_int, "redirect hops followed (each through the frontier)"),
-    Option("limits.max_depth", _positive_int, "largest link depth from a seed (0: no limit)"),
-    Option("limits.host_queue_cap", _positive_int, "most URLs queued for one host"),
-    Option("limits.host_budget", _positive_int, "most URLs ever admitted for one host (0: no limit)"),
-    Option("limits.frontier_cap", _positive_int, "most URLs queued in the whole frontier"),
-    Option("politeness.delay", _positive_float, "seconds between the end of one request to a host and the next"),
-    Option("politeness.max_crawl_delay", _positive_float, "cap on a robots.txt Crawl-delay, in seconds"),
-    Option("politeness.backoff_base", _positive_float, "first back-off after a 429/503/network error, in seconds"),
-    Option("politeness.backoff_max", _positive_float, "longest back-off, in seconds"),
-    Option("politeness.max_retries", _positive_int, "retries of a URL after a transient failure"),
-    Option("politeness.park_after", _positive_int, "consecutive failures after which a host is parked"),
-    Option("politeness.robots_ttl", _positive_float, "seconds a robots.txt is cached"),
-    Option("politeness.robots_retry", _positive_float, "first retry of an unreachable robots.txt, in seconds"),
+    Option("limits.max_redirects", non_negative_int, "redirect hops followed (each through the frontier)"),
+    Option("limits.max_depth", non_negative_int, "largest link depth from a seed (0: no limit)"),
+    Option("limits.host_queue_cap", non_negative_int, "most URLs queued for one host"),
+    Option("limits.host_budget", non_negative_int, "most URLs ever admitted for one host (0: no limit)"),
+    Option("limits.frontier_cap", non_negative_int, "most URLs queued in the whole frontier"),
+    Option("politeness.delay", non_negative_float, "seconds between the end of one request to a host and the next"),
+    Option("politeness.max_crawl_delay", non_negative_float, "cap on a robots.txt Crawl-delay, in seconds"),
+    Option("politeness.backoff_base", non_negative_float, "first back-off after a 429/503/network error, in seconds"),
+    Option("politeness.backoff_max", non_negative_float, "longest back-off, in seconds"),
+    Option("politeness.max_retries", non_negative_int, "retries of a URL after a transient failure"),
+    Option("politeness.park_after", non_negative_int, "consecutive failures after which a host is parked"),
+    Option("politeness.robots_ttl", non_negative_float, "seconds a robots.txt is cached"),
+    Option("politeness.robots_retry", non_negative_float, "first retry of an unreachable robots.txt, in seconds"),
     Option(
         "politeness.robots_give_up",
-        _positive_int,
+        non_negative_int,
         "unreachable robots.txt results in a row after which the host's URLs are dropped",
     ),
     Option("politeness.honor_nofollow", parse_bool, "obey meta robots / X-Robots-Tag nofollow and rel=nofollow"),
@@ -305,23 +244,23 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "politeness.adaptive_delay",
-        _positive_float,
+        non_negative_float,
         "adapt the gap to the server: max(delay, this factor x the response time), e.g. 2 (0: off)",
     ),
-    Option("politeness.delay_jitter", _positive_float, "lengthen every gap by a random 0..this fraction of it"),
+    Option("politeness.delay_jitter", non_negative_float, "lengthen every gap by a random 0..this fraction of it"),
     Option("politeness.slow_down_403", parse_bool, "treat a 403 answer as a slow-down signal (back-off) like 429"),
     # --- operating a crawl: dashboard, logs, alerts ---
-    Option("ui_port", _positive_int, "serve the web dashboard on this port (0: off)"),
-    Option("ui_bind", str, "address the dashboard listens on; anything but loopback needs --ui-token"),
+    Option("ui_port", port, "serve the web dashboard on this port (0: off)"),
+    Option("ui_bind", bind_address, "address the dashboard listens on; anything but loopback needs --ui-token"),
     Option("ui_token", str, "token the dashboard asks for (?token=... or Authorization: Bearer ...)"),
-    Option("log_format", _choice("text", "json"), "log lines as text or as one JSON object per line"),
+    Option("log_format", choice("text", "json"), "log lines as text or as one JSON object per line"),
     Option("log_max_bytes", parse_size, "rotate <out>/logs/trawl.log at this size (0: no log file)"),
-    Option("log_backups", _positive_int, "rotated log files kept"),
+    Option("log_backups", non_negative_int, "rotated log files kept"),
     Option("alert_cmd", str, "shell command run for each alert (TRAWL_ALERT_* variables, JSON on stdin)"),
-    Option("alert_error_rate", _positive_float, "alert when more than this share of URLs fail (0: off)"),
-    Option("alert_window", _positive_float, "seconds over which the error rate is measured"),
-    Option("alert_min_urls", _positive_int, "URLs that must end within the window before the error rate counts"),
-    Option("alert_stall", _positive_float, "alert after this many seconds without a fetched page (0: off)"),
+    Option("alert_error_rate", non_negative_float, "alert when more than this share of URLs fail (0: off)"),
+    Option("alert_window", non_negative_float, "seconds over which the error rate is measured"),
+    Option("alert_min_urls", non_negative_int, "URLs that must end within the window before the error rate counts"),
+    Option("alert_stall", non_negative_float, "alert after this many seconds without a fetched page (0: off)"),
     Option("alert_memory", parse_size, "alert above this node memory (0: 90%% of --max-memory if set)"),
     Option("alert_disk_free", parse_size, "alert when free space under --out drops below this (0: off)"),
     Option("alert_redis_memory", parse_size, "alert above this Redis memory (0: 90%% of its maxmemory if set)"),
@@ -335,34 +274,34 @@ OPTIONS: tuple[Option, ...] = (
     Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
     # --- request options (every fetch, the browser's requests included) ---
-    Option("header", str, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
+    Option("header", header, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
     Option("cookies", parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
     Option(
         "proxy",
-        _proxy_url,
+        proxy,
         "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
         repeat=True,
     ),
     # --- JavaScript pages: a browser fetch path (fetch/render/) ---
     Option(
         "render",
-        _choice("never", "always", "auto"),
+        choice("never", "always", "auto"),
         "render pages in headless Chromium: never, always, or auto (HTTP first; render script-built shells and pages "
         "the --extract rules find no item in and, from then on, every page of their host)",
     ),
-    Option("render_include", str, "always render URLs matching this regex (repeatable)", repeat=True),
-    Option("renderers", _positive_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"),
-    Option("chromium", _path, "the Chromium executable to render with (default: chromium on PATH)"),
+    Option("render_include", regex, "always render URLs matching this regex (repeatable)", repeat=True),
+    Option("renderers", non_negative_int, "pages rendered at once per fetcher process (0: 1 when rendering is on)"),
+    Option("chromium", path, "the Chromium executable to render with (default: chromium on PATH)"),
     Option(
         "render_allow_hosts",
-        str,
+        host_pattern,
         "hosts a rendered page may load from besides its own (repeatable; *.example.com for subdomains)",
         repeat=True,
     ),
-    Option("render_max_requests", _positive_int, "most requests one render makes (the page itself included)"),
-    Option("render_scrolls", _positive_int, "scroll to the bottom this many times (infinite scroll pages)"),
-    Option("render_timeout", _positive_float, "seconds one render may take in all"),
-    Option("render_pages_per_browser", _positive_int, "pages a browser renders before it is restarted (0: never)"),
+    Option("render_max_requests", non_negative_int, "most requests one render makes (the page itself included)"),
+    Option("render_scrolls", non_negative_int, "scroll to the bottom this many times (infinite scroll pages)"),
+    Option("render_timeout", non_negative_float, "seconds one render may take in all"),
+    Option("render_pages_per_browser", non_negative_int, "pages a browser renders before it is restarted (0: never)"),
     Option(
         "render_max_memory",
         parse_size,
@@ -370,12 +309,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "render_page_memory",
-        _positive_int,
+        non_negative_int,
         "MiB of JavaScript heap one rendered page may use; a page past it fails with render-memory (0: no cap)",
     ),
     Option(
         "render_resources",
-        str,
+        choice("image", "media", "font"),
         "resource types a render also loads (repeatable: image, media, font; blocked by default)",
         repeat=True,
     ),
