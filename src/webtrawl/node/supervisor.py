@@ -24,7 +24,7 @@ from typing import IO, Any
 from rich.logging import RichHandler
 
 from webtrawl.config import CrawlConfig, to_saved
-from webtrawl.errors import InputError, StateError
+from webtrawl.errors import ChildFailed, InputError, StateError
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
@@ -320,6 +320,11 @@ class Node:
             log.warning("quitting at once: leases of in-flight URLs are taken back on the next start")
             self.children.kill()
             return 130
+        except ChildFailed:  # a child that cannot start: the others stop as at the end of a crawl, then the error
+            self.stop_leasing.set()
+            self._drain()
+            self._leave()
+            raise
         finally:
             display.close()
             restore_logging()
