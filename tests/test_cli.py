@@ -146,3 +146,18 @@ def test_a_resume_with_an_invalid_saved_setting_is_one_line(tmp_path: Path) -> N
     (out / "crawl.json").write_text(json.dumps({"ip_allow": ["300.0.0.0/8"], "max_time": 30}))
     result = _trawl("crawl", "--out", str(out))
     _assert_one_line_error(result, 2, "--ip-allow: not a network like 10.0.0.0/8: '300.0.0.0/8' (saved by an earlier")
+
+
+def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
+    """One command for 'how is my crawl doing': `trawl status --out DIR` (it wanted --redis) and its old name."""
+    out = tmp_path / "c"
+    local = ["--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", "1"]  # never off this machine
+    crawl = _trawl("crawl", "http://site1.test:1/", "--out", str(out), *local, "--fetchers", "1", "--parsers", "1",
+                   "--robots-give-up", "1", "--max-retries", "0", "--progress", "off", "--max-time", "60")  # fmt: skip
+    assert crawl.returncode == 0, crawl.stderr
+    status, stats = _trawl("status", "--out", str(out), "--json"), _trawl("stats", "--out", str(out), "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["counters"] == json.loads(stats.stdout)["counters"]
+    assert json.loads(status.stdout)["counters"]["drop:robots-unavailable"] == 1  # port 1 answers nothing
+    _assert_one_line_error(_trawl("status", "--out", str(tmp_path)), 2, "holds no crawl")
+    _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")
