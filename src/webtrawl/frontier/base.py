@@ -39,6 +39,7 @@ class Release(msgspec.Struct, frozen=True):
     retry_after_ms: int = 0  # server's Retry-After, already capped; used instead of back-off when > 0
     counters: dict[str, int] = msgspec.field(default_factory=dict)
     hold: bool = False  # host session: lease the host's next URL to the same owner, due at its next-allowed time
+    robots_wait: bool = False  # the URL waits for a robots.txt retry (delay_ms): the progress line says so
 
 
 class Held(msgspec.Struct, frozen=True):
@@ -63,6 +64,12 @@ class Counters(msgspec.Struct):
     waiting_hosts: int = 0
     bloom_bits: int = 0
     bloom_hashes: int = 0
+    # hosts waiting beyond their politeness gap, and the ms until the first of each kind is due (-1: none)
+    backoff_hosts: int = 0
+    backoff_next_ms: int = -1
+    robots_hosts: int = 0
+    robots_next_ms: int = -1
+    next_due_ms: int = -1  # the first of all waiting hosts
 
     def get(self, name: str) -> int:
         return self.values.get(name, 0)

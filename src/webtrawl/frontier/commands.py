@@ -211,7 +211,7 @@ class FrontierCore:
             if r.failed and s.backoff_jitter:
                 jitter = round(1000 * (1.0 + self._rng.uniform(-s.backoff_jitter, s.backoff_jitter)))
             groups[r.shard] += [
-                r.token, int(r.action), max(0, r.delay_ms), int(r.failed), max(0, r.retry_after_ms), jitter,
+                r.token, int(r.action), max(0, r.delay_ms), _why(r), max(0, r.retry_after_ms), jitter,
                 int(r.hold), *_counter_args(r.counters),
             ]  # fmt: skip
             members[r.shard].append(index)
@@ -317,7 +317,12 @@ class FrontierCore:
         for reply in replies:
             out.ready_hosts += int(reply[0])
             out.waiting_hosts += int(reply[1])
-            for name, value in _pairs(reply[2:]).items():
+            out.backoff_hosts += int(reply[2])
+            out.backoff_next_ms = _sooner(out.backoff_next_ms, int(reply[3]))
+            out.robots_hosts += int(reply[4])
+            out.robots_next_ms = _sooner(out.robots_next_ms, int(reply[5]))
+            out.next_due_ms = _sooner(out.next_due_ms, int(reply[6]))
+            for name, value in _pairs(reply[7:]).items():
                 values[name] += int(value)
         out.values = dict(values)
         return out
@@ -350,6 +355,16 @@ class FrontierCore:
     def seed_hosts(self) -> Steps[set[str]]:
         (members,) = yield [Call(("SMEMBERS", seeds_key(self.settings.prefix)))]
         return {_text(m) for m in members}
+
+
+def _why(release: Release) -> str:
+    """release.lua's ``failed`` argument: a failure (back-off), a wait for a robots.txt retry, or neither."""
+    return "1" if release.failed else "r" if release.robots_wait else "0"
+
+
+def _sooner(a: int, b: int) -> int:
+    """The earlier of two waits in ms, -1 meaning none."""
+    return b if a < 0 or 0 <= b < a else a
 
 
 def noscript_retry(calls: Sequence[Call], replies: list[Any]) -> list[int]:
