@@ -93,7 +93,7 @@ class CrawlConfig:
     politeness_key: str = "host"
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
-    expected_urls: int = 10_000_000
+    expected_urls: int = 100_000  # the seen filter's first bitmaps; it grows past that
     bloom_error: float = 0.0001
     shards: int = 64
     resolve: list[str] = field(default_factory=list)

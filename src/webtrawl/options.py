@@ -147,7 +147,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("include", regex, "only follow URLs matching this regex (repeatable)", repeat=True),
     Option("exclude", regex, "never follow URLs matching this regex (repeatable)", repeat=True),
-    Option("expected_urls", non_negative_int, "how many distinct URLs the seen-filter is sized for"),
+    Option(
+        "expected_urls",
+        non_negative_int,
+        "distinct URLs the seen filter holds before it grows (it starts that small and adds larger bitmaps as "
+        "needed, keeping --bloom-error; a crawl that knows its size may give it; fixed when the crawl is created)",
+    ),
     Option("bloom_error", probability, "target false-positive rate of the seen-URL filter"),
     Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option(

@@ -1,6 +1,7 @@
 -- stats: counters of one shard and its ready hosts split at the shard's own clock. KEYS[1] = sp.."c"
 -- ARGV: sp; returns {ready now, ready later, in back-off, ms to the next back-off's end, waiting for robots.txt,
---   ms to the next robots.txt retry, ms to the next waiting host's turn (-1: none), name, value, ...}
+--   ms to the next robots.txt retry, ms to the next waiting host's turn (-1: none), the newest Bloom filter of the
+--   shard's chain and the URLs it holds (add.lua), name, value, ...}
 -- The back-off and robots.txt zsets lose the hosts whose time has passed here (release.lua only adds to them).
 local sp = ARGV[1]
 local now = now_ms()
@@ -25,5 +26,7 @@ for j, kind in ipairs({W_BACKOFF, W_ROBOTS}) do
   out[1 + 2 * j] = redis.call('ZCARD', key)
   out[2 + 2 * j] = earliest(key)
 end
+local bloom = redis.call('HMGET', sp .. 'bn', 'f', 'n')
+out[8], out[9] = tonumber(bloom[1] or 0), tonumber(bloom[2] or 0)
 for _, v in ipairs(redis.call('HGETALL', sp .. 'c')) do out[#out + 1] = v end
 return out
