@@ -12,3 +12,9 @@ def fail_at_start(args: Any) -> None:
 
 def run_a_while(args: Any) -> None:
     time.sleep(float(args))
+
+
+def lose_redis(args: Any) -> None:
+    from webtrawl.errors import StateError
+
+    raise StateError(f"cannot reach Redis at {args}: Connection refused")

@@ -37,6 +37,19 @@ def test_a_child_that_dies_at_start_stops_after_a_few_tries_with_its_error() -> 
     )
 
 
+def test_a_child_that_cannot_reach_redis_is_restarted_on() -> None:
+    """Redis away (restarting, failing over) is outlived by restarting: not a crash loop to stop the node for."""
+    children = Children()
+    children.add(Child("parser", 0, "tests.node.failing_child:lose_redis", "redis://127.0.0.1:1"))
+    deaths: list[str] = []
+    deadline = time.monotonic() + 120
+    while len(deaths) < START_FAILURES + 2 and time.monotonic() < deadline:
+        deaths += children.restart_dead()  # never raises ChildFailed
+        time.sleep(0.05)
+    assert "cannot reach Redis at redis://127.0.0.1:1" in deaths[0]
+    children.kill()
+
+
 def test_a_child_killed_from_outside_is_restarted_every_time() -> None:
     children = Children()
     children.add(Child("parser", 0, "tests.node.failing_child:run_a_while", "60"))

@@ -61,18 +61,19 @@ class Child:
         self._errors, self._started = receive, time.monotonic()
 
     def died(self) -> str:
-        """How the dead child ended, for the log; counts a death at start (an error, soon after it started)."""
+        """How the dead child ended, for the log; counts a death at start (an error, soon after it started, that is
+        not the crawl state being away: a Redis restart is outlived by restarting)."""
         assert self.process is not None
         code = self.process.exitcode
-        error = ""
+        error, state = "", False
         if self._errors is not None:
             with contextlib.suppress(EOFError, OSError):
                 if self._errors.poll():
-                    error = str(self._errors.recv())
-        if code is not None and code > 0 and time.monotonic() - self._started < START_WINDOW_S:
+                    error, state = self._errors.recv()
+        if code is not None and code > 0 and not state and time.monotonic() - self._started < START_WINDOW_S:
             self.start_failures += 1
         else:
-            self.start_failures = 0  # killed by a signal (kill -9, OOM) or after working a while: not a loop
+            self.start_failures = 0  # killed by a signal (kill -9, OOM), Redis away, or after working a while
         self.last_error = error or self.last_error
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
         return f"{how}: {error}" if error else how

@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from webtrawl.errors import WebtrawlError
+from webtrawl.errors import StateError, WebtrawlError
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _RESERVED = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
@@ -100,7 +100,8 @@ class LogSetup:
 def child_entry(setup: LogSetup | None, name: str, target: str, args: Any, report: Connection | None = None) -> None:
     """A child process's real entry point: its logging first (warnings to stderr as before), then its work.
     ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run. An error
-    that ends the child is sent, as one line, through ``report``: the supervisor names it if it stops restarting."""
+    that ends the child is sent, as one line, through ``report`` (with whether it is about the crawl's state, e.g.
+    Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting."""
     try:
         if setup is not None:
             setup.apply(name, stderr_level=logging.WARNING)
@@ -110,7 +111,7 @@ def child_entry(setup: LogSetup | None, name: str, target: str, args: Any, repor
     except Exception as exc:
         if report is not None:
             with contextlib.suppress(OSError):
-                report.send(error_line(exc))
+                report.send((error_line(exc), isinstance(exc, StateError)))
         raise
 
 
