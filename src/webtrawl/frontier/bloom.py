@@ -9,8 +9,11 @@ its bits; a new URL's bits go to the newest. A 100-page crawl so keeps a few hun
 sized for ten million URLs up front. The chain (bits, hashes and capacity of each filter) is fixed when the crawl is
 created (meta ``bloom_chain``); a crawl from before it has one bitmap (``bloom_m``, ``bloom_k``) and keeps it.
 
-Positions come from ``redis.sha1hex(url)`` by double hashing: ``(h1 + i * h2) mod m`` for ``i < k`` with h1, h2 the
-first two 32-bit words of the digest. That needs no Redis module and stays exact in Lua's double-precision numbers.
+Positions come from ``redis.sha1hex(url)``, h1 and h2 the first two 32-bit words of the digest (what the client
+sends), by enhanced double hashing (Dillinger & Manolios 2004): ``x = h1 mod m, y = h2 mod m``, then for each hash
+``x``, ``x = x + y``, ``y = y + i + 1`` (mod m). Plain double hashing, ``(h1 + i * h2) mod m``, which a crawl from
+before the chains keeps, made ~30% more false positives than its rate in a simulation of the chain's small first
+filters (the enhanced one matched random positions). Both need no Redis module and stay exact in Lua's doubles.
 """
 
 from __future__ import annotations
@@ -112,9 +115,16 @@ def chain_expected_false_positives(chain: Sequence[BloomLevel], newest: int, fil
     return total
 
 
-def positions(url: str, bits: int, hashes: int) -> list[int]:
-    """The bit offsets of ``url`` in one bitmap of its shard (what add.lua computes)."""
+def positions(url: str, bits: int, hashes: int, enhanced: bool = True) -> list[int]:
+    """The bit offsets of ``url`` in one bitmap of its shard (what add.lua computes); ``enhanced=False``: the plain
+    double hashing of a crawl from before the chains."""
     digest = hashlib.sha1(url.encode()).hexdigest()
     h1 = int(digest[0:8], 16)
     h2 = int(digest[8:16], 16) or 1
-    return [(h1 + i * h2) % bits for i in range(hashes)]
+    if not enhanced:
+        return [(h1 + i * h2) % bits for i in range(hashes)]
+    x, y, out = h1 % bits, h2 % bits, []
+    for i in range(hashes):
+        out.append(x)
+        x, y = (x + y) % bits, (y + i + 1) % bits
+    return out

@@ -107,7 +107,8 @@ class FrontierCore:
         self.bloom_k = int(self.meta["bloom_k"])
         spec = str(self.meta.get("bloom_chain", ""))  # absent: a crawl from before the chains, one bitmap per shard
         self.bloom_chain = parse_chain(spec) if spec else [BloomLevel(self.bloom_m, self.bloom_k, 0)]
-        self._bloom_args: list[Arg] = [chain_spec(self.bloom_chain), len(self.bloom_chain)]
+        self.bloom_enhanced = bool(spec)  # enhanced double hashing (bloom.py); an older crawl keeps the plain one
+        self._bloom_args: list[Arg] = [chain_spec(self.bloom_chain), "e" if spec else "d"]
         self._sp = [shard_tag(settings.prefix, s) for s in range(self.shards)]
         self._rng = random.Random()
         self.planner = LeasePlanner(

@@ -1,6 +1,6 @@
 -- add: dedup (Bloom), caps, enqueue (each URL in its host's queue of the URL's priority level, see _common.lua).
 -- KEYS[1] = sp.."c" of the first segment
--- ARGV: Bloom chain, its length, host_queue_cap, host_budget, then one segment per shard (several only on a plain Redis; on a cluster
+-- ARGV: Bloom chain, hashing scheme, host_queue_cap, host_budget, then one segment per shard (several only on a plain Redis; on a cluster
 --   a call holds the one shard of KEYS[1]'s slot):
 --   sp, nextra, {name, n} * nextra, nruns, run * nruns
 --   a run is consecutive URLs of one host with the same origin and metadata, in the caller's order, in one
@@ -13,13 +13,14 @@
 --   {index, letter} of each refused URL: c(ap) b(udget); segments and URLs are counted in call order from 1}
 -- Redis converts every Lua number argument with printf("%.17g"): the Bloom offsets go as string.format('%d')
 -- strings and the bit value as the string '1', which halves the cost of the BITFIELD.
--- The seen filter is a chain of bitmaps per shard (bloom.py): ARGV[1] = "m,k,capacity;..." of each, ARGV[2] their
--- number. A shard's newest filter and the URLs it holds are in its hash SP bn (f, n; absent: the first, empty);
+-- The seen filter is a chain of bitmaps per shard (bloom.py): ARGV[1] = "m,k,capacity;..." of each, ARGV[2] 'e'
+-- for enhanced double hashing (bloom.py), 'd' for the plain one of older crawls. A shard's newest filter and the URLs it holds are in its hash SP bn (f, n; absent: the first, empty);
 -- a URL set in any filter is seen, a new one goes to the newest, which is followed by the next one when full.
-local chain, nfilters = {}, tonumber(ARGV[2])
+local chain, enhanced = {}, ARGV[2] == 'e'
 for fm, fk, fc in string.gmatch(ARGV[1], '(%d+),(%d+),(%d+)') do
   chain[#chain + 1] = {tonumber(fm), tonumber(fk), tonumber(fc)}
 end
+local nfilters = #chain
 local cap, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
 local nargs = #ARGV
 local fmt, find, sub, sha1hex, call = string.format, string.find, string.sub, redis.sha1hex, redis.call
@@ -119,8 +120,15 @@ while i <= nargs do
       -- (checking the caps first counted every rediscovered link of a full host as a drop). GETBIT until the first
       -- zero bit (a read costs little and is not written to the AOF); a seen URL writes nothing
       local new, zero = false, 0
+      local x, y = h1 % m, h2 % m -- enhanced double hashing: x is the next offset, x += y, y += b + 1 (mod m)
       for b = 0, k - 1 do
-        local off = fmt('%d', (h1 + b * h2) % m)
+        local off
+        if enhanced then
+          off = fmt('%d', x)
+          x, y = (x + y) % m, (y + b + 1) % m
+        else
+          off = fmt('%d', (h1 + b * h2) % m)
+        end
         if new then
           set[4 * (b - zero) + 3] = off
         elseif call('GETBIT', bloom, off) == 0 then
@@ -133,11 +141,13 @@ while i <= nargs do
       while new and older >= 0 do
         local okey, om, ok_k = filter_key(sp, older), chain[older + 1][1], chain[older + 1][2]
         local all = true
+        local ox, oy = h1 % om, h2 % om -- (only chains have older filters: enhanced double hashing)
         for b = 0, ok_k - 1 do
-          if call('GETBIT', okey, fmt('%d', (h1 + b * h2) % om)) == 0 then
+          if call('GETBIT', okey, fmt('%d', ox)) == 0 then
             all = false
             break
           end
+          ox, oy = (ox + oy) % om, (oy + b + 1) % om
         end
         if all then new = false end
         older = older - 1
