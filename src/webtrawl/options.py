@@ -1,22 +1,21 @@
-"""Every option of a crawl, declared once: its place in :class:`~webtrawl.config.CrawlConfig`, how its text is read
-(sizes, durations, ports, choices...) and its help. The flags, TOML keys and ``TRAWL_*`` variables are derived from
+"""Every option of a crawl, declared once: its place in :class:`~webtrawl.config.CrawlConfig` (``group.name``), how
+its text is read (:mod:`webtrawl.values`) and its help. The flags, TOML keys and ``TRAWL_*`` variables are derived from
 this table by :mod:`webtrawl.config`, which owns the layering and the checks across options.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from webtrawl.errors import ConfigError
 from webtrawl.values import (
     at_least_one,
     bind_address,
     ca_file,
     choice,
     header,
-    header_pair,
     host_pattern,
     nameserver,
     network,
@@ -36,16 +35,15 @@ from webtrawl.values import (
     regex,
     resolve_pin,
     shard_count,
+    sink_url,
 )
-
-__all__ = ["BY_NAME", "OPTIONS", "Option", "parse_bool", "parse_duration", "parse_headers", "parse_size"]
 
 
 @dataclass(frozen=True, slots=True)
 class Option:
     """One configurable value: where it lives in :class:`CrawlConfig` and how to read it from text."""
 
-    path: str  # "delay" or "politeness.delay"
+    path: str  # "group.name" (or "group.sub.name") in CrawlConfig; the name alone makes flag, TOML key, env
     parse: Callable[[Any], Any]
     help: str
     repeat: bool = False  # flag may be given several times, values collect into a list
@@ -64,22 +62,14 @@ class Option:
         return "TRAWL_" + self.name.upper()
 
 
-def parse_headers(items: list[str]) -> list[tuple[str, str]]:
-    """``--header 'Name: value'`` items as pairs; ConfigError for anything that is not one header line."""
-    try:
-        return [header_pair(item) for item in items]
-    except ValueError as exc:
-        raise ConfigError(f"--header: {exc}") from None
+def _group(name: str, *options: Option) -> tuple[Option, ...]:
+    """The options of one group of :class:`~webtrawl.config.CrawlConfig`: their paths get ``name.``."""
+    return tuple(dataclasses.replace(opt, path=f"{name}.{opt.path}") for opt in options)
 
 
-def _sink_url(text: Any) -> str:
-    """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
-    from webtrawl.store.sinks import normalize
-
-    return normalize(str(text))
-
-
-OPTIONS: tuple[Option, ...] = (
+# crawl: which crawl, where its state lives, how long it runs, with how many processes
+_CRAWL = _group(
+    "crawl",
     Option("seeds_file", path, "file with one seed URL per line (- for stdin)"),
     Option("out", path, "output and state directory of this crawl"),
     Option("redis", redis_url, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
@@ -94,6 +84,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_time", non_negative_float, "stop after this many seconds of this run (0: no limit)"),
     Option("fetchers", non_negative_int, "fetcher processes (0: one per core)"),
     Option("parsers", non_negative_int, "parser processes (0: one per core)"),
+)
+
+
+# fetch: every request, the browser's too: concurrency, connections, identity, DNS, TLS, addresses, headers
+_FETCH = _group(
+    "fetch",
     Option("concurrency", at_least_one, "requests in flight per fetcher process"),
     Option("lease_batch", at_least_one, "hosts leased per Redis round trip"),
     Option(
@@ -109,52 +105,6 @@ OPTIONS: tuple[Option, ...] = (
         "connection holds ~0.1-0.7 MiB of buffers, each one closed may cost a handshake later",
     ),
     Option("user_agent", one_line, "full User-Agent string; its first word is the robots.txt product token"),
-    Option("scope", choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
-    Option(
-        "sitemaps",
-        choice("auto", "only", "off"),
-        "auto: read sitemaps and feeds (robots.txt Sitemap: lines, --sitemap) besides links; only: URLs come from "
-        "sitemaps and feeds alone (links of pages are not followed); off: treat them as plain files. A sitemap "
-        "priority below 0.5 queues a URL one level lower",
-    ),
-    Option("sitemap", str, "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)", repeat=True),
-    Option("requisites", parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"),
-    Option(
-        "recrawl_after",
-        parse_duration,
-        "keep fetched pages in a recrawl set, due again after this long (e.g. 1d, 6h, 90m, 3600); the interval then "
-        "adapts per page (halved when it changed, doubled when not, within a quarter and 8x of this). A run on an "
-        "existing crawl starts a round: due pages are fetched with a conditional GET (0: off). A rules file's "
-        "recrawl_after overrides it for its pages; sitemap changefreq sets a URL's first interval and a newer lastmod "
-        "brings it back",
-    ),
-    Option(
-        "near_duplicates",
-        parse_bool,
-        "give each HTML page a simhash of its main text and flag near-duplicates of earlier pages in the records",
-    ),
-    Option(
-        "skip_near_duplicates",
-        parse_bool,
-        "do not follow the links of near-duplicate pages (a trap defence for calendars and session ids; "
-        "implies --near-duplicates)",
-    ),
-    Option(
-        "politeness_key",
-        choice("host", "domain", "ip"),
-        "what one politeness gap covers: a host name, a registered domain (public suffix list) or a server address "
-        "(all host names on one IP); fixed when the crawl is created",
-    ),
-    Option("include", regex, "only follow URLs matching this regex (repeatable)", repeat=True),
-    Option("exclude", regex, "never follow URLs matching this regex (repeatable)", repeat=True),
-    Option(
-        "expected_urls",
-        non_negative_int,
-        "distinct URLs the seen filter holds before it grows (it starts that small and adds larger bitmaps as "
-        "needed, keeping --bloom-error; a crawl that knows its size may give it; fixed when the crawl is created)",
-    ),
-    Option("bloom_error", probability, "target false-positive rate of the seen-URL filter"),
-    Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option(
         "resolve",
         resolve_pin,
@@ -176,18 +126,168 @@ OPTIONS: tuple[Option, ...] = (
         repeat=True,
     ),
     Option("ports", ports, "comma-separated list of allowed ports (default: all but browser-unsafe ports)"),
+    Option("timeouts.connect", non_negative_float, "connect timeout in seconds"),
+    Option("timeouts.total", non_negative_float, "total timeout of one request in seconds"),
+    Option("timeouts.robots", non_negative_float, "total timeout of a robots.txt request in seconds"),
+    Option("header", header, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
+    Option("cookies", parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
+    Option(
+        "proxy",
+        proxy,
+        "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
+        repeat=True,
+    ),
+)
+
+
+# politeness: gaps, back-off, robots.txt
+_POLITENESS = _group(
+    "politeness",
+    Option("delay", non_negative_float, "seconds between the end of one request to a host and the next"),
+    Option("max_crawl_delay", non_negative_float, "cap on a robots.txt Crawl-delay, in seconds"),
+    Option("backoff_base", non_negative_float, "first back-off after a 429/503/network error, in seconds"),
+    Option("backoff_max", non_negative_float, "longest back-off, in seconds"),
+    Option("max_retries", non_negative_int, "retries of a URL after a transient failure"),
+    Option("park_after", non_negative_int, "consecutive failures after which a host is parked"),
+    Option("robots_ttl", non_negative_float, "seconds a robots.txt is cached"),
+    Option("robots_retry", non_negative_float, "first retry of an unreachable robots.txt, in seconds"),
+    Option(
+        "robots_give_up",
+        non_negative_int,
+        "unreachable robots.txt results in a row after which the host's URLs are dropped",
+    ),
+    Option("honor_nofollow", parse_bool, "obey meta robots / X-Robots-Tag nofollow and rel=nofollow"),
+    Option(
+        "honor_noindex",
+        parse_bool,
+        "do not archive noindex pages in WARC (their JSONL record is still written)",
+    ),
+    Option(
+        "adaptive_delay",
+        non_negative_float,
+        "adapt the gap to the server: max(delay, this factor x the response time), e.g. 2 (0: off)",
+    ),
+    Option("delay_jitter", non_negative_float, "lengthen every gap by a random 0..this fraction of it"),
+    Option("slow_down_403", parse_bool, "treat a 403 answer as a slow-down signal (back-off) like 429"),
+)
+
+
+# limits: sizes, URL lengths, depths, caps
+_LIMITS = _group(
+    "limits",
+    Option("max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
+    Option("max_decompressed", parse_size, "largest decompressed body"),
+    Option("max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
+    Option(
+        "robots_cache",
+        parse_size,
+        "compiled robots.txt rules each fetcher keeps in memory (the rest are reread from Redis and compiled again)",
+    ),
+    Option("max_url_length", non_negative_int, "longest URL followed"),
+    Option(
+        "max_query_variants",
+        non_negative_int,
+        "spider-trap guard: most distinct query strings followed per host and path (0: no limit)",
+    ),
+    Option(
+        "max_path_repeats",
+        non_negative_int,
+        "spider-trap guard: drop URLs whose path has one segment this many times (/a/a/a/; 0: no limit)",
+    ),
+    Option("max_redirects", non_negative_int, "redirect hops followed (each through the frontier)"),
+    Option("max_depth", non_negative_int, "largest link depth from a seed (0: no limit)"),
+    Option("host_queue_cap", non_negative_int, "most URLs queued for one host"),
+    Option("host_budget", non_negative_int, "most URLs ever admitted for one host (0: no limit)"),
+    Option("frontier_cap", non_negative_int, "most URLs queued in the whole frontier"),
+)
+
+
+# discovery: which URLs are followed
+_DISCOVERY = _group(
+    "discovery",
+    Option("scope", choice("any", "host", "domain"), "follow links to any host, the seed's host or its domain"),
+    Option(
+        "sitemaps",
+        choice("auto", "only", "off"),
+        "auto: read sitemaps and feeds (robots.txt Sitemap: lines, --sitemap) besides links; only: URLs come from "
+        "sitemaps and feeds alone (links of pages are not followed); off: treat them as plain files. A sitemap "
+        "priority below 0.5 queues a URL one level lower",
+    ),
+    Option(
+        "sitemap",
+        str,
+        "a sitemap, sitemap index or RSS/Atom feed URL to start from (repeatable)",
+        repeat=True,
+    ),
+    Option("requisites", parse_bool, "also fetch the images, scripts and style sheets of HTML pages (replay)"),
+    Option(
+        "recrawl_after",
+        parse_duration,
+        "keep fetched pages in a recrawl set, due again after this long (e.g. 1d, 6h, 90m, 3600); the interval then "
+        "adapts per page (halved when it changed, doubled when not, within a quarter and 8x of this). A run on an "
+        "existing crawl starts a round: due pages are fetched with a conditional GET (0: off). A rules file's "
+        "recrawl_after overrides it for its pages; sitemap changefreq sets a URL's first interval and a newer lastmod "
+        "brings it back",
+    ),
+    Option(
+        "near_duplicates",
+        parse_bool,
+        "give each HTML page a simhash of its main text and flag near-duplicates of earlier pages in the records",
+    ),
+    Option(
+        "skip_near_duplicates",
+        parse_bool,
+        "do not follow the links of near-duplicate pages (a trap defence for calendars and session ids; "
+        "implies --near-duplicates)",
+    ),
+    Option("include", regex, "only follow URLs matching this regex (repeatable)", repeat=True),
+    Option("exclude", regex, "never follow URLs matching this regex (repeatable)", repeat=True),
+)
+
+
+# frontier: its shape (fixed when a crawl is created) and its leases
+_FRONTIER = _group(
+    "frontier",
+    Option(
+        "politeness_key",
+        choice("host", "domain", "ip"),
+        "what one politeness gap covers: a host name, a registered domain (public suffix list) or a server address "
+        "(all host names on one IP); fixed when the crawl is created",
+    ),
+    Option("expected_urls", non_negative_int, "URLs the seen filter holds before it grows (keeping --bloom-error)"),
+    Option("bloom_error", probability, "target false-positive rate of the seen-URL filter"),
+    Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
+    Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),
+    Option("process_ttl", non_negative_float, "seconds before a fetched page not yet stored is fetched again"),
+)
+
+
+# output: WARC, the crawl's own JSONL, sinks
+_OUTPUT = _group(
+    "output",
     Option("warc", parse_bool, "write WARC files"),
     Option("warc_max_bytes", parse_size, "rotate WARC files at this size"),
     Option("jsonl_chunk", non_negative_int, "records per JSONL chunk file"),
-    Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),
-    Option("process_ttl", non_negative_float, "seconds before a fetched page not yet stored is fetched again"),
-    Option("metrics_port", port, "serve Prometheus metrics on this port (0: off)"),
     Option(
-        "max_memory",
-        parse_size,
-        "pause leasing while the node's processes use more memory than this (e.g. 4GiB; 0: no limit)",
+        "items_to",
+        sink_url,
+        "also write extracted items to this sink (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, "
+        "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME",
+        repeat=True,
     ),
-    Option("progress", choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
+    Option(
+        "records_to",
+        sink_url,
+        "also write page records to this sink (repeatable; same URLs as --items-to)",
+        True,
+    ),
+    Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+)
+
+
+# extraction: items and main text
+_EXTRACTION = _group(
+    "extraction",
     Option(
         "extract",
         str,
@@ -200,100 +300,23 @@ OPTIONS: tuple[Option, ...] = (
         "start_urls are seeds, each page goes to the callback its link names (instead of --extract)",
     ),
     Option("text", parse_bool, "add each HTML page's main text, title, author, date and language to its record"),
-    Option("scrub_pii", parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
+    Option(
+        "scrub_pii",
+        parse_bool,
+        "mask e-mail addresses and phone numbers in items and main text before storing",
+    ),
     Option(
         "extract_timeout",
         non_negative_float,
         "seconds extraction (and, separately, main text) may take on one page before it is an extract-error",
     ),
     Option("text_max_bytes", parse_size, "largest HTML page the main-text extractor reads (the rest is cut)"),
-    Option("timeouts.connect", non_negative_float, "connect timeout in seconds"),
-    Option("timeouts.total", non_negative_float, "total timeout of one request in seconds"),
-    Option("timeouts.robots", non_negative_float, "total timeout of a robots.txt request in seconds"),
-    Option("limits.max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
-    Option("limits.max_decompressed", parse_size, "largest decompressed body"),
-    Option("limits.max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
-    Option(
-        "limits.robots_cache",
-        parse_size,
-        "compiled robots.txt rules each fetcher keeps in memory (the rest are reread from Redis and compiled again)",
-    ),
-    Option("limits.max_url_length", non_negative_int, "longest URL followed"),
-    Option(
-        "limits.max_query_variants",
-        non_negative_int,
-        "spider-trap guard: most distinct query strings followed per host and path (0: no limit)",
-    ),
-    Option(
-        "limits.max_path_repeats",
-        non_negative_int,
-        "spider-trap guard: drop URLs whose path has one segment this many times (/a/a/a/; 0: no limit)",
-    ),
-    Option("limits.max_redirects", non_negative_int, "redirect hops followed (each through the frontier)"),
-    Option("limits.max_depth", non_negative_int, "largest link depth from a seed (0: no limit)"),
-    Option("limits.host_queue_cap", non_negative_int, "most URLs queued for one host"),
-    Option("limits.host_budget", non_negative_int, "most URLs ever admitted for one host (0: no limit)"),
-    Option("limits.frontier_cap", non_negative_int, "most URLs queued in the whole frontier"),
-    Option("politeness.delay", non_negative_float, "seconds between the end of one request to a host and the next"),
-    Option("politeness.max_crawl_delay", non_negative_float, "cap on a robots.txt Crawl-delay, in seconds"),
-    Option("politeness.backoff_base", non_negative_float, "first back-off after a 429/503/network error, in seconds"),
-    Option("politeness.backoff_max", non_negative_float, "longest back-off, in seconds"),
-    Option("politeness.max_retries", non_negative_int, "retries of a URL after a transient failure"),
-    Option("politeness.park_after", non_negative_int, "consecutive failures after which a host is parked"),
-    Option("politeness.robots_ttl", non_negative_float, "seconds a robots.txt is cached"),
-    Option("politeness.robots_retry", non_negative_float, "first retry of an unreachable robots.txt, in seconds"),
-    Option(
-        "politeness.robots_give_up",
-        non_negative_int,
-        "unreachable robots.txt results in a row after which the host's URLs are dropped",
-    ),
-    Option("politeness.honor_nofollow", parse_bool, "obey meta robots / X-Robots-Tag nofollow and rel=nofollow"),
-    Option(
-        "politeness.honor_noindex",
-        parse_bool,
-        "do not archive noindex pages in WARC (their JSONL record is still written)",
-    ),
-    Option(
-        "politeness.adaptive_delay",
-        non_negative_float,
-        "adapt the gap to the server: max(delay, this factor x the response time), e.g. 2 (0: off)",
-    ),
-    Option("politeness.delay_jitter", non_negative_float, "lengthen every gap by a random 0..this fraction of it"),
-    Option("politeness.slow_down_403", parse_bool, "treat a 403 answer as a slow-down signal (back-off) like 429"),
-    # --- operating a crawl: dashboard, logs, alerts ---
-    Option("ui_port", port, "serve the web dashboard on this port (0: off)"),
-    Option("ui_bind", bind_address, "address the dashboard listens on; anything but loopback needs --ui-token"),
-    Option("ui_token", str, "token the dashboard asks for (?token=... or Authorization: Bearer ...)"),
-    Option("log_format", choice("text", "json"), "log lines as text or as one JSON object per line"),
-    Option("log_max_bytes", parse_size, "rotate <out>/logs/trawl.log at this size (0: no log file)"),
-    Option("log_backups", non_negative_int, "rotated log files kept"),
-    Option("alert_cmd", str, "shell command run for each alert (TRAWL_ALERT_* variables, JSON on stdin)"),
-    Option("alert_error_rate", non_negative_float, "alert when more than this share of URLs fail (0: off)"),
-    Option("alert_window", non_negative_float, "seconds over which the error rate is measured"),
-    Option("alert_min_urls", non_negative_int, "URLs that must end within the window before the error rate counts"),
-    Option("alert_stall", non_negative_float, "alert after this many seconds without a fetched page (0: off)"),
-    Option("alert_memory", parse_size, "alert above this node memory (0: 90%% of --max-memory if set)"),
-    Option("alert_disk_free", parse_size, "alert when free space under --out drops below this (0: off)"),
-    Option("alert_redis_memory", parse_size, "alert above this Redis memory (0: 90%% of its maxmemory if set)"),
-    Option(
-        "items_to",
-        _sink_url,
-        "also write extracted items to this sink (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, "
-        "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME",
-        repeat=True,
-    ),
-    Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
-    Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
-    # --- request options (every fetch, the browser's requests included) ---
-    Option("header", header, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
-    Option("cookies", parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
-    Option(
-        "proxy",
-        proxy,
-        "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
-        repeat=True,
-    ),
-    # --- JavaScript pages: a browser fetch path (fetch/render/) ---
+)
+
+
+# rendering: JavaScript pages: a browser fetch path (fetch/render/)
+_RENDERING = _group(
+    "rendering",
     Option(
         "render",
         choice("never", "always", "auto"),
@@ -329,5 +352,45 @@ OPTIONS: tuple[Option, ...] = (
         "resource types a render also loads (repeatable: image, media, font; blocked by default)",
         repeat=True,
     ),
+)
+
+
+# operations: operating a crawl: progress, dashboard, logs, alerts, metrics, memory
+_OPERATIONS = _group(
+    "operations",
+    Option("metrics_port", port, "serve Prometheus metrics on this port (0: off)"),
+    Option(
+        "max_memory",
+        parse_size,
+        "pause leasing while the node's processes use more memory than this (e.g. 4GiB; 0: no limit)",
+    ),
+    Option("progress", choice("auto", "live", "log", "off"), "live display on a terminal, log lines otherwise"),
+    Option("ui_port", port, "serve the web dashboard on this port (0: off)"),
+    Option("ui_bind", bind_address, "address the dashboard listens on; anything but loopback needs --ui-token"),
+    Option("ui_token", str, "token the dashboard asks for (?token=... or Authorization: Bearer ...)"),
+    Option("log_format", choice("text", "json"), "log lines as text or as one JSON object per line"),
+    Option("log_max_bytes", parse_size, "rotate <out>/logs/trawl.log at this size (0: no log file)"),
+    Option("log_backups", non_negative_int, "rotated log files kept"),
+    Option("alert_cmd", str, "shell command run for each alert (TRAWL_ALERT_* variables, JSON on stdin)"),
+    Option("alert_error_rate", non_negative_float, "alert when more than this share of URLs fail (0: off)"),
+    Option("alert_window", non_negative_float, "seconds over which the error rate is measured"),
+    Option("alert_min_urls", non_negative_int, "URLs that must end within the window before the error rate counts"),
+    Option("alert_stall", non_negative_float, "alert after this many seconds without a fetched page (0: off)"),
+    Option("alert_memory", parse_size, "alert above this node memory (0: 90%% of --max-memory if set)"),
+    Option("alert_disk_free", parse_size, "alert when free space under --out drops below this (0: off)"),
+    Option("alert_redis_memory", parse_size, "alert above this Redis memory (0: 90%% of its maxmemory if set)"),
+)
+
+OPTIONS: tuple[Option, ...] = (
+    *_CRAWL,
+    *_FETCH,
+    *_POLITENESS,
+    *_LIMITS,
+    *_DISCOVERY,
+    *_FRONTIER,
+    *_OUTPUT,
+    *_EXTRACTION,
+    *_RENDERING,
+    *_OPERATIONS,
 )
 BY_NAME = {opt.name: opt for opt in OPTIONS}

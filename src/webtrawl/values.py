@@ -13,9 +13,12 @@ import ipaddress
 import math
 import re
 import ssl
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from webtrawl.errors import ConfigError
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -284,6 +287,15 @@ def header(text: Any) -> str:
     return str(text)
 
 
+def parse_headers(items: Iterable[str]) -> list[tuple[str, str]]:
+    """``--header 'Name: value'`` items as pairs; ConfigError for anything that is not one header line (the
+    fetchers' client and rules files' headers read them with this too)."""
+    try:
+        return [header_pair(item) for item in items]
+    except ValueError as exc:
+        raise ConfigError(f"--header: {exc}") from None
+
+
 def header_pair(item: str) -> tuple[str, str]:
     """``Name: value`` as a pair; one header line, a token for a name."""
     name, sep, value = item.partition(":")
@@ -291,3 +303,10 @@ def header_pair(item: str) -> tuple[str, str]:
     if not sep or not name or any(c in item for c in "\r\n") or not name.replace("-", "").isalnum():
         raise ValueError(f"wants 'Name: value', not {item!r}")
     return name, value
+
+
+def sink_url(text: Any) -> str:
+    """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
+    from webtrawl.store.sinks import normalize
+
+    return normalize(str(text))
