@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.node.crawlrun import Crawl, free_port, wait_until
+from tests.node.crawlrun import Crawl, free_port, stats, wait_until
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.robots import Variant
 
@@ -41,3 +41,4 @@ def test_the_eta_of_a_crawl_waiting_for_robots_txt_retries_says_so(testweb: Test
         crawl.interrupt()
     assert crawl.wait(60) == 0, crawl.log()[-3000:]
     assert "eta=waiting: 1 host retrying robots.txt" in crawl.log()  # the final progress line too
+    assert stats(tmp_path / "crawl")["waiting"].startswith(waiting)  # and trawl status of the stopped crawl
