@@ -13,7 +13,7 @@ import ipaddress
 import math
 import re
 import ssl
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -133,7 +133,7 @@ def ports(text: str | int | list[Any]) -> list[int]:
     return out
 
 
-def choice(*allowed: str) -> Any:
+def choice(*allowed: str) -> Callable[[Any], str]:
     def parse(text: Any) -> str:
         if str(text) not in allowed:
             raise ValueError(f"must be one of {', '.join(allowed)}, not {text!r}")
