@@ -15,6 +15,7 @@ from webtrawl.values import (
     bind_address,
     ca_file,
     choice,
+    fetcher_name,
     header,
     host_pattern,
     nameserver,
@@ -137,6 +138,7 @@ _FETCH = _group(
         "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
         repeat=True,
     ),
+    Option("fetcher", fetcher_name, "http, browser, or package.module:Class?k=v (repeatable; fetch/base.py)", True),
 )
 
 
