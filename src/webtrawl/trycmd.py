@@ -121,7 +121,7 @@ def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page
     for item in ns.inputs:
         yield item, fetched[item] if item in fetched else _file_page(Path(item), ns.url)
     for warc in ns.warc:
-        yield from _warc_pages(warc)
+        yield from _warc_pages(warc, cfg.limits.max_body)
 
 
 def _file_page(path: Path, url: str | None) -> Page:
@@ -159,7 +159,9 @@ async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
     return pages
 
 
-def _warc_pages(path: Path) -> Iterator[tuple[str, Page]]:
+def _warc_pages(path: Path, max_body: int) -> Iterator[tuple[str, Page]]:
+    """The response records of a WARC file as pages, each body cut at ``max_body`` as a fetch would cut it: a
+    record is gzip-compressed in the file, so a few KB of file can hold gigabytes of body."""
     from warcio.archiveiterator import ArchiveIterator
 
     try:
@@ -174,8 +176,12 @@ def _warc_pages(path: Path) -> Iterator[tuple[str, Page]]:
                 url = record.rec_headers.get_header("WARC-Target-URI")
                 http = record.http_headers
                 headers = [(k, v) for k, v in http.headers if k.lower() != "x-crawler-transfer-encoding"]
-                body = record.raw_stream.read()  # as received: still content-encoded, as the parser expects
+                body = record.raw_stream.read(max_body + 1)  # as received: still content-encoded, as parsed
+                truncated = len(body) > max_body
                 status = int(http.get_statuscode() or 0)
-                yield f"{path}#{url}", Page(lease=_lease(url), status=status, headers=headers, body=body)
+                page = Page(
+                    lease=_lease(url), status=status, headers=headers, body=body[:max_body], truncated=truncated
+                )
+                yield f"{path}#{url}", page
         except Exception as exc:  # warcio raises plain exceptions on a damaged file
             raise InputError(f"{path}: not a readable WARC file: {exc}") from None

@@ -3,12 +3,15 @@ stop it at once with one ``trawl: error:`` line naming the file and line."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
 
 from tests.extract.corpus import RULES, SPIDERS, corpus_file, needs_corpus
 from tests.parse.helpers import make_page
@@ -66,6 +69,25 @@ def test_try_reads_a_warcs_responses(tmp_path: Path) -> None:
         ("http://a.example/0", [{"h1": "Page 0"}]),
         ("http://a.example/1", [{"h1": "Page 1"}]),
     ]
+
+
+def test_try_cuts_a_warc_records_body_at_max_body(tmp_path: Path) -> None:
+    """A record is gzip-compressed in the file: a small WARC can hold a body of gigabytes. It is cut at --max-body
+    like a fetched one, so the part past the cap is not parsed (nor held in memory)."""
+    body = b"<h1>Head</h1>" + b" " * (2 << 20) + b"<h2>Tail</h2>"
+    warc = tmp_path / "big.warc.gz"
+    with warc.open("wb") as stream:
+        writer = WARCWriter(stream, gzip=True)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        payload = io.BytesIO(body)
+        writer.write_record(
+            writer.create_warc_record("http://a.example/", "response", payload=payload, http_headers=http)
+        )
+    assert warc.stat().st_size < 100_000
+    rules = tmp_path / "r.toml"
+    rules.write_text('[[rule]]\nurl = "a.example"\n[rule.fields]\nh1 = "css:h1::text"\nh2 = "css:h2::text"\n')
+    (line,) = _lines(_trawl("--extract", str(rules), "--max-body", "65536", "--warc", str(warc)))
+    assert line["items"] == [{"h1": "Head", "h2": None}], line
 
 
 def test_try_fetches_a_url_once_under_the_address_policy(testweb: TestWeb, tmp_path: Path) -> None:
