@@ -108,3 +108,6 @@ def test_refresh_targets() -> None:
     assert refresh_target('3;URL="/x y"') == "/x y"
     assert refresh_target("5") == ""
     assert refresh_target("/direct") == "/direct"
+    assert refresh_target("1.5, URL = 'a b' ") == "a b"
+    assert refresh_target("0;'/unclosed") == "'/unclosed"  # an unmatched quote is part of the URL
+    assert refresh_target("0; url=") == ""
