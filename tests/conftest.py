@@ -9,4 +9,6 @@ pytest_plugins = [
     "tests.fixtures.cluster_fixtures",
     "tests.fixtures.trickle_web",
     "tests.fixtures.postgres_fixtures",
+    "tests.fixtures.mysql_fixtures",
+    "tests.fixtures.broker_fixtures",
 ]

@@ -1,4 +1,4 @@
-"""SQLite and PostgreSQL sinks against real databases: one set of rows per URL, tables that grow, nothing lost."""
+"""SQLite, PostgreSQL and MariaDB sinks against real databases: one set of rows per URL, growing tables, no loss."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.fixtures.mysql_fixtures import mysql_query
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.store import Sink
@@ -29,7 +30,7 @@ class Db:
         return open_sink(url, what, ctx(Path("/nonexistent"), crawl))
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
     if request.param == "sqlite":
         path = tmp_path / "sub" / "items.db"
@@ -39,6 +40,10 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
                 return conn.execute(sql).fetchall()
 
         yield Db(f"sqlite:///{path}", lite, "sqlite")
+        return
+    if request.param == "mysql":
+        my_url = request.getfixturevalue("mysql_url")
+        yield Db(my_url, lambda sql: mysql_query(my_url, sql), "mysql")
         return
     url = request.getfixturevalue("pg_url")
 

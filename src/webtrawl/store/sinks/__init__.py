@@ -1,4 +1,5 @@
-"""Sinks for items and page records beyond the crawl's own files: JSONL, CSV, Parquet, SQLite, PostgreSQL.
+"""Sinks for items and page records beyond the crawl's own files: JSONL, JSON, CSV, Parquet, SQLite, PostgreSQL,
+MySQL/MariaDB, NATS JetStream, AMQP (RabbitMQ).
 
 ``open_sink(url, "items" | "records", ctx)`` builds one (inside the writing process); ``probe(url, what)`` checks at
 start that it can be written (bad URL, wrong password, missing database: one ConfigError line, password masked).
@@ -9,11 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from webtrawl.errors import ConfigError
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.registry import register_sink
-from webtrawl.store.sinks.registry import SinkUrl, crawl_id, mask, normalize, open_sink, parse, register
+from webtrawl.store.sinks.registry import ALIASES, SinkUrl, crawl_id, mask, normalize, open_sink, parse, register
 from webtrawl.store.sinks.rows import Rows, What
 
 
@@ -27,6 +29,30 @@ def _postgresql(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
     from webtrawl.store.sinks.postgres import PostgresSink
 
     return PostgresSink(spec.target, spec.table, what, ctx.crawl_id, spec.name)
+
+
+def _mysql(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
+    from webtrawl.store.sinks.mysql import MysqlSink
+
+    return MysqlSink(spec.target, spec.table, what, ctx.crawl_id, spec.name)
+
+
+def _nats(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
+    from webtrawl.store.sinks.natssink import NatsSink
+
+    return NatsSink(spec.target, what, ctx.crawl_id, spec.name)
+
+
+def _amqp(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
+    from webtrawl.store.sinks.amqpsink import AmqpSink
+
+    return AmqpSink(spec.target, what, ctx.crawl_id, spec.name)
+
+
+def _json(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
+    from webtrawl.store.sinks.jsonsink import JsonSink
+
+    return JsonSink(Path(spec.target), what, ctx, spec.name)
 
 
 def _csv(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
@@ -47,7 +73,16 @@ def _jsonl(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
     return JsonlSink(Path(spec.target), what, ctx, spec.name)
 
 
-_FACTORIES = {"csv": _csv, "parquet": _parquet, "sqlite": _sqlite, "postgresql": _postgresql}
+_FACTORIES = {
+    "csv": _csv,
+    "parquet": _parquet,
+    "sqlite": _sqlite,
+    "postgresql": _postgresql,
+    "mysql": _mysql,
+    "nats": _nats,
+    "amqp": _amqp,
+    "json": _json,
+}
 for _scheme, _factory in {**_FACTORIES, "jsonl": _jsonl}.items():
     register(_scheme, _factory)
 
@@ -63,12 +98,7 @@ def _crawl_factory(scheme: str) -> Callable[[str, str, SinkContext], Sink]:
     return build
 
 
-for _alias, _scheme in {
-    **{scheme: scheme for scheme in _FACTORIES},
-    "postgres": "postgresql",
-    "postgresql+psycopg": "postgresql",
-    "sqlite3": "sqlite",
-}.items():
+for _alias, _scheme in {**{scheme: scheme for scheme in _FACTORIES}, **ALIASES}.items():
     register_sink(_alias, _crawl_factory(_scheme))
 
 
@@ -87,34 +117,26 @@ def seal_left_open(urls: list[str], node_id: str) -> None:
             seal_sink_dir(Path(spec.target), ext, sealer, prefix=f"{node_id}-p")
 
 
+_SERVERS = {"postgresql", "sqlite", "mysql", "nats", "amqp"}  # sinks with a probe(): reach them, check the target
+
+
 def probe(url: str, what: What | str) -> None:
     """Fail now, with one line, if the sink cannot be written: unreachable server, wrong password, missing
     database, a table that is not ours, a directory we cannot create, pyarrow not installed."""
     spec = parse(url)
     what = What(what)
-    if spec.scheme == "postgresql":
-        from webtrawl.store.sinks.postgres import PostgresSink
-
-        sink = PostgresSink(spec.target, spec.table, what, "probe", spec.name)
+    if spec.scheme in _SERVERS:
+        sink: Any = _FACTORIES[spec.scheme](spec, what, SinkContext(Path("."), "probe", "probe"))
         try:
             sink.probe()
         finally:
             sink.close()
         return
-    if spec.scheme == "sqlite":
-        from webtrawl.store.sinks.sqlite import SqliteSink
-
-        lite = SqliteSink(Path(spec.target), spec.table, what, "probe", spec.name)
-        try:
-            lite.probe()
-        finally:
-            lite.close()
-        return
     if spec.scheme == "parquet":
         from webtrawl.store.sinks.parquet import _pyarrow
 
         _pyarrow()
-    directory = Path(spec.target)
+    directory = Path(spec.target).parent if spec.scheme == "json" else Path(spec.target)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -1,4 +1,5 @@
-"""Sink URLs: ``csv:DIR``, ``parquet:DIR``, ``sqlite:///PATH``, ``postgresql://...`` (and ``jsonl:DIR``).
+"""Sink URLs: ``csv:DIR``, ``parquet:DIR``, ``sqlite:///PATH``, ``postgresql://...``, ``mysql://...``,
+``nats://...``, ``amqp://...``, ``json:FILE`` (and ``jsonl:DIR``).
 
 Each scheme has a factory that builds the sink inside the process that writes; the crawl's parsers find them in
 :mod:`webtrawl.store.registry` (``register_sink``), ``trawl export`` here (:func:`open_sink`, where ``jsonl:DIR``
@@ -37,7 +38,15 @@ class SinkUrl(msgspec.Struct, frozen=True):
 
 Factory = Callable[[SinkUrl, What, SinkContext], Sink]
 _FACTORIES: dict[str, Factory] = {}
-_ALIASES = {"postgres": "postgresql", "postgresql+psycopg": "postgresql", "sqlite3": "sqlite"}
+ALIASES = {
+    "postgres": "postgresql",
+    "postgresql+psycopg": "postgresql",
+    "sqlite3": "sqlite",
+    "mariadb": "mysql",
+    "mysql+pymysql": "mysql",
+    "amqps": "amqp",
+}
+_SERVERS = {"nats", "amqp"}  # URLs their sinks read themselves (options, credentials)
 
 
 def register(scheme: str, factory: Factory) -> None:
@@ -61,14 +70,16 @@ def parse(url: str) -> SinkUrl:
     """Split a sink URL; ConfigError (one line, secrets masked) if it names nothing we can write to."""
     name = mask(url)
     scheme, sep, rest = url.partition(":")
-    scheme = _ALIASES.get(scheme.lower(), scheme.lower())
+    scheme = ALIASES.get(scheme.lower(), scheme.lower())
     if not sep or scheme not in _known():
         known = ", ".join(sorted(_known()))
         raise ConfigError(f"sink {name!r}: unknown kind (use one of {known}, e.g. csv:DIR or sqlite:///items.db)")
     if scheme not in _FACTORIES:  # a scheme registered elsewhere: its factory reads the URL
         return SinkUrl(scheme, rest, None, name)
-    if scheme == "postgresql":
-        parts = urllib.parse.urlsplit("postgresql:" + rest)
+    if scheme in _SERVERS:
+        return SinkUrl(scheme, url, None, name)
+    if scheme in ("postgresql", "mysql"):
+        parts = urllib.parse.urlsplit(scheme + ":" + rest)
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
         table = next((v for k, v in query if k == "table"), None)
         kept = urllib.parse.urlencode([(k, v) for k, v in query if k != "table"])
@@ -85,7 +96,8 @@ def parse(url: str) -> SinkUrl:
         raise ConfigError(f"sink {name!r}: a {scheme} sink takes no ?options")
     path = path[2:] if path.startswith("//") else path
     if not path:
-        raise ConfigError(f"sink {name!r}: name a directory ({scheme}:DIR)")
+        example = "a file (json:FILE)" if scheme == "json" else f"a directory ({scheme}:DIR)"
+        raise ConfigError(f"sink {name!r}: name {example}")
     return SinkUrl(scheme, path, None, name)
 
 
@@ -98,7 +110,7 @@ def _table(table: str | None, name: str) -> str | None:
 def normalize(url: str) -> str:
     """The same sink with file paths made absolute (checked with :func:`parse` first)."""
     spec = parse(url)
-    if spec.scheme == "postgresql" or spec.scheme not in _FILE_SCHEMES:
+    if spec.scheme not in _FILE_SCHEMES:
         return url
     path = Path(spec.target).expanduser().absolute()
     if spec.scheme == "sqlite":
@@ -107,7 +119,7 @@ def normalize(url: str) -> str:
     return f"{spec.scheme}:{path}"
 
 
-_FILE_SCHEMES = {"jsonl", "csv", "parquet", "sqlite"}
+_FILE_SCHEMES = {"jsonl", "csv", "parquet", "sqlite", "json"}
 
 
 def open_sink(url: str, what: What | str, ctx: SinkContext) -> Sink:
