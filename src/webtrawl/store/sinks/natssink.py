@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import threading
 import urllib.parse
@@ -39,11 +40,17 @@ except ImportError:  # pragma: no cover - the extra is in dev
     raise ConfigError("the nats sink needs nats-py: pip install 'webtrawl[nats]'") from None
 
 T = TypeVar("T")
+log = logging.getLogger("webtrawl.store")
 DEFAULT_DEDUP_S = 3600.0
 _TIMEOUT_S = 10.0
 _IN_FLIGHT = 512  # publishes awaiting their ack at once
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _TRANSIENT = (nats.errors.Error, OSError, asyncio.TimeoutError, nats.js.errors.ServiceUnavailableError)
+
+
+async def _quiet(exc: Exception) -> None:
+    """nats-py logs every failed try with a traceback; the write's SinkUnavailable says it once."""
+    log.debug("nats: %s", exc)
 
 
 class NatsTarget:
@@ -127,7 +134,13 @@ class NatsSink:
             return self._js
         await self._disconnect()
         self._nc = await nats.connect(
-            self.target.server, allow_reconnect=False, connect_timeout=5, max_reconnect_attempts=0, name="webtrawl"
+            self.target.server,
+            name="webtrawl",
+            connect_timeout=5,
+            allow_reconnect=False,  # a lost connection fails the write: the fan-out pauses, the next write connects
+            max_reconnect_attempts=1,  # nats-py's count for the first connect too: two tries, then NoServersError
+            reconnect_time_wait=0.5,
+            error_cb=_quiet,
         )
         js = self._nc.jetstream(timeout=_TIMEOUT_S)
         target = self.target
