@@ -15,7 +15,7 @@ from tests.fixtures.broker_fixtures import AMQP_SERVER, NATS_SERVER, queue_messa
 from tests.fixtures.mysql_fixtures import MYSQL_PORT, mysql_query
 from tests.fixtures.tcp_proxy import TcpProxy
 from tests.node.crawlrun import Crawl, records, wait_until
-from tests.node.test_sinks_crawl import Key, _args, _extract, _jsonl
+from tests.node.test_sinks_crawl import Key, _args, _extract, _jsonl, outage_mid_crawl
 from webtrawl_testweb import TestWeb
 
 
@@ -66,14 +66,6 @@ def test_mariadb_gone_mid_crawl_pauses_and_the_crawl_resumes_by_itself(
         url = mysql_url.replace(f":{MYSQL_PORT}/", f":{proxy.port}/") + "?table=items"
         out = tmp_path / "crawl"
         crawl = Crawl(out, [*testweb.seeds(2), *_args(testweb, *_extract(tmp_path), "--items-to", url)])
-        wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
-        proxy.cut()
-        wait_until(lambda: "unavailable" in crawl.log(), 120, "the pause", crawl)
-        paused_at = len(records(out))
-        proxy.restore()
-        wait_until(lambda: "is back, crawl resumes" in crawl.log(), 120, "the resume", crawl)
-        assert crawl.wait(600) == 0, crawl.log()[-4000:]
-    assert len(records(out)) > paused_at
+        outage_mid_crawl(crawl, out, proxy.cut, proxy.restore)
     found = Counter(mysql_query(mysql_url, "SELECT url, idx FROM items"))
     assert found == _jsonl(out, "items")
-    assert crawl.log().count("crawl paused") >= 1
