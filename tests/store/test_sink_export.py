@@ -11,6 +11,8 @@ from pathlib import Path
 
 import psycopg
 
+from tests.fixtures.broker_fixtures import AMQP_SERVER, NATS_SERVER, queue_messages, stream_messages
+from tests.fixtures.mysql_fixtures import mysql_query
 from webtrawl.store.sinks.export import export
 
 FT = "2026-11-23T18:00:00.000Z"
@@ -71,3 +73,20 @@ def test_export_command_errors_are_one_line(tmp_path: Path) -> None:
     done = subprocess.run([*run, "--to", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "exported 4 items rows of 3 URLs" in done.stdout
+
+
+def test_export_to_mariadb_nats_rabbitmq_and_json(
+    tmp_path: Path, mysql_url: str, nats_subject: str, amqp_queue: str
+) -> None:
+    out = tmp_path / "c1"
+    _crawl(out)
+    target = tmp_path / "items.json"
+    urls = [mysql_url, f"{NATS_SERVER}/{nats_subject}", f"{AMQP_SERVER}?queue={amqp_queue}", f"json:{target}"]
+    assert export(out, "items", urls, "wt-1") == (4, 3)
+    assert export(out, "items", urls, "wt-1") == (4, 3)  # again: the table, the stream and the file keep one each
+    expected = [("http://a.test/1", 0), ("http://a.test/1", 1), ("http://a.test/2", 0), ("http://a.test/3", 0)]
+    ids = [f"wt-1/{url}/{idx}" for url, idx in expected]
+    assert sorted(mysql_query(mysql_url, "SELECT url, idx FROM items")) == expected
+    assert sorted((r["url"], r["idx"]) for r in json.loads(target.read_text())) == expected
+    assert sorted(mid for mid, _ in stream_messages(nats_subject.replace(".", "_"))) == ids
+    assert sorted(mid for mid, _, _ in queue_messages(amqp_queue)) == sorted(ids * 2)  # at least once
