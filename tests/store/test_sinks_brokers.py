@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import aio_pika
 import nats
 import pytest
 
@@ -99,3 +100,33 @@ def test_bad_broker_target_is_one_line_at_start(url: str, message: str) -> None:
         probe(url, "items")
     text = str(info.value)
     assert message in text and "s3cret" not in text and "\n" not in text
+
+
+def test_amqp_exchange_with_no_queue_bound_pauses_instead_of_losing_rows(amqp_queue: str) -> None:
+    exchange = amqp_queue + "-x"
+
+    async def broker(bind: bool) -> None:
+        async with await aio_pika.connect(AMQP_SERVER) as conn:
+            channel = await conn.channel()
+            if not bind:
+                await channel.declare_exchange(exchange, aio_pika.ExchangeType.DIRECT, durable=False)
+                return
+            queue = await channel.declare_queue(amqp_queue, durable=True)
+            await queue.bind(exchange, routing_key="rows")
+
+    asyncio.run(broker(bind=False))
+    sink = open_sink(f"{AMQP_SERVER}?exchange={exchange}&routing_key=rows", "items", ctx(Path("/x")))
+    try:
+        with pytest.raises(SinkUnavailable, match="no queue is bound"):
+            sink.write([products("http://a.test/1", 2)])
+        asyncio.run(broker(bind=True))
+        sink.write([products("http://a.test/1", 2)])
+    finally:
+        sink.close()
+
+        async def drop() -> None:
+            async with await aio_pika.connect(AMQP_SERVER) as conn:
+                await (await conn.channel()).exchange_delete(exchange)
+
+        asyncio.run(drop())
+    assert [mid for mid, _, _ in queue_messages(amqp_queue)] == [f"wt-1700000000/http://a.test/1/{i}" for i in (0, 1)]

@@ -7,12 +7,16 @@ The id is ``crawl/url/idx`` for an item and ``crawl/url`` for a page record (the
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import msgspec
 
 from webtrawl.store.sinks.rows import Rows
 
+T = TypeVar("T")
 _ENCODE = msgspec.json.Encoder().encode
 
 
@@ -35,3 +39,29 @@ def messages(rows: Rows) -> list[tuple[str, bytes]]:
             body = msgspec.json.Encoder(enc_hook=_text).encode(row)
         out.append((message_id(row), body))
     return out
+
+
+class LoopThread:
+    """A private asyncio event loop in a daemon thread, for a sink whose client library is asyncio (nats-py,
+    aio-pika) but whose caller, the parser, is synchronous: :meth:`run` waits there for one coroutine."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name=self._name, daemon=True)
+            self._thread.start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop.close()
+        self._loop = self._thread = None

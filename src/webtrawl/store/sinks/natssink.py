@@ -20,14 +20,13 @@ import asyncio
 import contextlib
 import logging
 import re
-import threading
 import urllib.parse
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.store.base import PageOutput
-from webtrawl.store.sinks.broker import messages
+from webtrawl.store.sinks.broker import LoopThread, messages
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 try:
@@ -43,7 +42,6 @@ T = TypeVar("T")
 log = logging.getLogger("webtrawl.store")
 DEFAULT_DEDUP_S = 3600.0
 _TIMEOUT_S = 10.0
-_IN_FLIGHT = 512  # publishes awaiting their ack at once
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _TRANSIENT = (nats.errors.Error, OSError, asyncio.TimeoutError, nats.js.errors.ServiceUnavailableError)
 
@@ -80,8 +78,7 @@ class NatsSink:
         self.name = name
         self.target = NatsTarget(url, name)
         self.rows = RowMaker(what, crawl_id)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._loop = LoopThread("nats-sink")
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
         self.stream = ""  # the stream that takes the subject, once connected
@@ -100,15 +97,9 @@ class NatsSink:
         """Every write already waited for its acks."""
 
     def close(self) -> None:
-        if self._loop is None:
-            return
         with contextlib.suppress(SinkUnavailable):
             self._run(self._disconnect())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-        self._loop.close()
-        self._loop = self._thread = None
+        self._loop.stop()
 
     def probe(self) -> None:
         """At start: reach the server and find or create the stream. ConfigError if not."""
@@ -117,16 +108,11 @@ class NatsSink:
         except SinkUnavailable as exc:
             raise ConfigError(f"cannot connect to {exc}") from None
 
-    # --- the private loop ------------------------------------------------------------------------------------------
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name="nats-sink", daemon=True)
-            self._thread.start()
         try:
-            return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+            return self._loop.run(coro)
         except _TRANSIENT as exc:
-            asyncio.run_coroutine_threadsafe(self._disconnect(), self._loop).result()
+            self._loop.run(self._disconnect())
             raise SinkUnavailable(f"{self.name}: {str(exc).strip() or type(exc).__name__}") from exc
 
     async def _connect(self) -> JetStreamContext:
@@ -167,12 +153,15 @@ class NatsSink:
     async def _publish(self, found: list[tuple[str, bytes]]) -> None:
         js = await self._connect()
         subject = self.target.subject
-        for start in range(0, len(found), _IN_FLIGHT):
-            chunk = found[start : start + _IN_FLIGHT]
-            acks = await asyncio.gather(
-                *(js.publish(subject, body, headers={"Nats-Msg-Id": mid}) for mid, body in chunk),
-                return_exceptions=True,
-            )
-            for ack in acks:
-                if isinstance(ack, BaseException):
-                    raise ack
+        pending = {await js.publish_async(subject, body, headers={"Nats-Msg-Id": mid}) for mid, body in found}
+        # publish_async's futures have no time limit, and outlive a lost connection: watch both here
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _TIMEOUT_S + len(found) / 1000
+        while pending:
+            done, pending = await asyncio.wait(pending, timeout=0.25)
+            for ack in done:
+                ack.result()  # an error the server answered with
+            if pending and self._nc is not None and not self._nc.is_connected:
+                raise nats.errors.ConnectionClosedError
+            if pending and loop.time() > deadline:
+                raise nats.errors.TimeoutError
