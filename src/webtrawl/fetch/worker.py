@@ -125,7 +125,7 @@ class _Fetcher:
                 self.cfg,
                 retry_base_s=self.pol.robots_retry,
                 unavailable_limit=self.pol.robots_give_up,
-                sitemaps_found=self._add_sitemaps if self.cfg.sitemaps != "off" else None,
+                sitemaps_found=self._add_sitemaps if self.cfg.robots_sitemaps() else None,
                 max_bytes=self.cfg.limits.robots_cache,
             )
             self.route = RenderRoute(self.cfg, hints)
