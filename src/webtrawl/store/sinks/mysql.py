@@ -14,6 +14,7 @@ that goes away raises :class:`~webtrawl.errors.SinkUnavailable` after the rollba
 from __future__ import annotations
 
 import contextlib
+import os
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -46,7 +47,8 @@ def connect_params(target: str, name: str) -> dict[str, Any]:
         "host": parts.hostname or "localhost",
         "port": parts.port or 3306,
         "user": urllib.parse.unquote(parts.username or "root"),
-        "password": urllib.parse.unquote(parts.password or ""),
+        # like libmysqlclient: MYSQL_PWD when the URL has none (passwords are not saved for a resume)
+        "password": urllib.parse.unquote(parts.password) if parts.password else os.environ.get("MYSQL_PWD", ""),
         "database": database,
     }
     for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
