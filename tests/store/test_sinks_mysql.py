@@ -17,13 +17,13 @@ def test_a_url_too_long_for_an_index_and_odd_field_names_keep_one_row_per_key(my
     url = "mariadb" + mysql_url.removeprefix("mysql")  # the other spelling
     sink = open_sink(url + "?table=t", "items", ctx(Path("/nonexistent")))
     long_url = "http://a.test/" + "x" * 5000
-    odd = {"50% off": True, 'say "hi"': "q", "Ünïcode": "ü\x00", "n": 2**70}
+    odd = {"50% off": True, 'say "hi"': "q", "Ünïcode": "ü\x00", "n": 2**70, "x": 1.5}
     for _ in range(2):  # the same page twice (a resume): still one row per key
-        sink.write([page(long_url, [odd, odd]), page(long_url + "y", [odd])])
+        sink.write([page(long_url, [odd, odd]), page(long_url + "y", [{**odd, "x": float("nan")}])])
     sink.close()
-    rows = sorted(mysql_query(mysql_url, 'SELECT url, idx, "50% off", "say ""hi""", "Ünïcode", n FROM t'))
+    rows = sorted(mysql_query(mysql_url, 'SELECT url, idx, "50% off", "say ""hi""", "Ünïcode", n, x FROM t'))
     assert [(len(r[0]), r[1]) for r in rows] == [(5014, 0), (5014, 1), (5015, 0)]
-    assert rows[0][2:] == (1, "q", "ü\x00", str(2**70))
+    assert rows[0][2:] == (1, "q", "ü\x00", str(2**70), 1.5) and rows[2][6] is None  # NaN: null, as in JSONL
 
 
 def test_server_gone_raises_unavailable_then_the_same_batch_goes_in(mysql_url: str) -> None:

@@ -14,6 +14,7 @@ that goes away raises :class:`~webtrawl.errors.SinkUnavailable` after the rollba
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -72,6 +73,15 @@ def _first_line(exc: BaseException) -> str:
 def _q(name: str) -> str:
     """Quoted for a statement with parameters: PyMySQL formats those with ``%``, so a ``%`` in a name is doubled."""
     return quote(name).replace("%", "%%")
+
+
+def _finite(cells: list[list[Any]], doubles: list[int]) -> None:
+    """MySQL has no NaN or infinity: such a value is null, as in the crawl's JSONL."""
+    for row in cells:
+        for i in doubles:
+            value = row[i]
+            if value is not None and not math.isfinite(value):
+                row[i] = None
 
 
 class MysqlSink(SqlSink):
@@ -149,6 +159,7 @@ class MysqlSink(SqlSink):
             if not rows.rows:
                 return
             names, cells = schema.cells(rows.rows)
+            _finite(cells, [i for i, n in enumerate(names) if schema.columns[n] is Kind.DOUBLE])
             columns = ", ".join(_q(n) for n in names)
             marks = ", ".join(["%s"] * len(names))
             sets = ", ".join(f"{_q(n)} = VALUES({_q(n)})" for n in names if n not in self.keys)
