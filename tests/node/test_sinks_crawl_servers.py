@@ -38,6 +38,7 @@ def test_kill_9_and_resume_leave_each_item_once_in_mariadb_nats_and_json_and_at_
     crawl.kill_node()
     assert isinstance(json.loads(items_json.read_text()), list)  # a valid array right after the kill
     resume = Crawl(out, _args(testweb), log_name="resume.log")  # the sinks come from the saved settings
+    wait_until(lambda: len(json.loads(pages_json.read_text())) > 0, 60, "pages.json rebuilt at the resume", resume)
     assert resume.wait(600) == 0, resume.log()[-4000:]
 
     items, pages = _jsonl(out, "items"), _jsonl(out, "records")

@@ -104,7 +104,8 @@ for _alias, _scheme in {**{scheme: scheme for scheme in _FACTORIES}, **ALIASES}.
 
 def seal_left_open(urls: list[str], node_id: str) -> None:
     """Seal the ``.open`` files this node's parsers left in the file sinks (a resume with fewer parsers would not
-    reopen them); run before any parser starts. Other nodes' files in a shared directory are left alone."""
+    reopen them), and rebuild JSON files from their journals; run before any parser starts. Other nodes' files in a
+    shared directory are left alone."""
     from webtrawl.store.sinks.csvsink import seal_csv
     from webtrawl.store.sinks.files import seal_sink_dir
     from webtrawl.store.sinks.parquet import seal_parquet
@@ -112,7 +113,11 @@ def seal_left_open(urls: list[str], node_id: str) -> None:
     sealers = {"csv": (".csv", seal_csv), "parquet": (".parquet", seal_parquet)}
     for url in urls:
         spec = parse(url)
-        if spec.scheme in sealers:
+        if spec.scheme == "json":  # a killed crawl's JSON file holds its last rebuild: bring it up to the journals
+            from webtrawl.store.sinks.jsonsink import rebuild
+
+            rebuild(Path(spec.target))
+        elif spec.scheme in sealers:
             ext, sealer = sealers[spec.scheme]
             seal_sink_dir(Path(spec.target), ext, sealer, prefix=f"{node_id}-p")
 
