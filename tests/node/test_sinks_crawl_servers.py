@@ -1,5 +1,5 @@
 """End to end: ``trawl crawl --extract`` of the local test web into MariaDB, NATS JetStream, RabbitMQ and a JSON
-file, killed with -9 mid-crawl and resumed; and a MariaDB outage mid-crawl that pauses the crawl until it is back.
+file, killed with -9 mid-crawl and resumed; and each server cut off mid-crawl, which pauses the crawl until it is back.
 
 The crawl's own JSONL is the truth the sinks are compared with: MariaDB, the stream and the JSON file hold each item
 (and page record) exactly once, the queue each item at least once, every message with its id.
@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from tests.fixtures.broker_fixtures import AMQP_SERVER, NATS_SERVER, queue_messages, stream_messages
 from tests.fixtures.mysql_fixtures import MYSQL_PORT, mysql_query
@@ -60,13 +62,35 @@ def test_kill_9_and_resume_leave_each_item_once_in_mariadb_nats_and_json_and_at_
     assert set(in_queue) == _ids(items, crawl_id)  # at least once
 
 
-def test_mariadb_gone_mid_crawl_pauses_and_the_crawl_resumes_by_itself(
-    testweb: TestWeb, tmp_path: Path, mysql_url: str
+@pytest.mark.parametrize("server", ["mariadb", "nats", "rabbitmq"])
+def test_a_server_gone_mid_crawl_pauses_and_the_crawl_resumes_by_itself(
+    testweb: TestWeb, tmp_path: Path, server: str, request: pytest.FixtureRequest
 ) -> None:
-    with TcpProxy(MYSQL_PORT) as proxy:
-        url = mysql_url.replace(f":{MYSQL_PORT}/", f":{proxy.port}/") + "?table=items"
+    """The server is cut off (through a proxy, so the machine's server stays up for others): the crawl pauses with
+    one line, goes on by itself when the server is reachable again, and nothing is lost (or doubled, but for AMQP)."""
+    port = {"mariadb": MYSQL_PORT, "nats": 4222, "rabbitmq": 5672}[server]
+    with TcpProxy(port) as proxy:
+        if server == "mariadb":
+            target = request.getfixturevalue("mysql_url")
+            url = target.replace(f":{MYSQL_PORT}/", f":{proxy.port}/") + "?table=items"
+        elif server == "nats":
+            target = request.getfixturevalue("nats_subject")
+            url = f"nats://127.0.0.1:{proxy.port}/{target}"
+        else:
+            target = request.getfixturevalue("amqp_queue")
+            url = f"amqp://127.0.0.1:{proxy.port}/%2F?queue={target}"
         out = tmp_path / "crawl"
         crawl = Crawl(out, [*testweb.seeds(2), *_args(testweb, *_extract(tmp_path), "--items-to", url)])
         outage_mid_crawl(crawl, out, proxy.cut, proxy.restore)
-    found = Counter(mysql_query(mysql_url, "SELECT url, idx FROM items"))
-    assert found == _jsonl(out, "items")
+    truth = _jsonl(out, "items")
+    if server == "mariadb":
+        assert Counter(mysql_query(target, "SELECT url, idx FROM items")) == truth
+        return
+    if server == "nats":
+        found = Counter(mid for mid, _ in stream_messages(target.replace(".", "_")))
+    else:
+        found = Counter(mid for mid, _, _ in queue_messages(target))
+    crawl_id = next(iter(found)).split("/", 1)[0]
+    assert set(found) == _ids(truth, crawl_id)
+    if server == "nats":
+        assert max(found.values()) == 1
