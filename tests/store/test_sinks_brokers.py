@@ -43,6 +43,14 @@ def test_nats_creates_the_stream_and_drops_a_batch_published_again(nats_subject:
     assert asyncio.run(window()) == 3600
 
 
+def test_nats_stream_named_but_the_subject_goes_elsewhere_is_refused(nats_subject: str) -> None:
+    probe(f"{NATS_SERVER}/{nats_subject}", "items")  # creates the subject's stream
+    with pytest.raises(ConfigError, match=f"goes to stream '{_stream(nats_subject)}', not the one named"):
+        probe(f"{NATS_SERVER}/{nats_subject}?stream=other", "items")
+    with pytest.raises(ConfigError, match=f"cannot create stream '{_stream(nats_subject)}'.* in use"):
+        probe(f"{NATS_SERVER}/{nats_subject}.other?stream={_stream(nats_subject)}", "items")  # taken
+
+
 def test_nats_server_gone_raises_unavailable_then_the_batch_goes_in_once(nats_subject: str) -> None:
     with TcpProxy(4222) as proxy:
         url = f"nats://127.0.0.1:{proxy.port}/{nats_subject}"

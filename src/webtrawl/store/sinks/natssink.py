@@ -64,6 +64,7 @@ class NatsTarget:
         unknown = set(options) - {"stream", "dedup"}
         if unknown:
             raise ConfigError(f"sink {name!r}: unknown option {sorted(unknown)[0]!r} (use stream, dedup)")
+        self.named = bool(options.get("stream"))
         self.stream = options.get("stream") or _NAME_BAD.sub("_", self.subject)
         try:
             self.dedup_s = float(options.get("dedup", DEFAULT_DEDUP_S))
@@ -133,12 +134,18 @@ class NatsSink:
         try:
             self.stream = await js.find_stream_name_by_subject(target.subject)
         except nats.js.errors.NotFoundError:
-            await js.add_stream(
-                name=target.stream, subjects=[target.subject], duplicate_window=target.dedup_s, storage="file"
-            )
+            try:
+                await js.add_stream(
+                    name=target.stream, subjects=[target.subject], duplicate_window=target.dedup_s, storage="file"
+                )
+            except nats.js.errors.BadRequestError as exc:  # the name is taken by a stream of other subjects...
+                raise ConfigError(f"{self.name}: cannot create stream {target.stream!r}: {exc.description}") from None
             self.stream = target.stream
         except nats.errors.NoRespondersError:
             raise ConfigError(f"{self.name}: the server has no JetStream (start it with -js)") from None
+        if target.named and self.stream != target.stream:
+            named = f"subject {target.subject!r} goes to stream {self.stream!r}, not the one named"
+            raise ConfigError(f"{self.name}: {named}")
         self._js = js
         return js
 
