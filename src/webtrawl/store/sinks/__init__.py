@@ -7,6 +7,7 @@ start that it can be written (bad URL, wrong password, missing database: one Con
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -31,30 +32,6 @@ def _postgresql(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
     return PostgresSink(spec.target, spec.table, what, ctx.crawl_id, spec.name)
 
 
-def _mysql(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
-    from webtrawl.store.sinks.mysql import MysqlSink
-
-    return MysqlSink(spec.target, spec.table, what, ctx.crawl_id, spec.name)
-
-
-def _nats(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
-    from webtrawl.store.sinks.natssink import NatsSink
-
-    return NatsSink(spec.target, what, ctx.crawl_id, spec.name)
-
-
-def _amqp(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
-    from webtrawl.store.sinks.amqpsink import AmqpSink
-
-    return AmqpSink(spec.target, what, ctx.crawl_id, spec.name)
-
-
-def _json(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
-    from webtrawl.store.sinks.jsonsink import JsonSink
-
-    return JsonSink(Path(spec.target), what, ctx, spec.name)
-
-
 def _csv(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
     from webtrawl.store.sinks.csvsink import CsvSink
 
@@ -73,15 +50,26 @@ def _jsonl(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
     return JsonlSink(Path(spec.target), what, ctx, spec.name)
 
 
+def _lazy(path: str) -> Callable[[SinkUrl, What, SinkContext], Sink]:
+    """The factory ``module:function``, imported on first use (in the process that writes: its library too)."""
+
+    def build(spec: SinkUrl, what: What, ctx: SinkContext) -> Sink:
+        module, _, name = path.partition(":")
+        sink: Sink = getattr(importlib.import_module(module), name)(spec, what, ctx)
+        return sink
+
+    return build
+
+
 _FACTORIES = {
     "csv": _csv,
     "parquet": _parquet,
     "sqlite": _sqlite,
     "postgresql": _postgresql,
-    "mysql": _mysql,
-    "nats": _nats,
-    "amqp": _amqp,
-    "json": _json,
+    "mysql": _lazy("webtrawl.store.sinks.mysql:open_mysql"),
+    "nats": _lazy("webtrawl.store.sinks.natssink:open_nats"),
+    "amqp": _lazy("webtrawl.store.sinks.amqpsink:open_amqp"),
+    "json": _lazy("webtrawl.store.sinks.jsonsink:open_json"),
 }
 for _scheme, _factory in {**_FACTORIES, "jsonl": _jsonl}.items():
     register(_scheme, _factory)
@@ -113,10 +101,10 @@ def seal_left_open(urls: list[str], node_id: str) -> None:
     sealers = {"csv": (".csv", seal_csv), "parquet": (".parquet", seal_parquet)}
     for url in urls:
         spec = parse(url)
-        if spec.scheme == "json":  # a killed crawl's JSON file holds its last rebuild: bring it up to the journals
-            from webtrawl.store.sinks.jsonsink import rebuild
+        if spec.scheme == "json":
+            from webtrawl.store.sinks.jsonsink import rebuild_left
 
-            rebuild(Path(spec.target))
+            rebuild_left(Path(spec.target), f"{node_id}-p")
         elif spec.scheme in sealers:
             ext, sealer = sealers[spec.scheme]
             seal_sink_dir(Path(spec.target), ext, sealer, prefix=f"{node_id}-p")

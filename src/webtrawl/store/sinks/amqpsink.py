@@ -25,8 +25,9 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from webtrawl.errors import ConfigError, SinkUnavailable
-from webtrawl.store.base import PageOutput
+from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.broker import LoopThread, messages
+from webtrawl.store.sinks.registry import SinkUrl
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 try:
@@ -170,3 +171,7 @@ def _why(exc: BaseException, target: AmqpTarget) -> str:
         return f"no queue is bound to exchange {target.exchange!r} for the rows (returned unroutable)"
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def open_amqp(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return AmqpSink(spec.target, What(stream), ctx.crawl_id, spec.name)

@@ -23,8 +23,10 @@ from typing import Any
 
 import msgspec
 
-from webtrawl.store.base import PageOutput, SinkContext
+from webtrawl.errors import ConfigError
+from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.files import cut
+from webtrawl.store.sinks.registry import SinkUrl
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 _ENCODE = msgspec.json.Encoder().encode
@@ -49,16 +51,20 @@ class JsonSink:
         self.path = path
         self.rows = RowMaker(what, ctx.crawl_id)
         self.crawl = ctx.crawl_id
-        parts = parts_dir(path)
-        parts.mkdir(parents=True, exist_ok=True)
-        journal = parts / f"{ctx.prefix}.jsonl"
+        self._journal = parts_dir(path) / f"{ctx.prefix}.jsonl"
+        self._fd = -1  # the journal is opened at the first write (a probe writes nothing)
+        self._size = 0
+        if not path.exists():
+            rebuild(path)
+
+    def _open(self) -> int:
+        journal = self._journal
         if journal.exists():
             data = journal.read_bytes()
             cut(journal, data.rfind(b"\n") + 1)  # a torn line of this process's killed run
         self._fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._size = os.fstat(self._fd).st_size
-        if not path.exists():
-            rebuild(path)
+        return self._fd
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self.write_rows(self.rows(batch))
@@ -70,12 +76,13 @@ class JsonSink:
         data = b"".join(
             _ENCODE({"crawl": self.crawl, "url": url, "rows": found}) + b"\n" for url, found in by_url.items()
         )
+        fd = self._fd if self._fd >= 0 else self._open()
         done = 0
         try:
             while done < len(data):
-                done += os.write(self._fd, data[done:] if done else data)
+                done += os.write(fd, data[done:] if done else data)
         except BaseException:
-            os.ftruncate(self._fd, self._size)  # all or nothing, so the same batch can be written again
+            os.ftruncate(fd, self._size)  # all or nothing, so the same batch can be written again
             raise
         self._size += len(data)
 
@@ -90,6 +97,11 @@ class JsonSink:
         self._fd = -1
         rebuild(self.path)
 
+    def probe(self) -> None:
+        """At start: the file's directory can be written (opening the sink made it and FILE)."""
+        if not os.access(self.path.parent, os.W_OK | os.X_OK):
+            raise ConfigError(f"sink {self.name!r}: {self.path.parent} is not writable")
+
 
 def _lines(journals: Sequence[Path]) -> Iterator[tuple[int, int, bytes]]:
     """(journal index, line number, line) of every whole line."""
@@ -98,6 +110,12 @@ def _lines(journals: Sequence[Path]) -> Iterator[tuple[int, int, bytes]]:
             for n, line in enumerate(fh):
                 if line.endswith(b"\n"):
                     yield j, n, line
+
+
+def rebuild_left(path: Path, prefix: str = "") -> None:
+    """At a node's start: a killed crawl's FILE holds its last rebuild; bring it up to the journals (all of them:
+    ``prefix`` is not needed, a rebuild only reads)."""
+    rebuild(path)
 
 
 def rebuild(path: Path) -> int:
@@ -135,3 +153,7 @@ def rebuild(path: Path) -> int:
         finally:
             os.close(directory)
         return count
+
+
+def open_json(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return JsonSink(Path(spec.target), What(stream), ctx, spec.name)

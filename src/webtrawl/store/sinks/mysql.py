@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store.base import Sink, SinkContext
+from webtrawl.store.sinks.registry import SinkUrl
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind, Schema
 from webtrawl.store.sinks.sqltable import SqlSink, quote
@@ -202,3 +204,7 @@ class MysqlSink(SqlSink):
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:
         with self._db().cursor() as cur:
             cur.execute(statement, tuple(params) if params else None)
+
+
+def open_mysql(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return MysqlSink(spec.target, spec.table, What(stream), ctx.crawl_id, spec.name)

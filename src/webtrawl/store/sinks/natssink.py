@@ -25,8 +25,9 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from webtrawl.errors import ConfigError, SinkUnavailable
-from webtrawl.store.base import PageOutput
+from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.broker import LoopThread, messages
+from webtrawl.store.sinks.registry import SinkUrl
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 try:
@@ -172,3 +173,7 @@ class NatsSink:
                 raise nats.errors.ConnectionClosedError
             if pending and loop.time() > deadline:
                 raise nats.errors.TimeoutError
+
+
+def open_nats(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return NatsSink(spec.target, What(stream), ctx.crawl_id, spec.name)
