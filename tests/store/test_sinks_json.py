@@ -19,7 +19,8 @@ def test_two_writers_one_array_and_a_url_written_again_keeps_one_set(tmp_path: P
     assert json.loads(target.read_text()) == []  # valid from the start
     first.write([products("http://a.test/1", 3), page("http://a.test/2")])
     second.write([products("http://a.test/3", 2)])
-    first.write([products("http://a.test/1", 2)])  # fetched again: fewer items now
+    second.write([products("http://a.test/1", 4)])  # /1 again by the other process (a lease that expired)...
+    first.write([products("http://a.test/1", 2)])  # ... and once more, later, with fewer items: the latest wins
     first.close()
     assert len(json.loads(target.read_text())) == 4  # the second writer's rows so far are in too
     second.write([products("http://a.test/4", 1)])

@@ -4,10 +4,10 @@ FILE is only ever replaced whole (written beside it, fsynced, renamed over it), 
 a valid JSON array: ``[]`` from the moment the sink opens, then every row as of the last time a writer closed. The
 rows themselves go to a journal per writing process, ``FILE.parts/<node>-p<i>.jsonl``: one line per URL and write
 (the URL's whole set of rows), appended in one ``write`` so a kill -9 leaves at most a torn last line (cut when the
-same process opens its journal again, skipped by readers meanwhile).
+same process opens its journal again, skipped by readers meanwhile), stamped with the time it was written.
 
 When a writer closes (a parser at the end of the crawl, ``trawl export``) it rebuilds FILE from every journal under
-a file lock: the last line of each (crawl, URL) wins, so a URL fetched again after a kill -9 and a resume has one set
+a file lock: the latest line of each (crawl, URL) wins, so a URL fetched again after a kill -9 and a resume has one set
 of rows, and the last writer to close leaves every row of the crawl. The rebuild reads all journals twice and
 rewrites the whole file, and keeps one entry per URL in memory: fine for thousands of rows, not for millions (use
 ``jsonl:``, ``parquet:`` or a table sink there).
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ _ENCODE = msgspec.json.Encoder().encode
 class _Key(msgspec.Struct):
     crawl: str
     url: str
+    at: int = 0  # when it was written (ns): the latest of a URL's lines wins, whichever journal it is in
 
 
 class _Line(msgspec.Struct):
@@ -71,10 +73,11 @@ class JsonSink:
 
     def write_rows(self, rows: Rows) -> None:
         by_url: dict[str, list[dict[str, Any]]] = {url: [] for url in rows.urls}
+        at = time.time_ns()
         for row in rows.rows:
             by_url.setdefault(row["url"], []).append(row)
         data = b"".join(
-            _ENCODE({"crawl": self.crawl, "url": url, "rows": found}) + b"\n" for url, found in by_url.items()
+            _ENCODE({"crawl": self.crawl, "url": url, "at": at, "rows": found}) + b"\n" for url, found in by_url.items()
         )
         fd = self._fd if self._fd >= 0 else self._open()
         done = 0
@@ -126,11 +129,13 @@ def rebuild(path: Path) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX)
         journals = sorted(parts.glob("*.jsonl"))
         key_of = msgspec.json.Decoder(_Key).decode
-        last: dict[tuple[str, str], tuple[int, int]] = {}
+        last: dict[tuple[str, str], tuple[int, int, int]] = {}
         for j, n, line in _lines(journals):
             key = key_of(line)
-            last[(key.crawl, key.url)] = (j, n)
-        wanted = {position for position in last.values()}
+            mine = (key.at, j, n)
+            if last.setdefault((key.crawl, key.url), mine) < mine:
+                last[(key.crawl, key.url)] = mine
+        wanted = {(j, n) for _, j, n in last.values()}
         del last
         rows_of = msgspec.json.Decoder(_Line).decode
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
