@@ -13,7 +13,7 @@ from tests.fixtures.broker_fixtures import AMQP_SERVER, NATS_SERVER, queue_messa
 from tests.fixtures.tcp_proxy import TcpProxy
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
-from webtrawl.store.sinks import open_sink, probe
+from webtrawl.store.registry import open_sink, probe
 
 
 def _stream(subject: str) -> str:

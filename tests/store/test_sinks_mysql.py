@@ -10,7 +10,7 @@ from tests.fixtures.mysql_fixtures import MYSQL_PORT, mysql_query
 from tests.fixtures.tcp_proxy import TcpProxy
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
-from webtrawl.store.sinks import open_sink, probe
+from webtrawl.store.registry import open_sink, probe
 
 
 def test_a_url_too_long_for_an_index_and_odd_field_names_keep_one_row_per_key(mysql_url: str) -> None:

@@ -17,7 +17,7 @@ from tests.fixtures.mysql_fixtures import mysql_query
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.store import Sink
-from webtrawl.store.sinks import open_sink, probe
+from webtrawl.store.registry import open_sink, probe
 
 Query = Callable[[str], list[tuple[Any, ...]]]
 

@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.broker import LoopThread, messages
-from webtrawl.store.sinks.registry import SinkUrl
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
+from webtrawl.store.sinkurl import SinkUrl
 
 try:
     import aio_pika
@@ -174,4 +174,6 @@ def _why(exc: BaseException, target: AmqpTarget) -> str:
 
 
 def open_amqp(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    if spec.table is not None:
+        raise ConfigError(f"sink {spec.name!r}: takes no ?table (it publishes messages)")
     return AmqpSink(spec.target, What(stream), ctx.crawl_id, spec.name)

@@ -27,8 +27,8 @@ import msgspec
 from webtrawl.errors import ConfigError
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.files import cut
-from webtrawl.store.sinks.registry import SinkUrl
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
+from webtrawl.store.sinkurl import SinkUrl
 
 _ENCODE = msgspec.json.Encoder().encode
 
@@ -161,4 +161,6 @@ def rebuild(path: Path) -> int:
 
 
 def open_json(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
-    return JsonSink(Path(spec.target), What(stream), ctx, spec.name)
+    if not spec.target:
+        raise ConfigError(f"sink {spec.name!r}: name a file (json:FILE)")
+    return JsonSink(ctx.out_dir / spec.target, What(stream), ctx, spec.name)

@@ -22,10 +22,10 @@ from typing import Any
 
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.store.base import Sink, SinkContext
-from webtrawl.store.sinks.registry import SinkUrl
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind, Schema
 from webtrawl.store.sinks.sqltable import SqlSink, quote
+from webtrawl.store.sinkurl import SinkUrl
 
 try:
     import pymysql
