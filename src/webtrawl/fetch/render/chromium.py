@@ -3,9 +3,9 @@
 Every request a rendered page makes is intercepted (``context.route``) and answered by the crawler's own HTTP client,
 which applies robots.txt and the address policy (see :mod:`webtrawl.fetch.render.page`). The launch flags are the
 second wall: all of Chromium's own traffic goes to a proxy at ``127.0.0.1:9`` where nothing listens (loopback
-included, ``<-loopback>``), no name resolves (``--host-resolver-rules``), and background networking, component
-updates, DNS prefetch, domain reliability reports and pings are off. Service workers are blocked per context (their
-requests would not be routed).
+included, ``<-loopback>``; WebRTC may not bypass it over UDP), no name resolves (``--host-resolver-rules``), and
+background networking, component updates, DNS prefetch, domain reliability reports and pings are off. Service
+workers are blocked per context (their requests would not be routed).
 
 :class:`BrowserHost` owns one browser per fetcher process: launched on the first render, restarted when it died
 (crashed or killed: ``disconnected``) and recycled after ``--render-pages-per-browser`` pages or when its processes
@@ -40,6 +40,9 @@ CHROMIUM_ARGS = (
     f"--proxy-server={DEAD_PROXY}",
     "--proxy-bypass-list=<-loopback>",  # loopback too goes to the dead proxy
     "--host-resolver-rules=MAP * ~NOTFOUND",
+    # WebRTC is not routed and ignores the proxy for UDP: a page's RTCPeerConnection sent STUN packets to any
+    # address it named (127.0.0.1 included). Only proxied WebRTC is allowed, and the proxy is dead.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-domain-reliability",
