@@ -64,6 +64,7 @@ class Reference:
         for allow, pattern in self.rules:
             anchored = pattern.endswith("$")
             body = pattern[:-1] if anchored else pattern
+            body = re.sub(r"\*+", "*", body)  # the same pattern; a run of '.*' backtracks exponentially
             regex = "".join(".*" if c == "*" else re.escape(c) for c in body) + (r"\Z" if anchored else "")
             if re.match(regex, target, re.DOTALL) and (best is None or (len(pattern), allow) > best):
                 best = (len(pattern), allow)
