@@ -62,8 +62,12 @@ class Document:
         return self._tree
 
     @cached_property
+    def is_xml(self) -> bool:
+        return _XML.search(self.content_type) is not None
+
+    @cached_property
     def selector(self) -> Selector:
-        kind = "xml" if _XML.search(self.content_type) else "html"
+        kind = "xml" if self.is_xml else "html"
         return Selector(text=self.text or "<html></html>", type=kind, base_url=self.final_url)
 
     @cached_property

@@ -112,15 +112,23 @@ class Select:
         return _jsonld(doc.jsonld, self.path, first)
 
 
-def _css(expr: str) -> Select:
+def split_pseudo(expr: str) -> tuple[str, str, str]:
+    """(css, mode, attr) of a CSS query with Scrapy's pseudo-elements: mode ``html`` (the elements), ``text``
+    (``h1::text``: their own text nodes), ``alltext`` (``h1 ::text``, or a bare ``::text`` as parsel reads it:
+    every text node below them) or ``attr`` (``::attr(name)``, lower-cased)."""
     m = _PSEUDO.match(expr)
-    css, mode, attr = expr, "html", ""
-    if m:
-        css = m.group(1).strip()
-        mode = "attr" if m.group(4) else ("alltext" if m.group(2) and css else "text")
-        attr = (m.group(4) or "").lower()
-    if not css and not m:
-        raise SelectorProblem("empty css selector")
+    if not m:
+        if not expr:
+            raise SelectorProblem("empty css selector")
+        return expr, "html", ""
+    css = m.group(1).strip()
+    if m.group(4):
+        return css, "attr", m.group(4).lower()
+    return css, ("alltext" if m.group(2) or not css else "text"), ""
+
+
+def _css(expr: str) -> Select:
+    css, mode, attr = split_pseudo(expr)
     if not css or lexbor_compiles(css):
         return Select("css", expr, engine="lexbor", css=css, mode=mode, attr=attr)
     try:
@@ -150,13 +158,20 @@ def _lexbor_values(sel: Select, root: Any, first: bool) -> list[Any]:
         found = _node_values(sel, node, True)
         if found:
             return found
-    nodes = root.css(sel.css) if sel.css else [root]
+    nodes = root.css(sel.css) if sel.css else [_element(root)]
+    if sel.mode == "text" or sel.mode == "alltext":
+        return _clean([text for _, text in text_nodes(nodes, sel.mode == "alltext")], first)
     out: list[Any] = []
     for node in nodes:
         out += _node_values(sel, node, first)
         if first and out:
             break
     return out
+
+
+def _element(root: Any) -> Any:
+    """The page's root element for a bare pseudo-element (``::text``), a scope's own element otherwise."""
+    return root.root if isinstance(root, LexborHTMLParser) else root
 
 
 def _node_values(sel: Select, node: Any, first: bool) -> list[Any]:
@@ -169,6 +184,39 @@ def _node_values(sel: Select, node: Any, first: bool) -> list[Any]:
         walk = node.traverse(include_text=True) if sel.mode == "alltext" else node.iter(include_text=True)
         raw = [n.text_content or "" for n in walk if n.tag == "-text"]
     return _clean(raw, first)
+
+
+def text_nodes(nodes: list[Any], deep: bool) -> list[tuple[Any, str]]:
+    """The text nodes of ``nodes`` (their children, or with ``deep`` all below them) as parsel gives them: an XPath
+    node-set, so when matches nest (``span::text`` on ``<span>a<span>b</span>c</span>``) in document order, once."""
+    matched = {node.mem_id for node in nodes} if len(nodes) > 1 else set()
+    clear: set[int] = set()
+    tops = [node for node in nodes if not _nested(node, matched, clear)] if matched else nodes
+    nested = len(tops) < len(nodes)
+    out = []
+    for top in tops:
+        walk = top.traverse(include_text=True) if deep or nested else top.iter(include_text=True)
+        for node in walk:
+            if node.tag == "-text" and (deep or not nested or node.parent.mem_id in matched):
+                out.append((top, node.text_content or ""))
+    return out
+
+
+def _nested(node: Any, matched: set[int], clear: set[int]) -> bool:
+    """Whether an ancestor of ``node`` is among the ``matched`` nodes. ``clear`` holds ancestors already known to
+    have none matched above or at them, so the walks of all the matches together visit each ancestor once."""
+    walked = []
+    parent = node.parent
+    while parent is not None:
+        mem_id = parent.mem_id
+        if mem_id in matched:
+            return True
+        if mem_id in clear:
+            break
+        walked.append(mem_id)
+        parent = parent.parent
+    clear.update(walked)
+    return False
 
 
 def _html_of(scope: Any) -> str:
