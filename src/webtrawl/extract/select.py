@@ -2,8 +2,9 @@
 ``jsonld:<path>``, ``meta:<name>`` and ``data:<name>`` (a value of the data the page's link carried, see a rule's
 ``data``), compiled once when the rules are loaded and run on a :class:`Document`.
 
-CSS runs on the lexbor tree the parser already built (no second parse) whenever lexbor compiles the selector;
-otherwise, and for XPath, the page is parsed once more by lxml through parsel. Both give the same strings: text
+CSS runs on the lexbor tree the parser already built (no second parse) whenever lexbor compiles the selector, and
+so do the common absolute XPath paths (``//h1/text()``, ``//meta[@name='x']/@content``: see extract/xpathcss.py);
+otherwise the page is parsed once more by lxml through parsel. Both give the same strings: text
 nodes one by one (``h1::text``: the element's own text nodes, ``h1 ::text``: all text below it), attribute values,
 or the element's outer HTML; values are stripped and empty ones skipped. Note that lexbor builds the tree as browsers
 do (an HTML5 parser: ``<tbody>`` inserted into tables), lxml does not; CSS selectors copied from a browser's
@@ -22,6 +23,7 @@ from parsel.csstranslator import HTMLTranslator
 from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
 from webtrawl.extract.document import Document
+from webtrawl.extract.xpathcss import xpath_as_css
 
 KINDS = ("css", "xpath", "re", "jsonld", "meta", "data")
 _PSEUDO = re.compile(r"^(.*?)(\s*)::(text|attr\(\s*([^)\s]+)\s*\))\s*$", re.DOTALL)
@@ -70,6 +72,10 @@ class Select:
                 Selector(text="<p></p>").xpath(expr)
             except ValueError as exc:  # parsel raises ValueError("XPath error: ...")
                 raise SelectorProblem(f"xpath {expr!r} does not compile: {exc}") from None
+            as_css = xpath_as_css(expr)
+            if as_css is not None and lexbor_compiles(as_css[0]):
+                css, mode, attr = as_css
+                return cls("xpath", expr, engine="lexbor", css=css, mode=mode, attr=attr)
             return cls("xpath", expr, engine="parsel")
         if kind == "re":
             try:
@@ -85,15 +91,20 @@ class Select:
     def nodes(self, doc: Document, scope: Scope | None) -> list[Any]:
         """Elements this selector picks (for ``items`` and ``follow``)."""
         if self.engine == "lexbor":
-            root = scope if scope is not None else doc.tree
+            root = self._root(doc, scope)
             return list(root.css(self.css)) if self.css else [root]
         root = scope if scope is not None else doc.selector
         return list(root.xpath(self.expr) if self.kind == "xpath" else root.css(self.expr))
 
+    def _root(self, doc: Document, scope: Scope | None) -> Any:
+        """Where a lexbor query starts: the scope (an item), but the page for XPath (only absolute paths run here,
+        and lxml searches those from the page's root whatever the context node)."""
+        return doc.tree if scope is None or self.kind == "xpath" else scope
+
     def values(self, doc: Document, scope: Scope | None, first: bool) -> list[Any]:
         """The values this selector finds in ``scope`` (the page if None); only the first if ``first``."""
         if self.engine == "lexbor":
-            return _lexbor_values(self, scope if scope is not None else doc.tree, first)
+            return _lexbor_values(self, self._root(doc, scope), first)
         if self.engine == "parsel":
             root = scope if scope is not None else doc.selector
             found = root.xpath(self.expr) if self.kind == "xpath" else root.css(self.expr)
