@@ -85,3 +85,27 @@ def test_xml_pages_keep_parsel(content_type: str) -> None:
         Document(url="http://x/feed", text=b"<rss><item><Title>T</Title></item></rss>", content_type=content_type)
     )
     assert page.css("Title::text").get() == "T"  # case kept: an XML parse
+
+
+XPATH_SAME_IN_BOTH = ["//title/text()", "//h1//text()", "//p/text()", "//li//a/@href", "/html/@lang", "//span/text()"]
+
+
+@needs_corpus
+def test_page_xpath_paths_give_what_lxml_gives_without_parsing_there() -> None:
+    for url, body in _pages():
+        doc = Document(url=url, text=body)
+        page = Page(doc)
+        lxml = Selector(text=body.decode("utf-8", "replace"))
+        for xpath in XPATH_SAME_IN_BOTH:
+            assert page.xpath(xpath).getall() == lxml.xpath(xpath).getall(), (url, xpath)
+        assert "selector" not in doc.__dict__  # lxml never parsed the page
+        if page.css("p"):
+            assert page.css("p")[0].xpath("//title/text()").getall() == lxml.xpath("//title/text()").getall()
+
+
+def test_an_xpath_result_goes_to_parsel_by_the_same_path() -> None:
+    page = Page(Document(url="http://shop.example/", text=HTML))
+    spans = page.xpath("//span")
+    assert isinstance(spans[1], LexborSelector)
+    assert spans[1].xpath("text()").get() == "b"  # relative: parsel, on the element //span found there
+    assert page.xpath("//p[1]/a/text()").get() == "next"  # a position: parsel

@@ -3,9 +3,10 @@
 ``Page.css()`` returns a parsel ``SelectorList`` of :class:`LexborSelector` items that answer as parsel's do:
 ``.get()``, ``.getall()``, ``.re()``, ``.re_first()``, ``.attrib``, nested ``.css()``, and the pseudo-elements
 ``::text`` (the element's own text nodes; ``h1 ::text``, ``*::text`` or a bare ``::text``: every text node below
-it) and ``::attr(name)``. An element's ``.get()`` is its HTML as lexbor serializes it. What lexbor cannot run (CSS it
-does not compile, ``.xpath()``, CSS on a text or attribute result) goes to parsel (lxml) on the same element, found
-again by the same chain of queries: the page is parsed a second time only then.
+it) and ``::attr(name)``. An element's ``.get()`` is its HTML as lexbor serializes it. ``xpath()`` runs there too
+for the absolute paths extract/xpathcss.py translates. What lexbor cannot run (CSS it does not compile, other XPath,
+CSS on a text or attribute result) goes to parsel (lxml) on the same element, found again by the same chain of
+queries: the page is parsed a second time only then.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from parsel.utils import extract_regex
 
 from webtrawl.extract.document import Document
 from webtrawl.extract.select import lexbor_compiles, split_pseudo, text_nodes
+from webtrawl.extract.xpathcss import xpath_as_css
 
 Found = SelectorList[Any]
 
@@ -33,6 +35,13 @@ def _compiled(query: str) -> tuple[str, str, str] | None:
     return (css, mode, attr) if not css or lexbor_compiles(css) else None
 
 
+@lru_cache(maxsize=512)
+def _compiled_xpath(query: str) -> tuple[str, str, str] | None:
+    """The same for an XPath that has a lexbor form (an absolute path: it searches from the page's root)."""
+    found = xpath_as_css(query)
+    return found if found is not None and lexbor_compiles(found[0]) else None
+
+
 def page_css(doc: Document, query: str) -> Found:
     """``query`` on the whole page: on lexbor's tree when it can run there, else on parsel's."""
     compiled = _compiled(query)
@@ -41,13 +50,28 @@ def page_css(doc: Document, query: str) -> Found:
     return _run(doc, doc.tree, compiled, None, query)
 
 
+def page_xpath(doc: Document, query: str, **variables: Any) -> Found:
+    """``query`` on the whole page: on lexbor's tree when it is a path it can run, else on parsel's."""
+    compiled = None if variables or doc.is_xml else _compiled_xpath(query)
+    if compiled is None:
+        return doc.selector.xpath(query, **variables)
+    return _run(doc, doc.tree, compiled, None, query, xpath=True)
+
+
 class LexborSelector:
     """One result: an element (``node``) or a string (``value``: a text node or an attribute's value)."""
 
-    __slots__ = ("_doc", "_index", "_node", "_parent", "_query", "_value")
+    __slots__ = ("_doc", "_index", "_node", "_parent", "_query", "_value", "_xpath")
 
     def __init__(
-        self, doc: Document, node: Any, value: str | None, parent: LexborSelector | None, query: str, index: int
+        self,
+        doc: Document,
+        node: Any,
+        value: str | None,
+        parent: LexborSelector | None,
+        query: str,
+        index: int,
+        xpath: bool,
     ) -> None:
         self._doc = doc
         self._node = node
@@ -55,6 +79,7 @@ class LexborSelector:
         self._parent = parent  # with query and index: how parsel finds this result again (see _parsel)
         self._query = query
         self._index = index
+        self._xpath = xpath
 
     def css(self, query: str) -> Found:
         compiled = _compiled(query)
@@ -63,6 +88,10 @@ class LexborSelector:
         return _run(self._doc, self._node, compiled, self, query)
 
     def xpath(self, query: str, namespaces: Any = None, **variables: Any) -> Found:
+        if namespaces is None and not variables and not self._doc.is_xml:
+            compiled = _compiled_xpath(query)
+            if compiled is not None:  # an absolute path: lxml too searches it from the page's root
+                return _run(self._doc, self._doc.tree, compiled, None, query, xpath=True)
         return self._parsel().xpath(query, namespaces=namespaces, **variables)
 
     def get(self) -> str:
@@ -90,7 +119,7 @@ class LexborSelector:
     def _parsel(self) -> Selector:
         """The same result in parsel's tree; the element's own HTML parsed alone if lxml's tree differs there."""
         base: Any = self._doc.selector if self._parent is None else self._parent._parsel()
-        found = base.css(self._query)
+        found = base.xpath(self._query) if self._xpath else base.css(self._query)
         if self._index < len(found):
             return found[self._index]  # type: ignore[no-any-return]
         return Selector(text=self.get())
@@ -102,21 +131,28 @@ class LexborSelector:
         return f"<LexborSelector query={self._query!r} data={self.get()[:40]!r}>"
 
 
-def _run(doc: Document, root: Any, compiled: tuple[str, str, str], parent: LexborSelector | None, query: str) -> Found:
+def _run(
+    doc: Document,
+    root: Any,
+    compiled: tuple[str, str, str],
+    parent: LexborSelector | None,
+    query: str,
+    xpath: bool = False,
+) -> Found:
     css, mode, attr = compiled
     nodes = root.css(css) if css else [root]
     out: list[LexborSelector] = []
     if mode == "text" or mode == "alltext":
         for node, text in text_nodes(nodes, mode == "alltext"):
-            out.append(LexborSelector(doc, node, text, parent, query, len(out)))
+            out.append(LexborSelector(doc, node, text, parent, query, len(out), xpath))
         return SelectorList(out)
     for node in nodes:
         if mode == "html":
-            out.append(LexborSelector(doc, node, None, parent, query, len(out)))
+            out.append(LexborSelector(doc, node, None, parent, query, len(out), xpath))
         else:
             value = node.attributes.get(attr, _MISSING)
             if value is not _MISSING:
-                out.append(LexborSelector(doc, node, value or "", parent, query, len(out)))
+                out.append(LexborSelector(doc, node, value or "", parent, query, len(out), xpath))
     return SelectorList(out)
 
 
