@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator
 
 import pytest
 from parsel import Selector, SelectorList
@@ -23,17 +24,18 @@ SAME_IN_BOTH = [
 _NOSCRIPT_DIFFERS = "phys.org"
 
 
-def _pages() -> list[tuple[str, bytes]]:
-    pages = [(url, gzip.decompress((CORPUS / "pages" / f"{pid}.html.gz").read_bytes())) for pid, url in corpus_rows()]
-    return [(url, body) for url, body in pages if _NOSCRIPT_DIFFERS not in url]
+def _pages() -> Iterator[tuple[str, Document, Page, Selector]]:
+    """Each corpus page as a callback's Page (lexbor) and as parsel's Selector (lxml)."""
+    for page_id, url in corpus_rows():
+        if _NOSCRIPT_DIFFERS not in url:
+            body = gzip.decompress((CORPUS / "pages" / f"{page_id}.html.gz").read_bytes())
+            doc = Document(url=url, text=body)
+            yield url, doc, Page(doc), Selector(text=body.decode("utf-8", "replace"))
 
 
 @needs_corpus
 def test_page_css_gives_what_parsel_gives_on_every_corpus_page() -> None:
-    for url, body in _pages():
-        doc = Document(url=url, text=body)
-        page = Page(doc)
-        lxml = Selector(text=body.decode("utf-8", "replace"))
+    for url, doc, page, lxml in _pages():
         for css in SAME_IN_BOTH:
             assert page.css(css).getall() == lxml.css(css).getall(), (url, css)
         for row in page.css("p")[:20]:  # nested queries, a bare ::text (all text below), attributes
@@ -43,7 +45,7 @@ def test_page_css_gives_what_parsel_gives_on_every_corpus_page() -> None:
             r.css("a::attr(href)").getall() for r in lxml.css("li")
         ], url
         assert page.css("a").attrib == lxml.css("a").attrib, url
-    assert "selector" not in doc.__dict__  # lxml never parsed the page
+        assert "selector" not in doc.__dict__  # lxml never parsed the page
 
 
 HTML = b"""<html><body><div id="shop" class="k"> x <b>bold</b> y<!-- c --></div>
@@ -92,10 +94,7 @@ XPATH_SAME_IN_BOTH = ["//title/text()", "//h1//text()", "//p/text()", "//li//a/@
 
 @needs_corpus
 def test_page_xpath_paths_give_what_lxml_gives_without_parsing_there() -> None:
-    for url, body in _pages():
-        doc = Document(url=url, text=body)
-        page = Page(doc)
-        lxml = Selector(text=body.decode("utf-8", "replace"))
+    for url, doc, page, lxml in _pages():
         for xpath in XPATH_SAME_IN_BOTH:
             assert page.xpath(xpath).getall() == lxml.xpath(xpath).getall(), (url, xpath)
         assert "selector" not in doc.__dict__  # lxml never parsed the page
