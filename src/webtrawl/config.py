@@ -114,6 +114,9 @@ class CrawlConfig:
     extract: str = ""  # rules file (.toml) or Python callback (module:function); built in each parser
     spider: str = ""  # a webtrawl.extract.Spider subclass (module:Class); built in each parser, instead of extract
     text: bool = False
+    markdown: bool = False
+    chunks: int = 0  # --chunks SIZE: Markdown cut into chunks of at most SIZE characters (0: off)
+    changes: bool = False  # --changes: change rows for recrawled pages (implied by --changes-to, --on-change)
     scrub_pii: bool = False
     extract_timeout: float = 5.0
     text_max_bytes: int = 2 * 1024 * 1024
@@ -136,6 +139,9 @@ class CrawlConfig:
     politeness: Politeness = field(default_factory=Politeness)
     items_to: list[str] = field(default_factory=list)
     records_to: list[str] = field(default_factory=list)
+    chunks_to: list[str] = field(default_factory=list)
+    changes_to: list[str] = field(default_factory=list)
+    on_change: str = ""
     jsonl: bool = True
     header: list[str] = field(default_factory=list)
     cookies: bool = False
@@ -161,7 +167,15 @@ class CrawlConfig:
 
     def extracting(self) -> bool:
         """Whether parsers run the extraction stage (items and/or main text); without it they never load it."""
-        return self.extracts_items() or self.text
+        return self.extracts_items() or self.main_text()
+
+    def main_text(self) -> bool:
+        """Whether pages get their main text extracted (--text, --markdown, --chunks, change tracking)."""
+        return self.text or self.markdown or self.chunks > 0 or self.tracks_changes()
+
+    def tracks_changes(self) -> bool:
+        """Whether recrawled pages are compared with the copy held (--changes, --changes-to, --on-change)."""
+        return self.changes or bool(self.changes_to) or bool(self.on_change)
 
     def extracts_items(self) -> bool:
         """Whether the crawl has items: an --extract rules file or callback, or a --spider."""
@@ -308,6 +322,10 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
     if cfg.extracts_items() and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
+    if cfg.chunks_to and not cfg.chunks:
+        raise ConfigError("--chunks-to needs --chunks SIZE: without it a crawl has no chunks")
+    if cfg.tracks_changes() and cfg.recrawl_after <= 0:
+        raise ConfigError("--changes, --changes-to and --on-change need --recrawl-after: changes are found on recrawl")
     parse_headers(cfg.header)
     for pattern in cfg.render_include:
         try:

@@ -256,6 +256,23 @@ OPTIONS: tuple[Option, ...] = (
         "start_urls are seeds, each page goes to the callback its link names (instead of --extract)",
     ),
     Option("text", parse_bool, "add each HTML page's main text, title, author, date and language to its record"),
+    Option(
+        "markdown",
+        parse_bool,
+        "add each HTML page's main content as Markdown (headings, lists, tables, links) to its record",
+    ),
+    Option(
+        "chunks",
+        _positive_int,
+        "cut each page's Markdown into chunks of at most this many characters (e.g. 2000) on heading and "
+        "paragraph boundaries, into chunks/*.jsonl with ids stable across recrawls (implies --markdown)",
+    ),
+    Option(
+        "changes",
+        parse_bool,
+        "with --recrawl-after: a row in changes/*.jsonl for each page whose main text or items changed, is new "
+        "or is gone (404/410), with the diff",
+    ),
     Option("scrub_pii", parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
     Option(
         "extract_timeout",
@@ -338,6 +355,11 @@ OPTIONS: tuple[Option, ...] = (
         "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME",
         repeat=True,
     ),
+    Option("chunks_to", _sink_url, "also write chunks to this sink (repeatable; jsonl:DIR)", True),
+    Option(
+        "changes_to", _sink_url, "also write change rows to this sink (repeatable; jsonl:DIR; implies --changes)", True
+    ),
+    Option("on_change", str, "shell command run for each change row, the row as JSON on stdin (implies --changes)"),
     Option("records_to", _sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
     # --- request options (every fetch, the browser's requests included) ---

@@ -52,6 +52,7 @@ class Extraction:
     scrub_pii: bool = False
     timeout: float = 5.0
     text_max_bytes: int = 2 * 1024 * 1024
+    markdown: bool = False  # --markdown / --chunks: the record's markdown (and, with text, from the same tree)
     follow_on_error: bool = True  # a page whose extraction failed follows its own links (a spider's: none)
     _logged: set[tuple[str, str]] = field(default_factory=set, init=False)  # errors whose traceback was logged
 
@@ -67,7 +68,7 @@ class Extraction:
                 self._failed(record, exc, doc.url)
                 result = ExtractResult() if self.follow_on_error else ExtractResult(links=[])
             record.items = len(result.items)
-        if self.text and html:
+        if (self.text or self.markdown) and html:
             self._text(doc, record)
         return result
 
@@ -97,9 +98,13 @@ class Extraction:
     def _text(self, doc: Document, record: PageRecord) -> None:
         try:
             with time_limit(self.timeout):
-                found = main_text(doc, self.text_max_bytes)
+                found = main_text(doc, self.text_max_bytes, self.markdown)
         except (Exception, TimeLimit) as exc:
             self._failed(record, exc, doc.url, what="main text")
+            return
+        if self.markdown:
+            record.markdown = scrub_text(found.markdown) if self.scrub_pii else found.markdown
+        if not self.text:
             return
         text = scrub_text(found.text) if self.scrub_pii else found.text
         record.text, record.text_title, record.author = text, found.title, found.author
@@ -144,12 +149,16 @@ def build_extraction(cfg: CrawlConfig) -> Extraction | None:
     """What the config asks for, built in this process; None without --extract and --text."""
     if not cfg.extracting():
         return None
-    if cfg.text:
-        check_available()
+    if cfg.main_text():
+        check_available(
+            "--text" if cfg.text else "--markdown" if cfg.markdown else "--chunks" if cfg.chunks else "--changes"
+        )
     extractor: Extractor | None = None
     if cfg.spider:
         extractor = load_spider(cfg.spider)
     elif cfg.extract:
         extractor = load_extractor(cfg.extract)
     follow = not cfg.spider
-    return Extraction(extractor, cfg.text, cfg.scrub_pii, cfg.extract_timeout, cfg.text_max_bytes, follow)
+    text = cfg.text or cfg.tracks_changes()  # a change's text_diff is of the main text
+    markdown = cfg.markdown or cfg.chunks > 0
+    return Extraction(extractor, text, cfg.scrub_pii, cfg.extract_timeout, cfg.text_max_bytes, markdown, follow)

@@ -56,6 +56,7 @@ class PageRecord(msgspec.Struct):
     author: str | msgspec.UnsetType = msgspec.UNSET
     date: str | msgspec.UnsetType = msgspec.UNSET
     language: str | msgspec.UnsetType = msgspec.UNSET
+    markdown: str | msgspec.UnsetType = msgspec.UNSET  # --markdown (or --chunks): the main content as Markdown
     # Only for a sitemap or feed: its kind (urlset, index, rss, atom); its listed URLs are the record's outlinks.
     sitemap: str | msgspec.UnsetType = msgspec.UNSET
     # Only with --near-duplicates: the simhash of the main text (16 hex digits; absent for a text too short to
