@@ -322,6 +322,9 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
     if cfg.extracts_items() and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
+    for url in (*cfg.chunks_to, *cfg.changes_to):
+        if not url.startswith("jsonl:"):
+            raise ConfigError(f"--chunks-to and --changes-to take jsonl:DIR, not {url.split(':', 1)[0]}:")
     if cfg.chunks_to and not cfg.chunks:
         raise ConfigError("--chunks-to needs --chunks SIZE: without it a crawl has no chunks")
     if cfg.tracks_changes() and cfg.recrawl_after <= 0:

@@ -230,6 +230,7 @@ class Node:
             log.info("stopping: trawl stop requested")
             self._leave()
             return 0
+        announce_new = cfg.tracks_changes() and frontier.counters().get("fetched") > 0  # a page never held is new
         if cfg.recrawl_after > 0:  # a new round: the pages of the recrawl set whose time has come
             log.info("recrawl: %d pages due again", frontier.requeue_due())
         budget = None
@@ -243,6 +244,7 @@ class Node:
         for i in range(cfg.effective_parsers()):
             args = ParserArgs(cfg, i, redis_url, sockets / f"parse-{i}.sock", self.out, seeds, self.fetchers_done)
             args.disk_full = self.disk_full
+            args.announce_new = announce_new
             self.children.add(Child("parser", i, "webtrawl.parse.worker:run_parser", args, log_setup=self.log_setup))
         parser_sockets = [c.args.socket_path for c in self.children.of("parser")]
         for i in range(cfg.effective_fetchers()):

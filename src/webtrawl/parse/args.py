@@ -19,3 +19,4 @@ class ParserArgs:
     seeds: list[str]  # for the host/domain scope
     fetchers_done: multiprocessing.synchronize.Event
     disk_full: multiprocessing.synchronize.Event | None = None  # set while a write waits for disk space
+    announce_new: bool = False  # --changes: the crawl fetched pages before this run, so a page never held is "new"

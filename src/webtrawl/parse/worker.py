@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import CrawlConfig
@@ -36,6 +36,7 @@ from webtrawl.store.sinks import crawl_id
 
 if TYPE_CHECKING:
     from webtrawl.extract import Extraction
+    from webtrawl.parse.tracking import ContentTracker
 
 log = logging.getLogger("webtrawl.parse")
 
@@ -50,6 +51,23 @@ def _extraction(cfg: CrawlConfig) -> Extraction | None:
     from webtrawl.extract import build_extraction
 
     return build_extraction(cfg)
+
+
+def _tracker(args: ParserArgs, client: Any, prefix: str) -> ContentTracker | None:
+    """--chunks / --changes: the rows of each batch, from the state each page had (only with --recrawl-after)."""
+    cfg = args.cfg
+    if not cfg.chunks and not cfg.tracks_changes():
+        return None
+    from webtrawl.parse.tracking import ContentTracker
+
+    return ContentTracker(
+        client,
+        prefix,
+        chunk_size=cfg.chunks,
+        changes=cfg.tracks_changes(),
+        keep_state=cfg.recrawl_after > 0,
+        announce_new=args.announce_new,
+    )
 
 
 def run_parser(args: ParserArgs) -> None:
@@ -92,6 +110,7 @@ class _Parser:
         self.neardup: NearDuplicateIndex | None = None
         if self.ctx.near_duplicates:
             self.neardup = NearDuplicateIndex(self.frontier.client, settings.prefix, self.frontier.shards)
+        self.tracker = _tracker(args, self.frontier.client, settings.prefix)
 
     def run(self) -> None:
         pending: list[Page] = []
@@ -129,6 +148,7 @@ class _Parser:
                 outputs.append(parse_bug_output(page, exc))
                 completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
         hashed = self._near_duplicates(processed) if self.neardup is not None else []
+        states = self.tracker.apply(processed) if self.tracker is not None else []
         for page, out in processed:
             outputs.append(page_output(page, out))
             counters = out.counters
@@ -153,6 +173,8 @@ class _Parser:
             self.output.write_drops(refused)
         if hashed and self.neardup is not None:
             self.neardup.add(hashed)  # before complete: a page completed is always in the index
+        if self.tracker is not None:
+            self.tracker.save(states)  # after the rows, before complete: a crash writes them again, never loses them
         self.frontier.complete(completions)
 
     def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:

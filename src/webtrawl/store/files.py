@@ -79,6 +79,14 @@ def items_of(batch: Sequence[PageOutput]) -> list[Any]:
     return [item for out in batch for item in out.items]
 
 
+def chunks_of(batch: Sequence[PageOutput]) -> list[Any]:
+    return [chunk for out in batch for chunk in out.chunks]
+
+
+def changes_of(batch: Sequence[PageOutput]) -> list[Any]:
+    return [change for out in batch for change in out.changes]
+
+
 class DroppedSink(JsonlSink):
     """The dropped-links stream: a page's drops, and (:meth:`write_drops`) the links the frontier refused."""
 

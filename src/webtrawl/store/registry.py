@@ -2,8 +2,9 @@
 
 ``open_sink(url, stream, ctx)`` looks the URL's scheme up in a small table of factories. A stream is one kind of
 row: ``warc`` (request/response pairs), ``records`` (one per URL), ``items`` (what extraction produced) and
-``dropped`` (links not followed). Built in: ``warc:`` and ``jsonl:[DIR]`` (DIR defaults to ``<out>/<stream>``;
-relative to the output directory). Other modules add schemes with :func:`register_sink`.
+``dropped`` (links not followed), ``chunks`` (``--chunks``) and ``changes`` (``--changes``). Built in: ``warc:``,
+``on-change:CMD`` (runs CMD per change row, :mod:`webtrawl.store.hook`) and ``jsonl:[DIR]`` (DIR defaults to
+``<out>/<stream>``; relative to the output directory). Other modules add schemes with :func:`register_sink`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from typing import TYPE_CHECKING
 from webtrawl.errors import ConfigError
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.fanout import FanOut
-from webtrawl.store.files import DroppedSink, JsonlSink, WarcSink, items_of, records_of
+from webtrawl.store.files import DroppedSink, JsonlSink, WarcSink, changes_of, chunks_of, items_of, records_of
+from webtrawl.store.hook import CommandSink
 
 if TYPE_CHECKING:
     from webtrawl.config import CrawlConfig
 
-STREAMS = ("warc", "records", "items", "dropped")
+STREAMS = ("warc", "records", "items", "dropped", "chunks", "changes")
 SinkFactory = Callable[[str, str, SinkContext], Sink]  # (url, stream, ctx)
 _FACTORIES: dict[str, SinkFactory] = {}
 
@@ -53,14 +55,17 @@ def _directory(url: str, stream: str, ctx: SinkContext) -> Path:
     return ctx.out_dir / (rest or stream)
 
 
+_ROWS = {"items": items_of, "chunks": chunks_of, "changes": changes_of}
+
+
 def _jsonl(url: str, stream: str, ctx: SinkContext) -> Sink:
     directory = _directory(url, stream, ctx)
     if stream == "dropped":
         return DroppedSink(directory, ctx.prefix, ctx.chunk)
     if stream == "records":
         return JsonlSink(directory, ctx.prefix, ctx.chunk, records_of)
-    if stream == "items":
-        return JsonlSink(directory, ctx.prefix, ctx.chunk, items_of)
+    if stream in _ROWS:
+        return JsonlSink(directory, ctx.prefix, ctx.chunk, _ROWS[stream])
     raise ConfigError(f"{url}: jsonl cannot hold the {stream} stream")
 
 
@@ -70,7 +75,14 @@ def _warc(url: str, stream: str, ctx: SinkContext) -> Sink:
     return WarcSink(_directory(url, stream, ctx), ctx.prefix, ctx.warc_max_bytes)
 
 
+def _on_change(url: str, stream: str, ctx: SinkContext) -> Sink:
+    if stream != "changes":
+        raise ConfigError(f"--on-change runs for changes, not {stream}")
+    return CommandSink(url.split(":", 1)[1])
+
+
 register_sink("jsonl", _jsonl)
+register_sink("on-change", _on_change)
 register_sink("warc", _warc)
 
 
@@ -84,6 +96,13 @@ def sink_specs(cfg: CrawlConfig) -> list[tuple[str, str]]:
     specs += [("records", url) for url in cfg.records_to]  # store/sinks/: csv, parquet, sqlite, postgresql
     if cfg.extracts_items():
         specs += [("items", url) for url in cfg.items_to]
+    if cfg.chunks:
+        specs += [("chunks", "jsonl:")] if cfg.jsonl else []
+        specs += [("chunks", url) for url in cfg.chunks_to]
+    if cfg.tracks_changes():
+        specs += [("changes", "jsonl:")] if cfg.jsonl else []
+        specs += [("changes", url) for url in cfg.changes_to]
+        specs += [("changes", f"on-change:{cfg.on_change}")] if cfg.on_change else []
     return specs
 
 

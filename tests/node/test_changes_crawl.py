@@ -1,0 +1,92 @@
+"""End to end: ``--chunks`` and ``--changes`` over recrawl rounds of a site the test edits between them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.node.crawlrun import polite_crawl, records, wait_until
+from webtrawl_testweb import TestWeb
+
+DELAY = 0.05
+RULES = """
+[[rule]]
+url = 'product\\.html'
+follow = false
+[rule.fields]
+name = "css:h2::text"
+price = { css = "p.price::text", type = "float" }
+"""
+
+
+def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> None:
+    polite_crawl(web, out, *args, "--recrawl-after", "0.001", delay=DELAY, resumed=resumed)
+
+
+def _new_rows(out: Path, stream: str, before: int) -> list[dict[str, Any]]:
+    return records(out, stream)[before:]
+
+
+def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES)
+    hooked = tmp_path / "hooked.jsonl"
+    args = ("--chunks", "300", "--extract", str(rules), "--on-change", f"cat >> {hooked}")
+
+    _round(testweb, out, urls["/"], *args, resumed=False)
+    first = records(out, "chunks")
+    pages = {row["url"] for row in first}
+    assert pages == set(urls.values())
+    assert all(not row["deleted"] and row["text"] and len(row["text"]) <= 300 for row in first)
+    by_id = {row["chunk_id"]: row for row in first}
+    assert len(by_id) == len(first)  # ids are unique
+    pricing = [r for r in first if r["url"] == urls["/article.html"] and r["heading_path"][-1:] == ["Pricing"]]
+    assert len(pricing) == 1 and "Prices stay the same" in pricing[0]["text"]
+    assert records(out, "changes") == []  # the first run is the baseline: nothing "changed" yet
+
+    _round(testweb, out, *args, resumed=True)  # nothing changed (stable.html's bytes did: fetched whole, same text)
+    assert records(out, "chunks") == first
+    assert records(out, "changes") == []
+    assert not hooked.exists()
+
+    watch.round = 2
+    _round(testweb, out, *args, resumed=True)
+    rows = _new_rows(out, "chunks", len(first))
+    written = {(r["url"], r["deleted"]) for r in rows}
+    edited = [r for r in rows if r["url"] == urls["/article.html"]]
+    old_id = pricing[0]["chunk_id"]
+    assert sorted((r["deleted"], r["chunk_id"] == old_id) for r in edited) == [(False, False), (True, True)]
+    assert "Prices went up" in next(r["text"] for r in edited if not r["deleted"])
+    assert next(r for r in edited if not r["deleted"])["heading_path"] == pricing[0]["heading_path"]
+    removed = [r for r in rows if r["url"] == urls["/removed.html"]]
+    assert removed and all(r["deleted"] for r in removed)
+    assert {r["chunk_id"] for r in removed} == {r["chunk_id"] for r in first if r["url"] == urls["/removed.html"]}
+    assert (urls["/stable.html"], False) not in written and (urls["/"], False) not in written
+
+    changes = {row["url"]: row for row in records(out, "changes")}
+    assert set(changes) == {urls["/article.html"], urls["/product.html"], urls["/removed.html"]}
+    article = changes[urls["/article.html"]]
+    assert article["change"] == "changed" and article["previous_fetch_time"] < article["fetch_time"]
+    diff = article["text_diff"].splitlines()
+    assert diff[:2] == ["--- previous", "+++ current"] and diff[3] == " Pricing" and diff[-1] == " - first plan"
+    assert [line[:40] for line in diff[4:6]] == [
+        "-Prices stay the same all year. Every pa",
+        "+Prices went up by ten percent in March.",
+    ]
+    assert article["items_diff"] == {}
+    product = changes[urls["/product.html"]]
+    assert product["items_diff"] == {
+        "added": [],
+        "removed": [],
+        "changed": [{"index": 0, "fields": {"price": [10.0, 12.5]}}],
+    }
+    gone = changes[urls["/removed.html"]]
+    assert gone["change"] == "gone" and "-This page goes away." in gone["text_diff"]
+
+    wait_until(lambda: hooked.exists() and len(hooked.read_text().splitlines()) == 3, 30, "three --on-change runs")
+    hooks = {json.loads(line)["url"]: json.loads(line) for line in hooked.read_text().splitlines()}
+    assert hooks == changes
