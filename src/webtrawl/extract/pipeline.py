@@ -29,7 +29,7 @@ from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
 
 if TYPE_CHECKING:
-    from webtrawl.config import CrawlConfig
+    from webtrawl.config import ExtractionOptions
 
 log = logging.getLogger("webtrawl.extract")
 
@@ -145,20 +145,18 @@ def absolute_spec(spec: str) -> str:
     return spec
 
 
-def build_extraction(cfg: CrawlConfig) -> Extraction | None:
-    """What the config asks for, built in this process; None without --extract and --text."""
-    if not cfg.extracting():
+def build_extraction(opts: ExtractionOptions) -> Extraction | None:
+    """What the options ask for, built in this process; None without --extract and --text."""
+    if not opts.enabled():
         return None
-    if cfg.main_text():
-        check_available(
-            "--text" if cfg.text else "--markdown" if cfg.markdown else "--chunks" if cfg.chunks else "--changes"
-        )
+    if opts.main_text():
+        check_available("--text" if opts.text else "--markdown" if opts.markdown else "--chunks or --changes")
     extractor: Extractor | None = None
-    if cfg.spider:
-        extractor = load_spider(cfg.spider)
-    elif cfg.extract:
-        extractor = load_extractor(cfg.extract)
-    follow = not cfg.spider
-    text = cfg.text or cfg.tracks_changes()  # a change's text_diff is of the main text
-    markdown = cfg.markdown or cfg.chunks > 0
-    return Extraction(extractor, text, cfg.scrub_pii, cfg.extract_timeout, cfg.text_max_bytes, markdown, follow)
+    if opts.spider:
+        extractor = load_spider(opts.spider)
+    elif opts.extract:
+        extractor = load_extractor(opts.extract)
+    follow = not opts.spider
+    text = opts.text or opts.changes  # a change's text_diff is of the main text
+    markdown = opts.markdown or opts.chunks > 0
+    return Extraction(extractor, text, opts.scrub_pii, opts.extract_timeout, opts.text_max_bytes, markdown, follow)

@@ -21,7 +21,7 @@ from webtrawl.store.files import DroppedSink, JsonlSink, WarcSink, changes_of, c
 from webtrawl.store.hook import CommandSink
 
 if TYPE_CHECKING:
-    from webtrawl.config import CrawlConfig
+    from webtrawl.config import OutputOptions
 
 STREAMS = ("warc", "records", "items", "dropped", "chunks", "changes")
 SinkFactory = Callable[[str, str, SinkContext], Sink]  # (url, stream, ctx)
@@ -86,31 +86,40 @@ register_sink("on-change", _on_change)
 register_sink("warc", _warc)
 
 
-def sink_specs(cfg: CrawlConfig) -> list[tuple[str, str]]:
-    """(stream, url) of every output the config names, in the order they are written (WARC first, as before)."""
-    specs = [("warc", "warc:")] if cfg.warc else []
-    specs += [("records", "jsonl:")] if cfg.jsonl else []
+def sink_specs(
+    output: OutputOptions, items: bool, *, chunks: bool = False, changes: bool = False
+) -> list[tuple[str, str]]:
+    """(stream, url) of every output the options name, in the order they are written (WARC first, as before);
+    ``items``: the crawl extracts items (--extract); ``chunks``, ``changes``: --chunks, --changes."""
+    specs = [("warc", "warc:")] if output.warc else []
+    specs += [("records", "jsonl:")] if output.jsonl else []
     specs += [("dropped", "jsonl:")]
-    if cfg.extracts_items() and cfg.jsonl:
+    if items and output.jsonl:
         specs.append(("items", "jsonl:"))
-    specs += [("records", url) for url in cfg.records_to]  # store/sinks/: csv, parquet, sqlite, postgresql
-    if cfg.extracts_items():
-        specs += [("items", url) for url in cfg.items_to]
-    if cfg.chunks:
-        specs += [("chunks", "jsonl:")] if cfg.jsonl else []
-        specs += [("chunks", url) for url in cfg.chunks_to]
-    if cfg.tracks_changes():
-        specs += [("changes", "jsonl:")] if cfg.jsonl else []
-        specs += [("changes", url) for url in cfg.changes_to]
-        specs += [("changes", f"on-change:{cfg.on_change}")] if cfg.on_change else []
+    specs += [("records", url) for url in output.records_to]  # store/sinks/: csv, parquet, sqlite, postgresql
+    if items:
+        specs += [("items", url) for url in output.items_to]
+    if chunks:
+        specs += [("chunks", "jsonl:")] if output.jsonl else []
+        specs += [("chunks", url) for url in output.chunks_to]
+    if changes:
+        specs += [("changes", "jsonl:")] if output.jsonl else []
+        specs += [("changes", url) for url in output.changes_to]
+        specs += [("changes", f"on-change:{output.on_change}")] if output.on_change else []
     return specs
 
 
-def open_outputs(cfg: CrawlConfig, ctx: SinkContext, pause: multiprocessing.synchronize.Event | None = None) -> FanOut:
+def open_outputs(
+    output: OutputOptions,
+    items: bool,
+    ctx: SinkContext,
+    pause: multiprocessing.synchronize.Event | None = None,
+    **streams: bool,
+) -> FanOut:
     """Build every configured sink (in this process) behind one fan-out; closes what it opened if one fails."""
     sinks: list[Sink] = []
     try:
-        for stream, url in sink_specs(cfg):
+        for stream, url in sink_specs(output, items, **streams):
             sinks.append(open_sink(url, stream, ctx))
     except BaseException:
         for sink in sinks:
