@@ -35,7 +35,7 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     rules = tmp_path / "rules.toml"
     rules.write_text(RULES)
     hooked = tmp_path / "hooked.jsonl"
-    args = ("--chunks", "300", "--extract", str(rules), "--on-change", f"cat >> {hooked}")
+    args = ("--chunks", "300", "--changes", "--extract", str(rules), "--on-change", f"cat >> {hooked}")
 
     _round(testweb, out, urls["/"], *args, resumed=False)
     first = records(out, "chunks")
