@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.node.crawlrun import polite_crawl, records, wait_until
+from tests.node.crawlrun import Crawl, polite_crawl, records, wait_until
 from webtrawl_testweb import TestWeb
 
 DELAY = 0.05
@@ -40,7 +40,7 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     _round(testweb, out, urls["/"], *args, resumed=False)
     first = records(out, "chunks")
     pages = {row["url"] for row in first}
-    assert pages == set(urls.values())
+    assert pages == set(urls.values()) - {urls["/added.html"]}
     assert all(not row["deleted"] and row["text"] and len(row["text"]) <= 300 for row in first)
     by_id = {row["chunk_id"]: row for row in first}
     assert len(by_id) == len(first)  # ids are unique
@@ -65,10 +65,15 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     removed = [r for r in rows if r["url"] == urls["/removed.html"]]
     assert removed and all(r["deleted"] for r in removed)
     assert {r["chunk_id"] for r in removed} == {r["chunk_id"] for r in first if r["url"] == urls["/removed.html"]}
-    assert (urls["/stable.html"], False) not in written and (urls["/"], False) not in written
+    assert (urls["/stable.html"], False) not in written
+    added = [r for r in rows if r["url"] == urls["/added.html"]]
+    assert added and not any(r["deleted"] for r in added)
 
     changes = {row["url"]: row for row in records(out, "changes")}
-    assert set(changes) == {urls["/article.html"], urls["/product.html"], urls["/removed.html"]}
+    assert set(changes) == {urls[p] for p in ("/", "/article.html", "/product.html", "/removed.html", "/added.html")}
+    new = changes[urls["/added.html"]]
+    assert new["change"] == "new" and new["previous_fetch_time"] == "" and "+This page is new." in new["text_diff"]
+    assert changes[urls["/"]]["change"] == "changed" and "+/added.html" in changes[urls["/"]]["text_diff"]
     article = changes[urls["/article.html"]]
     assert article["change"] == "changed" and article["previous_fetch_time"] < article["fetch_time"]
     diff = article["text_diff"].splitlines()
@@ -87,6 +92,16 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     gone = changes[urls["/removed.html"]]
     assert gone["change"] == "gone" and "-This page goes away." in gone["text_diff"]
 
-    wait_until(lambda: hooked.exists() and len(hooked.read_text().splitlines()) == 3, 30, "three --on-change runs")
+    wait_until(lambda: hooked.exists() and len(hooked.read_text().splitlines()) == 5, 30, "five --on-change runs")
     hooks = {json.loads(line)["url"]: json.loads(line) for line in hooked.read_text().splitlines()}
     assert hooks == changes
+
+
+def test_recrawl_after_on_a_crawl_created_without_it_is_one_clear_error(testweb: TestWeb, tmp_path: Path) -> None:
+    out = tmp_path / "crawl"
+    polite_crawl(testweb, out, testweb.discovery.watch.url("/stable.html"), "--max-depth", "0", delay=DELAY)
+    crawl = Crawl(out, ["--recrawl-after", "1h", *testweb.crawl_args()])
+    assert crawl.wait(60) != 0
+    lines = crawl.log().strip().splitlines()
+    assert lines[-1].startswith("trawl: error: ") and "without --recrawl-after" in lines[-1]
+    assert "Traceback" not in crawl.log()

@@ -2,7 +2,7 @@
 
 ``round`` is the site's version (1 at start; a test sets 2 before the second round):
 
-* ``/`` links to the pages below; never changes;
+* ``/`` links to the pages below (from round 2 to ``/added.html`` too, a page that did not exist before);
 * ``/article.html``: an article with three sections; in round 2 one paragraph of "Pricing" says something else;
 * ``/stable.html``: the same article text every round, but its bytes differ (a request counter in a comment), so it
   is fetched whole (200, a new payload digest) and its main text is the same;
@@ -42,13 +42,16 @@ class WatchWeb:
         return build_url("http", HOST, self.port, path)
 
     def urls(self) -> dict[str, str]:
-        return {path: self.url(path) for path in _PAGES}
+        return {path: self.url(path) for path in (*_PAGES, "/added.html")}
 
     def respond(self, path: str) -> Reply | None:
         self._served += 1
         if path == "/":
-            links = "".join(f'<p><a href="{p}">{p}</a> {_FILL}</p>\n' for p in _PAGES[1:])
+            pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ())
+            links = "".join(f'<p><a href="{p}">{p}</a> {_FILL}</p>\n' for p in pages)
             return _html("Watch home", links)
+        if path == "/added.html" and self.round > 1:
+            return _html("Added", _article("This page is new."))
         if path == "/article.html":
             pricing = "Prices went up by ten percent in March." if self.round > 1 else "Prices stay the same all year."
             return _html("Article", _article(pricing))
