@@ -11,8 +11,10 @@ and capped. Comparing a new fetch with it gives:
   past its first run (``new``), or for a page held that now answers 404 or 410 (``gone``: its chunks are
   tombstoned and its state dropped). ``text_diff`` is a unified diff of the main text (capped at
   :data:`MAX_DIFF` characters), ``items_diff`` lists the items added and removed and, for items that are neither,
-  the fields that changed (``{"index": i, "fields": {name: [old, new]}}``). Items the same as one held are
-  matched first, whatever their order; the rest are paired in page order.
+  the fields that changed (``{"index": i, "fields": {name: [old, new]}}``). Items equal to one held are
+  matched first, whatever their order; each other new item is then paired with the held one it shares the most
+  field values with (the same name, SKU or URL), in page order; one sharing none is added, and held ones left
+  over are removed.
 """
 
 from __future__ import annotations
@@ -145,10 +147,20 @@ def _items_diff(previous: ContentState, items: list[Any]) -> dict[str, Any]:
         if unmatched_old[key]:
             unmatched_old[key] -= 1
             left_old.append(item)
-    changed = []
-    for (index, new), old in zip(left_new, left_old, strict=False):
-        if isinstance(new, dict) and isinstance(old, dict):
-            fields = {k: [old.get(k), new.get(k)] for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)}
-            changed.append({"index": index, "fields": fields})
-    paired = min(len(left_new), len(left_old))
-    return {"added": [item for _, item in left_new[paired:]], "removed": left_old[paired:], "changed": changed}
+    changed, added = [], []
+    for index, new in left_new:
+        match = max(range(len(left_old)), key=lambda i: _shared(left_old[i], new), default=-1)
+        if match < 0 or not _shared(left_old[match], new):
+            added.append(new)
+            continue
+        old = left_old.pop(match)
+        fields = {k: [old.get(k), new.get(k)] for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)}
+        changed.append({"index": index, "fields": fields})
+    return {"added": added, "removed": left_old, "changed": changed}
+
+
+def _shared(old: Any, new: Any) -> int:
+    """How many fields two items have in common (the same value): 0 means they are not the same item."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return 0
+    return sum(1 for key, value in new.items() if key in old and old[key] == value)
