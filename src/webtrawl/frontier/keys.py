@@ -43,6 +43,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
                                    due ones at the start of a round
+    SP ct                   hash   (--chunks/--changes with --recrawl-after) url -> its content state: msgpack of
+                                   fetch time, chunk ids, text/items digests and capped zlib copies (parse/changes.py)
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
                                    simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
 
