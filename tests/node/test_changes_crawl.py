@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.node.crawlrun import Crawl, polite_crawl, records, wait_until
+from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
 from webtrawl_testweb import TestWeb
 
 DELAY = 0.05
@@ -95,6 +95,9 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     wait_until(lambda: hooked.exists() and len(hooked.read_text().splitlines()) == 5, 30, "five --on-change runs")
     hooks = {json.loads(line)["url"]: json.loads(line) for line in hooked.read_text().splitlines()}
     assert hooks == changes
+    counters = stats(out)["counters"]
+    assert (counters["changes-changed"], counters["changes-new"], counters["changes-gone"]) == (3, 1, 1)
+    assert counters["chunks"] == len(records(out, "chunks"))
 
 
 def test_recrawl_after_on_a_crawl_created_without_it_is_one_clear_error(testweb: TestWeb, tmp_path: Path) -> None:

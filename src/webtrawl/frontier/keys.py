@@ -166,6 +166,11 @@ def ready_key(sp: str, level: int = 0) -> str:
     return f"{sp}ready" if level == 0 else f"{sp}ready{level}"
 
 
+def content_key(prefix: str, shard: int) -> str:
+    """``P:{P:s}:ct``: the content states (--chunks/--changes) of the URLs of hosts on shard ``s``."""
+    return shard_tag(prefix, shard) + "ct"
+
+
 def neardup_key(prefix: str, shards: int, band: int, value: int) -> str:
     """``P:{P:s}:nd:<band>:<value>``: one bucket of the near-duplicate index, on the shard of its own name."""
     name = f"{band}:{value:04x}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from webtrawl.extract.chunks import TextChunk, chunk_markdown
-from webtrawl.frontier.keys import shard_tag
+from webtrawl.frontier.keys import content_key
 from webtrawl.parse.changes import ContentState, change_row, chunk_rows, decode_state, new_state
 
 if TYPE_CHECKING:
@@ -29,10 +29,6 @@ if TYPE_CHECKING:
     from webtrawl.parse.process import Processed
 
 GONE_STATUSES = (404, 410)
-
-
-def content_key(prefix: str, shard: int) -> str:
-    return shard_tag(prefix, shard) + "ct"
 
 
 @dataclass(slots=True)
@@ -81,6 +77,11 @@ class ContentTracker:
                 out.changes = [change] if change is not None else []
             if self.keep_state:
                 writes.append(_Write(key, url, now))
+        for _, out in pages:  # in the crawl's counters (trawl stats): rows written, changes by kind
+            if out.chunks:
+                out.counters["chunks"] = len(out.chunks)
+            for change in out.changes:
+                out.counters[f"changes-{change.change}"] = 1
         return writes
 
     def save(self, writes: Sequence[_Write]) -> None:
