@@ -1,12 +1,19 @@
-"""End to end: ``--chunks`` and ``--changes`` over recrawl rounds of a site the test edits between them."""
+"""End to end: ``--chunks`` and ``--changes`` over recrawl rounds of a site the test edits between them, and
+chunks after a kill -9 of the whole node and a resume."""
 
 from __future__ import annotations
 
 import json
+import os
+import random
+import re
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
+from webtrawl.extract.chunks import chunk_markdown
 from webtrawl_testweb import TestWeb
 
 DELAY = 0.05
@@ -108,3 +115,30 @@ def test_recrawl_after_on_a_crawl_created_without_it_is_one_clear_error(testweb:
     lines = crawl.log().strip().splitlines()
     assert lines[-1].startswith("trawl: error: ") and "without --recrawl-after" in lines[-1]
     assert "Traceback" not in crawl.log()
+
+
+def test_kill_9_and_resume_lose_no_chunk(make_testweb: Callable[..., TestWeb], tmp_path: Path) -> None:
+    web = make_testweb(20, 6)
+    seeds = web.seeds(2)
+    out = tmp_path / "crawl"
+    args = [*web.crawl_args(), "--delay", "0.2", "--robots-retry", "0.2", "--fetchers", "2", "--parsers", "1"]
+    args += ["--chunks", "400"]
+    crawl = Crawl(out, [*seeds, *args])
+    kill_after = random.Random(os.getpid()).randint(20, 60)
+    wait_until(lambda: len(records(out, "chunks")) >= kill_after, 300, f"{kill_after} chunks", crawl)
+    crawl.kill_node()
+    resume = Crawl(out, args, log_name="resume.log")
+    assert resume.wait(300) == 0, resume.log()[-4000:]
+    found = re.search(r"took back (\d+) URLs", resume.log())
+    taken_back = int(found.group(1)) if found else 0
+
+    written = Counter((row["url"], row["chunk_id"]) for row in records(out, "chunks"))
+    expected: Counter[tuple[str, str]] = Counter()
+    for row in records(out):  # each fetch of a page: its chunks, as its record's Markdown cuts into them
+        if isinstance(row.get("markdown"), str):
+            expected.update((row["url"], c.chunk_id) for c in chunk_markdown(row["url"], row["markdown"], 400))
+    assert len(expected) > kill_after
+    assert set(written) == set(expected)  # none lost, none made up
+    doubled = {url for (url, _), n in written.items() if n > 1}
+    assert all(n <= expected[key] for key, n in written.items())  # written twice only if fetched (recorded) twice
+    assert len(doubled) <= taken_back
