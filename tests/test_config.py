@@ -50,7 +50,6 @@ def test_repeatable_options_from_env_are_comma_separated() -> None:
         ({"changes": "true"}, "--changes needs --recrawl-after"),
         ({"chunks_to": "jsonl:x"}, "--chunks-to needs --chunks"),
         ({"on_change": "true", "recrawl_after": "1h"}, "--on-change need --changes"),
-        ({"chunks": "800", "chunks_to": "csv:x"}, "take jsonl:DIR"),
     ],
 )
 def test_bad_values_name_the_option(flags: dict[str, str], message: str) -> None:

@@ -214,14 +214,22 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
-    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
-    if cfg.output.items_to or cfg.output.records_to:
-        from webtrawl.store.sinks import probe
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
+    does a --fetcher that names no Fetcher class."""
+    if cfg.fetch.fetcher:
+        from webtrawl.fetch.base import check_fetchers
 
-        for url in cfg.output.items_to:
-            probe(url, "items")
-        for url in cfg.output.records_to:
-            probe(url, "records")
+        check_fetchers(cfg.fetch.fetcher)
+    out = cfg.output
+    if out.items_to or out.records_to or out.chunks_to or out.changes_to:
+        from webtrawl.store.registry import probe
+
+        for stream, urls in (("items", out.items_to), ("records", out.records_to)):
+            for url in urls:
+                probe(url, stream)
+        for stream, urls in (("chunks", out.chunks_to), ("changes", out.changes_to)):
+            for url in urls:
+                probe(url, stream)
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:
@@ -238,8 +246,9 @@ def _cmd_stats(ns: argparse.Namespace) -> int:
 
 def _cmd_export(ns: argparse.Namespace) -> int:
     from webtrawl.node.stats import crawl_id_of
-    from webtrawl.store.sinks import normalize, probe
+    from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
+    from webtrawl.store.sinkurl import normalize
 
     urls = [normalize(url) for url in ns.to]
     for url in urls:

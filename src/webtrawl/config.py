@@ -75,6 +75,7 @@ class FetchOptions:
     header: tuple[str, ...] = ()
     cookies: bool = False
     proxy: tuple[str, ...] = ()
+    fetcher: tuple[str, ...] = ()  # http, browser or module:Class[?k=v] (fetch/base.py), one per role
     timeouts: Timeouts = field(default_factory=Timeouts)
 
     @property
@@ -400,8 +401,6 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
     if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
-    if any(not url.startswith("jsonl:") for url in (*out.chunks_to, *out.changes_to)):
-        raise ConfigError("--chunks-to and --changes-to take jsonl:DIR sinks")
     if (out.chunks_to and not ext.chunks) or ((out.changes_to or out.on_change) and not ext.changes):
         raise ConfigError("--chunks-to needs --chunks SIZE, --changes-to and --on-change need --changes")
     if ext.changes and disc.recrawl_after <= 0:
