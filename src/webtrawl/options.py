@@ -269,8 +269,10 @@ _OUTPUT = _group(
         True,
     ),
     Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
-    Option("chunks_to", sink_url, "also write --chunks rows to this sink (repeatable; jsonl:DIR)", True),
-    Option("changes_to", sink_url, "also write --changes rows to this sink (repeatable; jsonl:DIR)", True),
+    Option("chunks_to", sink_url, "also write --chunks rows to this sink (repeatable; jsonl:DIR, module:Class)", True),
+    Option(
+        "changes_to", sink_url, "also write --changes rows to this sink (repeatable; jsonl:DIR, module:Class)", True
+    ),
     Option("on_change", str, "with --changes: shell command run for each change row, the row as JSON on stdin"),
 )
 

@@ -42,7 +42,9 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     rules = tmp_path / "rules.toml"
     rules.write_text(RULES)
     hooked = tmp_path / "hooked.jsonl"
+    copies = tmp_path / "copies"
     args = ("--chunks", "300", "--changes", "--extract", str(rules), "--on-change", f"cat >> {hooked}")
+    args += ("--chunks-to", f"jsonl:{copies / 'chunks'}", "--changes-to", f"jsonl:{copies / 'changes'}")
 
     _round(testweb, out, urls["/"], *args, resumed=False)
     first = records(out, "chunks")
@@ -102,6 +104,8 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     wait_until(lambda: hooked.exists() and len(hooked.read_text().splitlines()) == 5, 30, "five --on-change runs")
     hooks = {json.loads(line)["url"]: json.loads(line) for line in hooked.read_text().splitlines()}
     assert hooks == changes
+    assert records(copies, "chunks") == records(out, "chunks")
+    assert records(copies, "changes") == records(out, "changes")
     counters = stats(out)["counters"]
     assert (counters["changes-changed"], counters["changes-new"], counters["changes-gone"]) == (3, 1, 1)
     assert counters["chunks"] == len(records(out, "chunks"))
@@ -115,6 +119,14 @@ def test_recrawl_after_on_a_crawl_created_without_it_is_one_clear_error(testweb:
     lines = crawl.log().strip().splitlines()
     assert lines[-1].startswith("trawl: error: ") and "without --recrawl-after" in lines[-1]
     assert "Traceback" not in crawl.log()
+
+
+def test_a_sink_that_cannot_hold_chunks_fails_at_start(testweb: TestWeb, tmp_path: Path) -> None:
+    args = ["--chunks", "500", "--chunks-to", f"csv:{tmp_path / 'csv'}", *testweb.crawl_args()]
+    crawl = Crawl(tmp_path / "crawl", [testweb.discovery.watch.url("/"), *args])
+    assert crawl.wait(60) != 0
+    last = crawl.log().strip().splitlines()[-1]
+    assert last.startswith("trawl: error: ") and "not chunks" in last and "Traceback" not in crawl.log()
 
 
 def test_kill_9_and_resume_lose_no_chunk(make_testweb: Callable[..., TestWeb], tmp_path: Path) -> None:
