@@ -109,8 +109,8 @@ def _lease(url: str) -> Lease:
 
 
 async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
+    from webtrawl.extract.hints import RuleHints
     from webtrawl.fetch.client import HttpClient
-    from webtrawl.fetch.rulehints import RuleHints
 
     pages: dict[str, Page] = {}
     hints = RuleHints.from_config(cfg)  # a rules file's headers are sent as in a crawl

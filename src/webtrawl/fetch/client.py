@@ -180,7 +180,7 @@ class HttpClient:
         url_headers: Callable[[str], dict[str, str]] | None = None,
     ) -> None:
         self._cfg = cfg
-        self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: fetch/rulehints.py)
+        self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: extract/hints.py)
         self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(cfg.ip_allow, cfg.ports)
         self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy, nameservers=cfg.nameservers)
         self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}

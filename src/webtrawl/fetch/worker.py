@@ -30,12 +30,11 @@ from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
-from webtrawl.fetch.rulehints import RuleHints
+from webtrawl.formats.recrawl import conditional_headers
 from webtrawl.frontier import Held, Release, UrlAction
 from webtrawl.heap import TRIM_INTERVAL_S, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
-from webtrawl.parse.recrawl import conditional_headers
 from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
 
 if TYPE_CHECKING:
@@ -113,7 +112,7 @@ class _Fetcher:
         if taken:
             log.info("%s took back %d leases of its previous life", self.args.owner, taken)
         self.sender = PageSender(self.args.parser_sockets)
-        hints = RuleHints.from_config(self.cfg)  # a rules file's headers, and what --render auto asks of it
+        hints = self.args.hints(self.cfg) if self.args.hints else None  # a rules file's headers, --render auto
         async with HttpClient(self.cfg, url_headers=hints.headers if hints and hints.has_headers else None) as http:
             self.http = http
             if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)

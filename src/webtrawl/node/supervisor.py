@@ -19,7 +19,7 @@ from collections.abc import Callable
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.logging import RichHandler
 
@@ -43,6 +43,9 @@ from webtrawl.parse.args import ParserArgs
 from webtrawl.store import seal_open_files
 from webtrawl.store.registry import STREAMS
 from webtrawl.store.sinks import seal_left_open
+
+if TYPE_CHECKING:
+    from webtrawl.fetch.route import HintsFactory
 
 log = logging.getLogger("webtrawl.node")
 
@@ -98,6 +101,7 @@ class Node:
         self._lock_file: IO[str] | None = None
         self.ops: Operations | None = None
         self._sampler = ProcessSampler()
+        self._hints: HintsFactory | None = None  # the fetchers' view of the extraction rules (_check_components)
         self._processes: dict[str, dict[str, float]] = {}
         self.log_setup = LogSetup(
             cfg.log_format,
@@ -194,6 +198,9 @@ class Node:
         supervisor stays small (the children import their own)."""
         if self.cfg.extracting():
             from webtrawl.extract import absolute_spec, build_extraction
+            from webtrawl.extract.hints import RuleHints
+
+            self._hints = RuleHints.from_config  # built in each fetcher (fetch does not import extract)
 
             self.cfg.extract = absolute_spec(self.cfg.extract)
             extraction = build_extraction(self.cfg)
@@ -243,6 +250,7 @@ class Node:
         for i in range(cfg.effective_fetchers()):
             fargs = FetcherArgs(cfg, i, redis_url, parser_sockets, self.stop_leasing, budget, self.fetcher_stats.array)
             fargs.pauses = (self.memory_guard.pause, self.disk_full)
+            fargs.hints = self._hints
             self.children.add(Child("fetcher", i, "webtrawl.fetch.worker:run_fetcher", fargs, log_setup=self.log_setup))
         old_int = signal.signal(signal.SIGINT, self._on_signal)
         old_term = signal.signal(signal.SIGTERM, self._on_signal)

@@ -38,6 +38,7 @@ from warcio.warcwriter import WARCWriter
 
 from webtrawl import __version__
 from webtrawl.deflate import MAX_LEVEL, ZLIB
+from webtrawl.formats import recrawl
 from webtrawl.messages import Page
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
 
@@ -228,9 +229,7 @@ class WarcWriter:
         )
 
     def _revisit(self, page: Page, url: str, date: str, profile: str) -> Any:
-        from webtrawl.parse.recrawl import decode  # the state's format lives with the parser
-
-        state = decode(page.recrawl)
+        state = recrawl.decode(page.recrawl)
         http = _AsSent(
             f"{page.status} {page.reason}".strip(), _clean(page.headers), protocol=f"HTTP/{page.http_version}"
         )

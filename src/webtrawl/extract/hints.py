@@ -15,7 +15,10 @@
   rendered). Rules that fail or run past ``--extract-timeout`` here do not cause a render: the parser records the
   failure on the page. Callbacks (``--extract module:function``) are user code with effects, never run here.
 
-Built inside the fetcher process from the config (``from_config``); without a rules file nothing is loaded.
+Built inside the fetcher process from the config (``from_config``); without a rules file nothing is loaded. The
+fetch stage does not import this module (fetch runs before extract): it asks a
+:class:`~webtrawl.fetch.route.PageHints`, and whoever starts a fetcher hands it this class's ``from_config``
+(``FetcherArgs.hints``).
 """
 
 from __future__ import annotations
@@ -24,8 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webtrawl.config import CrawlConfig
-from webtrawl.fetch.client import Response
-from webtrawl.parse.encoding import choose_encoding
+from webtrawl.formats.encoding import choose_encoding
 
 if TYPE_CHECKING:
     from webtrawl.extract.rules import RulesExtractor
@@ -69,7 +71,7 @@ class RuleHints:
                     out.setdefault(name, value)
         return out
 
-    def no_items(self, url: str, resp: Response, payload: bytes) -> bool:
+    def no_items(self, url: str, status: int, headers: list[tuple[str, str]], payload: bytes) -> bool:
         """With ``auto``: whether the page's rule finds no item in the HTTP answer (``payload``: its decoded
         body). False when no rule is for this page, or when the rule fails (the parser records that)."""
         if not self.auto or not any(rule.url.search(url) for rule in self.rules.rules):
@@ -77,11 +79,11 @@ class RuleHints:
         from webtrawl.extract.document import Document
         from webtrawl.extract.limits import TimeLimit, time_limit
 
-        content_type = resp.header("content-type") or "text/html"
+        content_type = next((v for k, v in headers if k.lower() == "content-type"), "") or "text/html"
         codec, _, bom = choose_encoding(payload, content_type)
         text = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
         mime = content_type.split(";", 1)[0].strip().lower()
-        doc = Document(url=url, text=text, status=resp.status, headers=resp.headers, content_type=mime)
+        doc = Document(url=url, text=text, status=status, headers=headers, content_type=mime)
         if self.rules.rule_for(doc) is None:
             return False
         try:
