@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import ExtractionOptions, Limits, RenderOptions
 from webtrawl.fetch.client import Response
 from webtrawl.fetch.render.shell import html_payload, payload_reason
 from webtrawl.messages import Lease
@@ -35,16 +35,16 @@ class PageHints(Protocol):
     def no_items(self, url: str, status: int, headers: list[tuple[str, str]], payload: bytes) -> bool: ...
 
 
-HintsFactory = Callable[[CrawlConfig], PageHints | None]
+HintsFactory = Callable[[ExtractionOptions, RenderOptions], PageHints | None]
 
 
 class RenderRoute:
-    def __init__(self, cfg: CrawlConfig, hints: PageHints | None = None) -> None:
-        self.mode = cfg.render
+    def __init__(self, opts: RenderOptions, limits: Limits, hints: PageHints | None = None) -> None:
+        self.mode = opts.render
         self.hints = hints
-        self.on = cfg.rendering()
-        self._include = [re.compile(p) for p in cfg.render_include]
-        self._max_decompressed = cfg.limits.max_decompressed
+        self.on = opts.enabled()
+        self._include = [re.compile(p) for p in opts.render_include]
+        self._max_decompressed = limits.max_decompressed
         self.hosts: set[str] = set()  # hosts known to need rendering (this process)
 
     def before(self, lease: Lease) -> str:

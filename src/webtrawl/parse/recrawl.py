@@ -76,6 +76,7 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
         last_modified=headers.get("last-modified", previous.last_modified if previous and revisit else ""),
         digest=previous.digest if previous and revisit else payload_digest(page.body),
         date=previous.date if previous and revisit else record.fetch_time,
+        route=lease.route,
     )
     now_ms = round((time.time() if now is None else now) * 1000)
     return state.encode(), now_ms + interval
