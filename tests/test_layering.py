@@ -1,8 +1,10 @@
 """The stages' imports follow the data flow (frontier -> fetch -> parse/extract -> store -> frontier): a stage never
-imports one downstream of it, the option table imports no stage, and the shared formats every stage uses
-(:mod:`webtrawl.formats`) import none. Read from the source with ``ast``, so an import inside a function, under
-``TYPE_CHECKING`` or named by a string (``"webtrawl.parse.process:process_page"``, ``importlib.import_module``)
-counts as much as one at the top of a module."""
+loads one downstream of it, the option table and the config load no stage, and the shared formats every stage uses
+(:mod:`webtrawl.formats`) load none. Read from the source with ``ast``: an import inside a function or under
+``TYPE_CHECKING`` counts as much as one at the top of a module, and so does a module the rule's own modules name by a
+string (``"webtrawl.parse.process:process_page"``, ``importlib.import_module``). The rules hold for what a module
+loads through other modules too: options.py importing a neutral module that imports a stage breaks them. (A string
+is followed only in the modules a rule is about: a package's lazy exports are loaded only when asked for.)"""
 
 from __future__ import annotations
 
@@ -25,31 +27,39 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, modules: set[str]) -> Iterator[str]:
-    """Every module ``path`` imports, anywhere in it (``from a import b``: ``a.b`` if that is one of ``modules``)."""
+def _edges(path: Path, modules: set[str]) -> Iterator[tuple[str, bool]]:
+    """(module, named by a string) for every module ``path`` imports anywhere in it (``from a import b``: ``a.b`` if
+    that is one of ``modules``, else ``a``)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from ((alias.name, False) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
             for alias in node.names:
-                yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                yield (f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base), False
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _NAMED.fullmatch(node.value):
-            yield node.value.partition(":")[0]
+            yield node.value.partition(":")[0], True
 
 
-def _graph() -> dict[str, set[str]]:
+def _graphs() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Each module's imports, and the modules it names by strings."""
     paths = sorted(_ROOT.rglob("*.py"))
     modules = {_module_name(path) for path in paths}
-    return {_module_name(path): set(_imports(path, modules)) for path in paths}
+    imports: dict[str, set[str]] = {}
+    named: dict[str, set[str]] = {}
+    for path in paths:
+        edges = list(_edges(path, modules))
+        imports[_module_name(path)] = {module for module, by_name in edges if not by_name}
+        named[_module_name(path)] = {module for module, by_name in edges if by_name}
+    return imports, named
 
 
-GRAPH = _graph()
+IMPORTS, NAMED = _graphs()
 
 
 def _within(module: str, package: str) -> bool:
@@ -57,19 +67,43 @@ def _within(module: str, package: str) -> bool:
 
 
 def _violations(importers: str, forbidden: tuple[str, ...]) -> list[str]:
-    """``importer -> imported`` for each module in ``importers`` (a package or module) importing a forbidden one."""
+    """``a -> b -> c -> bad`` for each way a module ``a`` of ``importers`` (a package or module) imports a
+    forbidden module, itself or through other modules of webtrawl (``b``, ``c``)."""
+
+    def bad(module: str) -> bool:
+        return any(_within(module, package) for package in forbidden)
+
+    own = [module for module in IMPORTS if _within(module, importers)]
+    by: dict[str, str | None] = dict.fromkeys(own)  # reached module -> the module it was reached from
+    todo = list(own)
+    while todo:  # not into forbidden modules: each way in is reported once, where it enters
+        module = todo.pop()
+        for imported in sorted(IMPORTS[module]):
+            if imported in IMPORTS and imported not in by and not bad(imported):
+                by[imported] = module
+                todo.append(imported)
+
+    def chain(module: str) -> str:
+        links = [module]
+        while (before := by[links[-1]]) is not None:
+            links.append(before)
+        return " -> ".join(reversed(links))
+
     found = set()
-    for module, imported in GRAPH.items():
-        if _within(module, importers):
-            found |= {f"{module} -> {i}" for i in imported for bad in forbidden if _within(i, bad)}
+    for module in by:
+        imported = IMPORTS[module] | (NAMED[module] if module in own else set())
+        found |= {f"{chain(module)} -> {i}" for i in imported if bad(i)}
     return sorted(found)
 
 
 def test_the_graph_sees_imports_in_functions_relative_imports_and_named_modules() -> None:
     """The walk itself: what the rules below rely on it to find."""
-    assert "webtrawl.parse.process" in GRAPH["webtrawl.parse"]  # a lazy export, named by a string
-    assert "webtrawl.node.supervisor" in GRAPH["webtrawl.cli"]  # imported inside a function
-    assert len(GRAPH) > 100
+    assert "webtrawl.parse.process" in NAMED["webtrawl.parse"]  # a lazy export, named by a string
+    assert "webtrawl.node.supervisor" in IMPORTS["webtrawl.cli"]  # imported inside a function
+    assert "webtrawl.fetch.route" in IMPORTS["webtrawl.fetch.args"]  # under TYPE_CHECKING
+    assert len(IMPORTS) > 100
+    through = _violations("webtrawl.parse.recrawl", ("webtrawl.formats.route",))
+    assert through == ["webtrawl.parse.recrawl -> webtrawl.formats.recrawl -> webtrawl.formats.route"]
 
 
 @pytest.mark.parametrize(
@@ -89,7 +123,7 @@ def test_the_graph_sees_imports_in_functions_relative_imports_and_named_modules(
     ],
 )
 def test_stages_import_along_the_data_flow(importers: str, forbidden: tuple[str, ...]) -> None:
-    assert any(_within(module, importers) for module in GRAPH), f"{importers} is gone: update the rule"
+    assert any(_within(module, importers) for module in IMPORTS), f"{importers} is gone: update the rule"
     assert _violations(importers, forbidden) == []
 
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from webtrawl.errors import ConfigError
 
@@ -103,9 +104,12 @@ def parse_headers(items: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def proxy_url(text: Any) -> str:
-    from webtrawl.fetch.proxies import check_proxy
-
-    return check_proxy(str(text))
+    """A proxy URL as given, checked: http:// or https://, a host, no path."""
+    url = str(text)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+        raise ConfigError(f"--proxy wants http://HOST:PORT (or https://), not {url!r}")
+    return url
 
 
 def sink_url(text: Any) -> str:
