@@ -23,17 +23,34 @@ def optional_import(
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        name = package or module.partition(".")[0]
-        raise error(f"{needed_by} needs {name} (pip install 'webtrawl[{extra}]'): {_why(exc)}") from None
+        raise missing_extra(
+            exc, needed_by=needed_by, extra=extra, package=package or module.partition(".")[0], error=error
+        ) from None
+
+
+def missing_extra(
+    exc: ImportError, *, needed_by: str, extra: str, package: str, error: type[InputError] = ConfigError
+) -> InputError:
+    """The error for a failed import of an optional dependency, for modules that import it by name (and keep its
+    types)::
+
+        try:
+            import pymysql
+        except ImportError as exc:
+            raise missing_extra(exc, needed_by="the mysql sink", extra="mysql", package="PyMySQL") from None
+    """
+    return error(f"{needed_by} needs {package} (pip install 'webtrawl[{extra}]'): {_why(exc)}")
 
 
 def _why(exc: ImportError) -> str:
     """The innermost "No module named ..." behind ``exc`` (libraries re-raise it with their own words), else the
     first line of ``exc``."""
-    seen: BaseException | None = exc
+    link: BaseException | None = exc
     found: BaseException = exc
-    while seen is not None:
-        if isinstance(seen, ModuleNotFoundError):
-            found = seen
-        seen = seen.__cause__ or seen.__context__
+    chain: set[int] = set()
+    while link is not None and id(link) not in chain:
+        chain.add(id(link))
+        if isinstance(link, ModuleNotFoundError):
+            found = link
+        link = link.__cause__ or link.__context__
     return (str(found).strip().splitlines() or [type(found).__name__])[0]
