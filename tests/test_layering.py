@@ -3,8 +3,9 @@ loads one downstream of it, the option table and the config load no stage, and t
 (:mod:`webtrawl.formats`) load none. Read from the source with ``ast``: an import inside a function or under
 ``TYPE_CHECKING`` counts as much as one at the top of a module, and so does a module the rule's own modules name by a
 string (``"webtrawl.parse.process:process_page"``, ``importlib.import_module``). The rules hold for what a module
-loads through other modules too: options.py importing a neutral module that imports a stage breaks them. (A string
-is followed only in the modules a rule is about: a package's lazy exports are loaded only when asked for.)"""
+loads through other modules too: options.py importing a neutral module that imports a stage breaks them. Through
+other modules only what loading them loads is followed: not their ``TYPE_CHECKING`` imports, nor their strings (a
+package's lazy exports, :mod:`webtrawl.lazy`, load only when asked for)."""
 
 from __future__ import annotations
 
@@ -27,35 +28,47 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _type_only(tree: ast.Module) -> set[int]:
+    """The ids of the import statements under ``if TYPE_CHECKING:`` (never run)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            found |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    return found
+
+
 def _edges(path: Path, modules: set[str]) -> Iterator[tuple[str, bool]]:
-    """(module, named by a string) for every module ``path`` imports anywhere in it (``from a import b``: ``a.b`` if
-    that is one of ``modules``, else ``a``)."""
+    """(module, loaded) for every module ``path`` imports anywhere in it (``from a import b``: ``a.b`` if that is one
+    of ``modules``, else ``a``). Not loaded: imported under ``TYPE_CHECKING``, or named by a string."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    type_only = _type_only(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            yield from ((alias.name, False) for alias in node.names)
+            yield from ((alias.name, id(node) not in type_only) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
             for alias in node.names:
-                yield (f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base), False
+                module = f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                yield module, id(node) not in type_only
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _NAMED.fullmatch(node.value):
-            yield node.value.partition(":")[0], True
+            yield node.value.partition(":")[0], False
 
 
 def _graphs() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """Each module's imports, and the modules it names by strings."""
+    """Each module's imports that load a module, and those that do not (type-only imports, strings)."""
     paths = sorted(_ROOT.rglob("*.py"))
     modules = {_module_name(path) for path in paths}
     imports: dict[str, set[str]] = {}
     named: dict[str, set[str]] = {}
     for path in paths:
         edges = list(_edges(path, modules))
-        imports[_module_name(path)] = {module for module, by_name in edges if not by_name}
-        named[_module_name(path)] = {module for module, by_name in edges if by_name}
+        imports[_module_name(path)] = {module for module, loaded in edges if loaded}
+        named[_module_name(path)] = {module for module, loaded in edges if not loaded}
     return imports, named
 
 
@@ -100,7 +113,7 @@ def test_the_graph_sees_imports_in_functions_relative_imports_and_named_modules(
     """The walk itself: what the rules below rely on it to find."""
     assert "webtrawl.parse.process" in NAMED["webtrawl.parse"]  # a lazy export, named by a string
     assert "webtrawl.node.supervisor" in IMPORTS["webtrawl.cli"]  # imported inside a function
-    assert "webtrawl.fetch.route" in IMPORTS["webtrawl.fetch.args"]  # under TYPE_CHECKING
+    assert "webtrawl.fetch.route" in NAMED["webtrawl.fetch.args"]  # under TYPE_CHECKING
     assert len(IMPORTS) > 100
     through = _violations("webtrawl.parse.recrawl", ("webtrawl.formats.route",))
     assert through == ["webtrawl.parse.recrawl -> webtrawl.formats.recrawl -> webtrawl.formats.route"]
