@@ -8,7 +8,7 @@ from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import new_urls, release
 from webtrawl.config import CrawlConfig, Limits, RenderOptions
 from webtrawl.extract.hints import RuleHints
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.messages import Lease
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from webtrawl.config import ExtractionOptions, Limits, RenderOptions
-from webtrawl.fetch.client import Response
 from webtrawl.fetch.render.shell import html_payload, payload_reason
+from webtrawl.fetch.response import Response
 from webtrawl.messages import Lease
 
 _MAX_HOSTS = 100_000
