@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import optional_import
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
 from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
 from webtrawl.store.sinks.schema import Kind, Schema
-from webtrawl.store.sinkurl import SinkUrl
 
 if TYPE_CHECKING:
     import pyarrow as pa
