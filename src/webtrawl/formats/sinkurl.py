@@ -1,5 +1,6 @@
-"""Sink URLs: a built-in scheme (``csv:DIR``, ``sqlite:///PATH``, ``postgresql://...``) or a user's class by import
-path (``package.module:Class?key=value&...``).
+"""Sink URLs: a built-in scheme (``csv:DIR``, ``json:FILE``, ``sqlite:///PATH``, ``postgresql://...``,
+``mysql://...``, ``nats://...``, ``amqp://...``) or a user's class by import path
+(``package.module:Class?key=value&...``).
 
 A shared format: the option readers check and normalize sink URLs when the config is read (:mod:`webtrawl.values`,
 which loads no stage), the store opens them. So the built-in kinds' URL forms and streams are here
@@ -32,8 +33,9 @@ ROWS = ("records", "items")  # the streams of keyed rows (every sink beside the 
 
 class SinkKind(msgspec.Struct, frozen=True):
     streams: tuple[str, ...] = ROWS
-    # How the URL reads: "dir" (scheme:DIR, no ?options), "file" (scheme:///relative or ////absolute, ?table=),
-    # "url" (a server URL whose ?table= is ours and the rest is the driver's).
+    # How the URL reads: "dir" (scheme:DIR, no ?options), "path" (scheme:FILE, no ?options), "file"
+    # (scheme:///relative or ////absolute, ?table=), "url" (a server URL whose ?table= is ours and the rest is the
+    # driver's or the sink's).
     form: str = "dir"
 
 
@@ -44,8 +46,19 @@ KINDS: dict[str, SinkKind] = {
     "parquet": SinkKind(),
     "sqlite": SinkKind(form="file"),
     "postgresql": SinkKind(form="url"),
+    "mysql": SinkKind(form="url"),
+    "nats": SinkKind(form="url"),
+    "amqp": SinkKind(form="url"),
+    "amqps": SinkKind(form="url"),
+    "json": SinkKind(form="path"),
 }
-ALIASES = {"postgres": "postgresql", "postgresql+psycopg": "postgresql", "sqlite3": "sqlite"}
+ALIASES = {
+    "postgres": "postgresql",
+    "postgresql+psycopg": "postgresql",
+    "sqlite3": "sqlite",
+    "mariadb": "mysql",
+    "mysql+pymysql": "mysql",
+}
 
 
 class SinkUrl(msgspec.Struct, frozen=True):
@@ -117,7 +130,8 @@ def normalize(url: str) -> str:
     if row.form == "url":
         return url
     if not spec.target:
-        raise ConfigError(f"sink {spec.name!r}: name a directory ({spec.scheme}:DIR)")
+        example = f"a file ({spec.scheme}:FILE)" if row.form == "path" else f"a directory ({spec.scheme}:DIR)"
+        raise ConfigError(f"sink {spec.name!r}: name {example}")
     path = Path(spec.target).expanduser().absolute()
     if row.form == "file":
         query = url.partition("?")[2]

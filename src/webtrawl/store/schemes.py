@@ -23,4 +23,9 @@ BUILTIN: dict[str, Builtin] = {
     ),
     "sqlite": Builtin("webtrawl.store.sinks.sqlite:open_sqlite"),
     "postgresql": Builtin("webtrawl.store.sinks.postgres:open_postgres"),
+    "mysql": Builtin("webtrawl.store.sinks.mysql:open_mysql"),
+    "nats": Builtin("webtrawl.store.sinks.natssink:open_nats"),
+    "amqp": Builtin("webtrawl.store.sinks.amqpsink:open_amqp"),
+    "amqps": Builtin("webtrawl.store.sinks.amqpsink:open_amqp"),  # TLS: the URL keeps its scheme
+    "json": Builtin("webtrawl.store.sinks.jsonsink:open_json", seal_dir="webtrawl.store.sinks.jsonsink:rebuild_left"),
 }
