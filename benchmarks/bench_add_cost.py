@@ -2,6 +2,9 @@
 
 Per page, in one process (the links of each page are extracted beforehand: the HTML parse is not measured here):
 
+Pages: the 181 real corpus pages (each of another site), or with ``--web`` the first 1000 corpus-backed pages of
+the bench's test web (the corpus pages with the model's links inserted, many pages per host, its crawl's scope).
+
 * ``links``: :func:`webtrawl.parse.links.follow_links` (canonicalization, per-page de-duplication, scope,
   address policy, trap checks) turning the page's hrefs into NewUrls;
 * ``args``: the add.lua arguments of those NewUrls (:class:`webtrawl.frontier.adding.AddBatch`: host runs,
@@ -28,11 +31,12 @@ import uuid
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
+_WEB_PAGES = 1000
 
 
-def _child(redis_url: str) -> dict[str, float]:
+def _child(redis_url: str, web: bool) -> dict[str, float]:
     sys.path.insert(0, str(_HERE))
-    from bench_parse import _DEFAULT_CORPUS, load_pages, make_context
+    from bench_parse import _DEFAULT_CORPUS, load_pages, load_web_pages, make_context, make_web_context
 
     from webtrawl.config import Limits
     from webtrawl.frontier.adding import AddBatch
@@ -42,10 +46,15 @@ def _child(redis_url: str) -> dict[str, float]:
     from webtrawl.parse.links import follow_links
     from webtrawl.parse.traps import TrapGuard
 
-    pages = load_pages(_DEFAULT_CORPUS)
-    links = [extract(gzip.decompress(page.body), "webtrawl").links for page in pages]
-    limits = Limits()
-    ctx = dataclasses.replace(make_context(), traps=TrapGuard(limits.max_path_repeats, limits.max_query_variants))
+    if web:  # the bench's test web: corpus pages with the model's links, in its crawl's scope
+        pages = load_web_pages(_DEFAULT_CORPUS, _WEB_PAGES)
+        links = [extract(page.body, "webtrawl").links for page in pages]
+        ctx = make_web_context()
+    else:
+        pages = load_pages(_DEFAULT_CORPUS)
+        links = [extract(gzip.decompress(page.body), "webtrawl").links for page in pages]
+        limits = Limits()
+        ctx = dataclasses.replace(make_context(), traps=TrapGuard(limits.max_path_repeats, limits.max_query_variants))
     cpu = time.process_time()
     new_urls = [follow_links(p, ctx, p.lease.url, hrefs, {}, []) for p, hrefs in zip(pages, links, strict=True)]
     links_ms = (time.process_time() - cpu) * 1000 / len(pages)
@@ -104,11 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
     ap.add_argument("--redis", action="store_true", help="also add through a real redis-server")
+    ap.add_argument("--web", action="store_true", help="the first 1000 corpus-backed pages of the bench's test web")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--redis-url", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.redis_url)))
+        print(json.dumps(_child(args.redis_url, args.web)))
         return 0
     sys.path.insert(0, str(_HERE))
     from _abab import run
@@ -118,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-add-") as tmp:
         server = EmbeddedRedis(Path(tmp)).start() if args.redis else None
         try:
-            extra = ["--redis-url", server.url] if server is not None else []
+            extra = (["--redis-url", server.url] if server is not None else []) + (["--web"] if args.web else [])
             run(Path(__file__), args.baseline, args.rounds, extra, _show)
         finally:
             if server is not None:
