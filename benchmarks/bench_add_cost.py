@@ -30,9 +30,11 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 
 _HERE = Path(__file__).resolve().parent
 _WEB_PAGES = 1000
@@ -88,7 +90,7 @@ def _child(redis_url: str, web: bool) -> dict[str, float]:
     return out
 
 
-def _redis(url: str, new_urls: list[list[object]]) -> dict[str, float]:
+def _redis(url: str, new_urls: Sequence[Sequence[Any]]) -> dict[str, float]:
     """Each pass ``_PASSES`` times (the server's CPU time is counted in 10 ms ticks): into a fresh crawl, all new,
     then by ``_PASSES`` more frontier clients (other parsers, each its own recent set) into the last one, all seen."""
     from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
@@ -100,14 +102,14 @@ def _redis(url: str, new_urls: list[list[object]]) -> dict[str, float]:
         settings = FrontierSettings(prefix=f"b{uuid.uuid4().hex[:8]}", shards=4, expected_urls=1_000_000)
         frontier = RedisFrontier.open(client, settings)
         for urls in new_urls:
-            frontier.add(urls)  # type: ignore[arg-type]
+            frontier.add(urls)
     client_ms = (time.process_time() - cpu) * 1000 / pages
     redis_us = (_server_us(client) - before) / pages
     others = [RedisFrontier.open(client, settings) for _ in range(_PASSES)]
     before = _server_us(client)
     for other in others:
         for urls in new_urls:
-            other.add(urls)  # type: ignore[arg-type]
+            other.add(urls)
     seen_us = (_server_us(client) - before) / pages
     client.flushall()
     return {"redis us": redis_us, "redis us (seen)": seen_us, "client add ms": client_ms}
