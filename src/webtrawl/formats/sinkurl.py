@@ -41,7 +41,7 @@ class SinkKind(msgspec.Struct, frozen=True):
 
 KINDS: dict[str, SinkKind] = {
     "warc": SinkKind(("warc",)),
-    "jsonl": SinkKind((*ROWS, "dropped")),
+    "jsonl": SinkKind((*ROWS, "dropped", "chunks", "changes")),
     "csv": SinkKind(),
     "parquet": SinkKind(),
     "sqlite": SinkKind(form="file"),
