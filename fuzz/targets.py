@@ -23,9 +23,10 @@ from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, BadUrl, DecompressionBomb, InputError, SchemeError
+from webtrawl.formats import canonicalize
+from webtrawl.formats.encoding import choose_encoding, decode_html, header_charset
 from webtrawl.messages import Lease, Page
-from webtrawl.parse import ParseContext, Scope, canonicalize, process_page
-from webtrawl.parse.encoding import choose_encoding, decode_html, header_charset
+from webtrawl.parse import ParseContext, Scope, process_page
 from webtrawl.parse.html import extract, header_directives, refresh_target
 from webtrawl.parse.sitemap import parse as parse_sitemap
 from webtrawl.parse.traps import TrapGuard

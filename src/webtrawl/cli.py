@@ -225,13 +225,16 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
         from webtrawl.fetch.base import check_fetchers
 
         check_fetchers(cfg.fetch.fetcher)
-    if cfg.output.items_to or cfg.output.records_to:
+    out = cfg.output
+    if out.items_to or out.records_to or out.chunks_to or out.changes_to:
         from webtrawl.store.registry import probe
 
-        for url in cfg.output.items_to:
-            probe(url, "items")
-        for url in cfg.output.records_to:
-            probe(url, "records")
+        for stream, urls in (("items", out.items_to), ("records", out.records_to)):
+            for url in urls:
+                probe(url, stream)
+        for stream, urls in (("chunks", out.chunks_to), ("changes", out.changes_to)):
+            for url in urls:
+                probe(url, stream)
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:
@@ -241,10 +244,10 @@ def _cmd_crawl(ns: argparse.Namespace) -> int:
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
+    from webtrawl.formats.sinkurl import normalize
     from webtrawl.node.stats import crawl_id_of
     from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
-    from webtrawl.store.sinkurl import normalize
 
     urls = [normalize(url) for url in ns.to]
     for url in urls:

@@ -307,7 +307,7 @@ def header_pair(item: str) -> tuple[str, str]:
 
 def sink_url(text: Any) -> str:
     """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
-    from webtrawl.store.sinkurl import normalize
+    from webtrawl.formats.sinkurl import normalize
 
     return normalize(str(text))
 

@@ -32,7 +32,7 @@ from webtrawl.fetch import client as client_module
 from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.wire import open_socket
-from webtrawl.parse import canonicalize
+from webtrawl.formats import canonicalize
 
 # (case, host as a page would write it): each reaches the refused server if the policy lets it through.
 CASES = [

@@ -16,7 +16,7 @@ import pytest
 from tests.fetch.test_addr_attack import ON_LOOPBACK
 from tests.fixtures.attack_web import AttackWeb
 from tests.node.crawlrun import Crawl, records
-from webtrawl.parse import canonicalize
+from webtrawl.formats import canonicalize
 
 pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
 if shutil.which("chromium") is None:

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.config import Limits, Politeness
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
+from webtrawl.formats.canonical import canonicalize
+from webtrawl.formats.encoding import choose_encoding
 from webtrawl.messages import NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
-from webtrawl.parse.canonical import canonicalize
 from webtrawl.parse.decompress import content_codings, decompress
-from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract, header_directives
 from webtrawl.parse.links import drop, drop_all, follow_links, refusal
 from webtrawl.parse.recrawl import revisit_kind, sitemap_hint
@@ -31,7 +31,7 @@ from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, may_be_sitemap
 from webtrawl.parse.sitemap import parse as parse_sitemap
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
-from webtrawl.store.base import PageRecord
+from webtrawl.store.base import Change, Chunk, PageRecord
 
 if TYPE_CHECKING:  # extraction (parsel, lxml) is imported only by parsers that extract
     from webtrawl.extract import Document, Extraction
@@ -86,6 +86,8 @@ class Processed:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)  # the fields of each item extraction produced
     hints: list[RecrawlHint] = field(default_factory=list)  # a sitemap's lastmod/changefreq (--recrawl-after)
+    chunks: list[Chunk] = field(default_factory=list)  # --chunks: rows (parse/tracking.py fills them per batch)
+    changes: list[Change] = field(default_factory=list)  # --changes: the page's change row, if it changed
 
 
 def _iso(ts: float) -> str:

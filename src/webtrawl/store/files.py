@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import Drop, PageOutput, Sink, SinkContext
 from webtrawl.store.jsonl import JsonlWriter
 from webtrawl.store.recovery import seal_open_files
 from webtrawl.store.sinks.files import check_writable
 from webtrawl.store.sinks.rows import Rows
-from webtrawl.store.sinkurl import SinkUrl
 from webtrawl.store.warc import WarcWriter
 
 _DEDUP = 65_536
@@ -97,6 +97,14 @@ def records_of(batch: Sequence[PageOutput]) -> list[Any]:
 
 def items_of(batch: Sequence[PageOutput]) -> list[Any]:
     return [item for out in batch for item in out.items]
+
+
+def chunks_of(batch: Sequence[PageOutput]) -> list[Any]:
+    return [chunk for out in batch for chunk in out.chunks]
+
+
+def changes_of(batch: Sequence[PageOutput]) -> list[Any]:
+    return [change for out in batch for change in out.changes]
 
 
 class DroppedSink(JsonlSink):
@@ -172,4 +180,4 @@ def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, spec.name if spec.target else "")
 
 
-_LINES = {"records": records_of, "items": items_of}
+_LINES = {"records": records_of, "items": items_of, "chunks": chunks_of, "changes": changes_of}
