@@ -53,6 +53,7 @@ def _context() -> ParseContext:
         scope=Scope("any", [], [], []),
         url_allowed=AddressPolicy().url_allowed,
         traps=TrapGuard(3, 100),
+        recrawl_after=86400.0,  # sitemaps' and feeds' dates are read too
     )
 
 

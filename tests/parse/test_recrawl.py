@@ -67,6 +67,9 @@ def test_a_sitemaps_changefreq_is_the_first_interval_within_bounds_and_lastmod_i
     assert iso_time("2026-11-02") == "2026-11-02T00:00:00.000Z"
     assert iso_time("Mon, 02 Nov 2026 10:00:00 GMT") == "2026-11-02T10:00:00.000Z"  # a feed's pubDate
     assert iso_time("last tuesday") == ""
+    # a stranger's sitemap or feed: dates out of any range are no date (they raised OverflowError)
+    assert iso_time("0001-01-01T00:00:00+01:00") == iso_time("9999-12-31T23:00:00-05:00") == ""
+    assert iso_time("Mon, 02 Nov 25555555555555555555555 10:00:00 GMT") == ""
     # a URL's first fetch starts from its hint (as the recrawl set holds it), bounded by this page's D
     state, due = _fetched(recrawl="~3600000")
     assert decode(state).interval_ms == 800_000 and due == 1_800_000  # type: ignore[union-attr]

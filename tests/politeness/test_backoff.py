@@ -26,6 +26,8 @@ POL = Politeness(delay=1.0, max_crawl_delay=30.0, backoff_max=600.0)
         ("-5", None),
         ("soon", None),
         ("", None),
+        ("1 Oct 25555555555555555555555 07:00:00 GMT", None),  # a year past a C long: it raised OverflowError
+        ("1 Oct 99999 07:00:00 GMT", None),
     ],
 )
 def test_parse_retry_after(value: str, expected: float | None) -> None:

@@ -103,9 +103,12 @@ def iso_time(text: str) -> str:
     except ValueError:
         try:
             when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: a year past a C long
             return ""
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    when = when.astimezone(UTC)
+    try:
+        when = when.astimezone(UTC)
+    except OverflowError:  # 0001-01-01 east of UTC or 9999-12-31 west of it: no such UTC time (found by fuzzing)
+        return ""
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"

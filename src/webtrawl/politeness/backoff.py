@@ -68,7 +68,7 @@ def parse_retry_after(value: str, now: float) -> float | None:
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # a year past C's long overflows (found by fuzzing)
         return None
     if when.tzinfo is None:  # RFC 9110 dates are GMT; a zone-less one is read as such
         when = when.replace(tzinfo=datetime.UTC)
