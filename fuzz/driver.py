@@ -46,7 +46,8 @@ def main(name: str, argv: list[str]) -> None:
     with atheris.instrument_imports(include=["webtrawl"]):
         from fuzz.targets import HARNESSES
     seeds = ROOT / "fuzz" / "corpus" / name
-    args = [argv[0], *argv[1:]]
+    # -merge=1 and -fork run argv[0] as a command: FUZZ_ARGV0 names an executable wrapper (python + this script)
+    args = [os.environ.get("FUZZ_ARGV0", argv[0]), *argv[1:]]
     if seeds.is_dir():
         args.append(str(seeds))
     harness = HARNESSES[name]
