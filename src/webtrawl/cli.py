@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from webtrawl.options import OPTIONS
 
 EXIT_INPUT = 2
 EXIT_STATE = 3
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -171,33 +173,18 @@ def _cmd_stop(ns: argparse.Namespace) -> int:
 
 def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     """Flags over env over TOML over the settings saved by an earlier run of the same crawl (resume)."""
-    from webtrawl.node.saved import load_saved_settings
+    from webtrawl.api.options import crawl_config
 
     flags = {name: getattr(ns, name, None) for name in _option_names()}
-    out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
-    saved = load_saved_settings(out) if out is not None else None
-    cfg = load(flags, config_file=ns.config, seeds=ns.urls, saved=saved)
-    if cfg.out is None:
-        raise InputError("--out DIR is required: it holds the crawl's state and output")
-    _probe_sinks(cfg)
-    return cfg
-
-
-def _probe_sinks(cfg: CrawlConfig) -> None:
-    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
-    if cfg.items_to or cfg.records_to:
-        from webtrawl.store.sinks import probe
-
-        for url in cfg.items_to:
-            probe(url, "items")
-        for url in cfg.records_to:
-            probe(url, "records")
+    return crawl_config(flags, seeds=ns.urls, config_file=ns.config, env=os.environ)
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:
-    from webtrawl.node.supervisor import Node
+    """The command line is a shell over the Python API: the same crawl, configured from flags, TOML and env."""
+    from webtrawl.api import Crawler
 
-    return Node(_crawl_config(ns)).run()
+    result = Crawler.from_config(_crawl_config(ns), configure_logging=True).run()
+    return EXIT_INTERRUPTED if result.interrupted else 0
 
 
 def _cmd_stats(ns: argparse.Namespace) -> int:
@@ -262,4 +249,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"trawl: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

@@ -192,6 +192,8 @@ def _apply(cfg: CrawlConfig, opt: Option, raw: Any, source: str) -> None:
             value: Any = [opt.parse(item) for item in items]
         else:
             value = opt.parse(raw)
+    except ConfigError:
+        raise  # already one line naming the option (a proxy or sink URL's own check)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{source}: {opt.name.replace('_', '-')}: {exc}") from None
     _set(cfg, opt, value)
