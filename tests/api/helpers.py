@@ -8,7 +8,7 @@ from typing import Any
 
 from webtrawl import CrawlResult
 from webtrawl.options import BY_NAME
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 
 def web_options(web: TestWeb) -> dict[str, Any]:

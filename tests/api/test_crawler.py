@@ -22,7 +22,7 @@ from tests.api.helpers import html_pages, out_files, small_crawl, title_per_page
 from tests.api.pages import title
 from webtrawl import ConfigError, Crawler, CrawlResult
 from webtrawl.cli import main
-from webtrawl.testweb import TestWeb, WebOptions
+from webtrawl_testweb import TestWeb, WebOptions
 
 SCRIPT = """
 import json, sys
