@@ -8,5 +8,6 @@ pytest_plugins = [
     "tests.fixtures.web_fixtures",
     "tests.fixtures.cluster_fixtures",
     "tests.fixtures.trickle_web",
+    "tests.fixtures.shop_web",
     "tests.fixtures.postgres_fixtures",
 ]

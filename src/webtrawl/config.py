@@ -112,6 +112,7 @@ class CrawlConfig:
     max_memory: int = 0
     progress: str = "auto"
     extract: str = ""  # rules file (.toml) or Python callback (module:function); built in each parser
+    spider: str = ""  # a webtrawl.Spider subclass (module:Class); built in each parser, instead of extract
     text: bool = False
     scrub_pii: bool = False
     extract_timeout: float = 5.0
@@ -160,7 +161,11 @@ class CrawlConfig:
 
     def extracting(self) -> bool:
         """Whether parsers run the extraction stage (items and/or main text); without it they never load it."""
-        return bool(self.extract or self.text)
+        return self.extracts_items() or self.text
+
+    def extracts_items(self) -> bool:
+        """Whether the crawl has items: an --extract rules file or callback, or a --spider."""
+        return bool(self.extract or self.spider)
 
     def rendering(self) -> bool:
         """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
@@ -294,9 +299,11 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError(f"--node-id must be letters, digits, '.', '_' or '-' (at most 64), not {cfg.node_id!r}")
     if not cfg.jsonl and not cfg.records_to:
         raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
-    if cfg.items_to and not cfg.extract:
-        raise ConfigError("--items-to needs --extract: without it a crawl has no items")
-    if cfg.extract and not cfg.jsonl and not cfg.items_to:
+    if cfg.extract and cfg.spider:
+        raise ConfigError("--extract and --spider are two ways to extract: give one of them")
+    if cfg.items_to and not cfg.extracts_items():
+        raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
+    if cfg.extracts_items() and not cfg.jsonl and not cfg.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
     parse_headers(cfg.header)
     for pattern in cfg.render_include:

@@ -249,6 +249,12 @@ OPTIONS: tuple[Option, ...] = (
         str,
         "extract items with a rules file (rules.toml) or a Python callback (package.module:function, file.py:function)",
     ),
+    Option(
+        "spider",
+        str,
+        "extract items with a webtrawl.Spider subclass (package.module:Class, file.py:Class): its start_urls are "
+        "seeds, each page goes to the callback its link names (instead of --extract)",
+    ),
     Option("text", parse_bool, "add each HTML page's main text, title, author, date and language to its record"),
     Option("scrub_pii", parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
     Option(

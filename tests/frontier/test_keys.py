@@ -45,7 +45,7 @@ def test_split_url_rejects_what_is_not_absolute(url: str) -> None:
 def test_entry_round_trip(depth: int, hops: int, retries: int, priority: int, rest: str) -> None:
     entry = decode_entry(encode_meta(depth, hops, retries, priority) + rest, "http://h.test")
     url = rest if rest.startswith("https:") else "http://h.test" + rest
-    assert entry == (url, depth, hops, retries, priority)
+    assert entry == (url, depth, hops, retries, priority, "")
 
 
 def test_an_entry_costs_its_path_plus_one_byte() -> None:

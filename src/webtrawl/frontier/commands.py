@@ -21,6 +21,7 @@ from webtrawl.frontier.adding import AddBatch, Segment
 from webtrawl.frontier.base import AddResult, Counters, Held, Release
 from webtrawl.frontier.bloom import bloom_size
 from webtrawl.frontier.keys import (
+    Entry,
     decode_entry,
     meta_key,
     seeds_key,
@@ -185,9 +186,7 @@ class FrontierCore:
                     host = _text(reply[i + 1])
                     entry = decode_entry(_text(reply[i + 3]), _text(reply[i + 2]))
                     render = bool(_text(reply[i + 4]))
-                    leases.append(
-                        Lease(_text(reply[i]), shard, host, entry.url, entry.depth, entry.hops, entry.retries, render)
-                    )
+                    leases.append(_lease(_text(reply[i]), shard, host, entry, render))
         return leases
 
     def mark_render(self, host: str) -> Steps[None]:
@@ -229,9 +228,7 @@ class FrontierCore:
             for i in range(0, len(flat), 5):
                 index = members[shard][int(flat[i]) - 1]
                 entry = decode_entry(_text(flat[i + 3]), _text(flat[i + 2]))
-                lease = Lease(
-                    _text(flat[i + 1]), shard, releases[index].host, entry.url, entry.depth, entry.hops, entry.retries
-                )
+                lease = _lease(_text(flat[i + 1]), shard, releases[index].host, entry)
                 held[index] = Held(lease, max(0, int(flat[i + 4])))
         for r, h in zip(releases, held, strict=True):
             if not r.failed and h is None:
@@ -364,3 +361,7 @@ def first_error(replies: Sequence[Any]) -> None:
 
 
 __all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "noscript_retry", "open_core"]
+
+
+def _lease(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:
+    return Lease(token, shard, host, entry.url, entry.depth, entry.hops, entry.retries, render, entry.route)

@@ -99,6 +99,7 @@ class Node:
         self._lock_file: IO[str] | None = None
         self.ops: Operations | None = None
         self._sampler = ProcessSampler()
+        self.start_urls: list[str] = []  # --spider: the spider's start_urls, seeds like the command line's
         self._processes: dict[str, dict[str, float]] = {}
         self.log_setup = LogSetup(
             cfg.log_format,
@@ -149,7 +150,7 @@ class Node:
 
     def _seed(self, frontier: RedisFrontier) -> list[str]:
         new_seeds: list[str] = []
-        for batch in iter_seeds([*self.cfg.seeds, *self.cfg.sitemap], self.cfg.seeds_file):
+        for batch in iter_seeds([*self.cfg.seeds, *self.start_urls, *self.cfg.sitemap], self.cfg.seeds_file):
             frontier.add(batch)
             new_seeds.extend(u.url for u in batch[: _MAX_SEED_HOSTS - len(new_seeds)])
         if new_seeds:
@@ -197,7 +198,9 @@ class Node:
             from webtrawl.extract import absolute_spec, build_extraction
 
             self.cfg.extract = absolute_spec(self.cfg.extract)
+            self.cfg.spider = absolute_spec(self.cfg.spider)
             extraction = build_extraction(self.cfg)
+            self.start_urls = extraction.start_urls() if extraction is not None else []
             if extraction is not None and self.cfg.recrawl_after <= 0 and extraction.sets_recrawl():
                 raise InputError(
                     f"{self.cfg.extract}: a rule's recrawl_after needs --recrawl-after (which starts rounds)"

@@ -79,10 +79,10 @@ def sink_specs(cfg: CrawlConfig) -> list[tuple[str, str]]:
     specs = [("warc", "warc:")] if cfg.warc else []
     specs += [("records", "jsonl:")] if cfg.jsonl else []
     specs += [("dropped", "jsonl:")]
-    if cfg.extract and cfg.jsonl:
+    if cfg.extracts_items() and cfg.jsonl:
         specs.append(("items", "jsonl:"))
     specs += [("records", url) for url in cfg.records_to]  # store/sinks/: csv, parquet, sqlite, postgresql
-    if cfg.extract:
+    if cfg.extracts_items():
         specs += [("items", url) for url in cfg.items_to]
     return specs
 
