@@ -15,6 +15,7 @@ PUBLIC = [
     "Follow",
     "InputError",
     "Page",
+    "Spider",
     "StateError",
     "WebtrawlError",
     "__version__",

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from tests.fixtures.shop_web import ShopWeb
 from webtrawl import CrawlResult
 from webtrawl.options import BY_NAME
 from webtrawl_testweb import TestWeb
@@ -13,7 +14,10 @@ from webtrawl_testweb import TestWeb
 
 def web_options(web: TestWeb) -> dict[str, Any]:
     """The test web's confining flags (``--resolve``, ``--ip-allow``, ``--ports``, ``--ca-file``) as keywords."""
-    args = web.crawl_args()
+    return _options_of(web.crawl_args())
+
+
+def _options_of(args: list[str]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for flag, value in zip(args[::2], args[1::2], strict=True):
         name = flag.removeprefix("--").replace("-", "_")
@@ -42,6 +46,22 @@ def title_per_page(result: CrawlResult) -> Counter[str]:
     items = list(result.items())
     assert all(set(i) == {"url", "fetch_time", "index", "fields"} and set(i["fields"]) == {"title"} for i in items)
     return Counter(i["url"] for i in items)
+
+
+def shop_options(shop: ShopWeb, **options: Any) -> dict[str, Any]:
+    """A quick crawl of the shop, seeded with its home page."""
+    quick = {"delay": 0.05, "fetchers": 1, "parsers": 2, "urls": [shop.url("/")]}
+    return {**_options_of(shop.crawl_args()), **quick, **options}
+
+
+def check_shop(shop: ShopWeb, result: CrawlResult) -> None:
+    """Every product once, with its name and the category of the listing that led to it."""
+    items = list(result.items())
+    assert Counter(i["url"] for i in items) == {url: 1 for url in shop.category_of}
+    for item in items:
+        assert item["fields"]["category"] == shop.category_of[item["url"]]
+        assert item["fields"]["name"] == "Product " + item["url"].rsplit("/", 1)[1]
+    assert result.stats["items"] == len(items)
 
 
 def out_files(out: Path, stream: str) -> list[Path]:

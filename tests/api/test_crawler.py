@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.api.helpers import html_pages, out_files, small_crawl, title_per_page
-from tests.api.pages import title
+from tests.api.helpers import check_shop, html_pages, out_files, shop_options, small_crawl, title_per_page
+from tests.api.pages import Shop, title
+from tests.fixtures.shop_web import ShopWeb
 from webtrawl import ConfigError, Crawler, CrawlResult
 from webtrawl.cli import main
 from webtrawl_testweb import TestWeb, WebOptions
@@ -108,14 +109,13 @@ def test_code_defined_in_a_notebook_or_repl_is_refused_with_one_clear_message(tm
     )
 
 
-def test_a_thread_of_another_program_crawls_and_leaves_its_signals_and_logging_alone(
-    make_testweb: Callable[..., TestWeb], tmp_path: Path
+def test_a_spider_in_a_thread_of_another_program_scrapes_the_shop_and_leaves_signals_and_logging_alone(
+    shop_web: ShopWeb, tmp_path: Path
 ) -> None:
-    web = _small_web(make_testweb)
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     sigint, sigterm = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    crawler = Crawler(title, out=tmp_path / "crawl", urls=web.seeds(2), **small_crawl(web))
+    crawler = Crawler(Shop, out=tmp_path / "crawl", **shop_options(shop_web))
     outcome: list[CrawlResult | BaseException] = []
 
     def work() -> None:
@@ -134,7 +134,7 @@ def test_a_thread_of_another_program_crawls_and_leaves_its_signals_and_logging_a
     assert root.level == level
     [result] = outcome
     assert isinstance(result, CrawlResult), result
-    _check_titles(web, result)
+    check_shop(shop_web, result)
 
 
 def test_arun_crawls_from_asyncio_while_the_loop_goes_on(make_testweb: Callable[..., TestWeb], tmp_path: Path) -> None:

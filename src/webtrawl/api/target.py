@@ -33,9 +33,11 @@ def target_options(target: object) -> dict[str, str]:
     if isinstance(target, str | Path):
         return {"extract": str(target)}
     if isinstance(target, type):
-        if not callable(getattr(target, "parse", None)):
+        from webtrawl.extract.spider import Spider
+
+        if not issubclass(target, Spider):
             raise ConfigError(
-                f"{target.__qualname__} is not a Spider: a Spider subclass has a parse(self, page) method"
+                f"{target.__qualname__} is not a subclass of webtrawl.Spider"
             )
         return {"spider": _import_name(target)}
     if callable(target) and hasattr(target, "__qualname__"):
