@@ -36,9 +36,7 @@ def target_options(target: object) -> dict[str, str]:
         from webtrawl.extract.spider import Spider
 
         if not issubclass(target, Spider):
-            raise ConfigError(
-                f"{target.__qualname__} is not a subclass of webtrawl.Spider"
-            )
+            raise ConfigError(f"{target.__qualname__} is not a subclass of webtrawl.Spider")
         return {"spider": _import_name(target)}
     if callable(target) and hasattr(target, "__qualname__"):
         return {"extract": _import_name(target)}
