@@ -29,7 +29,7 @@ SCRIPT = """
 import json, sys
 from webtrawl import Crawler
 
-def parse(page):  # defined in the script: the crawler's parsers find it as __main__:parse
+def parse(page):  # defined in the script: the crawler's parsers import it from the script's file
     yield {"title": page.css("h1::text").get()}
 
 if __name__ == "__main__":
@@ -71,6 +71,8 @@ def test_a_script_with_the_main_guard_crawls_with_a_callback_defined_in_it(
     done = _run_script(tmp_path, SCRIPT, json.dumps(options), str(out))
     assert done.returncode == 0, done.stderr[-4000:]
     printed = json.loads(done.stdout)
+    saved = json.loads((out / "crawl.json").read_text())  # the script by its file: a command line resume finds it
+    assert saved["extract"] == f"{(tmp_path / 'scrape.py').resolve()}:parse"
     result = CrawlResult(out, printed["stats"])
     _check_titles(web, result)
     assert printed["items"] == list(result.items())

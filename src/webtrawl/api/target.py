@@ -5,8 +5,9 @@ The crawler's parsers are separate processes started with ``spawn``: they import
 
 * a ``Spider`` subclass -> ``spider = "module:QualName"``; a function -> ``extract = "module:qualname"``; a string
   or path (a rules file, ``module:function`` or ``file.py:function``) -> ``extract``, as ``--extract`` takes it;
-* code defined in the script being run is ``__main__:Name``: a spawned child runs the script again as
-  ``__mp_main__`` (multiprocessing's own rule) and finds it there, so the script must start its crawl under
+* code defined in the script being run is named by the script's file (``/path/shop.py:Shop``, as ``--spider`` takes
+  it, so a resume from the command line finds it too) or, under ``python -m``, its module. A spawned child runs the
+  script again anyway (as ``__mp_main__``: multiprocessing's own rule), so the script must start its crawl under
   ``if __name__ == "__main__":``, or every child would start a crawl of its own. That is checked before anything
   starts (:func:`check_main_guard`), and again in a child should the check have missed it;
 * code typed into a notebook or a REPL has no file a child could run: one clear error.
@@ -57,12 +58,27 @@ def _import_name(obj: Any) -> str:
         raise ConfigError(
             f"{qualname} cannot be imported as {module}:{qualname}: define it at the top level of a module"
         )
-    if module == "__main__" and not _main_file():
+    if module == "__main__":
+        module = _main_import_name(qualname)
+    return f"{module}:{qualname}"
+
+
+def _main_import_name(qualname: str) -> str:
+    """What the script being run is imported as elsewhere: its module name (``python -m pkg.script``) or its file
+    (``python script.py``; a resume from the command line finds it there too)."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if isinstance(name, str) and name != "__main__":
+        return name
+    path = _main_file()
+    if path is None:
         raise ConfigError(
             f"{qualname} is defined in an interactive session (a notebook or a REPL), which the crawler's processes "
             f"cannot import: put it in a .py file and import it from there"
         )
-    return f"{module}:{qualname}"
+    if not path.endswith(".py"):
+        return "__main__"  # a script without .py is not importable from its file; a child's __mp_main__ is it
+    return str(Path(path).resolve())
 
 
 def _main_file() -> str | None:
