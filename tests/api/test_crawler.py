@@ -21,6 +21,7 @@ import pytest
 from tests.api.helpers import check_shop, html_pages, out_files, shop_options, small_crawl, title_per_page
 from tests.api.pages import Shop, title
 from tests.fixtures.shop_web import ShopWeb
+from tests.node.crawlrun import stats
 from webtrawl import ConfigError, Crawler, CrawlResult
 from webtrawl.cli import main
 from webtrawl_testweb import TestWeb, WebOptions
@@ -154,6 +155,27 @@ def test_arun_crawls_from_asyncio_while_the_loop_goes_on(make_testweb: Callable[
     result, ticks = asyncio.run(both())
     assert ticks > 10  # the event loop ran while the crawl did
     _check_titles(web, result)
+
+
+def test_cancelling_arun_stops_the_crawl_with_its_in_flight_pages_stored(testweb: TestWeb, tmp_path: Path) -> None:
+    out = tmp_path / "crawl"
+    crawler = Crawler(title, out=out, urls=testweb.seeds(3), **small_crawl(testweb))
+
+    async def cancel_after_some_items() -> None:
+        task = asyncio.create_task(crawler.arun())
+        while sum(1 for _ in CrawlResult(out).items()) < 10:
+            assert not task.done(), task.result()
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task  # returns once the crawl has stopped
+
+    asyncio.run(cancel_after_some_items())
+    stopped = CrawlResult(out)
+    pages = html_pages(stopped)
+    assert title_per_page(stopped) == {url: 1 for url in pages}  # every page fetched before the stop has its items
+    assert len(pages) < len(testweb.model.expected_crawl(testweb.seeds(3)).fetched)  # stopped early
+    assert stats(out)["counters"]["queued"] > 0  # the rest is still queued for a resume
 
 
 def test_running_the_same_out_again_resumes_the_crawl(make_testweb: Callable[..., TestWeb], tmp_path: Path) -> None:
