@@ -155,15 +155,28 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
         add_arguments(admin, names=_ADMIN_OPTIONS)
 
 
+def load_cli_config(flags: dict[str, Any], config: Path | None, **layers: Any) -> CrawlConfig:
+    """A command's config from its flags over the command line's layers."""
+    return load(flags, **_cli_layers(config), **layers)
+
+
+def _cli_layers(config: Path | None) -> dict[str, Any]:
+    """The command line's layers: ``--config`` (else ``./trawl.toml`` if there is one) and the ``TRAWL_*``
+    environment, which :func:`load` reads only when it is given them."""
+    if config is None and Path("trawl.toml").is_file():
+        config = Path("trawl.toml")
+    return {"config_file": config, "env": os.environ}
+
+
 def _shared_config(ns: argparse.Namespace, names: list[str]) -> CrawlConfig:
     flags = {name: getattr(ns, name, None) for name in names}
-    return load(flags, config_file=ns.config)
+    return load_cli_config(flags, ns.config)
 
 
 def _cmd_node(ns: argparse.Namespace) -> int:
     from webtrawl.node.supervisor import Node
 
-    return Node(_crawl_config(ns), wait_for_seeds=True).run()
+    return Node(_crawl_config(ns), wait_for_seeds=True, configure_logging=True).run()
 
 
 def _cmd_seed(ns: argparse.Namespace) -> int:
@@ -197,7 +210,7 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     from webtrawl.api.options import crawl_config
 
     flags = {name: getattr(ns, name, None) for name in _option_names()}
-    return crawl_config(flags, seeds=ns.urls, config_file=ns.config, env=os.environ)
+    return crawl_config(flags, seeds=ns.urls, **_cli_layers(ns.config))
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:

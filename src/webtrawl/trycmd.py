@@ -21,7 +21,7 @@ from typing import IO, Any
 import msgspec
 
 from webtrawl.addrpolicy import AddressPolicy
-from webtrawl.config import CrawlConfig, add_arguments, load
+from webtrawl.config import CrawlConfig, add_arguments
 from webtrawl.errors import InputError, UserCodeError, WebtrawlError
 from webtrawl.extract import absolute_spec, build_extraction
 from webtrawl.extract.routing import decode_route, encode_route
@@ -49,21 +49,23 @@ def add_arguments_to(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     flags = {name: getattr(ns, name, None) for name in OPTIONS}
-    cfg = load(flags, config_file=ns.config)
-    if not cfg.extracting():
+    from webtrawl.cli import load_cli_config
+
+    cfg = load_cli_config(flags, ns.config)
+    if not cfg.extraction.enabled():
         raise InputError("trawl try needs --extract RULES_OR_CALLBACK, --spider MODULE:CLASS and/or --text")
     if not ns.inputs and not ns.warc:
         raise InputError("give saved HTML files, URLs or --warc FILE")
-    cfg.extract = absolute_spec(cfg.extract)
-    cfg.spider = absolute_spec(cfg.spider)
+    ext = cfg.extraction
+    cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
     route = _route(ns)
     ctx = ParseContext(
         limits=cfg.limits,
         politeness=cfg.politeness,
-        product_token=cfg.product_token,
+        product_token=cfg.fetch.product_token,
         scope=Scope("any", [], [], []),
-        url_allowed=AddressPolicy(cfg.ip_allow, cfg.ports).url_allowed,
-        extraction=build_extraction(cfg),
+        url_allowed=AddressPolicy(cfg.fetch.ip_allow, cfg.fetch.ports).url_allowed,
+        extraction=build_extraction(cfg.extraction),
     )
     for label, page in _pages(cfg, ns):
         if route:
@@ -143,8 +145,9 @@ async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
     from webtrawl.fetch.rulehints import RuleHints
 
     pages: dict[str, Page] = {}
-    hints = RuleHints.from_config(cfg)  # a rules file's headers are sent as in a crawl
-    async with HttpClient(cfg, url_headers=hints.headers if hints and hints.has_headers else None) as client:
+    hints = RuleHints.from_config(cfg.extraction, cfg.rendering)  # a rules file's headers are sent as in a crawl
+    url_headers = hints.headers if hints and hints.has_headers else None
+    async with HttpClient(cfg.fetch, cfg.limits, url_headers=url_headers) as client:
         for url in urls:
             started = time.time()
             try:

@@ -222,7 +222,7 @@ def test_an_unknown_option_names_the_closest_one(tmp_path: Path) -> None:
 
 def test_targets_name_what_the_parsers_import(tmp_path: Path) -> None:
     crawler = Crawler(title, out=tmp_path)
-    assert crawler.config.extract == "tests.api.pages:title"
+    assert crawler.config.extraction.extract == "tests.api.pages:title"
 
     def nested(page: object) -> None:
         return None
@@ -240,5 +240,5 @@ def test_no_trawl_toml_or_environment_is_read(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TRAWL_MAX_PAGES", "bogus")
     crawler = Crawler(out=tmp_path / "crawl", urls=["http://site0.test/"])
-    assert crawler.config.politeness.delay == 1.0 and crawler.config.max_pages == 0
+    assert crawler.config.politeness.delay == 1.0 and crawler.config.crawl.max_pages == 0
     assert os.environ["TRAWL_MAX_PAGES"] == "bogus"

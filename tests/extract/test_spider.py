@@ -135,7 +135,7 @@ def test_extract_and_spider_together_are_one_clear_error() -> None:
 
     with pytest.raises(ConfigError, match="--extract and --spider"):
         load({"extract": "x.toml", "spider": _spider()})
-    assert CrawlConfig(spider=_spider()).extracting()
+    assert CrawlConfig().with_options(spider=_spider()).extraction.enabled()
 
 
 def test_a_spider_of_the_running_script_resolves_in_spawned_children(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ def test_bloom_size_meets_the_error_rate() -> None:
 
 
 def test_settings_from_config_are_in_milliseconds() -> None:
-    s = FrontierSettings.from_config(CrawlConfig(lease_ttl=1.5, shards=16))
+    s = FrontierSettings.from_config(CrawlConfig().with_options(lease_ttl=1.5, shards=16))
     assert (s.lease_ttl_ms, s.process_ttl_ms, s.shards, s.backoff_base_ms, s.park_after) == (1500, 600_000, 16, 5000, 8)
 
 

@@ -62,7 +62,8 @@ def test_trawl_crawl_spider_scrapes_the_shop_from_its_start_urls(
     assert Counter(i["url"] for i in items).most_common(1)[0][1] == 1  # none doubled
     _check_products(shop_web, items)
     fetched = {r["url"] for r in records(out)}
-    assert shop_web.url("/about") not in fetched  # only what the spider followed
+    assert shop_web.url("/about") not in fetched  # only what the spider followed: no sitemap from robots.txt
+    assert shop_web.url("/sitemap.xml") not in fetched
     assert {r["url"] for r in records(out) if r.get("redirect")} == {
         url.replace("/p/", "/go/") for url in shop_web.category_of if int(url.rsplit("/", 1)[1]) % 3 == 0
     }

@@ -78,8 +78,8 @@ class Crawler:
 
     @property
     def out(self) -> Path:
-        assert self.config.out is not None  # crawl_config requires it
-        return self.config.out
+        assert self.config.crawl.out is not None  # crawl_config requires it
+        return self.config.crawl.out
 
     def run(self) -> CrawlResult:
         """Crawl until the crawl ends (nothing left, ``max_pages``, ``max_time``, :meth:`stop` or Ctrl-C on the main
@@ -87,7 +87,7 @@ class Crawler:
         check_main_guard()
         from webtrawl.node.supervisor import Node
 
-        node = Node(self.config)
+        node = Node(self.config, configure_logging=self.configure_logging)
         with self._lock:
             self._node = node
             if self._stop:

@@ -51,17 +51,18 @@ def crawl_config(
     out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
     saved = load_saved_settings(out) if out is not None else None
     cfg = load(flags, config_file=config_file, env={} if env is None else env, seeds=seeds, saved=saved)
-    if cfg.out is None:
+    if cfg.crawl.out is None:
         raise ConfigError("--out DIR is required: it holds the crawl's state and output")
     _probe_sinks(cfg)
     return cfg
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
-    if cfg.items_to or cfg.records_to:
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
+    if cfg.output.items_to or cfg.output.records_to:
         from webtrawl.store.sinks import probe
 
-        for url in cfg.items_to:
+        for url in cfg.output.items_to:
             probe(url, "items")
-        for url in cfg.records_to:
+        for url in cfg.output.records_to:
             probe(url, "records")

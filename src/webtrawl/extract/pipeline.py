@@ -29,7 +29,7 @@ from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
 
 if TYPE_CHECKING:
-    from webtrawl.config import CrawlConfig
+    from webtrawl.config import ExtractionOptions
 
 log = logging.getLogger("webtrawl.extract")
 
@@ -140,16 +140,16 @@ def absolute_spec(spec: str) -> str:
     return spec
 
 
-def build_extraction(cfg: CrawlConfig) -> Extraction | None:
-    """What the config asks for, built in this process; None without --extract and --text."""
-    if not cfg.extracting():
+def build_extraction(opts: ExtractionOptions) -> Extraction | None:
+    """What the options ask for, built in this process; None without --extract and --text."""
+    if not opts.enabled():
         return None
-    if cfg.text:
+    if opts.text:
         check_available()
     extractor: Extractor | None = None
-    if cfg.spider:
-        extractor = load_spider(cfg.spider)
-    elif cfg.extract:
-        extractor = load_extractor(cfg.extract)
-    follow = not cfg.spider
-    return Extraction(extractor, cfg.text, cfg.scrub_pii, cfg.extract_timeout, cfg.text_max_bytes, follow)
+    if opts.spider:
+        extractor = load_spider(opts.spider)
+    elif opts.extract:
+        extractor = load_extractor(opts.extract)
+    follow = not opts.spider
+    return Extraction(extractor, opts.text, opts.scrub_pii, opts.extract_timeout, opts.text_max_bytes, follow)

@@ -42,7 +42,7 @@ from webtrawl.extract.convert import TYPES, convert, refine
 from webtrawl.extract.document import Document
 from webtrawl.extract.routing import encode_route
 from webtrawl.extract.select import KINDS, Select, SelectorProblem
-from webtrawl.options import parse_duration, parse_headers
+from webtrawl.values import parse_duration, parse_headers
 
 _RULE_KEYS = {"url", "content_type", "items", "follow", "required", "fields", "name", "headers"}
 _RULE_KEYS |= {"priority", "recrawl_after"}  # scheduling: the rank of the links it follows, its pages' recrawl
