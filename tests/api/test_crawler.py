@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -94,22 +95,34 @@ def test_a_script_without_the_main_guard_stops_with_one_clear_message(tmp_path: 
     assert not (out / "redis").exists()  # nothing started
 
 
-def test_code_defined_in_a_notebook_or_repl_is_refused_with_one_clear_message(tmp_path: Path) -> None:
-    code = textwrap.dedent(f"""
-        from webtrawl import Crawler, ConfigError
-        def parse(page):
-            return {{}}
-        try:
-            Crawler(parse, out={str(tmp_path / "crawl")!r})
-        except ConfigError as exc:
-            print(exc)
-    """)
+@pytest.mark.parametrize("definition", ["def Parse(page):\n    return {}", "class Parse(Spider):\n    pass"])
+def test_code_defined_in_a_notebook_or_repl_is_refused_with_one_clear_message(definition: str, tmp_path: Path) -> None:
+    code = "\n".join(
+        [
+            "from webtrawl import Crawler, ConfigError, Spider",
+            definition,
+            "try:",
+            f"    Crawler(Parse, out={str(tmp_path / 'crawl')!r})",
+            "except ConfigError as exc:",
+            "    print(exc)",
+        ]
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
-        "parse is defined in an interactive session (a notebook or a REPL), which the crawler's processes cannot "
+        "Parse is defined in an interactive session (a notebook or a REPL), which the crawler's processes cannot "
         "import: put it in a .py file and import it from there"
     )
+
+
+def test_a_crawler_process_importing_the_script_again_does_not_crawl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second line of defence, should a script start its crawl where the guard check cannot see it: a spawned
+    child still importing the script (multiprocessing's ``_inheriting``) refuses to start one."""
+    monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
+    with pytest.raises(ConfigError, match=r"^a crawler process imported the script that started the crawl: start"):
+        Crawler(out=tmp_path / "crawl")
 
 
 def test_a_spider_in_a_thread_of_another_program_scrapes_the_shop_and_leaves_signals_and_logging_alone(
