@@ -96,7 +96,7 @@ class Crawler:
             status = node.run()
         finally:
             with self._lock:
-                self._node = None
+                self._node, self._stop = None, False  # a later run() starts afresh (and resumes)
         stats = dict(node.counters.values) if node.counters is not None else {}
         return CrawlResult(self.out, stats, interrupted=status == _INTERRUPTED)
 
