@@ -229,8 +229,9 @@ def _cmd_stats(ns: argparse.Namespace) -> int:
 
 def _cmd_export(ns: argparse.Namespace) -> int:
     from webtrawl.node.stats import crawl_id_of
-    from webtrawl.store.sinks import normalize, probe
+    from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
+    from webtrawl.store.sinkurl import normalize
 
     urls = [normalize(url) for url in ns.to]
     for url in urls:

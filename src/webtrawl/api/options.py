@@ -45,7 +45,7 @@ def crawl_config(
     env: Mapping[str, str] | None = None,
 ) -> CrawlConfig:
     """Flags over env over TOML over the settings saved by an earlier run of the same crawl (resume); the sinks
-    probed (a sink that cannot be written fails now, not in a parser later). ``env``: ``{}`` unless given."""
+    probed and user fetchers imported (:func:`_probe_sinks`). ``env``: ``{}`` unless given."""
     from webtrawl.node.saved import load_saved_settings
 
     out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
@@ -58,9 +58,14 @@ def crawl_config(
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
-    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
+    does a --fetcher that names no Fetcher class."""
+    if cfg.fetch.fetcher:
+        from webtrawl.fetch.base import check_fetchers
+
+        check_fetchers(cfg.fetch.fetcher)
     if cfg.output.items_to or cfg.output.records_to:
-        from webtrawl.store.sinks import probe
+        from webtrawl.store.registry import probe
 
         for url in cfg.output.items_to:
             probe(url, "items")
