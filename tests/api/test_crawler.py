@@ -21,6 +21,7 @@ import pytest
 
 from tests.api.helpers import check_shop, html_pages, out_files, shop_options, small_crawl, title_per_page
 from tests.api.pages import Shop, title
+from tests.extract.spiders import Headlines
 from tests.fixtures.shop_web import ShopWeb
 from tests.node.crawlrun import stats
 from webtrawl import ConfigError, Crawler, CrawlResult
@@ -244,6 +245,10 @@ def test_targets_name_what_the_parsers_import(tmp_path: Path) -> None:
         Crawler(nested, out=tmp_path)
     with pytest.raises(ConfigError, match="give what to extract once"):
         Crawler(title, out=tmp_path, extract="rules.toml")
+    assert Crawler(Shop, out=tmp_path).config.extraction.spider == "tests.api.pages:Shop"
+    assert Crawler(Headlines, out=tmp_path).config.extraction.extract == "tests.extract.spiders:Headlines"
+    with pytest.raises(ConfigError, match=r"ShopWeb is neither a webtrawl\.Spider subclass nor an extractor"):
+        Crawler(ShopWeb, out=tmp_path)
     with pytest.raises(ConfigError, match="cannot crawl with a int"):
         Crawler(3, out=tmp_path)
 

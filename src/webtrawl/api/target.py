@@ -3,8 +3,9 @@
 The crawler's parsers are separate processes started with ``spawn``: they import the user's code by name
 (``module:QualName``), never receive it pickled. So a target must be importable by name from a fresh interpreter:
 
-* a ``Spider`` subclass -> ``spider = "module:QualName"``; a function -> ``extract = "module:qualname"``; a string
-  or path (a rules file, ``module:function`` or ``file.py:function``) -> ``extract``, as ``--extract`` takes it;
+* a ``Spider`` subclass -> ``spider = "module:QualName"``; a function or an extractor class ->
+  ``extract = "module:qualname"``; a string or path (a rules file, ``module:function`` or ``file.py:function``) ->
+  ``extract``, as ``--extract`` takes it;
 * code defined in the script being run is named by the script's file (``/path/shop.py:Shop``, as ``--spider`` takes
   it, so a resume from the command line finds it too) or, under ``python -m``, its module. A spawned child runs the
   script again anyway (as ``__mp_main__``: multiprocessing's own rule), so the script must start its crawl under
@@ -36,9 +37,14 @@ def target_options(target: object) -> dict[str, str]:
     if isinstance(target, type):
         from webtrawl.extract.spider import Spider
 
-        if not issubclass(target, Spider):
-            raise ConfigError(f"{target.__qualname__} is not a subclass of webtrawl.Spider")
-        return {"spider": _import_name(target)}
+        if issubclass(target, Spider):
+            return {"spider": _import_name(target)}
+        if not callable(getattr(target, "extract", None)):
+            raise ConfigError(
+                f"{target.__qualname__} is neither a webtrawl.Spider subclass nor an extractor (a class with an "
+                "extract(doc) method)"
+            )
+        return {"extract": _import_name(target)}
     if callable(target) and hasattr(target, "__qualname__"):
         return {"extract": _import_name(target)}
     raise ConfigError(
