@@ -208,7 +208,7 @@ def test_running_the_same_out_again_resumes_the_crawl(make_testweb: Callable[...
     ("options", "flags"),
     [
         ({"delay": "soon"}, ["--delay", "soon"]),
-        ({"ports": [80, 70000]}, ["--ports", "80,70000"]),
+        ({"ports": "80,70000"}, ["--ports", "80,70000"]),
         ({"resolve": ["site0.test"]}, ["--resolve", "site0.test"]),
         ({"items_to": ["csv:items"]}, ["--items-to", "csv:items"]),
         ({"proxy": ["socks://p:1"]}, ["--proxy", "socks://p:1"]),
@@ -224,6 +224,16 @@ def test_a_bad_option_raises_one_value_error_with_the_command_line_message(
     assert main(["crawl", "http://site0.test/", "--out", str(out), *flags]) == 2
     assert capsys.readouterr().err == f"trawl: error: {raised.value}\n"
     assert not out.exists()  # refused before anything started
+
+
+def test_values_of_python_types_are_read_as_their_text_is(tmp_path: Path) -> None:
+    crawler = Crawler(out=tmp_path, ports=[80, 8080], ip_allow="10.0.0.0/8", delay=2, warc=False, max_pages=5)
+    cfg = crawler.config
+    assert list(cfg.fetch.ports) == [80, 8080]
+    assert list(cfg.fetch.ip_allow) == ["10.0.0.0/8"] and cfg.politeness.delay == 2.0 and cfg.crawl.max_pages == 5
+    assert cfg.output.warc is False
+    with pytest.raises(ConfigError, match=r"^--ports: .*70000"):
+        Crawler(out=tmp_path, ports=[80, 70000])
 
 
 def test_an_unknown_option_names_the_closest_one(tmp_path: Path) -> None:
