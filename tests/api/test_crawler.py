@@ -24,7 +24,7 @@ from tests.api.pages import Shop, title
 from tests.extract.spiders import Headlines
 from tests.fixtures.shop_web import ShopWeb
 from tests.node.crawlrun import stats
-from webtrawl import ConfigError, Crawler, CrawlResult
+from webtrawl import ConfigError, Crawler, CrawlResult, InputError
 from webtrawl.cli import main
 from webtrawl_testweb import TestWeb, WebOptions
 
@@ -169,6 +169,11 @@ def test_arun_crawls_from_asyncio_while_the_loop_goes_on(make_testweb: Callable[
     result, ticks = asyncio.run(both())
     assert ticks > 10  # the event loop ran while the crawl did
     _check_titles(web, result)
+
+
+def test_arun_raises_what_run_raises(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"^no seeds"):
+        asyncio.run(Crawler(title, out=tmp_path / "crawl").arun())
 
 
 def test_cancelling_arun_stops_the_crawl_with_its_in_flight_pages_stored(testweb: TestWeb, tmp_path: Path) -> None:
