@@ -70,13 +70,26 @@ def _groups(files: Sequence[Path]) -> Iterator[tuple[int, int, str, list[dict[st
             yield f, start, url, lines
 
 
-def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000) -> tuple[int, int]:
-    """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each."""
-    what = What(what)
-    files = _files(out, what)
+def latest(out: Path, what: What | str) -> Iterator[list[dict[str, Any]]]:
+    """The lines of each URL's last set (of items or its record), file by file: two passes, one entry per URL.
+    :class:`InputError` at once if the crawl has no such files."""
+    return _latest(_files(out, What(what)))
+
+
+def _latest(files: Sequence[Path]) -> Iterator[list[dict[str, Any]]]:
     last: dict[str, tuple[int, int]] = {}
     for f, start, url, _ in _groups(files):
         last[url] = (f, start)
+    for f, start, url, lines in _groups(files):
+        if last.get(url) == (f, start):  # else an earlier fetch of a URL fetched again: its last set wins
+            yield lines
+
+
+def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000) -> tuple[int, int]:
+    """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each."""
+    what = What(what)
+    groups = latest(out, what)  # no such files: the error comes before any sink is opened
+    pages = 0
     ctx = SinkContext(out_dir=out, prefix="export", crawl_id=crawl_id, chunk=chunk)
     sinks: list[RowSink] = []
     rows_done = 0
@@ -89,9 +102,8 @@ def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chun
             sinks.append(sink)
         maker = RowMaker(what, crawl_id)
         pending: list[dict[str, Any]] = []
-        for f, start, url, lines in _groups(files):
-            if last.get(url) != (f, start):
-                continue  # an earlier fetch of a URL fetched again: its last set wins
+        for lines in groups:
+            pages += 1
             pending.extend(lines)
             if len(pending) >= _BATCH_ROWS:
                 rows_done += _write(sinks, maker.from_dicts(pending))
@@ -100,7 +112,7 @@ def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chun
     finally:
         for done in sinks:
             done.close()
-    return rows_done, len(last)
+    return rows_done, pages
 
 
 def _write(sinks: Sequence[RowSink], rows: Rows) -> int:
