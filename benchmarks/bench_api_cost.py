@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 
 from webtrawl.options import BY_NAME
 from webtrawl_testweb import TestWeb, WebOptions
@@ -38,13 +38,13 @@ if __name__ == "__main__":
 _QUICK = ["--delay", "0", "--fetchers", "1", "--parsers", "1", "--robots-retry", "0.2", "--backoff-base", "0.2"]
 
 
-def _options(args: list[str]) -> dict[str, object]:
+def _options(args: list[str]) -> dict[str, str | list[str]]:
     """Command line flags (``--name value`` pairs) as the API's keywords."""
-    options: dict[str, object] = {}
+    options: dict[str, str | list[str]] = {}
     for flag, value in zip(args[::2], args[1::2], strict=True):
         name = flag.removeprefix("--").replace("-", "_")
         if BY_NAME[name].repeat:
-            options.setdefault(name, []).append(value)  # type: ignore[union-attr]
+            options[name] = [*options.get(name, []), value]
         else:
             options[name] = value
     return options
