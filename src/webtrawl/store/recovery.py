@@ -77,7 +77,7 @@ def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
         if name.endswith(".jsonl"):
             keep = _jsonl_good_length(path)
         elif name.endswith(".warc.gz"):
-            keep = _warc_good_length(path)
+            keep = warc_good_length(path)
         else:
             continue
         size = path.stat().st_size
@@ -109,7 +109,7 @@ def _jsonl_good_length(path: Path) -> int:
         good = end + 1
 
 
-def _warc_good_length(path: Path) -> int:
+def warc_good_length(path: Path) -> int:
     """End offset of the last WARC record that warcio reads whole and whose gzip member is complete."""
     ends: list[tuple[int, int]] = []  # (member start, member end) of each record read whole
     with open(path, "rb") as fh:
