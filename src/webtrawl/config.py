@@ -155,6 +155,7 @@ class OutputOptions:
     jsonl_chunk: int = 10_000
     items_to: tuple[str, ...] = ()
     records_to: tuple[str, ...] = ()
+    encrypt_to: tuple[str, ...] = ()  # age public keys: the files under --out are encrypted to them
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +389,8 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--extract and --spider are two ways to extract: give one of them")
     if out.items_to and not ext.extracts_items():
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
+    if out.encrypt_to and any(url.startswith("parquet:") for url in (*out.items_to, *out.records_to)):
+        raise ConfigError("--encrypt-to does not encrypt parquet: sinks (a Parquet file is built from a plain one)")
     if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
     parse_headers(fetch.header)

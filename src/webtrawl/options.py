@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.values import (
+    age_recipient,
     choice,
     parse_bool,
     parse_duration,
@@ -267,6 +268,12 @@ _OUTPUT = _group(
         True,
     ),
     Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    Option(
+        "encrypt_to",
+        age_recipient,
+        "encrypt every WARC and JSONL file under --out to this age public key (repeatable: any one key decrypts)",
+        repeat=True,
+    ),
 )
 
 

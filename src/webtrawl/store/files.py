@@ -47,9 +47,16 @@ class _Progress:
 class JsonlSink:
     """One JSONL stream (``records`` or ``items``) in rotated chunk files."""
 
-    def __init__(self, directory: Path, prefix: str, chunk: int, rows: Callable[[Sequence[PageOutput]], list[Any]]):
+    def __init__(
+        self,
+        directory: Path,
+        prefix: str,
+        chunk: int,
+        rows: Callable[[Sequence[PageOutput]], list[Any]],
+        recipients: Sequence[Any] = (),
+    ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
-        self.writer = JsonlWriter(directory, prefix, chunk)
+        self.writer = JsonlWriter(directory, prefix, chunk, recipients)
         self.name = str(directory)
         self._rows = rows
         self._progress = _Progress()
@@ -82,8 +89,8 @@ def items_of(batch: Sequence[PageOutput]) -> list[Any]:
 class DroppedSink(JsonlSink):
     """The dropped-links stream: a page's drops, and (:meth:`write_drops`) the links the frontier refused."""
 
-    def __init__(self, directory: Path, prefix: str, chunk: int) -> None:
-        super().__init__(directory, prefix, chunk, self._drops_of)
+    def __init__(self, directory: Path, prefix: str, chunk: int, recipients: Sequence[Any] = ()) -> None:
+        super().__init__(directory, prefix, chunk, self._drops_of, recipients)
         self._recent: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def write_drops(self, drops: Sequence[Drop]) -> None:
@@ -111,9 +118,9 @@ class DroppedSink(JsonlSink):
 class WarcSink:
     """Request/response records of every page whose output asks for them (``PageOutput.warc``)."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int) -> None:
+    def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
-        self.writer = WarcWriter(directory, prefix, max_bytes)
+        self.writer = WarcWriter(directory, prefix, max_bytes, recipients)
         self.name = str(directory)
         self._progress = _Progress()
 

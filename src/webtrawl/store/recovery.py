@@ -25,12 +25,23 @@ from webtrawl.errors import StateError
 log = logging.getLogger("webtrawl.store")
 
 OPEN_SUFFIX = ".open"
+AGE = ".age"  # an encrypted file (store/outfile.py): NAME.age sealed, NAME.age.NNNNN.open its parts while open
+TMP = ".tmp"  # a part being written (renamed when whole)
+SEALING = ".sealing"  # a sealed encrypted file being written (renamed when whole)
+_PART = re.compile(r"(?P<final>.+\.age)\.(?P<k>\d{5})\.open\Z")
+_STEM = re.compile(r"(?P<stem>.+-\d{5,})(?P<ext>\..+)\Z")
 _JSON_DECODER = msgspec.json.Decoder()
 
 
 def next_sequence(directory: Path, prefix: str, ext: str) -> int:
-    """One past the highest sequence number of ``<prefix>-NNNNN<ext>[.open]`` in ``directory`` (0 if none)."""
-    pattern = re.compile(re.escape(prefix) + r"-(\d{5,})" + re.escape(ext) + r"(?:\.open)?\Z")
+    """One past the highest sequence number of ``<prefix>-NNNNN<ext>[.open]`` in ``directory`` (0 if none), counting
+    encrypted files (``.age``), their parts and the files recovered from parts (``<prefix>-NNNNN-KKKKK<ext>.age``)."""
+    pattern = re.compile(
+        re.escape(prefix)
+        + r"-(\d{5,})(?:-\d{5})?"
+        + re.escape(ext)
+        + r"(?:\.age(?:\.\d{5})?)?(?:\.open)?(?:\.tmp|\.sealing)?\Z"
+    )
     highest = -1
     for entry in os.scandir(directory):
         m = pattern.match(entry.name)
@@ -54,11 +65,15 @@ def fsync_dir(directory: Path) -> None:
 
 def finish(open_path: Path) -> Path:
     """Rename an ``.open`` file (already fsynced by its writer) to its final name, without overwriting."""
-    final = open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)])
+    return finish_as(open_path, open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)]))
+
+
+def finish_as(path: Path, final: Path) -> Path:
+    """Rename a written, fsynced file to ``final`` (which must not exist) and make the rename durable."""
     if final.exists():
-        raise StateError(f"cannot seal {open_path}: {final.name} already exists")
-    os.rename(open_path, final)
-    fsync_dir(open_path.parent)
+        raise StateError(f"cannot seal {path}: {final.name} already exists")
+    os.rename(path, final)
+    fsync_dir(path.parent)
     return final
 
 
@@ -70,10 +85,12 @@ def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
     """
     if not directory.is_dir():
         return []
-    sealed: list[Path] = []
+    sealed = recover_parts(directory, prefix)
     pattern = (glob.escape(prefix + "-") if prefix else "") + "*" + OPEN_SUFFIX  # "n-p1-" must not match n-p10
     for path in sorted(directory.glob(pattern)):
         name = path.name[: -len(OPEN_SUFFIX)]
+        if _PART.match(path.name):
+            continue  # an encrypted file's part that recover_parts could not name: left as it is
         if name.endswith(".jsonl"):
             keep = _jsonl_good_length(path)
         elif name.endswith(".warc.gz"):
@@ -91,6 +108,30 @@ def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
             fh.flush()
             os.fsync(fh.fileno())
         sealed.append(finish(path))
+    return sealed
+
+
+def recover_parts(directory: Path, prefix: str = "") -> list[Path]:
+    """Seal what encrypted writers (store/outfile.py) killed in ``directory`` left (``prefix``: only that process's
+    files): the parts of a file that was sealed whole are removed, the others become sealed files of their own
+    (``<prefix>-NNNNN-KKKKK<ext>.age``, each a whole age file); files never written whole are removed."""
+    start = glob.escape(prefix + "-") if prefix else ""
+    for left in [*directory.glob(f"{start}*{AGE}*{TMP}"), *directory.glob(f"{start}*{AGE}{SEALING}")]:
+        left.unlink(missing_ok=True)
+    sealed = []
+    for part in sorted(directory.glob(f"{start}*{AGE}.*{OPEN_SUFFIX}")):
+        m = _PART.match(part.name)
+        stem = _STEM.match(m["final"][: -len(AGE)]) if m else None
+        if m is None or stem is None:
+            continue
+        if (directory / m["final"]).exists():  # sealed whole, killed before its parts were removed
+            part.unlink()
+            continue
+        sealed.append(finish_as(part, directory / f"{stem['stem']}-{m['k']}{stem['ext']}{AGE}"))
+    if sealed:
+        log.warning(
+            "%s: %d parts of encrypted files a killed writer left sealed each on its own", directory, len(sealed)
+        )
     return sealed
 
 

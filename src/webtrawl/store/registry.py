@@ -56,18 +56,18 @@ def _directory(url: str, stream: str, ctx: SinkContext) -> Path:
 def _jsonl(url: str, stream: str, ctx: SinkContext) -> Sink:
     directory = _directory(url, stream, ctx)
     if stream == "dropped":
-        return DroppedSink(directory, ctx.prefix, ctx.chunk)
+        return DroppedSink(directory, ctx.prefix, ctx.chunk, ctx.recipients())
     if stream == "records":
-        return JsonlSink(directory, ctx.prefix, ctx.chunk, records_of)
+        return JsonlSink(directory, ctx.prefix, ctx.chunk, records_of, ctx.recipients())
     if stream == "items":
-        return JsonlSink(directory, ctx.prefix, ctx.chunk, items_of)
+        return JsonlSink(directory, ctx.prefix, ctx.chunk, items_of, ctx.recipients())
     raise ConfigError(f"{url}: jsonl cannot hold the {stream} stream")
 
 
 def _warc(url: str, stream: str, ctx: SinkContext) -> Sink:
     if stream != "warc":
         raise ConfigError(f"{url}: warc holds only the warc stream, not {stream}")
-    return WarcSink(_directory(url, stream, ctx), ctx.prefix, ctx.warc_max_bytes)
+    return WarcSink(_directory(url, stream, ctx), ctx.prefix, ctx.warc_max_bytes, ctx.recipients())
 
 
 register_sink("jsonl", _jsonl)

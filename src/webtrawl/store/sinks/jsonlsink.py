@@ -15,7 +15,7 @@ class JsonlSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
         self.rows = RowMaker(what, ctx.crawl_id)
-        self.writer = JsonlWriter(directory, ctx.prefix, ctx.chunk)
+        self.writer = JsonlWriter(directory, ctx.prefix, ctx.chunk, ctx.recipients())
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self.write_rows(self.rows(batch))

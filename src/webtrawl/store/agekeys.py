@@ -1,0 +1,86 @@
+"""age keys: the recipients a crawl encrypts its files to (``--encrypt-to``) and the identities that read them back
+(``--identity FILE``), through pyrage (the Rust age implementation's binding; files are the standard ``age`` format).
+
+Recipients are X25519 public keys (``age1...``, from ``age-keygen``) or SSH public keys (``ssh-ed25519 ...``,
+``ssh-rsa ...``). An identity file is what ``age-keygen`` writes (``AGE-SECRET-KEY-1...`` lines, ``#`` comments)
+or an unencrypted OpenSSH private key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from webtrawl.errors import ConfigError, InputError
+from webtrawl.store.recovery import AGE
+
+_NEEDS = "needs pyrage: pip install 'webtrawl[encrypt]'"
+
+
+def _pyrage(flag: str) -> Any:
+    try:
+        import pyrage
+    except ModuleNotFoundError:
+        raise ConfigError(f"{flag} {_NEEDS}") from None
+    return pyrage
+
+
+def check_recipient(text: str) -> str:
+    """One ``--encrypt-to`` value, checked (ValueError with the reason if it is not a public key)."""
+    recipient(str(text).strip())
+    return str(text).strip()
+
+
+def recipient(text: str) -> Any:
+    pyrage = _pyrage("--encrypt-to")
+    try:
+        if text.startswith("ssh-"):
+            return pyrage.ssh.Recipient.from_str(text)
+        return pyrage.x25519.Recipient.from_str(text)
+    except pyrage.RecipientError as exc:
+        raise ValueError(f"not an age public key (age1... or ssh-...): {text[:80]!r} ({exc})") from None
+
+
+def recipients(texts: Sequence[str]) -> list[Any]:
+    return [recipient(text) for text in texts]
+
+
+def read_identities(path: Path) -> list[Any]:
+    """The identities in an age identity file (or an OpenSSH private key); one ``trawl: error:`` line if none."""
+    pyrage = _pyrage("--identity")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the identity file {path}: {exc.strerror}") from None
+    try:
+        if data.lstrip().startswith(b"-----BEGIN"):
+            return [pyrage.ssh.Identity.from_buffer(data)]
+        lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines()]
+        found = [pyrage.x25519.Identity.from_str(line) for line in lines if line and not line.startswith("#")]
+    except pyrage.IdentityError as exc:
+        raise InputError(f"{path}: not an age identity file ({exc})") from None
+    if not found:
+        raise InputError(f"{path}: no identity (AGE-SECRET-KEY-1...) in it")
+    return found
+
+
+def is_encrypted(path: Path) -> bool:
+    """An encrypted output file: sealed (``.age``) or a part of an open one (``.age.NNNNN.open``)."""
+    return path.name.endswith(AGE) or f"{AGE}." in path.name
+
+
+def read_output(path: Path, identities: Sequence[Any] | None) -> bytes:
+    """An output file's bytes, decrypted if it is encrypted (one ``trawl: error:`` line without an identity or with
+    the wrong one)."""
+    data = path.read_bytes()
+    if not is_encrypted(path):
+        return data
+    if not identities:
+        raise InputError(f"{path} is encrypted: give --identity FILE (the key of one of its --encrypt-to recipients)")
+    pyrage = _pyrage("--identity")
+    try:
+        plain: bytes = pyrage.decrypt(data, list(identities))
+    except pyrage.DecryptError as exc:
+        raise InputError(f"cannot decrypt {path} with the --identity given: {exc}") from None
+    return plain
