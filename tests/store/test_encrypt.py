@@ -1,0 +1,132 @@
+"""``--encrypt-to``: every output file is an age file that Debian's ``age -d`` decrypts to exactly what the plain
+writer writes; a writer killed with its file open loses nothing (its parts become files of their own), and a
+sealed file is never doubled by its parts."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from tests.store.agekit import AgeKey, age_key
+from webtrawl.messages import Lease, Page
+from webtrawl.store import JsonlWriter, WarcWriter, seal_open_files
+from webtrawl.store.agekeys import recipients
+from webtrawl.store.outfile import MAX_PARTS
+
+pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory: pytest.TempPathFactory) -> AgeKey:
+    return age_key(tmp_path_factory.mktemp("age"))
+
+
+def _rows(n: int, start: int = 0) -> list[dict[str, Any]]:
+    return [{"url": f"http://a.test/{i}", "n": i, "text": "caf\u00e9 " * (i % 7)} for i in range(start, start + n)]
+
+
+def _page(n: int) -> Page:
+    return Page(
+        lease=Lease(token=f"t.{n}", shard=0, host="a.test", url=f"http://a.test/{n}"),
+        status=200,
+        reason="OK",
+        http_version="1.1",
+        headers=[("Content-Type", "text/html")],
+        body=b"<html><title>%d</title>%s</html>" % (n, bytes(range(256)) * n),
+        request_headers=[("Host", "a.test")],
+        fetch_time=1_700_000_000.5 + n,
+    )
+
+
+def _decrypted(key: AgeKey, directory: Path, pattern: str) -> list[bytes]:
+    return [key.decrypt(path) for path in sorted(directory.glob(pattern))]
+
+
+def _write_batches(writer: JsonlWriter, batches: list[list[dict[str, Any]]]) -> None:
+    for rows in batches:
+        while rows:
+            rows = rows[writer.write_some(rows) :]
+
+
+def _lines(chunks: list[bytes]) -> list[dict[str, Any]]:
+    return [json.loads(line) for chunk in chunks for line in chunk.splitlines()]
+
+
+def test_encrypted_jsonl_chunks_decrypt_to_the_plain_chunks(tmp_path: Path, key: AgeKey) -> None:
+    batches = [_rows(9, b * 9) for b in range(7)]
+    plain = JsonlWriter(tmp_path / "plain", "n-p0", 25)
+    secret = JsonlWriter(tmp_path / "secret", "n-p0", 25, recipients([key.recipient]))
+    for writer in (plain, secret):
+        _write_batches(writer, [list(rows) for rows in batches])
+        writer.close()
+    plain_files = sorted((tmp_path / "plain").iterdir())
+    assert sorted(p.name for p in (tmp_path / "secret").iterdir()) == [p.name + ".age" for p in plain_files]
+    assert _decrypted(key, tmp_path / "secret", "*") == [p.read_bytes() for p in plain_files]
+    assert b"a.test" not in b"".join(p.read_bytes() for p in (tmp_path / "secret").iterdir())
+
+
+def _warc_records(data: bytes) -> list[tuple[str, str | None, bytes]]:
+    return [
+        (r.rec_type, r.rec_headers.get_header("WARC-Target-URI"), r.content_stream().read())
+        for r in ArchiveIterator(io.BytesIO(data), check_digests="raise")
+    ]
+
+
+def test_encrypted_warcs_decrypt_to_warcs_with_the_plain_records(tmp_path: Path, key: AgeKey) -> None:
+    plain = WarcWriter(tmp_path / "plain", "n-p0", 3000)
+    secret = WarcWriter(tmp_path / "secret", "n-p0", 3000, recipients([key.recipient]))
+    for writer in (plain, secret):
+        for n in range(12):
+            writer.write_pair(_page(n))
+        writer.close()
+    plain_files = sorted((tmp_path / "plain").iterdir())
+    assert len(plain_files) > 2, "rotated"
+    assert sorted(p.name for p in (tmp_path / "secret").iterdir()) == [p.name + ".age" for p in plain_files]
+    decrypted = _decrypted(key, tmp_path / "secret", "*")
+    assert [_warc_records(d) for d in decrypted] == [_warc_records(p.read_bytes()) for p in plain_files]
+
+
+def test_a_killed_writer_loses_nothing_and_its_parts_decrypt(tmp_path: Path, key: AgeKey) -> None:
+    keys = recipients([key.recipient])
+    batches = [_rows(4, b * 4) for b in range(3)]
+    killed = JsonlWriter(tmp_path, "n-p0", 1000, keys)
+    _write_batches(killed, [list(rows) for rows in batches])
+    parts = sorted(tmp_path.glob("*.open"))
+    assert len(parts) == 3 and all(b"a.test" not in p.read_bytes() for p in parts), "no plaintext on disk"
+    (tmp_path / "n-p0-00000.jsonl.age.00003.open.tmp").write_bytes(b"age-encryption.org/v1\n-> X25519 torn")
+    # The writer is gone (kill -9: nothing of it runs again); its successor's start-up seals what it left.
+    sealed = seal_open_files(tmp_path, "n-p0")
+    assert [p.name for p in sealed] == [f"n-p0-00000-0000{k}.jsonl.age" for k in range(3)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in sealed], "the torn part is gone"
+    after = JsonlWriter(tmp_path, "n-p0", 1000, keys)
+    _write_batches(after, [_rows(2, 100)])
+    after.close()
+    files = sorted(tmp_path.iterdir())
+    assert files[-1].name == "n-p0-00001.jsonl.age", "the next file follows the recovered ones"
+    assert _lines([key.decrypt(p) for p in files]) == [*(row for rows in batches for row in rows), *_rows(2, 100)]
+
+
+def test_a_file_sealed_before_the_kill_is_not_doubled_by_its_parts(tmp_path: Path, key: AgeKey) -> None:
+    writer = JsonlWriter(tmp_path, "n-p0", 1000, recipients([key.recipient]))
+    _write_batches(writer, [_rows(3), _rows(3, 3)])
+    left = {p: p.read_bytes() for p in tmp_path.glob("*.open")}
+    writer.close()
+    for path, data in left.items():  # killed after the sealed file was renamed, before its parts were removed
+        path.write_bytes(data)
+    assert seal_open_files(tmp_path, "n-p0") == []
+    assert [p.name for p in tmp_path.iterdir()] == ["n-p0-00000.jsonl.age"]
+    assert _lines([key.decrypt(tmp_path / "n-p0-00000.jsonl.age")]) == _rows(6)
+
+
+def test_an_open_encrypted_file_is_sealed_at_its_part_limit(tmp_path: Path, key: AgeKey) -> None:
+    writer = JsonlWriter(tmp_path, "n-p0", 1_000_000, recipients([key.recipient]))
+    _write_batches(writer, [_rows(1, n) for n in range(MAX_PARTS + 1)])
+    assert (tmp_path / "n-p0-00000.jsonl.age").is_file()
+    assert len(list(tmp_path.glob("*.open"))) == 1, "a kill now would leave one part, not hundreds"
+    writer.close()
+    assert _lines(_decrypted(key, tmp_path, "*.age")) == _rows(MAX_PARTS + 1)
