@@ -81,6 +81,7 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     export.add_argument("--redis", help="Redis URL, if the crawl used --redis (for the crawl's id)")
     export.add_argument("--crawl-id", help="the crawl id of the rows (default: the crawl's own, from its frontier)")
+    export.add_argument("--identity", type=Path, metavar="FILE", help="age identity file of an encrypted crawl")
 
     tryit = sub.add_parser("try", help="run --extract/--text on saved pages, WARC responses or URLs (no crawl)")
     if "try" in wanted:
@@ -246,14 +247,14 @@ def _cmd_export(ns: argparse.Namespace) -> int:
     packages = [wacz_path(url) for url in ns.to if is_wacz(url)]
     urls = [normalize(url) for url in ns.to if not is_wacz(url)]
     for path in packages:
-        done = export_wacz(ns.out, path)
+        done = export_wacz(ns.out, path, identity=ns.identity)
         print(f"packaged {done.warcs} WARC file(s) and {done.pages} pages as {done.path}")
     if not urls:
         return 0
     for url in urls:
         probe(url, ns.what)
     crawl = ns.crawl_id or crawl_id_of(ns.out, ns.redis)
-    rows, pages = export(ns.out, ns.what, urls, crawl)
+    rows, pages = export(ns.out, ns.what, urls, crawl, identity=ns.identity)
     print(f"exported {rows} {ns.what} rows of {pages} URLs (crawl {crawl}) to {len(urls)} sink(s)")
     return 0
 

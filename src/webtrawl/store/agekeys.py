@@ -8,12 +8,13 @@ or an unencrypted OpenSSH private key.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from webtrawl.errors import ConfigError, InputError
-from webtrawl.store.recovery import AGE
+from webtrawl.store.recovery import AGE, OPEN_SUFFIX
 
 _NEEDS = "needs pyrage: pip install 'webtrawl[encrypt]'"
 
@@ -68,6 +69,21 @@ def read_identities(path: Path) -> list[Any]:
 def is_encrypted(path: Path) -> bool:
     """An encrypted output file: sealed (``.age``) or a part of an open one (``.age.NNNNN.open``)."""
     return path.name.endswith(AGE) or f"{AGE}." in path.name
+
+
+def output_files(directory: Path, ext: str) -> list[Path]:
+    """The files of one output stream in write order: sealed ones (plain, encrypted, recovered parts), then the
+    ones still open (plain ``.open``, or the parts of an open encrypted file)."""
+    sealed = [*directory.glob(f"*{ext}"), *directory.glob(f"*{ext}{AGE}")]
+    still_open = [*directory.glob(f"*{ext}{OPEN_SUFFIX}"), *directory.glob(f"*{ext}{AGE}.*{OPEN_SUFFIX}")]
+    return sorted(sealed) + sorted(still_open)
+
+
+def open_output(path: Path, identity_file: Path | None) -> BinaryIO:
+    """An output file to read: as it is, or (``.age``) decrypted with the identities in ``identity_file``."""
+    if not is_encrypted(path):
+        return path.open("rb")
+    return io.BytesIO(read_output(path, read_identities(identity_file) if identity_file else None))
 
 
 def read_output(path: Path, identities: Sequence[Any] | None) -> bytes:

@@ -121,18 +121,28 @@ def recover_parts(directory: Path, prefix: str = "") -> list[Path]:
     sealed = []
     for part in sorted(directory.glob(f"{start}*{AGE}.*{OPEN_SUFFIX}")):
         m = _PART.match(part.name)
-        stem = _STEM.match(m["final"][: -len(AGE)]) if m else None
-        if m is None or stem is None:
+        own = part_own_name(part.name)
+        if m is None or own is None:
             continue
         if (directory / m["final"]).exists():  # sealed whole, killed before its parts were removed
             part.unlink()
             continue
-        sealed.append(finish_as(part, directory / f"{stem['stem']}-{m['k']}{stem['ext']}{AGE}"))
+        sealed.append(finish_as(part, directory / own))
     if sealed:
         log.warning(
             "%s: %d parts of encrypted files a killed writer left sealed each on its own", directory, len(sealed)
         )
     return sealed
+
+
+def part_own_name(part: str) -> str | None:
+    """The name a part of an encrypted file (``P-00002.EXT.age.00003.open``) gets as a file of its own
+    (``P-00002-00003.EXT.age``); None if ``part`` is not one."""
+    m = _PART.match(part)
+    stem = _STEM.match(m["final"][: -len(AGE)]) if m else None
+    if m is None or stem is None:
+        return None
+    return f"{stem['stem']}-{m['k']}{stem['ext']}{AGE}"
 
 
 def _jsonl_good_length(path: Path) -> int:

@@ -29,7 +29,9 @@ from typing import Any
 import msgspec
 
 from webtrawl.errors import InputError, StateError
-from webtrawl.store.recovery import OPEN_SUFFIX, warc_good_length
+from webtrawl.store.agekeys import is_encrypted, open_output, output_files, read_identities, read_output
+from webtrawl.store.recovery import AGE, OPEN_SUFFIX, part_own_name, warc_good_length
+from webtrawl.store.warc import EXT
 
 log = logging.getLogger("webtrawl.store")
 
@@ -60,16 +62,17 @@ def wacz_path(url: str) -> Path:
     return path
 
 
-def export_wacz(out: Path, dest: Path, title: str = "") -> WaczSummary:
-    """Package the WARCs of the crawl in ``out`` as ``dest`` (written beside it, renamed when whole)."""
+def export_wacz(out: Path, dest: Path, title: str = "", identity: Path | None = None) -> WaczSummary:
+    """Package the WARCs of the crawl in ``out`` as ``dest`` (written beside it, renamed when whole); ``identity``:
+    the age identity file that decrypts an encrypted crawl (the package itself is plain)."""
     try:
         from wacz.main import main as wacz_main
     except ModuleNotFoundError:
         raise InputError("--to wacz: needs the wacz package: pip install 'webtrawl[wacz]'") from None
     with tempfile.TemporaryDirectory(prefix="wacz-", dir=dest.parent) as tmp:
         work = Path(tmp)
-        warcs = _warcs(out, work)
-        _write_pages(out, work / "pages.jsonl")
+        warcs = _warcs(out, work, identity)
+        _write_pages(out, work / "pages.jsonl", identity)
         part = work / dest.name
         args = ["create", "-o", str(part), "--pages", str(work / "pages.jsonl"), "--hash-type", "sha256"]
         args += ["--title", title or f"webtrawl crawl {out.name}", *map(str, warcs)]
@@ -85,17 +88,26 @@ def export_wacz(out: Path, dest: Path, title: str = "") -> WaczSummary:
     return WaczSummary(dest, len(warcs), pages)
 
 
-def _warcs(out: Path, work: Path) -> list[Path]:
-    """The crawl's sealed WARCs, and the whole records of each one still ``.open`` (copied into ``work``)."""
+def _warcs(out: Path, work: Path, identity: Path | None) -> list[Path]:
+    """The crawl's sealed WARCs, the whole records of each one still ``.open`` (copied into ``work``), and the
+    encrypted ones (sealed, or the parts of an open one) decrypted into ``work``."""
     directory = out / "warc"
-    found = sorted(directory.glob("*.warc.gz")) if directory.is_dir() else []
-    for path in sorted(directory.glob("*.warc.gz" + OPEN_SUFFIX)) if directory.is_dir() else []:
-        keep = warc_good_length(path)
-        if keep == 0:
-            continue
-        copy = work / path.name[: -len(OPEN_SUFFIX)]
-        with path.open("rb") as src, copy.open("wb") as dst:
-            _copy_prefix(src, dst, keep)
+    keys = read_identities(identity) if identity else None
+    found = []
+    for path in output_files(directory, EXT) if directory.is_dir() else []:
+        if is_encrypted(path):
+            name = part_own_name(path.name) or path.name
+            copy = work / name.removesuffix(AGE)
+            copy.write_bytes(read_output(path, keys))
+        elif path.name.endswith(OPEN_SUFFIX):
+            keep = warc_good_length(path)
+            if keep == 0:
+                continue
+            copy = work / path.name.removesuffix(OPEN_SUFFIX)
+            with path.open("rb") as src, copy.open("wb") as dst:
+                _copy_prefix(src, dst, keep)
+        else:
+            copy = path
         found.append(copy)
     if not found:
         raise InputError(f"{out} has no WARC files (warc/*.warc.gz) to package")
@@ -119,10 +131,10 @@ def _pages_in(package: Path) -> int:
         return max(0, len(zf.read("pages/pages.jsonl").splitlines()) - 1)
 
 
-def _write_pages(out: Path, path: Path) -> int:
+def _write_pages(out: Path, path: Path, identity: Path | None) -> int:
     """The pages list py-wacz matches against the WARCs: each HTML page the crawl fetched whole, once."""
     pages: dict[str, str] = {}
-    for record in _records(out):
+    for record in _records(out, identity):
         url = record.get("url")
         status = record.get("status") or 0
         mime = str(record.get("content_type") or "").split(";")[0].strip().lower()
@@ -135,13 +147,13 @@ def _write_pages(out: Path, path: Path) -> int:
     return len(pages)
 
 
-def _records(out: Path) -> Iterator[dict[str, Any]]:
+def _records(out: Path, identity: Path | None) -> Iterator[dict[str, Any]]:
     """Every whole line of ``records/`` (a torn last line of an ``.open`` chunk is not one yet)."""
     directory = out / "records"
     if not directory.is_dir():
         raise InputError(f"{out} has no records/ directory: the WACZ pages list comes from the page records")
-    for chunk in sorted(directory.glob("*.jsonl")) + sorted(directory.glob("*.jsonl" + OPEN_SUFFIX)):
-        with chunk.open("rb") as fh:
+    for chunk in output_files(directory, ".jsonl"):
+        with open_output(chunk, identity) as fh:
             for raw in fh:
                 if raw.endswith(b"\n") and raw.strip():
                     yield _DECODER.decode(raw)
