@@ -21,7 +21,7 @@ from webtrawl_testweb import TestWeb
 
 pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
 
-STREAMS = ("warc", "records", "dropped")
+STREAMS = ("warc", "records", "dropped", "logs")
 
 
 def _args(web: TestWeb, *extra: str) -> list[str]:

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.store.agekit import age_key
 from tests.store.waczcheck import index_entries, package_pages, records_at_entries
 from webtrawl.messages import Lease, Page
-from webtrawl.store import WarcWriter
+from webtrawl.store import JsonlWriter, WarcWriter
+from webtrawl.store.agekeys import recipients
 
 pytest.importorskip("wacz", reason="the wacz extra packages WACZ")
 
@@ -56,10 +58,8 @@ def _killed_crawl(out: Path) -> list[str]:
     return urls
 
 
-def _export(out: Path, *to: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "webtrawl", "export", "--out", str(out)]
-    for url in to:
-        cmd += ["--to", url]
+def _export(out: Path, to: str, *more: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "webtrawl", "export", "--out", str(out), "--to", to, *more]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
@@ -78,6 +78,30 @@ def test_a_killed_crawl_packages_whole_records_and_its_html_pages(tmp_path: Path
     found = records_at_entries(package, index_entries(package))
     assert sorted(url for url, kind, _ in found if kind == "response") == urls
     assert package_pages(package) == set(urls[:3])  # HTML pages only: the style sheet is not a page
+
+
+def test_an_encrypted_crawl_packages_with_its_identity(tmp_path: Path) -> None:
+    key = age_key(tmp_path / "age")
+    keys = recipients([key.recipient])
+    out = tmp_path / "c1"
+    urls = [f"http://a.test/{n}" for n in range(3)]
+    sealed = WarcWriter(out / "warc", "n-p0", 1 << 30, keys)
+    sealed.write_pair(_page(urls[0], 0))
+    sealed.close()
+    killed = WarcWriter(out / "warc", "n-p1", 1 << 30, keys)  # left open: its parts are what a kill leaves
+    for n, url in enumerate(urls[1:], 1):
+        killed.write_pair(_page(url, n))
+    records = JsonlWriter(out / "records", "n-p0", 100, keys)
+    records.write_some([json.loads(_record(url, "text/html")) for url in urls])
+    package = tmp_path / "c1.wacz"
+    done = _export(out, f"wacz:{package}", "--identity", str(key.identity))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"packaged 4 WARC file(s) and 3 pages as {package}"  # the open one's 3 parts
+    valid = subprocess.run([sys.executable, "-m", "wacz", "validate", "-f", str(package)], capture_output=True)
+    assert valid.returncode == 0 and b"is valid" in valid.stdout, valid.stdout
+    found = records_at_entries(package, index_entries(package))
+    assert sorted(url for url, kind, _ in found if kind == "response") == urls
+    assert package_pages(package) == set(urls)
 
 
 def test_bad_destinations_and_a_crawl_without_warcs_are_one_line(tmp_path: Path) -> None:
