@@ -17,6 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.crawlrun import Crawl, records, wait_until, warc_responses
 from tests.store.agekit import AgeKey, age_key
+from webtrawl.store.recovery import journal_parts
 from webtrawl_testweb import TestWeb
 
 pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
@@ -42,8 +43,9 @@ def _decrypted_responses(key: AgeKey, out: Path) -> set[tuple[str, int]]:
     return found
 
 
-def _parts(out: Path) -> int:
-    return len(list((out / "records").glob("*.age*"))) if (out / "records").is_dir() else 0
+def _appends(out: Path) -> int:
+    """Batches of records written to the open encrypted chunk (entries of its journal)."""
+    return sum(len(journal_parts(path.read_bytes())) for path in (out / "records").glob("*.age.open"))
 
 
 def test_an_encrypted_crawl_killed_and_resumed_decrypts_to_the_plain_crawl(testweb: TestWeb, tmp_path: Path) -> None:
@@ -53,7 +55,7 @@ def test_an_encrypted_crawl_killed_and_resumed_decrypts_to_the_plain_crawl(testw
     assert Crawl(plain, [*seeds, *_args(testweb)]).wait(300) == 0
     secret = tmp_path / "secret"
     crawl = Crawl(secret, [*seeds, *_args(testweb, "--encrypt-to", key.recipient)])
-    wait_until(lambda: _parts(secret) >= 5, 300, "5 encrypted record batches", crawl)
+    wait_until(lambda: _appends(secret) >= 5, 300, "5 encrypted record batches", crawl)
     crawl.kill_node()
     resume = Crawl(secret, _args(testweb), log_name="resume.log")  # crawl.json keeps --encrypt-to
     assert resume.wait(300) == 0, resume.log()[-4000:]
@@ -63,7 +65,7 @@ def test_an_encrypted_crawl_killed_and_resumed_decrypts_to_the_plain_crawl(testw
         assert files and all(path.name.endswith(".age") for path in files), files
         assert not any(b".test" in path.read_bytes() for path in files)
     recovered = [p.name for p in (secret / "records").iterdir() if re.search(r"-\d{5}-\d{5}\.jsonl\.age\Z", p.name)]
-    assert recovered, "the chunk open at the kill: its parts became files of their own"
+    assert recovered, "the chunk open at the kill: its appends became files of their own"
     rows = _decrypted_records(key, secret)
     fetched = {(r["url"], r["status"], r["content_hash"]) for r in rows}
     assert fetched == {(r["url"], r["status"], r["content_hash"]) for r in records(plain)}, "nothing lost"

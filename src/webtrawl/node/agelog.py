@@ -4,8 +4,9 @@ The file is an :class:`~webtrawl.store.outfile.AgeFile` series ``<name>-NNNNN.lo
 ``age -d`` reads, rotated at ``--log-max-bytes``, ``--log-backups`` old ones kept). Every append of an open
 encrypted file is a whole age file of its own, so lines are gathered first: a WARNING or worse is written at once
 (with the lines before it), other lines when 64 KiB have gathered, when a line comes a second or more after the
-first one waiting, and at exit. A kill -9 loses the INFO lines still waiting; what was written survives it as the
-file's parts, sealed each on its own when the process starts again (:func:`~webtrawl.store.recovery.recover_parts`).
+first one waiting, and at exit. A kill -9 loses the INFO lines still waiting; what was written survives it in the
+file's journal, each append sealed on its own when the process starts again
+(:func:`~webtrawl.store.recovery.recover_journals`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.store.outfile import AgeFile
-from webtrawl.store.recovery import AGE, file_name, next_sequence, recover_parts
+from webtrawl.store.recovery import AGE, file_name, next_sequence, recover_journals
 
 EXT = ".log"
 _GATHER_BYTES = 64 * 1024
@@ -29,7 +30,7 @@ class AgeLogHandler(logging.Handler):
     def __init__(self, directory: Path, name: str, recipients: Sequence[Any], max_bytes: int, backups: int) -> None:
         super().__init__()
         directory.mkdir(parents=True, exist_ok=True)
-        recover_parts(directory, name)  # this process's predecessor, killed
+        recover_journals(directory, name)  # this process's predecessor, killed
         self.directory, self.name_prefix = directory, name
         self.max_bytes, self.backups = max_bytes, backups
         self._recipients = list(recipients)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from webtrawl.errors import ConfigError, InputError
-from webtrawl.store.recovery import AGE, OPEN_SUFFIX
+from webtrawl.store.recovery import AGE, OPEN_SUFFIX, journal_parts
 
 _NEEDS = "needs pyrage: pip install 'webtrawl[encrypt]'"
 
@@ -67,15 +67,15 @@ def read_identities(path: Path) -> list[Any]:
 
 
 def is_encrypted(path: Path) -> bool:
-    """An encrypted output file: sealed (``.age``) or a part of an open one (``.age.NNNNN.open``)."""
-    return path.name.endswith(AGE) or f"{AGE}." in path.name
+    """An encrypted output file: sealed (``.age``) or the journal of an open one (``.age.open``)."""
+    return path.name.endswith((AGE, AGE + OPEN_SUFFIX))
 
 
 def output_files(directory: Path, ext: str) -> list[Path]:
     """The files of one output stream in write order: sealed ones (plain, encrypted, recovered parts), then the
-    ones still open (plain ``.open``, or the parts of an open encrypted file)."""
+    ones still open (plain ``.open``, or the journal of an open encrypted file)."""
     sealed = [*directory.glob(f"*{ext}"), *directory.glob(f"*{ext}{AGE}")]
-    still_open = [*directory.glob(f"*{ext}{OPEN_SUFFIX}"), *directory.glob(f"*{ext}{AGE}.*{OPEN_SUFFIX}")]
+    still_open = [*directory.glob(f"*{ext}{OPEN_SUFFIX}"), *directory.glob(f"*{ext}{AGE}{OPEN_SUFFIX}")]
     return sorted(sealed) + sorted(still_open)
 
 
@@ -95,8 +95,9 @@ def read_output(path: Path, identities: Sequence[Any] | None) -> bytes:
     if not identities:
         raise InputError(f"{path} is encrypted: give --identity FILE (the key of one of its --encrypt-to recipients)")
     pyrage = _pyrage("--identity")
+    parts = journal_parts(data) if path.name.endswith(OPEN_SUFFIX) else [data]  # an open file: its whole appends
     try:
-        plain: bytes = pyrage.decrypt(data, list(identities))
+        plain = b"".join(pyrage.decrypt(part, list(identities)) for part in parts)
     except pyrage.DecryptError as exc:
         raise InputError(f"cannot decrypt {path} with the --identity given: {exc}") from None
     return plain

@@ -7,15 +7,16 @@ a kill of the process once ``append`` returns, and are sealed by giving them the
 
 **Encrypted** (:class:`AgeFile`): an age file cannot be appended to and made whole again later without its key
 (its last STREAM chunk carries a flag and a tag only the file key can make; the crawler holds only recipients).
-So each append is written as a complete age file of its own, a *part* (``NAME.age.00007.open``, written under
-``.tmp`` and renamed, so a part is never torn), while the writer keeps the open file's plaintext in memory. Sealing
-encrypts that plaintext once more as one age file (``NAME.age``, written under ``.sealing`` and renamed) and then
-removes the parts. After a kill -9 the parts are still there and each is whole: start-up recovery
-(:func:`~webtrawl.store.recovery.recover_parts`) turns each into a sealed file of its own
-(``PREFIX-SEQ-00007.EXT.age``) unless the sealed file was already complete. So a kill loses nothing written, and
-every file ``age -d`` is given decrypts. The costs: each byte is encrypted twice, and the open file's plaintext is
-held in memory, so an encrypted file is sealed at :data:`MAX_PLAIN` bytes or :data:`MAX_PARTS` appends, whichever
-comes first.
+So each append is encrypted as a complete age file of its own and appended, with its length in front, to a journal
+``NAME.age.open`` (one ``write``, cut back if it fails, like a plain file), while the writer keeps the open file's
+plaintext in memory. Sealing encrypts that plaintext once more as one age file (``NAME.age``, written under
+``.sealing``, fsynced and renamed) and then removes the journal. After a kill -9 the journal's whole entries are
+still there: start-up recovery (:func:`~webtrawl.store.recovery.recover_journals`) writes each one out as a sealed
+file of its own (``PREFIX-SEQ-KKKKK.EXT.age``), unless the sealed file was already complete. So a kill loses
+nothing written, and every sealed file is one that ``age -d`` decrypts. The costs: each byte is encrypted twice
+(the ciphers are cheap: the X25519 header of each append is most of it), and the open file's plaintext is held in
+memory, so an encrypted file is sealed at :data:`MAX_PLAIN` bytes or :data:`MAX_PARTS` appends (what a kill would
+turn into that many small files), whichever comes first.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from webtrawl.store.recovery import AGE, OPEN_SUFFIX, SEALING, TMP, finish, finish_as
+from webtrawl.store.recovery import AGE, OPEN_SUFFIX, SEALING, finish, finish_as, journal_entry, write_whole
 
 MAX_PLAIN = 32 << 20  # plaintext an open encrypted file holds in memory at most
-MAX_PARTS = 256  # parts an open encrypted file leaves behind at most (each its own file after a kill)
+MAX_PARTS = 1024  # appends an open encrypted file holds at most (each its own file after a kill)
 
 
 class OutFile(Protocol):
@@ -85,59 +86,38 @@ class PlainFile:
 
 
 class AgeFile:
-    """An encrypted output file: one whole age file per append while open, one age file of it all when sealed."""
+    """An encrypted output file: a journal of whole age files while open, one age file of it all when sealed."""
 
     def __init__(self, directory: Path, name: str, recipients: Sequence[Any]) -> None:
         self.final = directory / (name + AGE)
-        self.path = self._part(0)
+        self._journal = PlainFile(self.final.with_name(self.final.name + OPEN_SUFFIX))
+        self.path = self._journal.path
         self.size = 0
+        self.appends = 0
         self._recipients = list(recipients)
         self._plain = bytearray()
-        self._parts: list[Path] = []
-
-    def _part(self, k: int) -> Path:
-        return self.final.with_name(f"{self.final.name}.{k:05d}{OPEN_SUFFIX}")
 
     def append(self, data: bytes | memoryview) -> None:
         import pyrage
 
-        part = self._part(len(self._parts))
-        _write_new(part, pyrage.encrypt(bytes(data), self._recipients))
-        self._parts.append(part)
+        part: bytes = pyrage.encrypt(bytes(data), self._recipients)
+        self._journal.append(journal_entry(part))  # all or nothing
         self._plain += data
         self.size += len(data)
+        self.appends += 1
 
     def full(self) -> bool:
-        return self.size >= MAX_PLAIN or len(self._parts) >= MAX_PARTS
+        return self.size >= MAX_PLAIN or self.appends >= MAX_PARTS
 
     def seal(self) -> Path:
         import pyrage
 
         sealing = self.final.with_name(self.final.name + SEALING)
-        _write_new(sealing, pyrage.encrypt(bytes(self._plain), self._recipients), sync=True)
+        write_whole(sealing, pyrage.encrypt(bytes(self._plain), self._recipients))
         finish_as(sealing, self.final)
-        for part in self._parts:
-            part.unlink(missing_ok=True)
-        self._plain = bytearray()
+        self.discard()
         return self.final
 
     def discard(self) -> None:
-        for part in self._parts:
-            part.unlink(missing_ok=True)
+        self._journal.discard()
         self._plain = bytearray()
-
-
-def _write_new(path: Path, data: bytes, sync: bool = False) -> None:
-    """``data`` as the new file ``path``, written under a temporary name and renamed: whole or absent."""
-    tmp = path.with_name(path.name + TMP)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        _write_all(fd, data)
-        if sync:
-            os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    os.rename(tmp, path)

@@ -13,6 +13,7 @@ import glob
 import logging
 import os
 import re
+import struct
 import zlib
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,17 +26,16 @@ from webtrawl.errors import StateError
 log = logging.getLogger("webtrawl.store")
 
 OPEN_SUFFIX = ".open"
-AGE = ".age"  # an encrypted file (store/outfile.py): NAME.age sealed, NAME.age.NNNNN.open its parts while open
-TMP = ".tmp"  # a part being written (renamed when whole)
+AGE = ".age"  # an encrypted file (store/outfile.py): NAME.age sealed, NAME.age.open its journal while open
 SEALING = ".sealing"  # a sealed encrypted file being written (renamed when whole)
-_PART = re.compile(r"(?P<final>.+\.age)\.(?P<k>\d{5})\.open\Z")
 _STEM = re.compile(r"(?P<stem>.+-\d{5,})(?P<ext>\..+)\Z")
+_ENTRY = struct.Struct(">Q")  # a journal entry: its length, then one whole age file
 _JSON_DECODER = msgspec.json.Decoder()
 
 
 def next_sequence(directory: Path, prefix: str, ext: str) -> int:
     """One past the highest sequence number of ``<prefix>-NNNNN<ext>[.open]`` in ``directory`` (0 if none), counting
-    encrypted files (``.age``), their parts and the files recovered from parts (``<prefix>-NNNNN-KKKKK<ext>.age``)."""
+    encrypted files (``.age``), their journals and the files recovered from them (``<prefix>-NNNNN-KKKKK<ext>.age``)."""
     pattern = re.compile(
         re.escape(prefix)
         + r"-(\d{5,})(?:-\d{5})?"
@@ -85,12 +85,10 @@ def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
     """
     if not directory.is_dir():
         return []
-    sealed = recover_parts(directory, prefix)
+    sealed = recover_journals(directory, prefix)
     pattern = (glob.escape(prefix + "-") if prefix else "") + "*" + OPEN_SUFFIX  # "n-p1-" must not match n-p10
     for path in sorted(directory.glob(pattern)):
         name = path.name[: -len(OPEN_SUFFIX)]
-        if _PART.match(path.name):
-            continue  # an encrypted file's part that recover_parts could not name: left as it is
         if name.endswith(".jsonl"):
             keep = _jsonl_good_length(path)
         elif name.endswith(".warc.gz"):
@@ -111,38 +109,62 @@ def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
     return sealed
 
 
-def recover_parts(directory: Path, prefix: str = "") -> list[Path]:
+def journal_entry(part: bytes) -> bytes:
+    """One whole age file as an entry of an encrypted file's journal."""
+    return _ENTRY.pack(len(part)) + part
+
+
+def journal_parts(data: bytes) -> list[bytes]:
+    """The whole entries of a journal (a torn last one, a kill inside its write, is left out)."""
+    parts, at = [], 0
+    while at + _ENTRY.size <= len(data):
+        (size,) = _ENTRY.unpack_from(data, at)
+        if at + _ENTRY.size + size > len(data):
+            break
+        parts.append(data[at + _ENTRY.size : at + _ENTRY.size + size])
+        at += _ENTRY.size + size
+    return parts
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """``data`` as the new file ``path``, fsynced (the caller renames it to its final name when whole)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        done = 0
+        while done < len(data):
+            done += os.write(fd, data[done:] if done else data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def recover_journals(directory: Path, prefix: str = "") -> list[Path]:
     """Seal what encrypted writers (store/outfile.py) killed in ``directory`` left (``prefix``: only that process's
-    files): the parts of a file that was sealed whole are removed, the others become sealed files of their own
-    (``<prefix>-NNNNN-KKKKK<ext>.age``, each a whole age file); files never written whole are removed."""
+    files): the journal of a file sealed whole is removed; each whole entry of any other journal becomes a sealed
+    file of its own (``<prefix>-NNNNN-KKKKK<ext>.age``, an age file); a sealed file half written is removed."""
     start = glob.escape(prefix + "-") if prefix else ""
-    for left in [*directory.glob(f"{start}*{AGE}*{TMP}"), *directory.glob(f"{start}*{AGE}{SEALING}")]:
+    for left in directory.glob(f"{start}*{AGE}{SEALING}"):
         left.unlink(missing_ok=True)
-    sealed = []
-    for part in sorted(directory.glob(f"{start}*{AGE}.*{OPEN_SUFFIX}")):
-        m = _PART.match(part.name)
-        own = part_own_name(part.name)
-        if m is None or own is None:
+    sealed: list[Path] = []
+    for journal in sorted(directory.glob(f"{start}*{AGE}{OPEN_SUFFIX}")):
+        final = journal.with_name(journal.name.removesuffix(OPEN_SUFFIX))
+        stem = _STEM.match(final.name.removesuffix(AGE))
+        if stem is None:
             continue
-        if (directory / m["final"]).exists():  # sealed whole, killed before its parts were removed
-            part.unlink()
-            continue
-        sealed.append(finish_as(part, directory / own))
+        if not final.exists():  # else: sealed whole, killed before its journal was removed
+            for k, part in enumerate(journal_parts(journal.read_bytes())):
+                own = directory / f"{stem['stem']}-{k:05d}{stem['ext']}{AGE}"
+                if not own.exists():  # a recovery killed halfway wrote it already
+                    sealing = own.with_name(own.name + SEALING)
+                    write_whole(sealing, part)
+                    sealed.append(finish_as(sealing, own))
+        journal.unlink()
+        fsync_dir(directory)
     if sealed:
         log.warning(
-            "%s: %d parts of encrypted files a killed writer left sealed each on its own", directory, len(sealed)
+            "%s: %d appends of encrypted files a killed writer left, sealed each on its own", directory, len(sealed)
         )
     return sealed
-
-
-def part_own_name(part: str) -> str | None:
-    """The name a part of an encrypted file (``P-00002.EXT.age.00003.open``) gets as a file of its own
-    (``P-00002-00003.EXT.age``); None if ``part`` is not one."""
-    m = _PART.match(part)
-    stem = _STEM.match(m["final"][: -len(AGE)]) if m else None
-    if m is None or stem is None:
-        return None
-    return f"{stem['stem']}-{m['k']}{stem['ext']}{AGE}"
 
 
 def _jsonl_good_length(path: Path) -> int:

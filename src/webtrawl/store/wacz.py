@@ -30,7 +30,7 @@ import msgspec
 
 from webtrawl.errors import InputError, StateError
 from webtrawl.store.agekeys import is_encrypted, open_output, output_files, read_identities, read_output
-from webtrawl.store.recovery import AGE, OPEN_SUFFIX, part_own_name, warc_good_length
+from webtrawl.store.recovery import AGE, OPEN_SUFFIX, warc_good_length
 from webtrawl.store.warc import EXT
 
 log = logging.getLogger("webtrawl.store")
@@ -90,14 +90,13 @@ def export_wacz(out: Path, dest: Path, title: str = "", identity: Path | None = 
 
 def _warcs(out: Path, work: Path, identity: Path | None) -> list[Path]:
     """The crawl's sealed WARCs, the whole records of each one still ``.open`` (copied into ``work``), and the
-    encrypted ones (sealed, or the parts of an open one) decrypted into ``work``."""
+    encrypted ones (sealed, or the journal of an open one) decrypted into ``work``."""
     directory = out / "warc"
     keys = read_identities(identity) if identity else None
     found = []
     for path in output_files(directory, EXT) if directory.is_dir() else []:
         if is_encrypted(path):
-            name = part_own_name(path.name) or path.name
-            copy = work / name.removesuffix(AGE)
+            copy = work / path.name.removesuffix(OPEN_SUFFIX).removesuffix(AGE)
             copy.write_bytes(read_output(path, keys))
         elif path.name.endswith(OPEN_SUFFIX):
             keep = warc_good_length(path)

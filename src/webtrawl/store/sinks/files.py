@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.store.outfile import AgeFile
-from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence, recover_parts
+from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence, recover_journals
 
 log = logging.getLogger("webtrawl.store")
 
@@ -32,7 +32,7 @@ class AppendFile:
         self, directory: Path, prefix: str, ext: str, sealer: Sealer, rows_per_file: int, recipients: Sequence[Any] = ()
     ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        recover_parts(directory, prefix)  # an encrypted file's parts a killed run left, each sealed on its own
+        recover_journals(directory, prefix)  # an encrypted file a killed run left open
         self._recipients = recipients
         self._age: AgeFile | None = None  # the open file, when encrypted (sealed whole by AgeFile, not by sealer)
         self.rows_per_file = max(1, rows_per_file)
