@@ -216,9 +216,14 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
-    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
+    does a --fetcher that names no Fetcher class."""
+    if cfg.fetch.fetcher:
+        from webtrawl.fetch.base import check_fetchers
+
+        check_fetchers(cfg.fetch.fetcher)
     if cfg.output.items_to or cfg.output.records_to:
-        from webtrawl.store.sinks import probe
+        from webtrawl.store.registry import probe
 
         for url in cfg.output.items_to:
             probe(url, "items")
@@ -240,19 +245,20 @@ def _cmd_stats(ns: argparse.Namespace) -> int:
 
 def _cmd_export(ns: argparse.Namespace) -> int:
     from webtrawl.node.stats import crawl_id_of
-    from webtrawl.store.sinks import normalize, probe
+    from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
+    from webtrawl.store.sinkurl import normalize
     from webtrawl.store.wacz import export_wacz, is_wacz, wacz_path
 
     packages = [wacz_path(url) for url in ns.to if is_wacz(url)]
     urls = [normalize(url) for url in ns.to if not is_wacz(url)]
+    for url in urls:
+        probe(url, ns.what)
     for path in packages:
         done = export_wacz(ns.out, path, identity=ns.identity)
         print(f"packaged {done.warcs} WARC file(s) and {done.pages} pages as {done.path}")
     if not urls:
         return 0
-    for url in urls:
-        probe(url, ns.what)
     crawl = ns.crawl_id or crawl_id_of(ns.out, ns.redis)
     rows, pages = export(ns.out, ns.what, urls, crawl, identity=ns.identity)
     print(f"exported {rows} {ns.what} rows of {pages} URLs (crawl {crawl}) to {len(urls)} sink(s)")

@@ -20,9 +20,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from webtrawl.store.base import Drop, PageOutput
+from webtrawl.errors import ConfigError
+from webtrawl.store.base import Drop, PageOutput, Sink, SinkContext
 from webtrawl.store.jsonl import JsonlWriter
 from webtrawl.store.recovery import seal_open_files
+from webtrawl.store.sinks.files import check_writable
+from webtrawl.store.sinks.rows import Rows
+from webtrawl.store.sinkurl import SinkUrl
 from webtrawl.store.warc import WarcWriter
 
 _DEDUP = 65_536
@@ -45,7 +49,9 @@ class _Progress:
 
 
 class JsonlSink:
-    """One JSONL stream (``records`` or ``items``) in rotated chunk files."""
+    """One JSONL stream (``records``, ``items`` or ``dropped``) in rotated chunk files: the crawl's own, or a copy
+    elsewhere (``--items-to jsonl:DIR``). Lines are what ``rows`` makes of a batch (the record, the items as
+    ``{"url", "fetch_time", "index", "fields"}``); ``trawl export`` writes flat keyed rows (:meth:`write_rows`)."""
 
     def __init__(
         self,
@@ -53,16 +59,24 @@ class JsonlSink:
         prefix: str,
         chunk: int,
         rows: Callable[[Sequence[PageOutput]], list[Any]],
+        name: str = "",
         recipients: Sequence[Any] = (),
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = JsonlWriter(directory, prefix, chunk, recipients)
-        self.name = str(directory)
+        self.directory = directory
+        self.name = name or str(directory)
         self._rows = rows
         self._progress = _Progress()
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self._write(batch, lambda: self._rows(batch))
+
+    def write_rows(self, rows: Rows) -> None:
+        self._write(rows, lambda: rows.rows)
+
+    def probe(self) -> None:
+        check_writable(self.directory, self.name)
 
     def _write(self, key: object, rows: Callable[[], list[Any]]) -> None:
         progress = self._progress
@@ -89,8 +103,10 @@ def items_of(batch: Sequence[PageOutput]) -> list[Any]:
 class DroppedSink(JsonlSink):
     """The dropped-links stream: a page's drops, and (:meth:`write_drops`) the links the frontier refused."""
 
-    def __init__(self, directory: Path, prefix: str, chunk: int, recipients: Sequence[Any] = ()) -> None:
-        super().__init__(directory, prefix, chunk, self._drops_of, recipients)
+    def __init__(
+        self, directory: Path, prefix: str, chunk: int, name: str = "", recipients: Sequence[Any] = ()
+    ) -> None:
+        super().__init__(directory, prefix, chunk, self._drops_of, name, recipients)
         self._recent: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def write_drops(self, drops: Sequence[Drop]) -> None:
@@ -118,10 +134,12 @@ class DroppedSink(JsonlSink):
 class WarcSink:
     """Request/response records of every page whose output asks for them (``PageOutput.warc``)."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
+    def __init__(
+        self, directory: Path, prefix: str, max_bytes: int, name: str = "", recipients: Sequence[Any] = ()
+    ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = WarcWriter(directory, prefix, max_bytes, recipients)
-        self.name = str(directory)
+        self.name = name or str(directory)
         self._progress = _Progress()
 
     def write(self, batch: Sequence[PageOutput]) -> None:
@@ -139,3 +157,25 @@ class WarcSink:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _directory(spec: SinkUrl, stream: str, ctx: SinkContext) -> Path:
+    """The sink's directory: the crawl's own ``<out>/<stream>`` when the URL names none."""
+    return ctx.out_dir / (spec.target or stream)
+
+
+def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    directory, name = _directory(spec, stream, ctx), spec.name if spec.target else ""
+    if stream == "dropped":
+        return DroppedSink(directory, ctx.prefix, ctx.chunk, name, ctx.recipients())
+    if stream in _LINES:
+        return JsonlSink(directory, ctx.prefix, ctx.chunk, _LINES[stream], name, ctx.recipients())
+    raise ConfigError(f"{spec.name}: jsonl cannot hold the {stream} stream")
+
+
+def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    name = spec.name if spec.target else ""
+    return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients())
+
+
+_LINES = {"records": records_of, "items": items_of}

@@ -138,11 +138,12 @@ def write_whole(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def recover_journals(directory: Path, prefix: str = "") -> list[Path]:
+def recover_journals(directory: Path, prefix: str = "", *, start: str | None = None) -> list[Path]:
     """Seal what encrypted writers (store/outfile.py) killed in ``directory`` left (``prefix``: only that process's
     files): the journal of a file sealed whole is removed; each whole entry of any other journal becomes a sealed
     file of its own (``<prefix>-NNNNN-KKKKK<ext>.age``, an age file); a sealed file half written is removed."""
-    start = glob.escape(prefix + "-") if prefix else ""
+    if start is None:  # else: the files whose names start with ``start`` (several processes' of one node)
+        start = glob.escape(prefix + "-") if prefix else ""
     for left in directory.glob(f"{start}*{AGE}{SEALING}"):
         left.unlink(missing_ok=True)
     sealed: list[Path] = []

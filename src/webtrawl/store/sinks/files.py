@@ -10,12 +10,14 @@ whole write and cutting a torn tail. With ``recipients`` (``--encrypt-to``) the 
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from webtrawl.errors import ConfigError
 from webtrawl.store.outfile import AgeFile
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence, recover_journals
 
@@ -124,10 +126,18 @@ def cut(path: Path, keep: int) -> None:
 
 
 def seal_sink_dir(directory: Path, ext: str, sealer: Sealer, prefix: str = "") -> int:
-    """Seal every ``<prefix>*<ext>.open`` file in ``directory`` (no writer of theirs may be running); how many."""
+    """Seal every ``<prefix>*<ext>.open`` file in ``directory`` (no writer of theirs may be running), and the
+    encrypted ones' journals; how many."""
     if not directory.is_dir():
         return 0
+    recover_journals(directory, start=glob.escape(prefix))
     found = sorted(directory.glob(f"{prefix}*{ext}{OPEN_SUFFIX}"))
     for path in found:
         sealer(path)
     return len(found)
+
+
+def check_writable(directory: Path, name: str) -> None:
+    """At start (a sink's ``probe``): ConfigError if files cannot be created in ``directory``."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigError(f"sink {name!r}: {directory} is not writable")
