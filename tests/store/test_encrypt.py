@@ -6,17 +6,22 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.store.agekit import AgeKey, age_key
+from tests.store.sinkdata import ctx, products
 from webtrawl.messages import Lease, Page
 from webtrawl.store import JsonlWriter, WarcWriter, seal_open_files
 from webtrawl.store.agekeys import recipients
 from webtrawl.store.outfile import MAX_PARTS
+from webtrawl.store.registry import open_sink
 
 pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
 
@@ -138,3 +143,30 @@ def test_an_open_encrypted_file_is_sealed_at_its_append_limit(tmp_path: Path, ke
     assert [p.name for p in tmp_path.glob("*.open")] == ["n-p0-00001.jsonl.age.open"], "the next file, one append"
     writer.close()
     assert _lines(_decrypted(key, tmp_path, "*.age")) == _rows(MAX_PARTS + 1)
+
+
+def test_csv_and_jsonl_sinks_encrypt_and_a_parquet_sink_is_refused(tmp_path: Path, key: AgeKey) -> None:
+    batches = [[products(f"http://a.test/{n}", 3)] for n in range(4)]
+    for encrypt_to in ((), (key.recipient,)):
+        context = msgspec.structs.replace(ctx(tmp_path, chunk=5), encrypt_to=encrypt_to)
+        tag = "secret" if encrypt_to else "plain"
+        for url in (f"csv:{tmp_path / tag / 'csv'}", f"jsonl:{tmp_path / tag / 'jsonl'}"):
+            sink = open_sink(url, "items", context)
+            for batch in batches:
+                sink.write(batch)
+                sink.flush()
+            sink.close()
+    for kind in ("csv", "jsonl"):
+        plain = sorted((tmp_path / "plain" / kind).iterdir())
+        secret = sorted((tmp_path / "secret" / kind).iterdir())
+        assert len(plain) > 1 and [p.name + ".age" for p in plain] == [p.name for p in secret]
+        assert [key.decrypt(p) for p in secret] == [p.read_bytes() for p in plain]
+    args = ["crawl", "http://a.test/", "--out", str(tmp_path / "c"), "--encrypt-to", key.recipient]
+    done = subprocess.run(
+        [sys.executable, "-m", "webtrawl", *args, "--records-to", f"parquet:{tmp_path / 'pq'}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stderr.startswith("trawl: error: --encrypt-to does not encrypt parquet:")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
