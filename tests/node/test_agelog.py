@@ -58,3 +58,14 @@ def test_rotation_keeps_the_backups_and_the_current_file(tmp_path: Path) -> None
     files = sorted((tmp_path / "logs").iterdir())
     assert [p.name for p in files] == [f"fetcher-0-0000{n}.log.age" for n in (2, 3, 4)]  # two lines each
     assert _plain(key, tmp_path / "logs").splitlines() == [f"WARNING line {n} {'x' * 60}" for n in range(4, 10)]
+
+
+def test_the_supervisor_seals_what_processes_that_do_not_run_again_left(tmp_path: Path) -> None:
+    key = age_key(tmp_path / "age")
+    logs = tmp_path / "logs"
+    gone = AgeLogHandler(logs, "parser-3", recipients([key.recipient]), 10 << 20, 5)
+    _logger(gone).warning("parsed http://a.test/1")  # then killed; a resume runs fewer parsers
+    supervisor = AgeLogHandler(logs, "trawl", recipients([key.recipient]), 10 << 20, 5)
+    supervisor.close()
+    assert [p.name for p in logs.iterdir()] == ["parser-3-00000-00000.log.age"]
+    assert key.decrypt(logs / "parser-3-00000-00000.log.age") == b"WARNING parsed http://a.test/1\n"

@@ -22,6 +22,7 @@ from webtrawl.store.outfile import AgeFile
 from webtrawl.store.recovery import AGE, file_name, next_sequence, recover_journals
 
 EXT = ".log"
+SUPERVISOR = "trawl"
 _GATHER_BYTES = 64 * 1024
 _GATHER_SECONDS = 1.0
 
@@ -30,7 +31,9 @@ class AgeLogHandler(logging.Handler):
     def __init__(self, directory: Path, name: str, recipients: Sequence[Any], max_bytes: int, backups: int) -> None:
         super().__init__()
         directory.mkdir(parents=True, exist_ok=True)
-        recover_journals(directory, name)  # this process's predecessor, killed
+        # This process's predecessor, killed; the supervisor (``trawl``), which starts before any child, also seals
+        # what children that will not run again (a resume with fewer processes) left.
+        recover_journals(directory, "" if name == SUPERVISOR else name)
         self.directory, self.name_prefix = directory, name
         self.max_bytes, self.backups = max_bytes, backups
         self._recipients = list(recipients)
