@@ -34,6 +34,12 @@ class StateError(WebtrawlError):
     reason = "state"
 
 
+class ChildFailed(WebtrawlError):
+    """A fetcher or parser died at start several times in a row: restarting it again would only loop."""
+
+    reason = "child-failed"
+
+
 # --- transport: the network failed before a full HTTP answer ----------------------------------------------------
 class TransportError(WebtrawlError):
     """The request did not produce a complete HTTP response. ``transient`` ones are retried."""

@@ -14,19 +14,8 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from urllib.parse import urlsplit
-
-from webtrawl.errors import ConfigError
 
 DEAD_S = 60.0
-
-
-def check_proxy(url: str) -> str:
-    """A proxy URL as given, checked: http:// or https://, a host, no path."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
-        raise ConfigError(f"--proxy wants http://HOST:PORT (or https://), not {url!r}")
-    return url
 
 
 class ProxyPool:
