@@ -136,7 +136,6 @@ class WarcWriter:
         ``revisit`` (a recrawl profile: server-not-modified, identical-payload-digest) writes a revisit record that
         refers to the page's last full response (digest and date from its recrawl state) instead of a response.
         """
-        out = self._open()
         url = page.lease.url
         when = datetime.fromtimestamp(page.fetch_time or time.time(), UTC).replace(tzinfo=None)
         date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
@@ -146,12 +145,21 @@ class WarcWriter:
         response = self._revisit(page, url, date, revisit) if revisit else self._response(page, url, date, known)
         request = self._request(page, url, date)
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
-        buf = io.BytesIO()
+        fresh = self._file is None
+        out, buf = self._open(), io.BytesIO()
+        if fresh:  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
+            self._put(buf, self._warcinfo(), 6)
         self._put(buf, request, 6)
         self._put(buf, response, 0 if encoded else 1)
         if page.dom is not None:
             self._rendered(buf, page, date, response.rec_headers.get_header("WARC-Record-ID"))
-        out.append(buf.getbuffer())  # all or nothing: no half record in front of the next one
+        try:
+            out.append(buf.getbuffer())  # all or nothing: no half record in front of the next one
+        except BaseException:
+            if fresh:
+                self._file = None
+                out.discard()  # no file without its warcinfo record
+            raise
         if out.size >= self.max_bytes or out.full():
             self._close_file()
 
@@ -232,11 +240,13 @@ class WarcWriter:
         return record
 
     def _open(self) -> OutFile:
-        if self._file is not None:
-            return self._file
-        name = file_name(self.prefix, self._seq, EXT)
-        info = self._builder.create_warcinfo_record(
-            name,
+        if self._file is None:
+            self._file = open_out(self.directory, file_name(self.prefix, self._seq, EXT), self._recipients)
+        return self._file
+
+    def _warcinfo(self) -> Any:
+        return self._builder.create_warcinfo_record(
+            file_name(self.prefix, self._seq, EXT),
             {
                 "software": f"webtrawl/{__version__}",
                 "format": "WARC File Format 1.1",
@@ -244,16 +254,6 @@ class WarcWriter:
                 "isPartOf": self.prefix,
             },
         )
-        buf = io.BytesIO()
-        self._put(buf, info, 6)
-        out = open_out(self.directory, name, self._recipients)
-        try:
-            out.append(buf.getbuffer())
-        except BaseException:
-            out.discard()  # no file without its warcinfo record
-            raise
-        self._file = out
-        return out
 
     def _close_file(self) -> None:
         out, self._file = self._file, None
