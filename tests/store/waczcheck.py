@@ -37,6 +37,18 @@ def records_at_entries(package: Path, entries: list[dict[str, Any]]) -> list[tup
     return found
 
 
+def archived_records(package: Path) -> list[tuple[str, str, bytes]]:
+    """(URL, WARC type, content) of every record of every WARC in the package's ``archive/``."""
+    found = []
+    with zipfile.ZipFile(package) as zf:
+        for name in zf.namelist():
+            if name.startswith("archive/"):
+                for record in ArchiveIterator(io.BytesIO(zf.read(name))):
+                    url = record.rec_headers.get_header("WARC-Target-URI")
+                    found.append((url, record.rec_type, record.content_stream().read()))
+    return found
+
+
 def package_pages(package: Path) -> set[str]:
     """The URLs ``pages/pages.jsonl`` lists (after its header line)."""
     with zipfile.ZipFile(package) as zf:

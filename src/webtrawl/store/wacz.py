@@ -8,7 +8,9 @@ sitemaps, redirects and a rendered page's scripts and data. The crawl's page rec
 lists each URL the crawl fetched as an HTML page with a 2xx answer (at its first capture, with its title).
 
 A rendered page is in the WARCs as it was captured: its response, every request its scripts made (so the page
-replays with them) and the DOM after the scripts ran (a ``resource`` record of the page's URL); all are indexed.
+replays with them, all indexed) and the DOM after the scripts ran (a ``resource`` record of the page's URL that
+refers to the response). That DOM stays out of the index: it has the page's URL and timestamp, and sorts before the
+response in the CDXJ, so a replay tool would serve the snapshot instead of the page as captured.
 A WARC a killed crawl left ``.open`` is packaged up to its last whole record; the crawl's files are not changed.
 """
 
@@ -77,7 +79,7 @@ def export_wacz(out: Path, dest: Path, title: str = "", identity: Path | None = 
         args = ["create", "-o", str(part), "--pages", str(work / "pages.jsonl"), "--hash-type", "sha256"]
         args += ["--title", title or f"webtrawl crawl {out.name}", *map(str, warcs)]
         said = io.StringIO()
-        with contextlib.redirect_stdout(said):  # py-wacz reports on stdout; the command prints its own summary
+        with contextlib.redirect_stdout(said), _dom_not_indexed():  # py-wacz reports on stdout; we print a summary
             code = wacz_main(args)
         for line in said.getvalue().splitlines():
             log.debug("wacz: %s", line)
@@ -86,6 +88,26 @@ def export_wacz(out: Path, dest: Path, title: str = "", identity: Path | None = 
         pages = _pages_in(part)
         os.replace(part, dest)
     return WaczSummary(dest, len(warcs), pages)
+
+
+@contextlib.contextmanager
+def _dom_not_indexed() -> Iterator[None]:
+    """py-wacz's indexer (the ``WACZIndexer`` its ``create`` builds) without the rendered pages' DOM records."""
+    import wacz.main
+
+    base = wacz.main.WACZIndexer
+
+    class _Indexer(base):  # type: ignore[misc, valid-type]
+        def filter_record(self, record: Any) -> bool:
+            if record.rec_type == "resource" and record.rec_headers.get_header("WARC-Refers-To"):
+                return False
+            return bool(super().filter_record(record))
+
+    wacz.main.WACZIndexer = _Indexer
+    try:
+        yield
+    finally:
+        wacz.main.WACZIndexer = base
 
 
 def _warcs(out: Path, work: Path, identity: Path | None) -> list[Path]:
