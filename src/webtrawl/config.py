@@ -376,7 +376,7 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--extract and --spider are two ways to extract: give one of them")
     if out.items_to and not ext.extracts_items():
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
-    if out.encrypt_to and any(url.startswith("parquet:") for url in (*out.items_to, *out.records_to)):
-        raise ConfigError("--encrypt-to does not encrypt parquet: sinks (a Parquet file is built from a plain one)")
+    if out.encrypt_to and any(url.startswith(("parquet:", "json:")) for url in (*out.items_to, *out.records_to)):
+        raise ConfigError("--encrypt-to does not encrypt parquet: or json: sinks (they are built from plain files)")
     if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
