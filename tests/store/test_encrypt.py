@@ -168,5 +168,6 @@ def test_csv_and_jsonl_sinks_encrypt_and_a_parquet_sink_is_refused(tmp_path: Pat
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2 and done.stderr.startswith("trawl: error: --encrypt-to does not encrypt parquet: or json:")
+    said = "trawl: error: --encrypt-to does not encrypt parquet: or json:"
+    assert done.returncode == 2 and done.stderr.startswith(said)
     assert len(done.stderr.splitlines()) == 1, done.stderr
