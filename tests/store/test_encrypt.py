@@ -4,8 +4,11 @@ own), and a sealed file is never doubled by its journal."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +18,7 @@ import msgspec
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from tests.fixtures.disk import fill
 from tests.store.agekit import AgeKey, age_key
 from tests.store.sinkdata import ctx, products
 from webtrawl.messages import Lease, Page
@@ -171,3 +175,24 @@ def test_csv_and_jsonl_sinks_encrypt_and_a_parquet_sink_is_refused(tmp_path: Pat
     said = "trawl: error: --encrypt-to does not encrypt parquet: or json:"
     assert done.returncode == 2 and done.stderr.startswith(said)
     assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_seal_the_full_disk_refuses_is_done_by_the_next_write_with_each_row_once(
+    tiny_disk: Path, key: AgeKey
+) -> None:
+    writer = JsonlWriter(tiny_disk / "records", "n-p0", 3, recipients([key.recipient]))
+    rows = [{"url": f"http://a.test/{n}", "pad": random.Random(n).randbytes(60_000).hex()} for n in range(4)]
+    _write_batches(writer, [rows[:1], rows[1:2]])
+    filler = fill(tiny_disk)
+    os.truncate(filler, filler.stat().st_size - 200_000)  # room for the third row, not for the sealed copy of three
+    assert writer.write_some(rows[2:3]) == 1, "the row is written even though its file could not be sealed"
+    assert [p.name for p in (tiny_disk / "records").iterdir()] == ["n-p0-00000.jsonl.age.open"]
+    with pytest.raises(OSError) as info:  # the next write seals first: still no room, and nothing of it is written
+        writer.write_some(rows[3:])
+    assert info.value.errno == errno.ENOSPC
+    filler.unlink()
+    assert writer.write_some(rows[3:]) == 1
+    writer.close()
+    files = sorted((tiny_disk / "records").iterdir())
+    assert [p.name for p in files] == ["n-p0-00000.jsonl.age", "n-p0-00001.jsonl.age"]
+    assert _lines([key.decrypt(p) for p in files]) == rows

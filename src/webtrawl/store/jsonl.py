@@ -7,6 +7,7 @@ records never leaves a half line (a kill inside the system call can; :func:`seal
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,18 @@ class JsonlWriter:
         All of them reach the OS or none do (a failed write is cut back), so a caller can retry the same call;
         a page's dropped links cost one system call instead of one per line.
         """
+        self._seal_if_full()  # a seal that failed (a full disk) is done before anything new is written
         out = self._open()
         part = records[: self.chunk_records - self._count]
         out.append(self._encoder.encode_lines(part))  # no half line in front of the next record
         self._count += len(part)
-        if self._count >= self.chunk_records or out.full():
-            self._close_file()
+        with contextlib.suppress(OSError):  # the records are written: a failed seal is retried by the next write
+            self._seal_if_full()
         return len(part)
+
+    def _seal_if_full(self) -> None:
+        if self._file is not None and (self._count >= self.chunk_records or self._file.full()):
+            self._close_file()
 
     def flush(self) -> None:
         """Nothing is buffered in this process: every ``write`` already reached the OS."""
@@ -70,6 +76,6 @@ class JsonlWriter:
     def _close_file(self) -> None:
         if self._file is None:
             return
-        out, self._file = self._file, None
-        out.seal()
+        self._file.seal()
+        self._file = None
         self._seq += 1

@@ -1,7 +1,8 @@
 """One output file being written, plain or encrypted to age recipients (``--encrypt-to``), behind one interface.
 
 Both kinds take whole appends (all or nothing: a failed write, say on a full disk, leaves nothing of it) that survive
-a kill of the process once ``append`` returns, and are sealed by giving them their final name.
+a kill of the process once ``append`` returns, and are sealed by giving them their final name; a seal that fails (an
+encrypted file needs room for its sealed copy) leaves the file open, so it can be sealed again.
 
 **Plain** (:class:`PlainFile`): appended to ``NAME.open`` on an unbuffered descriptor, renamed ``NAME`` when sealed.
 
@@ -76,12 +77,16 @@ class PlainFile:
         return False
 
     def seal(self) -> Path:
-        os.fsync(self._fd)
-        os.close(self._fd)
+        if self._fd >= 0:  # a seal that failed after closing (the rename) goes on from there
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = -1
         return finish(self.path)
 
     def discard(self) -> None:
-        os.close(self._fd)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
         self.path.unlink(missing_ok=True)
 
 

@@ -127,13 +127,17 @@ def journal_parts(data: bytes) -> list[bytes]:
 
 
 def write_whole(path: Path, data: bytes) -> None:
-    """``data`` as the new file ``path``, fsynced (the caller renames it to its final name when whole)."""
+    """``data`` as the new file ``path``, fsynced (the caller renames it to its final name when whole); nothing of
+    it is left if that fails (a full disk)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         done = 0
         while done < len(data):
             done += os.write(fd, data[done:] if done else data)
         os.fsync(fd)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
     finally:
         os.close(fd)
 

@@ -23,6 +23,7 @@ With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import time
@@ -145,6 +146,7 @@ class WarcWriter:
         response = self._revisit(page, url, date, revisit) if revisit else self._response(page, url, date, known)
         request = self._request(page, url, date)
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
+        self._seal_if_full()  # a seal that failed (a full disk) is done before anything new is written
         fresh = self._file is None
         out, buf = self._open(), io.BytesIO()
         if fresh:  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
@@ -160,7 +162,11 @@ class WarcWriter:
                 self._file = None
                 out.discard()  # no file without its warcinfo record
             raise
-        if out.size >= self.max_bytes or out.full():
+        with contextlib.suppress(OSError):  # the pair is written: a failed seal is retried by the next write
+            self._seal_if_full()
+
+    def _seal_if_full(self) -> None:
+        if self._file is not None and (self._file.size >= self.max_bytes or self._file.full()):
             self._close_file()
 
     def _rendered(self, buf: BinaryIO, page: Page, date: str, response_id: str) -> None:
@@ -256,8 +262,8 @@ class WarcWriter:
         )
 
     def _close_file(self) -> None:
-        out, self._file = self._file, None
-        if out is None:
+        if self._file is None:
             return
-        out.seal()
+        self._file.seal()  # kept open if this fails, so a retry seals it
+        self._file = None
         self._seq += 1

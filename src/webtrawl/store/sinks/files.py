@@ -10,6 +10,7 @@ whole write and cutting a torn tail. With ``recipients`` (``--encrypt-to``) the 
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import logging
 import os
@@ -58,13 +59,16 @@ class AppendFile:
     def append(self, data: bytes, rows: int) -> None:
         """Write ``data`` (``rows`` whole rows) all or nothing; seal the file once it holds its rows."""
         if self._recipients:
+            if self._age is not None and (self._rows >= self.rows_per_file or self._age.full()):
+                self.seal()  # a seal that failed (a full disk) is done before anything new is written
             if self._age is None:
                 name = file_name(self.prefix, self._seq, self.ext)
                 self._age = AgeFile(self.directory, name, self._recipients)
             self._age.append(data)
             self._rows += rows
             if self._rows >= self.rows_per_file or self._age.full():
-                self.seal()
+                with contextlib.suppress(OSError):  # the rows are written: a failed seal is retried next time
+                    self.seal()
             return
         if self._fd < 0:
             path = self.directory / (file_name(self.prefix, self._seq, self.ext) + OPEN_SUFFIX)
@@ -86,12 +90,12 @@ class AppendFile:
 
     def seal(self) -> None:
         """fsync, close and seal the current file (if any); the next append starts the next one."""
-        self._rows = 0
         if self._age is not None:
-            age, self._age = self._age, None
-            age.seal()
+            self._age.seal()  # kept open if this fails, so a retry seals it
+            self._age, self._rows = None, 0
             self._seq += 1
             return
+        self._rows = 0
         if self._fd < 0 or self.path is None:
             return
         fd, path = self._fd, self.path
