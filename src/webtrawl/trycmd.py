@@ -107,7 +107,7 @@ def _line(label: str, page: Page, ctx: ParseContext) -> str:
         doc.update({name: getattr(record, name, None) for name in _TEXT_FIELDS})
     if ctx.extraction is not None and ctx.extraction.markdown:
         doc["markdown"] = record.markdown
-        doc = {k: (None if v is msgspec.UNSET else v) for k, v in doc.items()}
+    doc = {k: (None if v is msgspec.UNSET else v) for k, v in doc.items()}  # --text fields a page has not: null
     return _ENCODER.encode(doc).decode()
 
 
