@@ -246,10 +246,10 @@ def _cmd_crawl(ns: argparse.Namespace) -> int:
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
+    from webtrawl.formats.sinkurl import normalize
     from webtrawl.node.stats import crawl_id_of
     from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
-    from webtrawl.store.sinkurl import normalize
     from webtrawl.store.wacz import export_wacz, is_wacz, wacz_path
 
     packages = [wacz_path(url) for url in ns.to if is_wacz(url)]

@@ -156,8 +156,8 @@ def _lease(url: str) -> Lease:
 
 
 async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
+    from webtrawl.extract.hints import RuleHints
     from webtrawl.fetch.client import HttpClient
-    from webtrawl.fetch.rulehints import RuleHints
 
     pages: dict[str, Page] = {}
     hints = RuleHints.from_config(cfg.extraction, cfg.rendering)  # a rules file's headers are sent as in a crawl

@@ -314,7 +314,7 @@ def age_recipient(text: Any) -> str:
 
 def sink_url(text: Any) -> str:
     """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
-    from webtrawl.store.sinkurl import normalize
+    from webtrawl.formats.sinkurl import normalize
 
     return normalize(str(text))
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
+from webtrawl.formats.sinkurl import crawl_id
 from webtrawl.frontier import RedisFrontier, connect_sync
 from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Page
@@ -25,7 +26,6 @@ from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.store import SinkContext
 from webtrawl.store.registry import open_outputs
-from webtrawl.store.sinkurl import crawl_id
 
 if TYPE_CHECKING:
     from webtrawl.extract import Extraction

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import Drop, PageOutput, Sink, SinkContext
 from webtrawl.store.jsonl import JsonlWriter
 from webtrawl.store.recovery import seal_open_files
 from webtrawl.store.sinks.files import check_writable
 from webtrawl.store.sinks.rows import Rows
-from webtrawl.store.sinkurl import SinkUrl
 from webtrawl.store.warc import WarcWriter
 
 _DEDUP = 65_536

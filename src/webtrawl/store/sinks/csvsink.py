@@ -17,12 +17,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import finish
 from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 from webtrawl.store.sinks.schema import json_text
-from webtrawl.store.sinkurl import SinkUrl
 
 EXT = ".csv"
 
