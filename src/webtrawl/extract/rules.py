@@ -169,7 +169,7 @@ def _carried(rule: Rule, doc: Document) -> str:
 
 
 def _hrefs(select: Select, doc: Document) -> list[str]:
-    if select.kind == "css" and select.engine == "lexbor":
+    if select.engine == "lexbor":
         if select.mode == "attr":
             return select.values(doc, None, first=False)
         return [h for n in select.nodes(doc, None) if (h := n.attributes.get("href"))]
