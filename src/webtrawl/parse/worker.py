@@ -110,7 +110,9 @@ class _Parser:
         self.frontier = RedisFrontier.open(client, settings)
         prefix = f"{args.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
-        sink_ctx = SinkContext(args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes)
+        sink_ctx = SinkContext(
+            args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes, args.output.encrypt_to
+        )
         ext = args.extraction
         self.output = open_outputs(
             args.output, ext.extracts_items(), sink_ctx, args.disk_full, chunks=ext.chunks > 0, changes=ext.changes
