@@ -253,8 +253,6 @@ class HttpClient:
                 if truncated:
                     abort_transports(sent)  # drop the connection: the rest of the body is still coming
                     resp.close()
-                if sent and target.scheme == "https":
-                    self._ssl.keep_session(target.raw_host or "", sent[-1])
                 sent.clear()  # whole: the connection goes back to the pool
                 return Response(
                     status=resp.status,

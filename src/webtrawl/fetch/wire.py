@@ -174,56 +174,8 @@ class _NoDecodedPeerCert(ssl.SSLObject):
         return {}
 
 
-# TLS sessions kept for resumption, one per host name (a few KiB each: the session holds the peer's certificate).
-TLS_SESSIONS = 4096
-
-
-class ResumingContext(ssl.SSLContext):
-    """A client TLS context that offers each host the session of its last connection (TLS session resumption).
-
-    asyncio, uvloop and aiohttp have no parameter for a session: they all call ``wrap_bio`` with the host name,
-    so the context picks the session there. Measured on this machine (benchmarks/RESULTS.md): with TLS 1.2 a
-    resumed handshake skips the key exchange and the certificate check, ~0.1-0.2 ms of client CPU less per new
-    connection, and one round trip less; TLS 1.3 resumption still does the key exchange (OpenSSL always offers
-    psk_dhe_ke), so it saves only the round trip's worth of certificate checks. A refused or expired session
-    costs nothing: the server answers with a full handshake.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:  # SSLContext takes the protocol in __new__
-        self.sessions: dict[str, ssl.SSLSession] = {}  # insertion order is recency: the oldest is dropped first
-
-    def wrap_bio(
-        self,
-        incoming: ssl.MemoryBIO,
-        outgoing: ssl.MemoryBIO,
-        server_side: bool = False,
-        server_hostname: str | bytes | None = None,
-        session: ssl.SSLSession | None = None,
-    ) -> ssl.SSLObject:
-        if session is None and isinstance(server_hostname, str):
-            session = self.sessions.get(server_hostname)
-        return super().wrap_bio(incoming, outgoing, server_side, server_hostname, session)
-
-    def keep_session(self, host: str, transport: asyncio.BaseTransport) -> None:
-        """Remember the TLS session of ``transport`` (a connection to ``host`` whose answer is in: a TLS 1.3 server
-        sends its session tickets after the handshake, so they have arrived by then)."""
-        ssl_object = transport.get_extra_info("ssl_object")
-        session = ssl_object.session if ssl_object is not None else None
-        if session is None:
-            return
-        sessions = self.sessions
-        sessions.pop(host, None)
-        sessions[host] = session
-        if len(sessions) > TLS_SESSIONS:
-            del sessions[next(iter(sessions))]
-
-
-def ssl_context(fetch: FetchOptions) -> ResumingContext:
-    # What ssl.create_default_context() does for a client, on the resuming subclass.
-    ctx = ResumingContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    ctx.check_hostname = True
-    ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
+def ssl_context(fetch: FetchOptions) -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
     ctx.sslobject_class = _NoDecodedPeerCert
     if fetch.ca_file is not None:
         try:
