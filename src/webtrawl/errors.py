@@ -34,6 +34,12 @@ class StateError(WebtrawlError):
     reason = "state"
 
 
+class RedisUnavailable(StateError):
+    """Redis is out of reach for now (connection lost or refused, a restart, a failover): worth waiting out."""
+
+    reason = "redis-unavailable"
+
+
 # --- transport: the network failed before a full HTTP answer ----------------------------------------------------
 class TransportError(WebtrawlError):
     """The request did not produce a complete HTTP response. ``transient`` ones are retried."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch import stats
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, connect_async
+from webtrawl.frontier.retry import Outage, open_waiting_async
 
 SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps one idle connection)
 # On a stop, requests still running after this grace are abandoned: their URLs go back to the head of their queues
@@ -50,11 +51,16 @@ class FetcherArgs:
 
 
 async def open_frontier(
-    cfg: CrawlConfig, redis_url: str, settings: FrontierSettings | None = None
+    cfg: CrawlConfig, redis_url: str, settings: FrontierSettings | None = None, outage: Outage | None = None
 ) -> AsyncRedisFrontier:
-    """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands."""
-    redis = await connect_async(redis_url, cluster=cfg.cluster, max_connections=redis_pool_size(cfg))
-    return await AsyncRedisFrontier.open(redis, settings or FrontierSettings.from_config(cfg))
+    """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands.
+    With an ``outage`` it waits for a Redis that is away, now and in every later call (see frontier/retry.py)."""
+
+    async def opened() -> AsyncRedisFrontier:
+        redis = await connect_async(redis_url, cluster=cfg.cluster, max_connections=redis_pool_size(cfg))
+        return await AsyncRedisFrontier.open(redis, settings or FrontierSettings.from_config(cfg), outage=outage)
+
+    return await opened() if outage is None else await open_waiting_async(opened, outage)
 
 
 def redis_pool_size(cfg: CrawlConfig) -> int:

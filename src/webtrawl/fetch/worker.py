@@ -21,7 +21,7 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from webtrawl.errors import PolicyError, TransportError
+from webtrawl.errors import PolicyError, RedisUnavailable, TransportError
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, STOP_GRACE_S, FetcherArgs, open_frontier
 from webtrawl.fetch.base import Fetcher, FetcherBusy, FetchRequest, HttpFetcher
 from webtrawl.fetch.batcher import ReleaseBatcher
@@ -32,6 +32,7 @@ from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.rulehints import RuleHints
 from webtrawl.frontier import Held, Release, UrlAction
+from webtrawl.frontier.retry import Outage
 from webtrawl.heap import TRIM_INTERVAL_S, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageSender
@@ -106,7 +107,8 @@ class _Fetcher:
                 self.args.budget.value += count
 
     async def run(self) -> None:
-        self.frontier = await open_frontier(self.cfg, self.args.redis_url)
+        outage = Outage(self.args.owner, stop=self.args.stop.is_set)  # a stop ends the wait for a Redis away
+        self.frontier = await open_frontier(self.cfg, self.args.redis_url, outage=outage)
         redis = self.frontier.client
         self.releases = ReleaseBatcher(self.frontier.release)
         taken = await self.frontier.reclaim_owner(self.args.owner)
@@ -137,7 +139,8 @@ class _Fetcher:
                 self.browser = open_browser_fetcher(self.cfg, http, self.robots)
             trimming = asyncio.create_task(_trim_heap())
             try:
-                await self._lease_loop()
+                with contextlib.suppress(RedisUnavailable):  # stopping while Redis is away
+                    await self._lease_loop()
                 await self._finish_in_flight()
             finally:
                 trimming.cancel()
@@ -340,6 +343,9 @@ class _Fetcher:
             if next_lease is not None and next_lease.token in self._unreleased:
                 await self._give_back(next_lease)
             raise
+        except RedisUnavailable:
+            # stopping while Redis is away: the lease stays and is taken back when the node starts again
+            log.info("%s: Redis is away; %s is taken back on the next start", self.args.owner, lease.url)
         except Exception:
             # A bug, not a fetch failure: log it and give the URL back rather than leave the host leased until
             # --lease-ttl. Nothing may have been written for it; if a request was made, the gap below covers it.
@@ -354,6 +360,8 @@ class _Fetcher:
         for attempt in range(3):
             try:
                 await self._release(lease, UrlAction.HEAD, delay_ms=gap_ms)
+            except RedisUnavailable:
+                return  # stopping while Redis is away: taken back on the next start
             except Exception as exc:
                 log.warning("could not give back %s (%s); retrying", lease.url, exc)
                 await asyncio.sleep(0.5 * 2**attempt)

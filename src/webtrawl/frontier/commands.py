@@ -13,8 +13,6 @@ from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
-from redis.exceptions import NoScriptError
-
 from webtrawl.domains import registered_domain
 from webtrawl.errors import StateError
 from webtrawl.frontier.adding import AddBatch, Segment
@@ -352,15 +350,10 @@ class FrontierCore:
         return {_text(m) for m in members}
 
 
-def noscript_retry(calls: Sequence[Call], replies: list[Any]) -> list[int]:
-    """Indexes of calls the server answered NOSCRIPT (scripts flushed): load them, then send those again."""
-    return [i for i, r in enumerate(replies) if isinstance(r, NoScriptError)]
-
-
 def first_error(replies: Sequence[Any]) -> None:
     for reply in replies:
         if isinstance(reply, Exception):
             raise reply
 
 
-__all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "noscript_retry", "open_core"]
+__all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "open_core"]

@@ -16,7 +16,7 @@ import redis.asyncio
 import redis.asyncio.cluster
 import redis.cluster
 
-from webtrawl.errors import StateError
+from webtrawl.errors import RedisUnavailable, StateError
 
 SyncClient: TypeAlias = redis.Redis | redis.cluster.RedisCluster
 AsyncClient: TypeAlias = redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster
@@ -32,17 +32,17 @@ def mask_url(url: str) -> str:
     return _QUERY_SECRET_RE.sub(r"\1=***", url)
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text
 
 
-def unreachable(url: str, exc: BaseException) -> StateError:
-    return StateError(f"cannot reach Redis at {mask_url(url)}: {_one_line(exc)}")
+def unreachable(url: str, exc: BaseException) -> RedisUnavailable:
+    return RedisUnavailable(f"cannot reach Redis at {mask_url(url)}: {one_line(exc)}")
 
 
-def lost_connection(exc: BaseException) -> StateError:
-    return StateError(f"lost the connection to Redis: {_one_line(exc)}")
+def lost_connection(exc: BaseException) -> RedisUnavailable:
+    return RedisUnavailable(f"lost the connection to Redis: {one_line(exc)}")
 
 
 def _client_errors() -> tuple[type[BaseException], ...]:

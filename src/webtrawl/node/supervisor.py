@@ -24,17 +24,19 @@ from typing import IO, Any
 from rich.logging import RichHandler
 
 from webtrawl.config import CrawlConfig, to_saved
-from webtrawl.errors import InputError, StateError
+from webtrawl.errors import InputError, RedisUnavailable, StateError
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import mask_url, redis_used_memory
+from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node.children import SPAWN, Child, Children
 from webtrawl.node.guard import MemoryGuard
 from webtrawl.node.logs import LogSetup
 from webtrawl.node.operate import Operations
+from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.saved import SAVED_SETTINGS
@@ -208,6 +210,7 @@ class Node:
 
     def _run(self, redis_url: str) -> int:
         cfg = self.cfg
+        self.redis_url = redis_url
         self.client = connect_sync(redis_url, cluster=cfg.cluster)
         settings = FrontierSettings.from_config(cfg)
         frontier = RedisFrontier.open(self.client, settings)
@@ -272,6 +275,8 @@ class Node:
             exporter.start()
             log.info("Prometheus metrics on port %d", exporter.port)
         rates = RateWindow(60.0)
+        watch = self.watch = RedisWatch(self.redis_url, ops.alerts, self.redis)
+        presence = self.presence
         started = time.monotonic()
         last_reclaim = started
         finished_seen = 0
@@ -283,17 +288,18 @@ class Node:
                     log.error(message)
                 if now - last_reclaim >= _RECLAIM_EVERY:
                     last_reclaim = now
-                    frontier.reclaim_expired()
-                snapshot = self._snapshot(frontier, now - started, state)
-                self.memory_guard.check(snapshot.rss_by_kind)
-                rates.add(snapshot)
-                ops.observe(snapshot, rates, now - started, pages_done=self._pages_done())
-                if self.presence is not None and self.presence.due(now):
-                    self.presence.beat(state, self._node_stats())
-                display.update(snapshot, rates)
-                if exporter is not None:
-                    exporter.update(snapshot)
-                ops.publish(snapshot, rates, self._node_stats())
+                    watch.run(frontier.reclaim_expired)
+                snapshot = watch.run(self._snapshot, frontier, now - started, state)
+                if snapshot is not None:  # None: Redis is away, the node pauses (one alert) until it is back
+                    self.memory_guard.check(snapshot.rss_by_kind)
+                    rates.add(snapshot)
+                    ops.observe(snapshot, rates, now - started, pages_done=self._pages_done())
+                    if presence is not None and presence.due(now):
+                        watch.run(presence.beat, state, self._node_stats())
+                    display.update(snapshot, rates)
+                    if exporter is not None:
+                        exporter.update(snapshot)
+                    ops.publish(snapshot, rates, self._node_stats())
                 if not self.stop_leasing.is_set():
                     reason = self._stop_reason(frontier, now - started)
                     finished_seen = finished_seen + 1 if reason == "finished" else 0
@@ -302,18 +308,22 @@ class Node:
                         self.stop_leasing.set()
                 if self.stop_leasing.is_set():
                     state = "draining"
-                    snapshot.extra["state"] = state
-                    ops.publish(snapshot, rates, self._node_stats())
-                    if self.presence is not None:  # no heartbeat while draining: this one lasts the whole drain
-                        drain_s = _STOP_BOUND_S + 10
-                        self.presence.beat(state, self._node_stats(), round((drain_s + 30) * 1000))
+                    if snapshot is not None:
+                        snapshot.extra["state"] = state
+                        ops.publish(snapshot, rates, self._node_stats())
+                    if presence is not None:  # no heartbeat while draining: this one lasts the whole drain
+                        drain_ms = round((_STOP_BOUND_S + 10 + 30) * 1000)
+                        watch.run(presence.beat, state, self._node_stats(), drain_ms)
                     self._drain()
-                    final = self._snapshot(frontier, time.monotonic() - started, "stopped")
-                    rates.add(final)
-                    ops.observe(final, rates, final.at - started, pages_done=self._pages_done(), final=True)
-                    display.update(final, rates)
-                    ops.publish(final, rates, self._node_stats())
+                    final = watch.run(self._snapshot, frontier, time.monotonic() - started, "stopped")
+                    if final is not None:
+                        rates.add(final)
+                        ops.observe(final, rates, final.at - started, pages_done=self._pages_done(), final=True)
+                        display.update(final, rates)
+                        ops.publish(final, rates, self._node_stats())
                     self._leave()
+                    if watch.too_long():
+                        raise RedisUnavailable(f"{watch.too_long()}: the node stopped")
                     return 0
                 time.sleep(_TICK)
         except KeyboardInterrupt:
@@ -352,6 +362,9 @@ class Node:
             return f"--max-time {self.cfg.max_time:g}s reached"
         if self._budget_spent():
             return f"--max-pages {self.cfg.max_pages} reached"
+        return self.watch.too_long() or self.watch.run(self._shared_stop_reason, frontier) or ""
+
+    def _shared_stop_reason(self, frontier: RedisFrontier) -> str:
         if self.presence is not None and self.presence.stop_requested():
             return "trawl stop requested"
         if self.cfg.keep_running and self.wait_for_seeds:
@@ -382,7 +395,9 @@ class Node:
         if self.presence is not None:
             try:
                 self.presence.leave(self._node_stats())
-            except StateError as exc:
+            except Exception as exc:
+                if not isinstance(exc, StateError) and not is_transient(exc):
+                    raise
                 log.warning("could not mark node %s as stopped: %s", self.cfg.node_id, exc)
 
     def _drain(self) -> None:

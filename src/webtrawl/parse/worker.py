@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import CrawlConfig
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.retry import Outage, open_waiting
 from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Completion, NewUrl, Page
 from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
@@ -80,9 +81,15 @@ class _Parser:
         self.args = args
         cfg = args.cfg
         self.ctx = build_context(cfg, args.seeds)
-        client = connect_sync(args.redis_url, cluster=cfg.cluster)
         settings = FrontierSettings.from_config(cfg)
-        self.frontier = RedisFrontier.open(client, settings)
+        # A Redis that is away (restart, failover) is waited for; the supervisor bounds a stop by killing us.
+        outage = Outage(f"parser {args.index}")
+
+        def opened() -> RedisFrontier:
+            client = connect_sync(args.redis_url, cluster=cfg.cluster)
+            return RedisFrontier.open(client, settings, outage=outage)
+
+        self.frontier = open_waiting(opened, outage)
         prefix = f"{cfg.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
         sink_ctx = SinkContext(args.out_dir, prefix, crawl, cfg.jsonl_chunk, cfg.warc_max_bytes)
