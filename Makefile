@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: crawl test lint typecheck unit bench testweb clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml testweb/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev]' -e ./testweb
 	touch $(STAMP)
 
 crawl: $(STAMP)
@@ -19,8 +19,8 @@ testweb: $(STAMP)
 	$(BIN)/trawl testweb $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src testweb tests benchmarks
+	$(BIN)/ruff format --check src testweb tests benchmarks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -31,7 +31,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/pip install -q -e './testweb[bench]'
 	$(BIN)/trawl bench $(ARGS)
 
 clean:

@@ -36,11 +36,11 @@ from typing import Any
 import psutil
 import redis
 
-from webtrawl.bench import MODEL_URLS, TestWebProcess, WebSpec
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.keys import shard_tag
-from webtrawl.node.local_cluster import LocalRedisCluster
-from webtrawl.testweb import WebModel, WebOptions
+from webtrawl_bench import MODEL_URLS, TestWebProcess, WebSpec
+from webtrawl_testweb import WebModel, WebOptions
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 TRAWL = [sys.executable, "-m", "webtrawl"]
 

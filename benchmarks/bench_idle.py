@@ -21,10 +21,10 @@ from pathlib import Path
 
 import uvloop
 
-from webtrawl.bench.testweb_proc import TestWebProcess, WebSpec
 from webtrawl.config import CrawlConfig, Timeouts
 from webtrawl.fetch import HttpClient
-from webtrawl.testweb import DEFAULT_CORPUS_DIR
+from webtrawl_bench.testweb_proc import TestWebProcess, WebSpec
+from webtrawl_testweb import DEFAULT_CORPUS_DIR
 
 
 def _rss() -> int:

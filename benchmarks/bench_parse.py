@@ -22,16 +22,16 @@ import sys
 import time
 from pathlib import Path
 
-from webtrawl.bench.spec import MODEL_URLS
-from webtrawl.bench.testweb_proc import WebSpec
 from webtrawl.config import CrawlConfig, Limits, Politeness
 from webtrawl.fetch.addrpolicy import AddressPolicy
 from webtrawl.messages import Lease, Page
 from webtrawl.parse import ParseContext, Scope, canonicalize, process_page
 from webtrawl.parse.worker import build_context
-from webtrawl.testweb.corpus import Corpus
-from webtrawl.testweb.model import WebModel, WebOptions
-from webtrawl.testweb.pages import link_block
+from webtrawl_bench.spec import MODEL_URLS
+from webtrawl_bench.testweb_proc import WebSpec
+from webtrawl_testweb.corpus import Corpus
+from webtrawl_testweb.model import WebModel, WebOptions
+from webtrawl_testweb.pages import link_block
 
 _DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -101,7 +101,7 @@ def load_web_pages(corpus: Path, count: int) -> list[Page]:
 
 
 def make_web_context() -> ParseContext:
-    """What the parser of a ``trawl bench`` crawl builds (see webtrawl.bench.crawl_run and testweb.serve)."""
+    """What the parser of a ``trawl bench`` crawl builds (see webtrawl_bench.crawl_run and testweb.serve)."""
     cfg = CrawlConfig(include=[MODEL_URLS], ip_allow=["127.0.0.0/8"], ports=list(_WEB_PORTS))
     return build_context(cfg, ["http://site0.test:8080/"])
 

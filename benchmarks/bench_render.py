@@ -2,7 +2,7 @@
 
     nice -n 19 .venv/bin/python benchmarks/bench_render.py [--apps 8] [--items 9] [--renderers 2] [--fetchers 1]
 
-Serves :class:`webtrawl.testweb.jsweb.JsWeb` in this process and runs real ``trawl crawl`` processes against it:
+Serves :class:`webtrawl_testweb.jsweb.JsWeb` in this process and runs real ``trawl crawl`` processes against it:
 
 1. **render**: ``--render always`` over ``--apps`` script-built hosts (``app<i>.js.test``, 1 + ``--items`` pages
    each). Reports rendered pages/s (wall), the node's CPU per rendered page (all processes: supervisor, Redis,
@@ -30,7 +30,7 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 
-from webtrawl.testweb.jsweb import JsWeb
+from webtrawl_testweb.jsweb import JsWeb
 
 
 def _tree_rss(root: int) -> tuple[int, int]:

@@ -8,7 +8,7 @@ file's own rules (stars filled in), the rest ordinary pages; about a fifth end u
 
     .venv/bin/python benchmarks/bench_robots.py [--checks 2000] [--repeat 5]
 
-A second row measures the big file of the realistic crawl bench (webtrawl.testweb.realrobots, 35% '*' rules).
+A second row measures the big file of the realistic crawl bench (webtrawl_testweb.realrobots, 35% '*' rules).
 
 Times are CPU time of this process (time.process_time), the least disturbed of several runs: on a shared
 machine wall-clock time mostly measures the other processes. Other parsers are measured too when installed
@@ -155,7 +155,7 @@ def _retained_bytes(build: Callable[[], Any]) -> tuple[int, Any]:
 def _realistic_row(checks: int, repeat: int) -> tuple[str, str, str, str]:
     """The big file of ``trawl bench --web realistic`` (testweb/realrobots.py: 16,000 rules, 35% of them '*'
     patterns, all in the '*' group), whole, with URLs drawn from it the same way."""
-    from webtrawl.testweb.realrobots import big_robots as realistic
+    from webtrawl_testweb.realrobots import big_robots as realistic
 
     head, rest = realistic("a.test", 1)
     body = head + rest

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import uvloop
 
-from webtrawl.bench.testweb_proc import TestWebProcess, WebSpec
 from webtrawl.config import CrawlConfig, Timeouts
 from webtrawl.fetch import HttpClient
+from webtrawl_bench.testweb_proc import TestWebProcess, WebSpec
 
 
 async def _round(cfg: CrawlConfig, urls: list[str], concurrency: int) -> float:

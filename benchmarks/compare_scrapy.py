@@ -1,12 +1,12 @@
 """Scrapy and webtrawl on the same local test web, side by side: pages per CPU-second of each crawler.
 
-    .venv/bin/pip install -e '.[bench]'
+    .venv/bin/pip install -e './testweb[bench]'
     .venv/bin/python benchmarks/compare_scrapy.py [--web realistic|synthetic] [--runs 3] [--warmup 60] [--seconds 60]
 
 Both crawlers get the same test web (its own process, CPU not counted), the same seeds, the same per-host delay,
 one request per host at a time, robots.txt obeyed, and the same links followed: on the realistic web (the
-default, see ``webtrawl.testweb.realistic``) every link, on the synthetic web the model's links (see
-``webtrawl.bench.MODEL_URLS``); nofollow honoured. Each runs ``--warmup`` seconds, then ``--seconds`` are measured:
+default, see ``webtrawl_testweb.realistic``) every link, on the synthetic web the model's links (see
+``webtrawl_bench.MODEL_URLS``); nofollow honoured. Each runs ``--warmup`` seconds, then ``--seconds`` are measured:
 pages = HTTP responses other than robots.txt, CPU = user + system time of every process of the crawler
 (webtrawl: supervisor, fetchers, parsers and its Redis; Scrapy: its one process). Scrapy uses the broad-crawl
 settings of its documentation and writes (url, status, title) items to JSONL; webtrawl also writes WARC.
@@ -33,11 +33,11 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from webtrawl.bench import MODEL_URLS, CrawlSpec, TestWebProcess, WebSpec
-from webtrawl.bench.cli import machine
-from webtrawl.bench.crawl_run import RunResult, run_once
-from webtrawl.bench.procstat import NODE_TOTAL
-from webtrawl.bench.testweb_proc import DEFAULT_HOSTS, WEBS
+from webtrawl_bench import MODEL_URLS, CrawlSpec, TestWebProcess, WebSpec
+from webtrawl_bench.cli import machine
+from webtrawl_bench.crawl_run import RunResult, run_once
+from webtrawl_bench.procstat import NODE_TOTAL
+from webtrawl_bench.testweb_proc import DEFAULT_HOSTS, WEBS
 
 # --- the Scrapy side (runs in a child process: ``compare_scrapy.py _scrapy ARGS``) --------------------------------
 

@@ -32,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
         """An unknown flag is reported by the subcommand it was given to, so the hint names that command."""
         ns, extras = self.parse_known_args(args, namespace)
-        if extras:
+        if extras and not getattr(ns, "accepts_anything", False):
             commands = getattr(self, "commands", {})
             target = commands.get(getattr(ns, "command", None) or "", self)
             target.error(f"unrecognized arguments: {' '.join(extras)}")
@@ -87,15 +87,36 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         add_try_arguments(tryit)
     web = sub.add_parser("testweb", help="serve the local test web (for trying the crawler safely)")
     if "testweb" in wanted:
-        from webtrawl.testweb import add_arguments as add_testweb_arguments
+        try:
+            from webtrawl_testweb import add_arguments as add_testweb_arguments
 
-        add_testweb_arguments(web)
+            add_testweb_arguments(web)
+        except ModuleNotFoundError:
+            _accept_anything(web)
     bench = sub.add_parser("bench", help="measure the crawler against the local test web (pages/s, CPU per page)")
     if "bench" in wanted:
-        from webtrawl.bench import add_arguments as add_bench_arguments
+        try:
+            from webtrawl_bench import add_arguments as add_bench_arguments
 
-        add_bench_arguments(bench)
+            add_bench_arguments(bench)
+        except ModuleNotFoundError:
+            _accept_anything(bench)
     return parser
+
+
+def _accept_anything(parser: argparse.ArgumentParser) -> None:
+    """Without its package a command takes any flags, so that running it says what is missing (not "unrecognized
+    arguments"); a crawl whose URL or --out happens to be named ``testweb`` is not concerned."""
+    parser.set_defaults(accepts_anything=True)
+
+
+def _missing(command: str, exc: ModuleNotFoundError) -> InputError:
+    """``trawl testweb``/``trawl bench`` live in the separate distribution webtrawl-testweb (./testweb), so that the
+    crawler does not ship the test web, its CA tooling and the benchmark."""
+    return InputError(
+        f"trawl {command} needs the webtrawl-testweb package (pip install ./testweb from a source checkout)"
+        f" [missing module: {exc.name}]"
+    )
 
 
 def _option_names() -> list[str]:
@@ -221,8 +242,10 @@ def _cmd_export(ns: argparse.Namespace) -> int:
 
 
 def _cmd_testweb(ns: argparse.Namespace) -> int:
-    from webtrawl.testweb import run
-
+    try:
+        from webtrawl_testweb import run
+    except ModuleNotFoundError as exc:
+        raise _missing("testweb", exc) from None
     return run(ns)
 
 
@@ -233,8 +256,10 @@ def _cmd_try(ns: argparse.Namespace) -> int:
 
 
 def _cmd_bench(ns: argparse.Namespace) -> int:
-    from webtrawl.bench import run
-
+    try:
+        from webtrawl_bench import run
+    except ModuleNotFoundError as exc:
+        raise _missing("bench", exc) from None
     return run(ns)
 
 

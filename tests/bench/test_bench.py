@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from webtrawl.cli import main
-from webtrawl.testweb import DEFAULT_CORPUS_DIR, Corpus
+from webtrawl_testweb import DEFAULT_CORPUS_DIR, Corpus
 
 
 def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path: Path) -> None:

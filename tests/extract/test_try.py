@@ -13,7 +13,7 @@ import pytest
 from tests.extract.corpus import RULES, SPIDERS, corpus_file, needs_corpus
 from tests.parse.helpers import make_page
 from webtrawl.store import WarcWriter
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 
 def _trawl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

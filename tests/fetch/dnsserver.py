@@ -1,6 +1,6 @@
 """A tiny authoritative DNS server on 127.0.0.1 (UDP) so the resolver is tested against real DNS packets.
 
-The server is the test web's own (:class:`webtrawl.testweb.chaosserver.DnsServer`): A records from a dict, AAAA
+The server is the test web's own (:class:`webtrawl_testweb.chaosserver.DnsServer`): A records from a dict, AAAA
 "no data", NXDOMAIN otherwise, and a count of the questions asked so tests can see what the resolver's cache saved.
 """
 
@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from webtrawl.testweb.chaosserver import DnsServer
+from webtrawl_testweb.chaosserver import DnsServer
 
 
 @asynccontextmanager

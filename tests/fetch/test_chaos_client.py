@@ -15,7 +15,7 @@ from tests.fixtures.web_fixtures import chaos_of
 from webtrawl.errors import WebtrawlError
 from webtrawl.fetch import HttpClient
 from webtrawl.fetch.client import Response
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 TOTAL = 1.5
 MAX_BODY = 512 * 1024

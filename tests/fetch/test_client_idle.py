@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.fetch.servers import local_cfg, run
 from webtrawl.fetch.client import HttpClient
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 
 def test_idle_connections_beyond_the_cap_are_closed_least_recently_used_first(testweb: TestWeb) -> None:

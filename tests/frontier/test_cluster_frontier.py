@@ -25,8 +25,8 @@ from webtrawl.frontier import (
 from webtrawl.frontier.keys import meta_key, seeds_key, shard_tag
 from webtrawl.frontier.scripts import SCRIPTS
 from webtrawl.messages import Completion, NewUrl
-from webtrawl.node.local_cluster import LocalRedisCluster
 from webtrawl.node.presence import _keys as presence_keys
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 Cluster = redis.cluster.RedisCluster
 

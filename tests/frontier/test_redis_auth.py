@@ -17,7 +17,7 @@ from tests.node.crawlrun import Crawl, records
 from webtrawl.errors import StateError
 from webtrawl.frontier import connect_sync
 from webtrawl.node.redis_server import find_redis_binary
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 PASSWORD = "s3cret-Pa55"
 

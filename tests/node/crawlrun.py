@@ -16,8 +16,8 @@ from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 
-from webtrawl.testweb import TestWeb, politeness_violations, robots_first_violations
-from webtrawl.testweb.accesslog import LogEntry
+from webtrawl_testweb import TestWeb, politeness_violations, robots_first_violations
+from webtrawl_testweb.accesslog import LogEntry
 
 
 class Crawl:
@@ -87,10 +87,11 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str, crawl: 
 
 
 def records(out: Path) -> list[dict[str, Any]]:
-    """All JSONL records of a crawl (sealed and open chunks)."""
+    """All JSONL records of a crawl (sealed and open chunks). A line a parser is still writing (no newline yet) is
+    not a record yet: polling while the crawl runs would otherwise read half a line."""
     rows = []
     for path in sorted((out / "records").glob("*.jsonl*")):
-        for line in path.read_text().splitlines():
+        for line in path.read_text().split("\n")[:-1]:
             if line.strip():
                 rows.append(json.loads(line))
     return rows

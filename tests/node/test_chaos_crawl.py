@@ -30,8 +30,8 @@ from webtrawl.parse import canonicalize
 from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract
-from webtrawl.testweb import TestWeb, WebOptions, fetched_urls, politeness_violations, robots_first_violations
-from webtrawl.testweb.chaos import BEHAVIOURS, DNS_RECORDS, ChaosWeb
+from webtrawl_testweb import TestWeb, WebOptions, fetched_urls, politeness_violations, robots_first_violations
+from webtrawl_testweb.chaos import BEHAVIOURS, DNS_RECORDS, ChaosWeb
 
 DELAY = 0.25
 MAX_RETRIES = 2

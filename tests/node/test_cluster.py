@@ -19,9 +19,9 @@ from tests.node.crawlrun import records, wait_until
 from tests.node.test_crawl import DELAY, _assert_complete_and_polite
 from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier
-from webtrawl.node.local_cluster import LocalRedisCluster
 from webtrawl.node.shared import status
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 
 def _args(web: TestWeb, url: str, *extra: str) -> list[str]:

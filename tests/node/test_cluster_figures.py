@@ -9,8 +9,8 @@ import redis.cluster
 
 from tests.node.clusterrun import NodeRun, trawl
 from tests.node.test_cluster import _args, _node, _seed, _status
-from webtrawl.node.local_cluster import LocalRedisCluster
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 
 def test_a_restarted_node_keeps_its_fetched_figure_and_stats_reads_the_cluster(

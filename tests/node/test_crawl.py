@@ -14,7 +14,7 @@ import signal
 from pathlib import Path
 
 from tests.node.crawlrun import Crawl, records, stats, wait_until, warc_responses
-from webtrawl.testweb import (
+from webtrawl_testweb import (
     TestWeb,
     duplicate_fetches,
     fetched_urls,

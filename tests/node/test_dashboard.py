@@ -25,7 +25,7 @@ import pytest
 from tests.node.clusterrun import NodeRun, trawl
 from tests.node.crawlrun import free_port, quick_args, wait_until
 from webtrawl.node.redis_server import EmbeddedRedis
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright (dev dependency) drives Chromium")
 

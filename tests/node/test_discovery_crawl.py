@@ -15,10 +15,10 @@ from tests.node.clusterrun import NodeRun, trawl
 from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
-from webtrawl.node.local_cluster import LocalRedisCluster
 from webtrawl.node.shared import status
-from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations, robots_first_violations
-from webtrawl.testweb.accesslog import LogEntry
+from webtrawl_testweb import TestWeb, fetched_urls, politeness_violations, robots_first_violations
+from webtrawl_testweb.accesslog import LogEntry
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 DELAY = 0.1
 

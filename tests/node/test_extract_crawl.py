@@ -19,7 +19,7 @@ from typing import Any
 from tests.extract.corpus import SPIDERS
 from tests.extract.spiders import _bucket
 from tests.node.crawlrun import Crawl, records, stats, wait_until
-from webtrawl.testweb import TestWeb, WebOptions, duplicate_fetches
+from webtrawl_testweb import TestWeb, WebOptions, duplicate_fetches
 
 DELAY = 0.2
 RULES = """

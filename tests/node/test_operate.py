@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.node.crawlrun import Crawl, free_port, quick_args, records
 from webtrawl.metrics.report import format_bytes
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 ALERT_FLAGS = ("--alert-window", "3", "--alert-min-urls", "5", "--alert-error-rate", "0.1", "--alert-disk-free", "0")
 

@@ -15,9 +15,9 @@ from tests.node.crawlrun import wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
 from webtrawl.frontier import FrontierSettings, RedisFrontier
-from webtrawl.node.local_cluster import LocalRedisCluster
 from webtrawl.node.presence import Presence, list_nodes, request_stop, resolve_node_id
 from webtrawl.node.shared import seed
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 
 def _prefix() -> str:

@@ -11,9 +11,9 @@ import pytest
 
 from tests.extract.corpus import SPIDERS
 from tests.node.crawlrun import Crawl, polite_crawl, stats
-from webtrawl.testweb import TestWeb
-from webtrawl.testweb.accesslog import LogEntry
-from webtrawl.testweb.ranking import SHALLOW
+from webtrawl_testweb import TestWeb
+from webtrawl_testweb.accesslog import LogEntry
+from webtrawl_testweb.ranking import SHALLOW
 
 DELAY = 0.1
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.disk import fill, tmpfs
 from tests.node.crawlrun import Crawl, records, stats, wait_until
-from webtrawl.testweb import TestWeb, fetched_urls, politeness_violations
+from webtrawl_testweb import TestWeb, fetched_urls, politeness_violations
 
 DELAY = 0.2
 

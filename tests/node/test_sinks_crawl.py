@@ -25,8 +25,8 @@ from tests.node.clusterrun import NodeRun
 from tests.node.crawlrun import Crawl, records, wait_until
 from tests.node.test_cluster import _args as _cluster_args
 from tests.node.test_cluster import _freeze_holding_leases, _seed
-from webtrawl.node.local_cluster import LocalRedisCluster
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 # One item per link of a test web page: several per page, from the parser's lexbor tree.
 RULES = """

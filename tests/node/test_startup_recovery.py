@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.node.crawlrun import Crawl
-from webtrawl.testweb import TestWeb
+from webtrawl_testweb import TestWeb
 
 
 def test_open_files_of_every_output_stream_are_sealed_at_start_up(

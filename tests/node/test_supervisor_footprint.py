@@ -17,4 +17,4 @@ def test_a_crawls_supervisor_imports_no_fetch_parse_extract_or_testweb_library()
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     )
     assert {name for name in loaded if name.split(".")[0] in _STAGE_LIBRARIES} == set()
-    assert not {"webtrawl.fetch.worker", "webtrawl.parse.worker", "webtrawl.testweb.harness"} & loaded
+    assert not {"webtrawl.fetch.worker", "webtrawl.parse.worker", "webtrawl_testweb.harness"} & loaded

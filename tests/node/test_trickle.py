@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.fixtures.trickle_web import TrickleWeb
 from tests.node.crawlrun import Crawl, records, stats, wait_until
-from webtrawl.testweb import politeness_violations
+from webtrawl_testweb import politeness_violations
 
 DELAY = 0.5
 

@@ -35,7 +35,7 @@ _CODINGS = ("", "gzip", "deflate", "br", "zstd", "gzip, br", "x-compress", "iden
 def corpus_pages(limit: int = 40) -> list[bytes]:
     paths = sorted(CORPUS.glob("*.html.gz"))[:limit]
     pages = [gzip.decompress(p.read_bytes()) for p in paths]
-    from webtrawl.testweb.chaos import BEHAVIOURS, ChaosWeb
+    from webtrawl_testweb.chaos import BEHAVIOURS, ChaosWeb
 
     web = ChaosWeb(8000, 8443)
     for name in ("sjis-nodecl", "cp1251-meta", "lie-utf8", "bom", "unclosed", "repeat"):

@@ -11,7 +11,7 @@ from webtrawl.fetch.addrpolicy import AddressPolicy
 from webtrawl.parse import process_page
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
-from webtrawl.testweb.chaos import BEHAVIOURS, ChaosWeb
+from webtrawl_testweb.chaos import BEHAVIOURS, ChaosWeb
 
 from .helpers import make_ctx, make_page
 

@@ -12,7 +12,7 @@ import pytest
 
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch.render.chromium import BrowserHost
-from webtrawl.testweb.jsweb import JsWeb
+from webtrawl_testweb.jsweb import JsWeb
 
 playwright = pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
 if shutil.which("chromium") is None:

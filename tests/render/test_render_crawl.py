@@ -24,8 +24,8 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.crawlrun import Crawl, records, wait_until
-from webtrawl.testweb.accesslog import LogEntry, politeness_violations
-from webtrawl.testweb.jsweb import JsWeb, is_subresource
+from webtrawl_testweb.accesslog import LogEntry, politeness_violations
+from webtrawl_testweb.jsweb import JsWeb, is_subresource
 
 pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
 if shutil.which("chromium") is None:

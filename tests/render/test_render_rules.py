@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests.node.crawlrun import Crawl, records
-from webtrawl.testweb.accesslog import LogEntry
-from webtrawl.testweb.jsweb import PRODUCTS, JsWeb
+from webtrawl_testweb.accesslog import LogEntry
+from webtrawl_testweb.jsweb import PRODUCTS, JsWeb
 
 pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
 if shutil.which("chromium") is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.fixtures.connect_proxy import ConnectProxy
 from tests.node.crawlrun import Crawl, records
-from webtrawl.testweb.jsweb import JsWeb
+from webtrawl_testweb.jsweb import JsWeb
 
 
 def test_headers_cookies_and_a_dead_proxy_skipped(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from webtrawl.testweb import (
+from webtrawl_testweb import (
     AccessLog,
     LogEntry,
     duplicate_fetches,

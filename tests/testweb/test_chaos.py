@@ -11,8 +11,8 @@ from tests.fixtures.web_fixtures import chaos_of, fetch
 from webtrawl.errors import DnsError, IpPolicyError
 from webtrawl.fetch.addrpolicy import AddressPolicy
 from webtrawl.fetch.dns import Resolver
-from webtrawl.testweb import BEHAVIOURS, TestWeb
-from webtrawl.testweb.chaosbodies import REDIRECT_CHAIN
+from webtrawl_testweb import BEHAVIOURS, TestWeb
+from webtrawl_testweb.chaosbodies import REDIRECT_CHAIN
 
 
 @pytest.fixture

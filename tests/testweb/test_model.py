@@ -9,8 +9,8 @@ import protego
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from webtrawl.testweb import OTHER_TOKEN, ExpectedCrawl, Variant, WebModel, WebOptions
-from webtrawl.testweb.pages import link_block, render_page
+from webtrawl_testweb import OTHER_TOKEN, ExpectedCrawl, Variant, WebModel, WebOptions
+from webtrawl_testweb.pages import link_block, render_page
 
 N_HOSTS = 120
 SEED = 3

@@ -17,10 +17,10 @@ from selectolax.lexbor import LexborHTMLParser
 
 from tests.fixtures.web_fixtures import fetch
 from webtrawl.politeness import RobotsRules
-from webtrawl.testweb import DEFAULT_CORPUS_DIR, Corpus, TestWeb
-from webtrawl.testweb.realistic import FAULTS, REDIRECT_HOPS, RealisticOptions, RealisticWeb, RobotsKind
-from webtrawl.testweb.realpages import Templates
-from webtrawl.testweb.robots import PRODUCT_TOKEN
+from webtrawl_testweb import DEFAULT_CORPUS_DIR, Corpus, TestWeb
+from webtrawl_testweb.realistic import FAULTS, REDIRECT_HOPS, RealisticOptions, RealisticWeb, RobotsKind
+from webtrawl_testweb.realpages import Templates
+from webtrawl_testweb.robots import PRODUCT_TOKEN
 
 N_HOSTS = 9_900
 pytestmark = pytest.mark.skipif(not len(Corpus(DEFAULT_CORPUS_DIR)), reason="needs the corpus (../shared/corpus)")

@@ -1,4 +1,4 @@
-"""``python -m webtrawl.testweb``: a separate process that says where it listens and stops on SIGINT."""
+"""``python -m webtrawl_testweb``: a separate process that says where it listens and stops on SIGINT."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 from tests.fixtures.web_fixtures import fetch
-from webtrawl.testweb import load
-from webtrawl.testweb.model import WebModel
+from webtrawl_testweb import load
+from webtrawl_testweb.model import WebModel
 
 
 def test_module_entry_serves_until_interrupted(tmp_path: Path) -> None:
     info_path, log_path = tmp_path / "info.json", tmp_path / "access.jsonl"
-    cmd = [sys.executable, "-m", "webtrawl.testweb", "--hosts", "12", "--seed", "5", "--no-corpus"]
+    cmd = [sys.executable, "-m", "webtrawl_testweb", "--hosts", "12", "--seed", "5", "--no-corpus"]
     cmd += ["--cert-dir", str(tmp_path / "certs"), "--log", str(log_path), "--info-json", str(info_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.web_fixtures import fetch
-from webtrawl.testweb import TestWeb, Variant, WebOptions, load
-from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR
-from webtrawl.testweb.pages import link_block, render_page
+from webtrawl_testweb import TestWeb, Variant, WebOptions, load
+from webtrawl_testweb.corpus import DEFAULT_CORPUS_DIR
+from webtrawl_testweb.pages import link_block, render_page
 
 
 def test_pages_are_the_rendered_model_pages_over_http_and_https(testweb: TestWeb) -> None:

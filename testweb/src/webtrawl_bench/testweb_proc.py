@@ -1,6 +1,6 @@
 """The test web in its own process, so that its CPU is never counted as the crawler's.
 
-``python -m webtrawl.testweb ... --info-json FILE`` writes its ports, CA and crawler flags once it listens; this
+``python -m webtrawl_testweb ... --info-json FILE`` writes its ports, CA and crawler flags once it listens; this
 module starts it, waits for that file and stops it with SIGTERM (the server closes its log and exits).
 """
 
@@ -71,7 +71,7 @@ class TestWebProcess:
         info_path.unlink(missing_ok=True)
         cmd = [
             sys.executable,
-            *("-m", "webtrawl.testweb"),
+            *("-m", "webtrawl_testweb"),
             *("--web", self.spec.web),
             *("--seeds", str(self.spec.seeds)),
             *("--hosts", str(self.spec.hosts)),

@@ -8,7 +8,7 @@ host's root (``expect``: the JSONL ``error``, empty for a page that is stored no
 :meth:`ChaosWeb.hostile_links` (private addresses in every spelling, other schemes, names that must not
 resolve), each with the drop reason a correct crawler records.
 
-Chaos hosts answer on their own listeners (an http and an https port, see :mod:`webtrawl.testweb.chaosserver`):
+Chaos hosts answer on their own listeners (an http and an https port, see :mod:`webtrawl_testweb.chaosserver`):
 the https listener picks a certificate by SNI: ``expired.chaos.test`` gets an expired one and
 ``wrongname.chaos.test`` one for another name; ``plainhttp.chaos.test`` is linked as ``https://`` on the
 *http* port. Names under ``chaos-dns.example`` are answered by the test web's own DNS server
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webtrawl.testweb import chaosbodies as bodies
-from webtrawl.testweb.chaosreplies import NOT_FOUND, ChaosReply, reply_for
-from webtrawl.testweb.model import build_url
+from webtrawl_testweb import chaosbodies as bodies
+from webtrawl_testweb.chaosreplies import NOT_FOUND, ChaosReply, reply_for
+from webtrawl_testweb.model import build_url
 
 DOMAIN = "chaos.test"
 DNS_DOMAIN = "chaos-dns.example"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import random
 
-from webtrawl.testweb.robots import PRODUCT_TOKEN
+from webtrawl_testweb.robots import PRODUCT_TOKEN
 
 BIG_RULES = 16_000
 BIG_VARIANTS = 8

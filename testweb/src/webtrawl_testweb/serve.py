@@ -1,4 +1,4 @@
-"""``serve_forever``: the test web in the foreground: ``trawl testweb``, ``python -m webtrawl.testweb``.
+"""``serve_forever``: the test web in the foreground: ``trawl testweb``, ``python -m webtrawl_testweb``.
 
 It prints the ports, the CA and the exact crawler flags, optionally writes them as JSON (``info_path``) so a
 benchmark script can start the server as a separate process and read where it listens, then serves until
@@ -19,10 +19,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR
-from webtrawl.testweb.harness import TestWeb
-from webtrawl.testweb.model import WebOptions
-from webtrawl.testweb.realistic import RealisticOptions
+from webtrawl_testweb.corpus import DEFAULT_CORPUS_DIR
+from webtrawl_testweb.harness import TestWeb
+from webtrawl_testweb.model import WebOptions
+from webtrawl_testweb.realistic import RealisticOptions
 
 
 def serve_forever(
@@ -106,7 +106,7 @@ def serve_forever(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``trawl testweb`` / ``python -m webtrawl.testweb`` (see :func:`run`)."""
+    """The flags of ``trawl testweb`` / ``python -m webtrawl_testweb`` (see :func:`run`)."""
     defaults = WebOptions()
     parser.add_argument("--hosts", type=int, default=2000, help="number of hosts site<i>.test (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated web")
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m webtrawl.testweb", description="Serve the local test web.")
+    parser = argparse.ArgumentParser(prog="python -m webtrawl_testweb", description="Serve the local test web.")
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from webtrawl.testweb.model import Link, Page
+from webtrawl_testweb.model import Link, Page
 
 
 def _anchor(link: Link, absolute: bool = False) -> str:

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webtrawl.bench.preload import preload
-from webtrawl.bench.procstat import NODE_KINDS, ProcessWatch, count_by_kind, cpu_by_kind
-from webtrawl.bench.redisstat import RedisSample, bloom_bytes, sample, used_memory
-from webtrawl.bench.spec import CrawlSpec, follow_args
-from webtrawl.bench.testweb_proc import TestWebProcess
 from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl_bench.preload import preload
+from webtrawl_bench.procstat import NODE_KINDS, ProcessWatch, count_by_kind, cpu_by_kind
+from webtrawl_bench.redisstat import RedisSample, bloom_bytes, sample, used_memory
+from webtrawl_bench.spec import CrawlSpec, follow_args
+from webtrawl_bench.testweb_proc import TestWebProcess
 
 _POLL_S = 0.5
 _STOP_GRACE_S = 120.0

@@ -2,10 +2,10 @@
 
 :class:`WebModel` says what every URL answers and which URLs a correct crawl fetches; :class:`TestWeb` serves
 it over HTTP and HTTPS (own CA) in a background thread and records every request in an access log that the
-helpers of :mod:`webtrawl.testweb.accesslog` check for politeness, robots-first order and duplicate fetches.
+helpers of :mod:`webtrawl_testweb.accesslog` check for politeness, robots-first order and duplicate fetches.
 """
 
-from webtrawl.testweb.accesslog import (
+from webtrawl_testweb.accesslog import (
     AccessLog,
     LogEntry,
     Violation,
@@ -15,14 +15,14 @@ from webtrawl.testweb.accesslog import (
     politeness_violations,
     robots_first_violations,
 )
-from webtrawl.testweb.certs import Certs
-from webtrawl.testweb.chaos import BEHAVIOURS, ChaosWeb
-from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
-from webtrawl.testweb.expect import ExpectedCrawl
-from webtrawl.testweb.harness import TestWeb, crawl_args
-from webtrawl.testweb.model import Host, Link, Page, Reply, WebModel, WebOptions, build_url
-from webtrawl.testweb.robots import OTHER_TOKEN, PRODUCT_TOKEN, Variant
-from webtrawl.testweb.serve import add_arguments, main, run, serve_forever
+from webtrawl_testweb.certs import Certs
+from webtrawl_testweb.chaos import BEHAVIOURS, ChaosWeb
+from webtrawl_testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
+from webtrawl_testweb.expect import ExpectedCrawl
+from webtrawl_testweb.harness import TestWeb, crawl_args
+from webtrawl_testweb.model import Host, Link, Page, Reply, WebModel, WebOptions, build_url
+from webtrawl_testweb.robots import OTHER_TOKEN, PRODUCT_TOKEN, Variant
+from webtrawl_testweb.serve import add_arguments, main, run, serve_forever
 
 __all__ = [
     "BEHAVIOURS",

@@ -12,12 +12,12 @@ import time
 
 from aiohttp import web
 
-from webtrawl.testweb.accesslog import AccessLog, LogEntry
-from webtrawl.testweb.certs import Certs
-from webtrawl.testweb.corpus import Corpus
-from webtrawl.testweb.discovery import DiscoveryWeb
-from webtrawl.testweb.model import Reply, WebModel
-from webtrawl.testweb.pages import link_block, render_page
+from webtrawl_testweb.accesslog import AccessLog, LogEntry
+from webtrawl_testweb.certs import Certs
+from webtrawl_testweb.corpus import Corpus
+from webtrawl_testweb.discovery import DiscoveryWeb
+from webtrawl_testweb.model import Reply, WebModel
+from webtrawl_testweb.pages import link_block, render_page
 
 _METHOD_NOT_ALLOWED = Reply(405, body=b"method not allowed\n")
 

@@ -18,7 +18,7 @@ OTHER_TOKEN = "otherbot"
 
 
 class Variant(enum.IntEnum):
-    """Per-host behaviour, chosen by ``host index % 10`` (table in :mod:`webtrawl.testweb.model`)."""
+    """Per-host behaviour, chosen by ``host index % 10`` (table in :mod:`webtrawl_testweb.model`)."""
 
     ALLOW_ALL = 0
     PRIVATE = 1

@@ -18,18 +18,18 @@ from typing import Self
 
 import uvloop
 
-from webtrawl.testweb.accesslog import AccessLog, LogEntry
-from webtrawl.testweb.certs import Certs
-from webtrawl.testweb.chaos import DNS_RECORDS, ChaosWeb
-from webtrawl.testweb.chaosserver import ChaosServer, DnsServer
-from webtrawl.testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
-from webtrawl.testweb.discovery import DiscoveryWeb
-from webtrawl.testweb.model import WebModel, WebOptions
-from webtrawl.testweb.realistic import RealisticOptions, RealisticWeb
-from webtrawl.testweb.realistic import warm_up as realistic_warm_up
-from webtrawl.testweb.realpages import Templates
-from webtrawl.testweb.realserver import RealServer
-from webtrawl.testweb.server import Listeners, WebServer, bind
+from webtrawl_testweb.accesslog import AccessLog, LogEntry
+from webtrawl_testweb.certs import Certs
+from webtrawl_testweb.chaos import DNS_RECORDS, ChaosWeb
+from webtrawl_testweb.chaosserver import ChaosServer, DnsServer
+from webtrawl_testweb.corpus import DEFAULT_CORPUS_DIR, Corpus
+from webtrawl_testweb.discovery import DiscoveryWeb
+from webtrawl_testweb.model import WebModel, WebOptions
+from webtrawl_testweb.realistic import RealisticOptions, RealisticWeb
+from webtrawl_testweb.realistic import warm_up as realistic_warm_up
+from webtrawl_testweb.realpages import Templates
+from webtrawl_testweb.realserver import RealServer
+from webtrawl_testweb.server import Listeners, WebServer, bind
 
 
 def crawl_args(
@@ -73,9 +73,9 @@ class TestWeb:
 
     Certificates and the access log go to ``cert_dir`` / ``log_path`` or to a private temporary directory that
     ``stop()`` removes. ``keep_log=False`` keeps no entries in memory and ``fast_loop=True`` serves on uvloop
-    (long benchmark runs). ``chaos=True`` adds the hostile hosts of :mod:`webtrawl.testweb.chaos` on two more
+    (long benchmark runs). ``chaos=True`` adds the hostile hosts of :mod:`webtrawl_testweb.chaos` on two more
     listeners and a DNS server (:attr:`chaos`, :attr:`dns`); the good hosts stay exactly as without it.
-    ``realistic=RealisticOptions()`` serves the realistic web (:mod:`webtrawl.testweb.realistic`, :attr:`real`)
+    ``realistic=RealisticOptions()`` serves the realistic web (:mod:`webtrawl_testweb.realistic`, :attr:`real`)
     instead of the synthetic model, with a DNS server that answers its names.
     """
 

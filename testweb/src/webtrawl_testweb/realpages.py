@@ -1,7 +1,7 @@
 """Corpus pages as templates for the realistic web: the scheme + host (+ port) of every absolute URL is a slot.
 
 Real pages name hosts as ``https://host`` or ``//host`` in href, src, base, canonical, srcset, ... . Each such
-prefix becomes a slot that :class:`webtrawl.testweb.realistic.RealisticWeb` fills, when it serves the page, with
+prefix becomes a slot that :class:`webtrawl_testweb.realistic.RealisticWeb` fills, when it serves the page, with
 a test host's ``scheme://site<j>.test:<port>``: the page keeps its real link structure (how many links, which
 go to its own host and which to how many others) while no real name is left for a crawler to resolve. Relative
 links are untouched: they resolve on the test host that serves the page, which answers every path.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from webtrawl.testweb.corpus import Corpus, declared_charset, html_content_type
+from webtrawl_testweb.corpus import Corpus, declared_charset, html_content_type
 
 # ``http(s)://host[:port]`` anywhere, or ``//host[:port]`` where an attribute value or CSS url() starts.
 _URL_RE = re.compile(

@@ -14,10 +14,10 @@ from collections import Counter
 
 from aiohttp import web
 
-from webtrawl.testweb.accesslog import AccessLog
-from webtrawl.testweb.certs import Certs
-from webtrawl.testweb.realistic import RealisticWeb, RealReply
-from webtrawl.testweb.server import Listeners, host_name, request_entry
+from webtrawl_testweb.accesslog import AccessLog
+from webtrawl_testweb.certs import Certs
+from webtrawl_testweb.realistic import RealisticWeb, RealReply
+from webtrawl_testweb.server import Listeners, host_name, request_entry
 
 STATS_PATH = "/_stats"
 _CHUNK = 256 * 1024

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from webtrawl.bench.report import describe, summary
-from webtrawl.bench.spec import CrawlSpec
-from webtrawl.bench.testweb_proc import DEFAULT_HOSTS, WEBS, TestWebProcess, WebSpec
+from webtrawl_bench.report import describe, summary
+from webtrawl_bench.spec import CrawlSpec
+from webtrawl_bench.testweb_proc import DEFAULT_HOSTS, WEBS, TestWebProcess, WebSpec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -111,7 +111,7 @@ def run(ns: argparse.Namespace) -> int:
         ns.hosts = DEFAULT_HOSTS[ns.web]
     if ns.hosts < 1 or ns.runs < 1 or ns.seconds <= 0 or ns.seeds < 1:
         raise SystemExit("trawl bench: --hosts, --seeds, --runs and --seconds must be positive")
-    from webtrawl.bench.crawl_run import RunResult, run_once
+    from webtrawl_bench.crawl_run import RunResult, run_once
 
     sizes = [int(s) for s in str(ns.preload).split(",") if s.strip()]
     info = machine()

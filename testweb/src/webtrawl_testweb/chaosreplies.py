@@ -8,16 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from webtrawl.testweb import chaosbodies as bodies
-from webtrawl.testweb.chaosbodies import ATTRIBUTE_SIZE, BOMB_SIZE, HUGE_SIZE, NESTED_DIVS, REDIRECT_CHAIN
+from webtrawl_testweb import chaosbodies as bodies
+from webtrawl_testweb.chaosbodies import ATTRIBUTE_SIZE, BOMB_SIZE, HUGE_SIZE, NESTED_DIVS, REDIRECT_CHAIN
 
 if TYPE_CHECKING:
-    from webtrawl.testweb.chaos import ChaosWeb
+    from webtrawl_testweb.chaos import ChaosWeb
 
 
 @dataclass(frozen=True, slots=True)
 class ChaosReply:
-    """What the chaos server sends; ``mode`` says how (see :mod:`webtrawl.testweb.chaosserver`)."""
+    """What the chaos server sends; ``mode`` says how (see :mod:`webtrawl_testweb.chaosserver`)."""
 
     status: int = 200
     body: bytes = b""

@@ -1,11 +1,11 @@
 """The realistic web: what a broad crawl meets, served for thousands of host names from the real corpus pages.
 
-``trawl bench --web realistic`` crawls it; the synthetic :class:`webtrawl.testweb.model.WebModel` stays for tests
+``trawl bench --web realistic`` crawls it; the synthetic :class:`webtrawl_testweb.model.WebModel` stays for tests
 that compare a crawl with an exact prediction. Everything here is a pure function of ``(seed, n_hosts, options,
 ports, corpus)``:
 
 * **Hosts** ``site<i>.test``. Host ``i`` stands for real host ``universe[i % len(universe)]`` (the host names
-  the corpus names, see :mod:`webtrawl.testweb.realpages`), replica ``i // len(universe)``. Only
+  the corpus names, see :mod:`webtrawl_testweb.realpages`), replica ``i // len(universe)``. Only
   ``options.seeds`` roots are seeds: every other host is found through links, as a broad crawl finds them.
 * **Pages**: every path of a host answers a corpus page (one of the real host's own pages when the corpus has
   some, else any), except ~``missing_share`` of the paths (404). Each absolute URL in the page points to a test
@@ -31,9 +31,9 @@ import re
 import zlib
 from dataclasses import dataclass
 
-from webtrawl.testweb import chaosbodies, realrobots
-from webtrawl.testweb.model import build_url
-from webtrawl.testweb.realpages import Template, Templates
+from webtrawl_testweb import chaosbodies, realrobots
+from webtrawl_testweb.model import build_url
+from webtrawl_testweb.realpages import Template, Templates
 
 
 class RobotsKind(enum.IntEnum):

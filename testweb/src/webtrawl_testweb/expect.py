@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from webtrawl.testweb.robots import PRODUCT_TOKEN, Variant
+from webtrawl_testweb.robots import PRODUCT_TOKEN, Variant
 
 if TYPE_CHECKING:
-    from webtrawl.testweb.model import WebModel
+    from webtrawl_testweb.model import WebModel
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,8 @@ import gzip
 from collections.abc import Mapping
 from html import escape
 
-from webtrawl.testweb.model import Reply, build_url
-from webtrawl.testweb.ranking import RankingWeb
+from webtrawl_testweb.model import Reply, build_url
+from webtrawl_testweb.ranking import RankingWeb
 
 IP_HOSTS = 8
 _HTML = "text/html; charset=utf-8"

@@ -8,7 +8,7 @@ cap) and closes, the answer stops at once and the access-log entry ends then, so
 the gap the crawler really kept. A TLS ClientHello arriving on the plain port gets a plain ``400`` back, as
 real servers answer, which the client's TLS layer reads as garbage.
 
-:class:`DnsServer` answers A queries for :data:`webtrawl.testweb.chaos.DNS_RECORDS` and NXDOMAIN for any
+:class:`DnsServer` answers A queries for :data:`webtrawl_testweb.chaos.DNS_RECORDS` and NXDOMAIN for any
 other name, and remembers every question: a crawl pointed at it (``--nameservers``) resolves for real while
 no packet leaves 127.0.0.1.
 """
@@ -28,10 +28,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, cast
 
-from webtrawl.testweb.accesslog import AccessLog, LogEntry
-from webtrawl.testweb.certs import Certs
-from webtrawl.testweb.chaos import DOMAIN, ChaosWeb
-from webtrawl.testweb.chaosreplies import ChaosReply, warm_up
+from webtrawl_testweb.accesslog import AccessLog, LogEntry
+from webtrawl_testweb.certs import Certs
+from webtrawl_testweb.chaos import DOMAIN, ChaosWeb
+from webtrawl_testweb.chaosreplies import ChaosReply, warm_up
 
 _CHUNK = 64 * 1024
 _SLOW_BYTES, _SLOW_EVERY = 256, 0.05  # ~5 KB/s

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import msgspec
 
-from webtrawl.testweb.model import build_url
+from webtrawl_testweb.model import build_url
 
 ROBOTS_PATHS = frozenset({"/robots.txt", "/robots-real.txt"})
 

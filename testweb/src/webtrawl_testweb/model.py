@@ -47,9 +47,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from webtrawl.testweb import robots
-from webtrawl.testweb.expect import ExpectedCrawl, expected_crawl
-from webtrawl.testweb.robots import PRODUCT_TOKEN, Variant
+from webtrawl_testweb import robots
+from webtrawl_testweb.expect import ExpectedCrawl, expected_crawl
+from webtrawl_testweb.robots import PRODUCT_TOKEN, Variant
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST_RE = re.compile(r"site(0|[1-9][0-9]*)\.test")

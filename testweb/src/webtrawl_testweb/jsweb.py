@@ -45,9 +45,9 @@ from typing import Self
 from aiohttp import web
 from yarl import URL
 
-from webtrawl.testweb.accesslog import AccessLog, LogEntry
-from webtrawl.testweb.certs import Certs
-from webtrawl.testweb.server import bind, host_name, request_entry
+from webtrawl_testweb.accesslog import AccessLog, LogEntry
+from webtrawl_testweb.certs import Certs
+from webtrawl_testweb.server import bind, host_name, request_entry
 
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 TRAP_HOST = "127.0.0.2"

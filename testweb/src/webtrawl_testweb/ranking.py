@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from webtrawl.testweb.model import Reply, build_url
+from webtrawl_testweb.model import Reply, build_url
 
 SHALLOW = 8
 CHAIN = 5

@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 
-from webtrawl.bench.crawl_run import RunResult
-from webtrawl.bench.spec import STATUS_COUNTERS
+from webtrawl_bench.crawl_run import RunResult
+from webtrawl_bench.spec import STATUS_COUNTERS
 
 _KINDS = ("fetcher", "parser", "supervisor", "redis", "other")
 

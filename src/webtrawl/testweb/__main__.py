@@ -1,3 +1,0 @@
-from webtrawl.testweb.serve import main
-
-raise SystemExit(main())

@@ -1,0 +1,3 @@
+from webtrawl_testweb.serve import main
+
+raise SystemExit(main())
