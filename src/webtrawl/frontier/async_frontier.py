@@ -12,7 +12,7 @@ from typing import Any
 from webtrawl.frontier.base import AddResult, Counters, Held, Release
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, open_core
 from webtrawl.frontier.connect import AsyncClient, is_cluster
-from webtrawl.frontier.retry import Outage, redo, refresh_slots_async, waiting
+from webtrawl.frontier.retry import Outage, redo, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
@@ -30,9 +30,7 @@ async def _pipeline(client: AsyncClient, calls: Sequence[Call], outage: Outage |
 
 
 async def _wait(client: AsyncClient, outage: Outage, exc: BaseException) -> None:
-    await asyncio.sleep(outage.failed(exc))
-    if is_cluster(client):
-        await refresh_slots_async(client)
+    await asyncio.sleep(outage.failed(exc))  # a cluster client learns the new slot map by itself (retry.py)
 
 
 async def _load_scripts(client: AsyncClient, outage: Outage | None) -> None:

@@ -42,6 +42,11 @@ def is_transient(exc: object) -> bool:
         return False  # our own pool is too small: waiting would not help
     if type(exc) is rex.RedisClusterException:  # "cannot be connected": no startup node answers
         return True
+    if isinstance(exc, RuntimeError | AttributeError) and ("closed" in str(exc) or "'NoneType'" in str(exc)):
+        # On a failover redis-py's async cluster pipeline closes the client's every connection, also those other
+        # tasks are using: their commands fail on the torn-down stream (uvloop "handler is closed", or a writer
+        # that is None now). The connection is gone, not the code broken: send again.
+        return True
     return isinstance(
         exc,
         redis.ConnectionError  # BusyLoadingError (LOADING) included
@@ -127,23 +132,15 @@ def redo(replies: Sequence[Any], outage: Outage | None, loads: int) -> Redo:
 
 
 def refresh_slots(client: Any) -> None:
-    """After a failover a cluster client must learn the new slot map (the old master is gone or a replica now)."""
+    """After a failover a cluster client must learn the new slot map (the old master is gone or a replica now).
+    The async cluster client does it by itself (and a second initialize() racing its own would close connections
+    in use); the sync one is asked here."""
     manager = getattr(client, "nodes_manager", None)
     if manager is None:
         return
     try:
         manager.initialize()
     except Exception as exc:  # the cluster is still electing: the next try asks again
-        log.debug("slot map refresh failed: %s", exc)
-
-
-async def refresh_slots_async(client: Any) -> None:
-    manager = getattr(client, "nodes_manager", None)
-    if manager is None:
-        return
-    try:
-        await manager.initialize()
-    except Exception as exc:
         log.debug("slot map refresh failed: %s", exc)
 
 
