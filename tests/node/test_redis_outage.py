@@ -37,7 +37,7 @@ def _logs(out: Path) -> str:
 def _waiting(out: Path) -> list[int]:
     """How many outages each fetcher has logged so far."""
     names = ("fetcher-0", "fetcher-1")
-    return [(out / "logs" / f"{name}.log").read_text().count("Redis is away") for name in names]
+    return [(out / "logs" / f"{name}.log").read_text().count("; waiting for it") for name in names]
 
 
 def _alert_hook(tmp_path: Path) -> tuple[list[str], Path]:

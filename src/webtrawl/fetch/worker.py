@@ -27,11 +27,12 @@ from webtrawl.fetch.base import Fetcher, FetcherBusy, FetchRequest, HttpFetcher
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient, Response
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
+from webtrawl.fetch.fence import FENCE_MARGIN_S, request_bound
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.rulehints import RuleHints
-from webtrawl.frontier import Held, Release, UrlAction
+from webtrawl.frontier import Held, Release, Stale, UrlAction
 from webtrawl.frontier.retry import Outage
 from webtrawl.heap import TRIM_INTERVAL_S, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease, Page
@@ -88,6 +89,8 @@ class _Fetcher:
         self.sleeping = 0  # tasks waiting for their held host's next turn
         self._unreleased: set[str] = set()  # tokens of leases this process holds and has not released yet
         self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
+        self._deadlines: dict[str, float] = {}  # token -> when its lease may expire (monotonic, on the safe side)
+        self._fence_s = request_bound(self.cfg) + FENCE_MARGIN_S  # a request starts only with this much lease left
         self._stopping = asyncio.Event()  # set when leasing stops: host sessions stop waiting for their turn
         self._slot_freed = asyncio.Event()
         self.gate: AddressGate | None = None  # --politeness-key ip: the address gates (set in run())
@@ -202,7 +205,10 @@ class _Fetcher:
                 self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)
                 continue
+            asked = time.monotonic()  # the lease's TTL runs from a moment after this one in Redis
             leases = await self.frontier.lease(self.args.owner, want)
+            for lease in leases:
+                self._deadlines[lease.token] = asked + self.cfg.lease_ttl
             refill_until = time.monotonic() + _REFILL_MAX_S
             self._give_back_budget(want - len(leases))
             if not leases:
@@ -234,7 +240,7 @@ class _Fetcher:
         retry_after_ms: int = 0,
         counters: dict[str, int] | None = None,
         hold: bool = False,
-    ) -> Held | None:
+    ) -> Held | Stale | None:
         if delay_ms > 0:
             delay_ms = jittered(delay_ms, self.pol.delay_jitter) + _GAP_MARGIN_MS
         if self.gate is not None:
@@ -250,12 +256,33 @@ class _Fetcher:
             counters=counters or {},
             hold=hold,
         )
+        asked = time.monotonic()
         held = await self.releases.release(release)  # one pipeline for the releases of many tasks
         self._unreleased.discard(lease.token)
         self._gaps.pop(lease.token, None)
-        if held is not None:
+        self._deadlines.pop(lease.token, None)
+        if isinstance(held, Held):
             self._unreleased.add(held.lease.token)
+            self._deadlines[held.lease.token] = asked + held.wait_ms / 1000.0 + self.cfg.lease_ttl
         return held
+
+    def _fenced(self, lease: Lease) -> str:
+        """Why no request may start under ``lease`` now ("" if one may): Redis is away (the node is cut off, its
+        leases may be taken back), or the lease could expire before the request ends (see fetch/fence.py)."""
+        if self.frontier.outage is not None and self.frontier.outage.down:
+            return "Redis is away"
+        deadline = self._deadlines.get(lease.token)
+        if deadline is not None and deadline - time.monotonic() < self._fence_s:
+            return "its lease could expire before the request ends"
+        return ""
+
+    async def _fence(self, lease: Lease) -> bool:
+        """True (and the URL given back) if no request may start under ``lease`` now."""
+        why = self._fenced(lease)
+        if why:
+            log.info("%s: not fetching %s: %s; it goes back to its queue", self.args.owner, lease.url, why)
+            await self._give_back(lease)
+        return bool(why)
 
     async def _finish(
         self, lease: Lease, page: Page, outcome: HostOutcome | None = None, session: int = -1
@@ -276,6 +303,9 @@ class _Fetcher:
             hold=hold,
         )
         self.args.report(fetched=1 if page.status else 0, ended=1)
+        if isinstance(held, Stale):  # taken back while we were cut off from Redis: someone else fetches it now
+            log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
+            return None
         await self.sender.send(page)
         return held
 
@@ -396,11 +426,14 @@ class _Fetcher:
     async def _fetch_robots(self, lease: Lease, origin: str, session: int) -> Held | None:
         """robots.txt first: that request counts for politeness, so the page waits for the host's next turn (held
         for us, so it goes over the same connection)."""
+        if await self._fence(lease):
+            return None
         rules = await self.robots.fetch(origin)
         self._give_back_budget(1)
         delay_ms = host_gap_ms(self.cfg, rules)
         hold = not rules.unavailable and self._may_hold(session, delay_ms)
-        return await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
+        held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
+        return held if isinstance(held, Held) else None
 
     async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
         """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
@@ -418,6 +451,8 @@ class _Fetcher:
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
         self._gaps[lease.token] = host_gap_ms(self.cfg, rules)
         recrawl = await self.frontier.recrawl_state(lease.shard, lease.url) if self.cfg.recrawl_after > 0 else ""
+        if await self._fence(lease):
+            return None
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
         except FetcherBusy as exc:

@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webtrawl.frontier.base import AddResult, Counters, Held, Release
+from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, open_core
 from webtrawl.frontier.connect import AsyncClient, is_cluster
 from webtrawl.frontier.retry import Outage, redo, waiting
@@ -125,7 +125,7 @@ class AsyncRedisFrontier:
     async def mark_render(self, host: str) -> None:
         await self._run(self.core.mark_render(host))
 
-    async def release(self, releases: Sequence[Release]) -> list[Held | None]:
+    async def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
         return await self._run(self.core.release(releases))
 
     async def complete(self, completions: Sequence[Completion]) -> int:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from webtrawl.domains import registered_domain
 from webtrawl.errors import StateError
 from webtrawl.frontier.adding import AddBatch, Segment
-from webtrawl.frontier.base import AddResult, Counters, Held, Release
+from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.bloom import bloom_size
 from webtrawl.frontier.keys import (
     decode_entry,
@@ -199,8 +199,9 @@ class FrontierCore:
         return self.planner.next_due(time.monotonic())
 
     # --- release / complete ---------------------------------------------------------------------------------
-    def release(self, releases: Sequence[Release]) -> Steps[list[Held | None]]:
-        """Per release, the host's next lease if it asked to hold the host (a session) and one was due, else None."""
+    def release(self, releases: Sequence[Release]) -> Steps[list[Held | Stale | None]]:
+        """Per release, the host's next lease if it asked to hold the host (a session) and one was due, STALE if
+        its lease had been taken back meanwhile, else None."""
         s = self.settings
         groups: dict[int, list[Arg]] = defaultdict(list)
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into releases, in call order
@@ -213,7 +214,7 @@ class FrontierCore:
                 int(r.hold), *_counter_args(r.counters),
             ]  # fmt: skip
             members[r.shard].append(index)
-        held: list[Held | None] = [None] * len(releases)
+        held: list[Held | Stale | None] = [None] * len(releases)
         if not groups:
             return held
         shards = sorted(groups)
@@ -231,6 +232,8 @@ class FrontierCore:
                     _text(flat[i + 1]), shard, releases[index].host, entry.url, entry.depth, entry.hops, entry.retries
                 )
                 held[index] = Held(lease, max(0, int(flat[i + 4])))
+            for i in reply[2] if isinstance(reply, list | tuple) and len(reply) > 2 else []:
+                held[members[shard][int(i) - 1]] = STALE
         for r, h in zip(releases, held, strict=True):
             if not r.failed and h is None:
                 self.planner.hint(r.shard, now + r.delay_ms / 1000.0)

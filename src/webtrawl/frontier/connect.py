@@ -21,7 +21,14 @@ from webtrawl.errors import RedisUnavailable, StateError
 SyncClient: TypeAlias = redis.Redis | redis.cluster.RedisCluster
 AsyncClient: TypeAlias = redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster
 
-_OPTIONS: dict[str, Any] = {"decode_responses": False, "protocol": 2, "socket_connect_timeout": 5}
+# socket_timeout: a partition drops packets without a reset; without a timeout a command would wait for ever (no
+# frontier command legitimately takes seconds), and the process could not notice that Redis is away.
+_OPTIONS: dict[str, Any] = {
+    "decode_responses": False,
+    "protocol": 2,
+    "socket_connect_timeout": 5,
+    "socket_timeout": 10,
+}
 _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webtrawl.frontier.base import AddResult, Counters, Held, Release
+from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, open_core
 from webtrawl.frontier.connect import SyncClient, is_cluster
 from webtrawl.frontier.retry import Outage, redo, refresh_slots, waiting
@@ -134,7 +134,7 @@ class RedisFrontier:
     def mark_render(self, host: str) -> None:
         self._run(self.core.mark_render(host))
 
-    def release(self, releases: Sequence[Release]) -> list[Held | None]:
+    def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
         return self._run(self.core.release(releases))
 
     def complete(self, completions: Sequence[Completion]) -> int:

@@ -26,6 +26,7 @@ from rich.logging import RichHandler
 from webtrawl.config import CrawlConfig, to_saved
 from webtrawl.errors import InputError, RedisUnavailable, StateError
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs
+from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import mask_url, redis_used_memory
@@ -80,6 +81,7 @@ class Node:
             raise InputError("--out DIR is required: it holds the crawl's state and output")
         if (cfg.cluster or wait_for_seeds) and not cfg.redis:
             raise InputError("--redis URL is required: nodes share the frontier in that Redis")
+        check_lease_ttl(cfg)
         self.cfg = cfg
         self.out: Path = cfg.out
         self.wait_for_seeds = wait_for_seeds

@@ -1,0 +1,35 @@
+"""Self-fencing: a fetcher never has a request running under a lease that may have expired.
+
+A lease lasts ``--lease-ttl`` from when it was granted; then any supervisor may take it back and another node may
+lease the host. So a request may start only while its lease has at least the longest a request can take (the
+request's time limits) plus a margin left, and a node checks at start that a fresh lease has that much. A fetcher
+cut off from Redis therefore cannot overlap another node's request on the same host: its running requests end
+before its leases expire, it starts no new one while Redis is away, and a release that arrives after its lease was
+taken back is refused by the frontier (``STALE``), so its page is dropped instead of stored a second time.
+"""
+
+from __future__ import annotations
+
+from webtrawl.config import CrawlConfig
+from webtrawl.errors import InputError
+
+# Time to notice a lease is too old and to abandon a request (aborting it ends it at the server at once); the
+# frontier adds more on its side: an expired lease is taken back only at the next reclaim, and the host then
+# waits its politeness gap.
+FENCE_MARGIN_S = 1.0
+
+
+def request_bound(cfg: CrawlConfig) -> float:
+    """The longest one lease's request can run: robots.txt, or the page (and its render, with --render)."""
+    page = cfg.timeouts.total + (cfg.render_timeout if cfg.rendering() else 0.0)
+    return max(cfg.timeouts.robots, page)
+
+
+def check_lease_ttl(cfg: CrawlConfig) -> None:
+    """Refuse a --lease-ttl a request could outlive: two nodes could then fetch from one host at once."""
+    needed = request_bound(cfg) + FENCE_MARGIN_S
+    if cfg.lease_ttl < needed:
+        raise InputError(
+            f"--lease-ttl {cfg.lease_ttl:g} is too short: a request may take {request_bound(cfg):g}s "
+            f"(--total, --robots, --render-timeout), so a lease must last at least {needed:g}s"
+        )
