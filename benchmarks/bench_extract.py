@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench_parse import _DEFAULT_CORPUS, load_pages, make_context
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import ExtractionOptions
 from webtrawl.extract import build_extraction
 from webtrawl.extract.rules import RulesExtractor
 from webtrawl.messages import Page
@@ -63,15 +63,15 @@ def _context(mode: str, folder: Path) -> ParseContext:
     if mode == "none":
         return ctx
     if mode in ("css", "css-parsel"):
-        cfg = CrawlConfig(extract=str(_rules(folder, "css", CSS)))
+        opts = ExtractionOptions(extract=str(_rules(folder, "css", CSS)))
     elif mode == "xpath":
-        cfg = CrawlConfig(extract=str(_rules(folder, "xpath", XPATH)))
+        opts = ExtractionOptions(extract=str(_rules(folder, "xpath", XPATH)))
     elif mode == "callback":
         (folder / "bench_spider.py").write_text(CALLBACK)
-        cfg = CrawlConfig(extract=f"{folder / 'bench_spider.py'}:parse")
+        opts = ExtractionOptions(extract=f"{folder / 'bench_spider.py'}:parse")
     else:
-        cfg = CrawlConfig(text=True)
-    ctx.extraction = build_extraction(cfg)
+        opts = ExtractionOptions(text=True)
+    ctx.extraction = build_extraction(opts)
     if mode == "css-parsel":  # the same selectors through parsel/lxml: what a second parse costs
         assert ctx.extraction is not None and isinstance(ctx.extraction.extractor, RulesExtractor)
         for rule in ctx.extraction.extractor.rules:

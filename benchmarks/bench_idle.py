@@ -21,7 +21,7 @@ from pathlib import Path
 
 import uvloop
 
-from webtrawl.config import CrawlConfig, Timeouts
+from webtrawl.config import CrawlConfig
 from webtrawl.fetch import HttpClient
 from webtrawl_bench.testweb_proc import TestWebProcess, WebSpec
 from webtrawl_testweb import DEFAULT_CORPUS_DIR
@@ -33,18 +33,20 @@ def _rss() -> int:
 
 
 async def _measure(info: dict[str, object], hosts: int, cap: int) -> dict[str, object]:
-    cfg = CrawlConfig(
+    cfg = CrawlConfig().with_options(
         ip_allow=["127.0.0.0/8"],
         resolve=["*.test=127.0.0.1"],
         ports=list(info["ports"]),  # type: ignore[call-overload]
         ca_file=Path(str(info["ca_file"])),
-        timeouts=Timeouts(connect=10.0, total=60.0, robots=30.0),
+        connect=10.0,
+        total=60.0,
+        robots=30.0,
         idle_connections=cap,
     )
     https = [i for i in range(2 * hosts + 2) if i % 4][: hosts + 1]  # WebModel: every 4th host is http only
     urls = [f"https://site{i}.test:{info['https_port']}/" for i in https]
     sem = asyncio.Semaphore(64)
-    async with HttpClient(cfg) as client:
+    async with HttpClient(cfg.fetch, cfg.limits) as client:
         await client.fetch(urls[-1])  # warm-up: imports, TLS context, first buffers
         gc.collect()
         before = _rss()

@@ -102,8 +102,15 @@ def load_web_pages(corpus: Path, count: int) -> list[Page]:
 
 def make_web_context() -> ParseContext:
     """What the parser of a ``trawl bench`` crawl builds (see webtrawl_bench.crawl_run and testweb.serve)."""
-    cfg = CrawlConfig(include=[MODEL_URLS], ip_allow=["127.0.0.0/8"], ports=list(_WEB_PORTS))
-    return build_context(cfg, ["http://site0.test:8080/"])
+    cfg = CrawlConfig().with_options(include=[MODEL_URLS], ip_allow=["127.0.0.0/8"], ports=list(_WEB_PORTS))
+    return build_context(
+        ["http://site0.test:8080/"],
+        fetch=cfg.fetch,
+        limits=cfg.limits,
+        politeness=cfg.politeness,
+        discovery=cfg.discovery,
+        extraction=cfg.extraction,
+    )
 
 
 def make_context() -> ParseContext:

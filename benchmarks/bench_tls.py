@@ -20,7 +20,7 @@ from pathlib import Path
 
 import uvloop
 
-from webtrawl.config import CrawlConfig, Timeouts
+from webtrawl.config import CrawlConfig
 from webtrawl.fetch import HttpClient
 from webtrawl_bench.testweb_proc import TestWebProcess, WebSpec
 
@@ -28,7 +28,7 @@ from webtrawl_bench.testweb_proc import TestWebProcess, WebSpec
 async def _round(cfg: CrawlConfig, urls: list[str], concurrency: int) -> float:
     """CPU seconds of this process for fetching every URL once on a fresh client (no connection reuse)."""
     sem = asyncio.Semaphore(concurrency)
-    async with HttpClient(cfg) as client:
+    async with HttpClient(cfg.fetch, cfg.limits) as client:
 
         async def one(url: str) -> None:
             async with sem:
@@ -47,12 +47,14 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp, TestWebProcess(WebSpec(hosts=args.hosts), Path(tmp)) as web:
         port = web.info["https_port"]
-        cfg = CrawlConfig(
+        cfg = CrawlConfig().with_options(
             ip_allow=["127.0.0.0/8"],
             resolve=["*.test=127.0.0.1"],
             ports=web.ports,
             ca_file=Path(web.info["ca_file"]),
-            timeouts=Timeouts(connect=10.0, total=30.0, robots=30.0),
+            connect=10.0,
+            total=30.0,
+            robots=30.0,
         )
         urls = [f"https://site{i}.test:{port}/robots.txt" for i in range(args.hosts)]
         uvloop.install()

@@ -9,5 +9,6 @@ pytest_plugins = [
     "tests.fixtures.cluster_fixtures",
     "tests.fixtures.restartable_redis",
     "tests.fixtures.trickle_web",
+    "tests.fixtures.shop_web",
     "tests.fixtures.postgres_fixtures",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -153,15 +154,23 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
         add_arguments(admin, names=_ADMIN_OPTIONS)
 
 
+def load_cli_config(flags: dict[str, Any], config: Path | None, **layers: Any) -> CrawlConfig:
+    """The command line's layers: ``--config`` (else ``./trawl.toml`` if there is one) and the ``TRAWL_*``
+    environment, which :func:`load` reads only when it is given them."""
+    if config is None and Path("trawl.toml").is_file():
+        config = Path("trawl.toml")
+    return load(flags, config_file=config, env=os.environ, **layers)
+
+
 def _shared_config(ns: argparse.Namespace, names: list[str]) -> CrawlConfig:
     flags = {name: getattr(ns, name, None) for name in names}
-    return load(flags, config_file=ns.config)
+    return load_cli_config(flags, ns.config)
 
 
 def _cmd_node(ns: argparse.Namespace) -> int:
     from webtrawl.node.supervisor import Node
 
-    return Node(_crawl_config(ns), wait_for_seeds=True).run()
+    return Node(_crawl_config(ns), wait_for_seeds=True, configure_logging=True).run()
 
 
 def _cmd_seed(ns: argparse.Namespace) -> int:
@@ -197,8 +206,8 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     flags = {name: getattr(ns, name, None) for name in _option_names()}
     out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
     saved = load_saved_settings(out) if out is not None else None
-    cfg = load(flags, config_file=ns.config, seeds=ns.urls, saved=saved)
-    if cfg.out is None:
+    cfg = load_cli_config(flags, ns.config, seeds=ns.urls, saved=saved)
+    if cfg.crawl.out is None:
         raise InputError("--out DIR is required: it holds the crawl's state and output")
     _probe_sinks(cfg)
     return cfg
@@ -206,19 +215,19 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
-    if cfg.items_to or cfg.records_to:
+    if cfg.output.items_to or cfg.output.records_to:
         from webtrawl.store.sinks import probe
 
-        for url in cfg.items_to:
+        for url in cfg.output.items_to:
             probe(url, "items")
-        for url in cfg.records_to:
+        for url in cfg.output.records_to:
             probe(url, "records")
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:
     from webtrawl.node.supervisor import Node
 
-    return Node(_crawl_config(ns)).run()
+    return Node(_crawl_config(ns), configure_logging=True).run()
 
 
 def _cmd_stats(ns: argparse.Namespace) -> int:

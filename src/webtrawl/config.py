@@ -1,9 +1,10 @@
-"""One typed configuration object, filled in layers: defaults < TOML file < ``TRAWL_*`` env < command-line flags.
+"""One typed configuration, filled in layers: defaults < saved crawl settings < TOML file < ``TRAWL_*`` env < flags.
 
-Every option is declared once in :data:`webtrawl.options.OPTIONS` (name, type, help); the argparse flags, the TOML
-keys and the environment variable names are all derived from that table, so the four layers cannot drift apart.
-Options that belong together are grouped into small frozen value objects (:class:`Timeouts`, :class:`Limits`,
-:class:`Politeness`) that the stages take instead of the whole config.
+Every option is declared once in :data:`webtrawl.options.OPTIONS` (its place ``group.name``, type, help); the
+argparse flags, the TOML keys and the environment variable names are all derived from that table, so the layers
+cannot drift apart. The options live in small frozen groups (:class:`FetchOptions`, :class:`Politeness`,
+:class:`Limits`...): each stage takes the groups it needs, never the whole :class:`CrawlConfig`, and nothing changes
+a config once it is built (a changed copy comes from :meth:`CrawlConfig.with_options`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,33 @@ from typing import Any
 
 from webtrawl import __version__
 from webtrawl.errors import ConfigError
-from webtrawl.options import BY_NAME, OPTIONS, Option, parse_bool, parse_headers
+from webtrawl.options import BY_NAME, OPTIONS, Option
+from webtrawl.values import parse_bool, parse_headers
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlOptions:
+    """Which crawl, where its state lives, how long it runs and with how many processes."""
+
+    seeds: tuple[str, ...] = ()
+    seeds_file: Path | None = None
+    out: Path | None = None
+    redis: str | None = None
+    cluster: bool = False
+    node_id: str = "local"
+    keep_running: bool = False
+    max_pages: int = 0
+    max_time: float = 0.0
+    fetchers: int = 0
+    parsers: int = 0
+
+    def effective_fetchers(self) -> int:
+        return self.fetchers or max(1, os.cpu_count() or 1)
+
+    def effective_parsers(self) -> int:
+        return self.parsers or max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +55,33 @@ class Timeouts:
     connect: float = 10.0
     total: float = 60.0
     robots: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOptions:
+    """How requests are made: concurrency, connections, identity, DNS, TLS, allowed addresses, headers, proxies."""
+
+    concurrency: int = 128
+    lease_batch: int = 32
+    session_pages: int = 50
+    idle_connections: int = 384
+    user_agent: str = DEFAULT_USER_AGENT
+    resolve: tuple[str, ...] = ()
+    nameservers: tuple[str, ...] = ()
+    ca_file: Path | None = None
+    insecure: bool = False
+    ip_allow: tuple[str, ...] = ()
+    ports: tuple[int, ...] = ()
+    header: tuple[str, ...] = ()
+    cookies: bool = False
+    proxy: tuple[str, ...] = ()
+    timeouts: Timeouts = field(default_factory=Timeouts)
+
+    @property
+    def product_token(self) -> str:
+        """The robots.txt product token: the User-Agent's first word without its version (RFC 9309 2.2.1)."""
+        first = self.user_agent.split(None, 1)[0] if self.user_agent.strip() else "webtrawl"
+        return first.split("/", 1)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,56 +118,93 @@ class Politeness:
     slow_down_403: bool = False  # a 403 counts as a host failure (back-off) like a 429
 
 
-@dataclass(slots=True)
-class CrawlConfig:
-    seeds: list[str] = field(default_factory=list)
-    seeds_file: Path | None = None
-    out: Path | None = None
-    redis: str | None = None
-    cluster: bool = False
-    node_id: str = "local"
-    keep_running: bool = False
-    max_pages: int = 0
-    max_time: float = 0.0
-    fetchers: int = 0
-    parsers: int = 0
-    concurrency: int = 128
-    lease_batch: int = 32
-    session_pages: int = 50
-    idle_connections: int = 384
-    user_agent: str = DEFAULT_USER_AGENT
+@dataclass(frozen=True, slots=True)
+class DiscoveryOptions:
+    """Which URLs a crawl follows: scope, patterns, sitemaps, page requisites, near-duplicates, recrawls."""
+
     scope: str = "any"
     sitemaps: str = "auto"
-    sitemap: list[str] = field(default_factory=list)
+    sitemap: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
     requisites: bool = False
     near_duplicates: bool = False
-    recrawl_after: float = 0.0
     skip_near_duplicates: bool = False
-    politeness_key: str = "host"
-    include: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
+    recrawl_after: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierOptions:
+    """How the frontier is built (most fixed when a crawl is created) and when leases expire."""
+
+    shards: int = 64
     expected_urls: int = 10_000_000
     bloom_error: float = 0.0001
-    shards: int = 64
-    resolve: list[str] = field(default_factory=list)
-    nameservers: list[str] = field(default_factory=list)
-    ca_file: Path | None = None
-    insecure: bool = False
-    ip_allow: list[str] = field(default_factory=list)
-    ports: list[int] = field(default_factory=list)
-    warc: bool = True
-    warc_max_bytes: int = 1024 * 1024 * 1024
-    jsonl_chunk: int = 10_000
+    politeness_key: str = "host"
     lease_ttl: float = 120.0
     process_ttl: float = 600.0
-    metrics_port: int = 0
-    max_memory: int = 0
-    progress: str = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputOptions:
+    """What a crawl writes: WARC, its own JSONL, and the sinks items and records also go to."""
+
+    warc: bool = True
+    warc_max_bytes: int = 1024 * 1024 * 1024
+    jsonl: bool = True
+    jsonl_chunk: int = 10_000
+    items_to: tuple[str, ...] = ()
+    records_to: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionOptions:
     extract: str = ""  # rules file (.toml) or Python callback (module:function); built in each parser
+    spider: str = ""  # a webtrawl.extract.Spider subclass (module:Class); built in each parser, instead of extract
     text: bool = False
     scrub_pii: bool = False
     extract_timeout: float = 5.0
     text_max_bytes: int = 2 * 1024 * 1024
+
+    def enabled(self) -> bool:
+        """Whether parsers run the extraction stage (items and/or main text); without it they never load it."""
+        return self.extracts_items() or self.text
+
+    def extracts_items(self) -> bool:
+        """Whether the crawl has items: an --extract rules file or callback, or a --spider."""
+        return bool(self.extract or self.spider)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    render: str = "never"  # never | always | auto: which pages a browser renders (fetch/render/)
+    render_include: tuple[str, ...] = ()
+    renderers: int = 0  # pages rendered at once per fetcher process (0: 1 when rendering is on)
+    chromium: Path | None = None
+    render_allow_hosts: tuple[str, ...] = ()
+    render_max_requests: int = 50
+    render_scrolls: int = 0
+    render_timeout: float = 30.0
+    render_pages_per_browser: int = 100
+    render_max_memory: int = 1024**3
+    render_page_memory: int = 512  # MiB of JavaScript heap one rendered page may use (0: Chromium's own limit)
+    render_resources: tuple[str, ...] = ()
+
+    def enabled(self) -> bool:
+        """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
+        return self.render != "never" or bool(self.render_include)
+
+    def effective_renderers(self) -> int:
+        return (self.renderers or 1) if self.enabled() else 0
+
+
+@dataclass(frozen=True, slots=True)
+class OperationsOptions:
+    """Running a crawl: progress, dashboard, logs, alerts, metrics and the memory bound."""
+
+    progress: str = "auto"
+    max_memory: int = 0
+    metrics_port: int = 0
     ui_port: int = 0
     ui_bind: str = "127.0.0.1"
     ui_token: str = ""
@@ -130,71 +219,60 @@ class CrawlConfig:
     alert_memory: int = 0
     alert_disk_free: int = 1024**3
     alert_redis_memory: int = 0
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlConfig:
+    """All options, by group; built by :func:`load` (or :meth:`with_options`), never changed afterwards."""
+
+    crawl: CrawlOptions = field(default_factory=CrawlOptions)
+    fetch: FetchOptions = field(default_factory=FetchOptions)
     politeness: Politeness = field(default_factory=Politeness)
-    items_to: list[str] = field(default_factory=list)
-    records_to: list[str] = field(default_factory=list)
-    jsonl: bool = True
-    header: list[str] = field(default_factory=list)
-    cookies: bool = False
-    proxy: list[str] = field(default_factory=list)
-    render: str = "never"  # never | always | auto: which pages a browser renders (fetch/render/)
-    render_include: list[str] = field(default_factory=list)
-    renderers: int = 0  # pages rendered at once per fetcher process (0: 1 when rendering is on)
-    chromium: Path | None = None
-    render_allow_hosts: list[str] = field(default_factory=list)
-    render_max_requests: int = 50
-    render_scrolls: int = 0
-    render_timeout: float = 30.0
-    render_pages_per_browser: int = 100
-    render_max_memory: int = 1024**3
-    render_page_memory: int = 512  # MiB of JavaScript heap one rendered page may use (0: Chromium's own limit)
-    render_resources: list[str] = field(default_factory=list)
+    limits: Limits = field(default_factory=Limits)
+    discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
+    frontier: FrontierOptions = field(default_factory=FrontierOptions)
+    output: OutputOptions = field(default_factory=OutputOptions)
+    extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
+    rendering: RenderOptions = field(default_factory=RenderOptions)
+    operations: OperationsOptions = field(default_factory=OperationsOptions)
 
-    def effective_fetchers(self) -> int:
-        return self.fetchers or max(1, os.cpu_count() or 1)
-
-    def effective_parsers(self) -> int:
-        return self.parsers or max(1, os.cpu_count() or 1)
-
-    def extracting(self) -> bool:
-        """Whether parsers run the extraction stage (items and/or main text); without it they never load it."""
-        return bool(self.extract or self.text)
-
-    def rendering(self) -> bool:
-        """Whether any page may be rendered in a browser (then each fetcher process owns one Chromium)."""
-        return self.render != "never" or bool(self.render_include)
-
-    def effective_renderers(self) -> int:
-        return (self.renderers or 1) if self.rendering() else 0
-
-    @property
-    def product_token(self) -> str:
-        """The robots.txt product token: the User-Agent's first word without its version (RFC 9309 2.2.1)."""
-        first = self.user_agent.split(None, 1)[0] if self.user_agent.strip() else "webtrawl"
-        return first.split("/", 1)[0]
+    def with_options(self, **values: Any) -> CrawlConfig:
+        """A copy with options changed by their (flat) names, e.g. ``cfg.with_options(node_id="n1", delay=0.5)``;
+        values are already typed (lists become tuples) and not checked: :func:`load` parses and checks."""
+        cfg = self
+        for name, value in values.items():
+            path = _PATHS.get(name)
+            if path is None:
+                raise ConfigError(f"unknown option {name!r}")
+            cfg = _replaced(cfg, path.split("."), tuple(value) if isinstance(value, list) else value)
+        return cfg
 
 
-def _set(cfg: CrawlConfig, opt: Option, value: Any) -> None:
-    if "." in opt.path:
-        group_name, attr = opt.path.split(".", 1)
-        group = getattr(cfg, group_name)
-        setattr(cfg, group_name, dataclasses.replace(group, **{attr: value}))
-    else:
-        setattr(cfg, opt.path, value)
+_PATHS = {opt.name: opt.path for opt in OPTIONS} | {"seeds": "crawl.seeds"}
 
 
-def _apply(cfg: CrawlConfig, opt: Option, raw: Any, source: str) -> None:
+def _replaced(obj: Any, parts: list[str], value: Any) -> Any:
+    if len(parts) > 1:
+        value = _replaced(getattr(obj, parts[0]), parts[1:], value)
+    return dataclasses.replace(obj, **{parts[0]: value})
+
+
+def option_value(cfg: CrawlConfig, opt: Option) -> Any:
+    """The value of one option, found by its path (``fetch.timeouts.connect``)."""
+    obj: Any = cfg
+    for part in opt.path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _parsed(opt: Option, raw: Any, source: str) -> Any:
     try:
         if opt.repeat:
-            items = raw if isinstance(raw, list) else [raw]
-            value: Any = [opt.parse(item) for item in items]
-        else:
-            value = opt.parse(raw)
+            items = raw if isinstance(raw, list | tuple) else [raw]
+            return [opt.parse(item) for item in items]
+        return opt.parse(raw)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{source}: {opt.name.replace('_', '-')}: {exc}") from None
-    _set(cfg, opt, value)
 
 
 def add_arguments(parser: argparse.ArgumentParser, names: Iterable[str] | None = None) -> None:
@@ -212,17 +290,27 @@ def add_arguments(parser: argparse.ArgumentParser, names: Iterable[str] | None =
 
 
 def to_saved(cfg: CrawlConfig) -> dict[str, Any]:
-    """The options as a flat JSON-able dict (what a crawl stores so that a resume uses the same settings)."""
+    """The options as a flat JSON-able dict by option name (what a crawl stores so that a resume uses the same
+    settings; flat, so that crawls saved before the options were grouped still load)."""
     saved: dict[str, Any] = {}
     for opt in OPTIONS:
-        obj: Any = cfg
-        for part in opt.path.split("."):
-            obj = getattr(obj, part)
-        if isinstance(obj, Path):
-            obj = str(obj)
-        if obj is not None:
-            saved[opt.name] = obj
+        value = option_value(cfg, opt)
+        if isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        if value is not None:
+            saved[opt.name] = value
     return saved
+
+
+def _read_toml(config_file: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(config_file.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{config_file}: not valid TOML: {exc}") from None
 
 
 def load(
@@ -235,38 +323,30 @@ def load(
 ) -> CrawlConfig:
     """Build the config from its layers: defaults < saved (resume) < TOML < env < flags.
 
+    Only the layers given are read: no ``./trawl.toml`` and no ``TRAWL_*`` variables unless the caller passes them
+    (``config_file=``, ``env=os.environ``), so an application embedding the crawler gets what it asked for.
     Raises :class:`ConfigError` with a one-line message.
     """
-    cfg = CrawlConfig()
+    values: dict[str, Any] = {}
     for key, raw in (saved or {}).items():
         if key in BY_NAME:
-            _apply(cfg, BY_NAME[key], raw, "saved crawl settings")
-    if config_file is None and Path("trawl.toml").is_file():
-        config_file = Path("trawl.toml")
+            values[key] = _parsed(BY_NAME[key], raw, "saved crawl settings")
     if config_file is not None:
-        try:
-            data = tomllib.loads(config_file.read_text())
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{config_file}: not valid TOML: {exc}") from None
-        for key, raw in data.items():
+        for key, raw in _read_toml(config_file).items():
             opt = BY_NAME.get(key.replace("-", "_"))
             if opt is None:
                 raise ConfigError(f"{config_file}: unknown option {key!r}")
-            _apply(cfg, opt, raw, str(config_file))
-    environ = os.environ if env is None else env
+            values[opt.name] = _parsed(opt, raw, str(config_file))
     for opt in OPTIONS:
-        if opt.env in environ:
-            raw_env: Any = environ[opt.env]
+        if env is not None and opt.env in env:
+            raw_env: Any = env[opt.env]
             if opt.repeat:
                 raw_env = [part for part in raw_env.split(",") if part]
-            _apply(cfg, opt, raw_env, opt.env)
+            values[opt.name] = _parsed(opt, raw_env, opt.env)
     for name, raw in (flags or {}).items():
-        if raw is None or name not in BY_NAME:
-            continue
-        _apply(cfg, BY_NAME[name], raw, BY_NAME[name].flag)
-    cfg.seeds = list(seeds)
+        if raw is not None and name in BY_NAME:
+            values[name] = _parsed(BY_NAME[name], raw, BY_NAME[name].flag)
+    cfg = CrawlConfig().with_options(**values, seeds=tuple(seeds))
     _validate(cfg)
     return cfg
 
@@ -274,38 +354,48 @@ def load(
 _NODE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # no '/' or space: lease owners are "<node id>/f<index>"
 
 
+def _check_regexes(patterns: Iterable[str], what: str) -> None:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"{what}bad regex {pattern!r}: {exc}") from None
+
+
 def _validate(cfg: CrawlConfig) -> None:
-    for pattern in (*cfg.include, *cfg.exclude):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"bad regex {pattern!r}: {exc}") from None
-    if not 0.0 < cfg.bloom_error < 0.5:
-        raise ConfigError(f"--bloom-error must be between 0 and 0.5, not {cfg.bloom_error}")
-    if cfg.shards < 1 or cfg.shards > 16384:
-        raise ConfigError(f"--shards must be between 1 and 16384, not {cfg.shards}")
-    if cfg.concurrency < 1:
+    disc, fetch, front, out, ext, ren = (
+        cfg.discovery,
+        cfg.fetch,
+        cfg.frontier,
+        cfg.output,
+        cfg.extraction,
+        cfg.rendering,
+    )
+    _check_regexes((*disc.include, *disc.exclude), "")
+    if not 0.0 < front.bloom_error < 0.5:
+        raise ConfigError(f"--bloom-error must be between 0 and 0.5, not {front.bloom_error}")
+    if front.shards < 1 or front.shards > 16384:
+        raise ConfigError(f"--shards must be between 1 and 16384, not {front.shards}")
+    if fetch.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
-    if cfg.lease_batch < 1:
+    if fetch.lease_batch < 1:
         raise ConfigError("--lease-batch must be at least 1")
-    if not _NODE_ID_RE.fullmatch(cfg.node_id):
-        raise ConfigError(f"--node-id must be letters, digits, '.', '_' or '-' (at most 64), not {cfg.node_id!r}")
-    if not cfg.jsonl and not cfg.records_to:
+    if not _NODE_ID_RE.fullmatch(cfg.crawl.node_id):
+        raise ConfigError(f"--node-id must be letters, digits, '.', '_' or '-' (at most 64), not {cfg.crawl.node_id!r}")
+    if not out.jsonl and not out.records_to:
         raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
-    if cfg.items_to and not cfg.extract:
-        raise ConfigError("--items-to needs --extract: without it a crawl has no items")
-    if cfg.extract and not cfg.jsonl and not cfg.items_to:
+    if ext.extract and ext.spider:
+        raise ConfigError("--extract and --spider are two ways to extract: give one of them")
+    if out.items_to and not ext.extracts_items():
+        raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
+    if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
-    parse_headers(cfg.header)
-    for pattern in cfg.render_include:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"--render-include: bad regex {pattern!r}: {exc}") from None
-    for kind in cfg.render_resources:
+    parse_headers(fetch.header)
+    _check_regexes(ren.render_include, "--render-include: ")
+    for kind in ren.render_resources:
         if kind not in ("image", "media", "font"):
             raise ConfigError(f"--render-resources takes image, media or font, not {kind!r}")
-    for item in cfg.resolve:
+    for item in fetch.resolve:
         host, sep, ip = item.partition("=")
         if not sep or not host or not ip:
             raise ConfigError(f"--resolve wants HOST=IP, not {item!r}")

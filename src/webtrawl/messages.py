@@ -20,6 +20,7 @@ class Lease(msgspec.Struct, frozen=True):
     hops: int = 0  # redirect hops that led here
     retries: int = 0  # transient failures so far
     render: bool = False  # the frontier remembers that this host's pages are built by scripts (--render auto)
+    route: str = ""  # a spider's callback and data for this URL (webtrawl.extract.routing); "": none (parse, {})
 
 
 class NewUrl(msgspec.Struct, frozen=True):
@@ -29,6 +30,7 @@ class NewUrl(msgspec.Struct, frozen=True):
     depth: int = 0
     hops: int = 0
     priority: int = -1  # explicit priority level 0 (first) .. PRIORITY_LEVELS - 1 (names.py); -1: by depth
+    route: str = ""  # a spider's callback and data (webtrawl.extract.routing), queued with the URL; "": none
 
 
 class RecrawlHint(msgspec.Struct, frozen=True):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -20,16 +21,17 @@ from typing import IO, Any
 import msgspec
 
 from webtrawl.addrpolicy import AddressPolicy
-from webtrawl.config import CrawlConfig, add_arguments, load
-from webtrawl.errors import InputError, WebtrawlError
+from webtrawl.config import CrawlConfig, add_arguments
+from webtrawl.errors import InputError, UserCodeError, WebtrawlError
 from webtrawl.extract import absolute_spec, build_extraction
+from webtrawl.extract.routing import decode_route, encode_route
 from webtrawl.messages import Lease, Page
 from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
 
 OPTIONS = [
-    *("extract", "text", "scrub_pii", "extract_timeout", "text_max_bytes", "user_agent", "resolve", "nameservers"),
-    *("ca_file", "insecure", "ip_allow", "ports", "max_body", "max_decompressed", "connect", "total"),
+    *("extract", "spider", "text", "scrub_pii", "extract_timeout", "text_max_bytes", "user_agent", "resolve"),
+    *("nameservers", "ca_file", "insecure", "ip_allow", "ports", "max_body", "max_decompressed", "connect", "total"),
 ]
 _TEXT_FIELDS = ("text", "text_title", "author", "date", "language")
 _ENCODER = msgspec.json.Encoder()
@@ -40,26 +42,34 @@ def add_arguments_to(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warc", action="append", default=[], type=Path, metavar="FILE", help="a WARC's responses")
     parser.add_argument("--url", help="the URL a saved file stands for (default: file://PATH)")
     parser.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
+    parser.add_argument("--callback", help="--spider: the method that handles the inputs (default: parse)")
+    parser.add_argument("--data", help="--spider: the inputs' page.data, as a JSON object")
     add_arguments(parser, names=OPTIONS)
 
 
 def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     flags = {name: getattr(ns, name, None) for name in OPTIONS}
-    cfg = load(flags, config_file=ns.config)
-    if not cfg.extracting():
-        raise InputError("trawl try needs --extract RULES_OR_CALLBACK and/or --text")
+    from webtrawl.cli import load_cli_config
+
+    cfg = load_cli_config(flags, ns.config)
+    if not cfg.extraction.enabled():
+        raise InputError("trawl try needs --extract RULES_OR_CALLBACK, --spider MODULE:CLASS and/or --text")
     if not ns.inputs and not ns.warc:
         raise InputError("give saved HTML files, URLs or --warc FILE")
-    cfg.extract = absolute_spec(cfg.extract)
+    ext = cfg.extraction
+    cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
+    route = _route(ns)
     ctx = ParseContext(
         limits=cfg.limits,
         politeness=cfg.politeness,
-        product_token=cfg.product_token,
+        product_token=cfg.fetch.product_token,
         scope=Scope("any", [], [], []),
-        url_allowed=AddressPolicy(cfg.ip_allow, cfg.ports).url_allowed,
-        extraction=build_extraction(cfg),
+        url_allowed=AddressPolicy(cfg.fetch.ip_allow, cfg.fetch.ports).url_allowed,
+        extraction=build_extraction(cfg.extraction),
     )
     for label, page in _pages(cfg, ns):
+        if route:
+            page.lease = msgspec.structs.replace(page.lease, route=route)
         out.write(_line(label, page, ctx) + "\n")
         out.flush()
     return 0
@@ -77,10 +87,32 @@ def _line(label: str, page: Page, ctx: ParseContext) -> str:
         "error": record.error,
         "error_detail": record.error_detail,
     }
+    routes = {new.url: _shown(new.route) for new in processed.new_urls if new.route}
+    if routes:  # --spider: the callback and data each followed link carries
+        doc["routes"] = routes
     if ctx.extraction is not None and ctx.extraction.text:
         doc.update({name: getattr(record, name, None) for name in _TEXT_FIELDS})
         doc = {k: (None if v is msgspec.UNSET else v) for k, v in doc.items()}
     return _ENCODER.encode(doc).decode()
+
+
+def _route(ns: argparse.Namespace) -> str:
+    """The route ``--callback``/``--data`` give every input, as if its link had been followed with them."""
+    if not (ns.callback or ns.data):
+        return ""
+    try:
+        data = json.loads(ns.data) if ns.data else None
+    except ValueError as exc:
+        raise InputError(f"--data is not JSON: {exc}") from None
+    try:
+        return encode_route(ns.callback, data)
+    except UserCodeError as exc:
+        raise InputError(f"--data: {exc}") from None
+
+
+def _shown(route: str) -> dict[str, Any]:
+    callback, data = decode_route(route)
+    return {"callback": callback, "data": data}
 
 
 def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page]]:
@@ -113,8 +145,9 @@ async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
     from webtrawl.fetch.rulehints import RuleHints
 
     pages: dict[str, Page] = {}
-    hints = RuleHints.from_config(cfg)  # a rules file's headers are sent as in a crawl
-    async with HttpClient(cfg, url_headers=hints.headers if hints and hints.has_headers else None) as client:
+    hints = RuleHints.from_config(cfg.extraction, cfg.rendering)  # a rules file's headers are sent as in a crawl
+    url_headers = hints.headers if hints and hints.has_headers else None
+    async with HttpClient(cfg.fetch, cfg.limits, url_headers=url_headers) as client:
         for url in urls:
             started = time.time()
             try:

@@ -24,7 +24,7 @@ def _docs(path: Path) -> list[dict[str, Any]]:
 
 
 def _drain_seconds() -> float:
-    """How long a node may take to stop after SIGTERM with default timeouts (see Node._drain)."""
+    """How long a node may take to stop after SIGTERM with default timeouts (see node.stopping.drain)."""
     t = Timeouts()
     return t.total + t.robots + 10 + 60
 
@@ -74,11 +74,11 @@ def test_the_node_deployment_runs_trawl_node_on_the_cluster_and_drains_within_it
     assert deploy["spec"]["selector"]["matchLabels"].items() <= deploy["spec"]["template"]["metadata"]["labels"].items()
     env = _trawl_env(_by_kind("ConfigMap", "trawl-config")["data"])
     cfg = _check_trawl_command(container["args"], env)
-    assert container["args"][0] == "node" and cfg.cluster and cfg.keep_running and cfg.redis
-    assert cfg.redis.startswith("redis://redis-cluster-0.redis-cluster:")
+    assert container["args"][0] == "node" and cfg.crawl.cluster and cfg.crawl.keep_running and cfg.crawl.redis
+    assert cfg.crawl.redis.startswith("redis://redis-cluster-0.redis-cluster:")
     assert pod["terminationGracePeriodSeconds"] >= _drain_seconds()
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports["metrics"] == cfg.metrics_port
+    assert ports["metrics"] == cfg.operations.metrics_port
     assert container["livenessProbe"]["httpGet"]["port"] == "metrics"
     volumes = {v["name"] for v in pod["volumes"]}
     assert {m["name"] for m in container["volumeMounts"]} <= volumes
@@ -118,8 +118,8 @@ def test_docker_compose_has_a_3_master_cluster_and_2_nodes_with_valid_trawl_comm
     for name in nodes:
         service = services[name]
         cfg = _check_trawl_command(service["command"], _trawl_env(service["environment"]))
-        assert cfg.cluster and cfg.redis == "redis://redis-1:6379"
-        ids.add(cfg.node_id)
+        assert cfg.crawl.cluster and cfg.crawl.redis == "redis://redis-1:6379"
+        ids.add(cfg.crawl.node_id)
         assert service["depends_on"]["redis-init"]["condition"] == "service_completed_successfully"
         minutes = int(service["stop_grace_period"].rstrip("m"))
         assert minutes * 60 >= _drain_seconds()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.parse.helpers import make_ctx
-from webtrawl.config import CrawlConfig
+from webtrawl.config import ExtractionOptions
 from webtrawl.extract import build_extraction
 from webtrawl.messages import Page
 from webtrawl.parse import ParseContext, Processed, process_page
@@ -13,7 +13,7 @@ from webtrawl.parse import ParseContext, Processed, process_page
 
 def extract_ctx(**options: Any) -> ParseContext:
     ctx = make_ctx()
-    ctx.extraction = build_extraction(CrawlConfig(**options))
+    ctx.extraction = build_extraction(ExtractionOptions(**options))
     return ctx
 
 

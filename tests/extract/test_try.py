@@ -138,3 +138,19 @@ def test_crawl_refuses_broken_rules_before_starting(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and done.stderr.startswith("trawl: error: ") and "r.toml:4:" in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_try_a_spider_callback_with_data_on_a_saved_page(tmp_path: Path) -> None:
+    page = tmp_path / "listing.html"
+    page.write_text("<h1>Garden</h1><a class=product href=/p/1>1</a><a class=next href=/c/0/2>next</a>")
+    spider = f"{Path(__file__).with_name('shop.py')}:ShopSpider"
+    url = "http://shop.test/c/0/1"
+    args = ("--spider", spider, "--url", url, "--callback", "parse_listing", "--data", '{"category": "Garden"}')
+    (line,) = _lines(_trawl(*args, str(page)))
+    assert line["follow"] == ["http://shop.test/p/1", "http://shop.test/c/0/2"]
+    assert line["routes"] == {
+        "http://shop.test/p/1": {"callback": "parse_product", "data": {"category": "Garden", "listing": url}},
+        "http://shop.test/c/0/2": {"callback": "parse_listing", "data": {"category": "Garden"}},
+    }
+    bad = _trawl(*args[:-1], "[1]", str(page))
+    assert bad.returncode == 2 and bad.stderr.startswith("trawl: error: --data: Follow data must be a dict")

@@ -13,7 +13,8 @@ from typing import Any
 import trustme
 from aiohttp import web
 
-from webtrawl.config import CrawlConfig, Limits, Timeouts
+from webtrawl.config import CrawlConfig
+from webtrawl.fetch.client import HttpClient
 
 RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -24,19 +25,25 @@ def run(coro: Coroutine[Any, Any, None]) -> None:
 
 
 def local_cfg(**overrides: Any) -> CrawlConfig:
-    """A config that may only reach loopback; names under ``.test`` resolve to 127.0.0.1."""
-    cfg = CrawlConfig(
-        ip_allow=["127.0.0.0/8"],
-        resolve=["*.test=127.0.0.1"],
-        user_agent="webtrawl/0.1 (+https://example.invalid/bot)",
-        timeouts=Timeouts(connect=5.0, total=10.0, robots=10.0),
-        limits=Limits(),
-    )
+    """A config that may only reach loopback; names under ``.test`` resolve to 127.0.0.1. ``overrides`` are
+    options by name; a dict (``limits={...}``, ``timeouts={...}``) holds more of them."""
+    options: dict[str, Any] = {
+        "ip_allow": ["127.0.0.0/8"],
+        "resolve": ["*.test=127.0.0.1"],
+        "user_agent": "webtrawl/0.1 (+https://example.invalid/bot)",
+        "connect": 5.0,
+        "total": 10.0,
+        "robots": 10.0,
+    }
     for name, value in overrides.items():
-        if name in ("timeouts", "limits", "politeness") and isinstance(value, dict):
-            value = dataclasses.replace(getattr(cfg, name), **value)
-        setattr(cfg, name, value)
-    return cfg
+        options.update(value if isinstance(value, dict) else {name: value})
+    return CrawlConfig().with_options(**options)
+
+
+def local_client(cfg: CrawlConfig | None = None, **kwargs: Any) -> HttpClient:
+    """The HTTP client a fetcher would build from ``cfg`` (default: :func:`local_cfg`)."""
+    cfg = cfg or local_cfg()
+    return HttpClient(cfg.fetch, cfg.limits, **kwargs)
 
 
 @asynccontextmanager

@@ -10,10 +10,9 @@ import time
 
 import pytest
 
-from tests.fetch.servers import local_cfg, run
+from tests.fetch.servers import local_cfg, local_client, run
 from tests.fixtures.web_fixtures import chaos_of
 from webtrawl.errors import WebtrawlError
-from webtrawl.fetch import HttpClient
 from webtrawl.fetch.client import Response
 from webtrawl_testweb import TestWeb
 
@@ -27,7 +26,7 @@ def _fetch(web: TestWeb, url: str) -> tuple[Response | None, str, float]:
     result: list[tuple[Response | None, str, float]] = []
 
     async def body() -> None:
-        async with HttpClient(cfg) as client:
+        async with local_client(cfg) as client:
             started = time.monotonic()
             try:
                 resp = await client.fetch(url)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from tests.fetch.servers import local_cfg, make_tls, read_request, run, serve_app, serve_raw
+from tests.fetch.servers import local_cfg, local_client, make_tls, read_request, run, serve_app, serve_raw
 from webtrawl.errors import (
     ConnectError,
     ConnectionReset,
@@ -19,7 +19,6 @@ from webtrawl.errors import (
     SchemeError,
     TlsError,
 )
-from webtrawl.fetch import HttpClient
 from webtrawl.fetch.client import BIG_BODIES, BIG_BODY
 
 SEEN = web.AppKey("seen", list[dict[str, str]])
@@ -67,7 +66,7 @@ def test_200_body_kept_content_encoded_with_headers_in_order() -> None:
         app = _app()
         async with serve_app(app) as port:
             cfg = local_cfg()
-            async with HttpClient(cfg) as client:
+            async with local_client(cfg) as client:
                 resp = await client.fetch(f"http://site.test:{port}/gz")
         assert resp.status == 200
         assert resp.reason == "OK"
@@ -81,11 +80,11 @@ def test_200_body_kept_content_encoded_with_headers_in_order() -> None:
         assert names.index("X-First") < names.index("Set-Cookie") < names.index("X-Last")
         assert [v for k, v in resp.headers if k == "Set-Cookie"] == ["a=1", "b=2"]
         sent = dict(resp.request_headers)
-        assert sent["User-Agent"] == cfg.user_agent
+        assert sent["User-Agent"] == cfg.fetch.user_agent
         assert sent["Host"] == f"site.test:{port}"
         assert sent["Accept-Encoding"] == "gzip, deflate, br, zstd"
         server_saw = app[SEEN][0]
-        assert server_saw["User-Agent"] == cfg.user_agent
+        assert server_saw["User-Agent"] == cfg.fetch.user_agent
         assert server_saw["Accept-Encoding"] == "gzip, deflate, br, zstd"
         assert resp.fetch_time > 0 and resp.elapsed_ms >= 0
 
@@ -95,7 +94,7 @@ def test_200_body_kept_content_encoded_with_headers_in_order() -> None:
 def test_keep_alive_reuses_the_connection() -> None:
     async def body() -> None:
         app = _app()
-        async with serve_app(app) as port, HttpClient(local_cfg()) as client:
+        async with serve_app(app) as port, local_client(local_cfg()) as client:
             await client.fetch(f"http://site.test:{port}/gz")
             await client.fetch(f"http://site.test:{port}/gz")
         assert len(app[PEERS]) == 2
@@ -106,7 +105,7 @@ def test_keep_alive_reuses_the_connection() -> None:
 
 def test_body_over_the_cap_is_cut_and_marked_truncated() -> None:
     async def body() -> None:
-        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+        async with serve_app(_app()) as port, local_client(local_cfg()) as client:
             cut = await client.fetch(f"http://site.test:{port}/big?size=100000", max_body=1000)
             assert cut.truncated
             assert cut.body == b"x" * 1000
@@ -125,7 +124,7 @@ def test_many_big_bodies_at_once_all_arrive_whole_or_cut_and_free_their_turn() -
     size = BIG_BODY * 3
 
     async def body() -> None:
-        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+        async with serve_app(_app()) as port, local_client(local_cfg()) as client:
             for _round in range(3):
                 caps = [size if i % 2 else BIG_BODY * 2 for i in range(2 * BIG_BODIES + 2)]
                 got = await asyncio.gather(
@@ -139,7 +138,7 @@ def test_many_big_bodies_at_once_all_arrive_whole_or_cut_and_free_their_turn() -
 
 def test_default_cap_comes_from_the_config() -> None:
     async def body() -> None:
-        async with serve_app(_app()) as port, HttpClient(local_cfg(limits={"max_body": 5000})) as client:
+        async with serve_app(_app()) as port, local_client(local_cfg(limits={"max_body": 5000})) as client:
             resp = await client.fetch(f"http://site.test:{port}/big?size=20000")
         assert resp.truncated and len(resp.body) == 5000
 
@@ -148,7 +147,7 @@ def test_default_cap_comes_from_the_config() -> None:
 
 def test_canonical_url_is_sent_byte_for_byte() -> None:
     async def body() -> None:
-        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+        async with serve_app(_app()) as port, local_client(local_cfg()) as client:
             resp = await client.fetch(f"http://site.test:{port}/echo/x%7Ey?q=a%20b&r=%C3%A9")
         assert resp.body == b"/echo/x%7Ey?q=a%20b&r=%C3%A9"  # not re-quoted to '~'
 
@@ -157,7 +156,7 @@ def test_canonical_url_is_sent_byte_for_byte() -> None:
 
 def test_redirect_is_returned_not_followed() -> None:
     async def body() -> None:
-        async with serve_app(_app()) as port, HttpClient(local_cfg()) as client:
+        async with serve_app(_app()) as port, local_client(local_cfg()) as client:
             resp = await client.fetch(f"http://site.test:{port}/redirect")
         assert resp.status == 302
         assert resp.header("Location") == "/gz"
@@ -174,7 +173,7 @@ def test_total_timeout_when_the_body_never_comes() -> None:
         await reader.read()  # until the client gives up
 
     async def body() -> None:
-        async with serve_raw(stall) as port, HttpClient(local_cfg()) as client:
+        async with serve_raw(stall) as port, local_client(local_cfg()) as client:
             with pytest.raises(FetchTimeout):
                 await client.fetch(f"http://site.test:{port}/", timeout=0.3)
 
@@ -188,7 +187,7 @@ def test_connection_closed_mid_body_is_a_reset() -> None:
         await writer.drain()
 
     async def body() -> None:
-        async with serve_raw(hang_up) as port, HttpClient(local_cfg()) as client:
+        async with serve_raw(hang_up) as port, local_client(local_cfg()) as client:
             with pytest.raises(ConnectionReset):
                 await client.fetch(f"http://site.test:{port}/")
 
@@ -210,7 +209,7 @@ def test_bad_framing_is_a_reset(answer: bytes) -> None:
         await writer.drain()
 
     async def body() -> None:
-        async with serve_raw(broken) as port, HttpClient(local_cfg()) as client:
+        async with serve_raw(broken) as port, local_client(local_cfg()) as client:
             with pytest.raises(ConnectionReset):
                 await client.fetch(f"http://site.test:{port}/")
 
@@ -223,7 +222,7 @@ def test_refused_connection_is_a_connect_error() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # bound but not listening: connections are refused
         try:
-            async with HttpClient(local_cfg()) as client:
+            async with local_client(local_cfg()) as client:
                 with pytest.raises(ConnectError):
                     await client.fetch(f"http://site.test:{port}/")
         finally:
@@ -234,7 +233,7 @@ def test_refused_connection_is_a_connect_error() -> None:
 
 def test_scheme_and_port_are_checked_before_connecting() -> None:
     async def body() -> None:
-        async with HttpClient(local_cfg()) as client:
+        async with local_client(local_cfg()) as client:
             with pytest.raises(SchemeError):
                 await client.fetch("ftp://site.test/file")
             with pytest.raises(PortPolicyError):
@@ -258,7 +257,7 @@ def test_https_with_the_ca_file_works(tmp_path: Path) -> None:
     async def body() -> None:
         async with (
             serve_app(_tls_app(), tls.server_ctx) as port,
-            HttpClient(local_cfg(ca_file=tls.ca_file)) as client,
+            local_client(local_cfg(ca_file=tls.ca_file)) as client,
         ):
             resp = await client.fetch(f"https://secure.test:{port}/")
         assert resp.status == 200
@@ -271,7 +270,7 @@ def test_https_with_an_unknown_ca_is_a_tls_error(tmp_path: Path) -> None:
     tls = make_tls(tmp_path, "secure.test")
 
     async def body() -> None:
-        async with serve_app(_tls_app(), tls.server_ctx) as port, HttpClient(local_cfg()) as client:
+        async with serve_app(_tls_app(), tls.server_ctx) as port, local_client(local_cfg()) as client:
             with pytest.raises(TlsError) as info:
                 await client.fetch(f"https://secure.test:{port}/")
         assert "certificate" in str(info.value).lower()
@@ -285,7 +284,7 @@ def test_https_with_a_certificate_for_another_name_is_a_tls_error(tmp_path: Path
     async def body() -> None:
         async with (
             serve_app(_tls_app(), tls.server_ctx) as port,
-            HttpClient(local_cfg(ca_file=tls.ca_file)) as client,
+            local_client(local_cfg(ca_file=tls.ca_file)) as client,
         ):
             with pytest.raises(TlsError):
                 await client.fetch(f"https://secure.test:{port}/")
@@ -299,7 +298,7 @@ def test_https_insecure_skips_verification(tmp_path: Path) -> None:
     async def body() -> None:
         async with (
             serve_app(_tls_app(), tls.server_ctx) as port,
-            HttpClient(local_cfg(insecure=True)) as client,
+            local_client(local_cfg(insecure=True)) as client,
         ):
             resp = await client.fetch(f"https://secure.test:{port}/")
         assert resp.body == b"secure hello"

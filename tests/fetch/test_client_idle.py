@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests.fetch.servers import local_cfg, run
-from webtrawl.fetch.client import HttpClient
+from tests.fetch.servers import local_cfg, local_client, run
 from webtrawl_testweb import TestWeb
 
 
@@ -13,7 +12,7 @@ def test_idle_connections_beyond_the_cap_are_closed_least_recently_used_first(te
     mark = testweb.mark()
 
     async def body() -> None:
-        async with HttpClient(cfg) as http:
+        async with local_client(cfg) as http:
             for origin in origins:
                 assert (await http.fetch(origin + "/robots.txt")).status < 600
             http.trim_idle()
@@ -37,7 +36,7 @@ def test_a_sleeping_host_sessions_connection_outlives_newer_idle_ones(testweb: T
     mark = testweb.mark()
 
     async def body() -> None:
-        async with HttpClient(cfg) as http:
+        async with local_client(cfg) as http:
             await http.fetch(session + "/robots.txt")
             with http.keeping_idle(session + "/next-page"):
                 for origin in others:  # other hosts' connections go idle after the session's

@@ -9,9 +9,9 @@ import pytest
 from aiohttp import web
 
 from tests.fetch.dnsserver import serve_dns
-from tests.fetch.servers import local_cfg, run, serve_app
+from tests.fetch.servers import local_cfg, local_client, run, serve_app
 from webtrawl.errors import ConfigError, DnsError, IpPolicyError
-from webtrawl.fetch import AddressPolicy, HttpClient, Resolver
+from webtrawl.fetch import AddressPolicy, Resolver
 
 LOOPBACK = AddressPolicy(["127.0.0.0/8"], [])
 
@@ -158,7 +158,7 @@ def test_dns_name_resolving_to_refused_address_fails_fetch_with_ip_policy() -> N
         async with serve_app(app) as port, serve_dns({"internal.example": ["127.0.0.1"]}) as (ns, _server):
             cfg = local_cfg(ip_allow=[], resolve=[])  # default policy: public addresses only
             resolver = Resolver([], AddressPolicy([], []), nameservers=[ns])
-            async with HttpClient(cfg, resolver=resolver) as client:
+            async with local_client(cfg, resolver=resolver) as client:
                 with pytest.raises(IpPolicyError):
                     await client.fetch(f"http://internal.example:{port}/")
                 with pytest.raises(IpPolicyError):  # and the literal, which aiohttp would not resolve
@@ -170,7 +170,7 @@ def test_dns_name_resolving_to_refused_address_fails_fetch_with_ip_policy() -> N
 def test_override_to_refused_address_fails_fetch_with_ip_policy() -> None:
     async def body() -> None:
         cfg = local_cfg(ip_allow=[], resolve=["*.test=127.0.0.1"])
-        async with HttpClient(cfg) as client:
+        async with local_client(cfg) as client:
             with pytest.raises(IpPolicyError):
                 await client.fetch("http://site.test:8080/")
 
@@ -181,7 +181,7 @@ def test_unknown_name_fails_fetch_with_dns_error() -> None:
     async def body() -> None:
         async with serve_dns({}) as (ns, _server):
             resolver = Resolver([], LOOPBACK, nameservers=[ns])
-            async with HttpClient(local_cfg(), resolver=resolver) as client:
+            async with local_client(local_cfg(), resolver=resolver) as client:
                 with pytest.raises(DnsError) as info:
                     await client.fetch("http://nowhere.example:8080/")
         assert "nowhere.example" in str(info.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import ExtractionOptions, RenderOptions
 from webtrawl.fetch.rulehints import RuleHints
 
 RULES = """
@@ -26,7 +26,9 @@ name = "css:h1::text"
 def test_every_matching_rule_adds_its_headers_the_first_winning_a_name(tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"
     rules.write_text(RULES)
-    hints = RuleHints.from_config(CrawlConfig(extract=str(rules)))  # no rendering: loaded for the headers alone
+    hints = RuleHints.from_config(
+        ExtractionOptions(extract=str(rules)), RenderOptions()
+    )  # no rendering: loaded for the headers alone
     assert hints is not None
     assert hints.headers("http://shop.test/api/1") == {"X-Key": "api", "Accept": "application/json"}
     assert hints.headers("http://shop.test/p/1") == {"X-Key": "site"}
@@ -36,6 +38,8 @@ def test_every_matching_rule_adds_its_headers_the_first_winning_a_name(tmp_path:
 def test_a_fetcher_that_needs_nothing_of_the_rules_loads_none(tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"
     rules.write_text('[[rule]]\nurl = "shop"\n[rule.fields]\nname = "css:h1::text"\n')
-    assert RuleHints.from_config(CrawlConfig(extract=str(rules))) is None
-    assert RuleHints.from_config(CrawlConfig(extract="mymod:parse", render="auto")) is None  # a callback
-    assert RuleHints.from_config(CrawlConfig(extract=str(rules), render="auto")) is not None
+    assert RuleHints.from_config(ExtractionOptions(extract=str(rules)), RenderOptions()) is None
+    assert (
+        RuleHints.from_config(ExtractionOptions(extract="mymod:parse"), RenderOptions(render="auto")) is None
+    )  # a callback
+    assert RuleHints.from_config(ExtractionOptions(extract=str(rules)), RenderOptions(render="auto")) is not None

@@ -19,6 +19,7 @@ from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.worker import _Fetcher
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.node.children import SPAWN
+from webtrawl.node.startup import fetcher_args
 
 
 @pytest.fixture
@@ -34,9 +35,9 @@ def test_every_task_of_a_full_fetcher_can_use_redis_at_once(redis_url: str, sett
     cfg = local_cfg(concurrency=128)
 
     async def body() -> None:
-        frontier = await open_frontier(cfg, redis_url, settings)
+        frontier = await open_frontier(_args(cfg, redis_url, settings, budget=0))
         try:
-            tasks = cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch
+            tasks = cfg.fetch.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.fetch.lease_batch
             origins = [f"https://h{i}.test" for i in range(tasks)]
             await asyncio.gather(*(frontier.set_robots(o, b"User-agent: *\nDisallow:\n", 60) for o in origins))
             assert await frontier.get_robots(origins[-1]) is not None
@@ -53,9 +54,12 @@ class _BrokenRobots:
         raise RuntimeError("a bug in the fetch path")
 
 
-def _fetcher(cfg: CrawlConfig, redis_url: str, budget: int) -> _Fetcher:
-    args = FetcherArgs(cfg, 0, redis_url, [Path("/nonexistent")], SPAWN.Event(), SPAWN.Value("q", budget))
-    return _Fetcher(args)
+def _args(cfg: CrawlConfig, redis_url: str, settings: FrontierSettings, budget: int) -> FetcherArgs:
+    budget_value = SPAWN.Value("q", budget)
+    nowhere = [Path("/nonexistent")]
+    return fetcher_args(
+        cfg, settings, 0, redis_url=redis_url, parser_sockets=nowhere, stop=SPAWN.Event(), budget=budget_value
+    )
 
 
 def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap(
@@ -64,10 +68,10 @@ def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap
     cfg = local_cfg(politeness={"delay": 10.0})
     sync = RedisFrontier.open(redis_client, settings)
     sync.add(new_urls("http://a.test/1", "http://a.test/2"))
-    fetcher = _fetcher(cfg, redis_url, budget=7)
+    fetcher = _Fetcher(_args(cfg, redis_url, settings, budget=7))
 
     async def body() -> None:
-        fetcher.frontier = await open_frontier(cfg, redis_url, settings)
+        fetcher.frontier = await open_frontier(fetcher.args)
         fetcher.releases = ReleaseBatcher(fetcher.frontier.release)
         fetcher.robots = _BrokenRobots()  # type: ignore[assignment]
         try:

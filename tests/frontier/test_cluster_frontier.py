@@ -124,3 +124,12 @@ def test_a_plain_client_on_a_cluster_node_says_to_add_cluster(redis_cluster: Loc
         connect_sync(redis_cluster.url)
     with pytest.raises(StateError, match="is a Redis Cluster node: add --cluster"):
         asyncio.run(connect_async(redis_cluster.url))
+
+
+def test_spider_routes_travel_with_their_urls_across_masters_and_nodes(cluster_client: Cluster) -> None:
+    f = RedisFrontier.open(cluster_client, _settings(lease_ttl_ms=0))
+    routes = {f"http://h{h}.test/p": f'parse_item{{"n":{h}}}' for h in range(30)}
+    f.add([NewUrl(url, 1, route=route) for url, route in routes.items()])
+    assert {x.url: x.route for x in f.lease("n1/f0", 100)} == routes
+    assert f.reclaim_expired() == 30  # node n1 died: its leases expire and go back to their queues
+    assert {x.url: x.route for x in f.lease("n2/f0", 100)} == routes

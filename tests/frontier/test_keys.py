@@ -45,7 +45,7 @@ def test_split_url_rejects_what_is_not_absolute(url: str) -> None:
 def test_entry_round_trip(depth: int, hops: int, retries: int, priority: int, rest: str) -> None:
     entry = decode_entry(encode_meta(depth, hops, retries, priority) + rest, "http://h.test")
     url = rest if rest.startswith("https:") else "http://h.test" + rest
-    assert entry == (url, depth, hops, retries, priority)
+    assert entry == (url, depth, hops, retries, priority, "")
 
 
 def test_an_entry_costs_its_path_plus_one_byte() -> None:
@@ -62,7 +62,7 @@ def test_bloom_size_meets_the_error_rate() -> None:
 
 
 def test_settings_from_config_are_in_milliseconds() -> None:
-    s = FrontierSettings.from_config(CrawlConfig(lease_ttl=1.5, shards=16))
+    s = FrontierSettings.from_config(CrawlConfig().with_options(lease_ttl=1.5, shards=16))
     assert (s.lease_ttl_ms, s.process_ttl_ms, s.shards, s.backoff_base_ms, s.park_after) == (1500, 600_000, 16, 5000, 8)
 
 

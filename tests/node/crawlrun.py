@@ -86,11 +86,12 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str, crawl: 
     raise AssertionError(f"timed out waiting for {what}\n{tail}")
 
 
-def records(out: Path) -> list[dict[str, Any]]:
-    """All JSONL records of a crawl (sealed and open chunks). A line a parser is still writing (no newline yet) is
-    not a record yet: polling while the crawl runs would otherwise read half a line."""
+def records(out: Path, stream: str = "records") -> list[dict[str, Any]]:
+    """All JSONL records of a crawl (sealed and open chunks), or the rows of another JSONL stream (``items``). A
+    line a parser is still writing (no newline yet) is not a record yet: polling while the crawl runs would
+    otherwise read half a line."""
     rows = []
-    for path in sorted((out / "records").glob("*.jsonl*")):
+    for path in sorted((out / stream).glob("*.jsonl*")):
         for line in path.read_text().split("\n")[:-1]:
             if line.strip():
                 rows.append(json.loads(line))

@@ -7,7 +7,6 @@ its pages while the crawl finishes.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -34,10 +33,7 @@ links = { css = "li a::attr(href)", all = true }
 
 
 def _items(out: Path) -> list[dict[str, Any]]:
-    rows = []
-    for path in sorted((out / "items").glob("*.jsonl*")):
-        rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return rows
+    return records(out, "items")
 
 
 def _args(web: TestWeb) -> list[str]:

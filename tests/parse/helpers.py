@@ -24,6 +24,7 @@ def make_page(
     gzipped: bool = False,
     depth: int = 0,
     hops: int = 0,
+    route: str = "",
     **fields: Any,
 ) -> Page:
     hdrs = list(headers or [])
@@ -33,7 +34,7 @@ def make_page(
         body = gzip.compress(body)
         hdrs.append(("Content-Encoding", "gzip"))
     host = url.split("/")[2]
-    lease = Lease(token="n.p0.1", shard=3, host=host, url=url, depth=depth, hops=hops, retries=1)
+    lease = Lease(token="n.p0.1", shard=3, host=host, url=url, depth=depth, hops=hops, retries=1, route=route)
     return Page(
         lease=lease,
         status=status,

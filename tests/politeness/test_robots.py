@@ -13,10 +13,10 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from tests.fetch.servers import local_cfg, read_request, run, serve_app, serve_raw
+from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_app, serve_raw
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import IpPolicyError
-from webtrawl.fetch import HttpClient, RobotsCache
+from webtrawl.fetch import RobotsCache
 from webtrawl.politeness import RobotsRules
 
 RULES = b"""# test robots
@@ -131,8 +131,8 @@ async def robots_env(
     app = _robots_app()
     cfg = cfg or local_cfg(politeness={"robots_ttl": ROBOTS_TTL})
     store, clock = DictStore(), Clock()
-    async with serve_app(app) as port, HttpClient(cfg) as client:
-        cache = RobotsCache(store, client, cfg, clock=clock, **cache_kwargs)  # type: ignore[arg-type]
+    async with serve_app(app) as port, local_client(cfg) as client:
+        cache = RobotsCache(store, client, cfg.fetch, cfg.politeness, cfg.limits, clock=clock, **cache_kwargs)  # type: ignore[arg-type]
         yield port, app, cache, store, clock
 
 
@@ -355,7 +355,8 @@ def test_lru_then_store_then_other_process() -> None:
             assert from_store.crawl_delay == 2.5
             assert app[HITS]["rules.test"] == 1  # never fetched twice
 
-            other_process = RobotsCache(store, cache._client, local_cfg(), clock=clock)
+            other = local_cfg()
+            other_process = RobotsCache(store, cache._client, other.fetch, other.politeness, other.limits, clock=clock)
             shared = await other_process.cached(rules_origin)
             assert shared is not None and shared.allowed(f"{rules_origin}/public")
 

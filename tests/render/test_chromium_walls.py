@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import RenderOptions
 from webtrawl.fetch.render.chromium import BrowserHost
 from webtrawl_testweb.jsweb import JsWeb
 
@@ -24,7 +24,7 @@ def test_unrouted_requests_of_the_browser_go_nowhere() -> None:
         mark = web.log.mark()
 
         async def visit() -> list[str]:
-            host = BrowserHost(CrawlConfig(render="always"))
+            host = BrowserHost(RenderOptions(render="always"))
             browser = await host.acquire()
             failures = []
             try:

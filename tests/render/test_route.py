@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import new_urls, release
-from webtrawl.config import CrawlConfig
+from webtrawl.config import CrawlConfig, Limits, RenderOptions
 from webtrawl.fetch.client import Response
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.rulehints import RuleHints
@@ -24,19 +24,19 @@ def _html(body: bytes) -> Response:
 
 
 def test_never_renders_nothing_and_include_renders_only_what_matches() -> None:
-    assert not RenderRoute(CrawlConfig()).on
-    route = RenderRoute(CrawlConfig(render_include=["/app/"]))
+    assert not RenderRoute(RenderOptions(), Limits()).on
+    route = RenderRoute(RenderOptions(render_include=("/app/",)), Limits())
     assert route.before(_lease("http://a.test/app/1")) == "include"
     assert route.before(_lease("http://a.test/blog/1")) == ""
     assert route.after("http://a.test/", _html(SHELL)) == ""  # not auto: a shell fetched over HTTP stays as it is
 
 
 def test_always_renders_everything_before_any_http_fetch() -> None:
-    assert RenderRoute(CrawlConfig(render="always")).before(_lease("http://a.test/")) == "always"
+    assert RenderRoute(RenderOptions(render="always"), Limits()).before(_lease("http://a.test/")) == "always"
 
 
 def test_auto_renders_a_shell_after_http_then_its_host_directly() -> None:
-    route = RenderRoute(CrawlConfig(render="auto"))
+    route = RenderRoute(RenderOptions(render="auto"), Limits())
     assert route.before(_lease("http://a.test/")) == ""
     assert route.after("http://a.test/", _html(SHELL)) == "shell: empty app root"
     assert route.remember("a.test") and not route.remember("a.test")
@@ -51,8 +51,8 @@ def test_auto_renders_a_page_its_rule_finds_no_item_in(tmp_path: Path) -> None:
         '[[rule]]\nurl = "shop"\nitems = "css:div.product"\nrequired = ["name"]\n'
         '[rule.fields]\nname = "css:h2::text"\nprice = "css:.price::text"\n'
     )
-    cfg = CrawlConfig(render="auto", extract=str(rules))
-    route = RenderRoute(cfg, RuleHints.from_config(cfg))
+    cfg = CrawlConfig().with_options(render="auto", extract=str(rules))
+    route = RenderRoute(cfg.rendering, cfg.limits, RuleHints.from_config(cfg.extraction, cfg.rendering))
     text = b"<p>" + b"words " * 60 + b"</p><script>x()</script>"  # not a shell: text, one small script
     found = _html(b"<html><body>" + text + b'<div class="product"><h2>Mug</h2></div></body></html>')
     empty = _html(b"<html><body>" + text + b'<div class="product"><span class="price">3</span></div></body></html>')

@@ -42,9 +42,9 @@ def _output(i: int, *, items: int = 0, drops: int = 0) -> PageOutput:
 
 
 def test_outputs_of_a_batch_go_to_warc_records_items_and_dropped(tmp_path: Path) -> None:
-    cfg = CrawlConfig(extract="rules.toml")
-    assert [s for s, _ in sink_specs(cfg)] == ["warc", "records", "dropped", "items"]
-    fanout = open_outputs(cfg, SinkContext(tmp_path, "n-p0", "c1", chunk=2))
+    cfg = CrawlConfig().with_options(extract="rules.toml")
+    assert [s for s, _ in sink_specs(cfg.output, items=True)] == ["warc", "records", "dropped", "items"]
+    fanout = open_outputs(cfg.output, True, SinkContext(tmp_path, "n-p0", "c1", chunk=2))
     batch = [_output(i, items=2, drops=1) for i in range(3)]
     fanout.write(batch)
     fanout.write_drops([Drop("http://c.example/", "budget", "http://a.example/0", 1)])

@@ -77,13 +77,13 @@ def test_sink_flags_choose_the_parsers_outputs(tmp_path: Path, monkeypatch: pyte
     rules.write_text('[[rule]]\nurl = "."\n[rule.fields]\nt = "css:title::text"\n')
     flags = {"extract": str(rules), "items_to": ["sqlite:///i.db"], "records_to": ["csv:pages"], "jsonl": "false"}
     cfg = load(flags, env={})
-    assert sink_specs(cfg) == [
+    assert sink_specs(cfg.output, bool(cfg.extraction.extract)) == [
         ("warc", "warc:"),
         ("dropped", "jsonl:"),
         ("records", f"csv:{tmp_path}/pages"),
         ("items", f"sqlite:///{tmp_path}/i.db"),
     ]
-    assert ("items", "jsonl:") in sink_specs(load({**flags, "jsonl": "true"}, env={}))
+    assert ("items", "jsonl:") in sink_specs(load({**flags, "jsonl": "true"}, env={}).output, True)
 
 
 @pytest.mark.parametrize(

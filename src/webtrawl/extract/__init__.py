@@ -4,6 +4,7 @@ from webtrawl.extract.base import Extractor, ExtractResult, Follow
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
 from webtrawl.extract.pipeline import EXTRACT_ERROR, Extraction, absolute_spec, build_extraction, load_extractor
+from webtrawl.extract.spider import Spider, SpiderExtractor, load_spider
 
 __all__ = [
     "EXTRACT_ERROR",
@@ -13,7 +14,10 @@ __all__ = [
     "Extractor",
     "Follow",
     "Page",
+    "Spider",
+    "SpiderExtractor",
     "absolute_spec",
     "build_extraction",
     "load_extractor",
+    "load_spider",
 ]

@@ -8,6 +8,7 @@ parsed by lexbor once for links and CSS rules; XPath and the callback's selector
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,19 +30,43 @@ class Follow:
     """A link a callback wants followed (a plain string works too); relative URLs are resolved against the page.
 
     ``priority`` ranks it in its host's queue: 0 (first, with the seeds and sitemap URLs) .. 3 (with the deepest
-    links); by default its level is its depth (capped at 3).
+    links); by default its level is its depth (capped at 3). ``callback`` (a spider's method, or its name) handles
+    the page it leads to (default ``parse``); ``data`` (a JSON-able dict, at most 16 KiB as JSON) is that page's
+    ``page.data``. Both travel with the URL through the frontier (:mod:`webtrawl.extract.routing`).
     """
 
-    __slots__ = ("priority", "url")
+    __slots__ = ("callback", "data", "priority", "url")
 
-    def __init__(self, url: str | None, priority: int | None = None) -> None:
+    def __init__(
+        self,
+        url: str | None,
+        priority: int | None = None,
+        *,
+        callback: str | Callable[..., Any] | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
         self.url = url
         self.priority = None if priority is None else check_priority(priority)
+        self.callback = callback if callback is None or isinstance(callback, str) else _method_name(callback)
+        self.data = data
 
     def __repr__(self) -> str:
-        if self.priority is None:
-            return f"Follow({self.url!r})"
-        return f"Follow({self.url!r}, priority={self.priority})"
+        args = [repr(self.url)]
+        if self.priority is not None:
+            args.append(f"priority={self.priority}")
+        if self.callback is not None:
+            args.append(f"callback={self.callback!r}")
+        if self.data is not None:
+            args.append(f"data={self.data!r}")
+        return f"Follow({', '.join(args)})"
+
+
+def _method_name(callback: Callable[..., Any]) -> str:
+    """``self.parse_product`` -> ``"parse_product"``: only the name travels (the page is handled in any parser)."""
+    name = getattr(callback, "__name__", None)
+    if not isinstance(name, str) or not callable(callback):
+        raise ValueError(f"callback must be a spider method or its name, not {callback!r}")
+    return name
 
 
 @dataclass(slots=True)
@@ -52,10 +77,16 @@ class ExtractResult:
     extra_links: list[str] = field(default_factory=list)  # followed in addition to the page's links
     priorities: dict[str, int] = field(default_factory=dict)  # raw href -> the priority level it was given
     link_priority: int = -1  # a rule's priority: the level of every link the page follows (-1: by depth)
+    routes: dict[str, str] = field(default_factory=dict)  # raw href -> its route (a spider's callback and data)
+    link_route: str = ""  # a rule's data: the route of every link the page follows ("": none)
 
     def priority_of(self, href: str) -> int:
         """The explicit priority level of a followed link, -1 if none."""
         return self.priorities.get(href, self.link_priority) if self.priorities else self.link_priority
+
+    def route_of(self, href: str) -> str:
+        """The route a followed link carries, "" if none."""
+        return self.routes.get(href, self.link_route) if self.routes else self.link_route
 
 
 class Extractor(Protocol):

@@ -16,6 +16,8 @@ from typing import Any
 from parsel import Selector
 from selectolax.lexbor import LexborHTMLParser
 
+from webtrawl.extract.routing import decode_route
+
 _XML = re.compile(r"[/+]xml$")
 
 
@@ -31,6 +33,7 @@ class Document:
         content_type: str = "text/html",
         depth: int = 0,
         tree: LexborHTMLParser | None = None,
+        route: str = "",
     ) -> None:
         self.url = url
         self.final_url = final_url or url
@@ -38,8 +41,14 @@ class Document:
         self.headers = headers or []
         self.content_type = content_type
         self.depth = depth
+        self.route = route  # a spider's callback and data for this page (extract/routing.py), "" for none
         self._raw = text  # UTF-8 bytes are decoded only if something reads ``text`` (CSS rules on the tree do not)
         self._tree = tree
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """The data the page's link was followed with (a spider's ``Follow(data=...)``, a rule's ``data``)."""
+        return decode_route(self.route)[1]
 
     @cached_property
     def text(self) -> str:

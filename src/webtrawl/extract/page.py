@@ -12,14 +12,24 @@ from typing import Any
 from parsel import SelectorList
 
 from webtrawl.extract.document import Document
+from webtrawl.extract.routing import decode_route
 
 
 class Page:
-    """Read-only view of one page for a callback. Set ``follow_page_links = False`` to follow only yielded links."""
+    """Read-only view of one page for a callback. Set ``follow_page_links = False`` to follow only yielded links.
 
-    def __init__(self, doc: Document) -> None:
+    ``callback`` is the name of the spider method the page was routed to (``parse`` by default).
+    """
+
+    def __init__(self, doc: Document, follow_page_links: bool = True) -> None:
         self._doc = doc
-        self.follow_page_links = True
+        self.follow_page_links = follow_page_links
+        self.callback = decode_route(doc.route)[0]
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The ``data`` of the Follow that led here (its first discovery's), ``{}`` if none: the page's own copy."""
+        return self._doc.data
 
     @property
     def url(self) -> str:

@@ -2,7 +2,8 @@
 
 User code that fails on a page (raises, runs past ``--extract-timeout``, yields what is not a JSON-able dict) makes
 that page's record ``error = "extract-error"`` with a short detail; its traceback is logged once per distinct error
-(type and place), and the crawl goes on. The page's links are then followed as if there were no extraction.
+(type and place), and the crawl goes on. The page's links are then followed as if there were no extraction, except
+with a spider, which follows only what its callbacks yield: then none.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
 from webtrawl.extract.rules import RulesExtractor, load_rules
+from webtrawl.extract.spider import load_spider
 from webtrawl.extract.text import check_available, main_text
 from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
 
 if TYPE_CHECKING:
-    from webtrawl.config import CrawlConfig
+    from webtrawl.config import ExtractionOptions
 
 log = logging.getLogger("webtrawl.extract")
 
@@ -50,6 +52,7 @@ class Extraction:
     scrub_pii: bool = False
     timeout: float = 5.0
     text_max_bytes: int = 2 * 1024 * 1024
+    follow_on_error: bool = True  # a page whose extraction failed follows its own links (a spider's: none)
     _logged: set[tuple[str, str]] = field(default_factory=set, init=False)  # errors whose traceback was logged
 
     def run(self, doc: Document, record: PageRecord, *, html: bool = True) -> ExtractResult:
@@ -62,11 +65,15 @@ class Extraction:
                 result.items = [self._clean(item) for item in result.items]
             except (Exception, TimeLimit) as exc:
                 self._failed(record, exc, doc.url)
-                result = ExtractResult()
+                result = ExtractResult() if self.follow_on_error else ExtractResult(links=[])
             record.items = len(result.items)
         if self.text and html:
             self._text(doc, record)
         return result
+
+    def start_urls(self) -> list[str]:
+        """A spider's start_urls (seeds of the crawl); none for other extractors."""
+        return list(getattr(self.extractor, "start_urls", ()))
 
     def sets_recrawl(self) -> bool:
         """Whether some rule has a recrawl_after."""
@@ -133,11 +140,16 @@ def absolute_spec(spec: str) -> str:
     return spec
 
 
-def build_extraction(cfg: CrawlConfig) -> Extraction | None:
-    """What the config asks for, built in this process; None without --extract and --text."""
-    if not cfg.extracting():
+def build_extraction(opts: ExtractionOptions) -> Extraction | None:
+    """What the options ask for, built in this process; None without --extract and --text."""
+    if not opts.enabled():
         return None
-    if cfg.text:
+    if opts.text:
         check_available()
-    extractor = load_extractor(cfg.extract) if cfg.extract else None
-    return Extraction(extractor, cfg.text, cfg.scrub_pii, cfg.extract_timeout, cfg.text_max_bytes)
+    extractor: Extractor | None = None
+    if opts.spider:
+        extractor = load_spider(opts.spider)
+    elif opts.extract:
+        extractor = load_extractor(opts.extract)
+    follow = not opts.spider
+    return Extraction(extractor, opts.text, opts.scrub_pii, opts.extract_timeout, opts.text_max_bytes, follow)

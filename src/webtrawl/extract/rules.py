@@ -10,13 +10,19 @@ required = ["name"]                    # optional: an item without these fields 
 headers = { "X-Api-Key" = "k" }        # optional: extra request headers for URLs this rule's url matches
 priority = 0                           # optional: the links this rule follows go first (0) .. last (3)
 recrawl_after = "1h"                   # optional: with --recrawl-after, this rule's pages are due after this
+data = { category = "css:h1::text" }   # optional: handed to the pages of the links this rule follows
 [rule.fields]
 name = "css:h1::text"                  # shorthand: css: xpath: re: jsonld: meta: (no prefix: css)
 price = { css = "p.price::text", type = "float", re = '[\\d.]+' }
 tags = { css = "a.tag::text", all = true }
 published = { jsonld = "datePublished", type = "date" }
 author = { meta = "author", default = "unknown" }
+category = "data:category"             # a value of the data the page's link carried
 ```
+
+``data`` is the routing of spiders (``webtrawl.extract.routing``) for rules: its selectors run on the page (first
+value each) and the links the rule follows carry the result, merged over the data the page itself was reached with
+(so pagination keeps it); a ``data:<name>`` field of the next page's rule reads it.
 
 An item is emitted when at least one field found a value. Problems (TOML, unknown keys, bad regex, selectors that do
 not compile) raise :class:`InputError` naming the file and line.
@@ -34,11 +40,13 @@ from webtrawl.errors import ConfigError, InputError
 from webtrawl.extract.base import ExtractResult, check_priority
 from webtrawl.extract.convert import TYPES, convert, refine
 from webtrawl.extract.document import Document
+from webtrawl.extract.routing import encode_route
 from webtrawl.extract.select import KINDS, Select, SelectorProblem
-from webtrawl.options import parse_duration, parse_headers
+from webtrawl.values import parse_duration, parse_headers
 
 _RULE_KEYS = {"url", "content_type", "items", "follow", "required", "fields", "name", "headers"}
 _RULE_KEYS |= {"priority", "recrawl_after"}  # scheduling: the rank of the links it follows, its pages' recrawl
+_RULE_KEYS |= {"data"}  # routing: what the links it follows carry to their pages
 _FIELD_KEYS = {*KINDS, "all", "type", "default"}
 _MISSING = object()
 
@@ -77,6 +85,7 @@ class Rule:
     engine: str = "lexbor"  # parsel when any selector needs lxml: then items and fields all run there
     priority: int = -1  # the level of the links this rule follows (-1: by depth)
     recrawl_after: float = 0.0  # seconds; 0: --recrawl-after
+    data: dict[str, Select] = field(default_factory=dict)  # name -> selector: data for the links it follows
 
     def matches(self, doc: Document) -> bool:
         return self.matches_url(doc.url, doc.content_type)
@@ -113,6 +122,8 @@ class RulesExtractor:
             if any_found and all(item.get(name) not in (None, []) for name in rule.required):
                 items.append(item)
         result = ExtractResult(items=items, link_priority=rule.priority)
+        if rule.data:
+            result.link_route = _carried(rule, doc)
         if rule.follow_none:
             result.links = []
         elif rule.follow is not None:
@@ -123,6 +134,16 @@ class RulesExtractor:
         """The recrawl interval (s) of the first rule matching the page, 0 if that rule sets none (or none matches)."""
         rule = next((r for r in self.rules if r.matches_url(url, content_type)), None)
         return rule.recrawl_after if rule is not None else 0.0
+
+
+def _carried(rule: Rule, doc: Document) -> str:
+    """The route of the links a rule with ``data`` follows: the page's own data, updated with what it found."""
+    data = dict(doc.data)
+    for name, select in rule.data.items():
+        found = select.values(doc, None, first=True)
+        if found:
+            data[name] = found[0]
+    return encode_route(None, data)
 
 
 def _hrefs(select: Select, doc: Document) -> list[str]:
@@ -202,6 +223,10 @@ def _rule(index: int, block: Any, lines: _Lines) -> Rule:
             raise lines.error(index, "recrawl_after", f"recrawl_after: {exc}") from None
         if rule.recrawl_after <= 0:
             raise lines.error(index, "recrawl_after", 'recrawl_after must be a duration above 0 ("1h", "90m")')
+    data = block.get("data", {})
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise lines.error(index, "data", 'data must be a table of selectors: data = { category = "css:h1::text" }')
+    rule.data = {name: _select(spec, index, "data", lines) for name, spec in data.items()}
     fields = block.get("fields")
     if not isinstance(fields, dict) or not fields:
         raise lines.error(index, "fields", "every rule needs a [rule.fields] table with at least one field")
@@ -209,7 +234,7 @@ def _rule(index: int, block: Any, lines: _Lines) -> Rule:
     missing = [r for r in required if r not in fields]
     if missing:
         raise lines.error(index, "required", f"required names no field: {', '.join(missing)}")
-    selects = [f.select for f in rule.fields] + ([rule.items] if rule.items else [])
+    selects = [f.select for f in rule.fields] + ([rule.items] if rule.items else []) + list(rule.data.values())
     if any(s.engine == "parsel" for s in selects):
         rule.engine = "parsel"
         for s in selects:

@@ -1,5 +1,6 @@
 """Selectors of the rules file: ``css:`` (with Scrapy's ``::text`` / ``::attr(name)``), ``xpath:``, ``re:``,
-``jsonld:<path>`` and ``meta:<name>``, compiled once when the rules are loaded and run on a :class:`Document`.
+``jsonld:<path>``, ``meta:<name>`` and ``data:<name>`` (a value of the data the page's link carried, see a rule's
+``data``), compiled once when the rules are loaded and run on a :class:`Document`.
 
 CSS runs on the lexbor tree the parser already built (no second parse) whenever lexbor compiles the selector;
 otherwise, and for XPath, the page is parsed once more by lxml through parsel. Both give the same strings: text
@@ -22,7 +23,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
 from webtrawl.extract.document import Document
 
-KINDS = ("css", "xpath", "re", "jsonld", "meta")
+KINDS = ("css", "xpath", "re", "jsonld", "meta", "data")
 _PSEUDO = re.compile(r"^(.*?)(\s*)::(text|attr\(\s*([^)\s]+)\s*\))\s*$", re.DOTALL)
 _PROBE = LexborHTMLParser("<html><body><p>probe</p></body></html>")
 _TRANSLATOR = HTMLTranslator()
@@ -77,6 +78,8 @@ class Select:
                 raise SelectorProblem(f"regex {expr!r} does not compile: {exc}") from None
         if kind == "jsonld":
             return cls("jsonld", expr, path=tuple(p for p in expr.replace("/", ".").split(".") if p))
+        if kind == "data":
+            return cls("data", expr)
         return cls("meta", expr.lower())
 
     def nodes(self, doc: Document, scope: Scope | None) -> list[Any]:
@@ -103,6 +106,9 @@ class Select:
         if self.kind == "meta":
             value = doc.meta.get(self.expr)
             return [value] if value else []
+        if self.kind == "data":
+            value = doc.data.get(self.expr)
+            return [] if value is None else [value]
         return _jsonld(doc.jsonld, self.path, first)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness, RenderOptions
 from webtrawl.fetch import stats
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, connect_async
 from webtrawl.frontier.retry import Outage, open_waiting_async
@@ -20,16 +20,25 @@ SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps o
 STOP_GRACE_S = 3.0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FetcherArgs:
-    """Everything a fetcher process needs; picklable for the spawn start method."""
+    """Everything a fetcher process needs (the option groups it uses, not the whole config); picklable for the
+    spawn start method."""
 
-    cfg: CrawlConfig
     index: int
     redis_url: str
     parser_sockets: list[Path]
     stop: multiprocessing.synchronize.Event
     budget: Synchronized[int] | None  # pages this node may still lease (None: unlimited)
+    node_id: str
+    cluster: bool
+    frontier: FrontierSettings
+    fetch: FetchOptions
+    politeness: Politeness
+    limits: Limits
+    discovery: DiscoveryOptions
+    extraction: ExtractionOptions
+    rendering: RenderOptions
     stats: ctypes.Array[ctypes.c_int64] | None = None  # fetch.stats.FetcherStats.array
     # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
     pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
@@ -47,25 +56,26 @@ class FetcherArgs:
 
     @property
     def owner(self) -> str:
-        return f"{self.cfg.node_id}/f{self.index}"
+        return f"{self.node_id}/f{self.index}"
 
 
 async def open_frontier(
-    cfg: CrawlConfig, redis_url: str, settings: FrontierSettings | None = None, outage: Outage | None = None
+    args: FetcherArgs, settings: FrontierSettings | None = None, outage: Outage | None = None
 ) -> AsyncRedisFrontier:
     """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands.
     With an ``outage`` it waits for a Redis that is away, now and in every later call (see frontier/retry.py)."""
 
     async def opened() -> AsyncRedisFrontier:
-        redis = await connect_async(redis_url, cluster=cfg.cluster, max_connections=redis_pool_size(cfg))
-        return await AsyncRedisFrontier.open(redis, settings or FrontierSettings.from_config(cfg), outage=outage)
+        pool = redis_pool_size(args.fetch)
+        redis = await connect_async(args.redis_url, cluster=args.cluster, max_connections=pool)
+        return await AsyncRedisFrontier.open(redis, settings or args.frontier, outage=outage)
 
     return await opened() if outage is None else await open_waiting_async(opened, outage)
 
 
-def redis_pool_size(cfg: CrawlConfig) -> int:
+def redis_pool_size(fetch: FetchOptions) -> int:
     """Connections a fetcher may need at once (per cluster master): every task it can run (active ones and host
     sessions that wake up) with one command each, plus the lease loop and the release batcher. redis-py's pool raises
     "Too many connections" past its size (100 by default), which killed fetch tasks at the start of broad crawls;
     connections are opened only when needed, so a generous bound costs nothing while it is not reached."""
-    return cfg.concurrency * (1 + SESSIONS_PER_SLOT) + cfg.lease_batch + 8
+    return fetch.concurrency * (1 + SESSIONS_PER_SLOT) + fetch.lease_batch + 8

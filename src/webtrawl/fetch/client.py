@@ -34,7 +34,7 @@ from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
 from yarl import URL
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import FetchOptions, Limits
 from webtrawl.errors import (
     BadUrl,
     ConfigError,
@@ -51,7 +51,7 @@ from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool
 from webtrawl.messages import Exchange
-from webtrawl.options import parse_headers
+from webtrawl.values import parse_headers
 
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 _MAX_MESSAGE = 200
@@ -174,21 +174,23 @@ class HttpClient:
 
     def __init__(
         self,
-        cfg: CrawlConfig,
+        fetch: FetchOptions,
+        limits: Limits,
         *,
         resolver: Resolver | None = None,
         url_headers: Callable[[str], dict[str, str]] | None = None,
     ) -> None:
-        self._cfg = cfg
+        self._fetch = fetch
+        self._max_body = limits.max_body
         self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: fetch/rulehints.py)
-        self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(cfg.ip_allow, cfg.ports)
-        self.resolver: Resolver = resolver or Resolver(cfg.resolve, self.policy, nameservers=cfg.nameservers)
-        self._headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
-        self._headers.update(parse_headers(cfg.header))
-        self.proxies = ProxyPool(cfg.proxy)
-        self._ssl = _ssl_context(cfg)
+        self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(fetch.ip_allow, fetch.ports)
+        self.resolver: Resolver = resolver or Resolver(fetch.resolve, self.policy, nameservers=fetch.nameservers)
+        self._headers = {"User-Agent": fetch.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
+        self._headers.update(parse_headers(fetch.header))
+        self.proxies = ProxyPool(fetch.proxy)
+        self._ssl = _ssl_context(fetch)
         self.keepalive_s = _KEEPALIVE_S
-        self.max_idle = max(0, cfg.idle_connections)
+        self.max_idle = max(0, fetch.idle_connections)
         self._session: aiohttp.ClientSession | None = None
         self._connector: aiohttp.TCPConnector | None = None
         self._trimmer: asyncio.Task[None] | None = None
@@ -200,7 +202,7 @@ class HttpClient:
             resolver=self.resolver,
             use_dns_cache=False,  # the resolver caches, and must see every connect for the policy
             ssl=self._ssl,
-            limit=max(1, self._cfg.concurrency) * 2,
+            limit=max(1, self._fetch.concurrency) * 2,
             limit_per_host=0,  # the frontier already keeps one request per host in flight
             keepalive_timeout=self.keepalive_s + 1.0,  # a backstop: trim_idle() closes them first, and aborts
             socket_factory=_open_socket,
@@ -211,10 +213,10 @@ class HttpClient:
             connector=connector,
             auto_decompress=False,
             # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them
-            cookie_jar=aiohttp.CookieJar(unsafe=True) if self._cfg.cookies else aiohttp.DummyCookieJar(),
+            cookie_jar=aiohttp.CookieJar(unsafe=True) if self._fetch.cookies else aiohttp.DummyCookieJar(),
             response_class=_PeerResponse,
             request_class=_TrackedRequest,
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._cfg.timeouts.connect),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._fetch.timeouts.connect),
             max_line_size=16384,
             max_field_size=16384,
             max_headers=256,
@@ -342,14 +344,14 @@ class HttpClient:
         headers: dict[str, str] | None = None,
     ) -> Response:
         assert self._session is not None
-        cap = self._cfg.limits.max_body if max_body is None else max_body
+        cap = self._max_body if max_body is None else max_body
         fetch_time = time.time()
         started = time.perf_counter()
         sent: list[asyncio.Transport] = []
         _TRANSPORTS.set(sent)
         try:
             async with (
-                asyncio.timeout(self._cfg.timeouts.total if timeout is None else timeout),
+                asyncio.timeout(self._fetch.timeouts.total if timeout is None else timeout),
                 self._session.get(
                     target,
                     allow_redirects=False,
@@ -487,15 +489,15 @@ class _NoDecodedPeerCert(ssl.SSLObject):
         return {}
 
 
-def _ssl_context(cfg: CrawlConfig) -> ssl.SSLContext:
+def _ssl_context(fetch: FetchOptions) -> ssl.SSLContext:
     ctx = ssl.create_default_context()
     ctx.sslobject_class = _NoDecodedPeerCert
-    if cfg.ca_file is not None:
+    if fetch.ca_file is not None:
         try:
-            ctx.load_verify_locations(cafile=str(cfg.ca_file))
+            ctx.load_verify_locations(cafile=str(fetch.ca_file))
         except (OSError, ssl.SSLError) as exc:
-            raise ConfigError(f"--ca-file {cfg.ca_file}: {exc}") from None
-    if cfg.insecure:
+            raise ConfigError(f"--ca-file {fetch.ca_file}: {exc}") from None
+    if fetch.insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     return ctx

@@ -10,7 +10,7 @@ taken back is refused by the frontier (``STALE``), so its page is dropped instea
 
 from __future__ import annotations
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import CrawlConfig, FetchOptions, RenderOptions
 from webtrawl.errors import InputError
 
 # Time to notice a lease is too old and to abandon a request (aborting it ends it at the server at once); the
@@ -19,17 +19,17 @@ from webtrawl.errors import InputError
 FENCE_MARGIN_S = 1.0
 
 
-def request_bound(cfg: CrawlConfig) -> float:
+def request_bound(fetch: FetchOptions, rendering: RenderOptions) -> float:
     """The longest one lease's request can run: robots.txt, or the page (and its render, with --render)."""
-    page = cfg.timeouts.total + (cfg.render_timeout if cfg.rendering() else 0.0)
-    return max(cfg.timeouts.robots, page)
+    page = fetch.timeouts.total + (rendering.render_timeout if rendering.enabled() else 0.0)
+    return max(fetch.timeouts.robots, page)
 
 
 def check_lease_ttl(cfg: CrawlConfig) -> None:
     """Refuse a --lease-ttl a request could outlive: two nodes could then fetch from one host at once."""
-    needed = request_bound(cfg) + FENCE_MARGIN_S
-    if cfg.lease_ttl < needed:
+    bound = request_bound(cfg.fetch, cfg.rendering)
+    if cfg.frontier.lease_ttl < bound + FENCE_MARGIN_S:
         raise InputError(
-            f"--lease-ttl {cfg.lease_ttl:g} is too short: a request may take {request_bound(cfg):g}s "
-            f"(--total, --robots, --render-timeout), so a lease must last at least {needed:g}s"
+            f"--lease-ttl {cfg.frontier.lease_ttl:g} is too short: a request may take {bound:g}s "
+            f"(--total, --robots, --render-timeout), so a lease must last at least {bound + FENCE_MARGIN_S:g}s"
         )

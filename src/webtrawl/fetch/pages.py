@@ -3,7 +3,7 @@ whether its connection stays open, and the host's gap after it."""
 
 from __future__ import annotations
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import Politeness
 from webtrawl.fetch.client import Response
 from webtrawl.messages import Lease, Page
 from webtrawl.politeness import RobotsRules
@@ -29,10 +29,10 @@ def reusable(page: Page) -> bool:
     return not any(n.lower() == "connection" and "close" in v.lower() for n, v in page.headers)
 
 
-def host_gap_ms(cfg: CrawlConfig, rules: RobotsRules) -> int:
-    delay = cfg.politeness.delay
+def host_gap_ms(pol: Politeness, rules: RobotsRules) -> int:
+    delay = pol.delay
     if rules.crawl_delay is not None:
-        delay = max(delay, min(rules.crawl_delay, cfg.politeness.max_crawl_delay))
+        delay = max(delay, min(rules.crawl_delay, pol.max_crawl_delay))
     return int(delay * 1000)
 
 

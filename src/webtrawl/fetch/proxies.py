@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 from webtrawl.errors import ConfigError
@@ -30,7 +30,7 @@ def check_proxy(url: str) -> str:
 
 
 class ProxyPool:
-    def __init__(self, proxies: list[str], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, proxies: Iterable[str], clock: Callable[[], float] = time.monotonic) -> None:
         self.proxies = list(proxies)
         self._dead: dict[str, float] = {}  # proxy -> monotonic time it may be tried again
         self._clock = clock

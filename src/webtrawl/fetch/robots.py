@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
-from webtrawl.config import CrawlConfig, Limits
+from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
 from webtrawl.fetch.client import HttpClient, Response
@@ -46,7 +46,9 @@ class RobotsCache:
         self,
         store: RobotsStore,
         client: HttpClient,
-        cfg: CrawlConfig,
+        fetch: FetchOptions,
+        politeness: Politeness,
+        limits: Limits,
         *,
         max_entries: int = 20_000,
         max_bytes: int = Limits().robots_cache,
@@ -57,8 +59,9 @@ class RobotsCache:
     ) -> None:
         self._store = store
         self._client = client
-        self._cfg = cfg
-        self._token = cfg.product_token
+        self._pol, self._limits = politeness, limits
+        self._robots_timeout = fetch.timeouts.robots
+        self._token = fetch.product_token
         self._lru: OrderedDict[str, RobotsRules] = OrderedDict()
         self._lru_bytes = 0
         self._max_entries, self._max_bytes = max_entries, max_bytes
@@ -106,7 +109,7 @@ class RobotsCache:
             # (the seen filter drops the repeats), where the other order could lose them for the robots TTL
             await self._sitemaps_found(origin, rules.sitemaps)
         now = self._clock()
-        ttl = self._cfg.politeness.robots_ttl
+        ttl = self._pol.robots_ttl
         if rules.unavailable:
             rules.failures = previous.failures + 1 if previous is not None and previous.unavailable else 1
             if rules.error in _HOST_BROKEN:  # no name or no trustworthy TLS: retrying robots.txt will not help
@@ -116,7 +119,7 @@ class RobotsCache:
         rules.expires_at = now + ttl
         # The store keeps every state for the full robots TTL so the count of unavailable results survives
         # between the short-lived unavailable states; freshness is decided by expires_at inside the value.
-        await self._store.set_robots(origin, rules.encode(), self._cfg.politeness.robots_ttl)
+        await self._store.set_robots(origin, rules.encode(), self._pol.robots_ttl)
         self._remember(origin, rules)
         return rules
 
@@ -124,9 +127,7 @@ class RobotsCache:
         url = origin.rstrip("/") + "/robots.txt"
         for hop in range(_MAX_HOPS + 1):
             try:
-                resp = await self._client.fetch(
-                    url, max_body=self._cfg.limits.max_robots, timeout=self._cfg.timeouts.robots
-                )
+                resp = await self._client.fetch(url, max_body=self._limits.max_robots, timeout=self._robots_timeout)
             except PolicyError as exc:
                 if hop == 0:
                     raise  # the origin itself is refused: so is every page on it
@@ -140,7 +141,7 @@ class RobotsCache:
                 if urlsplit(url).hostname == previous_host:
                     # Another request to the same host: it gets the same politeness gap as any other. The host
                     # stays leased meanwhile, so nothing else is sent to it.
-                    await asyncio.sleep(self._cfg.politeness.delay + _GAP_MARGIN_S)
+                    await asyncio.sleep(self._pol.delay + _GAP_MARGIN_S)
                 continue
             return self._from_response(resp)
         return self._rules(b"", status=0, error="redirects")
@@ -148,10 +149,10 @@ class RobotsCache:
     def _from_response(self, resp: Response) -> RobotsRules:
         status = resp.status
         if 200 <= status < 300:
-            cap = self._cfg.limits.max_robots
+            cap = self._limits.max_robots
             codings = content_codings([v for k, v in resp.headers if k.lower() == "content-encoding"])
             try:
-                body = decompress(resp.body, codings, self._cfg.limits.max_decompressed)
+                body = decompress(resp.body, codings, self._limits.max_decompressed)
             except (BadContent, DecompressionBomb) as exc:
                 return self._rules(b"", status=status, error=exc.reason)
             if resp.truncated or len(body) > cap:
@@ -168,7 +169,7 @@ class RobotsCache:
             status=status,
             unavailable=unavailable,
             error=error,
-            max_bytes=self._cfg.limits.max_robots,
+            max_bytes=self._limits.max_robots,
         )
 
     async def _load(self, origin: str) -> RobotsRules | None:
@@ -187,7 +188,7 @@ class RobotsCache:
         except ValueError:
             return None
         rules.token = self._token  # the stored token may be of an earlier run with another User-Agent
-        rules.max_bytes = self._cfg.limits.max_robots
+        rules.max_bytes = self._limits.max_robots
         return rules
 
     def _remember(self, origin: str, rules: RobotsRules) -> None:

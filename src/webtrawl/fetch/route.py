@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import Limits, RenderOptions
 from webtrawl.fetch.client import Response
 from webtrawl.fetch.render.shell import html_payload, payload_reason
 from webtrawl.fetch.rulehints import NO_ITEMS, RuleHints
@@ -21,12 +21,12 @@ _MAX_HOSTS = 100_000
 
 
 class RenderRoute:
-    def __init__(self, cfg: CrawlConfig, hints: RuleHints | None = None) -> None:
-        self.mode = cfg.render
+    def __init__(self, opts: RenderOptions, limits: Limits, hints: RuleHints | None = None) -> None:
+        self.mode = opts.render
         self.hints = hints
-        self.on = cfg.rendering()
-        self._include = [re.compile(p) for p in cfg.render_include]
-        self._max_decompressed = cfg.limits.max_decompressed
+        self.on = opts.enabled()
+        self._include = [re.compile(p) for p in opts.render_include]
+        self._max_decompressed = limits.max_decompressed
         self.hosts: set[str] = set()  # hosts known to need rendering (this process)
 
     def before(self, lease: Lease) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import ExtractionOptions, RenderOptions
 from webtrawl.fetch.client import Response
 from webtrawl.parse.encoding import choose_encoding
 
@@ -41,19 +41,19 @@ class RuleHints:
         self._headers = [(rule.url, rule.headers) for rule in rules.rules if rule.headers]
 
     @classmethod
-    def from_config(cls, cfg: CrawlConfig) -> RuleHints | None:
+    def from_config(cls, extraction: ExtractionOptions, rendering: RenderOptions) -> RuleHints | None:
         """The hints of ``--extract rules.toml`` when the fetcher needs any (headers, or ``--render auto``)."""
         from webtrawl.extract.callback import is_callback_spec
 
-        spec = cfg.extract
+        spec = extraction.extract
         if not spec or (is_callback_spec(spec) and not Path(spec).is_file()):
             return None
-        path, auto = Path(spec).expanduser(), cfg.render == "auto"
+        path, auto = Path(spec).expanduser(), rendering.render == "auto"
         if not auto and not _may_have_headers(path):
             return None  # a fetcher that needs nothing of the rules does not import parsel and lxml for them
         from webtrawl.extract.rules import load_rules
 
-        hints = cls(load_rules(path), auto=auto, timeout=cfg.extract_timeout)
+        hints = cls(load_rules(path), auto=auto, timeout=extraction.extract_timeout)
         return hints if hints.auto or hints.has_headers else None
 
     @property

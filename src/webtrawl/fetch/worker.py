@@ -83,14 +83,15 @@ def _origin(url: str) -> str:
 class _Fetcher:
     def __init__(self, args: FetcherArgs) -> None:
         self.args = args
-        self.cfg = args.cfg
-        self.pol = args.cfg.politeness
+        self.opts = args.fetch
+        self.pol = args.politeness
         self.tasks: set[asyncio.Task[None]] = set()
         self.sleeping = 0  # tasks waiting for their held host's next turn
         self._unreleased: set[str] = set()  # tokens of leases this process holds and has not released yet
         self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
         self._deadlines: dict[str, float] = {}  # token -> when its lease may expire (monotonic, on the safe side)
-        self._fence_s = request_bound(self.cfg) + FENCE_MARGIN_S  # a request starts only with this much lease left
+        self._fence_s = request_bound(args.fetch, args.rendering) + FENCE_MARGIN_S  # lease left to start a request
+        self._lease_ttl_s = args.frontier.lease_ttl_ms / 1000.0
         self._stopping = asyncio.Event()  # set when leasing stops: host sessions stop waiting for their turn
         self._slot_freed = asyncio.Event()
         self.gate: AddressGate | None = None  # --politeness-key ip: the address gates (set in run())
@@ -111,35 +112,49 @@ class _Fetcher:
 
     async def run(self) -> None:
         outage = Outage(self.args.owner, stop=self.args.stop.is_set)  # a stop ends the wait for a Redis away
-        self.frontier = await open_frontier(self.cfg, self.args.redis_url, outage=outage)
+        self.frontier = await open_frontier(self.args, outage=outage)
         redis = self.frontier.client
         self.releases = ReleaseBatcher(self.frontier.release)
         taken = await self.frontier.reclaim_owner(self.args.owner)
         if taken:
             log.info("%s took back %d leases of its previous life", self.args.owner, taken)
         self.sender = PageSender(self.args.parser_sockets)
-        hints = RuleHints.from_config(self.cfg)  # a rules file's headers, and what --render auto asks of it
-        async with HttpClient(self.cfg, url_headers=hints.headers if hints and hints.has_headers else None) as http:
+        hints = RuleHints.from_config(
+            self.args.extraction, self.args.rendering
+        )  # a rules file's headers, and what --render auto asks of it
+        url_headers = hints.headers if hints and hints.has_headers else None
+        discovery, extraction = self.args.discovery, self.args.extraction
+        async with HttpClient(self.opts, self.args.limits, url_headers=url_headers) as http:
             self.http = http
             if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)
-                hold_ms = round((max(self.cfg.timeouts.total, self.cfg.timeouts.robots) + 10.0) * 1000)
+                hold_ms = round((max(self.opts.timeouts.total, self.opts.timeouts.robots) + 10.0) * 1000)
                 self.gate = AddressGate(self.frontier, http.resolver, hold_ms)
             self.robots = RobotsCache(
                 self.frontier,
                 http,
-                self.cfg,
+                self.opts,
+                self.pol,
+                self.args.limits,
                 retry_base_s=self.pol.robots_retry,
                 unavailable_limit=self.pol.robots_give_up,
-                sitemaps_found=self._add_sitemaps if self.cfg.sitemaps != "off" else None,
-                max_bytes=self.cfg.limits.robots_cache,
+                # a spider crawls what its callbacks follow: a sitemap's URLs, routed to parse, would come first
+                sitemaps_found=None if discovery.sitemaps == "off" or extraction.spider else self._add_sitemaps,
+                max_bytes=self.args.limits.robots_cache,
             )
-            self.route = RenderRoute(self.cfg, hints)
+            self.route = RenderRoute(self.args.rendering, self.args.limits, hints)
             self.plain: Fetcher = HttpFetcher(http)
             self.browser: BrowserFetcher | None = None
             if self.route.on:  # Playwright is imported only here, in a fetcher that renders
                 from webtrawl.fetch.render import open_browser_fetcher
 
-                self.browser = open_browser_fetcher(self.cfg, http, self.robots)
+                self.browser = open_browser_fetcher(
+                    self.args.rendering,
+                    self.opts,
+                    self.args.limits,
+                    self.args.frontier.lease_ttl_ms / 1000,
+                    http,
+                    self.robots,
+                )
             trimming = asyncio.create_task(_trim_heap())
             try:
                 with contextlib.suppress(RedisUnavailable):  # stopping while Redis is away
@@ -174,10 +189,12 @@ class _Fetcher:
             await asyncio.gather(*pending, return_exceptions=True)
 
     async def _lease_loop(self) -> None:
-        capacity = self.cfg.concurrency
-        if self.cfg.render == "always":  # every page waits for one of the few renderers: lease no more than fit
-            capacity = min(capacity, 2 * self.cfg.effective_renderers())
-        refill = min(capacity, self.cfg.lease_batch) // 4
+        capacity = self.opts.concurrency
+        if (
+            self.args.rendering.render == "always"
+        ):  # every page waits for one of the few renderers: lease no more than fit
+            capacity = min(capacity, 2 * self.args.rendering.effective_renderers())
+        refill = min(capacity, self.opts.lease_batch) // 4
         refill_until = 0.0
         while not self.args.stop.is_set():
             free = capacity - (len(self.tasks) - self.sleeping)
@@ -199,8 +216,8 @@ class _Fetcher:
                 continue
             # Announced before the budget is taken: the node never sees an empty budget and nothing in flight
             # while leases it paid for are on their way (it would stop short of --max-pages).
-            self.args.report(leases=len(self.tasks) + min(free, self.cfg.lease_batch))
-            want = self._take_budget(min(free, self.cfg.lease_batch))
+            self.args.report(leases=len(self.tasks) + min(free, self.opts.lease_batch))
+            want = self._take_budget(min(free, self.opts.lease_batch))
             if want == 0:
                 self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)
@@ -208,7 +225,7 @@ class _Fetcher:
             asked = time.monotonic()  # the lease's TTL runs from a moment after this one in Redis
             leases = await self.frontier.lease(self.args.owner, want)
             for lease in leases:
-                self._deadlines[lease.token] = asked + self.cfg.lease_ttl
+                self._deadlines[lease.token] = asked + self._lease_ttl_s
             refill_until = time.monotonic() + _REFILL_MAX_S
             self._give_back_budget(want - len(leases))
             if not leases:
@@ -263,7 +280,7 @@ class _Fetcher:
         self._deadlines.pop(lease.token, None)
         if isinstance(held, Held):
             self._unreleased.add(held.lease.token)
-            self._deadlines[held.lease.token] = asked + held.wait_ms / 1000.0 + self.cfg.lease_ttl
+            self._deadlines[held.lease.token] = asked + held.wait_ms / 1000.0 + self._lease_ttl_s
         return held
 
     def _fenced(self, lease: Lease) -> str:
@@ -312,10 +329,10 @@ class _Fetcher:
     def _may_hold(self, session: int, delay_ms: int) -> bool:
         """Whether to ask for the host's next URL now (its page is taken from the node's budget at its turn)."""
         # only for a host whose next turn comes a second before our idle connection to it would be closed
-        if session + 1 >= self.cfg.session_pages or delay_ms > (self.http.keepalive_s - 1.0) * 1000:
+        if session + 1 >= self.opts.session_pages or delay_ms > (self.http.keepalive_s - 1.0) * 1000:
             return False
         # each sleeping session keeps an idle connection: no more of them than the client keeps open
-        sessions = min(SESSIONS_PER_SLOT * self.cfg.concurrency, self.http.max_idle)
+        sessions = min(SESSIONS_PER_SLOT * self.opts.concurrency, self.http.max_idle)
         if self.sleeping >= sessions or self.args.stop.is_set():
             return False
         if any(pause.is_set() for pause in self.args.pauses):
@@ -430,7 +447,7 @@ class _Fetcher:
             return None
         rules = await self.robots.fetch(origin)
         self._give_back_budget(1)
-        delay_ms = host_gap_ms(self.cfg, rules)
+        delay_ms = host_gap_ms(self.pol, rules)
         hold = not rules.unavailable and self._may_hold(session, delay_ms)
         held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
         return held if isinstance(held, Held) else None
@@ -441,7 +458,7 @@ class _Fetcher:
         if rules.failures < self.pol.robots_give_up:
             self._give_back_budget(1)
             wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
-            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, host_gap_ms(self.cfg, rules)))
+            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, host_gap_ms(self.pol, rules)))
             return
         detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
         # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
@@ -449,8 +466,10 @@ class _Fetcher:
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
-        self._gaps[lease.token] = host_gap_ms(self.cfg, rules)
-        recrawl = await self.frontier.recrawl_state(lease.shard, lease.url) if self.cfg.recrawl_after > 0 else ""
+        self._gaps[lease.token] = host_gap_ms(self.pol, rules)
+        recrawl = (
+            await self.frontier.recrawl_state(lease.shard, lease.url) if self.args.discovery.recrawl_after > 0 else ""
+        )
         if await self._fence(lease):
             return None
         try:

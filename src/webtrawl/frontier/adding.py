@@ -143,8 +143,8 @@ class AddBatch:
                 continue
             self._allowed -= 1
             meta = (
-                encode_meta(item.depth, item.hops, 0, item.priority)
-                if item.hops or item.priority >= 0
+                encode_meta(item.depth, item.hops, 0, item.priority, item.route)
+                if item.hops or item.priority >= 0 or item.route
                 else str(item.depth)
             )
             run = runs.get(host)

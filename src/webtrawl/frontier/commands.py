@@ -19,6 +19,7 @@ from webtrawl.frontier.adding import AddBatch, Segment
 from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.bloom import bloom_size
 from webtrawl.frontier.keys import (
+    Entry,
     decode_entry,
     meta_key,
     seeds_key,
@@ -183,9 +184,7 @@ class FrontierCore:
                     host = _text(reply[i + 1])
                     entry = decode_entry(_text(reply[i + 3]), _text(reply[i + 2]))
                     render = bool(_text(reply[i + 4]))
-                    leases.append(
-                        Lease(_text(reply[i]), shard, host, entry.url, entry.depth, entry.hops, entry.retries, render)
-                    )
+                    leases.append(_lease(_text(reply[i]), shard, host, entry, render))
         return leases
 
     def mark_render(self, host: str) -> Steps[None]:
@@ -228,9 +227,7 @@ class FrontierCore:
             for i in range(0, len(flat), 5):
                 index = members[shard][int(flat[i]) - 1]
                 entry = decode_entry(_text(flat[i + 3]), _text(flat[i + 2]))
-                lease = Lease(
-                    _text(flat[i + 1]), shard, releases[index].host, entry.url, entry.depth, entry.hops, entry.retries
-                )
+                lease = _lease(_text(flat[i + 1]), shard, releases[index].host, entry)
                 held[index] = Held(lease, max(0, int(flat[i + 4])))
             for i in reply[2] if isinstance(reply, list | tuple) and len(reply) > 2 else []:
                 held[members[shard][int(i) - 1]] = STALE
@@ -360,3 +357,7 @@ def first_error(replies: Sequence[Any]) -> None:
 
 
 __all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "open_core"]
+
+
+def _lease(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:
+    return Lease(token, shard, host, entry.url, entry.depth, entry.hops, entry.retries, render, entry.route)

@@ -46,12 +46,22 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
                                    simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
 
-Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]][~<level>]<rest>`` where ``rest`` is the URL
-without its origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else the full URL, and
-``~<level>`` is an explicit priority level (only URLs given one carry it: two bytes). The metadata is digits, dots
-and ``~`` only and ``rest`` never starts with one of them, so no separator is needed: a typical entry costs its path
-plus one byte. A script that rewrites the metadata (retries + 1) keeps ``~<level>`` as the head of ``rest``. Lease
-tokens are ``<owner>.<shard>-<seq>``: the part before the last ``.`` is the fetcher that took it.
+Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]][~<level>][^<n>:<route>]<rest>`` where
+``rest`` is the URL without its origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else
+the full URL, and ``~<level>`` is an explicit priority level (only URLs given one carry it: two bytes). The metadata
+is digits, dots and ``~`` only and ``rest`` never starts with one of them, so no separator is needed: a typical entry
+costs its path plus one byte. A script that rewrites the metadata (retries + 1) keeps ``~<level>`` as the head of
+``rest``. Lease tokens are ``<owner>.<shard>-<seq>``: the part before the last ``.`` is the fetcher that took it.
+
+``^<n>:<route>`` is a spider's route (``Lease.route``/``NewUrl.route``: the callback name and the JSON data the link
+was followed with, :mod:`webtrawl.extract.routing`), ``n`` its length in UTF-8 bytes; ``rest`` never starts with
+``^``. Only links a spider routed carry it: every other entry is byte for byte what it was. The route lives inline in
+the entry, not in a hash of its own keyed by URL, because the entry already goes everywhere the URL goes: into the
+lease record (``L``) and back to the head of the queue on reclaim (expired or by owner), to the tail on a retry (the
+scripts treat it as the head of ``rest``, like ``~<level>``), into the recrawl state (``rc``, after the depth), and
+it is in the same slot on a cluster and in the AOF like the entry. A hash would need a write per add, a delete per
+completion and care in every script, for the same bytes. Its size is capped where it is made (16 KiB of JSON).
+Dedup is by URL alone: a URL already seen is not added again, so its route is the one of its first discovery.
 """
 
 from __future__ import annotations
@@ -64,6 +74,7 @@ from webtrawl.names import PRIORITY_LEVELS
 
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)", re.DOTALL)
 _ENTRY_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:~(\d+))?(.*)", re.DOTALL)
+ROUTE_MARK = "^"  # starts a route in an entry (see above); never the first character of a rest
 
 
 def shard_tag(prefix: str, shard: int) -> str:
@@ -164,16 +175,40 @@ def host_of(url: str) -> str | None:
     return parts.host if parts else None
 
 
-def encode_meta(depth: int, hops: int = 0, retries: int = 0, priority: int = -1) -> str:
+def encode_meta(depth: int, hops: int = 0, retries: int = 0, priority: int = -1, route: str = "") -> str:
     """Same rule as join_meta() in the Lua scripts: trailing zero fields are left out; ``~<level>`` only for a URL
-    with an explicit priority level (``priority`` >= 0)."""
+    with an explicit priority level (``priority`` >= 0), ``^<n>:<route>`` only for a URL with a route."""
     if retries:
         meta = f"{depth}.{hops}.{retries}"
     elif hops:
         meta = f"{depth}.{hops}"
     else:
         meta = str(depth)
-    return meta if priority < 0 else f"{meta}~{level_of(0, priority)}"
+    if priority >= 0:
+        meta = f"{meta}~{level_of(0, priority)}"
+    return meta + frame_route(route) if route else meta
+
+
+def frame_route(route: str) -> str:
+    """``^<n>:<route>``: a route as it sits in an entry, after the metadata (n: its length in UTF-8 bytes, the unit
+    of Lua's string functions)."""
+    return f"{ROUTE_MARK}{len(route.encode())}:{route}"
+
+
+def split_route(text: str) -> tuple[str, str]:
+    """(route, what follows it) of text that may start with a framed route; ("", text) if it does not."""
+    if not text.startswith(ROUTE_MARK):
+        return "", text
+    colon = text.find(":", 1)
+    size = text[1:colon]
+    if colon < 0 or not size.isdigit():  # not written by us: keep it all as the URL
+        return "", text
+    body = text[colon + 1 :]
+    n = int(size)
+    if body.isascii():
+        return body[:n], body[n:]
+    raw = body.encode()
+    return raw[:n].decode(errors="replace"), raw[n:].decode(errors="replace")
 
 
 class Entry(NamedTuple):
@@ -182,6 +217,7 @@ class Entry(NamedTuple):
     hops: int
     retries: int
     priority: int = -1  # explicit priority level, -1: none (the level follows the depth)
+    route: str = ""  # a spider's callback and data (webtrawl.extract.routing), "" for none
 
 
 def decode_entry(entry: str, origin: str) -> Entry:
@@ -189,5 +225,6 @@ def decode_entry(entry: str, origin: str) -> Entry:
     if m is None:  # not written by us; keep the URL rather than lose it
         return Entry(entry, 0, 0, 0)
     depth, hops, retries, priority, rest = m.groups()
+    route, rest = split_route(rest)
     url = rest if rest[:1].isalpha() else origin + rest  # a relative rest starts with / ? or is empty
-    return Entry(url, int(depth), int(hops or 0), int(retries or 0), int(priority) if priority else -1)
+    return Entry(url, int(depth), int(hops or 0), int(retries or 0), int(priority) if priority else -1, route)

@@ -45,21 +45,22 @@ class FrontierSettings:
 
     @classmethod
     def from_config(cls, cfg: CrawlConfig, **overrides: object) -> FrontierSettings:
-        pol, lim = cfg.politeness, cfg.limits
+        """Built where the whole config is at hand (the node, the admin commands); stages get the result."""
+        pol, lim, front = cfg.politeness, cfg.limits, cfg.frontier
         values: dict[str, object] = {
-            "shards": cfg.shards,
-            "expected_urls": cfg.expected_urls,
-            "bloom_error": cfg.bloom_error,
+            "shards": front.shards,
+            "expected_urls": front.expected_urls,
+            "bloom_error": front.bloom_error,
             "host_queue_cap": lim.host_queue_cap,
             "host_budget": lim.host_budget,
             "frontier_cap": lim.frontier_cap,
-            "lease_ttl_ms": round(cfg.lease_ttl * 1000),
-            "process_ttl_ms": round(cfg.process_ttl * 1000),
+            "lease_ttl_ms": round(front.lease_ttl * 1000),
+            "process_ttl_ms": round(front.process_ttl * 1000),
             "backoff_base_ms": round(pol.backoff_base * 1000),
             "backoff_max_ms": round(pol.backoff_max * 1000),
             "park_after": pol.park_after,
             "host_gap_ms": round(pol.delay * 1000),
-            "politeness_key": cfg.politeness_key,
+            "politeness_key": front.politeness_key,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from webtrawl.config import CrawlConfig, to_saved
+from webtrawl.config import CrawlConfig, CrawlOptions, OperationsOptions, to_saved
 from webtrawl.frontier.base import Counters
 from webtrawl.frontier.connect import SyncClient, is_cluster, mask_url
 from webtrawl.metrics.alerts import Alerts, AlertSettings, Sample
@@ -44,17 +44,17 @@ _HIDDEN_SETTINGS = frozenset(("ui_token", "alert_cmd", "seeds_file"))  # secrets
 WATCHED = ("supervisor", "fetcher", "parser")
 
 
-def alert_settings(cfg: CrawlConfig) -> AlertSettings:
-    memory = cfg.alert_memory or (int(cfg.max_memory * 0.9) if cfg.max_memory else 0)
+def alert_settings(opts: OperationsOptions) -> AlertSettings:
+    memory = opts.alert_memory or (int(opts.max_memory * 0.9) if opts.max_memory else 0)
     return AlertSettings(
-        error_rate=cfg.alert_error_rate,
-        window_s=cfg.alert_window,
-        min_urls=cfg.alert_min_urls,
-        stall_s=cfg.alert_stall,
+        error_rate=opts.alert_error_rate,
+        window_s=opts.alert_window,
+        min_urls=opts.alert_min_urls,
+        stall_s=opts.alert_stall,
         memory=memory,
-        disk_free=cfg.alert_disk_free,
-        redis_memory=cfg.alert_redis_memory,
-        cmd=cfg.alert_cmd,
+        disk_free=opts.alert_disk_free,
+        redis_memory=opts.alert_redis_memory,
+        cmd=opts.alert_cmd,
     )
 
 
@@ -111,19 +111,29 @@ def _error_counters(counters: Counters) -> Counters:
 class Operations:
     """Per-tick work of a node for its operators; :meth:`observe` before the display, :meth:`publish` after."""
 
-    def __init__(self, cfg: CrawlConfig, out: Path, client: SyncClient, prefix: str) -> None:
-        self.cfg = cfg
+    def __init__(
+        self,
+        opts: OperationsOptions,
+        crawl: CrawlOptions,
+        settings: dict[str, Any],
+        out: Path,
+        client: SyncClient,
+        prefix: str,
+    ) -> None:
+        """``settings``: the crawl's options as the dashboard shows them (:func:`shown_settings`)."""
+        self.crawl = crawl
+        self.settings = settings
         self.out = out
         self.client = client
         self.prefix = prefix
-        self.alerts = Alerts(alert_settings(cfg), node=cfg.node_id)
+        self.alerts = Alerts(alert_settings(opts), node=crawl.node_id)
         self.history = History()
         self._err_rates = RateWindow(60.0)
         self.dashboard: Dashboard | None = None
-        if cfg.ui_port:
+        if opts.ui_port:
             from webtrawl.metrics.dashboard import Dashboard  # aiohttp's server: loaded only when it is on
 
-            self.dashboard = Dashboard(cfg.ui_port, cfg.ui_bind, cfg.ui_token, title=f"webtrawl {cfg.node_id}")
+            self.dashboard = Dashboard(opts.ui_port, opts.ui_bind, opts.ui_token, title=f"webtrawl {crawl.node_id}")
         self._redis_max = redis_max_memory(client)
         self._slow_at = float("-inf")
         self._hosts: dict[str, list[dict[str, Any]]] = {"slowest": [], "failing": []}
@@ -152,7 +162,7 @@ class Operations:
             return
         try:
             self._hosts = sample_hosts(self.client, self.prefix)
-            if self.cfg.redis:
+            if self.crawl.redis:
                 now_ms = int(time.time() * 1000)
                 self._nodes = [n.as_dict(now_ms) for n in list_nodes(self.client, self.prefix)]
         except redis.RedisError as exc:
@@ -179,8 +189,8 @@ class Operations:
             c,
             rates.rate("fetched"),
             elapsed_s=elapsed,
-            max_pages=self.cfg.max_pages,
-            max_time=self.cfg.max_time,
+            max_pages=self.crawl.max_pages,
+            max_time=self.crawl.max_time,
             bytes_written=self.bytes_written,
             pages_done=pages_done,
             bytes_downloaded=self.bytes_downloaded,
@@ -209,7 +219,7 @@ class Operations:
         """The node list from Redis (every few seconds), with this node's own row as of now."""
         state = snapshot.extra.get("state", "")
         row = {
-            "id": self.cfg.node_id,
+            "id": self.crawl.node_id,
             "state": state,
             "live": state != "stopped",
             "seen_s_ago": 0.0,
@@ -220,9 +230,9 @@ class Operations:
             "downloaded": self.bytes_downloaded,
             "alerts": sorted(self.alerts.active),
         }
-        if not self.cfg.redis:  # a crawl of its own: the counters are this node's
+        if not self.crawl.redis:  # a crawl of its own: the counters are this node's
             row["fetched"] = snapshot.counters.get("fetched")
-        others = [n for n in self._nodes if n["id"] != self.cfg.node_id]
+        others = [n for n in self._nodes if n["id"] != self.crawl.node_id]
         return sorted([row, *others], key=lambda n: (not n["live"], n["id"]))
 
     def publish(self, snapshot: Snapshot, rates: RateWindow, own: dict[str, Any] | None = None) -> None:
@@ -241,9 +251,9 @@ class Operations:
             processes=snapshot.processes,
             nodes=self._node_rows(snapshot, own or {}),
             hosts=self._hosts,
-            settings=shown_settings(self.cfg),
+            settings=self.settings,
             alerts={
-                "active": [{**a.as_dict(), "node": self.cfg.node_id} for a in self.alerts.active.values()],
+                "active": [{**a.as_dict(), "node": self.crawl.node_id} for a in self.alerts.active.values()],
                 "recent": [a.as_dict() for a in self.alerts.history],
             },
             bloom={"false_positive_rate": snapshot.counters.bloom_false_positive_rate()},

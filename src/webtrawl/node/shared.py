@@ -36,9 +36,9 @@ _LOG_EVERY_S = 5.0
 
 
 def _client(cfg: CrawlConfig) -> SyncClient:
-    if not cfg.redis:
+    if not cfg.crawl.redis:
         raise InputError("--redis URL is required (the Redis or Redis Cluster node the crawl lives in)")
-    return connect_sync(cfg.redis, cluster=cfg.cluster)
+    return connect_sync(cfg.crawl.redis, cluster=cfg.crawl.cluster)
 
 
 def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
 
     Memory stays flat whatever the file's size: one batch of URLs at a time, no per-process seen cache.
     """
-    urls = [*urls, *cfg.sitemap]
+    urls = [*urls, *cfg.discovery.sitemap]
     if path is None and not urls:
         raise InputError("give a seeds FILE (- for stdin), URLs or --sitemap URLs")
     client = _client(cfg)

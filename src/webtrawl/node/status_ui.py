@@ -80,7 +80,7 @@ def serve_status(cfg: CrawlConfig, port: int) -> int:
     client = _client(cfg)
     prefix = FrontierSettings.from_config(cfg).prefix
     status(cfg, client)  # a clear error now if there is no crawl in this Redis
-    dashboard = Dashboard(port, cfg.ui_bind, cfg.ui_token, title="webtrawl crawl").start()
+    dashboard = Dashboard(port, cfg.operations.ui_bind, cfg.operations.ui_token, title="webtrawl crawl").start()
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -6,16 +6,27 @@ import multiprocessing.synchronize
 from dataclasses import dataclass
 from pathlib import Path
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, OutputOptions, Politeness
+from webtrawl.frontier.settings import FrontierSettings
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ParserArgs:
-    cfg: CrawlConfig
+    """The option groups a parser uses (not the whole config), and its place in the node."""
+
     index: int
     redis_url: str
     socket_path: Path
     out_dir: Path
     seeds: list[str]  # for the host/domain scope
     fetchers_done: multiprocessing.synchronize.Event
+    node_id: str
+    cluster: bool
+    frontier: FrontierSettings
+    fetch: FetchOptions  # the addresses allowed (--ip-allow, --ports) and the robots.txt product token
+    limits: Limits
+    politeness: Politeness
+    discovery: DiscoveryOptions
+    extraction: ExtractionOptions
+    output: OutputOptions
     disk_full: multiprocessing.synchronize.Event | None = None  # set while a write waits for disk space

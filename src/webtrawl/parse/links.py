@@ -55,11 +55,13 @@ def follow_links(
     counters: dict[str, int],
     dropped: list[tuple[str, str]],
     priority_of: Callable[[str], int] | None = None,
+    route_of: Callable[[str], str] | None = None,
 ) -> list[NewUrl]:
     """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>`` and listed.
 
     ``priority_of``: raw href -> the explicit priority level a rule or callback gave it (-1: none); a link found
-    several times keeps its best one.
+    several times keeps its best one. ``route_of``: raw href -> the route a spider gave it ("": none); a link found
+    several times keeps the first route it was given (a page's own link, unrouted, takes a later Follow's route).
     """
     limits = ctx.limits
     depth = page.lease.depth + 1
@@ -100,28 +102,31 @@ def follow_links(
             continue
         done[href] = None
         priority = priority_of(href) if priority_of is not None else -1
+        route = route_of(href) if route_of is not None else ""
         if url in seen:
-            if priority >= 0:
-                _rank(out, url, priority)
+            if priority >= 0 or route:
+                _rank(out, url, priority, route)
             continue
         seen.add(url)
         reason = refusal(url, max_len, scope, ctx.url_allowed, checked)
         if reason is None and traps is not None:
             reason = traps.check(url)
         if reason is None:
-            out.append(NewUrl(url, depth, 0, priority))
+            out.append(NewUrl(url, depth, 0, priority, route))
         else:
             drop(counters, reason, dropped, url)
     return out
 
 
-def _rank(out: list[NewUrl], url: str, priority: int) -> None:
-    """A link found again with an explicit priority: the better of its levels (a linear search, only for ranked
-    repeats, which are few)."""
+def _rank(out: list[NewUrl], url: str, priority: int, route: str) -> None:
+    """A link found again with an explicit priority or a route: the better of its levels, its first route (a linear
+    search, only for ranked or routed repeats, which are few)."""
     for i, new in enumerate(out):
         if new.url == url:
-            if new.priority < 0 or priority < new.priority:
-                out[i] = NewUrl(url, new.depth, new.hops, priority)
+            better = priority >= 0 and (new.priority < 0 or priority < new.priority)
+            if better or (route and not new.route):
+                level = priority if better else new.priority
+                out[i] = NewUrl(url, new.depth, new.hops, level, new.route or route)
             return
 
 

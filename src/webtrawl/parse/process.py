@@ -192,6 +192,7 @@ def _document(page: Page, record: PageRecord, text: str | bytes, tree: Any = Non
         depth=page.lease.depth,
         text=text,
         tree=tree,
+        route=page.lease.route,
     )
 
 
@@ -207,7 +208,7 @@ def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: b
     links = [(href, False) for href in (result.links if result.links is not None else result.extra_links)]
     dropped: list[tuple[str, str]] = []
     new_urls = (
-        follow_links(page, ctx, page.lease.url, links, counters, dropped, _ranking(result))
+        follow_links(page, ctx, page.lease.url, links, counters, dropped, _ranking(result), _routing(result))
         if links and not record.nofollow
         else []
     )
@@ -218,6 +219,11 @@ def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: b
 def _ranking(result: ExtractResult) -> Callable[[str], int] | None:
     """The extraction's link priorities (a rule's or callback's), None when it gave none."""
     return result.priority_of if result.priorities or result.link_priority >= 0 else None
+
+
+def _routing(result: ExtractResult) -> Callable[[str], str] | None:
+    """The routes (a spider's callbacks and data) of the extraction's links, None when it gave none."""
+    return result.route_of if result.routes or result.link_route else None
 
 
 def _count_extraction(record: PageRecord, counters: dict[str, int]) -> None:
@@ -264,11 +270,12 @@ def _html(
         links = links + [(src, False) for src in found.requisites]
     items: list[dict[str, Any]] = []
     ranking: Callable[[str], int] | None = None
+    routing: Callable[[str], str] | None = None
     if ctx.extraction is not None:
         result = ctx.extraction.run(_document(page, record, doc, found.tree), record)
         found.tree = None
         items = result.items
-        ranking = _ranking(result)
+        ranking, routing = _ranking(result), _routing(result)
         _count_extraction(record, counters)
         if result.links is not None:  # the rule's or callback's choice; an <a rel=nofollow> among them stays so
             rel_nofollow = dict(links)
@@ -289,7 +296,7 @@ def _html(
             counters[DROP_PREFIX + "nofollow"] = len(links)
             drop_all(url, base, links, "nofollow", dropped)
     else:
-        new_urls = follow_links(page, ctx, base, links, counters, dropped, ranking)
+        new_urls = follow_links(page, ctx, base, links, counters, dropped, ranking, routing)
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, items)
 
@@ -366,4 +373,5 @@ def _redirect(page: Page, ctx: ParseContext, record: PageRecord, headers: dict[s
     if reason is not None:
         drop(counters, reason, dropped, target)
         return Processed(record, [], counters, True, dropped)
-    return Processed(record, [NewUrl(target, page.lease.depth, hops)], counters, True)
+    # the target is the same page for the user's code: it keeps the spider's callback and data
+    return Processed(record, [NewUrl(target, page.lease.depth, hops, route=page.lease.route)], counters, True)

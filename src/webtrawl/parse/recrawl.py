@@ -26,6 +26,7 @@ from email.utils import parsedate_to_datetime
 
 import msgspec
 
+from webtrawl.frontier.keys import frame_route, split_route
 from webtrawl.messages import Page, RecrawlHint
 from webtrawl.store.base import PageRecord
 
@@ -50,9 +51,11 @@ class RecrawlState(msgspec.Struct):
     last_modified: str = ""
     digest: str = ""  # WARC-Payload-Digest of the last full fetch (sha1 of the body as received, base32)
     date: str = ""  # its fetch time (ISO), for the revisit's WARC-Refers-To-Date
+    route: str = ""  # a spider's route (Lease.route): kept after the depth, as in a queue entry (frontier/keys.py)
 
     def encode(self) -> str:
-        fields = (self.key, self.depth, self.origin, self.rest, self.interval_ms)
+        depth = f"{self.depth}{frame_route(self.route)}" if self.route else str(self.depth)
+        fields = (self.key, depth, self.origin, self.rest, self.interval_ms)
         texts = (self.etag, self.last_modified, self.digest, self.date)
         return "\n".join([*map(str, fields), *(_one_line(t) for t in texts)])
 
@@ -64,10 +67,15 @@ def _one_line(text: str) -> str:
 def decode(text: str) -> RecrawlState | None:
     """The state stored for a URL; None for a sitemap hint or anything else."""
     parts = text.split("\n")
-    if len(parts) != 9 or not parts[1].isdigit() or not parts[4].isdigit():
+    if len(parts) != 9 or not parts[4].isdigit():
         return None
-    key, depth, origin, rest, interval, etag, modified, digest, date = parts
-    return RecrawlState(key, int(depth), origin, rest, int(interval), etag, modified, digest, date)
+    key, depth_route, origin, rest, interval, etag, modified, digest, date = parts
+    digits = len(depth_route) - len(depth_route.lstrip("0123456789"))
+    route, left = split_route(depth_route[digits:])
+    if not digits or left:
+        return None
+    depth = int(depth_route[:digits])
+    return RecrawlState(key, depth, origin, rest, int(interval), etag, modified, digest, date, route)
 
 
 def conditional_headers(text: str) -> dict[str, str]:
@@ -128,6 +136,7 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
         last_modified=headers.get("last-modified", previous.last_modified if previous and revisit else ""),
         digest=previous.digest if previous and revisit else payload_digest(page.body),
         date=previous.date if previous and revisit else record.fetch_time,
+        route=lease.route,
     )
     now_ms = round((time.time() if now is None else now) * 1000)
     return state.encode(), now_ms + interval

@@ -8,7 +8,7 @@ count: that keeps a crawl of one blog off all the others).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from webtrawl.domains import registered_domain
 from webtrawl.errors import ConfigError, WebtrawlError
@@ -44,7 +44,7 @@ def _searcher(patterns: list[re.Pattern[str]]) -> Callable[[str], object] | None
 class Scope:
     """``allows(url)`` for canonical URLs. Seeds that do not canonicalize are skipped (refused earlier)."""
 
-    def __init__(self, mode: str, seeds: list[str], include: list[str], exclude: list[str]) -> None:
+    def __init__(self, mode: str, seeds: list[str], include: Iterable[str], exclude: Iterable[str]) -> None:
         if mode not in ("any", "host", "domain"):
             raise ConfigError(f"scope must be any, host or domain, not {mode!r}")
         self.mode = mode

@@ -15,8 +15,8 @@ import time
 from typing import TYPE_CHECKING
 
 from webtrawl.addrpolicy import AddressPolicy
-from webtrawl.config import CrawlConfig
-from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
+from webtrawl.frontier import RedisFrontier, connect_sync
 from webtrawl.frontier.retry import Outage, open_waiting
 from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Completion, NewUrl, Page
@@ -44,13 +44,13 @@ _BATCH_PAGES = 32
 _BATCH_SECONDS = 0.05  # at ~100 pages/s per parser a batch of a few pages: 2 round trips for all of them
 
 
-def _extraction(cfg: CrawlConfig) -> Extraction | None:
+def _extraction(opts: ExtractionOptions) -> Extraction | None:
     """The extraction stage only when asked for: its libraries (parsel, lxml) are tens of MiB per parser."""
-    if not cfg.extracting():
+    if not opts.enabled():
         return None
     from webtrawl.extract import build_extraction
 
-    return build_extraction(cfg)
+    return build_extraction(opts)
 
 
 def run_parser(args: ParserArgs) -> None:
@@ -59,41 +59,55 @@ def run_parser(args: ParserArgs) -> None:
     _Parser(args).run()
 
 
-def build_context(cfg: CrawlConfig, seeds: list[str]) -> ParseContext:
-    policy = AddressPolicy(cfg.ip_allow, cfg.ports)
+def build_context(
+    seeds: list[str],
+    *,
+    fetch: FetchOptions,
+    limits: Limits,
+    politeness: Politeness,
+    discovery: DiscoveryOptions,
+    extraction: ExtractionOptions,
+) -> ParseContext:
+    policy = AddressPolicy(fetch.ip_allow, fetch.ports)
     return ParseContext(
-        limits=cfg.limits,
-        politeness=cfg.politeness,
-        product_token=cfg.product_token,
-        scope=Scope(cfg.scope, seeds, cfg.include, cfg.exclude),
+        limits=limits,
+        politeness=politeness,
+        product_token=fetch.product_token,
+        scope=Scope(discovery.scope, seeds, discovery.include, discovery.exclude),
         url_allowed=policy.url_allowed,
-        traps=TrapGuard(cfg.limits.max_path_repeats, cfg.limits.max_query_variants),
-        extraction=_extraction(cfg),
-        sitemaps=cfg.sitemaps,
-        requisites=cfg.requisites,
-        near_duplicates=cfg.near_duplicates or cfg.skip_near_duplicates,
-        recrawl_after=cfg.recrawl_after,
+        traps=TrapGuard(limits.max_path_repeats, limits.max_query_variants),
+        extraction=_extraction(extraction),
+        sitemaps=discovery.sitemaps,
+        requisites=discovery.requisites,
+        near_duplicates=discovery.near_duplicates or discovery.skip_near_duplicates,
+        recrawl_after=discovery.recrawl_after,
     )
 
 
 class _Parser:
     def __init__(self, args: ParserArgs) -> None:
         self.args = args
-        cfg = args.cfg
-        self.ctx = build_context(cfg, args.seeds)
-        settings = FrontierSettings.from_config(cfg)
+        self.ctx = build_context(
+            args.seeds,
+            fetch=args.fetch,
+            limits=args.limits,
+            politeness=args.politeness,
+            discovery=args.discovery,
+            extraction=args.extraction,
+        )
+        settings = args.frontier
         # A Redis that is away (restart, failover) is waited for; the supervisor bounds a stop by killing us.
         outage = Outage(f"parser {args.index}")
 
         def opened() -> RedisFrontier:
-            client = connect_sync(args.redis_url, cluster=cfg.cluster)
+            client = connect_sync(args.redis_url, cluster=args.cluster)
             return RedisFrontier.open(client, settings, outage=outage)
 
         self.frontier = open_waiting(opened, outage)
-        prefix = f"{cfg.node_id}-p{args.index}"
+        prefix = f"{args.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
-        sink_ctx = SinkContext(args.out_dir, prefix, crawl, cfg.jsonl_chunk, cfg.warc_max_bytes)
-        self.output = open_outputs(cfg, sink_ctx, args.disk_full)
+        sink_ctx = SinkContext(args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes)
+        self.output = open_outputs(args.output, args.extraction.extracts_items(), sink_ctx, args.disk_full)
         self.archives = self.output.has(WarcSink)
         self.receiver = PageReceiver(args.socket_path)
         self.neardup: NearDuplicateIndex | None = None
@@ -165,7 +179,7 @@ class _Parser:
     def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:
         """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""
         lease = page.lease
-        if self.args.cfg.recrawl_after > 0:
+        if self.args.discovery.recrawl_after > 0:
             base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
             state, due_ms = next_state(page, out.record, base)
             if state:
@@ -188,7 +202,7 @@ class _Parser:
             out = processed[i][1]
             out.record.near_duplicate_of = original
             out.counters["near-duplicates"] = 1
-            if self.args.cfg.skip_near_duplicates and out.new_urls:
+            if self.args.discovery.skip_near_duplicates and out.new_urls:
                 out.counters[DROP_PREFIX + NEAR_DUPLICATE] = len(out.new_urls)
                 out.dropped.extend((new.url, NEAR_DUPLICATE) for new in out.new_urls)
                 out.new_urls = []

@@ -19,7 +19,7 @@ from webtrawl.store.fanout import FanOut
 from webtrawl.store.files import DroppedSink, JsonlSink, WarcSink, items_of, records_of
 
 if TYPE_CHECKING:
-    from webtrawl.config import CrawlConfig
+    from webtrawl.config import OutputOptions
 
 STREAMS = ("warc", "records", "items", "dropped")
 SinkFactory = Callable[[str, str, SinkContext], Sink]  # (url, stream, ctx)
@@ -74,24 +74,27 @@ register_sink("jsonl", _jsonl)
 register_sink("warc", _warc)
 
 
-def sink_specs(cfg: CrawlConfig) -> list[tuple[str, str]]:
-    """(stream, url) of every output the config names, in the order they are written (WARC first, as before)."""
-    specs = [("warc", "warc:")] if cfg.warc else []
-    specs += [("records", "jsonl:")] if cfg.jsonl else []
+def sink_specs(output: OutputOptions, items: bool) -> list[tuple[str, str]]:
+    """(stream, url) of every output the options name, in the order they are written (WARC first, as before);
+    ``items``: the crawl extracts items (--extract)."""
+    specs = [("warc", "warc:")] if output.warc else []
+    specs += [("records", "jsonl:")] if output.jsonl else []
     specs += [("dropped", "jsonl:")]
-    if cfg.extract and cfg.jsonl:
+    if items and output.jsonl:
         specs.append(("items", "jsonl:"))
-    specs += [("records", url) for url in cfg.records_to]  # store/sinks/: csv, parquet, sqlite, postgresql
-    if cfg.extract:
-        specs += [("items", url) for url in cfg.items_to]
+    specs += [("records", url) for url in output.records_to]  # store/sinks/: csv, parquet, sqlite, postgresql
+    if items:
+        specs += [("items", url) for url in output.items_to]
     return specs
 
 
-def open_outputs(cfg: CrawlConfig, ctx: SinkContext, pause: multiprocessing.synchronize.Event | None = None) -> FanOut:
+def open_outputs(
+    output: OutputOptions, items: bool, ctx: SinkContext, pause: multiprocessing.synchronize.Event | None = None
+) -> FanOut:
     """Build every configured sink (in this process) behind one fan-out; closes what it opened if one fails."""
     sinks: list[Sink] = []
     try:
-        for stream, url in sink_specs(cfg):
+        for stream, url in sink_specs(output, items):
             sinks.append(open_sink(url, stream, ctx))
     except BaseException:
         for sink in sinks:

@@ -156,7 +156,7 @@ class LocalRedisCluster:
     def _node_id(self, port: int) -> str:
         client = self._client(port)
         try:
-            reply = client.execute_command("CLUSTER", "MYID")
+            reply = client.cluster("MYID")
             return reply.decode() if isinstance(reply, bytes) else str(reply)
         finally:
             client.close()
@@ -173,7 +173,7 @@ class LocalRedisCluster:
             master = self._node_id(self.ports[index % self.masters])
             client = self._client(port)
             try:
-                client.execute_command("CLUSTER", "REPLICATE", master)
+                client.cluster("REPLICATE", master)
             finally:
                 client.close()
 

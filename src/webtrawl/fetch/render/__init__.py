@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import FetchOptions, Limits, RenderOptions
 
 if TYPE_CHECKING:
     from webtrawl.fetch.client import HttpClient
@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from webtrawl.fetch.robots import RobotsCache
 
 
-def open_browser_fetcher(cfg: CrawlConfig, client: HttpClient, robots: RobotsCache) -> BrowserFetcher:
+def open_browser_fetcher(
+    opts: RenderOptions, fetch: FetchOptions, limits: Limits, lease_ttl: float, client: HttpClient, robots: RobotsCache
+) -> BrowserFetcher:
     """The browser fetcher of this process (Chromium starts on its first render)."""
     from webtrawl.fetch.render.fetcher import BrowserFetcher
 
-    return BrowserFetcher(cfg, client, robots)
+    return BrowserFetcher(opts, fetch, limits, lease_ttl, client, robots)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil  # type: ignore[import-untyped]
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import RenderOptions
 from webtrawl.errors import ConfigError
 
 if TYPE_CHECKING:  # Playwright is an optional extra, imported only by a fetcher that renders
@@ -63,10 +63,10 @@ _MEMORY_EVERY = 5  # renders between two memory checks (each walks the process t
 _NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
-def find_chromium(cfg: CrawlConfig) -> Path:
+def find_chromium(opts: RenderOptions) -> Path:
     """The browser executable: ``--chromium PATH`` or the first known name on ``PATH``; ConfigError if none."""
-    if cfg.chromium is not None:
-        path = Path(cfg.chromium)
+    if opts.chromium is not None:
+        path = Path(opts.chromium)
         if path.is_file() and path.stat().st_mode & 0o111:
             return path
         raise ConfigError(f"--chromium {path}: no such executable")
@@ -77,35 +77,35 @@ def find_chromium(cfg: CrawlConfig) -> Path:
     raise ConfigError("rendering needs Chromium: install the OS package (apt install chromium) or give --chromium PATH")
 
 
-def check_rendering(cfg: CrawlConfig) -> None:
+def check_rendering(opts: RenderOptions) -> None:
     """At start-up, when rendering is on: Playwright importable and a browser found (one clear error otherwise)."""
-    if not cfg.rendering():
+    if not opts.enabled():
         return
     try:
         import playwright.async_api  # noqa: F401
     except ImportError:
         raise ConfigError("rendering needs Playwright: pip install 'webtrawl[render]'") from None
-    find_chromium(cfg)
+    find_chromium(opts)
 
 
-def launch_args(cfg: CrawlConfig) -> list[str]:
+def launch_args(opts: RenderOptions) -> list[str]:
     """Chromium's flags. ``--render-page-memory`` is V8's old-space limit, which every page's isolate gets: a page
     past it is stopped by V8 even inside a loop that never yields (when a watcher polling the heap over CDP gets
     no answer), its renderer crashes and the render fails with ``render-memory``; other pages go on (each render
     has its own context, so its own renderer process). The heap of a page is only bounded this way: V8 does not
     stop at the limit and wait."""
     args = [*CHROMIUM_ARGS, *(_ROOT_ARGS if os.geteuid() == 0 else ())]
-    if cfg.render_page_memory:
-        args.append(f"--js-flags=--max-old-space-size={cfg.render_page_memory}")
+    if opts.render_page_memory:
+        args.append(f"--js-flags=--max-old-space-size={opts.render_page_memory}")
     return args
 
 
 class BrowserHost:
     """One Chromium for this process: ``acquire()`` a live browser for a render, ``release()`` it after."""
 
-    def __init__(self, cfg: CrawlConfig) -> None:
-        self.cfg = cfg
-        self.executable = find_chromium(cfg)
+    def __init__(self, opts: RenderOptions) -> None:
+        self.opts = opts
+        self.executable = find_chromium(opts)
         self._pw: Playwright | None = None
         self._pw_cm: Any = None
         self._browser: Browser | None = None
@@ -133,10 +133,10 @@ class BrowserHost:
         """Whether ``browser`` may render one more page: alive, under its page count and its memory budget."""
         if not browser.is_connected():
             return False
-        limit = self.cfg.render_pages_per_browser
+        limit = self.opts.render_pages_per_browser
         if limit and self._pages >= limit:
             return False
-        cap = self.cfg.render_max_memory
+        cap = self.opts.render_max_memory
         if cap and self._pages % _MEMORY_EVERY == 0:
             used = browser_memory()
             if used > cap:
@@ -174,13 +174,13 @@ class BrowserHost:
             log.info("starting Chromium again (launch #%d)", self.launches)
         return await self._pw.chromium.launch(
             executable_path=str(self.executable),
-            args=launch_args(self.cfg),
+            args=launch_args(self.opts),
             headless=True,
             chromium_sandbox=False,
             handle_sigint=False,
             handle_sigterm=False,
             handle_sighup=False,
-            timeout=max(10_000.0, self.cfg.render_timeout * 1000),
+            timeout=max(10_000.0, self.opts.render_timeout * 1000),
         )
 
     async def close(self) -> None:

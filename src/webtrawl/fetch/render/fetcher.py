@@ -13,7 +13,7 @@ import logging
 
 from playwright.async_api import Error as PlaywrightError
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import FetchOptions, Limits, RenderOptions
 from webtrawl.errors import RenderError
 from webtrawl.fetch.base import FetcherBusy, FetchRequest
 from webtrawl.fetch.client import HttpClient, Response
@@ -37,19 +37,27 @@ def renderable(resp: Response) -> bool:
 class BrowserFetcher:
     name = "browser"
 
-    def __init__(self, cfg: CrawlConfig, client: HttpClient, robots: RobotsCache) -> None:
-        self.cfg = cfg
+    def __init__(
+        self,
+        opts: RenderOptions,
+        fetch: FetchOptions,
+        limits: Limits,
+        lease_ttl: float,
+        client: HttpClient,
+        robots: RobotsCache,
+    ) -> None:
+        self.opts, self.fetch_opts, self.limits = opts, fetch, limits
         self.client = client
         self.robots = robots
-        self.browsers = BrowserHost(cfg)
-        self.blocked_types = frozenset({"image", "media", "font"} - set(cfg.render_resources))
-        hosts = [h.lower().strip() for h in cfg.render_allow_hosts if h.strip()]
+        self.browsers = BrowserHost(opts)
+        self.blocked_types = frozenset({"image", "media", "font"} - set(opts.render_resources))
+        hosts = [h.lower().strip() for h in opts.render_allow_hosts if h.strip()]
         self._hosts = frozenset(h for h in hosts if not h.startswith("*."))
         self._suffixes = tuple(h[1:] for h in hosts if h.startswith("*."))
-        self._slots = asyncio.Semaphore(max(1, cfg.effective_renderers()))
+        self._slots = asyncio.Semaphore(max(1, opts.effective_renderers()))
         self.waiting = 0  # renders waiting for a slot (the worker leases nothing new meanwhile)
         # a lease must not expire while it waits: a slot comes within the lease's time minus one render, or never
-        self.slot_wait_s = max(5.0, cfg.lease_ttl - cfg.render_timeout - 10.0)
+        self.slot_wait_s = max(5.0, lease_ttl - opts.render_timeout - 10.0)
 
     def host_allowed(self, host: str) -> bool:
         """``--render-allow-hosts``: exact names, or ``*.example.com`` for its subdomains."""
@@ -78,10 +86,10 @@ class BrowserFetcher:
         except PlaywrightError as exc:
             raise RenderError(f"Chromium did not start: {_short(exc)}") from None
         try:
-            async with asyncio.timeout(self.cfg.render_timeout):
+            async with asyncio.timeout(self.opts.render_timeout):
                 return await PageRender(self, request.url, request.reason, first, rules).run(browser)
         except TimeoutError:
-            raise RenderError(f"render took longer than {self.cfg.render_timeout:g}s") from None
+            raise RenderError(f"render took longer than {self.opts.render_timeout:g}s") from None
         except PlaywrightError as exc:  # the browser crashed or was killed, the page broke
             raise RenderError(_short(exc)) from None
         finally:

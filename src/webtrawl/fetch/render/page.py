@@ -93,10 +93,10 @@ class PageRender:
 
     async def run(self, browser: Browser) -> Response:
         started = time.perf_counter()
-        cfg = self.owner.cfg
+        opts = self.owner.opts
         context = await browser.new_context(
             service_workers="block",  # a service worker's requests would not be routed
-            user_agent=cfg.user_agent,
+            user_agent=self.owner.fetch_opts.user_agent,
             viewport={"width": 1280, "height": 1024},
             accept_downloads=False,
         )
@@ -107,15 +107,15 @@ class PageRender:
             page.on("crash", self._crash)
             await page.goto(self.url, wait_until="load")
             await self._settle(page)
-            for _ in range(cfg.render_scrolls):
+            for _ in range(opts.render_scrolls):
                 if not await self._scroll(page):
                     break
             dom = (await page.content()).encode("utf-8", "replace")
         except PlaywrightError:
-            if self._crashed and cfg.render_page_memory:
+            if self._crashed and opts.render_page_memory:
                 raise RenderMemory(
                     f"the page's renderer crashed: its JavaScript heap passed --render-page-memory "
-                    f"({cfg.render_page_memory} MiB), or it broke otherwise"
+                    f"({opts.render_page_memory} MiB), or it broke otherwise"
                 ) from None
             raise
         finally:
@@ -217,7 +217,7 @@ class PageRender:
         self.requests += 1
         try:
             async with self._one:
-                resp = await self.owner.client.fetch(url, timeout=self.owner.cfg.timeouts.total)
+                resp = await self.owner.client.fetch(url, timeout=self.owner.fetch_opts.timeouts.total)
         except (TransportError, PolicyError) as exc:
             await self._refuse(route, exc.reason, "failed")
             return
@@ -233,9 +233,9 @@ class PageRender:
             return "render-method"
         if resource_type in self.owner.blocked_types:
             return "render-type"
-        if self.requests >= self.owner.cfg.render_max_requests:
+        if self.requests >= self.owner.opts.render_max_requests:
             return "render-max-requests"
-        if self._bytes >= _BYTES_PER_MAX_BODY * self.owner.cfg.limits.max_body:
+        if self._bytes >= _BYTES_PER_MAX_BODY * self.owner.limits.max_body:
             return "render-bytes"  # the page message to the parser stays bounded
         host = (parts.hostname or "").lower()
         if host != self.host and not self.owner.host_allowed(host):
@@ -262,7 +262,7 @@ class PageRender:
         """Hand ``resp`` to the page decoded (the browser gets no Content-Encoding), its headers merged by name."""
         try:
             codings = content_codings([v for k, v in resp.headers if k.lower() == "content-encoding"])
-            body = decompress(resp.body, codings, self.owner.cfg.limits.max_decompressed)
+            body = decompress(resp.body, codings, self.owner.limits.max_decompressed)
         except WebtrawlError as exc:
             await self._refuse(route, exc.reason, "failed")
             return

@@ -1,0 +1,50 @@
+"""A spider's route: the callback name and the data a link was followed with, as one compact string.
+
+The string travels with the URL (``NewUrl.route`` -> the frontier's queue entry -> ``Lease.route``, see
+``frontier/keys.py``) and is read back on the page (``Page.callback``, ``Page.data``). It is the callback's name
+(empty for the default, ``parse``) followed by the data as compact JSON when there is any: a method name never holds
+``{`` and a JSON object always starts with it. A link with neither has no route at all, and costs the frontier
+nothing. JSON never holds a raw newline, which the frontier's argument and recrawl-state formats rely on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from webtrawl.errors import UserCodeError
+
+DEFAULT_CALLBACK = "parse"
+MAX_DATA_BYTES = 16 * 1024  # of JSON per link: the data is stored in the link's queue entry, in Redis
+
+
+def encode_route(callback: str | None, data: Mapping[str, Any] | None) -> str:
+    """The route of a followed link; :class:`UserCodeError` (the page's extract-error) for data that is not a
+    JSON-able dict or is larger than :data:`MAX_DATA_BYTES` as JSON."""
+    name = "" if callback is None or callback == DEFAULT_CALLBACK else callback
+    if not data:
+        if data is not None and not isinstance(data, Mapping):
+            raise UserCodeError(f"Follow data must be a dict, not a {type(data).__name__}")
+        return name
+    if not isinstance(data, Mapping):
+        raise UserCodeError(f"Follow data must be a dict, not a {type(data).__name__}")
+    try:
+        text = json.dumps(dict(data), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UserCodeError(f"Follow data is not JSON-able: {exc}") from None
+    size = len(text.encode())
+    if size > MAX_DATA_BYTES:
+        raise UserCodeError(f"Follow data is {size} bytes as JSON, over the cap of {MAX_DATA_BYTES}")
+    return name + text
+
+
+def decode_route(route: str) -> tuple[str, dict[str, Any]]:
+    """(callback name, data) of a route; ("parse", {}) for none."""
+    if not route:
+        return DEFAULT_CALLBACK, {}
+    brace = route.find("{")
+    if brace < 0:
+        return route, {}
+    data = json.loads(route[brace:])
+    return route[:brace] or DEFAULT_CALLBACK, data if isinstance(data, dict) else {}

@@ -1,0 +1,157 @@
+"""What a node does before its children run: the output directory (writable, locked, settings saved), the checks of
+user code and rendering, the seeds, and the arguments each child is started with (the option groups it uses)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from webtrawl.config import CrawlConfig, to_saved
+from webtrawl.errors import InputError
+from webtrawl.fetch.args import FetcherArgs
+from webtrawl.frontier import FrontierSettings, RedisFrontier
+from webtrawl.frontier.connect import mask_url
+from webtrawl.node.presence import Presence
+from webtrawl.node.saved import SAVED_SETTINGS
+from webtrawl.node.seeds import iter_seeds
+from webtrawl.parse.args import ParserArgs
+
+log = logging.getLogger("webtrawl.node")
+
+_SEED_POLL = 1.0
+_MAX_SEED_HOSTS = 10_000  # seed URLs kept for the host/domain scope
+
+
+def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
+    """Create and lock ``out`` (the returned file holds the lock) and save the settings a resume reuses."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for sub in ("records", "warc"):
+            (out / sub).mkdir(exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"output directory {out} is not writable: {exc.strerror or exc}") from None
+    lock_file = (out / "node.lock").open("w")
+    try:
+        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock_file.close()
+        raise InputError(f"another trawl process is already crawling into {out}") from None
+    saved = to_saved(cfg)
+    saved.pop("seeds_file", None)
+    if saved.get("redis"):  # no password at rest: a resume names --redis (or TRAWL_REDIS) again
+        saved["redis"] = mask_url(saved["redis"])
+    for sinks in ("items_to", "records_to"):  # the same for sink URLs (or use ~/.pgpass / PGPASSWORD)
+        saved[sinks] = [mask_url(url) for url in saved.get(sinks, [])]
+    (out / SAVED_SETTINGS).write_text(json.dumps(saved, indent=1, sort_keys=True))
+    return lock_file
+
+
+def socket_dir(out: Path) -> Path:
+    run = out / "run"
+    if len(str(run.resolve())) < 80:
+        run.mkdir(exist_ok=True)
+        return run
+    return Path(tempfile.mkdtemp(prefix="trawl-"))  # unix socket paths are limited to ~107 bytes
+
+
+def check_components(cfg: CrawlConfig) -> tuple[CrawlConfig, list[str]]:
+    """User extraction code and rules fail here, once, with file and line: not in every parser later; --render
+    without Chromium or Playwright too, before anything starts. The stages are imported only when used: the
+    supervisor stays small (the children import their own). Returns the config with --extract and --spider made
+    absolute, and a spider's start_urls (seeds like the command line's)."""
+    start_urls: list[str] = []
+    if cfg.extraction.enabled():
+        from webtrawl.extract import absolute_spec, build_extraction
+
+        ext = cfg.extraction
+        cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
+        extraction = build_extraction(cfg.extraction)
+        start_urls = extraction.start_urls() if extraction is not None else []
+        if extraction is not None and cfg.discovery.recrawl_after <= 0 and extraction.sets_recrawl():
+            raise InputError(
+                f"{cfg.extraction.extract}: a rule's recrawl_after needs --recrawl-after (which starts rounds)"
+            )
+    if cfg.rendering.enabled():
+        from webtrawl.fetch.render.chromium import check_rendering
+
+        check_rendering(cfg.rendering)
+    return cfg, start_urls
+
+
+def seed(
+    cfg: CrawlConfig,
+    start_urls: list[str],
+    frontier: RedisFrontier,
+    presence: Presence | None,
+    node_stats: Callable[[], dict[str, int | float | str]],
+    *,
+    wait: bool,
+) -> list[str]:
+    """Add this run's seeds; the seed hosts of the crawl (empty: a stop came while waiting for seeds)."""
+    new_seeds: list[str] = []
+    for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *cfg.discovery.sitemap], cfg.crawl.seeds_file):
+        frontier.add(batch)
+        new_seeds.extend(u.url for u in batch[: _MAX_SEED_HOSTS - len(new_seeds)])
+    if new_seeds:
+        frontier.add_seed_hosts(new_seeds)
+    seeds = sorted(frontier.seed_hosts())
+    if not seeds and wait:
+        seeds = _wait_for_seeds(cfg.crawl.node_id, frontier, presence, node_stats)
+    if not seeds:
+        raise InputError(
+            "no seeds: give URLs, --seeds FILE, a --spider with start_urls, or --out of an existing crawl to resume"
+        )
+    return seeds
+
+
+def _wait_for_seeds(
+    node_id: str,
+    frontier: RedisFrontier,
+    presence: Presence | None,
+    node_stats: Callable[[], dict[str, int | float | str]],
+) -> list[str]:
+    """A node may start before ``trawl seed``: it waits (listed as waiting) until seeds arrive or a stop."""
+    log.info("node %s: no seeds in this crawl yet; waiting for 'trawl seed'", node_id)
+    while True:
+        if presence is not None:
+            if presence.stop_requested():
+                return []
+            presence.beat("waiting", node_stats())
+        seeds = sorted(frontier.seed_hosts())
+        if seeds:
+            return seeds
+        time.sleep(_SEED_POLL)
+
+
+def _stage_groups(cfg: CrawlConfig, settings: FrontierSettings) -> dict[str, Any]:
+    """What fetchers and parsers both take: their node, the frontier's settings and the option groups they share."""
+    return {
+        "node_id": cfg.crawl.node_id,
+        "cluster": cfg.crawl.cluster,
+        "frontier": settings,
+        "fetch": cfg.fetch,
+        "limits": cfg.limits,
+        "politeness": cfg.politeness,
+        "discovery": cfg.discovery,
+        "extraction": cfg.extraction,
+    }
+
+
+def parser_args(cfg: CrawlConfig, settings: FrontierSettings, index: int, **place: Any) -> ParserArgs:
+    """A parser's arguments: its option groups and ``place`` (redis_url, socket_path, out_dir, seeds, events)."""
+    return ParserArgs(index=index, output=cfg.output, **_stage_groups(cfg, settings), **place)
+
+
+def fetcher_args(cfg: CrawlConfig, settings: FrontierSettings, index: int, **place: Any) -> FetcherArgs:
+    """A fetcher's arguments: its option groups and ``place`` (redis_url, parser_sockets, stop, budget, stats,
+    pauses)."""
+    return FetcherArgs(index=index, rendering=cfg.rendering, **_stage_groups(cfg, settings), **place)

@@ -1,0 +1,103 @@
+"""When a node stops, and how: the stop conditions (--max-time, --max-pages, trawl stop, an empty frontier) and the
+drain that ends the children in the order that loses no URL.
+
+A stop (--max-time, --max-pages, trawl stop, SIGTERM, Ctrl-C) ends the node within 10 s: fetchers get their abandon
+grace plus time to hand back URLs and pages, parsers what is left of the bound (at least ``_PARSER_MIN_S``).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing.synchronize
+import time
+from dataclasses import dataclass
+from multiprocessing.sharedctypes import Synchronized
+
+from webtrawl.config import CrawlOptions
+from webtrawl.fetch.args import STOP_GRACE_S
+from webtrawl.fetch.stats import FetcherStats
+from webtrawl.frontier import RedisFrontier
+from webtrawl.node.children import Children
+from webtrawl.node.presence import Presence
+
+log = logging.getLogger("webtrawl.node")
+
+STOP_BOUND_S = 8.0
+_FETCHER_EXIT_S = 3.0
+_PARSER_MIN_S = 2.0
+
+
+@dataclass
+class PageBudget:
+    """--max-pages over the whole crawl: the fetches before this run plus those of this run's fetchers."""
+
+    max_pages: int
+    stats: FetcherStats
+    shared: Synchronized[int] | None = None  # pages the fetchers may still reserve (None: no --max-pages)
+    before: int = 0  # the crawl's fetches before this run
+
+    def done(self) -> int | None:
+        """Pages --max-pages has used up, as the stop condition counts them: the crawl's fetches before this run
+        plus the URLs this run's fetchers ended. Never the budget they merely reserved: a reservation may be given
+        back (robots.txt first, a retry, an abandoned request), and progress must not run backwards."""
+        if self.shared is None:
+            return None
+        return min(self.max_pages, self.used())
+
+    def used(self) -> int:
+        return self.before + self.stats.ended()
+
+    def spent(self) -> bool:
+        """--max-pages is reached: its pages are done, or the budget is gone with nothing in flight that could
+        give some of it back (a fetcher restarted after a kill -9 never returns what it had reserved)."""
+        if self.shared is None:
+            return False
+        if self.used() >= self.max_pages:
+            return True
+        return self.shared.value <= 0 and self.stats.leases() == 0
+
+
+def local_stop_reason(crawl: CrawlOptions, budget: PageBudget, elapsed: float) -> str:
+    """The stop conditions the node sees without Redis (they hold while Redis is away too), or ``""``."""
+    if crawl.max_time and elapsed >= crawl.max_time:
+        return f"--max-time {crawl.max_time:g}s reached"
+    if budget.spent():
+        return f"--max-pages {crawl.max_pages} reached"
+    return ""
+
+
+def stop_reason(
+    crawl: CrawlOptions,
+    budget: PageBudget,
+    presence: Presence | None,
+    frontier: RedisFrontier,
+    elapsed: float,
+    waits_for_seeds: bool,
+) -> str:
+    """Why the node should stop now, or ``""``."""
+    local = local_stop_reason(crawl, budget, elapsed)
+    if local:
+        return local
+    if presence is not None and presence.stop_requested():
+        return "trawl stop requested"
+    if crawl.keep_running and waits_for_seeds:
+        return ""
+    if frontier.is_finished():
+        return "finished"
+    return ""
+
+
+def drain(children: Children, fetchers_done: multiprocessing.synchronize.Event) -> None:
+    """Fetchers first (they abandon requests still running after a short grace), then parsers; each kind is
+    killed if it overstays, so a stop ends within ~STOP_BOUND_S whatever the web does. A killed child's URLs
+    stay leased to this node and are taken back when it starts again: never lost."""
+    deadline = time.monotonic() + STOP_BOUND_S
+    grace = STOP_GRACE_S + _FETCHER_EXIT_S
+    if not children.wait("fetcher", grace):
+        log.error("fetchers did not finish within %.0fs; killing them (their URLs stay leased)", grace)
+        children.kill("fetcher")
+    fetchers_done.set()
+    grace = max(_PARSER_MIN_S, deadline - time.monotonic())
+    if not children.wait("parser", grace):
+        log.error("parsers did not finish within %.0fs; killing them (their URLs stay leased)", grace)
+        children.kill("parser")

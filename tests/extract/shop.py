@@ -1,0 +1,72 @@
+"""The spider the tests run on the shop (tests/fixtures/shop_web.py), as a user would write it:
+``trawl crawl --spider tests/extract/shop.py:ShopSpider``. Its start URL comes from ``SHOP_START``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from webtrawl.extract import Follow, Page, Spider
+
+
+class ShopSpider(Spider):
+    name = "shop"
+    start_urls = [os.environ.get("SHOP_START", "http://shop.test/")]
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        """The home page: one listing per category, with the category's name as data."""
+        for link in page.css("a.cat"):
+            yield Follow(link.attrib["href"], callback="parse_listing", data={"category": link.css("::text").get()})
+
+    def parse_listing(self, page: Page) -> Iterator[Any]:
+        category = page.data["category"]
+        for href in page.css("a.product::attr(href)").getall():
+            yield Follow(href, callback=self.parse_product, data={"category": category, "listing": page.url})
+        yield Follow(page.css("a.next::attr(href)").get(), callback="parse_listing", data=page.data)
+
+    def parse_product(self, page: Page) -> Iterator[Any]:
+        yield {
+            "name": page.css("h1.name::text").get(),
+            "price": float(page.css(".price::text").re_first(r"[\d.]+") or 0),
+            "category": page.data["category"],
+            "listing": page.data["listing"],
+            "callback": page.callback,
+        }
+
+
+class Broken(Spider):
+    """Each of its callbacks fails in its own way; ``parse`` routes to them by the page's path."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        path = page.url.rsplit("/", 1)[1]
+        if path == "raise":
+            raise ValueError("no price here")
+        if path == "big":
+            yield Follow("/next", data={"blob": "x" * 20_000})
+        if path == "not-json":
+            yield Follow("/next", data={"when": object()})
+        if path == "unknown":
+            yield Follow("/next", callback="parse_nothing")
+        if path == "private":
+            yield Follow("/next", callback="_helper")
+        yield {"ok": path}
+
+    def _helper(self, page: Page) -> None:
+        return None
+
+
+class NotASpider:
+    start_urls = ["http://shop.test/"]
+
+
+class BadStart(Spider):
+    start_urls = "http://shop.test/"  # type: ignore[assignment]
+
+
+def plain(page: Page) -> Iterator[Any]:
+    """A function callback (--extract): data reaches the next page, a callback name cannot."""
+    yield {"data": page.data, "callback": page.callback}
+    yield Follow("/with-data", data={"from": page.url})
+    if page.url.endswith("/named"):
+        yield Follow("/x", callback="parse_product")

@@ -1,0 +1,208 @@
+"""Spiders on single pages: routing to callbacks by the route a page's link carried, data handed on, and every way
+user code can get routing wrong recorded as the yielding page's extract-error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.extract.helpers import extract_ctx, run
+from tests.parse.helpers import make_page
+from webtrawl.config import CrawlConfig
+from webtrawl.errors import ConfigError, InputError
+from webtrawl.extract import load_spider
+from webtrawl.extract.routing import MAX_DATA_BYTES, decode_route, encode_route
+from webtrawl.extract.rules import load_rules
+from webtrawl.parse import process_page
+
+SHOP = Path(__file__).with_name("shop.py")
+HOME = b"<h1>Shop</h1><a class=cat href=/c/0/1>Garden</a><a class=cat href=/c/1/1>Books</a><a href=/about>about</a>"
+LISTING = (
+    b"<h1>Garden</h1><a class=product href=/p/1>1</a><a class=product href=/go/2>2</a>"
+    b"<a class=next href=/c/0/2>next</a><a href=/>home</a>"
+)
+
+
+def _spider(name: str = "ShopSpider") -> str:
+    return f"{SHOP}:{name}"
+
+
+def test_a_spider_routes_links_to_callbacks_with_their_data() -> None:
+    home = run(make_page(HOME, url="http://shop.test/"), spider=_spider())
+    assert home.record.error is None and home.items == []
+    # only what the callback yields is followed (not /about); each link carries its callback and data
+    assert [(n.url, decode_route(n.route)) for n in home.new_urls] == [
+        ("http://shop.test/c/0/1", ("parse_listing", {"category": "Garden"})),
+        ("http://shop.test/c/1/1", ("parse_listing", {"category": "Books"})),
+    ]
+    route = home.new_urls[0].route
+    listing = run(make_page(LISTING, url="http://shop.test/c/0/1", route=route), spider=_spider())
+    data = {"category": "Garden", "listing": "http://shop.test/c/0/1"}
+    assert [(n.url, decode_route(n.route)) for n in listing.new_urls] == [
+        ("http://shop.test/p/1", ("parse_product", data)),
+        ("http://shop.test/go/2", ("parse_product", data)),
+        ("http://shop.test/c/0/2", ("parse_listing", {"category": "Garden"})),
+    ]
+    product_page = b"<h1 class=name>Rake</h1><p class=price>9.99</p><a href=/p/7>related</a>"
+    product = run(
+        make_page(product_page, url="http://shop.test/p/1", route=listing.new_urls[0].route), spider=_spider()
+    )
+    assert product.items == [{"name": "Rake", "price": 9.99, "callback": "parse_product", **data}]
+    assert product.new_urls == []
+
+
+def test_a_redirect_target_inherits_the_callback_and_data() -> None:
+    route = encode_route("parse_product", {"category": "Garden"})
+    page = make_page(b"", url="http://shop.test/go/2", status=301, headers=[("Location", "/p/2")], route=route)
+    out = process_page(page, extract_ctx(spider=_spider()))
+    assert [(n.url, n.hops, n.route) for n in out.new_urls] == [("http://shop.test/p/2", 1, route)]
+
+
+def test_a_link_the_page_also_has_takes_the_route_a_follow_gives_it() -> None:
+    """A spider following the page's own links too: the unrouted page link and the routed Follow are one URL."""
+    html = b"<a href=/p/1>p</a><a class=product href=/p/1>p</a><a href=/other>o</a>"
+
+    route = encode_route("parse_product", {"category": "c", "listing": "http://shop.test/c/0/1"})
+    ctx = extract_ctx(spider=_spider())
+    spider = ctx.extraction.extractor.spider  # type: ignore[union-attr]
+    spider.follow_page_links = True
+    out = process_page(
+        make_page(html, url="http://shop.test/c/0/1", route=encode_route("parse_listing", {"category": "c"})), ctx
+    )
+    assert [(n.url, n.route) for n in out.new_urls] == [("http://shop.test/p/1", route), ("http://shop.test/other", "")]
+
+
+@pytest.mark.parametrize(
+    ("path", "detail"),
+    [
+        ("raise", "ValueError: no price here"),
+        ("big", f"over the cap of {MAX_DATA_BYTES}"),
+        ("not-json", "Follow data is not JSON-able"),
+        ("unknown", "Broken has no callback 'parse_nothing'"),
+        ("private", "Broken has no callback '_helper'"),
+    ],
+)
+def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, detail: str) -> None:
+    ctx = extract_ctx(spider=_spider("Broken"))
+    out = process_page(make_page(b"<a href=/x>x</a>", url=f"http://shop.test/{path}"), ctx)
+    assert out.record.error == "extract-error" and detail in str(out.record.error_detail)
+    assert out.items == [] and out.new_urls == []  # a spider follows only what it yields: nothing
+    fine = process_page(make_page(b"<a href=/x>x</a>", url="http://shop.test/fine"), ctx)
+    assert fine.record.error is None and fine.items == [{"ok": "fine"}]
+
+
+def test_a_page_routed_to_a_callback_the_spider_lost_is_an_extract_error() -> None:
+    page = make_page(b"<h1>x</h1>", url="http://shop.test/p/1", route=encode_route("parse_gone", None))
+    out = run(page, spider=_spider())
+    assert out.record.error == "extract-error" and "has no callback 'parse_gone'" in str(out.record.error_detail)
+
+
+def test_a_function_callback_hands_data_on_but_cannot_name_a_callback() -> None:
+    spec = f"{SHOP}:plain"
+    first = run(make_page(b"", url="http://shop.test/a"), extract=spec)
+    assert first.items == [{"data": {}, "callback": "parse"}]
+    (with_data,) = [n for n in first.new_urls if n.route]
+    second = run(make_page(b"", url=with_data.url, route=with_data.route), extract=spec)
+    assert second.items[0] == {"data": {"from": "http://shop.test/a"}, "callback": "parse"}
+    named = run(make_page(b"", url="http://shop.test/named"), extract=spec)
+    assert named.record.error == "extract-error" and "needs a spider class" in str(named.record.error_detail)
+
+
+def test_unrouted_links_cost_nothing() -> None:
+    assert encode_route(None, None) == encode_route("parse", {}) == ""
+    assert decode_route("") == ("parse", {})
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("NotASpider", "NotASpider is not a subclass of webtrawl.extract.Spider"),
+        ("BadStart", "start_urls must be a list of URL strings"),
+        ("Missing", "has no 'Missing'"),
+    ],
+)
+def test_a_spider_that_cannot_be_built_fails_at_start(name: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_spider(_spider(name))
+
+
+def test_extract_and_spider_together_are_one_clear_error() -> None:
+    from webtrawl.config import load
+
+    with pytest.raises(ConfigError, match="--extract and --spider"):
+        load({"extract": "x.toml", "spider": _spider()})
+    assert CrawlConfig().with_options(spider=_spider()).extraction.enabled()
+
+
+def test_a_spider_of_the_running_script_resolves_in_spawned_children(tmp_path: Path) -> None:
+    """``__main__:Class``: the API builds spiders defined in the user's script in its spawned parsers."""
+    script = tmp_path / "myscript.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import multiprocessing
+            from webtrawl.extract import Spider, load_spider
+
+            class Mine(Spider):
+                start_urls = ["http://a.test/"]
+
+            def child(q):
+                q.put(load_spider("__main__:Mine").start_urls)
+
+            if __name__ == "__main__":
+                ctx = multiprocessing.get_context("spawn")
+                q = ctx.Queue()
+                p = ctx.Process(target=child, args=(q,))
+                p.start()
+                print(q.get(timeout=60))
+                p.join()
+            """
+        )
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "['http://a.test/']"
+
+
+RULES = """
+[[rule]]
+url = '/c/'
+follow = "css:a.product, a.next"
+data = { category = "css:h1::text" }
+[rule.fields]
+listing = "css:h1::text"
+
+[[rule]]
+url = '/(p|go)/'
+[rule.fields]
+name = "css:h1::text"
+category = "data:category"
+shop = { data = "shop", default = "none" }
+"""
+
+
+def test_a_rules_data_reaches_the_pages_of_the_links_it_follows(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES)
+    incoming = encode_route(None, {"shop": "main"})
+    listing = run(make_page(LISTING, url="http://shop.test/c/0/1", route=incoming), extract=str(rules))
+    carried = encode_route(None, {"shop": "main", "category": "Garden"})  # merged over what the listing carried
+    assert [(n.url, n.route) for n in listing.new_urls] == [
+        ("http://shop.test/p/1", carried),
+        ("http://shop.test/go/2", carried),
+        ("http://shop.test/c/0/2", carried),
+    ]
+    product = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1", route=carried), extract=str(rules))
+    assert product.items == [{"name": "Rake", "category": "Garden", "shop": "main"}]
+    unrouted = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1"), extract=str(rules))
+    assert unrouted.items == [{"name": "Rake", "category": None, "shop": "none"}]
+
+
+def test_a_rules_data_must_be_a_table_of_selectors(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES.replace('data = { category = "css:h1::text" }', "data = 3"))
+    with pytest.raises(InputError, match=r"rules.toml:5: data must be a table of selectors"):
+        load_rules(rules)
