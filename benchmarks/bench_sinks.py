@@ -21,7 +21,7 @@ import psycopg
 
 from webtrawl.messages import Lease, Page
 from webtrawl.store import Item, PageOutput, PageRecord, SinkContext
-from webtrawl.store.sinks import open_sink
+from webtrawl.store.registry import open_sink
 
 PAGES, ITEMS = 32, 10
 

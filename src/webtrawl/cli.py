@@ -214,9 +214,14 @@ def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
-    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later."""
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
+    does a --fetcher that names no Fetcher class."""
+    if cfg.fetch.fetcher:
+        from webtrawl.fetch.base import check_fetchers
+
+        check_fetchers(cfg.fetch.fetcher)
     if cfg.output.items_to or cfg.output.records_to:
-        from webtrawl.store.sinks import probe
+        from webtrawl.store.registry import probe
 
         for url in cfg.output.items_to:
             probe(url, "items")
@@ -238,8 +243,9 @@ def _cmd_stats(ns: argparse.Namespace) -> int:
 
 def _cmd_export(ns: argparse.Namespace) -> int:
     from webtrawl.node.stats import crawl_id_of
-    from webtrawl.store.sinks import normalize, probe
+    from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
+    from webtrawl.store.sinkurl import normalize
 
     urls = [normalize(url) for url in ns.to]
     for url in urls:

@@ -75,6 +75,7 @@ class FetchOptions:
     header: tuple[str, ...] = ()
     cookies: bool = False
     proxy: tuple[str, ...] = ()
+    fetcher: tuple[str, ...] = ()  # http, browser or module:Class[?k=v] (fetch/base.py), one per role
     timeouts: Timeouts = field(default_factory=Timeouts)
 
     @property

@@ -12,6 +12,7 @@ from typing import Any
 
 from webtrawl.values import (
     choice,
+    fetcher_name,
     parse_bool,
     parse_duration,
     parse_path,
@@ -122,6 +123,7 @@ _FETCH = _group(
         "HTTP(S) proxy http://HOST:PORT (repeatable): each host always uses the same one; a dead one is skipped",
         repeat=True,
     ),
+    Option("fetcher", fetcher_name, "http, browser, or package.module:Class?k=v (repeatable; fetch/base.py)", True),
 )
 
 

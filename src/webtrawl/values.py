@@ -110,6 +110,17 @@ def proxy_url(text: Any) -> str:
 
 def sink_url(text: Any) -> str:
     """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
-    from webtrawl.store.sinks import normalize
+    from webtrawl.store.sinkurl import normalize
 
     return normalize(str(text))
+
+
+def fetcher_name(text: Any) -> str:
+    """A fetcher's name, by its form: http, browser, or ``package.module:Class[?k=v&...]`` (``trawl crawl`` imports
+    it at start)."""
+    from webtrawl.importpath import is_import_path
+
+    name = str(text)
+    if name not in ("http", "browser") and not is_import_path(name.partition("?")[0]):
+        raise ValueError(f"want http, browser or package.module:Class, not {name!r}")
+    return name

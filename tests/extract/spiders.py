@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from webtrawl.extract import Follow, Page
+from webtrawl.extract import Document, ExtractResult, Follow, Page
 
 
 def article(page: Page) -> Iterator[Any]:
@@ -88,3 +88,33 @@ def ranked(page: Page) -> Iterator[Any]:
 
 def bad_priority(page: Page) -> Iterator[Any]:
     yield Follow("/x", priority=9)
+
+
+class Headlines:
+    """An extractor class (``--extract tests.extract.spiders:Headlines``) with both optional capabilities: it sends
+    a header to ``/api/`` URLs, tells the fetcher a page without an ``<h1>`` found nothing (``--render auto``) and
+    gives ``/news/`` pages their own recrawl interval."""
+
+    name = "headlines"
+    sends_headers = True
+    sets_recrawl = True
+
+    def extract(self, doc: Document) -> ExtractResult:
+        found = [node.text() for node in doc.tree.css("h1")]
+        return ExtractResult(items=[{"headline": text} for text in found])
+
+    def headers_for(self, url: str) -> dict[str, str]:
+        return {"X-Headlines": "1"} if "/api/" in url else {}
+
+    def wants(self, url: str) -> bool:
+        return "/news/" in url
+
+    def finds_no_items(self, doc: Document) -> bool:
+        return not self.extract(doc).items
+
+    def recrawl_after(self, url: str, content_type: str) -> float:
+        return 60.0 if "/news/" in url else 0.0
+
+
+class NotAnExtractor:
+    """Has no extract method: ``--extract`` refuses it at start."""

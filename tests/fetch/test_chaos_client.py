@@ -13,7 +13,7 @@ import pytest
 from tests.fetch.servers import local_cfg, local_client, run
 from tests.fixtures.web_fixtures import chaos_of
 from webtrawl.errors import WebtrawlError
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl_testweb import TestWeb
 
 TOTAL = 1.5

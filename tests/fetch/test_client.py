@@ -19,7 +19,7 @@ from webtrawl.errors import (
     SchemeError,
     TlsError,
 )
-from webtrawl.fetch.client import BIG_BODIES, BIG_BODY
+from webtrawl.fetch.wire import BIG_BODIES, BIG_BODY
 
 SEEN = web.AppKey("seen", list[dict[str, str]])
 PEERS = web.AppKey("peers", list[str])

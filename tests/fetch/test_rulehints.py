@@ -40,6 +40,7 @@ def test_a_fetcher_that_needs_nothing_of_the_rules_loads_none(tmp_path: Path) ->
     rules.write_text('[[rule]]\nurl = "shop"\n[rule.fields]\nname = "css:h1::text"\n')
     assert RuleHints.from_config(ExtractionOptions(extract=str(rules)), RenderOptions()) is None
     assert (
-        RuleHints.from_config(ExtractionOptions(extract="mymod:parse"), RenderOptions(render="auto")) is None
+        RuleHints.from_config(ExtractionOptions(extract="tests.extract.spiders:article"), RenderOptions(render="auto"))
+        is None
     )  # a callback
     assert RuleHints.from_config(ExtractionOptions(extract=str(rules)), RenderOptions(render="auto")) is not None

@@ -6,6 +6,7 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -13,10 +14,13 @@ import redis
 from tests.fetch.servers import local_cfg, run
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, delete_prefix
 from tests.frontier.helpers import host_key, host_state, new_urls
-from webtrawl.config import CrawlConfig
+from webtrawl.config import CrawlConfig, Limits, RenderOptions
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs, open_frontier
+from webtrawl.fetch.base import Fetchers
 from webtrawl.fetch.batcher import ReleaseBatcher
-from webtrawl.fetch.worker import _Fetcher
+from webtrawl.fetch.route import RenderRoute
+from webtrawl.fetch.testing import FakeFetcher, FakeWeb, PageCollector
+from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.node.children import SPAWN
 from webtrawl.node.startup import fetcher_args
@@ -68,17 +72,20 @@ def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap
     cfg = local_cfg(politeness={"delay": 10.0})
     sync = RedisFrontier.open(redis_client, settings)
     sync.add(new_urls("http://a.test/1", "http://a.test/2"))
-    fetcher = _Fetcher(_args(cfg, redis_url, settings, budget=7))
+    args = _args(cfg, redis_url, settings, budget=7)
 
     async def body() -> None:
-        fetcher.frontier = await open_frontier(fetcher.args)
-        fetcher.releases = ReleaseBatcher(fetcher.frontier.release)
-        fetcher.robots = _BrokenRobots()  # type: ignore[assignment]
+        frontier = await open_frontier(args)
+        web = FakeWeb()
+        fetchers = Fetchers(FakeFetcher(web))
+        robots: Any = _BrokenRobots()
+        route = RenderRoute(RenderOptions(), Limits())
+        deps = VisitDeps(frontier, ReleaseBatcher(frontier.release), robots, fetchers, route, PageCollector(), web)
         try:
-            (lease,) = await fetcher.frontier.lease(fetcher.args.owner, 1)
-            await fetcher._handle(lease)  # the bug is logged, not raised
+            (lease,) = await frontier.lease(args.owner, 1)
+            await Visits(args, deps).handle(lease)  # the bug is logged, not raised
         finally:
-            await fetcher.frontier.client.aclose()
+            await frontier.client.aclose()
 
     run(body())
     counters = sync.counters()
@@ -87,4 +94,4 @@ def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap
     now_ms = int(redis_client.time()[0]) * 1000
     assert int(host_state(sync, "a.test")["n"]) - now_ms > 5000  # the host's delay counts from the give-back
     assert redis_client.lrange(host_key(sync, "a.test", "q"), 0, -1) == [b"0/1", b"0/2"]  # at the head, in order
-    assert fetcher.args.budget is not None and fetcher.args.budget.value == 8  # the page was not fetched
+    assert args.budget is not None and args.budget.value == 8  # the page was not fetched

@@ -129,3 +129,27 @@ def test_a_callback_that_raises_or_loops_is_recorded_and_the_crawl_finishes(
     assert {_bucket(r["url"]) for r in failed} == {0, 1}
     assert stats(out)["counters"]["err:extract-error"] == len(failed)
     assert crawl.log().count("Traceback") == 1  # the raising callback's traceback, once
+
+
+def test_an_extractor_class_and_a_user_fetcher_named_by_import_path(
+    make_testweb: Callable[..., TestWeb], tmp_path: Path
+) -> None:
+    """Both are imported inside the spawned processes that use them: the class extracts in the parsers (its
+    recrawl capability needs --recrawl-after), the fetcher fetches every page in the fetchers."""
+    web = make_testweb(10, 3)
+    out = tmp_path / "crawl"
+    log = tmp_path / "fetched-by-user.txt"
+    fetcher = f"tests.fixtures.userfetcher:LoggingFetcher?path={log}"
+    user = ["--extract", "tests.extract.spiders:Headlines", "--fetcher", fetcher]
+    crawl = Crawl(out, [*web.seeds(2), *_args(web), *user, "--recrawl-after", "1d"])
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    rows = records(out)
+    fetched = {r["url"] for r in rows if r["status"]}
+    assert len(fetched) > 20
+    assert set(log.read_text().split()) == fetched
+    items = _items(out)
+    pages = _html_pages(rows)
+    assert Counter(i["url"] for i in items) == Counter(pages)
+    for item in items:
+        model_page = web.model.respond_url(item["url"]).page
+        assert model_page is not None and item["fields"] == {"headline": model_page.title}

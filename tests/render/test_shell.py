@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from webtrawl.fetch.client import Response
 from webtrawl.fetch.render.shell import classify, shell_reason
+from webtrawl.fetch.response import Response
 
 _TEXT = " ".join(f"word{i}" for i in range(100))
 

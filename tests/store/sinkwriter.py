@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.store.sinkdata import ctx, products
-from webtrawl.store.sinks import open_sink
+from webtrawl.store.registry import open_sink
 
 PAGES, ITEMS = 4, 5
 

@@ -78,9 +78,9 @@ def test_parse_bug_record_has_the_one_record_shape(tmp_path: Path) -> None:
 
 def test_unknown_or_mismatched_sinks_are_config_errors(tmp_path: Path) -> None:
     ctx = SinkContext(tmp_path, "n-p0", "c1")
-    with pytest.raises(ConfigError, match="unknown output"):
+    with pytest.raises(ConfigError, match="unknown kind"):
         open_sink("mongodb://x/y", "items", ctx)
-    with pytest.raises(ConfigError, match="warc holds only"):
+    with pytest.raises(ConfigError, match="warc holds warc, not items"):
         open_sink("warc:", "items", ctx)
 
 

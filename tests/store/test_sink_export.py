@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from webtrawl.errors import ConfigError
 from webtrawl.store.sinks.export import export
 
 FT = "2026-11-23T18:00:00.000Z"
@@ -71,3 +73,16 @@ def test_export_command_errors_are_one_line(tmp_path: Path) -> None:
     done = subprocess.run([*run, "--to", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "exported 4 items rows of 3 URLs" in done.stdout
+
+
+def test_export_to_jsonl_writes_flat_keyed_rows_and_a_user_sink_without_write_rows_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "c1"
+    _crawl(out)
+    assert export(out, "items", [f"jsonl:{tmp_path}/flat"], "wt-1") == (4, 3)
+    rows = [json.loads(line) for path in sorted((tmp_path / "flat").glob("*.jsonl")) for line in path.open()]
+    assert [(r["crawl"], r["url"], r["idx"], r["name"]) for r in rows][-2:] == [
+        ("wt-1", "http://a.test/2", 0, "c2"),
+        ("wt-1", "http://a.test/3", 0, "e"),
+    ]
+    with pytest.raises(ConfigError, match="takes no exported rows"):
+        export(out, "items", [f"tests.fixtures.usersink:CollectingSink?path={tmp_path}/u.jsonl"], "wt-1")

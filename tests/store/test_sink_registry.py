@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.usersink import collected
+from tests.store.sinkdata import ctx, page, products
 from webtrawl.config import load
-from webtrawl.errors import ConfigError, StateError
-from webtrawl.store.registry import sink_specs
-from webtrawl.store.sinks import SinkUrl, crawl_id, mask, normalize, parse
+from webtrawl.errors import ConfigError, InputError, StateError
+from webtrawl.store.registry import open_sink, probe, sink_specs
+from webtrawl.store.sinkurl import SinkUrl, crawl_id, mask, normalize, parse
 
 
 @pytest.mark.parametrize(
@@ -40,7 +42,8 @@ def test_parse(url: str, expected: SinkUrl) -> None:
     ("url", "message"),
     [
         ("mongodb://h/db", "unknown kind"),
-        ("warc:x", "unknown kind"),
+        ("warc:x", "warc holds only warc, not rows"),
+        ("mypkg/sinks:Mongo", "unknown kind"),
         ("items.db", "unknown kind"),
         ("sqlite://items.db", "sqlite:///relative.db"),
         ("csv:", "name a directory"),
@@ -50,7 +53,7 @@ def test_parse(url: str, expected: SinkUrl) -> None:
 )
 def test_bad_urls_are_one_line(url: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("?", r"\?")):
-        parse(url)
+        normalize(url)
 
 
 def test_normalize_makes_paths_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,3 +100,35 @@ def test_sink_flags_choose_the_parsers_outputs(tmp_path: Path, monkeypatch: pyte
 def test_sink_flags_that_cannot_work_are_refused(flags: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load(flags, env={})
+
+
+USER_SINK = "tests.fixtures.usersink:CollectingSink"
+
+
+def test_a_user_sink_is_named_by_import_path_and_built_with_its_options(tmp_path: Path) -> None:
+    path = tmp_path / "got.jsonl"
+    url = f"{USER_SINK}?path={path}&label=shop"
+    assert parse(url) == SinkUrl("", USER_SINK, None, url, (("path", str(path)), ("label", "shop")))
+    assert normalize(url) == url
+    probe(url, "items")
+    sink = open_sink(url, "items", ctx(tmp_path))
+    sink.write([products("http://a.test/1", 2), page("http://a.test/2")])
+    sink.flush()
+    sink.close()
+    got = [(row["crawl"], row["url"], row["index"], row["label"]) for row in collected(path)]
+    assert got == [("wt-1700000000", "http://a.test/1", 0, "shop"), ("wt-1700000000", "http://a.test/1", 1, "shop")]
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("tests.fixtures.nosuchmodule:Sink?path=x", "--items-to tests.fixtures.nosuchmodule:Sink: cannot import"),
+        ("tests.fixtures.usersink:NoSuchSink", "tests.fixtures.usersink has no 'NoSuchSink'"),
+        ("tests.fixtures.usersink:collected", "is not a sink class"),
+        (f"{USER_SINK}?path=x&colour=red", "unexpected keyword argument 'colour'"),
+        (USER_SINK, "missing a required argument: 'path'"),
+    ],
+)
+def test_a_user_sink_that_cannot_be_built_fails_at_start(url: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        probe(url, "items")

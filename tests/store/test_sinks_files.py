@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from tests.store.sinkdata import ctx, page, products
-from webtrawl.store.sinks import open_sink, seal_left_open
+from webtrawl.store.registry import open_sink, seal_left_open
 from webtrawl.store.sinks.csvsink import seal_csv_dir
 from webtrawl.store.sinks.parquet import seal_parquet_dir
 

@@ -15,7 +15,7 @@ import pytest
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.store import Sink
-from webtrawl.store.sinks import open_sink, probe
+from webtrawl.store.registry import open_sink, probe
 
 Query = Callable[[str], list[tuple[Any, ...]]]
 

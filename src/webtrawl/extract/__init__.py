@@ -1,6 +1,6 @@
 """Extraction: user rules, Python callbacks and main text, run in the parser processes on the parsed page."""
 
-from webtrawl.extract.base import Extractor, ExtractResult, Follow
+from webtrawl.extract.base import Extractor, ExtractResult, Follow, RecrawlHints, RequestHints
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
 from webtrawl.extract.pipeline import EXTRACT_ERROR, Extraction, absolute_spec, build_extraction, load_extractor
@@ -14,6 +14,8 @@ __all__ = [
     "Extractor",
     "Follow",
     "Page",
+    "RecrawlHints",
+    "RequestHints",
     "Spider",
     "SpiderExtractor",
     "absolute_spec",

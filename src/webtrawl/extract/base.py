@@ -1,16 +1,21 @@
 """The extraction stage's protocol: an :class:`Extractor` turns one page into items (and maybe links to follow).
 
-Extractors are built inside the parser process from what the config names (``--extract rules.toml`` or
-``--extract package.module:function``) and run on the page the parser already decoded and parsed, so the HTML is
-parsed by lexbor once for links and CSS rules; XPath and the callback's selectors parse it a second time with lxml
-(parsel), only when used.
+Extractors are built inside the parser process from what the config names (``--extract rules.toml``,
+``--extract package.module:function`` or ``--extract package.module:Class``, a class implementing
+:class:`Extractor`, called with no arguments) and run on the page the parser already decoded and parsed, so the HTML
+is parsed by lexbor once for links and CSS rules; XPath and the callback's selectors parse it a second time with
+lxml (parsel), only when used.
+
+Two optional capabilities let the rest of the crawler ask an extractor, whatever its class, for more:
+:class:`RequestHints` (the fetcher: headers per request, and whether a page yields nothing, for ``--render auto``)
+and :class:`RecrawlHints` (the parser: a recrawl interval per page). The built-in rules implement both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from webtrawl.extract.document import Document
 from webtrawl.names import PRIORITY_LEVELS
@@ -95,3 +100,35 @@ class Extractor(Protocol):
     name: str  # for log lines
 
     def extract(self, doc: Document) -> ExtractResult: ...
+
+
+@runtime_checkable
+class RequestHints(Protocol):
+    """Optional: what the fetcher asks an extractor (``fetch/rulehints.py``). The fetcher builds its own copy of the
+    extractor and calls these there, so they must have no effects (callbacks never implement them)."""
+
+    sends_headers: bool  # whether headers_for can give anything (if not, it is not asked per request)
+
+    def headers_for(self, url: str) -> dict[str, str]:
+        """More request headers for ``url`` (HTTP and a render's), empty if none."""
+        ...
+
+    def wants(self, url: str) -> bool:
+        """Whether some page at ``url`` could be for this extractor (a cheap test before decoding anything)."""
+        ...
+
+    def finds_no_items(self, doc: Document) -> bool:
+        """``--render auto``: True when ``doc`` is for this extractor and it finds no item in it (then the page is
+        rendered); False when it finds some or the page is not for it. May raise (then no render)."""
+        ...
+
+
+@runtime_checkable
+class RecrawlHints(Protocol):
+    """Optional: a recrawl interval per page (with ``--recrawl-after``), e.g. a rule's ``recrawl_after``."""
+
+    sets_recrawl: bool  # whether some page gets its own interval (they need --recrawl-after)
+
+    def recrawl_after(self, url: str, content_type: str) -> float:
+        """Seconds until ``url`` is due again, 0 for the crawl's ``--recrawl-after``."""
+        ...

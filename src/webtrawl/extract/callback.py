@@ -1,4 +1,5 @@
-"""A Python callback (``--extract package.module:function`` or ``--extract path/to/file.py:function``).
+"""A Python callback (``--extract package.module:function`` or ``--extract path/to/file.py:function``), or a
+class implementing :class:`~webtrawl.extract.base.Extractor` (``--extract package.module:Class``).
 
 The function is called with a :class:`~webtrawl.extract.page.Page` and returns (or yields) item dicts and, if it
 wants, links to follow (:class:`~webtrawl.extract.base.Follow` or plain strings). The working directory is on the
@@ -7,20 +8,15 @@ import path, as it is for ``python -m``.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
-import sys
-import traceback
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import InputError, UserCodeError
-from webtrawl.extract.base import ExtractResult, Follow
+from webtrawl.extract.base import Extractor, ExtractResult, Follow
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
 from webtrawl.extract.routing import encode_route
+from webtrawl.importpath import load_object
 
 
 def is_callback_spec(spec: str) -> bool:
@@ -28,48 +24,23 @@ def is_callback_spec(spec: str) -> bool:
     return ":" in spec and not spec.lower().endswith(".toml")
 
 
-def load_callback(spec: str) -> CallbackExtractor:
-    target, _, name = spec.rpartition(":")
-    if not target or not name.isidentifier():
-        raise InputError(f"--extract {spec}: want package.module:function or file.py:function")
-    module = import_target(target, spec, "--extract")
-    func = getattr(module, name, None)
-    if func is None:
-        raise InputError(f"--extract {spec}: {target} has no {name!r}")
-    if not callable(func):
-        raise InputError(f"--extract {spec}: {name} is not a function")
-    return CallbackExtractor(spec, func)
-
-
-def import_target(target: str, spec: str, flag: str) -> Any:
-    """The module ``target`` (a dotted name or a .py file) of the user's ``flag spec``; :class:`InputError` (with the
-    user's file and line) if it does not import. ``__main__`` is the running script (in a spawned child, the
-    script re-run as ``__mp_main__`` by multiprocessing)."""
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        if target.endswith(".py"):
-            path = Path(target).resolve()
-            if not path.is_file():
-                raise InputError(f"{flag} {spec}: no such file {target}")
-            loader_spec = importlib.util.spec_from_file_location(f"_trawl_user_{path.stem}", path)
-            if loader_spec is None or loader_spec.loader is None:
-                raise InputError(f"{flag} {spec}: cannot load {target}")
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[loader_spec.name] = module
-            loader_spec.loader.exec_module(module)
-            return module
-        return importlib.import_module(target)
-    except InputError:
-        raise
-    except SyntaxError as exc:
-        raise InputError(f"{exc.filename}:{exc.lineno}: syntax error in the {flag} callback: {exc.msg}") from None
-    except Exception as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        ours = str(Path(__file__).resolve().parent.parent)
-        user = [f for f in frames if "importlib" not in f.filename and not f.filename.startswith(ours)]
-        where = f"{user[-1].filename}:{user[-1].lineno}: " if user else ""
-        raise InputError(f"{where}{flag} {spec}: cannot import {target}: {type(exc).__name__}: {exc}") from None
+def load_callback(spec: str) -> Extractor:
+    """A function becomes a :class:`CallbackExtractor`; a class implementing the Extractor protocol is built with
+    no arguments."""
+    found = load_object(spec, "--extract", "callback")
+    if isinstance(found, type):
+        try:
+            extractor = found()
+        except Exception as exc:
+            raise InputError(f"--extract {spec}: {found.__name__}() failed: {type(exc).__name__}: {exc}") from None
+        if not callable(getattr(extractor, "extract", None)):
+            raise InputError(f"--extract {spec}: {found.__name__} has no extract(doc) method (see Extractor)")
+        if not isinstance(getattr(extractor, "name", None), str):
+            extractor.name = spec
+        return extractor  # type: ignore[no-any-return]
+    if not callable(found):
+        raise InputError(f"--extract {spec}: {spec.rpartition(':')[2]} is not a function")
+    return CallbackExtractor(spec, found)
 
 
 class CallbackExtractor:

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from webtrawl.errors import UserCodeError
-from webtrawl.extract.base import Extractor, ExtractResult
+from webtrawl.extract.base import Extractor, ExtractResult, RecrawlHints
 from webtrawl.extract.callback import is_callback_spec, load_callback
 from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
-from webtrawl.extract.rules import RulesExtractor, load_rules
+from webtrawl.extract.rules import load_rules
 from webtrawl.extract.spider import load_spider
 from webtrawl.extract.text import check_available, main_text
 from webtrawl.redact import redact
@@ -54,6 +54,11 @@ class Extraction:
     text_max_bytes: int = 2 * 1024 * 1024
     follow_on_error: bool = True  # a page whose extraction failed follows its own links (a spider's: none)
     _logged: set[tuple[str, str]] = field(default_factory=set, init=False)  # errors whose traceback was logged
+    _recrawl: RecrawlHints | None = field(default=None, init=False)  # the extractor, if it gives recrawl intervals
+
+    def __post_init__(self) -> None:
+        if isinstance(self.extractor, RecrawlHints):  # asked per page: the protocol test is done once
+            self._recrawl = self.extractor
 
     def run(self, doc: Document, record: PageRecord, *, html: bool = True) -> ExtractResult:
         """Items and links of ``doc``; fills the record's ``items`` and main-text fields, or its extract-error."""
@@ -76,14 +81,13 @@ class Extraction:
         return list(getattr(self.extractor, "start_urls", ()))
 
     def sets_recrawl(self) -> bool:
-        """Whether some rule has a recrawl_after."""
-        return isinstance(self.extractor, RulesExtractor) and any(r.recrawl_after for r in self.extractor.rules)
+        """Whether the extractor gives some page its own recrawl interval (a rule's recrawl_after)."""
+        return self._recrawl is not None and self._recrawl.sets_recrawl
 
     def recrawl_after(self, url: str, content_type: str) -> float:
-        """The recrawl interval (s) the rules file gives the page (its first matching rule's), 0 if none."""
-        if isinstance(self.extractor, RulesExtractor):
-            return self.extractor.recrawl_after(url, content_type)
-        return 0.0
+        """The recrawl interval (s) the extractor gives the page (a rules file: its first matching rule's), 0 if
+        none."""
+        return self._recrawl.recrawl_after(url, content_type) if self._recrawl is not None else 0.0
 
     def _clean(self, item: dict[str, Any]) -> dict[str, Any]:
         if not all(isinstance(key, str) for key in item):

@@ -98,9 +98,31 @@ class Rule:
 
 
 class RulesExtractor:
+    """A rules file's extractor; also :class:`~webtrawl.extract.base.RequestHints` (its rules' headers, and for
+    ``--render auto`` whether the page's rule finds an item) and :class:`~webtrawl.extract.base.RecrawlHints`."""
+
     def __init__(self, path: Path, rules: list[Rule]) -> None:
         self.name = str(path)
         self.rules = rules
+        self.sets_recrawl = any(rule.recrawl_after for rule in rules)
+        self._headers = [(rule.url, rule.headers) for rule in rules if rule.headers]
+        self.sends_headers = bool(self._headers)
+
+    def headers_for(self, url: str) -> dict[str, str]:
+        """Every matching rule adds its headers, an earlier rule's value winning for a name given twice."""
+        out: dict[str, str] = {}
+        for pattern, headers in self._headers:
+            if pattern.search(url):
+                for name, value in headers.items():
+                    out.setdefault(name, value)
+        return out
+
+    def wants(self, url: str) -> bool:
+        return any(rule.url.search(url) for rule in self.rules)
+
+    def finds_no_items(self, doc: Document) -> bool:
+        """The page's rule (the one the parser would run) yields no item; False if no rule is for the page."""
+        return self.rule_for(doc) is not None and not self.extract(doc).items
 
     def rule_for(self, doc: Document) -> Rule | None:
         """The rule for ``doc``: the first that matches it."""

@@ -15,10 +15,11 @@ from typing import Any, ClassVar
 
 from webtrawl.errors import InputError, UserCodeError
 from webtrawl.extract.base import ExtractResult, Follow
-from webtrawl.extract.callback import collect, import_target
+from webtrawl.extract.callback import collect
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
 from webtrawl.extract.routing import DEFAULT_CALLBACK, encode_route
+from webtrawl.importpath import load_object
 
 
 class Spider:
@@ -36,12 +37,8 @@ class Spider:
 
 def load_spider(spec: str) -> SpiderExtractor:
     """The spider ``--spider module:Class`` names, built; :class:`InputError` if it cannot be."""
-    target, _, name = spec.rpartition(":")
-    if not target or not name.isidentifier():
-        raise InputError(f"--spider {spec}: want package.module:Class or file.py:Class")
-    cls = getattr(import_target(target, spec, "--spider"), name, None)
-    if cls is None:
-        raise InputError(f"--spider {spec}: {target} has no {name!r}")
+    cls = load_object(spec, "--spider", "spider")
+    name = spec.rpartition(":")[2]
     if not (isinstance(cls, type) and issubclass(cls, Spider)):
         raise InputError(f"--spider {spec}: {name} is not a subclass of webtrawl.extract.Spider")
     try:

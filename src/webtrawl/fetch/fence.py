@@ -10,8 +10,12 @@ taken back is refused by the frontier (``STALE``), so its page is dropped instea
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
+
 from webtrawl.config import CrawlConfig, FetchOptions, RenderOptions
 from webtrawl.errors import InputError
+from webtrawl.frontier.retry import Outage
 
 # Time to notice a lease is too old and to abandon a request (aborting it ends it at the server at once); the
 # frontier adds more on its side: an expired lease is taken back only at the next reclaim, and the host then
@@ -33,3 +37,32 @@ def check_lease_ttl(cfg: CrawlConfig) -> None:
             f"--lease-ttl {cfg.frontier.lease_ttl:g} is too short: a request may take {bound:g}s "
             f"(--total, --robots, --render-timeout), so a lease must last at least {bound + FENCE_MARGIN_S:g}s"
         )
+
+
+class Fence:
+    """One fetcher's lease deadlines, on the safe side (counted from before the call that granted the lease), and
+    whether a request may start under a lease now. ``Fence()`` never fences (unit tests with fakes)."""
+
+    def __init__(self, lease_ttl_s: float = float("inf"), need_s: float = 0.0, outage: Outage | None = None) -> None:
+        self.lease_ttl_s = lease_ttl_s
+        self.need_s = need_s  # lease time a request needs left to start: request_bound() + FENCE_MARGIN_S
+        self.outage = outage
+        self._deadlines: dict[str, float] = {}  # token -> when its lease may expire (time.monotonic())
+
+    def leased(self, tokens: Iterable[str], asked: float, wait_s: float = 0.0) -> None:
+        """Leases granted by a call sent at ``asked`` (a held host's next lease: due ``wait_s`` later)."""
+        for token in tokens:
+            self._deadlines[token] = asked + wait_s + self.lease_ttl_s
+
+    def released(self, token: str) -> None:
+        self._deadlines.pop(token, None)
+
+    def why_not(self, token: str) -> str:
+        """Why no request may start under the lease now ("" if one may): Redis is away (this node is cut off, its
+        leases may be taken back), or the lease could expire before the request ends."""
+        if self.outage is not None and self.outage.down:
+            return "Redis is away"
+        deadline = self._deadlines.get(token)
+        if deadline is not None and deadline - time.monotonic() < self.need_s:
+            return "its lease could expire before the request ends"
+        return ""

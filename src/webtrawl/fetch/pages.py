@@ -4,7 +4,7 @@ whether its connection stays open, and the host's gap after it."""
 from __future__ import annotations
 
 from webtrawl.config import Politeness
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl.messages import Lease, Page
 from webtrawl.politeness import RobotsRules
 

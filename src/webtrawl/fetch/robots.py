@@ -21,7 +21,7 @@ from urllib.parse import urljoin, urlsplit
 from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
-from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.fetch.response import Response
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import whole_lines
 
@@ -39,13 +39,26 @@ class RobotsStore(Protocol):
     async def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None: ...
 
 
+class RobotsClient(Protocol):
+    """What fetches robots.txt: the process's ``HttpClient`` (a fake in tests, :mod:`webtrawl.fetch.testing`)."""
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_body: int | None = None,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Response: ...
+
+
 class RobotsCache:
     """Process-local LRU in front of the shared store, and the robots.txt fetch itself."""
 
     def __init__(
         self,
         store: RobotsStore,
-        client: HttpClient,
+        client: RobotsClient,
         fetch: FetchOptions,
         politeness: Politeness,
         limits: Limits,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from webtrawl.config import Limits, RenderOptions
-from webtrawl.fetch.client import Response
 from webtrawl.fetch.render.shell import html_payload, payload_reason
+from webtrawl.fetch.response import Response
 from webtrawl.fetch.rulehints import NO_ITEMS, RuleHints
 from webtrawl.messages import Lease
 

@@ -1,4 +1,9 @@
-"""What a fetcher takes from the user's rules file (``--extract rules.toml``): request headers and "nothing found".
+"""What a fetcher takes from the user's extractor (``--extract``): request headers and "nothing found".
+
+The extractor is asked through :class:`~webtrawl.extract.base.RequestHints`, whatever its class: a rules file
+(``extract/rules.py``) implements it, a class named by ``--extract package.module:Class`` may, a callback function
+never does (user code with effects is never run here). Built inside the fetcher process from the config
+(``from_config``); without such an extractor nothing is loaded.
 
 - **Headers per rule**: a rule's ``headers = {...}`` are sent with every request whose URL its ``url`` pattern
   matches, over HTTP and in the browser (both go through the process's :class:`~webtrawl.fetch.client.HttpClient`,
@@ -13,9 +18,7 @@
   is taken back as for any fetch). The price is running that rule in the fetcher too: twice for such pages (here
   on the HTTP answer, in the parser on the DOM), and once more for pages whose rule does find items (those are not
   rendered). Rules that fail or run past ``--extract-timeout`` here do not cause a render: the parser records the
-  failure on the page. Callbacks (``--extract module:function``) are user code with effects, never run here.
-
-Built inside the fetcher process from the config (``from_config``); without a rules file nothing is loaded.
+  failure on the page.
 """
 
 from __future__ import annotations
@@ -24,55 +27,47 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webtrawl.config import ExtractionOptions, RenderOptions
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl.parse.encoding import choose_encoding
 
 if TYPE_CHECKING:
-    from webtrawl.extract.rules import RulesExtractor
+    from webtrawl.extract.base import RequestHints
 
 NO_ITEMS = "no-items"  # the render reason in the page record
 
 
 class RuleHints:
-    def __init__(self, rules: RulesExtractor, *, auto: bool, timeout: float) -> None:
-        self.rules = rules
-        self.auto = auto  # --render auto: check whether the rules find items
+    def __init__(self, extractor: RequestHints, *, auto: bool, timeout: float) -> None:
+        self.extractor = extractor
+        self.auto = auto  # --render auto: check whether the extractor finds items
         self.timeout = timeout
-        self._headers = [(rule.url, rule.headers) for rule in rules.rules if rule.headers]
+        self.has_headers = extractor.sends_headers
 
     @classmethod
     def from_config(cls, extraction: ExtractionOptions, rendering: RenderOptions) -> RuleHints | None:
-        """The hints of ``--extract rules.toml`` when the fetcher needs any (headers, or ``--render auto``)."""
-        from webtrawl.extract.callback import is_callback_spec
-
-        spec = extraction.extract
-        if not spec or (is_callback_spec(spec) and not Path(spec).is_file()):
+        """The hints of ``--extract`` when the fetcher needs any (headers, or ``--render auto``)."""
+        spec, auto = extraction.extract, rendering.render == "auto"
+        if not spec:
             return None
-        path, auto = Path(spec).expanduser(), rendering.render == "auto"
-        if not auto and not _may_have_headers(path):
+        path = Path(spec).expanduser()
+        if path.is_file() and not auto and not _may_have_headers(path):
             return None  # a fetcher that needs nothing of the rules does not import parsel and lxml for them
-        from webtrawl.extract.rules import load_rules
+        from webtrawl.extract import RequestHints, load_extractor
 
-        hints = cls(load_rules(path), auto=auto, timeout=extraction.extract_timeout)
+        extractor = load_extractor(spec)
+        if not isinstance(extractor, RequestHints):
+            return None
+        hints = cls(extractor, auto=auto, timeout=extraction.extract_timeout)
         return hints if hints.auto or hints.has_headers else None
 
-    @property
-    def has_headers(self) -> bool:
-        return bool(self._headers)
-
     def headers(self, url: str) -> dict[str, str]:
-        """The headers the rules add to a request for ``url`` (empty if none)."""
-        out: dict[str, str] = {}
-        for pattern, headers in self._headers:
-            if pattern.search(url):
-                for name, value in headers.items():
-                    out.setdefault(name, value)
-        return out
+        """The headers the extractor adds to a request for ``url`` (empty if none)."""
+        return self.extractor.headers_for(url)
 
     def no_items(self, url: str, resp: Response, payload: bytes) -> bool:
-        """With ``auto``: whether the page's rule finds no item in the HTTP answer (``payload``: its decoded
-        body). False when no rule is for this page, or when the rule fails (the parser records that)."""
-        if not self.auto or not any(rule.url.search(url) for rule in self.rules.rules):
+        """With ``auto``: whether the extractor finds no item in the HTTP answer (``payload``: its decoded body).
+        False when the page is not for it, or when it fails (the parser records that)."""
+        if not self.auto or not self.extractor.wants(url):
             return False
         from webtrawl.extract.document import Document
         from webtrawl.extract.limits import TimeLimit, time_limit
@@ -82,11 +77,9 @@ class RuleHints:
         text = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
         mime = content_type.split(";", 1)[0].strip().lower()
         doc = Document(url=url, text=text, status=resp.status, headers=resp.headers, content_type=mime)
-        if self.rules.rule_for(doc) is None:
-            return False
         try:
             with time_limit(self.timeout):
-                return not self.rules.extract(doc).items
+                return self.extractor.finds_no_items(doc)
         except (Exception, TimeLimit):
             return False
 

@@ -37,8 +37,7 @@ from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
 from webtrawl.store import seal_open_files
-from webtrawl.store.registry import STREAMS
-from webtrawl.store.sinks import seal_left_open
+from webtrawl.store.registry import STREAMS, seal_left_open
 
 log = logging.getLogger("webtrawl.node")
 

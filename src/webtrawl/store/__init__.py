@@ -1,4 +1,4 @@
-"""The output store: the Sink protocol, the fan-out the parser writes through, and the built-in file sinks. Exports
+"""The output store: the Sink protocol, the one sink registry, the fan-out the parser writes through, the sinks. Exports
 load on first use (:mod:`webtrawl.lazy`): a fetcher naming a message type does not load the WARC writer."""
 
 from typing import TYPE_CHECKING
@@ -10,7 +10,9 @@ if TYPE_CHECKING:
     from webtrawl.store.fanout import FanOut
     from webtrawl.store.jsonl import JsonlWriter
     from webtrawl.store.recovery import seal_open_files
-    from webtrawl.store.registry import STREAMS, open_outputs, open_sink, register_sink, sink_specs
+    from webtrawl.store.registry import STREAMS, open_outputs, open_sink, probe, seal_left_open, sink_specs
+    from webtrawl.store.sinks.rows import RowMaker, Rows
+    from webtrawl.store.sinkurl import SinkUrl, crawl_id, mask, normalize, parse
     from webtrawl.store.warc import WarcWriter
 
 __all__ = [
@@ -21,12 +23,20 @@ __all__ = [
     "JsonlWriter",
     "PageOutput",
     "PageRecord",
+    "RowMaker",
+    "Rows",
     "Sink",
     "SinkContext",
+    "SinkUrl",
     "WarcWriter",
+    "crawl_id",
+    "mask",
+    "normalize",
     "open_outputs",
     "open_sink",
-    "register_sink",
+    "parse",
+    "probe",
+    "seal_left_open",
     "seal_open_files",
     "sink_specs",
 ]
@@ -39,7 +49,9 @@ __getattr__ = lazy_exports(
         "FanOut": "webtrawl.store.fanout",
         "JsonlWriter": "webtrawl.store.jsonl",
         "seal_open_files": "webtrawl.store.recovery",
-        **dict.fromkeys(["STREAMS", "open_outputs", "open_sink", "register_sink", "sink_specs"], _REGISTRY),
+        **dict.fromkeys(["STREAMS", "open_outputs", "open_sink", "probe", "seal_left_open", "sink_specs"], _REGISTRY),
+        **dict.fromkeys(["RowMaker", "Rows"], "webtrawl.store.sinks.rows"),
+        **dict.fromkeys(["SinkUrl", "crawl_id", "mask", "normalize", "parse"], "webtrawl.store.sinkurl"),
         "WarcWriter": "webtrawl.store.warc",
     },
 )

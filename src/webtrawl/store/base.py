@@ -116,14 +116,35 @@ class SinkContext(msgspec.Struct, frozen=True):
 
 
 class Sink(Protocol):
-    """An output. ``write`` may buffer; ``flush`` returns only when everything written is durable.
+    """An output of the parser processes: the crawl's own files, a built-in table or file sink, or a user's class.
 
-    A sink whose destination is away for a while (database restarting, network error) raises
-    :class:`webtrawl.errors.SinkUnavailable` from ``write``/``flush`` after cutting back to its last durable state, so
-    the fan-out can pause the crawl and call it again with the same batch later; anything else is a bug or bad input.
+    **Built** inside each parser process from its URL (:mod:`webtrawl.store.registry`): a user's class named
+    ``package.module:Class?key=value&...`` is imported there and called as ``Class(stream, ctx, **options)``:
+    ``stream`` is the one it holds (``"items"`` for ``--items-to``, ``"records"`` for ``--records-to``), ``ctx`` a
+    :class:`SinkContext` (``crawl_id``, this process's file ``prefix``, the output directory) and ``options`` the
+    query's values (strings). ``trawl crawl`` imports it at start, so a bad path fails then.
+
+    **Receives** ``write(batch)``: a sequence of :class:`PageOutput`, one per page, each with its ``record`` (keyed
+    by ``(crawl, url)``) and its ``items`` (each keyed by ``(crawl, url, index)``); a sink takes what its stream
+    names (``RowMaker(stream, ctx.crawl_id)(batch)`` gives those as flat keyed rows, one set per URL). Then
+    ``flush()``: return only when everything written is durable. Both are called for every batch before any URL of
+    the batch is completed in the frontier; ``close()`` once at the end.
+
+    **Away**: a sink whose destination is away for a while (database restarting, network error) raises
+    :class:`webtrawl.errors.SinkUnavailable` from ``write``/``flush`` after cutting back to its last durable state;
+    the fan-out pauses the crawl (no new leases) and calls it again with the same batch until it goes through. A full
+    disk (``OSError`` ENOSPC) is waited out the same way. Anything else is a bug or bad input and stops the parser.
+
+    **Delivery** is at least once: a kill -9 between ``flush`` and the completion of the batch's URLs, or a page in
+    flight at a kill, gives the sink the same URL again after the resume (possibly fetched again, so the same
+    fields). A sink that must hold each item once upserts on the key (the built-in table sinks delete the batch's
+    URLs' rows of the crawl and insert, in one transaction) or lets its reader keep the last row per key.
+
+    Optional: ``probe()`` (built-ins only), run once at start on a sink opened for the purpose, fails with a
+    :class:`webtrawl.errors.ConfigError` if the destination cannot be written.
     """
 
-    name: str  # for log lines, secrets masked
+    name: str  # for log lines, secrets masked (the registry sets the masked URL on a sink without one)
 
     def write(self, batch: Sequence[PageOutput]) -> None: ...
 

@@ -42,14 +42,13 @@ class FanOut:
         *,
         pause: multiprocessing.synchronize.Event | None = None,
         retry_s: float = 2.0,
+        streams: set[str] | None = None,
     ) -> None:
         self.sinks = list(sinks)
+        self.streams = frozenset(streams or ())  # the streams the sinks hold ("warc", "records", ...)
         self._pause = pause
         self._retry_s = retry_s
         self._waiting: str | None = None  # what the last failed call waited for, until it goes through
-
-    def has(self, kind: type) -> bool:
-        return any(isinstance(sink, kind) for sink in self.sinks)
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         """Every sink writes ``batch``, then every sink flushes it; returns when all of it is durable."""

@@ -20,9 +20,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from webtrawl.store.base import Drop, PageOutput
+from webtrawl.errors import ConfigError
+from webtrawl.store.base import Drop, PageOutput, Sink, SinkContext
 from webtrawl.store.jsonl import JsonlWriter
 from webtrawl.store.recovery import seal_open_files
+from webtrawl.store.sinks.files import check_writable
+from webtrawl.store.sinks.rows import Rows
+from webtrawl.store.sinkurl import SinkUrl
 from webtrawl.store.warc import WarcWriter
 
 _DEDUP = 65_536
@@ -45,17 +49,33 @@ class _Progress:
 
 
 class JsonlSink:
-    """One JSONL stream (``records`` or ``items``) in rotated chunk files."""
+    """One JSONL stream (``records``, ``items`` or ``dropped``) in rotated chunk files: the crawl's own, or a copy
+    elsewhere (``--items-to jsonl:DIR``). Lines are what ``rows`` makes of a batch (the record, the items as
+    ``{"url", "fetch_time", "index", "fields"}``); ``trawl export`` writes flat keyed rows (:meth:`write_rows`)."""
 
-    def __init__(self, directory: Path, prefix: str, chunk: int, rows: Callable[[Sequence[PageOutput]], list[Any]]):
+    def __init__(
+        self,
+        directory: Path,
+        prefix: str,
+        chunk: int,
+        rows: Callable[[Sequence[PageOutput]], list[Any]],
+        name: str = "",
+    ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = JsonlWriter(directory, prefix, chunk)
-        self.name = str(directory)
+        self.directory = directory
+        self.name = name or str(directory)
         self._rows = rows
         self._progress = _Progress()
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self._write(batch, lambda: self._rows(batch))
+
+    def write_rows(self, rows: Rows) -> None:
+        self._write(rows, lambda: rows.rows)
+
+    def probe(self) -> None:
+        check_writable(self.directory, self.name)
 
     def _write(self, key: object, rows: Callable[[], list[Any]]) -> None:
         progress = self._progress
@@ -82,8 +102,8 @@ def items_of(batch: Sequence[PageOutput]) -> list[Any]:
 class DroppedSink(JsonlSink):
     """The dropped-links stream: a page's drops, and (:meth:`write_drops`) the links the frontier refused."""
 
-    def __init__(self, directory: Path, prefix: str, chunk: int) -> None:
-        super().__init__(directory, prefix, chunk, self._drops_of)
+    def __init__(self, directory: Path, prefix: str, chunk: int, name: str = "") -> None:
+        super().__init__(directory, prefix, chunk, self._drops_of, name)
         self._recent: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def write_drops(self, drops: Sequence[Drop]) -> None:
@@ -111,10 +131,10 @@ class DroppedSink(JsonlSink):
 class WarcSink:
     """Request/response records of every page whose output asks for them (``PageOutput.warc``)."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int) -> None:
+    def __init__(self, directory: Path, prefix: str, max_bytes: int, name: str = "") -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = WarcWriter(directory, prefix, max_bytes)
-        self.name = str(directory)
+        self.name = name or str(directory)
         self._progress = _Progress()
 
     def write(self, batch: Sequence[PageOutput]) -> None:
@@ -132,3 +152,24 @@ class WarcSink:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _directory(spec: SinkUrl, stream: str, ctx: SinkContext) -> Path:
+    """The sink's directory: the crawl's own ``<out>/<stream>`` when the URL names none."""
+    return ctx.out_dir / (spec.target or stream)
+
+
+def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    directory, name = _directory(spec, stream, ctx), spec.name if spec.target else ""
+    if stream == "dropped":
+        return DroppedSink(directory, ctx.prefix, ctx.chunk, name)
+    if stream in _LINES:
+        return JsonlSink(directory, ctx.prefix, ctx.chunk, _LINES[stream], name)
+    raise ConfigError(f"{spec.name}: jsonl cannot hold the {stream} stream")
+
+
+def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, spec.name if spec.target else "")
+
+
+_LINES = {"records": records_of, "items": items_of}

@@ -1,77 +1,111 @@
-"""Sinks are named by URL in the config and built inside the parser process that writes to them.
+"""The one sink registry: sinks are named by URL in the config and built inside the parser process that writes.
 
-``open_sink(url, stream, ctx)`` looks the URL's scheme up in a small table of factories. A stream is one kind of
-row: ``warc`` (request/response pairs), ``records`` (one per URL), ``items`` (what extraction produced) and
-``dropped`` (links not followed). Built in: ``warc:`` and ``jsonl:[DIR]`` (DIR defaults to ``<out>/<stream>``;
-relative to the output directory). Other modules add schemes with :func:`register_sink`.
+``open_sink(url, stream, ctx)`` builds a built-in from its row in :mod:`.schemes` (``warc:``, ``jsonl:[DIR]``,
+``csv:DIR``, ``parquet:DIR``, ``sqlite:///PATH``, ``postgresql://...``; a directory left out is the crawl's own
+``<out>/<stream>``) or a user's class named by import path, ``package.module:Class?key=value&...``: imported here,
+built as ``Class(stream, ctx, **{key: value})``. A stream is one kind of row: ``warc`` (request/response pairs),
+``records`` (one per URL), ``items`` (what extraction produced) and ``dropped`` (links not followed).
+:func:`probe` runs at start (``trawl crawl``, ``trawl node``, ``trawl export``), so a bad URL, a wrong password or
+an import path that names nothing fails then, with one line, and not later in a parser.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import multiprocessing.synchronize
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.importpath import load_object
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.fanout import FanOut
-from webtrawl.store.files import DroppedSink, JsonlSink, WarcSink, items_of, records_of
+from webtrawl.store.schemes import BUILTIN
+from webtrawl.store.sinkurl import SinkUrl, parse
 
 if TYPE_CHECKING:
     from webtrawl.config import OutputOptions
 
 STREAMS = ("warc", "records", "items", "dropped")
-SinkFactory = Callable[[str, str, SinkContext], Sink]  # (url, stream, ctx)
-_FACTORIES: dict[str, SinkFactory] = {}
+_SINK_METHODS = ("write", "flush", "close")
 
 
-def register_sink(scheme: str, factory: SinkFactory) -> None:
-    _FACTORIES[scheme.lower()] = factory
+@functools.cache
+def _function(path: str) -> Callable[..., Any]:
+    """A built-in's ``module:function`` (ours: a failure here is a bug, not bad input)."""
+    module, _, name = path.partition(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return found
 
 
-def known_schemes() -> list[str]:
-    return sorted(_FACTORIES)
+def _flag(stream: str) -> str:
+    return f"--{stream}-to" if stream in ("items", "records") else f"sink for {stream}"
+
+
+def _user_class(spec: SinkUrl, stream: str) -> Callable[..., Any]:
+    """The user's sink class, imported; ConfigError if it is not one."""
+    cls = load_object(spec.target, _flag(stream))
+    missing = [method for method in _SINK_METHODS if not callable(getattr(cls, method, None))]
+    if not callable(cls) or missing:
+        raise ConfigError(f"sink {spec.name!r}: {spec.target} is not a sink class (needs write, flush and close)")
+    return cls  # type: ignore[no-any-return]
 
 
 def open_sink(url: str, stream: str, ctx: SinkContext) -> Sink:
     """The sink ``url`` names, for ``stream``; :class:`ConfigError` for an unknown scheme or a bad URL."""
     if stream not in STREAMS:
         raise ConfigError(f"unknown output stream {stream!r} (one of {', '.join(STREAMS)})")
-    scheme = url.split(":", 1)[0].lower() if ":" in url else url.lower()
-    factory = _FACTORIES.get(scheme)
-    if factory is None:
-        known = ", ".join(sorted(_FACTORIES))
-        raise ConfigError(f"unknown output {url!r} for {stream} (known: {known})")
-    return factory(url, stream, ctx)
+    spec = parse(url)
+    row = BUILTIN.get(spec.scheme)
+    if row is None:
+        sink: Sink = _user_class(spec, stream)(stream, ctx, **dict(spec.options))
+        if not getattr(sink, "name", ""):
+            sink.name = spec.name
+        return sink
+    if stream not in row.streams:
+        raise ConfigError(f"sink {spec.name!r}: {spec.scheme} holds {' or '.join(row.streams)}, not {stream}")
+    built: Sink = _function(row.factory)(spec, stream, ctx)
+    return built
 
 
-def _directory(url: str, stream: str, ctx: SinkContext) -> Path:
-    rest = url.split(":", 1)[1] if ":" in url else ""
-    if rest.startswith("//"):
-        rest = rest[2:]
-    return ctx.out_dir / (rest or stream)
+def probe(url: str, stream: str) -> None:
+    """Fail now, with one line, if the sink cannot be written: unreachable server, wrong password, missing
+    database, a table that is not ours, a directory we cannot create, pyarrow not installed, an import path that
+    names no sink class or options its class does not take. A built-in is opened (and its ``probe()`` run if it
+    has one) and closed; a user's class is imported and its options checked against its signature, not built."""
+    spec = parse(url)
+    if spec.scheme not in BUILTIN:
+        cls = _user_class(spec, stream)
+        try:
+            inspect.signature(cls).bind(stream, None, **dict(spec.options))
+        except TypeError as exc:
+            raise ConfigError(f"sink {spec.name!r}: {spec.target}(stream, ctx, **options): {exc}") from None
+        except ValueError:
+            pass  # no signature to check (a builtin type): the parser reports a mismatch
+        return
+    try:
+        sink = open_sink(url, stream, SinkContext(Path.cwd(), "probe", "probe"))
+    except OSError as exc:
+        raise ConfigError(f"sink {spec.name!r}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from None
+    try:
+        check = getattr(sink, "probe", None)
+        if callable(check):
+            check()
+    finally:
+        sink.close()
 
 
-def _jsonl(url: str, stream: str, ctx: SinkContext) -> Sink:
-    directory = _directory(url, stream, ctx)
-    if stream == "dropped":
-        return DroppedSink(directory, ctx.prefix, ctx.chunk)
-    if stream == "records":
-        return JsonlSink(directory, ctx.prefix, ctx.chunk, records_of)
-    if stream == "items":
-        return JsonlSink(directory, ctx.prefix, ctx.chunk, items_of)
-    raise ConfigError(f"{url}: jsonl cannot hold the {stream} stream")
-
-
-def _warc(url: str, stream: str, ctx: SinkContext) -> Sink:
-    if stream != "warc":
-        raise ConfigError(f"{url}: warc holds only the warc stream, not {stream}")
-    return WarcSink(_directory(url, stream, ctx), ctx.prefix, ctx.warc_max_bytes)
-
-
-register_sink("jsonl", _jsonl)
-register_sink("warc", _warc)
+def seal_left_open(urls: list[str], node_id: str) -> None:
+    """Seal the ``.open`` files this node's parsers left in the file sinks (a resume with fewer parsers would not
+    reopen them); run before any parser starts. Other nodes' files in a shared directory are left alone."""
+    for url in urls:
+        spec = parse(url)
+        row = BUILTIN.get(spec.scheme)
+        if row is not None and row.seal_dir:
+            _function(row.seal_dir)(Path(spec.target), f"{node_id}-p")
 
 
 def sink_specs(output: OutputOptions, items: bool) -> list[tuple[str, str]]:
@@ -82,7 +116,7 @@ def sink_specs(output: OutputOptions, items: bool) -> list[tuple[str, str]]:
     specs += [("dropped", "jsonl:")]
     if items and output.jsonl:
         specs.append(("items", "jsonl:"))
-    specs += [("records", url) for url in output.records_to]  # store/sinks/: csv, parquet, sqlite, postgresql
+    specs += [("records", url) for url in output.records_to]
     if items:
         specs += [("items", url) for url in output.items_to]
     return specs
@@ -93,15 +127,13 @@ def open_outputs(
 ) -> FanOut:
     """Build every configured sink (in this process) behind one fan-out; closes what it opened if one fails."""
     sinks: list[Sink] = []
+    streams: set[str] = set()
     try:
         for stream, url in sink_specs(output, items):
             sinks.append(open_sink(url, stream, ctx))
+            streams.add(stream)
     except BaseException:
         for sink in sinks:
             sink.close()
         raise
-    return FanOut(sinks, pause=pause)
-
-
-# csv:, parquet:, sqlite:, postgresql: (store/sinks/ registers them; imported last, it imports register_sink)
-from webtrawl.store import sinks as _sinks  # noqa: E402, F401
+    return FanOut(sinks, pause=pause, streams=streams)

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from webtrawl.config import FetchOptions, Limits, RenderOptions
-
 if TYPE_CHECKING:
-    from webtrawl.fetch.client import HttpClient
-    from webtrawl.fetch.render.fetcher import BrowserFetcher
-    from webtrawl.fetch.robots import RobotsCache
-
-
-def open_browser_fetcher(
-    opts: RenderOptions, fetch: FetchOptions, limits: Limits, lease_ttl: float, client: HttpClient, robots: RobotsCache
-) -> BrowserFetcher:
-    """The browser fetcher of this process (Chromium starts on its first render)."""
+    from webtrawl.fetch.base import FetcherContext
     from webtrawl.fetch.render.fetcher import BrowserFetcher
 
-    return BrowserFetcher(opts, fetch, limits, lease_ttl, client, robots)
+
+def open_browser_fetcher(ctx: FetcherContext) -> BrowserFetcher:
+    """The browser fetcher of this process (Chromium starts on its first render): the built-in ``browser``."""
+    from webtrawl.fetch.render.fetcher import BrowserFetcher
+
+    return BrowserFetcher(ctx.rendering, ctx.fetch, ctx.limits, ctx.lease_ttl, ctx.client, ctx.robots)

@@ -16,9 +16,10 @@ from playwright.async_api import Error as PlaywrightError
 from webtrawl.config import FetchOptions, Limits, RenderOptions
 from webtrawl.errors import RenderError
 from webtrawl.fetch.base import FetcherBusy, FetchRequest
-from webtrawl.fetch.client import HttpClient, Response
+from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.render.chromium import BrowserHost
 from webtrawl.fetch.render.page import PageRender
+from webtrawl.fetch.response import Response
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.politeness import RobotsRules
 
@@ -36,6 +37,7 @@ def renderable(resp: Response) -> bool:
 
 class BrowserFetcher:
     name = "browser"
+    role = "render"
 
     def __init__(
         self,

@@ -28,7 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import PolicyError, RenderMemory, TransportError, WebtrawlError
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 from webtrawl.messages import Exchange
 from webtrawl.politeness import RobotsRules
 

@@ -15,7 +15,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import WebtrawlError
-from webtrawl.fetch.client import Response
+from webtrawl.fetch.response import Response
 
 MIN_TEXT = 200  # visible characters below which a page with scripts may be a shell
 _SCRIPT_BYTES = 2000  # inline script bytes that count as "large scripts" when there is no <script src>

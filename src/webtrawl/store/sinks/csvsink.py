@@ -17,11 +17,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from webtrawl.store.base import PageOutput, SinkContext
+from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import finish
-from webtrawl.store.sinks.files import AppendFile, cut, seal_sink_dir
+from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 from webtrawl.store.sinks.schema import json_text
+from webtrawl.store.sinkurl import SinkUrl
 
 EXT = ".csv"
 
@@ -73,6 +74,13 @@ class CsvSink:
     def close(self) -> None:
         self.file.seal()
 
+    def probe(self) -> None:
+        check_writable(self.file.directory, self.name)
+
+
+def open_csv(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return CsvSink(ctx.out_dir / spec.target, What(stream), ctx, spec.name)
+
 
 def _lines(text: str, ends: list[int]) -> Iterator[str]:
     """The lines of ``text``, recording in ``ends`` the offset after each line handed out."""
@@ -106,5 +114,5 @@ def seal_csv(path: Path) -> None:
     finish(path)
 
 
-def seal_csv_dir(directory: Path) -> int:
-    return seal_sink_dir(directory, EXT, seal_csv)
+def seal_csv_dir(directory: Path, prefix: str = "") -> int:
+    return seal_sink_dir(directory, EXT, seal_csv, prefix)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from webtrawl.errors import InputError
+from webtrawl.errors import ConfigError, InputError
 from webtrawl.store.base import SinkContext
-from webtrawl.store.sinks.registry import open_sink
+from webtrawl.store.registry import open_sink
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 log = logging.getLogger("webtrawl.store")
@@ -26,7 +26,10 @@ _BATCH_ROWS = 2_000
 _DECODER = msgspec.json.Decoder()
 
 
+@runtime_checkable
 class RowSink(Protocol):
+    """A sink that also takes rows made elsewhere (every built-in; a user's class may not)."""
+
     name: str
 
     def write_rows(self, rows: Rows) -> None: ...
@@ -79,7 +82,11 @@ def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chun
     rows_done = 0
     try:
         for url in urls:
-            sinks.append(open_sink(url, what, ctx))  # type: ignore[arg-type]
+            sink = open_sink(url, what, ctx)
+            if not isinstance(sink, RowSink):
+                sink.close()
+                raise ConfigError(f"sink {sink.name!r} takes no exported rows (it has no write_rows)")
+            sinks.append(sink)
         maker = RowMaker(what, crawl_id)
         pending: list[dict[str, Any]] = []
         for f, start, url, lines in _groups(files):
@@ -91,8 +98,8 @@ def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chun
                 pending = []
         rows_done += _write(sinks, maker.from_dicts(pending))
     finally:
-        for sink in sinks:
-            sink.close()
+        for done in sinks:
+            done.close()
     return rows_done, len(last)
 
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from webtrawl.errors import ConfigError
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence
 
 log = logging.getLogger("webtrawl.store")
@@ -109,3 +110,9 @@ def seal_sink_dir(directory: Path, ext: str, sealer: Sealer, prefix: str = "") -
     for path in found:
         sealer(path)
     return len(found)
+
+
+def check_writable(directory: Path, name: str) -> None:
+    """At start (a sink's ``probe``): ConfigError if files cannot be created in ``directory``."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigError(f"sink {name!r}: {directory} is not writable")

@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webtrawl.errors import ConfigError
-from webtrawl.store.base import PageOutput, SinkContext
+from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
-from webtrawl.store.sinks.files import AppendFile, cut, seal_sink_dir
+from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
 from webtrawl.store.sinks.schema import Kind, Schema
+from webtrawl.store.sinkurl import SinkUrl
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -83,6 +84,9 @@ class ParquetSink:
     def close(self) -> None:
         self.file.seal()
 
+    def probe(self) -> None:
+        check_writable(self.file.directory, self.name)
+
 
 def _frames(data: bytes) -> tuple[list[Any], int]:
     """The tables of the whole frames in ``data`` and the offset after the last one."""
@@ -127,7 +131,11 @@ def seal_parquet(path: Path) -> None:
         path.unlink()
 
 
-def seal_parquet_dir(directory: Path) -> int:
-    for tmp in directory.glob("*.parquet.tmp") if directory.is_dir() else ():
+def seal_parquet_dir(directory: Path, prefix: str = "") -> int:
+    for tmp in directory.glob(f"{prefix}*.parquet.tmp") if directory.is_dir() else ():
         tmp.unlink()  # a conversion a kill interrupted; its .open file is still there
-    return seal_sink_dir(directory, EXT, seal_parquet)
+    return seal_sink_dir(directory, EXT, seal_parquet, prefix)
+
+
+def open_parquet(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return ParquetSink(ctx.out_dir / spec.target, What(stream), ctx, spec.name)

@@ -19,9 +19,11 @@ from typing import Any
 import psycopg
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind
 from webtrawl.store.sinks.sqltable import SqlSink, quote
+from webtrawl.store.sinkurl import SinkUrl
 
 _CONNECT = {
     "connect_timeout": 10,
@@ -157,3 +159,7 @@ class PostgresSink(SqlSink):
 
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:
         self._db().execute(statement, params)
+
+
+def open_postgres(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return PostgresSink(spec.target, spec.table, What(stream), ctx.crawl_id, spec.name)

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind
 from webtrawl.store.sinks.sqltable import SqlSink, quote
+from webtrawl.store.sinkurl import SinkUrl
 
 _BUSY_MS = 60_000
 # Codes that mean "not now" (another writer holds the lock too long, disk full, I/O error), not "never".
@@ -108,3 +110,7 @@ class SqliteSink(SqlSink):
 
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:
         self._db().execute(statement, params)
+
+
+def open_sqlite(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
+    return SqliteSink(Path(spec.target), spec.table, What(stream), ctx.crawl_id, spec.name)

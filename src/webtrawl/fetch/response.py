@@ -1,0 +1,56 @@
+"""What a fetch gives back, whatever did the fetching (:mod:`webtrawl.fetch.base`): one complete HTTP answer.
+
+Its own module so that the stages reading answers (routing, the parser's hand-off, the render heuristics) do not
+load aiohttp.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from webtrawl.messages import Exchange
+
+
+class Response(msgspec.Struct):
+    """A complete HTTP answer, any status. ``body`` is still content-encoded; ``truncated``: cut at a cap."""
+
+    status: int
+    reason: str = ""
+    http_version: str = "1.1"
+    headers: list[tuple[str, str]] = msgspec.field(default_factory=list)  # as received, latin-1 decoded
+    body: bytes = b""
+    truncated: bool = False
+    ip: str = ""
+    request_headers: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    fetch_time: float = 0.0  # epoch seconds at request start
+    elapsed_ms: float = 0.0
+    # Rendered by a browser (fetch/render/): why, the DOM after the scripts ran, the other requests it made (as
+    # received) and the ones it refused (reason -> count). The fields above stay the navigation response.
+    render_reason: str = ""
+    dom: bytes | None = None
+    exchanges: list[Exchange] = msgspec.field(default_factory=list)
+    render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
+
+    def wire(self) -> dict[str, Any]:
+        """The answer as received (what a Page and a rendered page's Exchange both carry), as keyword arguments."""
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "http_version": self.http_version,
+            "headers": self.headers,
+            "body": self.body,
+            "truncated": self.truncated,
+            "request_headers": self.request_headers,
+            "ip": self.ip,
+            "fetch_time": self.fetch_time,
+        }
+
+    def header(self, name: str) -> str | None:
+        """First value of header ``name`` (case-insensitive), or None."""
+        low = name.lower()
+        for key, value in self.headers:
+            if key.lower() == low:
+                return value
+        return None

@@ -1,0 +1,368 @@
+"""One leased URL in a fetcher: address gate -> robots.txt -> fetch -> release the host -> hand the page on.
+
+The order of the two frontier writes matters: the host is released (its next-allowed time set from the end of
+*this* request) before the page is sent on, so the parser's ``complete`` always finds the lease in its KEEP state.
+
+Host sessions: a broad crawl comes back to a host long after its idle connection was closed, so most fetches paid a
+new TCP + TLS handshake (the largest item of a fetcher's profile). A release may ask to *hold* the host: the frontier
+then leases the host's next URL to this fetcher at once, due at the host's next-allowed time, and the task sleeps
+until then and fetches it over the connection it still has open, up to ``session_pages`` pages in a row. Sleeping
+sessions do not count against ``concurrency`` (they send nothing); politeness is the frontier's as before.
+
+Everything it talks to comes in through :class:`VisitDeps` (frontier, robots cache, fetchers, the parsers'
+channel), so the fetcher's decisions are unit-tested with fakes (:mod:`webtrawl.fetch.testing`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from webtrawl.errors import PolicyError, RedisUnavailable, TransportError
+from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs
+from webtrawl.fetch.base import FetcherBusy, Fetchers, FetchRequest
+from webtrawl.fetch.batcher import ReleaseBatcher
+from webtrawl.fetch.discovery import AddressGate
+from webtrawl.fetch.fence import Fence
+from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
+from webtrawl.fetch.response import Response
+from webtrawl.fetch.robots import RobotsCache
+from webtrawl.fetch.route import RenderRoute
+from webtrawl.frontier import Held, Release, Stale, UrlAction
+from webtrawl.messages import Lease, Page
+from webtrawl.parse.recrawl import conditional_headers
+from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
+
+log = logging.getLogger("webtrawl.fetch")
+
+# A server sees our request end a little after we do (its last write returns after our last read): keeping the gap
+# a few milliseconds longer than configured makes it hold from the server's side too.
+GAP_MARGIN_MS = 10
+
+
+class VisitFrontier(Protocol):
+    """What a visit asks of the frontier besides releases (the async Redis frontier; a fake in tests)."""
+
+    async def recrawl_state(self, shard: int, url: str) -> str: ...
+
+    async def mark_render(self, host: str) -> None: ...
+
+
+class PageChannel(Protocol):
+    """Where fetched pages go: the parsers (``pagepipe.PageSender``)."""
+
+    async def send(self, page: Page) -> None: ...
+
+
+class Connections(Protocol):
+    """What host sessions need of the connection pool (``HttpClient``)."""
+
+    keepalive_s: float
+    max_idle: int
+
+    def keeping_idle(self, url: str) -> contextlib.AbstractContextManager[None]: ...
+
+
+@dataclass
+class VisitDeps:
+    frontier: VisitFrontier
+    releases: ReleaseBatcher
+    robots: RobotsCache
+    fetchers: Fetchers
+    route: RenderRoute
+    sender: PageChannel
+    connections: Connections
+    gate: AddressGate | None = None  # --politeness-key ip: the address gates
+    fence: Fence = field(default_factory=Fence)  # self-fencing (fetch/fence.py); Fence() never fences
+
+
+class Visits:
+    """The per-lease work of one fetcher process; the lease loop (``fetch/worker.py``) starts one :meth:`handle`
+    task per lease."""
+
+    def __init__(self, args: FetcherArgs, deps: VisitDeps) -> None:
+        self.args = args
+        self.opts = args.fetch
+        self.pol = args.politeness
+        self.deps = deps
+        self.sleeping = 0  # tasks waiting for their held host's next turn
+        self.stopping = asyncio.Event()  # set when leasing stops: host sessions stop waiting for their turn
+        self.slot_freed = asyncio.Event()  # a task ended or went to sleep: the lease loop may lease again
+        self._unreleased: set[str] = set()  # tokens of leases this process holds and has not released yet
+        self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
+
+    def take_budget(self, wanted: int) -> int:
+        budget = self.args.budget
+        if budget is None:
+            return wanted
+        with budget.get_lock():
+            granted = max(0, min(wanted, budget.value))
+            budget.value -= granted
+            return granted
+
+    def give_back_budget(self, count: int) -> None:
+        if self.args.budget is not None and count:
+            with self.args.budget.get_lock():
+                self.args.budget.value += count
+
+    async def _release(
+        self,
+        lease: Lease,
+        action: UrlAction,
+        *,
+        delay_ms: int = 0,
+        failed: bool = False,
+        retry_after_ms: int = 0,
+        counters: dict[str, int] | None = None,
+        hold: bool = False,
+    ) -> Held | Stale | None:
+        if delay_ms > 0:
+            delay_ms = jittered(delay_ms, self.pol.delay_jitter) + GAP_MARGIN_MS
+        if self.deps.gate is not None:
+            await self.deps.gate.free(lease.token, delay_ms)
+        release = Release(
+            token=lease.token,
+            shard=lease.shard,
+            host=lease.host,
+            action=action,
+            delay_ms=delay_ms,
+            failed=failed,
+            retry_after_ms=retry_after_ms + GAP_MARGIN_MS if retry_after_ms > 0 else 0,  # the same margin
+            counters=counters or {},
+            hold=hold,
+        )
+        asked = time.monotonic()
+        held = await self.deps.releases.release(release)  # one pipeline for the releases of many tasks
+        self._unreleased.discard(lease.token)
+        self._gaps.pop(lease.token, None)
+        self.deps.fence.released(lease.token)
+        if isinstance(held, Held):
+            self._unreleased.add(held.lease.token)
+            self.deps.fence.leased([held.lease.token], asked, held.wait_ms / 1000.0)
+        return held
+
+    async def _fenced(self, lease: Lease) -> bool:
+        """True (and the URL given back) if no request may start under ``lease`` now (see fetch/fence.py)."""
+        why = self.deps.fence.why_not(lease.token)
+        if why:
+            log.info("%s: not fetching %s: %s; it goes back to its queue", self.args.owner, lease.url, why)
+            await self._give_back(lease)
+        return bool(why)
+
+    async def _finish(
+        self, lease: Lease, page: Page, outcome: HostOutcome | None = None, session: int = -1
+    ) -> Held | None:
+        """Release the host (URL stays leased) and hand the page to a parser, which completes the URL.
+
+        With ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one."""
+        delay_ms = outcome.delay_ms if outcome else 0
+        failed = outcome.failed if outcome else False
+        hold = session >= 0 and not failed and reusable(page) and self._may_hold(session, delay_ms)
+        held = await self._release(
+            lease,
+            UrlAction.KEEP,
+            delay_ms=delay_ms,
+            failed=failed,
+            retry_after_ms=outcome.retry_after_ms if outcome else 0,
+            counters=release_counters(page),
+            hold=hold,
+        )
+        self.args.report(fetched=1 if page.status else 0, ended=1)
+        if isinstance(held, Stale):  # taken back while we were cut off from Redis: someone else fetches it now
+            log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
+            return None
+        await self.deps.sender.send(page)
+        return held
+
+    def _may_hold(self, session: int, delay_ms: int) -> bool:
+        """Whether to ask for the host's next URL now (its page is taken from the node's budget at its turn)."""
+        conns = self.deps.connections
+        # only for a host whose next turn comes a second before our idle connection to it would be closed
+        if session + 1 >= self.opts.session_pages or delay_ms > (conns.keepalive_s - 1.0) * 1000:
+            return False
+        # each sleeping session keeps an idle connection: no more of them than the client keeps open
+        sessions = min(SESSIONS_PER_SLOT * self.opts.concurrency, conns.max_idle)
+        if self.sleeping >= sessions or self.args.stop.is_set():
+            return False
+        if any(pause.is_set() for pause in self.args.pauses):
+            return False
+        return self.args.budget is None or self.args.budget.value > 0
+
+    async def _session_wait(self, held: Held) -> Lease | None:
+        """Sleep until the held host's turn; None (and the URL back at the head of its queue) if stopping."""
+        self.sleeping += 1
+        self.slot_freed.set()
+        turn = time.monotonic() + held.wait_ms / 1000.0
+        try:
+            with (
+                contextlib.suppress(TimeoutError),
+                self.deps.connections.keeping_idle(held.lease.url),
+            ):  # a stop ends it
+                await asyncio.wait_for(self.stopping.wait(), held.wait_ms / 1000.0)
+        finally:
+            self.sleeping -= 1
+        # The page is taken from --max-pages' budget only now: a sleeping session must not make the node stop
+        # short of its limit by holding budget it then gives back.
+        if self.stopping.is_set() or self.args.stop.is_set() or self.take_budget(1) == 0:
+            # the host is free again once the rest of its gap has passed
+            rest_ms = max(0, round((turn - time.monotonic()) * 1000))
+            await self._release(held.lease, UrlAction.HEAD, delay_ms=rest_ms)
+            return None
+        return held.lease
+
+    async def _retry(self, lease: Lease, outcome: HostOutcome) -> bool:
+        """Put a transiently failed URL back in its queue unless its retries are used up."""
+        if not outcome.retry or lease.retries >= self.pol.max_retries:
+            return False
+        self.give_back_budget(1)
+        await self._release(
+            lease,
+            UrlAction.RETRY,
+            delay_ms=outcome.delay_ms,
+            failed=outcome.failed,
+            retry_after_ms=outcome.retry_after_ms,
+            counters={"retries": 1},
+        )
+        return True
+
+    async def handle(self, lease: Lease) -> None:
+        """One leased URL, then the next ones of the same host while the frontier holds it for us."""
+        session = 0
+        next_lease: Lease | None = lease
+        self._unreleased.add(lease.token)
+        try:
+            while next_lease is not None:
+                held = await self._handle_one(next_lease, session)
+                if held is None:
+                    return
+                session += 1
+                next_lease = await self._session_wait(held)
+        except asyncio.CancelledError:
+            # Abandoned by a stop (its request is aborted by now): no record, not a failure, the URL is not lost.
+            if next_lease is not None and next_lease.token in self._unreleased:
+                await self._give_back(next_lease)
+            raise
+        except RedisUnavailable:
+            # stopping while Redis is away: the lease stays and is taken back when the node starts again
+            log.info("%s: Redis is away; %s is taken back on the next start", self.args.owner, lease.url)
+        except Exception:
+            # A bug, not a fetch failure: log it and give the URL back rather than leave the host leased until
+            # --lease-ttl. Nothing may have been written for it; if a request was made, the gap below covers it.
+            log.exception("fetch task failed")
+            if next_lease is not None and next_lease.token in self._unreleased:
+                await self._give_back(next_lease)
+
+    async def _give_back(self, lease: Lease) -> None:
+        """Put an unfinished URL back at the head of its queue, its host free after its politeness gap from now
+        (a request may just have been cut). If Redis refuses too, the lease expires and is taken back."""
+        gap_ms = self._gaps.get(lease.token, round(self.pol.delay * 1000))
+        for attempt in range(3):
+            try:
+                await self._release(lease, UrlAction.HEAD, delay_ms=gap_ms)
+            except RedisUnavailable:
+                return  # stopping while Redis is away: taken back on the next start
+            except Exception as exc:
+                log.warning("could not give back %s (%s); retrying", lease.url, exc)
+                await asyncio.sleep(0.5 * 2**attempt)
+                continue
+            self.give_back_budget(1)
+            return
+
+    async def _handle_one(self, lease: Lease, session: int) -> Held | None:
+        parts = urlsplit(lease.url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if self.deps.gate is not None:
+            wait_ms = await self.deps.gate.take(lease)
+            if wait_ms:  # another host name on this address has a request in flight or its gap is running
+                self.give_back_budget(1)
+                await self._release(lease, UrlAction.HEAD, delay_ms=wait_ms, counters={"address-waits": 1})
+                return None
+        try:
+            rules = await self.deps.robots.cached(origin)
+            if rules is None:
+                return await self._fetch_robots(lease, origin, session)
+        except PolicyError as exc:
+            await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
+            return None
+        if rules.unavailable:
+            await self._robots_unavailable(lease, rules)
+        elif not rules.allowed(lease.url):
+            page = Page(lease=lease, error="robots", error_detail="disallowed by robots.txt")
+            return await self._finish(lease, page, session=session)  # no request: the host's gap did not change
+        else:
+            return await self._fetch_page(lease, rules, session)
+        return None
+
+    async def _fetch_robots(self, lease: Lease, origin: str, session: int) -> Held | None:
+        """robots.txt first: that request counts for politeness, so the page waits for the host's next turn (held
+        for us, so it goes over the same connection)."""
+        if await self._fenced(lease):
+            return None
+        rules = await self.deps.robots.fetch(origin)
+        self.give_back_budget(1)
+        delay_ms = host_gap_ms(self.pol, rules)
+        hold = not rules.unavailable and self._may_hold(session, delay_ms)
+        held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
+        return held if isinstance(held, Held) else None
+
+    async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
+        """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
+        its retries) until robots.txt is tried again; after ``robots_give_up`` failures in a row it is dropped."""
+        if rules.failures < self.pol.robots_give_up:
+            self.give_back_budget(1)
+            wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
+            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, host_gap_ms(self.pol, rules)))
+            return
+        detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
+        # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
+        reason = rules.error if rules.error in ("dns", "tls") else "robots-unavailable"
+        await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
+
+    async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
+        self._gaps[lease.token] = host_gap_ms(self.pol, rules)
+        frontier = self.deps.frontier
+        recrawl = await frontier.recrawl_state(lease.shard, lease.url) if self.args.discovery.recrawl_after > 0 else ""
+        if await self._fenced(lease):
+            return None
+        try:
+            resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
+        except FetcherBusy as exc:
+            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
+            await self._give_back(lease)
+            return None
+        except TransportError as exc:
+            outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
+            if not await self._retry(lease, outcome):
+                await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)), outcome)
+            return None
+        except PolicyError as exc:
+            await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
+            return None
+        outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay, elapsed_ms=resp.elapsed_ms)
+        if await self._retry(lease, outcome):
+            return None
+        page = page_from(lease, resp)
+        page.recrawl = recrawl
+        return await self._finish(lease, page, outcome, session)
+
+    async def _fetch_with(self, lease: Lease, rules: RobotsRules, headers: dict[str, str]) -> Response:
+        """The page from the fetcher whose role the route chooses (see fetch/route.py): ``plain`` first, ``render``
+        for what needs a browser; a render and its plain try are one visit.
+
+        ``headers``: a recrawl's conditional GET (plain only: a render always loads the whole page)."""
+        route, render = self.deps.route, self.deps.fetchers.render
+        reason = route.before(lease)
+        if reason and render is not None:
+            return await render.fetch(FetchRequest(lease.url, reason), rules)
+        resp = await self.deps.fetchers.plain.fetch(FetchRequest(lease.url, headers=headers), rules)
+        shell = route.after(lease.url, resp) if render is not None else ""
+        if shell and render is not None:
+            if route.remember(lease.host):
+                await self.deps.frontier.mark_render(lease.host)
+            resp = await render.fetch(FetchRequest(lease.url, shell, prior=resp), rules)
+        return resp

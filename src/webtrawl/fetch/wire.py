@@ -1,0 +1,188 @@
+"""The aiohttp-level parts of one GET (:mod:`webtrawl.fetch.client`): requests that remember their transport so a
+request given up can be aborted, responses that keep the peer address, sockets with a fixed receive buffer, the
+capped body read, aiohttp's exceptions mapped to :mod:`webtrawl.errors`, and the TLS context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import socket
+import ssl
+from typing import Any
+
+import aiohttp
+from aiohttp.client_exceptions import (
+    ClientConnectorCertificateError,
+    ClientConnectorDNSError,
+    ClientConnectorError,
+    ClientProxyConnectionError,
+    ClientResponseError,
+    ClientSSLError,
+    InvalidURL,
+)
+from aiohttp.client_reqrep import ClientRequest, ClientResponse
+from aiohttp.connector import Connection
+
+from webtrawl.config import FetchOptions
+from webtrawl.errors import (
+    BadUrl,
+    ConfigError,
+    ConnectError,
+    ConnectionReset,
+    DnsError,
+    FetchTimeout,
+    TlsError,
+    TransportError,
+)
+
+_MAX_MESSAGE = 200
+
+# The transports of the requests the current task has sent (set by HttpClient.fetch, filled by TrackedRequest).
+SENT_TRANSPORTS: contextvars.ContextVar[list[asyncio.Transport]] = contextvars.ContextVar("webtrawl_transports")
+
+
+class TrackedRequest(ClientRequest):
+    """Remembers the transport a request goes out on, so that a request given up can be aborted (see fetch)."""
+
+    async def send(self, conn: Connection) -> ClientResponse:
+        sent = SENT_TRANSPORTS.get(None)
+        if sent is not None and conn.transport is not None:
+            sent.append(conn.transport)
+        return await super().send(conn)
+
+
+def abort_transports(transports: list[asyncio.Transport]) -> None:
+    """End the connections of a request given up, at once and at the server too.
+
+    aiohttp closes such a connection gracefully: for TLS that sends close_notify and then keeps the socket open
+    (reading and dropping what comes) until the server answers or ``ssl_shutdown_timeout`` (30 s) passes. A server
+    that does not read while it sends never sees it and goes on sending while the host's next request starts: two
+    requests at once as the server sees them. Aborting closes the socket now, whatever was already closed."""
+    for transport in transports:
+        with contextlib.suppress(Exception):
+            transport.abort()
+    transports.clear()
+
+
+class PeerResponse(ClientResponse):
+    """Keeps the peer address while the connection is attached (it is released as soon as the body is in)."""
+
+    peer = ""
+
+    async def start(self, connection: Connection) -> ClientResponse:
+        transport = connection.transport
+        peername = transport.get_extra_info("peername") if transport is not None else None
+        if peername:
+            self.peer = str(peername[0])
+        return await super().start(connection)
+
+
+# The kernel's receive buffer of a fetch connection (Linux doubles the value: a 128 KiB window, ~1.3 MB/s at 100 ms
+# round trip, so a typical page needs no more round trips than with autotuning). uvloop reads a TLS connection's
+# socket into a 256 KiB buffer it keeps for the connection's life: with the autotuned multi-MiB buffer every read
+# of a big answer filled all of it, and an idle connection kept those pages resident.
+RECV_BUFFER = 64 * 1024
+
+
+# Bodies past BIG_BODY bytes (few pages: most HTML is < 1 MiB) are read BIG_BODIES at a time per fetcher.
+BIG_BODY = 1024 * 1024
+BIG_BODIES = 2
+
+
+def open_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """A socket with a fixed receive buffer (see RECV_BUFFER), set before connect so the window is announced so."""
+    family, kind, proto = addr_info[0], addr_info[1], addr_info[2]
+    sock = socket.socket(family=family, type=kind, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECV_BUFFER)
+    return sock
+
+
+async def read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> tuple[bytes, bool]:
+    """Stream the body up to ``cap`` bytes; reading one byte past it tells a cut body from an exact fit.
+
+    A body that grows past ``BIG_BODY`` reads on only with a permit of ``big``: a fetcher holds a few such bodies
+    at once, not one per request in flight (128 pages of 10 MiB would be 2.5 GiB with their copies). Waiting costs
+    no memory: aiohttp stops reading the socket while its buffer is full. The chunks are joined once, the last one
+    cut before the join: a body at the cap is held twice at the peak (chunks and result), not three times."""
+    chunks: list[bytes] = []
+    size = 0
+    permit = False
+    try:
+        async for chunk in resp.content.iter_any():
+            size += len(chunk)
+            if size > cap:
+                chunks.append(chunk[: len(chunk) - (size - cap)])
+                return b"".join(chunks), True
+            chunks.append(chunk)
+            if size > BIG_BODY and not permit:
+                await big.acquire()
+                permit = True
+        return b"".join(chunks), False  # one chunk: CPython returns it as is
+    finally:
+        if permit:
+            big.release()
+
+
+class ProxyDown(ConnectError):
+    """The proxy itself could not be reached (the target was not contacted)."""
+
+
+def map_error(exc: Exception) -> TransportError | BadUrl:
+    """aiohttp/OS exception -> the :mod:`webtrawl.errors` class a user reads in the JSONL ``error`` field."""
+    if isinstance(exc, ClientProxyConnectionError):
+        return ProxyDown(_short(exc.os_error) if exc.os_error else _short(exc))
+    if isinstance(exc, ClientConnectorCertificateError):
+        return TlsError(_short(exc.certificate_error))
+    if isinstance(exc, ClientSSLError | ssl.SSLError | ssl.CertificateError):
+        return TlsError(_short(exc))
+    if isinstance(exc, TimeoutError):  # asyncio.timeout, aiohttp's connect/read timeouts
+        return FetchTimeout("timed out")
+    if isinstance(exc, ClientConnectorDNSError):
+        return DnsError(_short(exc))
+    if isinstance(exc, ClientConnectorError):
+        return ConnectError(_short(exc.os_error) if exc.os_error else _short(exc))
+    if isinstance(exc, InvalidURL | ValueError):
+        return BadUrl(_short(exc))
+    if isinstance(exc, aiohttp.ClientError | ConnectionError | OSError):
+        # server hung up, closed mid-body, or sent something that is not HTTP/1.x framing
+        return ConnectionReset(_short(exc))
+    raise exc
+
+
+def _short(exc: BaseException) -> str:
+    raw = exc.message if isinstance(exc, ClientResponseError) else str(exc)
+    text = " ".join(raw.replace("\\n", " ").split()) or type(exc).__name__
+    if type(exc).__name__ not in text:
+        text = f"{type(exc).__name__}: {text}"
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+class _NoDecodedPeerCert(ssl.SSLObject):
+    """An SSLObject whose ``getpeercert()`` skips decoding the certificate into a dict.
+
+    uvloop (and asyncio) call ``getpeercert()`` after every handshake only to fill the transport's ``peercert``
+    extra info, which nothing here reads; decoding the chain's leaf into Python objects was ~11% of a fetcher's
+    CPU in a broad crawl. Verification (chain and host name) is OpenSSL's, during the handshake, and the DER form
+    (``binary_form=True``, what aiohttp's fingerprint check reads) is still returned.
+    """
+
+    def getpeercert(self, binary_form: bool = False) -> Any:
+        if binary_form:
+            return super().getpeercert(True)
+        return {}
+
+
+def ssl_context(fetch: FetchOptions) -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
+    ctx.sslobject_class = _NoDecodedPeerCert
+    if fetch.ca_file is not None:
+        try:
+            ctx.load_verify_locations(cafile=str(fetch.ca_file))
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"--ca-file {fetch.ca_file}: {exc}") from None
+    if fetch.insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx

@@ -1,0 +1,128 @@
+"""One batch of a parser: pages processed -> outputs written -> links added -> URLs completed.
+
+The order is what makes crashes harmless: the batch's outputs (WARC, records, items, dropped links and whatever
+other sinks the config names) are written and flushed by the store's fan-out first, then the outlinks are added,
+and only then are the URLs completed. A crash anywhere before ``complete`` leaves the URL leased, so it is fetched
+again (a duplicate record at worst, never a lost one); after ``complete`` everything is durable. The frontier and
+the outputs come in as objects (Redis and the configured sinks in a parser process; in-memory ones in tests).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+from webtrawl.config import DiscoveryOptions
+from webtrawl.frontier import AddResult
+from webtrawl.messages import Completion, NewUrl, Page, RecrawlHint
+from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
+from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
+from webtrawl.parse.process import ParseContext, Processed, process_page
+from webtrawl.parse.recrawl import next_state
+from webtrawl.parse.simhash import NearDuplicateIndex
+from webtrawl.redact import redact
+from webtrawl.store import Drop, FanOut, PageOutput
+
+log = logging.getLogger("webtrawl.parse")
+
+
+class BatchFrontier(Protocol):
+    """What a batch asks of the frontier (``RedisFrontier``; an in-memory one in tests)."""
+
+    def add(self, urls: Sequence[NewUrl]) -> AddResult: ...
+
+    def complete(self, completions: Sequence[Completion]) -> int: ...
+
+    def recrawl_hints(self, hints: Sequence[RecrawlHint]) -> int: ...
+
+
+class PageBatches:
+    def __init__(
+        self,
+        discovery: DiscoveryOptions,
+        ctx: ParseContext,
+        frontier: BatchFrontier,
+        output: FanOut,
+        neardup: NearDuplicateIndex | None = None,
+    ) -> None:
+        self.discovery = discovery
+        self.ctx = ctx
+        self.frontier = frontier
+        self.output = output
+        self.archives = "warc" in output.streams
+        self.neardup = neardup
+
+    def process(self, pages: list[Page]) -> None:
+        """Process, store, add the links of, and complete one batch of pages, in that order."""
+        new_urls: list[NewUrl] = []
+        parents: dict[str, Page] = {}
+        outputs: list[PageOutput] = []
+        completions: list[Completion] = []
+        processed: list[tuple[Page, Processed]] = []
+        for page in pages:
+            try:
+                processed.append((page, process_page(page, self.ctx)))
+            except Exception as exc:  # a parser bug must not lose the URL: record it and move on
+                log.exception("processing %s failed", redact(page.lease.url))
+                outputs.append(parse_bug_output(page, exc))
+                completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
+        hashed = self._near_duplicates(processed) if self.neardup is not None else []
+        for page, out in processed:
+            outputs.append(page_output(page, out))
+            counters = out.counters
+            if self.archives and out.warc:
+                counters["warc"] = counters.get("warc", 0) + 1
+            counters["stored"] = counters.get("stored", 0) + 1
+            new_urls.extend(out.new_urls)
+            for new in out.new_urls:
+                parents.setdefault(new.url, page)
+            completions.append(self._completion(page, out, counters))
+        self.output.write(outputs)  # waits (crawl paused) while the disk is full or an output is away
+        hints = [hint for _, out in processed for hint in out.hints]
+        if hints:  # before the URLs: a new one is in the recrawl set with its hint before any fetcher leases it
+            self.frontier.recrawl_hints(hints)
+        if new_urls:
+            result = self.frontier.add(new_urls)
+            refused = []  # host-queue-cap, budget, frontier-cap: recorded like any drop, in one write
+            for url, reason in result.refused:
+                parent = parents.get(url)
+                depth = parent.lease.depth + 1 if parent is not None else 0
+                refused.append(Drop(url, reason, parent.lease.url if parent is not None else "", depth))
+            self.output.write_drops(refused)
+        if hashed and self.neardup is not None:
+            self.neardup.add(hashed)  # before complete: a page completed is always in the index
+        self.frontier.complete(completions)
+
+    def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:
+        """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""
+        lease = page.lease
+        if self.discovery.recrawl_after > 0:
+            base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
+            state, due_ms = next_state(page, out.record, base)
+            if state:
+                return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms)
+        return Completion(lease.token, lease.shard, counters)
+
+    def _near_duplicates(self, processed: list[tuple[Page, Processed]]) -> list[tuple[str, int]]:
+        """Flag pages within 3 bits of an earlier page (the shared index, or earlier in this batch); with
+        --skip-near-duplicates their links are dropped. Returns the (url, simhash) of the pages to file."""
+        assert self.neardup is not None
+        hashed = [
+            (i, page.lease.url, int(out.record.simhash, 16))
+            for i, (page, out) in enumerate(processed)
+            if isinstance(out.record.simhash, str)
+        ]
+        found = self.neardup.find([(url, value) for _, url, value in hashed])
+        for (i, _, _), original in zip(hashed, found, strict=True):
+            if original is None:
+                continue
+            out = processed[i][1]
+            out.record.near_duplicate_of = original
+            out.counters["near-duplicates"] = 1
+            if self.discovery.skip_near_duplicates and out.new_urls:
+                out.counters[DROP_PREFIX + NEAR_DUPLICATE] = len(out.new_urls)
+                out.dropped.extend((new.url, NEAR_DUPLICATE) for new in out.new_urls)
+                out.new_urls = []
+                out.record.outlinks = 0
+        return [(url, value) for _, url, value in hashed]

@@ -1,0 +1,110 @@
+"""Sink URLs: a built-in scheme (``csv:DIR``, ``sqlite:///PATH``, ``postgresql://...``: :mod:`.schemes`) or a user's
+class by import path (``package.module:Class?key=value&...``).
+
+SQLite URLs follow SQLAlchemy: ``sqlite:///relative.db``, ``sqlite:////absolute/path.db``. Table sinks take
+``?table=NAME`` (default ``items`` for items, ``pages`` for page records). File and SQLite paths are made absolute
+when the crawl starts (:func:`normalize`), so a resume from another directory writes to the same place. A user's
+class gets the query's ``key=value`` pairs as keyword arguments (strings).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from webtrawl.errors import ConfigError, StateError
+from webtrawl.importpath import is_import_path
+from webtrawl.store.schemes import ALIASES, BUILTIN, ROWS
+
+_USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
+_QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token)=)[^&#]*", re.IGNORECASE)
+USER = ""  # the scheme of a user's sink class (its target is "module:Class")
+
+
+class SinkUrl(msgspec.Struct, frozen=True):
+    scheme: str  # a key of schemes.BUILTIN, or USER
+    target: str  # a directory, a file path, a server URL without ``table``, or "module:Class"
+    table: str | None = None
+    name: str = ""  # the URL with secrets masked, for messages
+    options: tuple[tuple[str, str], ...] = ()  # a user's class: the query's key=value pairs
+
+
+def mask(url: str) -> str:
+    """``url`` with its password (``user:PASSWORD@``, ``?password=``) masked; the user name stays (it is in the
+    server's own messages anyway, and tells which login failed)."""
+    return _QUERY_SECRET_RE.sub(r"\1***", _USERINFO_RE.sub(r"\1\2:***@", url, count=1))
+
+
+def _known() -> str:
+    rows = sorted(scheme for scheme, row in BUILTIN.items() if set(row.streams) & set(ROWS))
+    return ", ".join([*rows, "package.module:Class"])
+
+
+def parse(url: str) -> SinkUrl:
+    """Split a sink URL; ConfigError (one line, secrets masked) if it names nothing we can write to. A directory
+    left out (``jsonl:``) stands for the crawl's own directory of the stream (see :func:`normalize`)."""
+    name = mask(url)
+    scheme, sep, rest = url.partition(":")
+    scheme = ALIASES.get(scheme.lower(), scheme.lower())
+    row = BUILTIN.get(scheme) if sep else None
+    if row is None:
+        head, _, query_text = url.partition("?")
+        if is_import_path(head):
+            options = urllib.parse.parse_qsl(query_text, keep_blank_values=True)
+            return SinkUrl(USER, head, None, name, tuple(options))
+        raise ConfigError(f"sink {name!r}: unknown kind (use one of {_known()}, e.g. csv:DIR or sqlite:///items.db)")
+    if row.form == "url":
+        parts = urllib.parse.urlsplit(f"{scheme}:{rest}")
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        table = next((v for k, v in query if k == "table"), None)
+        kept = urllib.parse.urlencode([(k, v) for k, v in query if k != "table"])
+        target = urllib.parse.urlunsplit(parts._replace(query=kept))
+        return SinkUrl(scheme, target, _table(table, name), name)
+    path, _, query_text = rest.partition("?")
+    query = urllib.parse.parse_qsl(query_text, keep_blank_values=True)
+    table = next((v for k, v in query if k == "table"), None)
+    if row.form == "file":
+        if not path.startswith("///") or len(path) == 3:
+            raise ConfigError(f"sink {name!r}: write {scheme}:///relative.db or {scheme}:////absolute/path.db")
+        return SinkUrl(scheme, urllib.parse.unquote(path[3:]), _table(table, name), name)
+    if query:
+        raise ConfigError(f"sink {name!r}: a {scheme} sink takes no ?options")
+    return SinkUrl(scheme, path[2:] if path.startswith("//") else path, None, name)
+
+
+def _table(table: str | None, name: str) -> str | None:
+    if table is not None and (not table.strip() or "\x00" in table):
+        raise ConfigError(f"sink {name!r}: empty table name")
+    return table
+
+
+def normalize(url: str) -> str:
+    """A sink URL a user gave (``--items-to``, ``--records-to``, ``trawl export --to``), checked, with file paths
+    made absolute."""
+    spec = parse(url)
+    row = BUILTIN.get(spec.scheme)
+    if row is None:  # a user's class
+        return url
+    if not set(row.streams) & set(ROWS):
+        raise ConfigError(f"sink {spec.name!r}: {spec.scheme} holds only {', '.join(row.streams)}, not rows")
+    if row.form == "url":
+        return url
+    if not spec.target:
+        raise ConfigError(f"sink {spec.name!r}: name a directory ({spec.scheme}:DIR)")
+    path = Path(spec.target).expanduser().absolute()
+    if row.form == "file":
+        query = url.partition("?")[2]
+        return f"{spec.scheme}:///{path}" + (f"?{query}" if query else "")
+    return f"{spec.scheme}:{path}"
+
+
+def crawl_id(prefix: str, meta: Mapping[str, str | int]) -> str:
+    """The id of a crawl, the same on every node: its frontier key prefix and the Redis time it was created."""
+    created = meta.get("created")
+    if not created:
+        raise StateError("the crawl's frontier has no creation time (meta 'created'): cannot name its rows")
+    return f"{prefix}-{created}"

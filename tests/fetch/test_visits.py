@@ -1,0 +1,225 @@
+"""The fetcher's decisions for one leased URL, without Redis or sockets (fakes of the frontier and the fetcher):
+robots.txt first, the politeness gap each release sets, retries, redirects not followed, and which fetcher the
+route picks by role."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fetch.servers import local_cfg
+from tests.fixtures.fake_frontier import FakeFrontier
+from webtrawl.config import CrawlConfig
+from webtrawl.errors import ConnectError, InputError
+from webtrawl.fetch.base import (
+    FetcherContext,
+    Fetchers,
+    FetchRequest,
+    HttpFetcher,
+    build_fetchers,
+    check_fetchers,
+    fetcher_class,
+)
+from webtrawl.fetch.batcher import ReleaseBatcher
+from webtrawl.fetch.robots import RobotsCache
+from webtrawl.fetch.route import RenderRoute
+from webtrawl.fetch.testing import Answer, FakeFetcher, FakeWeb, PageCollector, answer
+from webtrawl.fetch.visit import GAP_MARGIN_MS, VisitDeps, Visits
+from webtrawl.fetch.worker import _Fetcher
+from webtrawl.frontier import FrontierSettings, UrlAction
+from webtrawl.messages import Lease
+from webtrawl.node.children import SPAWN
+from webtrawl.node.startup import fetcher_args
+
+ROBOTS = "http://a.test/robots.txt"
+PAGE = "http://a.test/p"
+DELAY_MS = 2000
+
+
+class Setup:
+    """One fetcher's visits over fakes, with a budget of 10 pages."""
+
+    def __init__(self, answers: dict[str, Answer | list[Answer]], budget: int = 10, **cfg: Any) -> None:
+        self.cfg: CrawlConfig = local_cfg(delay=DELAY_MS / 1000, max_retries=1, **cfg)
+        self.web = FakeWeb(answers)
+        self.frontier = FakeFrontier()
+        self.plain = FakeFetcher(self.web)
+        self.render = FakeFetcher(self.web, role="render", name="browser") if self.cfg.rendering.enabled() else None
+        self.pages = PageCollector()
+        place = {"redis_url": "", "parser_sockets": [Path("/nonexistent")], "stop": SPAWN.Event()}
+        settings = FrontierSettings.from_config(self.cfg)
+        self.args = fetcher_args(self.cfg, settings, 0, budget=SPAWN.Value("q", budget), **place)
+
+    def visits(self) -> Visits:
+        robots = RobotsCache(self.frontier, self.web, self.cfg.fetch, self.cfg.politeness, self.cfg.limits)
+        deps = VisitDeps(
+            self.frontier,
+            ReleaseBatcher(self.frontier.release, wait_s=0),
+            robots,
+            Fetchers(self.plain, self.render),
+            RenderRoute(self.cfg.rendering, self.cfg.limits),
+            self.pages,
+            self.web,
+        )
+        return Visits(self.args, deps)
+
+    async def visit(self, *leases: Lease) -> None:
+        visits = self.visits()
+        for lease in leases:
+            await visits.handle(lease)
+
+    async def serve(self, done: Callable[[], bool]) -> None:
+        """The fetcher's lease loop over the fake frontier until ``done()``, then a stop."""
+        fetcher = _Fetcher(self.args)
+        loop = asyncio.create_task(fetcher.serve(self.frontier, self.visits(), Fetchers(self.plain), self.web))
+        async with asyncio.timeout(10):
+            while not done():
+                await asyncio.sleep(0.01)
+        self.args.stop.set()
+        await loop
+
+    def run(self, *leases: Lease) -> None:
+        asyncio.run(self.visit(*leases))
+
+    @property
+    def budget(self) -> int:
+        assert self.args.budget is not None
+        return int(self.args.budget.value)
+
+
+def lease(url: str = PAGE, retries: int = 0, n: int = 1) -> Lease:
+    return Lease(token=f"n/f0.{n}", shard=0, host="a.test", url=url, retries=retries)
+
+
+def test_robots_txt_comes_first_and_the_page_waits_for_the_hosts_next_turn() -> None:
+    setup = Setup({ROBOTS: answer(200, b"User-agent: *\nDisallow: /private\n"), PAGE: answer(200, b"<p>hi</p>")})
+    setup.run(lease())
+    assert [url for url, _ in setup.web.requests] == [ROBOTS]
+    (release,) = setup.frontier.releases
+    assert (release.action, release.delay_ms, release.counters) == (
+        UrlAction.HEAD,
+        DELAY_MS + GAP_MARGIN_MS,
+        {"robots-fetched": 1},
+    )
+    assert setup.pages.pages == [] and setup.budget == 11  # the page is not fetched yet: its budget goes back
+    setup.run(lease(n=2))  # its next turn: the rules are known now
+    assert [url for url, _ in setup.web.requests] == [ROBOTS, PAGE]
+    release = setup.frontier.releases[-1]
+    assert (release.action, release.delay_ms, release.failed) == (UrlAction.KEEP, DELAY_MS + GAP_MARGIN_MS, False)
+    assert release.counters == {"fetched": 1}
+    (page,) = setup.pages.pages
+    assert (page.status, page.body, page.lease.url) == (200, b"<p>hi</p>", PAGE)
+
+
+def test_a_disallowed_page_is_recorded_without_a_request_and_the_gap_is_unchanged() -> None:
+    setup = Setup({ROBOTS: answer(200, b"User-agent: *\nDisallow: /\n")})
+    setup.run(lease(n=1), lease(n=2))
+    assert setup.web.requested(PAGE) == 0
+    release = setup.frontier.releases[-1]
+    assert (release.action, release.delay_ms) == (UrlAction.KEEP, 0)
+    assert [(p.error, p.status) for p in setup.pages.pages] == [("robots", 0)]
+
+
+def test_crawl_delay_sets_the_gap() -> None:
+    setup = Setup({ROBOTS: answer(200, b"User-agent: *\nCrawl-delay: 7\n"), PAGE: answer(200)})
+    setup.run(lease(n=1), lease(n=2))
+    assert [r.delay_ms for r in setup.frontier.releases] == [7000 + GAP_MARGIN_MS] * 2
+
+
+def test_a_503_is_retried_with_back_off_then_recorded_when_its_retries_are_used_up() -> None:
+    busy = answer(503, headers=[("Retry-After", "120")])
+    setup = Setup({ROBOTS: answer(404), PAGE: busy})
+    setup.run(lease(n=1), lease(n=2))
+    retry = setup.frontier.releases[-1]
+    assert (retry.action, retry.failed, retry.counters) == (UrlAction.RETRY, True, {"retries": 1})
+    assert retry.retry_after_ms == 120_000 + GAP_MARGIN_MS
+    assert setup.pages.pages == []
+    setup.run(lease(retries=1, n=3))  # --max-retries 1: this try is the last
+    last = setup.frontier.releases[-1]
+    assert (last.action, last.failed) == (UrlAction.KEEP, True)
+    assert [p.status for p in setup.pages.pages] == [503]
+
+
+def test_a_connection_error_is_retried_and_then_recorded_with_its_reason() -> None:
+    setup = Setup({ROBOTS: answer(404), PAGE: ConnectError("refused")})
+    setup.run(lease(n=1), lease(n=2), lease(retries=1, n=3))
+    assert [r.action for r in setup.frontier.releases] == [UrlAction.HEAD, UrlAction.RETRY, UrlAction.KEEP]
+    assert [(p.error, p.status) for p in setup.pages.pages] == [("connect", 0)]
+
+
+def test_a_redirect_is_handed_on_as_it_came_and_not_followed() -> None:
+    moved = answer(301, headers=[("Location", "http://b.test/new")])
+    setup = Setup({ROBOTS: answer(404), PAGE: moved})
+    setup.run(lease(n=1), lease(n=2))
+    assert [url for url, _ in setup.web.requests] == [ROBOTS, PAGE]
+    (page,) = setup.pages.pages
+    assert page.status == 301 and ("Location", "http://b.test/new") in page.headers
+    assert setup.frontier.releases[-1].action == UrlAction.KEEP
+
+
+def test_an_unreachable_robots_txt_holds_the_url_back_without_using_its_retries() -> None:
+    setup = Setup({ROBOTS: answer(503)})
+    setup.run(lease(n=1), lease(n=2))
+    assert setup.web.requested(PAGE) == 0
+    held = setup.frontier.releases[-1]
+    assert held.action == UrlAction.HEAD and held.delay_ms >= DELAY_MS and held.counters == {}
+    assert setup.pages.pages == []
+
+
+@pytest.mark.parametrize("mode", ["always", "auto"])
+def test_the_route_picks_the_fetcher_by_role(mode: str) -> None:
+    shell = b'<html><body><div id="root"></div><script src="/app.js"></script></body></html>'
+    setup = Setup({ROBOTS: answer(404), PAGE: answer(200, shell)}, render=mode)
+    assert setup.render is not None
+    setup.run(lease(n=1), lease(n=2))
+    (page,) = setup.pages.pages
+    assert page.render_reason.startswith("always" if mode == "always" else "shell")
+    assert [r.url for r in setup.render.requests] == [PAGE]
+    assert [r.url for r in setup.plain.requests] == ([] if mode == "always" else [PAGE])
+    if mode == "auto":
+        assert setup.render.requests[0].prior is not None  # the HTTP answer is reused: one request to the host
+        assert setup.frontier.marked_render == ["a.test"]
+
+
+class CannedFetcher(FakeFetcher):
+    """A user's fetcher class, named by --fetcher tests.fetch.test_visits:CannedFetcher: every page is 'canned'."""
+
+    role = "plain"
+
+    def __init__(self, ctx: FetcherContext, body: str = "canned") -> None:
+        super().__init__(FakeWeb({PAGE: answer(200, body.encode())}), name="canned")
+
+
+def test_the_fetcher_process_builds_its_fetchers_by_name_one_per_role() -> None:
+    cfg = local_cfg(fetcher=["tests.fetch.test_visits:CannedFetcher?body=tinned"])
+    client: Any = FakeWeb()
+    ctx = FetcherContext(cfg.fetch, cfg.rendering, cfg.limits, 120.0, client, None)  # type: ignore[arg-type]
+    fetchers = build_fetchers(cfg.fetch.fetcher, ctx)
+    assert isinstance(fetchers.plain, CannedFetcher) and fetchers.render is None
+    no_rules: Any = None  # the fake asks nothing of them
+    answered = asyncio.run(fetchers.plain.fetch(FetchRequest(PAGE), no_rules))
+    assert answered.body == b"tinned"  # the name's ?options are the class's keyword arguments
+    assert isinstance(build_fetchers((), ctx).plain, HttpFetcher)  # the built-in of the role
+    with pytest.raises(InputError, match=r"--fetcher tests\.fetch\.nosuch:F: cannot import"):
+        fetcher_class("tests.fetch.nosuch:F")
+    with pytest.raises(InputError, match="not a Fetcher class"):
+        fetcher_class("tests.fetch.test_visits:lease")
+    with pytest.raises(InputError, match="http already fetches for the plain role"):
+        check_fetchers(["http", "tests.fetch.test_visits:CannedFetcher"])
+    check_fetchers(["tests.fetch.test_visits:CannedFetcher", "browser"])
+
+
+def test_the_lease_loop_fetches_no_more_pages_than_the_budget_and_leaves_the_rest_queued() -> None:
+    urls = [f"http://h{i}.test/p" for i in range(5)]
+    answers: dict[str, Answer | list[Answer]] = {u: answer(200) for u in urls}
+    answers.update({f"http://h{i}.test/robots.txt": answer(404) for i in range(5)})
+    setup = Setup(answers, budget=3)
+    setup.frontier.queue = [Lease(f"n/f0.{i}", 0, f"h{i}.test", url) for i, url in enumerate(urls)]
+    asyncio.run(setup.serve(lambda: len(setup.pages.pages) == 3 and not setup.frontier.leased))
+    assert sorted(p.lease.url for p in setup.pages.pages) == sorted(lease.url for lease in setup.frontier.kept)
+    assert sum(setup.web.requested(url) for url in urls) == 3 and setup.budget == 0
+    assert len(setup.frontier.queue) == 2  # not leased: no budget left for them
