@@ -64,6 +64,12 @@ class ConnectError(TransportError):
     reason = "connect"
 
 
+class NoLiveProxy(ConnectError):
+    """Every ``--proxy`` is dead for now: the host was not contacted (no host failure), the URL waits its turn."""
+
+    reason = "proxy"
+
+
 class TlsError(TransportError):
     reason = "tls"
     transient = False

@@ -43,10 +43,12 @@ class FetcherArgs:
     # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
     pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
 
-    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0) -> None:
+    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0, no_proxy: bool | None = None) -> None:
         """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""
         if self.stats is not None:
             base = stats.SLOTS * self.index
+            if no_proxy is not None:
+                self.stats[base + stats.NO_PROXY] = int(no_proxy)
             if fetched:
                 self.stats[base + stats.FETCHED] += fetched
             if leases is not None:

@@ -320,7 +320,7 @@ class Visits:
             return
         detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
         # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
-        reason = rules.error if rules.error in ("dns", "tls") else "robots-unavailable"
+        reason = rules.error if rules.error in ("dns", "tls", "proxy") else "robots-unavailable"
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:

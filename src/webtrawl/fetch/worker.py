@@ -93,6 +93,7 @@ class _Fetcher:
         url_headers = hints.headers if hints and hints.has_headers else None
         async with HttpClient(self.opts, args.limits, url_headers=url_headers) as http:
             self.http = http
+            http.proxies.on_none_live = lambda none: args.report(no_proxy=none)  # the node's 'proxy' alert
             gate = None
             if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)
                 hold_ms = round((max(self.opts.timeouts.total, self.opts.timeouts.robots) + 10.0) * 1000)

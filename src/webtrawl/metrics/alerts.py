@@ -14,7 +14,8 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
 - ``redis-memory``: Redis ``used_memory`` above ``--alert-redis-memory`` (default 90% of its ``maxmemory`` when
   that is set);
 - ``redis``: Redis is out of reach (a restart, a failover, a network cut): the node pauses until it is back
-  (reported by the supervisor as it happens, :meth:`Alerts.report`; see ``node/outage.py``).
+  (reported by the supervisor as it happens, :meth:`Alerts.report`; see ``node/outage.py``);
+- ``proxy``: a fetcher has no live ``--proxy`` left (``fetch/proxies.py``): its requests fail with ``proxy``.
 
 The hook runs through the shell with the alert in ``TRAWL_ALERT_*`` variables and as one JSON object on stdin, so a
 webhook is one ``curl --data-binary @-``. It runs in the background; one still running after a minute is killed.
