@@ -17,10 +17,11 @@ from webtrawl.config import CrawlConfig, FetchOptions, RenderOptions
 from webtrawl.errors import InputError
 from webtrawl.frontier.retry import Outage
 
-# Time to notice a lease is too old and to abandon a request (aborting it ends it at the server at once); the
-# frontier adds more on its side: an expired lease is taken back only at the next reclaim, and the host then
-# waits its politeness gap.
+# A fresh lease must leave a request this much room beyond its time limits: the time from the lease to the
+# request's start (robots.txt from Redis, DNS). The frontier adds more on its side: an expired lease is taken back
+# only at the next reclaim, and the host then waits its politeness gap from there.
 FENCE_MARGIN_S = 1.0
+ABANDON_S = 0.2  # a request needs this much lease left beyond its time limits to start: aborting one ends it
 
 
 def request_bound(fetch: FetchOptions, rendering: RenderOptions) -> float:
@@ -45,7 +46,7 @@ class Fence:
 
     def __init__(self, lease_ttl_s: float = float("inf"), need_s: float = 0.0, outage: Outage | None = None) -> None:
         self.lease_ttl_s = lease_ttl_s
-        self.need_s = need_s  # lease time a request needs left to start: request_bound() + FENCE_MARGIN_S
+        self.need_s = need_s  # lease time a request needs left to start: request_bound() + ABANDON_S
         self.outage = outage
         self._deadlines: dict[str, float] = {}  # token -> when its lease may expire (time.monotonic())
 

@@ -20,7 +20,7 @@ from webtrawl.fetch.base import FetcherContext, Fetchers, build_fetchers
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
-from webtrawl.fetch.fence import FENCE_MARGIN_S, Fence, request_bound
+from webtrawl.fetch.fence import ABANDON_S, Fence, request_bound
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.rulehints import RuleHints
@@ -115,7 +115,7 @@ class _Fetcher:
             ctx = FetcherContext(self.opts, args.rendering, args.limits, lease_ttl, http, robots)
             fetchers = build_fetchers(self.opts.fetcher, ctx)
             route = RenderRoute(args.rendering, args.limits, hints)
-            fence = Fence(lease_ttl, request_bound(self.opts, args.rendering) + FENCE_MARGIN_S, outage)
+            fence = Fence(lease_ttl, request_bound(self.opts, args.rendering) + ABANDON_S, outage)
             deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate, fence)
             trimming = asyncio.create_task(_trim_heap())
             try:
