@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +109,55 @@ def test_a_dashboard_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
         "crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--ui-port", "1", "--ui-bind", "0.0.0.0"
     )
     _assert_one_line_error(result, 2, "--ui-token")
+
+
+def test_a_seeds_file_that_is_not_utf8_names_the_file_and_the_byte_offset(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_bytes(b"https://caf\xe9.example/\nhttps://example.org/\n")  # Latin-1, first line
+    result = _trawl("crawl", "--seeds", str(seeds), "--out", str(tmp_path / "c"))
+    _assert_one_line_error(result, 2, f"{seeds}: not UTF-8 text: byte 0xe9 at offset 11 (line 1)")
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (["--max-pages", "abc"], "trawl: error: --max-pages: not a whole number: 'abc'"),
+        (["--ip-allow", "300.0.0.0/8"], "trawl: error: --ip-allow: not a network like 10.0.0.0/8: '300.0.0.0/8'"),
+        (["--ip-allow", "10.0.0.0/33"], "trawl: error: --ip-allow: not a network like 10.0.0.0/8: '10.0.0.0/33'"),
+        (
+            ["--resolve", "host=999.1.1.1"],
+            "trawl: error: --resolve: not an IP address: '999.1.1.1' in 'host=999.1.1.1'",
+        ),
+        (["--ca-file", "/nonexistent.pem"], "trawl: error: --ca-file: cannot read '/nonexistent.pem': No such file"),
+    ],
+)
+def test_bad_values_stop_before_any_process_starts(tmp_path: Path, flags: list[str], line: str) -> None:
+    """Issue 19: these passed the command line and every fetcher and parser died at start, restarted forever."""
+    out = tmp_path / "c"
+    local = ["--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", "1"]  # never off this machine
+    result = _trawl("crawl", "http://site1.test:1/", "--out", str(out), "--max-time", "20", *local, *flags)
+    _assert_one_line_error(result, 2, line)
+    assert not out.exists()  # refused before the crawl was created: nothing saved, nothing started
+
+
+def test_a_resume_with_an_invalid_saved_setting_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    out.mkdir()
+    (out / "crawl.json").write_text(json.dumps({"ip_allow": ["300.0.0.0/8"], "max_time": 30}))
+    result = _trawl("crawl", "--out", str(out))
+    _assert_one_line_error(result, 2, "--ip-allow: not a network like 10.0.0.0/8: '300.0.0.0/8' (saved by an earlier")
+
+
+def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
+    """One command for 'how is my crawl doing': `trawl status --out DIR` (it wanted --redis) and its old name."""
+    out = tmp_path / "c"
+    local = ["--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", "1"]  # never off this machine
+    crawl = _trawl("crawl", "http://site1.test:1/", "--out", str(out), *local, "--fetchers", "1", "--parsers", "1",
+                   "--robots-give-up", "1", "--max-retries", "0", "--progress", "off", "--max-time", "60")  # fmt: skip
+    assert crawl.returncode == 0, crawl.stderr
+    status, stats = _trawl("status", "--out", str(out), "--json"), _trawl("stats", "--out", str(out), "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["counters"] == json.loads(stats.stdout)["counters"]
+    assert json.loads(status.stdout)["counters"]["drop:robots-unavailable"] == 1  # port 1 answers nothing
+    _assert_one_line_error(_trawl("status", "--out", str(tmp_path)), 2, "holds no crawl")
+    _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")

@@ -121,3 +121,55 @@ def test_settings_saved_by_a_crawl_before_the_groups_still_load() -> None:
     assert cfg.fetch.ports == (8080,) and cfg.fetch.timeouts.connect == 3.0 and cfg.limits.max_body == 1000
     assert cfg.frontier.shards == 16 and not cfg.output.warc
     assert {k: v for k, v in to_saved(cfg).items() if k in saved} == saved
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        ({"max_pages": "abc"}, "--max-pages: not a whole number: 'abc'"),
+        ({"ip_allow": ["300.0.0.0/8"]}, "--ip-allow: not a network like 10.0.0.0/8: '300.0.0.0/8'"),
+        ({"ip_allow": ["10.0.0.0/33"]}, "--ip-allow: not a network like 10.0.0.0/8: '10.0.0.0/33'"),
+        ({"resolve": ["host=999.1.1.1"]}, "--resolve: not an IP address: '999.1.1.1' in 'host=999.1.1.1'"),
+        ({"ca_file": "/nonexistent.pem"}, "--ca-file: cannot read '/nonexistent.pem': No such file or directory"),
+        ({"nameservers": ["dns.example"]}, "--nameservers: wants IP or IP:PORT, not 'dns.example'"),
+        ({"proxy": ["http://proxy:99999"]}, "--proxy: wants http://HOST:PORT (or https://), not 'http://proxy:99999'"),
+        ({"ports": "80,http"}, "--ports: not a port (1-65535): 'http'"),
+        ({"delay": "nan"}, "--delay: not a finite number: 'nan'"),
+        ({"node_id": "a/b"}, "--node-id: must be letters, digits, '.', '_' or '-' (at most 64), not 'a/b'"),
+        ({"user_agent": "bot\r\nX-Evil: 1"}, "--user-agent: must be one printable line, not 'bot\\r\\nX-Evil: 1'"),
+        ({"render_resources": ["video"]}, "--render-resources: must be one of image, media, font, not 'video'"),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_the_option_and_the_value(flags: dict[str, object], line: str) -> None:
+    """The option once, the value quoted, no Python internals ('invalid literal for int() with base 10')."""
+    with pytest.raises(ConfigError) as caught:
+        load(flags, env={})
+    assert str(caught.value) == line
+
+
+def test_a_ca_file_without_certificates_is_refused(tmp_path: Path) -> None:
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("this is no certificate\n")
+    with pytest.raises(ConfigError, match=r"^--ca-file: no PEM certificate in '.*ca\.pem'$"):
+        load({"ca_file": str(not_pem)}, env={})
+
+
+def test_env_and_toml_errors_name_their_source(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^TRAWL_MAX_PAGES: not a whole number: 'many'$"):
+        load({}, env={"TRAWL_MAX_PAGES": "many"})
+    toml = tmp_path / "trawl.toml"
+    toml.write_text('ip_allow = ["300.0.0.0/8"]\n')
+    with pytest.raises(
+        ConfigError, match=r"trawl\.toml: ip_allow: not a network like 10\.0\.0\.0/8: '300\.0\.0\.0/8'$"
+    ):
+        load({}, config_file=toml, env={})
+
+
+def test_an_invalid_saved_setting_is_one_line_and_a_flag_replaces_it() -> None:
+    """crawl.json written by a version that let a bad value through: the resume says so instead of starting
+    children that die at start; giving the flag again replaces the saved value (never read)."""
+    saved = {"ip_allow": ["300.0.0.0/8"], "delay": 0.5}
+    with pytest.raises(ConfigError, match=r"^--ip-allow: .*'300\.0\.0\.0/8' \(saved by an earlier run in crawl\.json"):
+        load({}, env={}, saved=saved)
+    cfg = load({"ip_allow": ["127.0.0.0/8"]}, env={}, saved=saved)
+    assert (cfg.fetch.ip_allow, cfg.politeness.delay) == (("127.0.0.0/8",), 0.5)

@@ -59,15 +59,6 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     _add_shared_commands(sub)
 
-    stats = sub.add_parser("stats", help="print the counters of a crawl")
-    stats.add_argument("--out", required=True, type=Path, help="the crawl's output directory")
-    stats.add_argument("--redis", help="Redis URL, if the crawl used --redis")
-    stats.add_argument(
-        "--cluster", action="store_true", default=None, help="--redis names a Redis Cluster node (default: as saved)"
-    )
-    stats.add_argument("--json", action="store_true", help="machine-readable output")
-    stats.add_argument("--host", metavar="NAME", help="why one host is slow or parked: its state in the frontier")
-
     export = sub.add_parser("export", help="write a crawl's items or page records (its JSONL) to other sinks")
     export.add_argument("--out", required=True, type=Path, help="the crawl's output directory")
     export.add_argument("--what", choices=["items", "records"], default="items", help="which rows (default: items)")
@@ -141,7 +132,13 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
     seed.add_argument("--url", dest="urls", action="append", default=[], metavar="URL", help="a seed URL (repeatable)")
     seed.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
     add_arguments(seed, names=_SEED_OPTIONS)
-    status = sub.add_parser("status", help="progress of a shared crawl: counters and every node with its rate")
+    status = sub.add_parser(
+        "status",
+        aliases=["stats"],  # 'trawl stats' was the local crawl's command: the same one now
+        help="a crawl's counters and progress: --out DIR for a crawl on this machine (live or stopped), --redis URL "
+        "for a shared one (every node with its rate); 'trawl stats' is the same command",
+    )
+    status.add_argument("--out", type=Path, help="the output directory of a crawl on this machine")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.add_argument("--host", metavar="NAME", help="why one host is slow or parked: its state in the frontier")
     status.add_argument(
@@ -181,10 +178,18 @@ def _cmd_seed(ns: argparse.Namespace) -> int:
 
 
 def _cmd_status(ns: argparse.Namespace) -> int:
+    """One command for 'how is my crawl doing': a local crawl by its --out (its embedded Redis, started just to
+    read it when the crawl is stopped), a shared one by its --redis."""
+    if ns.out is not None and ns.serve is None:
+        from webtrawl.node.stats import print_stats
+
+        return print_stats(ns.out, ns.redis, as_json=ns.json, cluster=ns.cluster, host=ns.host)
     from webtrawl.node.shared import print_status, status
     from webtrawl.node.status_ui import print_host, serve_status
 
     cfg = _shared_config(ns, [*_ADMIN_OPTIONS, "ui_bind", "ui_token", "park_after"])
+    if not cfg.crawl.redis:
+        raise InputError("trawl status needs --out DIR (a crawl on this machine) or --redis URL (a shared crawl)")
     if ns.host:
         return print_host(cfg, ns.host, as_json=ns.json)
     if ns.serve is not None:
@@ -235,12 +240,6 @@ def _cmd_crawl(ns: argparse.Namespace) -> int:
     return Node(_crawl_config(ns), configure_logging=True).run()
 
 
-def _cmd_stats(ns: argparse.Namespace) -> int:
-    from webtrawl.node.stats import print_stats
-
-    return print_stats(ns.out, ns.redis, as_json=ns.json, cluster=ns.cluster, host=ns.host)
-
-
 def _cmd_export(ns: argparse.Namespace) -> int:
     from webtrawl.node.stats import crawl_id_of
     from webtrawl.store.registry import probe
@@ -287,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         datefmt="%H:%M:%S",
         stream=sys.stderr,
     )
-    commands = {"crawl": _cmd_crawl, "stats": _cmd_stats, "testweb": _cmd_testweb, "bench": _cmd_bench}
+    commands = {"crawl": _cmd_crawl, "stats": _cmd_status, "testweb": _cmd_testweb, "bench": _cmd_bench}
     commands.update(node=_cmd_node, seed=_cmd_seed, status=_cmd_status, stop=_cmd_stop, export=_cmd_export)
     commands["try"] = _cmd_try
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import Any
 from webtrawl import __version__
 from webtrawl.errors import ConfigError
 from webtrawl.options import BY_NAME, OPTIONS, Option
-from webtrawl.values import parse_bool, parse_headers
+from webtrawl.values import parse_bool
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
 
@@ -139,7 +138,7 @@ class FrontierOptions:
     """How the frontier is built (most fixed when a crawl is created) and when leases expire."""
 
     shards: int = 64
-    expected_urls: int = 10_000_000
+    expected_urls: int = 100_000  # the seen filter's first bitmaps; it grows past that
     bloom_error: float = 0.0001
     politeness_key: str = "host"
     lease_ttl: float = 120.0
@@ -266,14 +265,16 @@ def option_value(cfg: CrawlConfig, opt: Option) -> Any:
     return obj
 
 
-def _parsed(opt: Option, raw: Any, source: str) -> Any:
+def _parsed(opt: Option, raw: Any, source: str, note: str = "") -> Any:
+    """One option's raw value read; a bad one is one line naming the option (as its source spells it) and the
+    value, e.g. ``--max-pages: not a whole number: 'abc'``."""
     try:
         if opt.repeat:
             items = raw if isinstance(raw, list | tuple) else [raw]
             return [opt.parse(item) for item in items]
         return opt.parse(raw)
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{source}: {opt.name.replace('_', '-')}: {exc}") from None
+        raise ConfigError(f"{source}: {exc}{note}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser, names: Iterable[str] | None = None) -> None:
@@ -314,6 +315,9 @@ def _read_toml(config_file: Path) -> dict[str, Any]:
         raise ConfigError(f"{config_file}: not valid TOML: {exc}") from None
 
 
+_SAVED = "saved crawl settings"
+
+
 def load(
     flags: Mapping[str, Any] | None = None,
     *,
@@ -328,61 +332,43 @@ def load(
     (``config_file=``, ``env=os.environ``), so an application embedding the crawler gets what it asked for.
     Raises :class:`ConfigError` with a one-line message.
     """
-    values: dict[str, Any] = {}
+    # The raw value of each option from the highest layer that sets it, then each read once: a saved setting a
+    # flag replaces is never read (a resume can fix a value an older version let through).
+    raws: dict[str, tuple[Any, str]] = {}
     for key, raw in (saved or {}).items():
         if key in BY_NAME:
-            values[key] = _parsed(BY_NAME[key], raw, "saved crawl settings")
+            raws[key] = (raw, _SAVED)
     if config_file is not None:
         for key, raw in _read_toml(config_file).items():
             opt = BY_NAME.get(key.replace("-", "_"))
             if opt is None:
                 raise ConfigError(f"{config_file}: unknown option {key!r}")
-            values[opt.name] = _parsed(opt, raw, str(config_file))
+            raws[opt.name] = (raw, f"{config_file}: {key}")
     for opt in OPTIONS:
         if env is not None and opt.env in env:
             raw_env: Any = env[opt.env]
             if opt.repeat:
                 raw_env = [part for part in raw_env.split(",") if part]
-            values[opt.name] = _parsed(opt, raw_env, opt.env)
+            raws[opt.name] = (raw_env, opt.env)
     for name, raw in (flags or {}).items():
         if raw is not None and name in BY_NAME:
-            values[name] = _parsed(BY_NAME[name], raw, BY_NAME[name].flag)
+            raws[name] = (raw, BY_NAME[name].flag)
+    values: dict[str, Any] = {}
+    for name, (raw, source) in raws.items():
+        opt = BY_NAME[name]
+        if source is _SAVED:
+            note = f" (saved by an earlier run in crawl.json: give {opt.flag} to replace it)"
+            values[name] = _parsed(opt, raw, opt.flag, note)
+        else:
+            values[name] = _parsed(opt, raw, source)
     cfg = CrawlConfig().with_options(**values, seeds=tuple(seeds))
     _validate(cfg)
     return cfg
 
 
-_NODE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # no '/' or space: lease owners are "<node id>/f<index>"
-
-
-def _check_regexes(patterns: Iterable[str], what: str) -> None:
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"{what}bad regex {pattern!r}: {exc}") from None
-
-
 def _validate(cfg: CrawlConfig) -> None:
-    disc, fetch, front, out, ext, ren = (
-        cfg.discovery,
-        cfg.fetch,
-        cfg.frontier,
-        cfg.output,
-        cfg.extraction,
-        cfg.rendering,
-    )
-    _check_regexes((*disc.include, *disc.exclude), "")
-    if not 0.0 < front.bloom_error < 0.5:
-        raise ConfigError(f"--bloom-error must be between 0 and 0.5, not {front.bloom_error}")
-    if front.shards < 1 or front.shards > 16384:
-        raise ConfigError(f"--shards must be between 1 and 16384, not {front.shards}")
-    if fetch.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
-    if fetch.lease_batch < 1:
-        raise ConfigError("--lease-batch must be at least 1")
-    if not _NODE_ID_RE.fullmatch(cfg.crawl.node_id):
-        raise ConfigError(f"--node-id must be letters, digits, '.', '_' or '-' (at most 64), not {cfg.crawl.node_id!r}")
+    """Checks across options (each value alone was checked as it was read, by its reader in :mod:`webtrawl.values`)."""
+    out, ext = cfg.output, cfg.extraction
     if not out.jsonl and not out.records_to:
         raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
     if ext.extract and ext.spider:
@@ -391,12 +377,3 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
     if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
-    parse_headers(fetch.header)
-    _check_regexes(ren.render_include, "--render-include: ")
-    for kind in ren.render_resources:
-        if kind not in ("image", "media", "font"):
-            raise ConfigError(f"--render-resources takes image, media or font, not {kind!r}")
-    for item in fetch.resolve:
-        host, sep, ip = item.partition("=")
-        if not sep or not host or not ip:
-            raise ConfigError(f"--resolve wants HOST=IP, not {item!r}")

@@ -40,6 +40,12 @@ class RedisUnavailable(StateError):
     reason = "redis-unavailable"
 
 
+class ChildFailed(WebtrawlError):
+    """A fetcher or parser died at start several times in a row: restarting it again would only loop."""
+
+    reason = "child-failed"
+
+
 # --- transport: the network failed before a full HTTP answer ----------------------------------------------------
 class TransportError(WebtrawlError):
     """The request did not produce a complete HTTP response. ``transient`` ones are retried."""

@@ -29,6 +29,12 @@ PRIORITY_LEVELS = 4
 QUEUED = "queued"
 INFLIGHT = "inflight"
 
+# Why a host waits beyond its politeness gap: per shard, release.lua keeps the hosts it backed off (a failure) and
+# those waiting for a robots.txt retry in a zset of their own (host -> next-allowed ms), so the progress line can say
+# what a crawl with nothing ready waits for without reading every host.
+WAIT_BACKOFF = "wb"
+WAIT_ROBOTS = "wr"
+
 _POLICY_REASONS: frozenset[str] | None = None
 
 
@@ -61,6 +67,8 @@ def lua_prelude() -> str:
         "R_FRONTIER_CAP": FRONTIER_CAP,
         "C_QUEUED": QUEUED,
         "C_INFLIGHT": INFLIGHT,
+        "W_BACKOFF": WAIT_BACKOFF,
+        "W_ROBOTS": WAIT_ROBOTS,
     }
     text = "".join(f"local {name} = '{value}'\n" for name, value in names.items())
     return text + f"local LEVELS = {PRIORITY_LEVELS}\n"

@@ -29,7 +29,9 @@ def crawl_counters(fetched: int = 1234, **more: int) -> Counters:
         "custom-thing": 5,
     }
     values.update(more)
-    return Counters(values=values, ready_hosts=4, waiting_hosts=9, bloom_bits=20000, bloom_hashes=7)
+    return Counters(
+        values=values, ready_hosts=4, waiting_hosts=9, bloom_bits=20000, bloom_hashes=7, backoff_hosts=2, robots_hosts=1
+    )
 
 
 def snapshot(at: float, fetched: int = 1234, **more: int) -> Snapshot:

@@ -51,6 +51,15 @@ def test_stall_fires_when_nothing_is_fetched_while_work_is_pending() -> None:
     assert [e for t in range(0, 20) for e in idle.evaluate(_sample(t, pending=0))] == []  # nothing to do: no stall
 
 
+def test_no_stall_while_the_crawl_waits_for_hosts_in_back_off_or_robots_retries() -> None:
+    """Issue 19: a crawl waiting, correctly, on hosts whose robots.txt answers 503 raised a 'stalled' alert."""
+    waiting = "waiting: 12 hosts retrying robots.txt, next try in 4m10s"
+    alerts = Alerts(AlertSettings(error_rate=0, stall_s=5, disk_free=0))
+    assert [e for t in range(0, 30) for e in alerts.evaluate(Sample(t, 0, 0, 4, 10, waiting=waiting))] == []
+    fired = [e for t in range(30, 40) for e in alerts.evaluate(_sample(t, fetched=4))]  # waiting for nothing known
+    assert [(e.name, e.state) for e in fired] == [("stalled", "firing")]
+
+
 def test_memory_disk_and_redis_thresholds() -> None:
     settings = AlertSettings(error_rate=0, stall_s=0, memory=1000, disk_free=500, redis_memory=0)
     alerts = Alerts(settings)

@@ -53,6 +53,7 @@ def test_scrape_shows_counters_gauges_and_labels(exporter: MetricsExporter) -> N
     assert got[("webtrawl_custom_thing", ())] == 5
     assert got[("webtrawl_hosts_ready", ())] == 4
     assert got[("webtrawl_hosts_waiting", ())] == 9
+    assert (got[("webtrawl_hosts_backoff", ())], got[("webtrawl_hosts_robots_retry", ())]) == (2, 1)  # of the 9
     assert got[("webtrawl_memory_rss_bytes", (("kind", "fetcher"),))] == 300 * MIB
     assert got[("webtrawl_redis_used_memory_bytes", ())] == 5_000_000
     assert got[("webtrawl_elapsed_seconds", ())] == 3723.0

@@ -18,23 +18,13 @@ import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from urllib.parse import urlsplit
 
-from webtrawl.errors import ConfigError
 from webtrawl.redact import redact as mask
 
 log = logging.getLogger("webtrawl.fetch")
 
 DEAD_S = 60.0
 FAILS_TO_DEAD = 3
-
-
-def check_proxy(url: str) -> str:
-    """A proxy URL as given, checked: http:// or https://, a host, no path."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
-        raise ConfigError(f"--proxy wants http://HOST:PORT (or https://), not {url!r}")
-    return url
 
 
 class ProxyPool:

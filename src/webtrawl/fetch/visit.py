@@ -120,6 +120,7 @@ class Visits:
         retry_after_ms: int = 0,
         counters: dict[str, int] | None = None,
         hold: bool = False,
+        robots_wait: bool = False,
     ) -> Held | Stale | None:
         if delay_ms > 0:
             delay_ms = jittered(delay_ms, self.pol.delay_jitter) + GAP_MARGIN_MS
@@ -135,6 +136,7 @@ class Visits:
             retry_after_ms=retry_after_ms + GAP_MARGIN_MS if retry_after_ms > 0 else 0,  # the same margin
             counters=counters or {},
             hold=hold,
+            robots_wait=robots_wait,
         )
         asked = time.monotonic()
         held = await self.deps.releases.release(release)  # one pipeline for the releases of many tasks
@@ -316,7 +318,8 @@ class Visits:
         if rules.failures < self.pol.robots_give_up:
             self.give_back_budget(1)
             wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
-            await self._release(lease, UrlAction.HEAD, delay_ms=max(wait_ms, host_gap_ms(self.pol, rules)))
+            delay_ms = max(wait_ms, host_gap_ms(self.pol, rules))
+            await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, robots_wait=True)
             return
         detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
         # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.

@@ -39,6 +39,7 @@ class Release(msgspec.Struct, frozen=True):
     retry_after_ms: int = 0  # server's Retry-After, already capped; used instead of back-off when > 0
     counters: dict[str, int] = msgspec.field(default_factory=dict)
     hold: bool = False  # host session: lease the host's next URL to the same owner, due at its next-allowed time
+    robots_wait: bool = False  # the URL waits for a robots.txt retry (delay_ms): the progress line says so
 
 
 class Held(msgspec.Struct, frozen=True):
@@ -75,8 +76,16 @@ class Counters(msgspec.Struct):
     values: dict[str, int] = msgspec.field(default_factory=dict)
     ready_hosts: int = 0
     waiting_hosts: int = 0
-    bloom_bits: int = 0
+    bloom_bits: int = 0  # bitmaps in use over all shards
     bloom_hashes: int = 0
+    bloom_chain: list[tuple[int, int, int]] = msgspec.field(default_factory=list)  # bloom.BloomLevel of each filter
+    bloom_fill: list[tuple[int, int]] = msgspec.field(default_factory=list)  # per shard: newest filter, its URLs
+    # hosts waiting beyond their politeness gap, and the ms until the first of each kind is due (-1: none)
+    backoff_hosts: int = 0
+    backoff_next_ms: int = -1
+    robots_hosts: int = 0
+    robots_next_ms: int = -1
+    next_due_ms: int = -1  # the first of all waiting hosts
 
     def get(self, name: str) -> int:
         return self.values.get(name, 0)
@@ -90,9 +99,17 @@ class Counters(msgspec.Struct):
         return self.get(INFLIGHT)
 
     def bloom_false_positive_rate(self) -> float:
-        """Current false-positive probability of the seen filter: (1 - e^(-k n / m))^k."""
+        """Current false-positive probability of the seen filter: a new URL lands in a shard at random, and meets
+        that shard's chain's compound rate (bloom.py); one bitmap per shard (an older crawl): (1 - e^(-k n / m))^k
+        with the URLs spread evenly."""
         import math
 
+        from webtrawl.frontier.bloom import BloomLevel, chain_false_positive_rate
+
+        if len(self.bloom_chain) > 1 and self.bloom_fill:
+            chain = [BloomLevel(*level) for level in self.bloom_chain]
+            rates = [chain_false_positive_rate(chain, newest, n) for newest, n in self.bloom_fill]
+            return sum(rates) / len(rates)
         n, m, k = self.get("added"), self.bloom_bits, self.bloom_hashes
         if not m or not k:
             return 0.0

@@ -17,7 +17,7 @@ from webtrawl.domains import registered_domain
 from webtrawl.errors import StateError
 from webtrawl.frontier.adding import AddBatch, Segment
 from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Release, Stale
-from webtrawl.frontier.bloom import bloom_size
+from webtrawl.frontier.bloom import BloomLevel, bloom_chain, chain_spec, parse_chain
 from webtrawl.frontier.keys import (
     Entry,
     decode_entry,
@@ -71,12 +71,13 @@ def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = 
         (exists,) = yield [Call(("EXISTS", meta_key(settings.prefix)))]
         if not int(exists):
             raise StateError(f"no crawl with key prefix {settings.prefix!r} in this Redis")
-    bits, hashes = bloom_size(settings.expected_urls, settings.bloom_error, settings.shards)
+    chain = bloom_chain(settings.expected_urls, settings.bloom_error, settings.shards)
     fresh: dict[str, Arg] = {
         "version": 1,
         "shards": settings.shards,
-        "bloom_m": bits,
-        "bloom_k": hashes,
+        "bloom_m": chain[0].bits,  # the first filter of each shard's chain (the only one of an older crawl)
+        "bloom_k": chain[0].hashes,
+        "bloom_chain": chain_spec(chain),
         "expected_urls": settings.expected_urls,
         "bloom_error": repr(settings.bloom_error),
         "canon_version": settings.canon_version,
@@ -102,6 +103,10 @@ class FrontierCore:
         self.shards = int(self.meta["shards"])
         self.bloom_m = int(self.meta["bloom_m"])
         self.bloom_k = int(self.meta["bloom_k"])
+        spec = str(self.meta.get("bloom_chain", ""))  # absent: a crawl from before the chains, one bitmap per shard
+        self.bloom_chain = parse_chain(spec) if spec else [BloomLevel(self.bloom_m, self.bloom_k, 0)]
+        self.bloom_enhanced = bool(spec)  # enhanced double hashing (bloom.py); an older crawl keeps the plain one
+        self._bloom_args: list[Arg] = [chain_spec(self.bloom_chain), "e" if spec else "d"]
         self._sp = [shard_tag(settings.prefix, s) for s in range(self.shards)]
         self._rng = random.Random()
         self.planner = LeasePlanner(
@@ -154,7 +159,7 @@ class FrontierCore:
 
     def _add_call(self, segments: list[Segment]) -> Call:
         s = self.settings
-        args: list[Arg] = [self.bloom_m, self.bloom_k, s.host_queue_cap, s.host_budget]
+        args: list[Arg] = [*self._bloom_args, s.host_queue_cap, s.host_budget]
         for seg in segments:
             args += seg.args(self._sp[seg.shard])
         return script_call("add", self._sp[segments[0].shard] + "c", *args)
@@ -209,7 +214,7 @@ class FrontierCore:
             if r.failed and s.backoff_jitter:
                 jitter = round(1000 * (1.0 + self._rng.uniform(-s.backoff_jitter, s.backoff_jitter)))
             groups[r.shard] += [
-                r.token, int(r.action), max(0, r.delay_ms), int(r.failed), max(0, r.retry_after_ms), jitter,
+                r.token, int(r.action), max(0, r.delay_ms), _why(r), max(0, r.retry_after_ms), jitter,
                 int(r.hold), *_counter_args(r.counters),
             ]  # fmt: skip
             members[r.shard].append(index)
@@ -310,12 +315,22 @@ class FrontierCore:
     # --- reading --------------------------------------------------------------------------------------------
     def counters(self) -> Steps[Counters]:
         replies = yield [script_call("stats", sp + "c", sp) for sp in self._sp]
-        out = Counters(bloom_bits=self.bloom_m * self.shards, bloom_hashes=self.bloom_k)
+        out = Counters(
+            bloom_hashes=self.bloom_k, bloom_chain=[(lv.bits, lv.hashes, lv.capacity) for lv in self.bloom_chain]
+        )
         values: dict[str, int] = defaultdict(int)
         for reply in replies:
             out.ready_hosts += int(reply[0])
             out.waiting_hosts += int(reply[1])
-            for name, value in _pairs(reply[2:]).items():
+            out.backoff_hosts += int(reply[2])
+            out.backoff_next_ms = _sooner(out.backoff_next_ms, int(reply[3]))
+            out.robots_hosts += int(reply[4])
+            out.robots_next_ms = _sooner(out.robots_next_ms, int(reply[5]))
+            out.next_due_ms = _sooner(out.next_due_ms, int(reply[6]))
+            newest = min(int(reply[7]), len(self.bloom_chain) - 1)
+            out.bloom_fill.append((newest, int(reply[8])))
+            out.bloom_bits += sum(level.bits for level in self.bloom_chain[: newest + 1])
+            for name, value in _pairs(reply[9:]).items():
                 values[name] += int(value)
         out.values = dict(values)
         return out
@@ -348,6 +363,16 @@ class FrontierCore:
     def seed_hosts(self) -> Steps[set[str]]:
         (members,) = yield [Call(("SMEMBERS", seeds_key(self.settings.prefix)))]
         return {_text(m) for m in members}
+
+
+def _why(release: Release) -> str:
+    """release.lua's ``failed`` argument: a failure (back-off), a wait for a robots.txt retry, or neither."""
+    return "1" if release.failed else "r" if release.robots_wait else "0"
+
+
+def _sooner(a: int, b: int) -> int:
+    """The earlier of two waits in ms, -1 meaning none."""
+    return b if a < 0 or 0 <= b < a else a
 
 
 def first_error(replies: Sequence[Any]) -> None:

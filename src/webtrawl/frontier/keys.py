@@ -3,7 +3,9 @@
 Every key starts with the crawl's prefix ``P`` (default ``wt``) and carries a Redis Cluster hash tag, so all the keys
 one Lua script touches hash to one slot and the same scripts run unchanged on a cluster::
 
-    P:{P:g}:meta            hash   crawl meta: shards, bloom_m (bits per shard), bloom_k, canon_version, created,
+    P:{P:g}:meta            hash   crawl meta: shards, bloom_chain (m,k,capacity;... of each shard's filters),
+                                   bloom_m, bloom_k (its first; a crawl without bloom_chain has only it),
+                                   canon_version, created,
                                    politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
 
@@ -23,8 +25,12 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    q: URLs queued over all its priority levels (absent in crawls from before it:
                                    add.lua then counts them once)
                                    js: "1" once a page of the host needed rendering (--render auto; leases say so)
-    SP bloom                string bitmap of bloom_m bits: the seen-URL Bloom filter of this shard (written at
-                                   full size when the crawl is created, so Redis does not over-allocate it)
+    SP bloom, SP bloom<i>   string bitmaps of the seen-URL filter of this shard: a chain (frontier/bloom.py), SP bloom
+                                   first (written at its size when the crawl is created, the others when the one
+                                   before is full, so Redis does not over-allocate them)
+    SP bn                   hash   f: the newest filter of the chain, n: the URLs it holds (absent: the first, empty)
+    SP wb, SP wr            zset   host -> next-allowed ms of the hosts release.lua backed off (wb) or that wait for
+                                   a robots.txt retry (wr); stats.lua drops those whose time has passed
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
                                    hosts-parked, stale-release, stale-complete, and whatever release/complete add.

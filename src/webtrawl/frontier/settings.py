@@ -13,7 +13,7 @@ CANON_VERSION = 1  # bump when URL canonicalization changes: stored in meta so a
 class FrontierSettings:
     prefix: str = "wt"
     shards: int = 64  # only used when the crawl is created; the stored value wins afterwards
-    expected_urls: int = 10_000_000  # sizes the Bloom filter at creation
+    expected_urls: int = 100_000  # sizes the first Bloom filter of each shard's chain at creation (it grows)
     bloom_error: float = 0.0001
     host_queue_cap: int = 200_000
     host_budget: int = 100_000  # 0: no limit

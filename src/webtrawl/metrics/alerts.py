@@ -6,8 +6,9 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
 - ``error-rate``: more than ``--alert-error-rate`` of the URLs that ended within the last ``--alert-window``
   seconds failed (``err:*`` against ``stored``: every ended URL is one record), judged only once the window is
   full and at least ``--alert-min-urls`` URLs ended in it, so one early failure is not 100%;
-- ``stalled``: no page fetched for ``--alert-stall`` seconds while URLs are queued or in flight (hosts parked or
-  backed off, leasing paused for memory or disk, a dead Redis...);
+- ``stalled``: no page fetched for ``--alert-stall`` seconds while URLs are queued or in flight (leasing paused for
+  memory or disk, a dead Redis, a fetcher stuck...); a crawl that is waiting, correctly, for hosts in back-off, for
+  robots.txt retries or for politeness delays (the progress line's ``waiting``) is not stalled;
 - ``memory``: the node's processes (supervisor, fetchers, parsers) above ``--alert-memory`` (default 90% of
   ``--max-memory`` when that is set);
 - ``disk``: free space under ``--out`` below ``--alert-disk-free``;
@@ -67,6 +68,7 @@ class Sample:
     disk_free: int | None = None
     redis_used: int = 0
     redis_max: int = 0  # Redis maxmemory (0: none)
+    waiting: str = ""  # what the crawl legitimately waits for (progress.waiting_for), "" when it is not waiting
 
 
 @dataclass(slots=True)
@@ -127,7 +129,7 @@ class Alerts:
         s = self.settings
         if s.stall_s <= 0:
             return None
-        if self._last_progress is None or now.fetched != self._last_progress[1] or now.pending == 0:
+        if self._last_progress is None or now.fetched != self._last_progress[1] or now.pending == 0 or now.waiting:
             self._last_progress = (now.at, now.fetched)
         idle = now.at - self._last_progress[0]
         message = f"no page fetched for {format_duration(idle)} while {now.pending} URLs are queued or in flight"

@@ -64,6 +64,8 @@ def render(snapshot: Snapshot, rates: RateWindow) -> RenderableType:
         if progress.fraction is not None:
             done.append(progress.percent_text, style="bold").append(f" of {progress.basis}", style="dim")
             done.append("   ETA ", style="dim").append(progress.eta_text)
+        if progress.waiting and progress.eta_s is not None:  # else the ETA says it
+            done.append("   " + progress.waiting, style="yellow")
         if progress.success_rate is not None:
             done.append("   success ", style="dim").append(f"{progress.success_rate:.1%}")
         done.append("   downloaded ", style="dim").append(format_bytes(progress.bytes_downloaded))
@@ -119,6 +121,8 @@ def log_line(snapshot: Snapshot, rates: RateWindow, wall_time: float | None = No
         if progress.fraction is not None:
             parts.append(f"progress={progress.percent_text}({progress.basis})")
             parts.append(f"eta={progress.eta_text}")
+        if progress.waiting and progress.eta_s is not None:  # else the ETA says it
+            parts.append(f"({progress.waiting})")
         if progress.success_rate is not None:
             parts.append(f"success={progress.success_rate:.1%}")
         parts.append(f"downloaded={format_bytes(progress.bytes_downloaded)}")

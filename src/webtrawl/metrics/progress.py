@@ -10,7 +10,9 @@ Three bases for a percentage, strongest first:
 
 When both limits are set, the one that will be reached first by the current rate is used. A limit wins over the
 frontier even when the frontier looks smaller: early in a crawl it is, and it grows. The ETA divides what is left by
-the fetch rate over the rate window; no rate, no ETA.
+the fetch rate over the rate window; no rate, no ETA. But URLs left and no host ready is a crawl that waits, and
+``waiting`` says for what instead (``waiting: 12 hosts in back-off, next retry in 4m10s``): hosts backed off after
+failures, hosts whose robots.txt is retried, hosts on their politeness delay, each with when the first is due.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Progress:
     bytes_downloaded: int = 0  # response bodies as received (the records' ``bytes``)
     done: float = 0.0  # how much of ``total`` is done, in the basis's unit (pages or seconds)
     total: float = 0.0
+    waiting: str = ""  # what a crawl with URLs left and no host ready waits for ("" when it is not waiting)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -45,7 +48,41 @@ class Progress:
     def eta_text(self) -> str:
         from webtrawl.metrics.report import format_duration
 
-        return "-" if self.eta_s is None else format_duration(self.eta_s)
+        if self.eta_s is None:
+            return self.waiting or "-"
+        return format_duration(self.eta_s)
+
+
+def waiting_for(counters: Counters, fetch_rate: float) -> str:
+    """What the crawl waits for when no page is being fetched, URLs are left and no host is ready now; else ""."""
+    from webtrawl.metrics.report import format_duration
+
+    if fetch_rate > 0 or counters.queued <= 0 or counters.ready_hosts > 0:
+        return ""
+    parts = []
+    if counters.backoff_hosts > 0:
+        parts.append(f"{_hosts(counters.backoff_hosts)} in back-off" + _next(counters.backoff_next_ms, "retry"))
+    if counters.robots_hosts > 0:
+        parts.append(f"{_hosts(counters.robots_hosts)} retrying robots.txt" + _next(counters.robots_next_ms, "try"))
+    polite = counters.waiting_hosts - counters.backoff_hosts - counters.robots_hosts
+    if polite > 0:
+        parts.append(f"{_hosts(polite)} on their politeness delay")
+    if not parts:
+        return ""
+    text = "waiting: " + "; ".join(parts)
+    if counters.next_due_ms >= 0 and polite > 0:
+        text += f", next host due in {format_duration(counters.next_due_ms / 1000)}"
+    return text
+
+
+def _hosts(n: int) -> str:
+    return f"{n} host" if n == 1 else f"{n} hosts"
+
+
+def _next(ms: int, what: str) -> str:
+    from webtrawl.metrics.report import format_duration
+
+    return f", next {what} in {format_duration(ms / 1000)}" if ms >= 0 else ""
 
 
 def errors_total(counters: Counters) -> int:
@@ -96,12 +133,15 @@ def compute(
         # the limit reached first ends the crawl: the smallest known ETA (or the largest fraction without one)
         timed = [c for c in candidates if c[1] is not None]
         fraction, eta, basis, done, total = min(timed, key=lambda c: c[1] or 0.0) if timed else max(candidates)
-        return Progress(fraction, eta, basis, success_rate(counters), bytes_written, bytes_downloaded, done, total)
+        rate = success_rate(counters)
+        waiting = waiting_for(counters, fetch_rate)
+        return Progress(fraction, eta, basis, rate, bytes_written, bytes_downloaded, done, total, waiting)
     if counters.get("added"):
         left_urls = counters.queued + counters.inflight
         total_urls = fetched + left_urls
         fraction = fetched / total_urls if total_urls else 1.0
         eta = _eta(left_urls, fetch_rate)
         rate = success_rate(counters)
-        return Progress(fraction, eta, "frontier", rate, bytes_written, bytes_downloaded, fetched, total_urls)
+        waiting = waiting_for(counters, fetch_rate)
+        return Progress(fraction, eta, "frontier", rate, bytes_written, bytes_downloaded, fetched, total_urls, waiting)
     return Progress(None, None, "", success_rate(counters), bytes_written, bytes_downloaded)

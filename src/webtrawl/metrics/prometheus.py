@@ -26,7 +26,8 @@ _INVALID = re.compile(r"[^a-zA-Z0-9_]")
 _FIXED = frozenset(
     PREFIX + name
     for name in (
-        "errors", "dropped", "hosts_ready", "hosts_waiting", "bloom_bits", "bloom_false_positive_rate",
+        "errors", "dropped", "hosts_ready", "hosts_waiting", "hosts_backoff", "hosts_robots_retry", "bloom_bits",
+        "bloom_false_positive_rate",
         "memory_rss_bytes", "redis_used_memory_bytes", "elapsed_seconds", "node",
     )
 )  # fmt: skip
@@ -73,6 +74,12 @@ class _SnapshotCollector:
 
         yield GaugeMetricFamily(PREFIX + "hosts_ready", "hosts whose next request is due", value=c.ready_hosts)
         yield GaugeMetricFamily(PREFIX + "hosts_waiting", "hosts waiting for politeness", value=c.waiting_hosts)
+        yield GaugeMetricFamily(
+            PREFIX + "hosts_backoff", "waiting hosts in back-off after failures", value=c.backoff_hosts
+        )
+        yield GaugeMetricFamily(
+            PREFIX + "hosts_robots_retry", "waiting hosts whose robots.txt is retried", value=c.robots_hosts
+        )
         yield GaugeMetricFamily(PREFIX + "bloom_bits", "size of the seen-URL Bloom filter", value=c.bloom_bits)
         yield GaugeMetricFamily(
             PREFIX + "bloom_false_positive_rate",

@@ -2,7 +2,9 @@
 
 Children are started with the ``spawn`` method: no inherited locks, sockets or event loops from the supervisor, and
 the same behaviour on every platform. A child that dies while the node is running is reported and started again with
-the same index; the new fetcher takes back the leases of its previous life by its owner id.
+the same index; the new fetcher takes back the leases of its previous life by its owner id. One that keeps dying
+with an error soon after its start (a setting, a file or a library it cannot use) would be restarted forever: after
+:data:`START_FAILURES` such deaths in a row the node stops with the child's last error instead.
 """
 
 from __future__ import annotations
@@ -16,14 +18,18 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from webtrawl.errors import ChildFailed
 from webtrawl.node.logs import LogSetup, child_entry
 
 log = logging.getLogger("webtrawl.node")
 
 SPAWN = multiprocessing.get_context("spawn")
+START_FAILURES = 3  # deaths in a row, each with an error within START_WINDOW_S of its start, that stop the node
+START_WINDOW_S = 30.0  # a child that lived longer got to work: its death is a crash to restart from, not a loop
 
 
 @dataclass
@@ -35,15 +41,42 @@ class Child:
     process: multiprocessing.context.SpawnProcess | None = None
     restarts: int = 0
     log_setup: LogSetup | None = None  # the child sets up its logging (format, rotated file) before its work
+    start_failures: int = 0  # deaths in a row with an error soon after the start
+    last_error: str = ""
+    _started: float = 0.0
+    _errors: Connection | None = None  # the child sends the error that ends it (logs.child_entry)
 
     @property
     def name(self) -> str:
         return f"{self.kind}-{self.index}"
 
     def start(self) -> None:
-        args = (self.log_setup, self.name, self.target, self.args)
+        receive, send = SPAWN.Pipe(duplex=False)
+        args = (self.log_setup, self.name, self.target, self.args, send)
         self.process = SPAWN.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
         self.process.start()
+        send.close()  # the child holds the only sending end: at its death the pipe reads EOF
+        if self._errors is not None:
+            self._errors.close()
+        self._errors, self._started = receive, time.monotonic()
+
+    def died(self) -> str:
+        """How the dead child ended, for the log; counts a death at start (an error, soon after it started, that is
+        not the crawl state being away: a Redis restart is outlived by restarting)."""
+        assert self.process is not None
+        code = self.process.exitcode
+        error, state = "", False
+        if self._errors is not None:
+            with contextlib.suppress(EOFError, OSError):
+                if self._errors.poll():
+                    error, state = self._errors.recv()
+        if code is not None and code > 0 and not state and time.monotonic() - self._started < START_WINDOW_S:
+            self.start_failures += 1
+        else:
+            self.start_failures = 0  # killed by a signal (kill -9, OOM), Redis away, or after working a while
+        self.last_error = error or self.last_error
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+        return f"{how}: {error}" if error else how
 
     @property
     def pid(self) -> int | None:
@@ -79,13 +112,17 @@ class Children:
         return [c.pid for c in self.of(kind) if c.pid is not None and c.alive()]
 
     def restart_dead(self) -> list[str]:
-        """Restart children that died; return one message per restart for the log."""
+        """Restart children that died; return one message per restart for the log. Raises :class:`ChildFailed`
+        instead when a child died at start :data:`START_FAILURES` times in a row."""
         messages = []
         for child in self.members:
             if child.process is None or child.alive():
                 continue
-            code = child.process.exitcode
-            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+            how = child.died()
+            if child.start_failures >= START_FAILURES:
+                raise ChildFailed(
+                    f"{child.name} died at start {child.start_failures} times in a row: {child.last_error or how}"
+                )
             child.restarts += 1
             messages.append(f"{child.name} (pid {child.pid}) died ({how}); restarting it (restart #{child.restarts})")
             child.start()

@@ -9,6 +9,7 @@ starts (:func:`child_entry` wraps their target), so their warnings have the same
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
@@ -17,8 +18,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+from webtrawl.errors import StateError, WebtrawlError
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _RESERVED = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
@@ -93,11 +97,27 @@ class LogSetup:
         root.setLevel(min(self.level, logging.INFO))
 
 
-def child_entry(setup: LogSetup | None, name: str, target: str, args: Any) -> None:
+def child_entry(setup: LogSetup | None, name: str, target: str, args: Any, report: Connection | None = None) -> None:
     """A child process's real entry point: its logging first (warnings to stderr as before), then its work.
-    ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run."""
-    if setup is not None:
-        setup.apply(name, stderr_level=logging.WARNING)
-    module, _, function = target.partition(":")
-    work: Callable[[Any], None] = getattr(importlib.import_module(module), function)
-    work(args)
+    ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run. An error
+    that ends the child is sent, as one line, through ``report`` (with whether it is about the crawl's state, e.g.
+    Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting."""
+    try:
+        if setup is not None:
+            setup.apply(name, stderr_level=logging.WARNING)
+        module, _, function = target.partition(":")
+        work: Callable[[Any], None] = getattr(importlib.import_module(module), function)
+        work(args)
+    except Exception as exc:
+        if report is not None:
+            with contextlib.suppress(OSError):
+                report.send((error_line(exc), isinstance(exc, StateError)))
+        raise
+
+
+def error_line(exc: BaseException) -> str:
+    """``Type: message`` on one line (our own errors, whose message is for users, without their type)."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, WebtrawlError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

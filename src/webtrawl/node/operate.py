@@ -211,6 +211,7 @@ class Operations:
                 disk_free=disk_free,
                 redis_used=snapshot.redis_used_memory,
                 redis_max=self._redis_max,
+                waiting=progress.waiting,
             )
         )
         return progress

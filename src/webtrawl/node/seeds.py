@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO
 
 from webtrawl.errors import BadUrl, InputError, SchemeError
 from webtrawl.messages import NewUrl
@@ -13,23 +13,31 @@ from webtrawl.parse import canonicalize
 
 
 def _lines(path: Path) -> Iterator[tuple[str, int, str]]:
-    stream: TextIO
+    """(file name, line number, line) of a seeds file read as bytes, each line decoded as UTF-8: a byte that is not
+    UTF-8 stops with its file and byte offset (a text stream's error would not say where)."""
+    stream: BinaryIO
     if str(path) == "-":
-        stream = sys.stdin
-        name = "<stdin>"
+        stream, name = sys.stdin.buffer, "<stdin>"
     else:
         try:
-            stream = path.open(encoding="utf-8", errors="strict")
+            stream = path.open("rb")
         except OSError as exc:
             raise InputError(f"cannot read seeds file {path}: {exc.strerror or exc}") from None
         name = str(path)
+    offset = 0
     try:
-        for number, line in enumerate(stream, 1):
+        for number, raw in enumerate(stream, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad, at = raw[exc.start], offset + exc.start
+                raise InputError(f"{name}: not UTF-8 text: byte {bad:#04x} at offset {at} (line {number})") from None
+            offset += len(raw)
             yield name, number, line
-    except UnicodeDecodeError:
-        raise InputError(f"{name}: not UTF-8 text (line {number + 1})") from None
+    except OSError as exc:
+        raise InputError(f"cannot read seeds file {name}: {exc.strerror or exc}") from None
     finally:
-        if stream is not sys.stdin:
+        if stream is not sys.stdin.buffer:
             stream.close()
 
 

@@ -140,6 +140,8 @@ def print_status(report: dict[str, Any], *, as_json: bool) -> None:
     done = "-" if fraction is None else f"{fraction:.1%}"
     print(f"  done: {done} (of the frontier's size, which grows as links are found)")
     print(f"  eta: {'-' if eta is None else format_duration(eta)} at {report['rates']['pages_s']:.1f} pages/s")
+    if progress.get("waiting"):
+        print(f"  {progress['waiting']}")
     print(f"  success-rate: {'-' if success is None else f'{success:.1%}'}")
     print(f"  downloaded: {format_bytes(progress['bytes_downloaded'])} (response bodies as received, all nodes)")
     print(f"  written: {format_bytes(progress['bytes_written'])} (output files of all nodes)")

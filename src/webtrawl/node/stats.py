@@ -1,6 +1,6 @@
 """``trawl stats``: the counters of a crawl, live or stopped.
 
-``bytes-per-queued-url`` is Redis memory without the seen filter (allocated at full size when the crawl is created)
+``bytes-per-queued-url`` is Redis memory without the seen filter (its bitmaps are allocated whole)
 divided by the queued URLs, shown only from 1000 queued URLs on (below, Redis's fixed costs dominate).
 ``expected-false-positives`` is how many URLs the seen filter has wrongly called seen so far (never fetched): an
 estimate from the filter's fill, since a Bloom filter cannot tell which ones.
@@ -19,6 +19,7 @@ from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import redis_used_memory
 from webtrawl.metrics import format_stats
+from webtrawl.metrics.progress import waiting_for
 from webtrawl.metrics.report import MIN_QUEUED_PER_URL, expected_false_positives
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.saved import load_saved_settings
@@ -76,21 +77,23 @@ def print_stats(
         client.close()
         meta["redis_used_memory"] = used
         if counters.queued >= MIN_QUEUED_PER_URL:
-            # The seen filter is allocated at full size when the crawl is created; leave it out of the per-URL cost.
+            # The seen filter's bitmaps are allocated whole; leave them out of the per-URL cost.
             bloom_bytes = counters.bloom_bits // 8
             meta["bytes_per_queued_url"] = max(0, used - bloom_bytes) / counters.queued
+    waiting = waiting_for(counters, 0.0)  # no host ready now: what the crawl waits (or would wait) for
     if as_json:
         doc = {
             "counters": counters.values,
             "ready_hosts": counters.ready_hosts,
             "waiting_hosts": counters.waiting_hosts,
+            "waiting": waiting,
             "bloom_false_positive_rate": counters.bloom_false_positive_rate(),
             "bloom_expected_false_positives": expected_false_positives(counters),
             "meta": meta,
         }
         print(json.dumps(doc, indent=1, sort_keys=True, default=str))
     else:
-        print(format_stats(counters, meta))
+        print(format_stats(counters, meta) + (f"\n{waiting}" if waiting else ""))
     return 0
 
 

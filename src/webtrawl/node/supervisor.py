@@ -18,7 +18,7 @@ from types import FrameType
 from typing import IO, Any
 
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import InputError, RedisUnavailable, StateError
+from webtrawl.errors import ChildFailed, InputError, RedisUnavailable, StateError
 from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
@@ -256,6 +256,11 @@ class Node:
             log.warning("quitting at once: leases of in-flight URLs are taken back on the next start")
             self.children.kill()
             return 130
+        except ChildFailed:  # a child that cannot start: the others stop as at the end of a crawl, then the error
+            self.stop_leasing.set()
+            drain(self.children, self.fetchers_done)
+            self._leave()
+            raise
         finally:
             display.close()
             restore_logging()

@@ -42,9 +42,11 @@ def used_memory(client: redis.Redis) -> int:
 
 
 def bloom_bytes(client: redis.Redis, frontier: RedisFrontier) -> int:
-    """Memory of the fixed-size Bloom filters (sized by --expected-urls, not by what is queued)."""
+    """Memory of the seen filter's bitmaps (each shard's chain: sized by --expected-urls, then by how far it grew,
+    not by what is queued)."""
     prefix = frontier.core.settings.prefix
-    keys = [shard_tag(prefix, s) + "bloom" for s in range(frontier.shards)]
+    chain = range(len(frontier.core.bloom_chain))
+    keys = [shard_tag(prefix, s) + ("bloom" if i == 0 else f"bloom{i}") for s in range(frontier.shards) for i in chain]
     pipe = client.pipeline(transaction=False)
     for key in keys:
         pipe.memory_usage(key)

@@ -1,6 +1,6 @@
 -- add: dedup (Bloom), caps, enqueue (each URL in its host's queue of the URL's priority level, see _common.lua).
 -- KEYS[1] = sp.."c" of the first segment
--- ARGV: m, k, host_queue_cap, host_budget, then one segment per shard (several only on a plain Redis; on a cluster
+-- ARGV: Bloom chain, hashing scheme, host_queue_cap, host_budget, then one segment per shard (several only on a plain Redis; on a cluster
 --   a call holds the one shard of KEYS[1]'s slot):
 --   sp, nextra, {name, n} * nextra, nruns, run * nruns
 --   a run is consecutive URLs of one host with the same origin and metadata, in the caller's order, in one
@@ -13,18 +13,26 @@
 --   {index, letter} of each refused URL: c(ap) b(udget); segments and URLs are counted in call order from 1}
 -- Redis converts every Lua number argument with printf("%.17g"): the Bloom offsets go as string.format('%d')
 -- strings and the bit value as the string '1', which halves the cost of the BITFIELD.
-local m, k = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- The seen filter is a chain of bitmaps per shard (bloom.py): ARGV[1] = "m,k,capacity;..." of each, ARGV[2] 'e'
+-- for enhanced double hashing (bloom.py), 'd' for the plain one of older crawls. A shard's newest filter and the URLs it holds are in its hash SP bn (f, n; absent: the first, empty);
+-- a URL set in any filter is seen, a new one goes to the newest, which is followed by the next one when full.
+local chain, enhanced = {}, ARGV[2] == 'e'
+for fm, fk, fc in string.gmatch(ARGV[1], '(%d+),(%d+),(%d+)') do
+  chain[#chain + 1] = {tonumber(fm), tonumber(fk), tonumber(fc)}
+end
+local nfilters = #chain
 local cap, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
 local nargs = #ARGV
 local fmt, find, sub, sha1hex, call = string.format, string.find, string.sub, redis.sha1hex, redis.call
 local bunpack = struct.unpack
--- the BITFIELD SET operations of one URL (offsets filled in per URL)
-local set = {
-  'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1',
-  'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1', 'SET', 'u1', 0, '1',
-}
-for j = 7, k do
-  set[4 * j - 3], set[4 * j - 2], set[4 * j] = 'SET', 'u1', '1'
+local function filter_key(sp, f)
+  if f == 0 then return sp .. 'bloom' end
+  return sp .. 'bloom' .. f
+end
+-- the BITFIELD SET operations of one URL (offsets filled in per URL), for the most hashes of any filter
+local set = {}
+for j = 1, chain[nfilters][2] do
+  set[4 * j - 3], set[4 * j - 2], set[4 * j - 1], set[4 * j] = 'SET', 'u1', 0, '1'
 end
 local now = -1
 local added, seen, dcap, dbudget, nready = 0, 0, 0, 0, 0
@@ -37,7 +45,13 @@ local i = 5
 while i <= nargs do
   segment = segment + 1
   local sp = ARGV[i]
-  local bloom = sp .. 'bloom'
+  local newest, filled = 0, 0
+  if nfilters > 1 then
+    local st = call('HMGET', sp .. 'bn', 'f', 'n')
+    newest, filled = tonumber(st[1] or 0), tonumber(st[2] or 0)
+  end
+  local newest0, filled0 = newest, filled
+  local bloom, m, k, room = filter_key(sp, newest), chain[newest + 1][1], chain[newest + 1][2], chain[newest + 1][3]
   local nextra = tonumber(ARGV[i + 1])
   i = i + 2
   for _ = 1, nextra do
@@ -106,14 +120,37 @@ while i <= nargs do
       -- (checking the caps first counted every rediscovered link of a full host as a drop). GETBIT until the first
       -- zero bit (a read costs little and is not written to the AOF); a seen URL writes nothing
       local new, zero = false, 0
+      local x, y = h1 % m, h2 % m -- enhanced double hashing: x is the next offset, x += y, y += b + 1 (mod m)
       for b = 0, k - 1 do
-        local off = fmt('%d', (h1 + b * h2) % m)
+        local off
+        if enhanced then
+          off = fmt('%d', x)
+          x, y = (x + y) % m, (y + b + 1) % m
+        else
+          off = fmt('%d', (h1 + b * h2) % m)
+        end
         if new then
           set[4 * (b - zero) + 3] = off
         elseif call('GETBIT', bloom, off) == 0 then
           new, zero = true, b
           set[3] = off
         end
+      end
+      -- not in the newest filter: a URL all of whose bits one older filter has was seen before it started
+      local older = newest - 1
+      while new and older >= 0 do
+        local okey, om, ok_k = filter_key(sp, older), chain[older + 1][1], chain[older + 1][2]
+        local all = true
+        local ox, oy = h1 % om, h2 % om -- (only chains have older filters: enhanced double hashing)
+        for b = 0, ok_k - 1 do
+          if call('GETBIT', okey, fmt('%d', ox)) == 0 then
+            all = false
+            break
+          end
+          ox, oy = (ox + oy) % om, (oy + b + 1) % om
+        end
+        if all then new = false end
+        older = older - 1
       end
       if not new then
         seen = seen + 1
@@ -129,6 +166,14 @@ while i <= nargs do
       else
         -- one BITFIELD sets the bits from the first zero one on
         call('BITFIELD', bloom, unpack(set, 1, 4 * (k - zero)))
+        filled = filled + 1
+        if room > 0 and filled >= room and newest + 1 < nfilters then
+          -- the newest filter is full: the next one, allocated at its exact size (grown bit by bit, Redis would
+          -- allocate up to twice its length)
+          newest, filled = newest + 1, 0
+          bloom, m, k, room = filter_key(sp, newest), chain[newest + 1][1], chain[newest + 1][2], chain[newest + 1][3]
+          call('SETRANGE', bloom, fmt('%d', m / 8 - 1), '\0')
+        end
         if not st.o then
           st.o, st.oset = origin, true
           newhosts = newhosts + 1
@@ -182,6 +227,9 @@ while i <= nargs do
         end
       end
     end
+  end
+  if nfilters > 1 and (newest ~= newest0 or filled ~= filled0) then
+    call('HSET', sp .. 'bn', 'f', fmt('%d', newest), 'n', fmt('%d', filled))
   end
   if earliest >= 0 then
     ready_at[2 * nready + 1], ready_at[2 * nready + 2] = segment, earliest

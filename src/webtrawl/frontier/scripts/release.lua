@@ -1,6 +1,8 @@
 -- release: the fetch is over; set the host's next-allowed time and move the URL on. KEYS[1] = sp.."L"
 -- ARGV: sp, backoff_base_ms, backoff_max_ms, park_after, process_ttl_ms, lease_ttl_ms,
 --       {token, action, delay_ms, failed, retry_after_ms, jitter_permille, hold, ncounters, {name, n} * ncounters} * N
+-- failed: '1' a failure (back-off), 'r' waiting for a robots.txt retry (delay_ms is that wait), '0' otherwise; the
+-- hosts of the first two also go to the shard's W_BACKOFF / W_ROBOTS zset (next-allowed ms), read by stats.lua
 -- action: 0 KEEP (stays leased, same owner, until the parser completes it), 1 HEAD (back to the head), 2 RETRY (tail, retries + 1)
 -- hold = 1 (a host session): if the host has more URLs, its next one is leased to the same owner at once, due at
 -- the next-allowed time, and the host never goes back to the ready set, so the owner's open connection to it is
@@ -20,6 +22,7 @@ local i = 7
 while i <= #ARGV do
   local token, action, delay = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local failed, retry_after, jitter = ARGV[i + 3] == '1', tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
+  local robots_wait = ARGV[i + 3] == 'r'
   local hold = ARGV[i + 6] == '1'
   local first_counter = i + 8
   i = first_counter + 2 * tonumber(ARGV[i + 7])
@@ -55,6 +58,11 @@ while i <= #ARGV do
     local nxt = now
     if wait > 0 then nxt = now_up + math.ceil(wait) end
     redis.call('HSET', hk, 'n', nxt)
+    if failed then
+      redis.call('ZADD', sp .. W_BACKOFF, nxt, host)
+    elseif robots_wait then
+      redis.call('ZADD', sp .. W_ROBOTS, nxt, host)
+    end
     if delay > 0 then redis.call('HSET', hk, 'd', delay) end  -- the host's gap, for reclaim after a crash
     redis.call('HDEL', hk, 'l')
     if action == 0 then

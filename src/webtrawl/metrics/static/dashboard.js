@@ -71,7 +71,7 @@
     const p = d.progress || {};
     set("progress", pct(p.fraction));
     set("progress-basis", p.basis ? "of " + p.basis : "");
-    set("eta", duration(p.eta_s));
+    set("eta", p.eta_s == null && p.waiting ? p.waiting : duration(p.eta_s));
     $("#progress-fill").style.width = ((p.fraction || 0) * 100).toFixed(1) + "%";
     set("fetched", int(c.fetched || 0));
     set("stored", int(c.stored || 0));

@@ -1,0 +1,79 @@
+"""The seen filter starts small and grows (a chain of bitmaps per shard), keeping its stated false-positive rate;
+a crawl from before the chains keeps its one bitmap (issue 19: a 100-page crawl left a 30 MB append-only file)."""
+
+from __future__ import annotations
+
+import math
+
+from tests.fixtures.redis_fixtures import FrontierFactory
+from webtrawl.config import load
+from webtrawl.frontier import FrontierSettings, RedisFrontier
+from webtrawl.frontier.keys import meta_key, shard_tag
+from webtrawl.messages import NewUrl
+from webtrawl.metrics.report import expected_false_positives
+
+
+def _urls(start: int, count: int, tag: str) -> list[NewUrl]:
+    return [NewUrl(f"http://h{i % 997}.test/{tag}/{i}", depth=1) for i in range(start, start + count)]
+
+
+def _add_all(f: RedisFrontier, start: int, count: int, tag: str) -> tuple[int, int]:
+    """(added, seen) of ``count`` distinct URLs, added in batches as parsers do."""
+    added = seen = 0
+    for first in range(start, start + count, 5000):
+        result = f.add(_urls(first, min(5000, start + count - first), tag))
+        added, seen = added + result.added, seen + result.seen
+    return added, seen
+
+
+def _bloom_bytes(f: RedisFrontier) -> int:
+    """Bytes of every bitmap of the crawl's seen filter, as Redis holds them."""
+    pattern = f"{f.core.settings.prefix}:*bloom*".replace("{", "\\{")
+    return sum(int(f.client.strlen(key)) for key in f.client.scan_iter(match=pattern, count=1000))
+
+
+def test_a_small_crawl_keeps_small_bitmaps(frontier: FrontierFactory) -> None:
+    """The crawl's default settings: 100 URLs must not allocate a filter sized for ten million."""
+    defaults = FrontierSettings.from_config(load({}, env={}))
+    f = frontier(shards=defaults.shards, expected_urls=defaults.expected_urls, bloom_error=defaults.bloom_error)
+    assert f.add(_urls(0, 100, "p")).added == 100
+    assert _bloom_bytes(f) <= 512 * 1024  # 64 shards x ~5.4 KiB (it was 64 x 470 KiB)
+
+
+def test_the_filter_grows_and_keeps_its_false_positive_rate(frontier: FrontierFactory) -> None:
+    """200k URLs through the real script into a filter started for 1000: it grows to hold them all (none lost,
+    none seen twice), and fresh URLs are wrongly called seen no more often than --bloom-error says."""
+    error = 1e-3
+    f = frontier(shards=4, expected_urls=1000, bloom_error=error, host_queue_cap=10**9, host_budget=0)
+    bound = 4 * math.sqrt(200_000 * error)  # 4 standard deviations of Binomial(200k, error) of slack
+    added, seen = _add_all(f, 0, 200_000, "a")
+    assert added + seen == 200_000 and seen <= 200_000 * error + bound
+    counters = f.counters()
+    expected = expected_false_positives(counters)  # what trawl status says the filter has wrongly called seen
+    assert abs(seen - expected) <= 5 * math.sqrt(expected), (seen, expected)
+    assert min(newest for newest, _ in counters.bloom_fill) >= 3  # 250 -> 1000 -> 4000 -> 16000 -> ... per shard
+    assert _add_all(f, 0, 200_000, "a")[0] == 0  # every URL is seen again, whichever filter holds it
+    predicted = counters.bloom_false_positive_rate()
+    assert 0 < predicted < error
+    fresh = 200_000
+    added, seen = _add_all(f, 10**6, fresh, "b")
+    assert added + seen == fresh
+    assert seen <= fresh * error + bound, seen  # false positives ~ Binomial(fresh, rate <= error)
+    assert (
+        _bloom_bytes(f)
+        == sum(  # bitmaps allocated at their exact size, and only those in use
+            sum(level[0] for level in counters.bloom_chain[: newest + 1]) // 8 for newest, _ in f.counters().bloom_fill
+        )
+    )
+
+
+def test_a_crawl_from_before_the_chains_keeps_its_one_bitmap(frontier: FrontierFactory) -> None:
+    f = frontier(expected_urls=1000)
+    f.client.hdel(meta_key(f.core.settings.prefix), "bloom_chain")  # the meta an older version wrote
+    old = frontier(prefix=f.core.settings.prefix, expected_urls=1000)
+    assert len(old.core.bloom_chain) == 1
+    assert _add_all(old, 0, 20_000, "a")[0] > 19_000  # a full bitmap makes false positives, but it works
+    assert _add_all(old, 0, 100, "a") == (0, 100)
+    sp = shard_tag(f.core.settings.prefix, 0)
+    assert not f.client.exists(sp + "bloom1") and not f.client.exists(sp + "bn")  # it never grew
+    assert old.counters().bloom_bits == f.shards * old.core.bloom_m
