@@ -261,6 +261,7 @@ _FRONTIER = _group(
     Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),
     Option("process_ttl", non_negative_float, "seconds before a fetched page not yet stored is fetched again"),
+    Option("redis_replicas", non_negative_int, "Redis replicas a page's links must reach before it is completed"),
 )
 
 

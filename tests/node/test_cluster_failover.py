@@ -37,7 +37,7 @@ def test_a_master_killed_9_mid_crawl_is_ridden_out_by_two_nodes(
     seeds = _seed(testweb, url, tmp_path)
     outs = [tmp_path / "n1", tmp_path / "n2"]
     # A lease whose reply the dead master never sent stays until its TTL: short ones, so the test ends soon.
-    ttls = ("--lease-ttl", "10", "--process-ttl", "20", "--total", "5", "--robots", "5")
+    ttls = ("--lease-ttl", "10", "--process-ttl", "20", "--total", "5", "--robots", "5", "--redis-replicas", "1")
     nodes = [NodeRun(out, _args(testweb, url, "--node-id", out.name, *ttls)) for out in outs]
     try:
         wait_until(lambda: sum(len(records(out)) for out in outs) >= 200, 300, "200 records", nodes[0])

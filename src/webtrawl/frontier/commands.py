@@ -29,6 +29,7 @@ from webtrawl.frontier.keys import (
 )
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
+from webtrawl.frontier.replicas import check_acks, replica_waits
 from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
@@ -134,7 +135,8 @@ class FrontierCore:
         return shard_of(host, self.shards)
 
     # --- add ------------------------------------------------------------------------------------------------
-    def add(self, urls: Sequence[NewUrl]) -> Steps[AddResult]:
+    def add(self, urls: Sequence[NewUrl], replicas: int = 0) -> Steps[AddResult]:
+        """``replicas`` > 0: the adds are on that many replicas when this returns (see replicas.py)."""
         s = self.settings
         allowed = len(urls)
         if s.frontier_cap > 0:
@@ -147,9 +149,11 @@ class FrontierCore:
         batch.extend(urls)
         calls = batch.calls(self.one_slot)
         if calls:
-            replies = yield [self._add_call(segments) for segments in calls]
+            adds = [self._add_call(segments) for segments in calls]
+            replies = yield [*adds, *replica_waits([c.keys[0] for c in adds], replicas, self.one_slot)]
+            check_acks(replies[len(adds) :], replicas)
             now = time.monotonic()
-            for segments, reply in zip(calls, replies, strict=True):
+            for segments, reply in zip(calls, replies[: len(adds)], strict=True):
                 for shard, wait_ms in batch.replies(segments, reply):
                     self.planner.hint(shard, now + wait_ms / 1000.0)
         result = batch.result

@@ -87,6 +87,7 @@ class RedisFrontier:
         self.client = client
         self.core = core
         self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
+        self.replicas = 0  # add() waits for this many replicas (replicas.py)
 
     @classmethod
     def open(
@@ -126,7 +127,8 @@ class RedisFrontier:
         return self.core.next_lease_in()
 
     def add(self, urls: Sequence[NewUrl]) -> AddResult:
-        return self._run(self.core.add(urls))
+        """With ``replicas`` set (the parsers, --redis-replicas) the URLs are on that many replicas on return."""
+        return self._run(self.core.add(urls, self.replicas))
 
     def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return self._run(self.core.lease(owner, max_hosts))

@@ -97,6 +97,7 @@ class _Parser:
             return RedisFrontier.open(client, settings, outage=outage)
 
         self.frontier = open_waiting(opened, outage)
+        self.frontier.replicas = settings.replicas  # a page's links are on N replicas before it is completed
         prefix = f"{args.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
         sink_ctx = SinkContext(args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes)
