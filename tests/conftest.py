@@ -8,6 +8,7 @@ pytest_plugins = [
     "tests.fixtures.web_fixtures",
     "tests.fixtures.cluster_fixtures",
     "tests.fixtures.restartable_redis",
+    "tests.fixtures.sentinel_redis",
     "tests.fixtures.trickle_web",
     "tests.fixtures.shop_web",
     "tests.fixtures.postgres_fixtures",

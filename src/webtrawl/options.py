@@ -73,7 +73,7 @@ _CRAWL = _group(
     "crawl",
     Option("seeds_file", path, "file with one seed URL per line (- for stdin)"),
     Option("out", path, "output and state directory of this crawl"),
-    Option("redis", redis_url, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
+    Option("redis", redis_url, "external Redis (redis://, rediss://, unix://, redis+sentinel://); default: embedded"),
     Option("cluster", parse_bool, "--redis names a node of a Redis Cluster (the frontier spreads over its masters)"),
     Option("node_id", node_id, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"),
     Option(

@@ -270,8 +270,8 @@ def proxy(text: Any) -> str:
 
 def redis_url(text: Any) -> str:
     url = str(text)
-    if not url.lower().startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"wants a redis://, rediss:// or unix:// URL, not {url!r}")
+    if not url.lower().startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
+        raise ValueError(f"wants a redis://, rediss://, unix:// or redis+sentinel:// URL, not {url!r}")
     return url
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tests.fixtures.restartable_redis import RestartableRedis
+from tests.fixtures.sentinel_redis import SentinelPair
 from tests.node.crawlrun import Crawl, records, wait_until
 from tests.node.test_crawl import _args, _assert_complete_and_polite
 from webtrawl_testweb import TestWeb
@@ -40,19 +41,20 @@ def _waiting(out: Path) -> list[int]:
     return [(out / "logs" / f"{name}.log").read_text().count("; waiting for it") for name in names]
 
 
-def _alert_hook(tmp_path: Path) -> tuple[list[str], Path]:
+def _crawl(web: TestWeb, tmp_path: Path, *extra: str) -> tuple[Crawl, list[str], int, Path]:
+    """A crawl of the test web with an alert hook: (the crawl, its seeds, the access log mark, the hook's file)."""
+    seeds = web.seeds(3)
+    mark = web.mark()
     hooked = tmp_path / "alerts.txt"
-    return ["--alert-cmd", f'echo "$TRAWL_ALERT_NAME $TRAWL_ALERT_STATE" >> {hooked}'], hooked
+    hook = ["--alert-cmd", f'echo "$TRAWL_ALERT_NAME $TRAWL_ALERT_STATE" >> {hooked}']
+    return Crawl(tmp_path / "crawl", [*seeds, *_args(web, *extra, *hook)]), seeds, mark, hooked
 
 
 def test_an_external_redis_restarted_twice_under_a_running_node_loses_nothing(
     testweb: TestWeb, restartable_redis: RestartableRedis, tmp_path: Path
 ) -> None:
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    hook, hooked = _alert_hook(tmp_path)
-    with _running(Crawl(out, [*seeds, *_args(testweb, "--redis", restartable_redis.url, *hook)])) as crawl:
+    crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", restartable_redis.url)
+    with _running(crawl):
         _restart_twice(crawl, restartable_redis)
     _check_lossless(crawl, testweb, seeds, mark, hooked, outages=2)
 
@@ -88,11 +90,9 @@ def _check_lossless(crawl: Crawl, web: TestWeb, seeds: list[str], mark: int, hoo
 def test_the_embedded_redis_killed_9_is_started_again_and_the_crawl_loses_nothing(
     testweb: TestWeb, tmp_path: Path
 ) -> None:
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    hook, hooked = _alert_hook(tmp_path)
-    with _running(Crawl(out, [*seeds, *_args(testweb, *hook)])) as crawl:
+    crawl, seeds, mark, hooked = _crawl(testweb, tmp_path)
+    out = crawl.out
+    with _running(crawl):
         wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
         os.kill(int((out / "redis" / "redis.pid").read_text()), signal.SIGKILL)  # as the OOM killer would
         assert crawl.wait(600) == 0, crawl.log()[-4000:]
@@ -112,3 +112,21 @@ def test_a_stop_while_redis_is_away_ends_the_node_without_hanging(
     log = crawl.log()
     assert log.count(_LOST) == 1 and "stopping: --max-time 20s reached" in log and "Traceback" not in log, log
     assert "Traceback" not in _logs(out)
+
+
+def test_a_sentinel_managed_master_killed_9_fails_over_and_the_crawl_loses_nothing(
+    testweb: TestWeb, sentinel_pair: SentinelPair, tmp_path: Path
+) -> None:
+    crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", sentinel_pair.url)
+    out = crawl.out
+    with _running(crawl):
+        wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
+        sentinel_pair.kill_master()
+        wait_until(lambda: sentinel_pair.master()[1] == sentinel_pair.replica_port, 60, "the promotion", crawl)
+        assert crawl.wait(600) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert log.count(_LOST) == 1 and log.count(_BACK) == 1 and "Traceback" not in log, log[-4000:]
+    assert "Traceback" not in _logs(crawl.out) and "fetch task failed" not in _logs(crawl.out)
+    assert hooked.read_text().split("\n").count("redis firing") == 1
+    _assert_complete_and_polite(testweb, seeds, mark)  # a page acknowledged but not yet replicated may come twice
+    assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}

@@ -150,8 +150,9 @@ class FrontierCore:
         calls = batch.calls(self.one_slot)
         if calls:
             adds = [self._add_call(segments) for segments in calls]
-            replies = yield [*adds, *replica_waits([c.keys[0] for c in adds], replicas, self.one_slot)]
-            check_acks(replies[len(adds) :], replicas)
+            waits = replica_waits([c.keys[0] for c in adds], replicas, self.one_slot)
+            replies = yield [*adds, *waits]
+            check_acks(waits, replies[len(adds) :], replicas)
             now = time.monotonic()
             for segments, reply in zip(calls, replies[: len(adds)], strict=True):
                 for shard, wait_ms in batch.replies(segments, reply):

@@ -19,27 +19,37 @@ from webtrawl.frontier.scripts import Call
 
 log = logging.getLogger("webtrawl.frontier")
 
-WAIT_MS = 1000
-_LOG_EVERY_S = 60.0
-_last_log = float("-inf")
+WAIT_MS = 300  # a replica acknowledges a WAIT at once (GETACK); this is for one that is gone
+_SHORT_S = 30.0  # a master whose replicas fell short is not waited for this long (then asked again)
+_short_until: dict[str, float] = {}  # key (or "" on one server) -> monotonic time to wait for its replicas again
 
 
 def replica_waits(keys: Sequence[str], replicas: int, cluster: bool) -> list[Call]:
     """WAIT calls to append to a pipeline whose calls wrote ``keys``: one per distinct key on a cluster (each
-    routed to that key's master; a second one there returns at once), one on a single server."""
+    routed to that key's master; a second one there returns at once), one on a single server. A master whose
+    replicas fell short lately (a failover took one away) is skipped for a while, not waited for batch after batch."""
     if replicas <= 0 or not keys:
         return []
-    if not cluster:
-        return [Call(("WAIT", replicas, WAIT_MS))]
-    return [Call(("WAIT", replicas, WAIT_MS), near=key) for key in dict.fromkeys(keys)]
+    now = time.monotonic()
+    near = list(dict.fromkeys(keys)) if cluster else [""]
+    return [Call(("WAIT", replicas, WAIT_MS), near=key or None) for key in near if _short_until.get(key, 0.0) <= now]
 
 
-def check_acks(replies: Sequence[Any], replicas: int) -> None:
-    """Log (at most once a minute) when a WAIT came back with fewer replicas than asked."""
-    global _last_log
-    short = [int(r) for r in replies if isinstance(r, int) and int(r) < replicas]
-    if short and time.monotonic() - _last_log >= _LOG_EVERY_S:
-        _last_log = time.monotonic()
+def check_acks(waits: Sequence[Call], replies: Sequence[Any], replicas: int) -> None:
+    """A WAIT that came back with fewer replicas than asked: one log line (at most a minute), its master skipped."""
+    short = [(call.near or "", int(r)) for call, r in zip(waits, replies, strict=True) if int(r) < replicas]
+    if not short:
+        return
+    now = time.monotonic()
+    for key, _ in short:
+        _short_until[key] = now + _SHORT_S
+    if now - _short_until.get("log", float("-inf")) >= 60.0:
+        _short_until["log"] = now
+        acked = min(n for _, n in short)
         log.warning(
-            "only %d of %d Redis replicas acknowledged a page's links within %d ms", min(short), replicas, WAIT_MS
+            "only %d of %d Redis replicas acknowledged a page's links within %d ms; not waiting there for %.0fs",
+            acked,
+            replicas,
+            WAIT_MS,
+            _SHORT_S,
         )
