@@ -12,4 +12,6 @@ pytest_plugins = [
     "tests.fixtures.trickle_web",
     "tests.fixtures.shop_web",
     "tests.fixtures.postgres_fixtures",
+    "tests.fixtures.mysql_fixtures",
+    "tests.fixtures.broker_fixtures",
 ]

@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,25 +152,30 @@ def test_kill_9_and_resume_leave_one_row_per_url_in_sqlite_and_postgresql(
             assert set(found) == truth, (table, name)
 
 
+def outage_mid_crawl(crawl: Crawl, out: Path, stop: Callable[[], None], start: Callable[[], None]) -> None:
+    """Stop the sink's server mid-crawl, see the crawl pause, start it again, see the crawl go on and end."""
+    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    stop()
+    wait_until(lambda: "unavailable" in crawl.log(), 120, "the pause", crawl)
+    paused_at = len(records(out))
+    start()
+    wait_until(lambda: "is back, crawl resumes" in crawl.log(), 120, "the resume", crawl)
+    assert crawl.wait(600) == 0, crawl.log()[-4000:]
+    assert len(records(out)) > paused_at
+    assert crawl.log().count("crawl paused") >= 1
+
+
 def test_postgresql_stopped_mid_crawl_pauses_and_the_crawl_resumes_by_itself(
     testweb: TestWeb, tmp_path: Path, throwaway_pg: ThrowawayPostgres
 ) -> None:
     out = tmp_path / "crawl"
     sink = ["--items-to", throwaway_pg.url + "?table=items"]
     crawl = Crawl(out, [*testweb.seeds(2), *_args(testweb, *_extract(tmp_path), *sink)])
-    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
-    throwaway_pg.stop()
-    wait_until(lambda: "unavailable" in crawl.log(), 120, "the pause", crawl)
-    paused_at = len(records(out))
-    throwaway_pg.start()
-    wait_until(lambda: "is back, crawl resumes" in crawl.log(), 120, "the resume", crawl)
-    assert crawl.wait(600) == 0, crawl.log()[-4000:]
-    assert len(records(out)) > paused_at
+    outage_mid_crawl(crawl, out, throwaway_pg.stop, throwaway_pg.start)
     truth = _jsonl(out, "items")
     with psycopg.connect(throwaway_pg.url) as pg:
         found: Any = Counter(pg.execute("SELECT url, idx FROM items").fetchall())
     assert found == truth
-    assert crawl.log().count("crawl paused") >= 1
 
 
 def test_two_nodes_on_a_redis_cluster_one_killed_write_one_row_per_item_to_one_table(

@@ -12,6 +12,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.fixtures.broker_fixtures import AMQP_SERVER, NATS_SERVER, queue_messages, stream_messages
+from tests.fixtures.mysql_fixtures import mysql_query
 from webtrawl.errors import ConfigError
 from webtrawl.store.sinks.export import export
 
@@ -86,3 +88,20 @@ def test_export_to_jsonl_writes_flat_keyed_rows_and_a_user_sink_without_write_ro
     ]
     with pytest.raises(ConfigError, match="takes no exported rows"):
         export(out, "items", [f"tests.fixtures.usersink:CollectingSink?path={tmp_path}/u.jsonl"], "wt-1")
+
+
+def test_export_to_mariadb_nats_rabbitmq_and_json(
+    tmp_path: Path, mysql_url: str, nats_subject: str, amqp_queue: str
+) -> None:
+    out = tmp_path / "c1"
+    _crawl(out)
+    target = tmp_path / "items.json"
+    urls = [mysql_url, f"{NATS_SERVER}/{nats_subject}", f"{AMQP_SERVER}?queue={amqp_queue}", f"json:{target}"]
+    assert export(out, "items", urls, "wt-1") == (4, 3)
+    assert export(out, "items", urls, "wt-1") == (4, 3)  # again: the table, the stream and the file keep one each
+    expected = [("http://a.test/1", 0), ("http://a.test/1", 1), ("http://a.test/2", 0), ("http://a.test/3", 0)]
+    ids = [f"wt-1/{url}/{idx}" for url, idx in expected]
+    assert sorted(mysql_query(mysql_url, "SELECT url, idx FROM items")) == expected
+    assert sorted((r["url"], r["idx"]) for r in json.loads(target.read_text())) == expected
+    assert sorted(mid for mid, _ in stream_messages(nats_subject.replace(".", "_"))) == ids
+    assert sorted(mid for mid, _, _ in queue_messages(amqp_queue)) == sorted(ids * 2)  # at least once

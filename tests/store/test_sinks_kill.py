@@ -27,17 +27,23 @@ def _run(start: int, end: int, urls: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
 
 
-def test_kill_mid_write_and_resume_leave_one_row_per_item(tmp_path: Path, pg_url: str) -> None:
-    urls = [f"sqlite:///{tmp_path}/k.db", pg_url + "?table=k", f"csv:{tmp_path}/csv", f"parquet:{tmp_path}/pq"]
+def kill_after(urls: list[str], batches: int) -> int:
+    """Start a writer, kill -9 it once ``batches`` batches are confirmed; the last confirmed batch."""
     proc = _run(0, 10_000, urls)
     assert proc.stdout is not None
     confirmed = -1
     for line in proc.stdout:
         confirmed = int(line.split()[1])
-        if confirmed >= 40:
+        if confirmed >= batches:
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
+    return confirmed
+
+
+def test_kill_mid_write_and_resume_leave_one_row_per_item(tmp_path: Path, pg_url: str) -> None:
+    urls = [f"sqlite:///{tmp_path}/k.db", pg_url + "?table=k", f"csv:{tmp_path}/csv", f"parquet:{tmp_path}/pq"]
+    confirmed = kill_after(urls, 40)
     resumed = _run(confirmed + 1, confirmed + 11, urls)
     assert resumed.wait(120) == 0
     last = confirmed + 10

@@ -13,8 +13,9 @@ ROWS = ("records", "items")  # the streams of keyed rows (every sink beside the 
 class Builtin(msgspec.Struct, frozen=True):
     factory: str  # "module:function" taking (SinkUrl, stream, SinkContext), returning a Sink
     streams: tuple[str, ...] = ROWS
-    # How the URL reads: "dir" (scheme:DIR, no ?options), "file" (scheme:///relative or ////absolute, ?table=),
-    # "url" (a server URL whose ?table= is ours and the rest is the driver's).
+    # How the URL reads: "dir" (scheme:DIR, no ?options), "path" (scheme:FILE, no ?options), "file"
+    # (scheme:///relative or ////absolute, ?table=), "url" (a server URL whose ?table= is ours and the rest is the
+    # driver's or the sink's).
     form: str = "dir"
     seal_dir: str = ""  # "module:function" (directory, prefix) sealing the .open files a killed writer left
 
@@ -28,5 +29,18 @@ BUILTIN: dict[str, Builtin] = {
     ),
     "sqlite": Builtin("webtrawl.store.sinks.sqlite:open_sqlite", form="file"),
     "postgresql": Builtin("webtrawl.store.sinks.postgres:open_postgres", form="url"),
+    "mysql": Builtin("webtrawl.store.sinks.mysql:open_mysql", form="url"),
+    "nats": Builtin("webtrawl.store.sinks.natssink:open_nats", form="url"),
+    "amqp": Builtin("webtrawl.store.sinks.amqpsink:open_amqp", form="url"),
+    "amqps": Builtin("webtrawl.store.sinks.amqpsink:open_amqp", form="url"),  # TLS: the URL keeps its scheme
+    "json": Builtin(
+        "webtrawl.store.sinks.jsonsink:open_json", form="path", seal_dir="webtrawl.store.sinks.jsonsink:rebuild_left"
+    ),
 }
-ALIASES = {"postgres": "postgresql", "postgresql+psycopg": "postgresql", "sqlite3": "sqlite"}
+ALIASES = {
+    "postgres": "postgresql",
+    "postgresql+psycopg": "postgresql",
+    "sqlite3": "sqlite",
+    "mariadb": "mysql",
+    "mysql+pymysql": "mysql",
+}

@@ -1,5 +1,6 @@
-"""Sink URLs: a built-in scheme (``csv:DIR``, ``sqlite:///PATH``, ``postgresql://...``: :mod:`.schemes`) or a user's
-class by import path (``package.module:Class?key=value&...``).
+"""Sink URLs: a built-in scheme (``csv:DIR``, ``json:FILE``, ``sqlite:///PATH``, ``postgresql://...``,
+``mysql://...``, ``nats://...``, ``amqp://...``: :mod:`.schemes`) or a user's class by import path
+(``package.module:Class?key=value&...``).
 
 SQLite URLs follow SQLAlchemy: ``sqlite:///relative.db``, ``sqlite:////absolute/path.db``. Table sinks take
 ``?table=NAME`` (default ``items`` for items, ``pages`` for page records). File and SQLite paths are made absolute
@@ -94,7 +95,8 @@ def normalize(url: str) -> str:
     if row.form == "url":
         return url
     if not spec.target:
-        raise ConfigError(f"sink {spec.name!r}: name a directory ({spec.scheme}:DIR)")
+        example = f"a file ({spec.scheme}:FILE)" if row.form == "path" else f"a directory ({spec.scheme}:DIR)"
+        raise ConfigError(f"sink {spec.name!r}: name {example}")
     path = Path(spec.target).expanduser().absolute()
     if row.form == "file":
         query = url.partition("?")[2]

@@ -1,0 +1,67 @@
+"""What the message broker sinks (NATS JetStream, AMQP) send: one message per row, JSON, with an id that is the row's
+key, so a batch published again after a kill carries the same ids and the broker (JetStream) or the consumer (AMQP)
+can drop the copies.
+
+The id is ``crawl/url/idx`` for an item and ``crawl/url`` for a page record (the key a table sink upserts on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import msgspec
+
+from webtrawl.store.sinks.rows import Rows
+
+T = TypeVar("T")
+_ENCODE = msgspec.json.Encoder().encode
+
+
+def message_id(row: dict[str, Any]) -> str:
+    idx = row.get("idx")
+    return f"{row['crawl']}/{row['url']}" + ("" if idx is None else f"/{idx}")
+
+
+def _text(value: Any) -> str:
+    return str(value)
+
+
+def messages(rows: Rows) -> list[tuple[str, bytes]]:
+    """(message id, JSON body) of every row; a value JSON has no form for (bytes, say) is sent as its text."""
+    out = []
+    for row in rows.rows:
+        try:
+            body = _ENCODE(row)
+        except (TypeError, OverflowError):
+            body = msgspec.json.Encoder(enc_hook=_text).encode(row)
+        out.append((message_id(row), body))
+    return out
+
+
+class LoopThread:
+    """A private asyncio event loop in a daemon thread, for a sink whose client library is asyncio (nats-py,
+    aio-pika) but whose caller, the parser, is synchronous: :meth:`run` waits there for one coroutine."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name=self._name, daemon=True)
+            self._thread.start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop.close()
+        self._loop = self._thread = None

@@ -1,0 +1,61 @@
+"""The MariaDB/MySQL sink against the machine's real MariaDB: what PostgreSQL's tests show, for what differs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.mysql_fixtures import MYSQL_PORT, mysql_query
+from tests.fixtures.tcp_proxy import TcpProxy
+from tests.store.sinkdata import ctx, page, products
+from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store.registry import open_sink, probe
+
+
+def test_a_url_too_long_for_an_index_and_odd_field_names_keep_one_row_per_key(mysql_url: str) -> None:
+    url = "mariadb" + mysql_url.removeprefix("mysql")  # the other spelling
+    sink = open_sink(url + "?table=t", "items", ctx(Path("/nonexistent")))
+    long_url = "http://a.test/" + "x" * 5000
+    odd = {"50% off": True, 'say "hi"': "q", "Ünïcode": "ü\x00", "n": 2**70, "x": 1.5}
+    for _ in range(2):  # the same page twice (a resume): still one row per key
+        sink.write([page(long_url, [odd, odd]), page(long_url + "y", [{**odd, "x": float("nan")}])])
+    sink.close()
+    rows = sorted(mysql_query(mysql_url, 'SELECT url, idx, "50% off", "say ""hi""", "Ünïcode", n, x FROM t'))
+    assert [(len(r[0]), r[1]) for r in rows] == [(5014, 0), (5014, 1), (5015, 0)]
+    assert rows[0][2:] == (1, "q", "ü\x00", str(2**70), 1.5) and rows[2][6] is None  # NaN: null, as in JSONL
+
+
+def test_server_gone_raises_unavailable_then_the_same_batch_goes_in(mysql_url: str) -> None:
+    with TcpProxy(MYSQL_PORT) as proxy:
+        url = mysql_url.replace(f":{MYSQL_PORT}/", f":{proxy.port}/") + "?table=t"
+        sink = open_sink(url, "items", ctx(Path("/nonexistent")))
+        sink.write([products("http://a.test/1", 2)])
+        proxy.cut()
+        batch = [products("http://a.test/1", 1), products("http://a.test/2", 3)]
+        for _ in range(2):  # the open connection is gone, and no new one is let in
+            with pytest.raises(SinkUnavailable):
+                sink.write(batch)
+        assert mysql_query(mysql_url, "SELECT url, count(*) FROM t GROUP BY url") == [("http://a.test/1", 2)]
+        proxy.restore()
+        sink.write(batch)  # what the fan-out does once the server answers again
+        sink.close()
+    found = mysql_query(mysql_url, "SELECT url, count(*) FROM t GROUP BY url ORDER BY url")
+    assert found == [("http://a.test/1", 1), ("http://a.test/2", 3)]
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://nosuchuser:s3cret@127.0.0.1:3306/test?table=x", "nosuchuser"),
+        ("mysql://root@127.0.0.1:3306/no_such_db_wt", "no_such_db_wt"),
+        ("mysql://u:s3cret@127.0.0.1:1/db", "cannot connect"),
+        ("mysql://root@127.0.0.1:3306/", "name the database"),
+        ("mysql://root@127.0.0.1:3306/db?sslmode=x", "unknown option 'sslmode'"),
+    ],
+)
+def test_bad_target_is_one_line_at_start_with_the_password_masked(mysql_url: str, url: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        probe(url, "items")
+    text = str(info.value)
+    assert message in text and "s3cret" not in text and "\n" not in text
