@@ -2,7 +2,7 @@
 synthetic test web on a local 3-master, 3-replica Redis Cluster, with and without it, best of ``ROUNDS`` each.
 
 Node CPU is the user + system time of the whole ``trawl crawl`` process tree (supervisor, fetcher, parser), not the
-Redis servers'. Run: ``PYTHONPATH=src:testweb/src python benchmarks/replica_barrier.py``.
+Redis servers'. Run: ``PYTHONPATH=src:testweb/src python benchmarks/bench_replicas.py``.
 """
 
 from __future__ import annotations
