@@ -47,6 +47,9 @@ def test_repeatable_options_from_env_are_comma_separated() -> None:
         ({"scope": "planet"}, "scope"),
         ({"bloom_error": "0.9"}, "bloom-error"),
         ({"insecure": "maybe"}, "insecure"),
+        ({"changes": "true"}, "--changes needs --recrawl-after"),
+        ({"chunks_to": "jsonl:x"}, "--chunks-to needs --chunks"),
+        ({"on_change": "true", "recrawl_after": "1h"}, "--on-change need --changes"),
     ],
 )
 def test_bad_values_name_the_option(flags: dict[str, str], message: str) -> None:

@@ -225,13 +225,16 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
         from webtrawl.fetch.base import check_fetchers
 
         check_fetchers(cfg.fetch.fetcher)
-    if cfg.output.items_to or cfg.output.records_to:
+    out = cfg.output
+    if out.items_to or out.records_to or out.chunks_to or out.changes_to:
         from webtrawl.store.registry import probe
 
-        for url in cfg.output.items_to:
-            probe(url, "items")
-        for url in cfg.output.records_to:
-            probe(url, "records")
+        for stream, urls in (("items", out.items_to), ("records", out.records_to)):
+            for url in urls:
+                probe(url, stream)
+        for stream, urls in (("chunks", out.chunks_to), ("changes", out.changes_to)):
+            for url in urls:
+                probe(url, stream)
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:

@@ -156,6 +156,9 @@ class OutputOptions:
     jsonl_chunk: int = 10_000
     items_to: tuple[str, ...] = ()
     records_to: tuple[str, ...] = ()
+    chunks_to: tuple[str, ...] = ()
+    changes_to: tuple[str, ...] = ()
+    on_change: str = ""  # a shell command run per change row
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,13 +166,20 @@ class ExtractionOptions:
     extract: str = ""  # rules file (.toml) or Python callback (module:function); built in each parser
     spider: str = ""  # a webtrawl.extract.Spider subclass (module:Class); built in each parser, instead of extract
     text: bool = False
+    markdown: bool = False
+    chunks: int = 0  # --chunks SIZE: the Markdown cut into chunks of at most SIZE characters (0: off)
+    changes: bool = False  # --changes: change rows for recrawled pages (needs --recrawl-after)
     scrub_pii: bool = False
     extract_timeout: float = 5.0
     text_max_bytes: int = 2 * 1024 * 1024
 
     def enabled(self) -> bool:
         """Whether parsers run the extraction stage (items and/or main text); without it they never load it."""
-        return self.extracts_items() or self.text
+        return self.extracts_items() or self.main_text()
+
+    def main_text(self) -> bool:
+        """Whether pages get their main text extracted (--text, --markdown, --chunks, --changes)."""
+        return self.text or self.markdown or self.chunks > 0 or self.changes
 
     def extracts_items(self) -> bool:
         """Whether the crawl has items: an --extract rules file or callback, or a --spider."""
@@ -378,3 +388,7 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
     if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
+    if (out.chunks_to and not ext.chunks) or ((out.changes_to or out.on_change) and not ext.changes):
+        raise ConfigError("--chunks-to needs --chunks SIZE, --changes-to and --on-change need --changes")
+    if ext.changes and cfg.discovery.recrawl_after <= 0:
+        raise ConfigError("--changes needs --recrawl-after: changes are found when pages are fetched again")

@@ -278,13 +278,11 @@ _OUTPUT = _group(
         "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME",
         repeat=True,
     ),
-    Option(
-        "records_to",
-        sink_url,
-        "also write page records to this sink (repeatable; same URLs as --items-to)",
-        True,
-    ),
+    Option("records_to", sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    Option("chunks_to", sink_url, "also write --chunks rows to this sink (repeatable; jsonl:DIR, mod:Class)", True),
+    Option("changes_to", sink_url, "also write --changes rows to this sink (repeatable; as --chunks-to)", True),
+    Option("on_change", str, "with --changes: shell command run for each change row, the row as JSON on stdin"),
 )
 
 
@@ -303,11 +301,10 @@ _EXTRACTION = _group(
         "start_urls are seeds, each page goes to the callback its link names (instead of --extract)",
     ),
     Option("text", parse_bool, "add each HTML page's main text, title, author, date and language to its record"),
-    Option(
-        "scrub_pii",
-        parse_bool,
-        "mask e-mail addresses and phone numbers in items and main text before storing",
-    ),
+    Option("markdown", parse_bool, "add each HTML page's main content as Markdown (headings, lists, tables, links)"),
+    Option("chunks", non_negative_int, "cut the Markdown into chunks of at most this many characters (0: off)"),
+    Option("changes", parse_bool, "with --recrawl-after: a row in changes/*.jsonl per page that changed, with diffs"),
+    Option("scrub_pii", parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
     Option(
         "extract_timeout",
         non_negative_float,

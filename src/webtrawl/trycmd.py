@@ -2,9 +2,9 @@
 
 Each input goes through the parser's own ``process_page`` (decompression, decoding, lexbor, extraction, link
 filters), so what it prints is what a crawl would store: one JSON line per input with the input, the URL, the status,
-the items, the links that would be followed and, with ``--text``, the main text; a page whose extraction failed
-shows its ``error`` (``extract-error``) and ``error_detail``. A URL is fetched once (no robots.txt, no retries) under
-the same address policy as a crawl (``--ip-allow``, ``--ports``).
+the items, the links that would be followed and, with ``--text`` or ``--markdown``, the main text or Markdown; a page
+whose extraction failed shows its ``error`` (``extract-error``) and ``error_detail``. A URL is fetched once (no
+robots.txt, no retries) under the same address policy as a crawl (``--ip-allow``, ``--ports``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,17 @@ from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
 
 OPTIONS = [
-    *("extract", "spider", "text", "scrub_pii", "extract_timeout", "text_max_bytes", "user_agent", "resolve"),
+    *(
+        "extract",
+        "spider",
+        "text",
+        "markdown",
+        "scrub_pii",
+        "extract_timeout",
+        "text_max_bytes",
+        "user_agent",
+        "resolve",
+    ),
     *("nameservers", "ca_file", "insecure", "ip_allow", "ports", "max_body", "max_decompressed", "connect", "total"),
 ]
 _TEXT_FIELDS = ("text", "text_title", "author", "date", "language")
@@ -53,7 +63,9 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
 
     cfg = load_cli_config(flags, ns.config)
     if not cfg.extraction.enabled():
-        raise InputError("trawl try needs --extract RULES_OR_CALLBACK, --spider MODULE:CLASS and/or --text")
+        raise InputError(
+            "trawl try needs --extract RULES_OR_CALLBACK, --spider MODULE:CLASS and/or --text or --markdown"
+        )
     if not ns.inputs and not ns.warc:
         raise InputError("give saved HTML files, URLs or --warc FILE")
     ext = cfg.extraction
@@ -92,6 +104,8 @@ def _line(label: str, page: Page, ctx: ParseContext) -> str:
         doc["routes"] = routes
     if ctx.extraction is not None and ctx.extraction.text:
         doc.update({name: getattr(record, name, None) for name in _TEXT_FIELDS})
+    if ctx.extraction is not None and ctx.extraction.markdown:
+        doc["markdown"] = record.markdown
         doc = {k: (None if v is msgspec.UNSET else v) for k, v in doc.items()}
     return _ENCODER.encode(doc).decode()
 

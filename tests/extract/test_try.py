@@ -53,6 +53,14 @@ def test_try_with_a_callback_and_text_on_several_files() -> None:
         assert item["title"] and len(str(line["text"])) > 500 and line["language"].startswith("en")  # type: ignore[union-attr]
 
 
+@needs_corpus
+def test_try_markdown_alone_of_a_saved_page() -> None:
+    path, url = corpus_file("slashgear.com")
+    (line,) = _lines(_trawl("--markdown", "--url", url, str(path)))
+    markdown = str(line["markdown"])
+    assert "VIZZION" in markdown and "](https://" in markdown and "text" not in line
+
+
 def test_try_reads_a_warcs_responses(tmp_path: Path) -> None:
     writer = WarcWriter(tmp_path, "t", 1 << 30)
     for i in range(2):

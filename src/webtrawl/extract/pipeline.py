@@ -52,6 +52,7 @@ class Extraction:
     scrub_pii: bool = False
     timeout: float = 5.0
     text_max_bytes: int = 2 * 1024 * 1024
+    markdown: bool = False  # --markdown / --chunks: the record's markdown (and, with text, from the same tree)
     follow_on_error: bool = True  # a page whose extraction failed follows its own links (a spider's: none)
     _logged: set[tuple[str, str]] = field(default_factory=set, init=False)  # errors whose traceback was logged
     _recrawl: RecrawlHints | None = field(default=None, init=False)  # the extractor, if it gives recrawl intervals
@@ -72,7 +73,7 @@ class Extraction:
                 self._failed(record, exc, doc.url)
                 result = ExtractResult() if self.follow_on_error else ExtractResult(links=[])
             record.items = len(result.items)
-        if self.text and html:
+        if (self.text or self.markdown) and html:
             self._text(doc, record)
         return result
 
@@ -101,9 +102,13 @@ class Extraction:
     def _text(self, doc: Document, record: PageRecord) -> None:
         try:
             with time_limit(self.timeout):
-                found = main_text(doc, self.text_max_bytes)
+                found = main_text(doc, self.text_max_bytes, self.markdown)
         except (Exception, TimeLimit) as exc:
             self._failed(record, exc, doc.url, what="main text")
+            return
+        if self.markdown:
+            record.markdown = scrub_text(found.markdown) if self.scrub_pii else found.markdown
+        if not self.text:
             return
         text = scrub_text(found.text) if self.scrub_pii else found.text
         record.text, record.text_title, record.author = text, found.title, found.author
@@ -148,12 +153,14 @@ def build_extraction(opts: ExtractionOptions) -> Extraction | None:
     """What the options ask for, built in this process; None without --extract and --text."""
     if not opts.enabled():
         return None
-    if opts.text:
-        check_available()
+    if opts.main_text():
+        check_available("--text" if opts.text else "--markdown" if opts.markdown else "--chunks or --changes")
     extractor: Extractor | None = None
     if opts.spider:
         extractor = load_spider(opts.spider)
     elif opts.extract:
         extractor = load_extractor(opts.extract)
     follow = not opts.spider
-    return Extraction(extractor, opts.text, opts.scrub_pii, opts.extract_timeout, opts.text_max_bytes, follow)
+    text = opts.text or opts.changes  # a change's text_diff is of the main text
+    markdown = opts.markdown or opts.chunks > 0
+    return Extraction(extractor, text, opts.scrub_pii, opts.extract_timeout, opts.text_max_bytes, markdown, follow)

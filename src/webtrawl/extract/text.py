@@ -1,8 +1,13 @@
-"""``--text``: each HTML page's main text, title, author, date and language, by trafilatura.
+"""``--text`` and ``--markdown``: each HTML page's main text (plain and/or Markdown), title, author, date, language.
 
 trafilatura is an optional extra (``pip install 'webtrawl[text]'``): it pulls in lxml helpers and date parsing most
 crawls do not need. Each page is capped twice: the HTML it reads (``--text-max-bytes``, the rest is cut) and the time
 it may take (``--extract-timeout``, by the same alarm as user code).
+
+The Markdown is trafilatura's own rendering of the main-content tree it already built for the plain text (one
+extraction, not two): headings, lists, pipe tables, emphasis, code blocks, and links and images with their URLs made
+absolute against the page's URL. Boilerplate (navigation, footers, cookie banners) is left out exactly as for the
+text, so the two agree (benchmarks/RESULTS.md measures how closely).
 """
 
 from __future__ import annotations
@@ -22,33 +27,64 @@ class MainText:
     author: str = ""
     date: str = ""
     language: str = ""
+    markdown: str = ""
 
 
-def check_available() -> None:
+def check_available(flag: str = "--text") -> None:
     try:
         import trafilatura  # noqa: F401
     except ImportError:
-        raise InputError("--text needs trafilatura: pip install 'webtrawl[text]'") from None
+        raise InputError(f"{flag} needs trafilatura: pip install 'webtrawl[text]'") from None
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it warns about every page it finds empty
     logging.getLogger("htmldate").setLevel(logging.CRITICAL)
 
 
-def main_text(doc: Document, max_chars: int) -> MainText:
+def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText:
+    """The page's main text; with ``markdown`` also as Markdown (links and images kept, as absolute URLs)."""
     import trafilatura
 
     html: Any = doc.text[:max_chars]
     if "selector" in doc.__dict__ and len(doc.text) <= max_chars:
         html = doc.selector.root  # lxml already parsed this page (XPath rules, callback): no third parse
     found = trafilatura.bare_extraction(
-        html, url=doc.final_url, with_metadata=True, include_comments=False, favor_precision=False
+        html,
+        url=doc.final_url,
+        with_metadata=True,
+        include_comments=False,
+        favor_precision=False,
+        include_links=markdown,
+        include_images=markdown,
+        include_formatting=markdown,
+        output_format="python",
     )
     if found is None:
         return MainText(language=doc.language)
     get = found.as_dict().get if hasattr(found, "as_dict") else found.get
+    text = get("text") or ""
+    rendered = ""
+    if markdown:
+        rendered, text = text, _plain(get("body"), text)
     return MainText(
-        text=(get("text") or "")[:max_chars],
+        text=text[:max_chars],
         title=get("title") or "",
         author=get("author") or "",
         date=get("date") or "",
         language=get("language") or doc.language,
+        markdown=rendered[:max_chars],
     )
+
+
+def _plain(body: Any, markdown: str) -> str:
+    """The plain text of the tree the Markdown was rendered from (so --text and --markdown tell the same story)."""
+    if body is None:
+        return markdown
+    from copy import deepcopy
+
+    from lxml import etree  # type: ignore[import-untyped]
+    from trafilatura.utils import normalize_unicode
+    from trafilatura.xml import xmltotxt
+
+    body = deepcopy(body)
+    etree.strip_tags(body, "ref")  # a link's text stays, its target goes
+    etree.strip_elements(body, "graphic", with_tail=False)
+    return normalize_unicode(xmltotxt(body, False))

@@ -49,6 +49,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
                                    due ones at the start of a round
+    SP ct                   hash   (--chunks/--changes with --recrawl-after) url -> its content state: msgpack of
+                                   fetch time, chunk ids, text/items digests and capped zlib copies (parse/changes.py)
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
                                    simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
 
@@ -168,6 +170,11 @@ def queue_key(sp: str, host: str, level: int = 0) -> str:
 
 def ready_key(sp: str, level: int = 0) -> str:
     return f"{sp}ready" if level == 0 else f"{sp}ready{level}"
+
+
+def content_key(prefix: str, shard: int) -> str:
+    """``P:{P:s}:ct``: the content states (--chunks/--changes) of the URLs of hosts on shard ``s``."""
+    return shard_tag(prefix, shard) + "ct"
 
 
 def neardup_key(prefix: str, shards: int, band: int, value: int) -> str:

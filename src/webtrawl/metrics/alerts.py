@@ -19,27 +19,24 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
 - ``proxy``: a fetcher has no live ``--proxy`` left (``fetch/proxies.py``): its requests fail with ``proxy``.
 
 The hook runs through the shell with the alert in ``TRAWL_ALERT_*`` variables and as one JSON object on stdin, so a
-webhook is one ``curl --data-binary @-``. It runs in the background; one still running after a minute is killed.
+webhook is one ``curl --data-binary @-``. It runs in the background (:mod:`webtrawl.hooks`); one still running
+after a minute is killed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import os
-import subprocess
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webtrawl.hooks import Hooks
 from webtrawl.metrics.report import format_bytes, format_duration
 
 log = logging.getLogger("webtrawl.alerts")
 
-_HOOK_TIMEOUT_S = 60.0
 _MAX_HOOKS = 8  # hooks running at once; more are skipped with a log line (a hook that hangs must not pile up)
 
 
@@ -104,7 +101,7 @@ class Alerts:
         self.history: deque[Alert] = deque(maxlen=50)  # the newest events, for the dashboard
         self._samples: deque[Sample] = deque()
         self._last_progress: tuple[float, int] | None = None  # (when, fetched) of the last change of fetched
-        self._hooks: list[tuple[float, subprocess.Popen[bytes]]] = []
+        self._hooks = Hooks(settings.cmd, "alert hook", _MAX_HOOKS) if settings.cmd else None
         self._extra_env = extra_env or {}
 
     # --- conditions --------------------------------------------------------------------------------------------
@@ -159,7 +156,8 @@ class Alerts:
     # --- evaluation --------------------------------------------------------------------------------------------
     def evaluate(self, sample: Sample) -> list[Alert]:
         """Add a sample; returns the alerts that started or ended with it (each already logged and hooked)."""
-        self._reap()
+        if self._hooks is not None:
+            self._hooks.reap()
         window = self.settings.window_s
         while len(self._samples) > 1 and self._samples[1].at <= sample.at - window:
             self._samples.popleft()
@@ -197,14 +195,9 @@ class Alerts:
 
     # --- the hook ----------------------------------------------------------------------------------------------
     def _run_hook(self, alert: Alert) -> None:
-        if not self.settings.cmd:
+        if self._hooks is None:
             return
-        if len(self._hooks) >= _MAX_HOOKS:
-            log.error("alert hook not run for %s: %d earlier runs are still going", alert.name, len(self._hooks))
-            return
-        doc = {**alert.as_dict(), "node": self.node}
         env = {
-            **os.environ,
             **self._extra_env,
             "TRAWL_ALERT_NAME": alert.name,
             "TRAWL_ALERT_STATE": alert.state,
@@ -213,47 +206,9 @@ class Alerts:
             "TRAWL_ALERT_THRESHOLD": f"{alert.threshold:g}",
             "TRAWL_ALERT_NODE": self.node,
         }
-        try:
-            proc = subprocess.Popen(
-                self.settings.cmd,
-                shell=True,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            log.error("alert hook could not start: %s", exc)
-            return
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError):  # a hook that does not read stdin is fine
-            proc.stdin.write(json.dumps(doc).encode() + b"\n")
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-        self._hooks.append((time.monotonic(), proc))
-
-    def _reap(self) -> None:
-        running = []
-        for started, proc in self._hooks:
-            code = proc.poll()
-            if code is None:
-                if time.monotonic() - started > _HOOK_TIMEOUT_S:
-                    log.error("alert hook still running after %.0fs: killed", _HOOK_TIMEOUT_S)
-                    proc.kill()
-                    proc.wait()
-                else:
-                    running.append((started, proc))
-            elif code != 0:
-                log.error("alert hook exited with status %d", code)
-        self._hooks = running
+        self._hooks.run({**alert.as_dict(), "node": self.node}, env)
 
     def close(self, timeout: float = 10.0) -> None:
         """Give running hooks a moment to finish (the last alert of a crawl should still be delivered)."""
-        deadline = time.monotonic() + timeout
-        for _, proc in self._hooks:
-            try:
-                proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        self._hooks = []
+        if self._hooks is not None:
+            self._hooks.close(timeout)

@@ -18,7 +18,7 @@ from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
 from webtrawl.node.presence import Presence
-from webtrawl.node.saved import SAVED_SETTINGS
+from webtrawl.node.saved import SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import iter_seeds
 from webtrawl.parse.args import ParserArgs
 
@@ -30,6 +30,7 @@ _MAX_SEED_HOSTS = 10_000  # seed URLs kept for the host/domain scope
 
 def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
     """Create and lock ``out`` (the returned file holds the lock) and save the settings a resume reuses."""
+    _check_recrawl(cfg, out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for sub in ("records", "warc"):
@@ -53,6 +54,17 @@ def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
         saved[sinks] = [mask_url(url) for url in saved.get(sinks, [])]
     (out / SAVED_SETTINGS).write_text(json.dumps(saved, indent=1, sort_keys=True))
     return lock_file
+
+
+def _check_recrawl(cfg: CrawlConfig, out: Path) -> None:
+    """--recrawl-after on a crawl created without it would silently fetch nothing again: its pages never entered
+    the recrawl set (only a fetch made with --recrawl-after puts a page there)."""
+    previous = load_saved_settings(out)
+    if previous is not None and cfg.discovery.recrawl_after > 0 and not previous.get("recrawl_after"):
+        raise InputError(
+            f"{out} was crawled without --recrawl-after, so its pages are in no recrawl set and none would be "
+            "fetched again: start a new crawl (another --out) with --recrawl-after"
+        )
 
 
 def socket_dir(out: Path) -> Path:

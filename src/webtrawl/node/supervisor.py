@@ -131,16 +131,17 @@ class Node:
             log.info("stopping: trawl stop requested")
             self._leave()
             return 0
+        announce_new = cfg.extraction.changes and frontier.counters().get("fetched") > 0  # a page never held: new
         if cfg.discovery.recrawl_after > 0:  # a new round: the pages of the recrawl set whose time has come
             log.info("recrawl: %d pages due again", frontier.requeue_due())
         if crawl.max_pages:
             self.budget.before = frontier.counters().get("fetched")
             self.budget.shared = SPAWN.Value("q", max(0, crawl.max_pages - self.budget.before))
-        self._add_children(settings, redis_url, seeds)
+        self._add_children(settings, redis_url, seeds, announce_new)
         with stop_signals(self._on_signal):
             return self._watch(frontier)
 
-    def _add_children(self, settings: FrontierSettings, redis_url: str, seeds: list[str]) -> None:
+    def _add_children(self, settings: FrontierSettings, redis_url: str, seeds: list[str], announce_new: bool) -> None:
         cfg = self.cfg
         sockets = startup.socket_dir(self.out)
         self.children.pid_file = self.out / "children.json"
@@ -156,6 +157,7 @@ class Node:
                 seeds=seeds,
                 fetchers_done=self.fetchers_done,
                 disk_full=self.disk_full,
+                announce_new=announce_new,
             )
             self.children.add(Child("parser", i, "webtrawl.parse.worker:run_parser", args, log_setup=self.log_setup))
         parser_sockets = [c.args.socket_path for c in self.children.of("parser")]

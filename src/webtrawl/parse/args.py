@@ -30,3 +30,4 @@ class ParserArgs:
     extraction: ExtractionOptions
     output: OutputOptions
     disk_full: multiprocessing.synchronize.Event | None = None  # set while a write waits for disk space
+    announce_new: bool = False  # --changes: the crawl fetched pages before this run, so a page never held is "new"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from webtrawl.config import DiscoveryOptions
 from webtrawl.frontier import AddResult
@@ -23,6 +23,9 @@ from webtrawl.parse.recrawl import next_state
 from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.redact import redact
 from webtrawl.store import Drop, FanOut, PageOutput
+
+if TYPE_CHECKING:  # imported by parsers that chunk or track changes only
+    from webtrawl.parse.tracking import ContentTracker
 
 log = logging.getLogger("webtrawl.parse")
 
@@ -45,6 +48,7 @@ class PageBatches:
         frontier: BatchFrontier,
         output: FanOut,
         neardup: NearDuplicateIndex | None = None,
+        tracker: ContentTracker | None = None,
     ) -> None:
         self.discovery = discovery
         self.ctx = ctx
@@ -52,6 +56,7 @@ class PageBatches:
         self.output = output
         self.archives = "warc" in output.streams
         self.neardup = neardup
+        self.tracker = tracker  # --chunks / --changes
 
     def process(self, pages: list[Page]) -> None:
         """Process, store, add the links of, and complete one batch of pages, in that order."""
@@ -68,6 +73,7 @@ class PageBatches:
                 outputs.append(parse_bug_output(page, exc))
                 completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
         hashed = self._near_duplicates(processed) if self.neardup is not None else []
+        states = self.tracker.apply(processed) if self.tracker is not None else []
         for page, out in processed:
             outputs.append(page_output(page, out))
             counters = out.counters
@@ -92,6 +98,8 @@ class PageBatches:
             self.output.write_drops(refused)
         if hashed and self.neardup is not None:
             self.neardup.add(hashed)  # before complete: a page completed is always in the index
+        if self.tracker is not None:
+            self.tracker.save(states)  # after the rows, before complete: a crash writes them again, never loses them
         self.frontier.complete(completions)
 
     def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:

@@ -24,6 +24,8 @@ def page_output(page: Page, processed: Processed) -> PageOutput:
         warc=processed.warc,
         items=[Item(parent, record.fetch_time, i, fields) for i, fields in enumerate(processed.items)],
         dropped=[Drop(url, reason, parent, depth) for url, reason in processed.dropped],
+        chunks=processed.chunks,
+        changes=processed.changes,
     )
 
 

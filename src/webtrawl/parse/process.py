@@ -31,7 +31,7 @@ from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, may_be_sitemap
 from webtrawl.parse.sitemap import parse as parse_sitemap
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
-from webtrawl.store.base import PageRecord
+from webtrawl.store.base import Change, Chunk, PageRecord
 
 if TYPE_CHECKING:  # extraction (parsel, lxml) is imported only by parsers that extract
     from webtrawl.extract import Document, Extraction
@@ -86,6 +86,8 @@ class Processed:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)  # the fields of each item extraction produced
     hints: list[RecrawlHint] = field(default_factory=list)  # a sitemap's lastmod/changefreq (--recrawl-after)
+    chunks: list[Chunk] = field(default_factory=list)  # --chunks: rows (parse/tracking.py fills them per batch)
+    changes: list[Change] = field(default_factory=list)  # --changes: the page's change row, if it changed
 
 
 def _iso(ts: float) -> str:

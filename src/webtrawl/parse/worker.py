@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
@@ -30,6 +30,7 @@ from webtrawl.store.sinkurl import crawl_id
 
 if TYPE_CHECKING:
     from webtrawl.extract import Extraction
+    from webtrawl.parse.tracking import ContentTracker
 
 log = logging.getLogger("webtrawl.parse")
 
@@ -44,6 +45,23 @@ def _extraction(opts: ExtractionOptions) -> Extraction | None:
     from webtrawl.extract import build_extraction
 
     return build_extraction(opts)
+
+
+def _tracker(args: ParserArgs, client: Any, prefix: str) -> ContentTracker | None:
+    """--chunks / --changes: the rows of each batch, from the state each page had (only with --recrawl-after)."""
+    ext = args.extraction
+    if not ext.chunks and not ext.changes:
+        return None
+    from webtrawl.parse.tracking import ContentTracker
+
+    return ContentTracker(
+        client,
+        prefix,
+        chunk_size=ext.chunks,
+        changes=ext.changes,
+        keep_state=args.discovery.recrawl_after > 0,
+        announce_new=args.announce_new,
+    )
 
 
 def run_parser(args: ParserArgs) -> None:
@@ -101,12 +119,16 @@ class _Parser:
         prefix = f"{args.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
         sink_ctx = SinkContext(args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes)
-        self.output = open_outputs(args.output, args.extraction.extracts_items(), sink_ctx, args.disk_full)
+        ext = args.extraction
+        self.output = open_outputs(
+            args.output, ext.extracts_items(), sink_ctx, args.disk_full, chunks=ext.chunks > 0, changes=ext.changes
+        )
         self.receiver = PageReceiver(args.socket_path)
         neardup = None
         if self.ctx.near_duplicates:
             neardup = NearDuplicateIndex(self.frontier.client, settings.prefix, self.frontier.shards)
-        self.batches = PageBatches(args.discovery, self.ctx, self.frontier, self.output, neardup)
+        tracker = _tracker(args, self.frontier.client, settings.prefix)
+        self.batches = PageBatches(args.discovery, self.ctx, self.frontier, self.output, neardup, tracker)
 
     def run(self) -> None:
         pending: list[Page] = []

@@ -56,6 +56,7 @@ class PageRecord(msgspec.Struct):
     author: str | msgspec.UnsetType = msgspec.UNSET
     date: str | msgspec.UnsetType = msgspec.UNSET
     language: str | msgspec.UnsetType = msgspec.UNSET
+    markdown: str | msgspec.UnsetType = msgspec.UNSET  # --markdown (or --chunks): the main content as Markdown
     # Only for a sitemap or feed: its kind (urlset, index, rss, atom); its listed URLs are the record's outlinks.
     sitemap: str | msgspec.UnsetType = msgspec.UNSET
     # Only with --near-duplicates: the simhash of the main text (16 hex digits; absent for a text too short to
@@ -95,6 +96,32 @@ class Drop(msgspec.Struct):
     depth: int
 
 
+class Chunk(msgspec.Struct):
+    """One line of ``chunks/*.jsonl`` (``--chunks``): a piece of a page's Markdown for a vector index, or, with
+    ``deleted``, the tombstone of a chunk the page no longer has (its other fields then empty). ``chunk_id`` is
+    stable across recrawls for the same text under the same headings (extract/chunks.py)."""
+
+    url: str
+    chunk_id: str
+    heading_path: list[str]
+    text: str
+    content_hash: str
+    fetch_time: str
+    deleted: bool = False
+
+
+class Change(msgspec.Struct):
+    """One line of ``changes/*.jsonl`` (``--changes`` with ``--recrawl-after``): what changed on a page between
+    the copy held and this fetch (parse/changes.py). ``change``: changed, new or gone."""
+
+    url: str
+    fetch_time: str
+    previous_fetch_time: str
+    change: str
+    text_diff: str = ""  # a unified diff of the main text, capped
+    items_diff: dict[str, Any] = msgspec.field(default_factory=dict)  # added, removed, changed (fields old/new)
+
+
 class PageOutput(msgspec.Struct):
     """Everything one page produced, as the sinks receive it."""
 
@@ -103,6 +130,8 @@ class PageOutput(msgspec.Struct):
     warc: bool = True  # write the WARC request/response pair (False for noindex pages when honoured)
     items: list[Item] = msgspec.field(default_factory=list)
     dropped: list[Drop] = msgspec.field(default_factory=list)
+    chunks: list[Chunk] = msgspec.field(default_factory=list)
+    changes: list[Change] = msgspec.field(default_factory=list)
 
 
 class SinkContext(msgspec.Struct, frozen=True):

@@ -99,6 +99,14 @@ def items_of(batch: Sequence[PageOutput]) -> list[Any]:
     return [item for out in batch for item in out.items]
 
 
+def chunks_of(batch: Sequence[PageOutput]) -> list[Any]:
+    return [chunk for out in batch for chunk in out.chunks]
+
+
+def changes_of(batch: Sequence[PageOutput]) -> list[Any]:
+    return [change for out in batch for change in out.changes]
+
+
 class DroppedSink(JsonlSink):
     """The dropped-links stream: a page's drops, and (:meth:`write_drops`) the links the frontier refused."""
 
@@ -172,4 +180,4 @@ def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, spec.name if spec.target else "")
 
 
-_LINES = {"records": records_of, "items": items_of}
+_LINES = {"records": records_of, "items": items_of, "chunks": chunks_of, "changes": changes_of}

@@ -4,7 +4,8 @@
 ``csv:DIR``, ``parquet:DIR``, ``sqlite:///PATH``, ``postgresql://...``; a directory left out is the crawl's own
 ``<out>/<stream>``) or a user's class named by import path, ``package.module:Class?key=value&...``: imported here,
 built as ``Class(stream, ctx, **{key: value})``. A stream is one kind of row: ``warc`` (request/response pairs),
-``records`` (one per URL), ``items`` (what extraction produced) and ``dropped`` (links not followed).
+``records`` (one per URL), ``items`` (what extraction produced), ``dropped`` (links not followed), ``chunks``
+(``--chunks``) and ``changes`` (``--changes``; ``--on-change CMD`` is a sink of it, :mod:`webtrawl.store.hook`).
 :func:`probe` runs at start (``trawl crawl``, ``trawl node``, ``trawl export``), so a bad URL, a wrong password or
 an import path that names nothing fails then, with one line, and not later in a parser.
 """
@@ -23,13 +24,14 @@ from webtrawl.errors import ConfigError
 from webtrawl.importpath import load_object
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.fanout import FanOut
+from webtrawl.store.hook import CommandSink
 from webtrawl.store.schemes import BUILTIN
 from webtrawl.store.sinkurl import SinkUrl, parse
 
 if TYPE_CHECKING:
     from webtrawl.config import OutputOptions
 
-STREAMS = ("warc", "records", "items", "dropped")
+STREAMS = ("warc", "records", "items", "dropped", "chunks", "changes")
 _SINK_METHODS = ("write", "flush", "close")
 
 
@@ -108,9 +110,11 @@ def seal_left_open(urls: list[str], node_id: str) -> None:
             _function(row.seal_dir)(Path(spec.target), f"{node_id}-p")
 
 
-def sink_specs(output: OutputOptions, items: bool) -> list[tuple[str, str]]:
+def sink_specs(
+    output: OutputOptions, items: bool, *, chunks: bool = False, changes: bool = False
+) -> list[tuple[str, str]]:
     """(stream, url) of every output the options name, in the order they are written (WARC first, as before);
-    ``items``: the crawl extracts items (--extract)."""
+    ``items``: the crawl extracts items (--extract); ``chunks``, ``changes``: --chunks, --changes."""
     specs = [("warc", "warc:")] if output.warc else []
     specs += [("records", "jsonl:")] if output.jsonl else []
     specs += [("dropped", "jsonl:")]
@@ -119,19 +123,33 @@ def sink_specs(output: OutputOptions, items: bool) -> list[tuple[str, str]]:
     specs += [("records", url) for url in output.records_to]
     if items:
         specs += [("items", url) for url in output.items_to]
+    if chunks:
+        specs += [("chunks", "jsonl:")] if output.jsonl else []
+        specs += [("chunks", url) for url in output.chunks_to]
+    if changes:
+        specs += [("changes", "jsonl:")] if output.jsonl else []
+        specs += [("changes", url) for url in output.changes_to]
     return specs
 
 
 def open_outputs(
-    output: OutputOptions, items: bool, ctx: SinkContext, pause: multiprocessing.synchronize.Event | None = None
+    output: OutputOptions,
+    items: bool,
+    ctx: SinkContext,
+    pause: multiprocessing.synchronize.Event | None = None,
+    *,
+    chunks: bool = False,
+    changes: bool = False,
 ) -> FanOut:
     """Build every configured sink (in this process) behind one fan-out; closes what it opened if one fails."""
     sinks: list[Sink] = []
     streams: set[str] = set()
     try:
-        for stream, url in sink_specs(output, items):
+        for stream, url in sink_specs(output, items, chunks=chunks, changes=changes):
             sinks.append(open_sink(url, stream, ctx))
             streams.add(stream)
+        if changes and output.on_change:  # a shell command, not a URL: built here, not through open_sink
+            sinks.append(CommandSink(output.on_change))
     except BaseException:
         for sink in sinks:
             sink.close()

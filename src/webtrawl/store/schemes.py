@@ -22,7 +22,7 @@ class Builtin(msgspec.Struct, frozen=True):
 
 BUILTIN: dict[str, Builtin] = {
     "warc": Builtin("webtrawl.store.files:open_warc", ("warc",)),
-    "jsonl": Builtin("webtrawl.store.files:open_jsonl", (*ROWS, "dropped")),
+    "jsonl": Builtin("webtrawl.store.files:open_jsonl", (*ROWS, "dropped", "chunks", "changes")),
     "csv": Builtin("webtrawl.store.sinks.csvsink:open_csv", seal_dir="webtrawl.store.sinks.csvsink:seal_csv_dir"),
     "parquet": Builtin(
         "webtrawl.store.sinks.parquet:open_parquet", seal_dir="webtrawl.store.sinks.parquet:seal_parquet_dir"

@@ -16,6 +16,7 @@ The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these 
 * ``ip<i>.disc.test`` (http, ``i < IP_HOSTS``): many names of one address (they all resolve to 127.0.0.1); each root
   links to two pages of its own and to the next host's root.
 * ``rank.disc.test`` and ``hints.disc.test``: the order of a crawl and sitemap hints (``ranking.py``).
+* ``watch.disc.test``: a site edited between recrawl rounds, for change tracking (``watch.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from html import escape
 
 from webtrawl_testweb.model import Reply, build_url
 from webtrawl_testweb.ranking import RankingWeb
+from webtrawl_testweb.watch import HOST as WATCH_HOST
+from webtrawl_testweb.watch import WatchWeb
 
 IP_HOSTS = 8
 _HTML = "text/html; charset=utf-8"
@@ -92,6 +95,7 @@ class DiscoveryWeb:
         self.ports = {"http": http_port, "https": https_port}
         self.changes = 0  # fetches of fresh.disc.test/changes.html: its version
         self.ranking = RankingWeb(http_port)
+        self.watch = WatchWeb(http_port)  # edited by tests between recrawl rounds
 
     def url(self, host: str, path: str, scheme: str = "") -> str:
         scheme = scheme or ("https" if host == "smap.disc.test" else "http")
@@ -133,6 +137,8 @@ class DiscoveryWeb:
         path = target.split("?", 1)[0]
         if host == "fresh.disc.test":
             return self._fresh(path, request_headers or {})
+        if host == WATCH_HOST:
+            return self.watch.respond(path)
         if host == "smap.disc.test":
             return self._smap(path)
         if host == "feed.disc.test":

@@ -1,0 +1,144 @@
+"""``--chunks SIZE``: a page's Markdown cut into pieces a vector index can take, with ids stable across recrawls.
+
+The Markdown is read as blocks (paragraphs, lists, tables, fenced code; a fence or a table is never split by a blank
+line inside it) under the headings above them. Blocks are packed in order into chunks of at most ``SIZE``
+characters; a chunk never spans two sections (a heading starts a new one), and a block larger than ``SIZE`` is cut
+at line, then sentence, then word boundaries. The heading lines themselves are not in a chunk's text: they are its
+``heading_path`` (``["Guide", "Prices"]``), which an index can show or embed with it.
+
+A chunk's id is content-addressed: ``sha1(url, heading_path, text, n)`` (the first 16 bytes, hex), ``n`` counting
+earlier chunks of the same page with the same heading path and text (a repeated disclaimer stays two chunks). So an
+unchanged chunk keeps its id whatever changes elsewhere on the page, and an edited one gets a new id (its old one is
+then a tombstone): an index re-embeds exactly the chunks whose text changed. Packing is per section, so an edit
+moves the boundaries of the chunks after it in its own section at most. ``content_hash`` (sha1 of the text alone)
+is the same for the same text on any page, for indexes that share embeddings between URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    chunk_id: str
+    heading_path: tuple[str, ...]
+    text: str
+    content_hash: str
+
+
+def chunk_markdown(url: str, markdown: str, size: int) -> list[TextChunk]:
+    """The chunks of one page's Markdown, in page order (see the module's docstring for ids and boundaries)."""
+    seen: dict[tuple[tuple[str, ...], str], int] = {}
+    out = []
+    for path, text in _packed(markdown, max(size, 1)):
+        n = seen.get((path, text), 0)
+        seen[(path, text)] = n + 1
+        key = "\x00".join((url, "\x1f".join(path), text, str(n)))
+        chunk_id = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        digest = "sha1:" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        out.append(TextChunk(chunk_id, path, text, digest))
+    return out
+
+
+def _packed(markdown: str, size: int) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(heading path, text) of each chunk: the sections' blocks packed up to ``size`` characters."""
+    for path, blocks in _sections(markdown):
+        current: list[str] = []
+        length = 0
+        for block in (piece for b in blocks for piece in _fit(b, size)):
+            if current and length + 2 + len(block) > size:
+                yield path, "\n\n".join(current)
+                current, length = [], 0
+            length += (2 if current else 0) + len(block)
+            current.append(block)
+        if current:
+            yield path, "\n\n".join(current)
+
+
+def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
+    """Each run of blocks with the heading path above it (headings outside code fences only)."""
+    path: list[tuple[int, str]] = []
+    blocks: list[str] = []
+    lines: list[str] = []
+    fence = ""
+
+    def end_block() -> None:
+        text = "\n".join(lines).strip("\n")
+        if text.strip():
+            blocks.append(text)
+        lines.clear()
+
+    for line in markdown.splitlines():
+        marker = _FENCE.match(line)
+        if fence:
+            lines.append(line)
+            if marker and marker.group(1) == fence:
+                fence = ""
+                end_block()
+            continue
+        if marker:
+            end_block()
+            fence = marker.group(1)
+            lines.append(line)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            end_block()
+            if blocks:
+                yield tuple(title for _, title in path), blocks
+                blocks = []
+            level = len(heading.group(1))
+            path = [(lv, title) for lv, title in path if lv < level] + [(level, heading.group(2))]
+        elif not line.strip():
+            end_block()
+        else:
+            lines.append(line)
+    end_block()
+    if blocks:
+        yield tuple(title for _, title in path), blocks
+
+
+def _fit(block: str, size: int) -> Iterator[str]:
+    """A block cut into pieces of at most ``size`` characters: at lines, then sentences, then words, then anywhere."""
+    if len(block) <= size:
+        yield block
+        return
+    for splitter, joiner in _SPLITTERS:
+        parts = [p for p in splitter(block) if p.strip()]
+        if len(parts) > 1:
+            yield from _join(parts, size, joiner)
+            return
+    for start in range(0, len(block), size):
+        yield block[start : start + size]
+
+
+_SPLITTERS: tuple[tuple[Callable[[str], list[str]], str], ...] = (
+    (lambda s: s.split("\n"), "\n"),
+    (_SENTENCE_END.split, " "),
+    (str.split, " "),
+)
+
+
+def _join(parts: list[str], size: int, joiner: str) -> Iterator[str]:
+    current = ""
+    for part in parts:
+        if len(part) > size:
+            if current:
+                yield current
+                current = ""
+            yield from _fit(part, size)
+        elif current and len(current) + len(joiner) + len(part) > size:
+            yield current
+            current = part
+        else:
+            current = f"{current}{joiner}{part}" if current else part
+    if current:
+        yield current

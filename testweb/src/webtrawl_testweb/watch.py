@@ -1,0 +1,74 @@
+"""``watch.disc.test``: a small site that a test edits between two recrawl rounds (``--chunks``, ``--changes``).
+
+``round`` is the site's version (1 at start; a test sets 2 before the second round):
+
+* ``/`` links to the pages below (from round 2 to ``/added.html`` too, a page that did not exist before);
+* ``/article.html``: an article with three sections; in round 2 one paragraph of "Pricing" says something else;
+* ``/stable.html``: the same article text every round, but its bytes differ (a request counter in a comment), so it
+  is fetched whole (200, a new payload digest) and its main text is the same;
+* ``/removed.html``: 200 in round 1, 404 from round 2;
+* ``/product.html``: a product whose price changes in round 2 (its items change, its text too).
+"""
+
+from __future__ import annotations
+
+from webtrawl_testweb.model import Reply, build_url
+
+HOST = "watch.disc.test"
+_HTML = "text/html; charset=utf-8"
+_PAGES = ("/", "/article.html", "/stable.html", "/removed.html", "/product.html")
+_FILL = (
+    "Every paragraph here is long enough for the main-text extractor to take it as the article's own text "
+    "and not as navigation or a footer. "
+)
+
+
+def _html(title: str, body: str, extra: str = "") -> Reply:
+    text = (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title></head><body>\n'
+        f'<nav><a href="/">Home</a> <a href="/article.html">Article</a></nav>\n'
+        f"<article><h1>{title}</h1>\n{body}</article>\n<footer>Watch site footer{extra}</footer></body></html>\n"
+    )
+    return Reply(200, body=text.encode(), content_type=_HTML)
+
+
+class WatchWeb:
+    def __init__(self, http_port: int) -> None:
+        self.port = http_port
+        self.round = 1
+        self._served = 0
+
+    def url(self, path: str) -> str:
+        return build_url("http", HOST, self.port, path)
+
+    def urls(self) -> dict[str, str]:
+        return {path: self.url(path) for path in (*_PAGES, "/added.html")}
+
+    def respond(self, path: str) -> Reply | None:
+        self._served += 1
+        if path == "/":
+            pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ())
+            links = "".join(f'<p><a href="{p}">{p}</a> {_FILL}</p>\n' for p in pages)
+            return _html("Watch home", links)
+        if path == "/added.html" and self.round > 1:
+            return _html("Added", _article("This page is new."))
+        if path == "/article.html":
+            pricing = "Prices went up by ten percent in March." if self.round > 1 else "Prices stay the same all year."
+            return _html("Article", _article(pricing))
+        if path == "/stable.html":
+            return _html("Stable", _article("Nothing here changes."), f"<!-- served {self._served} -->")
+        if path == "/removed.html" and self.round == 1:
+            return _html("Removed soon", _article("This page goes away."))
+        if path == "/product.html":
+            price = "12.50" if self.round > 1 else "10.00"
+            body = f'<h2>Garden hose</h2><p class="price">{price}</p><p>{_FILL * 2}</p>'
+            return _html("Product", body)
+        return Reply(404, body=b"not found\n")
+
+
+def _article(pricing: str) -> str:
+    return (
+        f"<h2>Overview</h2><p>The overview section. {_FILL * 2}</p>\n"
+        f"<h2>Pricing</h2><p>{pricing} {_FILL}</p><ul><li>first plan</li><li>second plan</li></ul>\n"
+        f"<h2>Support</h2><p>The support section. {_FILL * 2}</p>\n"
+    )
