@@ -15,6 +15,7 @@ from webtrawl.values import (
     bind_address,
     ca_file,
     choice,
+    count_or_auto,
     fetcher_name,
     header,
     host_pattern,
@@ -261,7 +262,7 @@ _FRONTIER = _group(
     Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),
     Option("process_ttl", non_negative_float, "seconds before a fetched page not yet stored is fetched again"),
-    Option("redis_replicas", non_negative_int, "Redis replicas a page's links must reach before it is completed"),
+    Option("redis_replicas", count_or_auto, "replicas a page's links must reach first (auto: those Redis has)"),
 )
 
 

@@ -11,7 +11,9 @@ import redis
 
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
 from tests.frontier.helpers import new_urls
+from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.replicas import replicas_of
 from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 
@@ -26,6 +28,7 @@ def _waits(port: int) -> int:
 def test_adds_wait_for_the_replicas_of_every_master_they_wrote_to(replicated_cluster: LocalRedisCluster) -> None:
     client = connect_sync(replicated_cluster.url, cluster=True)
     f = RedisFrontier.open(client, FrontierSettings(**{**TEST_SETTINGS, "shards": 16}))
+    assert (replicas_of(client, -1), replicas_of(client, 0), replicas_of(client, 2)) == (1, 0, 2)  # auto: 1 each
     masters = replicated_cluster.ports[: replicated_cluster.masters]
     before = [_waits(port) for port in masters]
     f.add(new_urls(*(f"http://h{i}.test/" for i in range(200))))  # no barrier by default
@@ -41,6 +44,12 @@ def test_a_replica_that_is_not_there_costs_a_timeout_and_one_line(
     frontier: FrontierFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     f = frontier()  # the session's single server: no replica
+    assert replicas_of(f.client, -1) == 0  # auto: no barrier
+    assert (
+        load({}, env={}).frontier.redis_replicas
+        == -1
+        == load({"redis_replicas": "auto"}, env={}).frontier.redis_replicas
+    )
     f.replicas = 1
     with caplog.at_level(logging.WARNING, logger="webtrawl.frontier"):
         assert f.add(new_urls("http://a.test/1")).added == 1

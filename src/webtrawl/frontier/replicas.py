@@ -15,6 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import redis
+
 from webtrawl.frontier.scripts import Call
 
 log = logging.getLogger("webtrawl.frontier")
@@ -22,6 +24,22 @@ log = logging.getLogger("webtrawl.frontier")
 WAIT_MS = 300  # a replica acknowledges a WAIT at once (GETACK); this is for one that is gone
 _SHORT_S = 30.0  # a master whose replicas fell short is not waited for this long (then asked again)
 _short_until: dict[str, float] = {}  # key (or "" on one server) -> monotonic time to wait for its replicas again
+
+
+def replicas_of(client: Any, asked: int) -> int:
+    """``asked``, or for -1 (auto) the replicas Redis has: a master's connected replicas, on a cluster the fewest
+    any master has (0 on a single server or a cluster without replicas: no barrier)."""
+    if asked >= 0:
+        return asked
+    try:
+        if hasattr(client, "get_primaries"):
+            infos = client.info("replication", target_nodes="primaries")
+            found = infos.values() if "connected_slaves" not in infos else [infos]
+            return min((int(info.get("connected_slaves", 0)) for info in found), default=0)
+        return int(client.info("replication").get("connected_slaves", 0))
+    except redis.ResponseError as exc:  # INFO not allowed (a managed service's ACL): no barrier unless asked
+        log.warning("cannot count the Redis replicas (%s): give --redis-replicas N for the replica barrier", exc)
+        return 0
 
 
 def replica_waits(keys: Sequence[str], replicas: int, cluster: bool) -> list[Call]:

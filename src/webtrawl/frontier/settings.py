@@ -32,7 +32,7 @@ class FrontierSettings:
     # what one queue and one politeness gap cover: host name, registered domain, or host name gated per address
     # (ip: fetchers take the address's gate, gate.lua); only used when the crawl is created, the stored one wins
     politeness_key: str = "host"
-    replicas: int = 0  # --redis-replicas: the parsers' adds WAIT for this many replicas (a failover loses none)
+    replicas: int = 0  # --redis-replicas: the parsers' adds WAIT for this many replicas; -1: as many as Redis has
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in "{} "):

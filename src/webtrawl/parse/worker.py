@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
 from webtrawl.frontier import RedisFrontier, connect_sync
+from webtrawl.frontier.replicas import replicas_of
 from webtrawl.frontier.retry import Outage, open_waiting
 from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Page
@@ -115,7 +116,8 @@ class _Parser:
             return RedisFrontier.open(client, settings, outage=outage)
 
         self.frontier = open_waiting(opened, outage)
-        self.frontier.replicas = settings.replicas  # a page's links are on N replicas before it is completed
+        # a page's links are on N replicas before it is completed (N: --redis-replicas, or what Redis has)
+        self.frontier.replicas = open_waiting(lambda: replicas_of(self.frontier.client, settings.replicas), outage)
         prefix = f"{args.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
         sink_ctx = SinkContext(args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes)
