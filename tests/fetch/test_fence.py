@@ -35,6 +35,7 @@ def test_a_request_starts_only_with_enough_lease_left_and_not_while_redis_is_awa
     assert fence.why_not("old") == ""
     outage.failed(ConnectionError("gone"))
     assert fence.why_not("fresh") == "Redis is away"
+    outage.answered(time.monotonic())  # a call made during the outage was answered
     outage.ok()
     assert fence.why_not("fresh") == ""
     assert Fence().why_not("anything") == ""  # the default (fakes in unit tests) never fences

@@ -6,6 +6,7 @@ See :mod:`webtrawl.frontier.keys` for the key layout and :mod:`webtrawl.frontier
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,10 +24,15 @@ async def _pipeline(client: AsyncClient, calls: Sequence[Call], outage: Outage |
         pipe = client.pipeline(transaction=False)
         for call in calls:
             call.queue(pipe)
+        sent_at = time.monotonic()
         try:
-            return await pipe.execute(raise_on_error=False)
+            replies = await pipe.execute(raise_on_error=False)
         except Exception as exc:
             await _wait(client, waiting(exc, outage), exc)
+            continue
+        if outage is not None:
+            outage.answered(sent_at)
+        return replies
 
 
 async def _wait(client: AsyncClient, outage: Outage, exc: BaseException) -> None:
@@ -48,6 +54,8 @@ async def _load_scripts(client: AsyncClient, outage: Outage | None) -> None:
 
 
 async def _execute(client: AsyncClient, calls: Sequence[Call], outage: Outage | None = None) -> list[Any]:
+    if not calls:  # nothing sent: says nothing about Redis (an outage must not look over)
+        return []
     replies = await _pipeline(client, calls, outage)
     loads = 0
     while (plan := redo(replies, outage, loads)).again:

@@ -27,10 +27,15 @@ def _pipeline(client: SyncClient, calls: Sequence[Call], outage: Outage | None) 
         pipe = client.pipeline(transaction=False)
         for call in calls:
             call.queue(pipe)
+        sent_at = time.monotonic()
         try:
-            return pipe.execute(raise_on_error=False)
+            replies = pipe.execute(raise_on_error=False)
         except Exception as exc:
             _wait(client, waiting(exc, outage), exc)
+            continue
+        if outage is not None:
+            outage.answered(sent_at)
+        return replies
 
 
 def _wait(client: SyncClient, outage: Outage, exc: BaseException) -> None:
@@ -54,6 +59,8 @@ def _load_scripts(client: SyncClient, outage: Outage | None) -> None:
 
 
 def _execute(client: SyncClient, calls: Sequence[Call], outage: Outage | None = None) -> list[Any]:
+    if not calls:  # nothing sent: says nothing about Redis (an outage must not look over)
+        return []
     replies = _pipeline(client, calls, outage)
     loads = 0
     while (plan := redo(replies, outage, loads)).again:

@@ -70,6 +70,7 @@ class Outage:
         self.down_since: float | None = None
         self.outages = 0
         self._failures = 0
+        self._answered = float("-inf")  # when the last call that was answered had been sent
         self._rng = random.Random()
 
     @property
@@ -90,8 +91,14 @@ class Outage:
         delay = min(_MAX_S, _FIRST_S * 2 ** min(self._failures - 1, 16))
         return float(delay * self._rng.uniform(0.5, 1.0))
 
+    def answered(self, sent_at: float) -> None:
+        """A call sent at ``sent_at`` (time.monotonic()) was answered."""
+        self._answered = max(self._answered, sent_at)
+
     def ok(self) -> None:
-        if self.down_since is not None:
+        """A call succeeded: the outage is over if a call sent after it began was answered. Concurrent tasks share
+        the outage, and one sent before it (answered just before, read after) proves nothing."""
+        if self.down_since is not None and self._answered >= self.down_since:
             log.log(self.level, "%s: Redis is back after %.1fs", self.name, time.monotonic() - self.down_since)
             self.down_since = None
 
@@ -148,23 +155,27 @@ def open_waiting(opener: Callable[[], T], outage: Outage) -> T:
     """``opener()`` (connect, open the frontier) again until Redis answers: a process started or restarted during
     an outage waits for it like the others instead of dying and being restarted in a loop."""
     while True:
+        sent_at = time.monotonic()
         try:
             value = opener()
         except Exception as exc:
             waiting(exc, outage)  # raises what is not worth waiting for
             time.sleep(outage.failed(exc))
             continue
+        outage.answered(sent_at)
         outage.ok()
         return value
 
 
 async def open_waiting_async(opener: Callable[[], Awaitable[T]], outage: Outage) -> T:
     while True:
+        sent_at = time.monotonic()
         try:
             value = await opener()
         except Exception as exc:
             waiting(exc, outage)
             await asyncio.sleep(outage.failed(exc))
             continue
+        outage.answered(sent_at)
         outage.ok()
         return value
