@@ -3,16 +3,21 @@
 A page a browser rendered adds the requests its scripts made (request/response pairs, as received) and a ``resource``
 record holding its DOM after the scripts ran (``WARC-Refers-To`` its response).
 
-warcio builds the records (headers, digests, WARC-Record-IDs): it is also the reference reader our files must
-satisfy, and on the corpus it is not the bottleneck (0.17 ms CPU per request/response pair here, while fastwarc 2.0
-took 0.25 ms for the response record alone). Records are built in memory and handed to the OS with unbuffered
-writes, so a failed write (disk full) is cut back to the last whole record. Each record is its own gzip member
-(readers can seek to any record, and a torn tail costs one record) with the level picked per record: a payload that
-is already gzip/br/zstd is stored (level 0; recompressing it costs ~0.5 ms per page to save 0.01%), an identity
-payload gets level 1 (3x faster than level 6, 4.3x instead of 5x smaller).
+Request and response records, the hot path, are built here (headers, digests, WARC-Record-IDs: 0.53 instead of 0.61
+ms CPU per page with warcio's record building, benchmarks/bench_warc_cost.py); warcio builds the rarer ones
+(warcinfo, revisit, resource) and is the reference reader our files must satisfy (tests check every digest with it).
+fastwarc 2.0 took 0.25 ms for the response record alone. The two SHA-1 digests need two passes over the payload
+(SHA-1 cannot start from another hash's state), but the payload one is the parser's content hash for an identity
+body. Records are built in memory and handed to the OS with unbuffered writes, so a failed write (disk full) is cut
+back to the last whole record. Each record is its own gzip member (readers can seek to any record, and a torn tail
+costs one record) with the level picked per record: a payload that is already gzip/br/zstd is stored (level 0;
+recompressing it costs ~0.5 ms per page to save 0.01%), an identity payload gets level 1 (3x faster than level 6,
+4.3x instead of 5x smaller).
 
 Compression goes through ISA-L (the ``isal`` package) when it is installed: the same gzip format, 4x less CPU than
 zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slightly smaller); zlib otherwise.
+
+With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file (:mod:`webtrawl.store.outfile`).
 
 ``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
 (aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact.
@@ -21,12 +26,13 @@ zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slight
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
-import os
 import time
+import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -38,8 +44,10 @@ from warcio.warcwriter import WARCWriter
 
 from webtrawl import __version__
 from webtrawl.deflate import MAX_LEVEL, ZLIB
+from webtrawl.formats import recrawl
 from webtrawl.messages import Page
-from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
+from webtrawl.store.outfile import OutFile, open_out
+from webtrawl.store.recovery import file_name, next_sequence
 
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
@@ -79,20 +87,35 @@ def _clean(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
-def _digests(http: _AsSent, body: bytes, payload_sha1: str) -> dict[str, str]:
-    """WARC-Block-Digest and WARC-Payload-Digest, each from one C call over the body instead of warcio's 16 KB
-    Python loop; the payload digest comes free from ``payload_sha1`` (``sha1:<hex>`` of the same bytes) if known."""
-    http.compute_headers_buffer()
-    block = hashlib.sha1(http.headers_buff)
-    block.update(body)
-    if payload_sha1.startswith("sha1:") and len(payload_sha1) == 45:
-        payload = bytes.fromhex(payload_sha1[5:])
-    else:
-        payload = hashlib.sha1(body).digest()
-    return {
-        "WARC-Payload-Digest": "sha1:" + base64.b32encode(payload).decode("ascii"),
-        "WARC-Block-Digest": "sha1:" + base64.b32encode(block.digest()).decode("ascii"),
-    }
+def _sha1(digest: bytes) -> str:
+    return "sha1:" + base64.b32encode(digest).decode("ascii")
+
+
+_EMPTY_SHA1 = _sha1(hashlib.sha1(b"").digest())
+
+
+def _http_block(first_line: str, headers: list[tuple[str, str]]) -> bytes:
+    """The HTTP header block as on the wire (latin-1; what ``_AsSent`` gives warcio), blank line included."""
+    lines = [first_line, *(f"{name}: {value}" for name, value in _clean(headers))]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def _record(fields: list[tuple[str, str]], block: bytes, payload: bytes, level: int) -> bytes:
+    """One request or response record as its own gzip member, built here rather than by warcio: its record
+    building (StatusAndHeaders round trips) was ~0.1 ms per pair, a fifth of the sink's CPU (bench_warc_cost)."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in fields)
+    length = len(block) + len(payload)
+    head = f"WARC/1.1\r\n{head}Content-Length: {length}\r\n\r\n"
+    z = ZLIB.compressobj(min(level, MAX_LEVEL), zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [z.compress(head.encode("utf-8")), z.compress(block)]
+    if payload:
+        parts.append(z.compress(payload))
+    parts += (z.compress(b"\r\n\r\n"), z.flush())
+    return b"".join(parts)
+
+
+def _record_id() -> str:
+    return f"<urn:uuid:{uuid.uuid4()}>"
 
 
 def _request_target(url: str) -> str:
@@ -100,37 +123,23 @@ def _request_target(url: str) -> str:
     return url[slash:] if slash >= 0 else "/"
 
 
-def _append(fh: BinaryIO, data: memoryview) -> None:
-    """Write all of ``data`` to the unbuffered ``fh``, or nothing: a failed write (disk full) is cut back, so
-    no half record stands in front of the next one."""
-    start = fh.tell()
-    done = 0
-    try:
-        while done < len(data):
-            done += fh.write(data[done:]) or 0
-    except BaseException:
-        fh.truncate(start)
-        fh.seek(start)
-        raise
-
-
 class WarcWriter:
     """Appends request/response pairs to ``<prefix>-<seq:05d>.warc.gz``, rotating at ``max_bytes``."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int) -> None:
+    def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
         self.directory = directory
+        self._recipients = recipients
         self.prefix = prefix
         self.max_bytes = max_bytes
         directory.mkdir(parents=True, exist_ok=True)
         self._seq = next_sequence(directory, prefix, EXT)
-        self._fh: BinaryIO | None = None
-        self._path: Path | None = None
+        self._file: OutFile | None = None
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
 
     @property
     def current_path(self) -> Path | None:
         """The ``.open`` file being written, if any."""
-        return self._path
+        return self._file.path if self._file is not None else None
 
     def write(self, page: Page, record: Mapping[str, Any]) -> None:
         """:meth:`write_pair` with the content hash of ``record`` (a JSON record as a dict), or, for a recrawled
@@ -148,26 +157,43 @@ class WarcWriter:
         ``revisit`` (a recrawl profile: server-not-modified, identical-payload-digest) writes a revisit record that
         refers to the page's last full response (digest and date from its recrawl state) instead of a response.
         """
-        fh = self._open()
         url = page.lease.url
         when = datetime.fromtimestamp(page.fetch_time or time.time(), UTC).replace(tzinfo=None)
         date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
         encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
         # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
         known = content_hash if not encoded else ""
-        response = self._revisit(page, url, date, revisit) if revisit else self._response(page, url, date, known)
-        request = self._request(page, url, date)
-        request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
-        buf = io.BytesIO()
-        self._put(buf, request, 6)
-        self._put(buf, response, 0 if encoded else 1)
+        self._seal_if_full()  # a seal that failed (a full disk) is done before anything new is written
+        fresh = self._file is None
+        out, buf = self._open(), io.BytesIO()
+        if fresh:  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
+            self._put(buf, self._warcinfo(), 6)
+        if revisit:
+            response = self._revisit(page, url, date, revisit)
+            response_id = response.rec_headers.get_header("WARC-Record-ID")
+            buf.write(self._request(page, url, date, response_id))
+            self._put(buf, response, 0)
+        else:
+            response_id = _record_id()
+            buf.write(self._request(page, url, date, response_id))
+            buf.write(self._response(page, url, date, known, response_id, 0 if encoded else 1))
         if page.dom is not None:
-            self._rendered(buf, page, date, response.rec_headers.get_header("WARC-Record-ID"))
-        _append(fh, buf.getbuffer())
-        if fh.tell() >= self.max_bytes:
+            self._rendered(buf, page, date, response_id)
+        try:
+            out.append(buf.getbuffer())  # all or nothing: no half record in front of the next one
+        except BaseException:
+            if fresh:
+                self._file = None
+                out.discard()  # no file without its warcinfo record
+            raise
+        with contextlib.suppress(OSError):  # the pair is written: a failed seal is retried by the next write
+            self._seal_if_full()
+
+    def _seal_if_full(self) -> None:
+        if self._file is not None and (self._file.size >= self.max_bytes or self._file.full()):
             self._close_file()
 
-    def _rendered(self, buf: BinaryIO, page: Page, date: str, response_id: str) -> None:
+    def _rendered(self, buf: BinaryIO, page: Page, date: str, page_response_id: str) -> None:
         """A rendered page's other requests (each a request/response pair, as received) and its DOM after the
         scripts ran, as a ``resource`` record of the page's URL that refers to the page's response."""
         for ex in page.exchanges:
@@ -175,11 +201,9 @@ class WarcWriter:
             sub = Page(lease=msgspec.structs.replace(page.lease, url=wire.pop("url")), **wire)
             when = datetime.fromtimestamp(ex.fetch_time or time.time(), UTC).replace(tzinfo=None)
             ex_date = datetime_to_iso_date(when, use_micros=True)
-            response = self._response(sub, ex.url, ex_date, "")
-            request = self._request(sub, ex.url, ex_date)
-            request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
-            self._put(buf, request, 6)
-            self._put(buf, response, 1)
+            response_id = _record_id()
+            buf.write(self._request(sub, ex.url, ex_date, response_id))
+            buf.write(self._response(sub, ex.url, ex_date, "", response_id, 1))
         dom = page.dom or b""
         resource = self._builder.create_warc_record(
             page.lease.url,
@@ -187,7 +211,11 @@ class WarcWriter:
             payload=io.BytesIO(dom),
             length=len(dom),
             warc_content_type="text/html; charset=utf-8",
-            warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": response_id, "WARC-Concurrent-To": response_id},
+            warc_headers_dict={
+                "WARC-Date": date,
+                "WARC-Refers-To": page_response_id,
+                "WARC-Concurrent-To": page_response_id,
+            },
         )
         self._put(buf, resource, 1)
 
@@ -202,35 +230,50 @@ class WarcWriter:
         self._builder.out = member
         self._builder.write_record(rec)  # warcio flushes the member at the end of each record
 
-    def _request(self, page: Page, url: str, date: str) -> Any:
-        line = f"GET {_request_target(url)} HTTP/{page.http_version or '1.1'}"
-        http = _AsSent(line, _clean(page.request_headers), protocol="", is_http_request=True)
-        return self._builder.create_warc_record(
-            url, "request", http_headers=http, warc_headers_dict={"WARC-Date": date}
-        )
+    def _request(self, page: Page, url: str, date: str, concurrent_to: str) -> bytes:
+        block = _http_block(f"GET {_request_target(url)} HTTP/{page.http_version or '1.1'}", page.request_headers)
+        fields = [
+            ("WARC-Type", "request"),
+            ("WARC-Record-ID", _record_id()),
+            ("WARC-Target-URI", url),
+            ("WARC-Date", date),
+            ("WARC-Concurrent-To", concurrent_to),
+            ("WARC-Payload-Digest", _EMPTY_SHA1),
+            ("WARC-Block-Digest", _sha1(hashlib.sha1(block).digest())),
+            ("Content-Type", "application/http; msgtype=request"),
+        ]
+        return _record(fields, block, b"", 6)
 
-    def _response(self, page: Page, url: str, date: str, payload_sha1: str) -> Any:
-        http = _AsSent(
-            f"{page.status} {page.reason}".strip(), _clean(page.headers), protocol=f"HTTP/{page.http_version}"
-        )
-        warc_headers = {"WARC-Date": date, **_digests(http, page.body, payload_sha1)}
+    def _response(self, page: Page, url: str, date: str, payload_sha1: str, record_id: str, level: int) -> bytes:
+        """The response record; the payload digest comes free from ``payload_sha1`` (``sha1:<hex>`` of the same
+        bytes) if known. The block digest needs its own pass over the payload: SHA-1 cannot start from another
+        hash's state, and the block (headers + payload) and the payload begin differently."""
+        status = f"{page.status} {page.reason}".strip()
+        block = _http_block(f"HTTP/{page.http_version} {status}", page.headers)
+        body = page.body
+        digest = hashlib.sha1(block)
+        digest.update(body)
+        if payload_sha1.startswith("sha1:") and len(payload_sha1) == 45:
+            payload = bytes.fromhex(payload_sha1[5:])
+        else:
+            payload = hashlib.sha1(body).digest()
+        fields = [
+            ("WARC-Type", "response"),
+            ("WARC-Record-ID", record_id),
+            ("WARC-Target-URI", url),
+            ("WARC-Date", date),
+            ("WARC-Payload-Digest", _sha1(payload)),
+            ("WARC-Block-Digest", _sha1(digest.digest())),
+        ]
         if page.ip:
-            warc_headers["WARC-IP-Address"] = page.ip
+            fields.append(("WARC-IP-Address", page.ip))
         if page.truncated:
-            warc_headers["WARC-Truncated"] = "length"
-        return self._builder.create_warc_record(
-            url,
-            "response",
-            payload=io.BytesIO(page.body),
-            length=len(page.body),
-            http_headers=http,
-            warc_headers_dict=warc_headers,
-        )
+            fields.append(("WARC-Truncated", "length"))
+        fields.append(("Content-Type", "application/http; msgtype=response"))
+        return _record(fields, block, body, level)
 
     def _revisit(self, page: Page, url: str, date: str, profile: str) -> Any:
-        from webtrawl.parse.recrawl import decode  # the state's format lives with the parser
-
-        state = decode(page.recrawl)
+        state = recrawl.decode(page.recrawl)
         http = _AsSent(
             f"{page.status} {page.reason}".strip(), _clean(page.headers), protocol=f"HTTP/{page.http_version}"
         )
@@ -243,13 +286,14 @@ class WarcWriter:
         record.rec_headers.replace_header("WARC-Profile", f"http://netpreserve.org/warc/1.1/revisit/{profile}")
         return record
 
-    def _open(self) -> BinaryIO:
-        if self._fh is not None:
-            return self._fh
-        name = file_name(self.prefix, self._seq, EXT)
-        path = self.directory / (name + OPEN_SUFFIX)
-        info = self._builder.create_warcinfo_record(
-            name,
+    def _open(self) -> OutFile:
+        if self._file is None:
+            self._file = open_out(self.directory, file_name(self.prefix, self._seq, EXT), self._recipients)
+        return self._file
+
+    def _warcinfo(self) -> Any:
+        return self._builder.create_warcinfo_record(
+            file_name(self.prefix, self._seq, EXT),
             {
                 "software": f"webtrawl/{__version__}",
                 "format": "WARC File Format 1.1",
@@ -257,24 +301,10 @@ class WarcWriter:
                 "isPartOf": self.prefix,
             },
         )
-        buf = io.BytesIO()
-        self._put(buf, info, 6)
-        fh: BinaryIO = open(path, "xb", buffering=0)  # noqa: SIM115 - lives until rotation
-        try:
-            _append(fh, buf.getbuffer())
-        except BaseException:
-            fh.close()
-            path.unlink(missing_ok=True)  # no file without its warcinfo record
-            raise
-        self._fh, self._path = fh, path
-        return fh
 
     def _close_file(self) -> None:
-        fh, path = self._fh, self._path
-        if fh is None or path is None:
+        if self._file is None:
             return
-        self._fh = self._path = None
-        os.fsync(fh.fileno())
-        fh.close()
-        finish(path)
+        self._file.seal()  # kept open if this fails, so a retry seals it
+        self._file = None
         self._seq += 1

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import msgspec
 
 from webtrawl.errors import ConfigError, InputError
+from webtrawl.store.agekeys import open_output, output_files
 from webtrawl.store.base import SinkContext
 from webtrawl.store.registry import open_sink
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
@@ -43,20 +44,20 @@ def _files(out: Path, what: What) -> list[Path]:
     directory = out / what.value
     if not directory.is_dir():
         raise InputError(f"{out} has no {what.value}/ directory: was the crawl run with {_hint(what)}?")
-    return sorted(directory.glob("*.jsonl")) + sorted(directory.glob("*.jsonl.open"))
+    return output_files(directory, ".jsonl")
 
 
 def _hint(what: What) -> str:
     return "--extract" if what is What.ITEMS else "--jsonl"
 
 
-def _groups(files: Sequence[Path]) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
+def _groups(files: Sequence[Path], identity: Path | None) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
     """(file index, line number, url, lines) of each run of consecutive lines with one URL; a torn last line of a
-    file (a killed writer's, not yet sealed) is skipped."""
+    file (a killed writer's, not yet sealed) is skipped. Encrypted files are decrypted with ``identity``."""
     for f, path in enumerate(files):
         start, url = 0, None
         lines: list[dict[str, Any]] = []
-        with path.open("rb") as fh:
+        with open_output(path, identity) as fh:
             for n, raw in enumerate(fh):
                 if not raw.endswith(b"\n"):
                     break
@@ -70,12 +71,15 @@ def _groups(files: Sequence[Path]) -> Iterator[tuple[int, int, str, list[dict[st
             yield f, start, url, lines
 
 
-def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000) -> tuple[int, int]:
-    """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each."""
+def export(
+    out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000, identity: Path | None = None
+) -> tuple[int, int]:
+    """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each. ``identity``: the
+    age identity file that decrypts an encrypted crawl's files (``--encrypt-to``)."""
     what = What(what)
     files = _files(out, what)
     last: dict[str, tuple[int, int]] = {}
-    for f, start, url, _ in _groups(files):
+    for f, start, url, _ in _groups(files, identity):
         last[url] = (f, start)
     ctx = SinkContext(out_dir=out, prefix="export", crawl_id=crawl_id, chunk=chunk)
     sinks: list[RowSink] = []
@@ -89,7 +93,7 @@ def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chun
             sinks.append(sink)
         maker = RowMaker(what, crawl_id)
         pending: list[dict[str, Any]] = []
-        for f, start, url, lines in _groups(files):
+        for f, start, url, lines in _groups(files, identity):
             if last.get(url) != (f, start):
                 continue  # an earlier fetch of a URL fetched again: its last set wins
             pending.extend(lines)
