@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: crawl test lint typecheck unit bench testweb clean
+.PHONY: crawl test lint typecheck unit bench testweb extras clean
 
 $(STAMP): pyproject.toml testweb/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,8 @@ testweb: $(STAMP)
 	$(BIN)/trawl testweb $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src testweb tests benchmarks
-	$(BIN)/ruff format --check src testweb tests benchmarks
+	$(BIN)/ruff check src testweb tests benchmarks .ci/extras
+	$(BIN)/ruff format --check src testweb tests benchmarks .ci/extras
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -29,6 +29,10 @@ unit: $(STAMP)
 	$(BIN)/pytest -q $(ARGS)
 
 test: lint typecheck unit
+
+# The wheel with each extra in a fresh virtualenv, each used once (.ci/extras; needs no .venv).
+extras:
+	$(PYTHON) .ci/extras $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/pip install -q -e './testweb[bench]'

@@ -32,6 +32,7 @@ import redis
 from selectolax.lexbor import LexborHTMLParser
 
 from webtrawl.errors import BadUrl, SchemeError
+from webtrawl.formats.canonical import canonicalize
 from webtrawl.frontier import (
     AsyncRedisFrontier,
     FrontierSettings,
@@ -45,7 +46,6 @@ from webtrawl.frontier.keys import shard_tag, split_url
 from webtrawl.messages import Completion, NewUrl
 from webtrawl.names import PRIORITY_LEVELS
 from webtrawl.node.redis_server import EmbeddedRedis
-from webtrawl.parse.canonical import canonicalize
 
 _CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 _CORPUS_URLS = _CORPUS / "urls.tsv"

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from webtrawl.config import CrawlConfig, Limits, Politeness
 from webtrawl.fetch.addrpolicy import AddressPolicy
+from webtrawl.formats import canonicalize
 from webtrawl.messages import Lease, Page
-from webtrawl.parse import ParseContext, Scope, canonicalize, process_page
+from webtrawl.parse import ParseContext, Scope, process_page
 from webtrawl.parse.worker import build_context
 from webtrawl_bench.spec import MODEL_URLS
 from webtrawl_bench.testweb_proc import WebSpec

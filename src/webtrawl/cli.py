@@ -68,10 +68,12 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="URL",
-        help="destination (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, sqlite:///PATH.db, postgresql://...",
+        help="destination (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, sqlite:///PATH.db, postgresql://...;"
+        " wacz:FILE.wacz packages the crawl's WARCs (with its index and pages list) for replay tools",
     )
     export.add_argument("--redis", help="Redis URL, if the crawl used --redis (for the crawl's id)")
     export.add_argument("--crawl-id", help="the crawl id of the rows (default: the crawl's own, from its frontier)")
+    export.add_argument("--identity", type=Path, metavar="FILE", help="age identity file of an encrypted crawl")
 
     tryit = sub.add_parser("try", help="run --extract/--text on saved pages, WARC responses or URLs (no crawl)")
     if "try" in wanted:
@@ -227,16 +229,23 @@ def _cmd_crawl(ns: argparse.Namespace) -> int:
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
+    from webtrawl.formats.sinkurl import normalize
     from webtrawl.node.stats import crawl_id_of
     from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
-    from webtrawl.store.sinkurl import normalize
+    from webtrawl.store.wacz import export_wacz, is_wacz, wacz_path
 
-    urls = [normalize(url) for url in ns.to]
+    packages = [wacz_path(url) for url in ns.to if is_wacz(url)]
+    urls = [normalize(url) for url in ns.to if not is_wacz(url)]
     for url in urls:
         probe(url, ns.what)
+    for path in packages:
+        done = export_wacz(ns.out, path, identity=ns.identity)
+        print(f"packaged {done.warcs} WARC file(s) and {done.pages} pages as {done.path}")
+    if not urls:
+        return 0
     crawl = ns.crawl_id or crawl_id_of(ns.out, ns.redis)
-    rows, pages = export(ns.out, ns.what, urls, crawl)
+    rows, pages = export(ns.out, ns.what, urls, crawl, identity=ns.identity)
     print(f"exported {rows} {ns.what} rows of {pages} URLs (crawl {crawl}) to {len(urls)} sink(s)")
     return 0
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.values import (
+    age_recipient,
     at_least_one,
     bind_address,
     ca_file,
@@ -279,6 +280,7 @@ _OUTPUT = _group(
     ),
     Option("records_to", sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    Option("encrypt_to", age_recipient, "encrypt the output files to this age public key (repeatable)", True),
     Option("chunks_to", sink_url, "also write --chunks rows to this sink (repeatable; jsonl:DIR, mod:Class)", True),
     Option("changes_to", sink_url, "also write --changes rows to this sink (repeatable; as --chunks-to)", True),
     Option("on_change", str, "with --changes: shell command run for each change row, the row as JSON on stdin"),

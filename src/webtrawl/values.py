@@ -305,9 +305,16 @@ def header_pair(item: str) -> tuple[str, str]:
     return name, value
 
 
+def age_recipient(text: Any) -> str:
+    """An age public key (``age1...``) or SSH public key, checked by pyrage."""
+    from webtrawl.store.agekeys import check_recipient
+
+    return check_recipient(str(text))
+
+
 def sink_url(text: Any) -> str:
     """A sink URL, checked, with file paths made absolute (a resume from elsewhere writes to the same place)."""
-    from webtrawl.store.sinkurl import normalize
+    from webtrawl.formats.sinkurl import normalize
 
     return normalize(str(text))
 

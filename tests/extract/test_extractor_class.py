@@ -11,8 +11,7 @@ from tests.parse.helpers import make_page
 from webtrawl.config import ExtractionOptions, RenderOptions
 from webtrawl.errors import InputError
 from webtrawl.extract import build_extraction, load_extractor
-from webtrawl.fetch.response import Response
-from webtrawl.fetch.rulehints import RuleHints
+from webtrawl.extract.hints import RuleHints
 
 CLASS = "tests.extract.spiders:Headlines"
 NEWS = "http://site.test/news/1"
@@ -28,11 +27,10 @@ def test_the_fetcher_asks_any_extractor_for_headers_and_for_pages_it_finds_nothi
     hints = RuleHints.from_config(ExtractionOptions(extract=CLASS), RenderOptions(render="auto"))
     assert hints is not None and hints.has_headers
     assert hints.headers("http://site.test/api/x") == {"X-Headlines": "1"} and hints.headers(NEWS) == {}
-    shell = Response(status=200, headers=[("Content-Type", "text/html")], body=b"<div id=app></div>")
-    full = Response(status=200, headers=[("Content-Type", "text/html")], body=b"<h1>Here</h1>")
-    assert hints.no_items(NEWS, shell, shell.body)
-    assert not hints.no_items(NEWS, full, full.body)
-    assert not hints.no_items("http://site.test/about", shell, shell.body)  # not a page the extractor wants
+    html = [("Content-Type", "text/html")]
+    assert hints.no_items(NEWS, 200, html, b"<div id=app></div>")
+    assert not hints.no_items(NEWS, 200, html, b"<h1>Here</h1>")
+    assert not hints.no_items("http://site.test/about", 200, html, b"<div id=app></div>")  # not a page it wants
 
 
 def test_a_callback_function_gives_the_fetcher_nothing() -> None:

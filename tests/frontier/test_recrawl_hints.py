@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import drain, release
+from webtrawl.formats.recrawl import RecrawlState
 from webtrawl.frontier.keys import shard_tag, split_url
 from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.messages import Completion, NewUrl, RecrawlHint
-from webtrawl.parse.recrawl import RecrawlState
 
 FETCHED = "2026-11-02T10:00:00.000Z"
 FAR = 10**15  # due in ~30,000 years: only a hint can make it due

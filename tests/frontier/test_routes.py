@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import drain, elapse, queue, release
+from webtrawl.formats.recrawl import RecrawlState, decode
 from webtrawl.frontier import Release, UrlAction
 from webtrawl.frontier.keys import decode_entry, encode_meta, split_url
 from webtrawl.messages import Completion, NewUrl
-from webtrawl.parse.recrawl import RecrawlState, decode
 
 ROUTE = 'parse_product{"category":"Ünïcode ^3:x {}","n":[1,2]}'
 

@@ -26,9 +26,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.crawlrun import Crawl, records, stats
 from webtrawl.errors import WebtrawlError
-from webtrawl.parse import canonicalize
+from webtrawl.formats import canonicalize
+from webtrawl.formats.encoding import choose_encoding
 from webtrawl.parse.decompress import content_codings, decompress
-from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract
 from webtrawl_testweb import TestWeb, WebOptions, fetched_urls, politeness_violations, robots_first_violations
 from webtrawl_testweb.chaos import BEHAVIOURS, DNS_RECORDS, ChaosWeb

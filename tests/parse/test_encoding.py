@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
+from webtrawl.formats.encoding import choose_encoding, codec_for, prescan_meta
 from webtrawl.parse import process_page
-from webtrawl.parse.encoding import choose_encoding, codec_for, prescan_meta
 from webtrawl.store import PageRecord
 
 from .helpers import make_ctx, make_page

@@ -12,8 +12,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from webtrawl.errors import WebtrawlError
+from webtrawl.formats.canonical import _canonicalize, canonicalize
 from webtrawl.parse import Scope, process_page
-from webtrawl.parse.canonical import _canonicalize, canonicalize
 from webtrawl.parse.html import _FEW_TAGS, _MAX_DEPTH, _drop_deep, _limit_depth, extract
 from webtrawl.parse.traps import _repeats
 

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
+from webtrawl.formats.recrawl import conditional_headers, decode, payload_digest
 from webtrawl.messages import RecrawlHint
 from webtrawl.parse import process_page
-from webtrawl.parse.recrawl import (
-    IDENTICAL_PAYLOAD,
-    SERVER_NOT_MODIFIED,
-    conditional_headers,
-    decode,
-    iso_time,
-    next_state,
-    payload_digest,
-    sitemap_hint,
-)
+from webtrawl.parse.recrawl import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, iso_time, next_state, sitemap_hint
 
 from .helpers import make_ctx, make_page
 

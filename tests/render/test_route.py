@@ -7,9 +7,9 @@ from pathlib import Path
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import new_urls, release
 from webtrawl.config import CrawlConfig, Limits, RenderOptions
+from webtrawl.extract.hints import RuleHints
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.route import RenderRoute
-from webtrawl.fetch.rulehints import RuleHints
 from webtrawl.messages import Lease
 
 SHELL = b'<html><body><div id="root"></div><script src="/app.js"></script></body></html>'

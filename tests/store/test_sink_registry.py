@@ -10,8 +10,14 @@ from tests.fixtures.usersink import collected
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.config import load
 from webtrawl.errors import ConfigError, InputError, StateError
+from webtrawl.formats.sinkurl import KINDS, SinkUrl, crawl_id, mask, normalize, parse
 from webtrawl.store.registry import open_sink, probe, sink_specs
-from webtrawl.store.sinkurl import SinkUrl, crawl_id, mask, normalize, parse
+from webtrawl.store.schemes import BUILTIN
+
+
+def test_every_kind_of_sink_url_has_code_that_builds_it_and_no_code_lacks_a_url() -> None:
+    """The URL forms are read with the config (formats), the factories by the store: one row each, the same kinds."""
+    assert set(KINDS) == set(BUILTIN)
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ import pytest
 
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError
+from webtrawl.formats.sinkurl import normalize
 from webtrawl.store.registry import open_sink, probe
-from webtrawl.store.sinkurl import normalize
 
 
 def test_two_writers_one_array_and_a_url_written_again_keeps_one_set(tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ class Extractor(Protocol):
 
 @runtime_checkable
 class RequestHints(Protocol):
-    """Optional: what the fetcher asks an extractor (``fetch/rulehints.py``). The fetcher builds its own copy of the
+    """Optional: what the fetcher asks an extractor (``extract/hints.py``). The fetcher builds its own copy of the
     extractor and calls these there, so they must have no effects (callbacks never implement them)."""
 
     sends_headers: bool  # whether headers_for can give anything (if not, it is not asked per request)

@@ -1,7 +1,8 @@
 """The page object a Python callback gets: what was fetched, the decoded text, and Scrapy-style selectors.
 
 ``css()`` and ``xpath()`` return parsel ``SelectorList`` objects (``.get()``, ``.getall()``, ``.attrib``, ``.re()``)
-as in Scrapy; the page is parsed by lxml on the first call only.
+as in Scrapy. ``css()`` and the common absolute ``xpath()`` paths run on the lexbor tree the parser built for links (see
+extract/lexsel.py); other XPath, and CSS lexbor cannot run, parse the page with lxml on their first call.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from parsel import SelectorList
 
 from webtrawl.extract.document import Document
+from webtrawl.extract.lexsel import page_css, page_xpath
 from webtrawl.extract.routing import decode_route
 
 
@@ -73,10 +75,10 @@ class Page:
         return self._doc.meta
 
     def css(self, query: str) -> SelectorList[Any]:
-        return self._doc.selector.css(query)
+        return page_css(self._doc, query)
 
     def xpath(self, query: str, **variables: Any) -> SelectorList[Any]:
-        return self._doc.selector.xpath(query, **variables)
+        return page_xpath(self._doc, query, **variables)
 
     def re(self, pattern: str | re.Pattern[str]) -> list[str]:
         """All matches in the decoded text (a pattern's first group if it has groups)."""

@@ -81,7 +81,7 @@ class Rule:
     follow: Select | None = None
     follow_none: bool = False
     required: list[str] = field(default_factory=list)
-    headers: dict[str, str] = field(default_factory=dict)  # sent by the fetcher (fetch/rulehints.py), not used here
+    headers: dict[str, str] = field(default_factory=dict)  # sent by the fetcher (extract/hints.py), not used here
     engine: str = "lexbor"  # parsel when any selector needs lxml: then items and fields all run there
     priority: int = -1  # the level of the links this rule follows (-1: by depth)
     recrawl_after: float = 0.0  # seconds; 0: --recrawl-after
@@ -169,7 +169,7 @@ def _carried(rule: Rule, doc: Document) -> str:
 
 
 def _hrefs(select: Select, doc: Document) -> list[str]:
-    if select.kind == "css" and select.engine == "lexbor":
+    if select.engine == "lexbor":
         if select.mode == "attr":
             return select.values(doc, None, first=False)
         return [h for n in select.nodes(doc, None) if (h := n.attributes.get("href"))]

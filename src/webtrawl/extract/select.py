@@ -2,8 +2,9 @@
 ``jsonld:<path>``, ``meta:<name>`` and ``data:<name>`` (a value of the data the page's link carried, see a rule's
 ``data``), compiled once when the rules are loaded and run on a :class:`Document`.
 
-CSS runs on the lexbor tree the parser already built (no second parse) whenever lexbor compiles the selector;
-otherwise, and for XPath, the page is parsed once more by lxml through parsel. Both give the same strings: text
+CSS runs on the lexbor tree the parser already built (no second parse) whenever lexbor compiles the selector, and
+so do the common absolute XPath paths (``//h1/text()``, ``//meta[@name='x']/@content``: see extract/xpathcss.py);
+otherwise the page is parsed once more by lxml through parsel. Both give the same strings: text
 nodes one by one (``h1::text``: the element's own text nodes, ``h1 ::text``: all text below it), attribute values,
 or the element's outer HTML; values are stripped and empty ones skipped. Note that lexbor builds the tree as browsers
 do (an HTML5 parser: ``<tbody>`` inserted into tables), lxml does not; CSS selectors copied from a browser's
@@ -22,6 +23,7 @@ from parsel.csstranslator import HTMLTranslator
 from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
 from webtrawl.extract.document import Document
+from webtrawl.extract.xpathcss import xpath_as_css
 
 KINDS = ("css", "xpath", "re", "jsonld", "meta", "data")
 _PSEUDO = re.compile(r"^(.*?)(\s*)::(text|attr\(\s*([^)\s]+)\s*\))\s*$", re.DOTALL)
@@ -70,6 +72,10 @@ class Select:
                 Selector(text="<p></p>").xpath(expr)
             except ValueError as exc:  # parsel raises ValueError("XPath error: ...")
                 raise SelectorProblem(f"xpath {expr!r} does not compile: {exc}") from None
+            as_css = xpath_as_css(expr)
+            if as_css is not None and lexbor_compiles(as_css[0]):
+                css, mode, attr = as_css
+                return cls("xpath", expr, engine="lexbor", css=css, mode=mode, attr=attr)
             return cls("xpath", expr, engine="parsel")
         if kind == "re":
             try:
@@ -85,15 +91,20 @@ class Select:
     def nodes(self, doc: Document, scope: Scope | None) -> list[Any]:
         """Elements this selector picks (for ``items`` and ``follow``)."""
         if self.engine == "lexbor":
-            root = scope if scope is not None else doc.tree
+            root = self._root(doc, scope)
             return list(root.css(self.css)) if self.css else [root]
         root = scope if scope is not None else doc.selector
         return list(root.xpath(self.expr) if self.kind == "xpath" else root.css(self.expr))
 
+    def _root(self, doc: Document, scope: Scope | None) -> Any:
+        """Where a lexbor query starts: the scope (an item), but the page for XPath (only absolute paths run here,
+        and lxml searches those from the page's root whatever the context node)."""
+        return doc.tree if scope is None or self.kind == "xpath" else scope
+
     def values(self, doc: Document, scope: Scope | None, first: bool) -> list[Any]:
         """The values this selector finds in ``scope`` (the page if None); only the first if ``first``."""
         if self.engine == "lexbor":
-            return _lexbor_values(self, scope if scope is not None else doc.tree, first)
+            return _lexbor_values(self, self._root(doc, scope), first)
         if self.engine == "parsel":
             root = scope if scope is not None else doc.selector
             found = root.xpath(self.expr) if self.kind == "xpath" else root.css(self.expr)
@@ -112,15 +123,23 @@ class Select:
         return _jsonld(doc.jsonld, self.path, first)
 
 
-def _css(expr: str) -> Select:
+def split_pseudo(expr: str) -> tuple[str, str, str]:
+    """(css, mode, attr) of a CSS query with Scrapy's pseudo-elements: mode ``html`` (the elements), ``text``
+    (``h1::text``: their own text nodes), ``alltext`` (``h1 ::text``, or a bare ``::text`` as parsel reads it:
+    every text node below them) or ``attr`` (``::attr(name)``, lower-cased)."""
     m = _PSEUDO.match(expr)
-    css, mode, attr = expr, "html", ""
-    if m:
-        css = m.group(1).strip()
-        mode = "attr" if m.group(4) else ("alltext" if m.group(2) and css else "text")
-        attr = (m.group(4) or "").lower()
-    if not css and not m:
-        raise SelectorProblem("empty css selector")
+    if not m:
+        if not expr:
+            raise SelectorProblem("empty css selector")
+        return expr, "html", ""
+    css = m.group(1).strip()
+    if m.group(4):
+        return css, "attr", m.group(4).lower()
+    return css, ("alltext" if m.group(2) or not css else "text"), ""
+
+
+def _css(expr: str) -> Select:
+    css, mode, attr = split_pseudo(expr)
     if not css or lexbor_compiles(css):
         return Select("css", expr, engine="lexbor", css=css, mode=mode, attr=attr)
     try:
@@ -150,13 +169,20 @@ def _lexbor_values(sel: Select, root: Any, first: bool) -> list[Any]:
         found = _node_values(sel, node, True)
         if found:
             return found
-    nodes = root.css(sel.css) if sel.css else [root]
+    nodes = root.css(sel.css) if sel.css else [_element(root)]
+    if sel.mode == "text" or sel.mode == "alltext":
+        return _clean([text for _, text in text_nodes(nodes, sel.mode == "alltext")], first)
     out: list[Any] = []
     for node in nodes:
         out += _node_values(sel, node, first)
         if first and out:
             break
     return out
+
+
+def _element(root: Any) -> Any:
+    """The page's root element for a bare pseudo-element (``::text``), a scope's own element otherwise."""
+    return root.root if isinstance(root, LexborHTMLParser) else root
 
 
 def _node_values(sel: Select, node: Any, first: bool) -> list[Any]:
@@ -169,6 +195,39 @@ def _node_values(sel: Select, node: Any, first: bool) -> list[Any]:
         walk = node.traverse(include_text=True) if sel.mode == "alltext" else node.iter(include_text=True)
         raw = [n.text_content or "" for n in walk if n.tag == "-text"]
     return _clean(raw, first)
+
+
+def text_nodes(nodes: list[Any], deep: bool) -> list[tuple[Any, str]]:
+    """The text nodes of ``nodes`` (their children, or with ``deep`` all below them) as parsel gives them: an XPath
+    node-set, so when matches nest (``span::text`` on ``<span>a<span>b</span>c</span>``) in document order, once."""
+    matched = {node.mem_id for node in nodes} if len(nodes) > 1 else set()
+    clear: set[int] = set()
+    tops = [node for node in nodes if not _nested(node, matched, clear)] if matched else nodes
+    nested = len(tops) < len(nodes)
+    out = []
+    for top in tops:
+        walk = top.traverse(include_text=True) if deep or nested else top.iter(include_text=True)
+        for node in walk:
+            if node.tag == "-text" and (deep or not nested or node.parent.mem_id in matched):
+                out.append((top, node.text_content or ""))
+    return out
+
+
+def _nested(node: Any, matched: set[int], clear: set[int]) -> bool:
+    """Whether an ancestor of ``node`` is among the ``matched`` nodes. ``clear`` holds ancestors already known to
+    have none matched above or at them, so the walks of all the matches together visit each ancestor once."""
+    walked = []
+    parent = node.parent
+    while parent is not None:
+        mem_id = parent.mem_id
+        if mem_id in matched:
+            return True
+        if mem_id in clear:
+            break
+        walked.append(mem_id)
+        parent = parent.parent
+    clear.update(walked)
+    return False
 
 
 def _html_of(scope: Any) -> str:

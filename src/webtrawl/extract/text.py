@@ -18,6 +18,7 @@ from typing import Any
 
 from webtrawl.errors import InputError
 from webtrawl.extract.document import Document
+from webtrawl.optional import optional_import
 
 
 @dataclass(slots=True)
@@ -31,10 +32,7 @@ class MainText:
 
 
 def check_available(flag: str = "--text") -> None:
-    try:
-        import trafilatura  # noqa: F401
-    except ImportError:
-        raise InputError(f"{flag} needs trafilatura: pip install 'webtrawl[text]'") from None
+    optional_import("trafilatura", needed_by=flag, extra="text", error=InputError)
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it warns about every page it finds empty
     logging.getLogger("htmldate").setLevel(logging.CRITICAL)
 

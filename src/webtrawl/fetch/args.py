@@ -8,10 +8,14 @@ import multiprocessing.synchronize
 from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness, RenderOptions
 from webtrawl.fetch import stats
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, connect_async
+
+if TYPE_CHECKING:
+    from webtrawl.fetch.route import HintsFactory
 
 SESSIONS_PER_SLOT = 4  # sleeping sessions per unit of concurrency (each keeps one idle connection)
 # On a stop, requests still running after this grace are abandoned: their URLs go back to the head of their queues
@@ -41,6 +45,8 @@ class FetcherArgs:
     stats: ctypes.Array[ctypes.c_int64] | None = None  # fetch.stats.FetcherStats.array
     # while any of these is set (memory above --max-memory, a parser's disk is full) no new URL is leased
     pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
+    # what the user's extraction rules ask of requests (webtrawl.extract.hints: fetch does not import extract)
+    hints: HintsFactory | None = None
 
     def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0) -> None:
         """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""

@@ -68,7 +68,7 @@ class HttpClient:
     ) -> None:
         self._fetch = fetch
         self._max_body = limits.max_body
-        self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: fetch/rulehints.py)
+        self._url_headers = url_headers  # more headers for some URLs (a rules file's headers: extract/hints.py)
         self.policy: AddressPolicy = resolver.policy if resolver else AddressPolicy(fetch.ip_allow, fetch.ports)
         self.resolver: Resolver = resolver or Resolver(fetch.resolve, self.policy, nameservers=fetch.nameservers)
         self._headers = {"User-Agent": fetch.user_agent, "Accept-Encoding": ACCEPT_ENCODING}

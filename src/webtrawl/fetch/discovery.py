@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.errors import WebtrawlError
 from webtrawl.fetch.dns import Resolver
+from webtrawl.formats.canonical import canonicalize
 from webtrawl.frontier import AsyncRedisFrontier
 from webtrawl.messages import Lease, NewUrl
-from webtrawl.parse.canonical import canonicalize
 
 MAX_ROBOTS_SITEMAPS = 1000  # Sitemap: lines of one robots.txt that are followed
 

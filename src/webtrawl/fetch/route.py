@@ -2,26 +2,44 @@
 
 ``always`` and ``--render-include`` decide before anything is fetched. ``auto`` fetches over HTTP first and renders
 what looks like a script-built shell (:mod:`webtrawl.fetch.render.shell`) or what the user's rules find no item in
-(:mod:`webtrawl.fetch.rulehints`); the host is then remembered in the frontier (its host hash), so its next leases,
-on any node, say ``render`` and skip the HTTP try. Hosts this process already knows are kept in a bounded set to
+(:class:`PageHints`); the host is then remembered in the frontier (its host hash), so its next leases, on any node,
+say ``render`` and skip the HTTP try. Hosts this process already knows are kept in a bounded set to
 spare the frontier a write per page.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Protocol
 
-from webtrawl.config import Limits, RenderOptions
+from webtrawl.config import ExtractionOptions, Limits, RenderOptions
 from webtrawl.fetch.render.shell import html_payload, payload_reason
 from webtrawl.fetch.response import Response
-from webtrawl.fetch.rulehints import NO_ITEMS, RuleHints
 from webtrawl.messages import Lease
 
 _MAX_HOSTS = 100_000
+NO_ITEMS = "no-items"  # the render reason in the page record
+
+
+class PageHints(Protocol):
+    """What a fetcher asks of the user's extraction rules: headers for a URL's requests, and whether the rules find
+    nothing in an HTTP answer (``--render auto``). Made by the extract stage (:mod:`webtrawl.extract.hints`), which
+    runs after fetch: whoever starts a fetcher hands it the factory (``FetcherArgs.hints``)."""
+
+    @property
+    def has_headers(self) -> bool: ...
+
+    def headers(self, url: str) -> dict[str, str]: ...
+
+    def no_items(self, url: str, status: int, headers: list[tuple[str, str]], payload: bytes) -> bool: ...
+
+
+HintsFactory = Callable[[ExtractionOptions, RenderOptions], PageHints | None]
 
 
 class RenderRoute:
-    def __init__(self, opts: RenderOptions, limits: Limits, hints: RuleHints | None = None) -> None:
+    def __init__(self, opts: RenderOptions, limits: Limits, hints: PageHints | None = None) -> None:
         self.mode = opts.render
         self.hints = hints
         self.on = opts.enabled()
@@ -50,7 +68,7 @@ class RenderRoute:
         if payload is None:
             return ""
         reason = payload_reason(payload)
-        if not reason and self.hints is not None and self.hints.no_items(url, resp, payload):
+        if not reason and self.hints is not None and self.hints.no_items(url, resp.status, resp.headers, payload):
             reason = NO_ITEMS
         return reason
 

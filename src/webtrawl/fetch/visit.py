@@ -32,9 +32,9 @@ from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusa
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
+from webtrawl.formats.recrawl import conditional_headers
 from webtrawl.frontier import Held, Release, UrlAction
 from webtrawl.messages import Lease, Page
-from webtrawl.parse.recrawl import conditional_headers
 from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
 
 log = logging.getLogger("webtrawl.fetch")

@@ -21,7 +21,6 @@ from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
-from webtrawl.fetch.rulehints import RuleHints
 from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.heap import TRIM_INTERVAL_S, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease
@@ -85,7 +84,7 @@ class _Fetcher:
         if taken:
             log.info("%s took back %d leases of its previous life", args.owner, taken)
         sender = PageSender(args.parser_sockets)
-        hints = RuleHints.from_config(args.extraction, args.rendering)  # headers, and what --render auto asks
+        hints = args.hints(args.extraction, args.rendering) if args.hints else None  # headers, --render auto
         url_headers = hints.headers if hints and hints.has_headers else None
         async with HttpClient(self.opts, args.limits, url_headers=url_headers) as http:
             self.http = http

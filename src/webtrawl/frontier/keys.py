@@ -45,7 +45,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
     SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
                                    <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>"
-                                   (parse/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
+                                   (formats/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
                                    changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
                                    due ones at the start of a round
@@ -78,11 +78,11 @@ import re
 import zlib
 from typing import NamedTuple
 
+from webtrawl.formats.route import frame_route, split_route
 from webtrawl.names import PRIORITY_LEVELS
 
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)", re.DOTALL)
 _ENTRY_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:~(\d+))?(.*)", re.DOTALL)
-ROUTE_MARK = "^"  # starts a route in an entry (see above); never the first character of a rest
 
 
 def shard_tag(prefix: str, shard: int) -> str:
@@ -200,28 +200,6 @@ def encode_meta(depth: int, hops: int = 0, retries: int = 0, priority: int = -1,
     if priority >= 0:
         meta = f"{meta}~{level_of(0, priority)}"
     return meta + frame_route(route) if route else meta
-
-
-def frame_route(route: str) -> str:
-    """``^<n>:<route>``: a route as it sits in an entry, after the metadata (n: its length in UTF-8 bytes, the unit
-    of Lua's string functions)."""
-    return f"{ROUTE_MARK}{len(route.encode())}:{route}"
-
-
-def split_route(text: str) -> tuple[str, str]:
-    """(route, what follows it) of text that may start with a framed route; ("", text) if it does not."""
-    if not text.startswith(ROUTE_MARK):
-        return "", text
-    colon = text.find(":", 1)
-    size = text[1:colon]
-    if colon < 0 or not size.isdigit():  # not written by us: keep it all as the URL
-        return "", text
-    body = text[colon + 1 :]
-    n = int(size)
-    if body.isascii():
-        return body[:n], body[n:]
-    raw = body.encode()
-    return raw[:n].decode(errors="replace"), raw[n:].decode(errors="replace")
 
 
 class Entry(NamedTuple):

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from webtrawl.errors import BadUrl, InputError, SchemeError
+from webtrawl.formats import canonicalize
 from webtrawl.messages import NewUrl
-from webtrawl.parse import canonicalize
 
 
 def _lines(path: Path) -> Iterator[tuple[str, int, str]]:

@@ -10,9 +10,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from webtrawl.config import CrawlConfig, to_saved
+from webtrawl.config import CrawlConfig, ExtractionOptions, to_saved
 from webtrawl.errors import InputError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
@@ -21,6 +21,9 @@ from webtrawl.node.presence import Presence
 from webtrawl.node.saved import SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import iter_seeds
 from webtrawl.parse.args import ParserArgs
+
+if TYPE_CHECKING:
+    from webtrawl.fetch.route import HintsFactory
 
 log = logging.getLogger("webtrawl.node")
 
@@ -166,4 +169,15 @@ def parser_args(cfg: CrawlConfig, settings: FrontierSettings, index: int, **plac
 def fetcher_args(cfg: CrawlConfig, settings: FrontierSettings, index: int, **place: Any) -> FetcherArgs:
     """A fetcher's arguments: its option groups and ``place`` (redis_url, parser_sockets, stop, budget, stats,
     pauses)."""
-    return FetcherArgs(index=index, rendering=cfg.rendering, **_stage_groups(cfg, settings), **place)
+    hints = _rule_hints(cfg.extraction)
+    return FetcherArgs(index=index, rendering=cfg.rendering, hints=hints, **_stage_groups(cfg, settings), **place)
+
+
+def _rule_hints(extraction: ExtractionOptions) -> HintsFactory | None:
+    """What the fetchers build from a rules file (headers, --render auto): the extract stage's, handed to them
+    because fetch does not import extract."""
+    if not extraction.extract:
+        return None
+    from webtrawl.extract.hints import RuleHints
+
+    return RuleHints.from_config

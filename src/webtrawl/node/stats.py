@@ -109,7 +109,7 @@ def _print_host(client: Any, out: Path, host: str, as_json: bool) -> int:
 
 def crawl_id_of(out: Path, redis_url: str | None) -> str:
     """The id a crawl's rows carry in the table sinks (read from its frontier, live or stopped)."""
-    from webtrawl.store.sinkurl import crawl_id
+    from webtrawl.formats.sinkurl import crawl_id
 
     with _redis_for(out, redis_url) as url:
         settings = FrontierSettings()

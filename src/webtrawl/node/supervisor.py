@@ -80,7 +80,13 @@ class Node:
         ops = cfg.operations
         level = logging.getLogger().getEffectiveLevel()
         self.log_setup = LogSetup(
-            ops.log_format, self.out / "logs", ops.log_max_bytes, ops.log_backups, level, cfg.crawl.node_id
+            ops.log_format,
+            self.out / "logs",
+            ops.log_max_bytes,
+            ops.log_backups,
+            level,
+            cfg.crawl.node_id,
+            cfg.output.encrypt_to,
         )
 
     # --- run ------------------------------------------------------------------------------------------------

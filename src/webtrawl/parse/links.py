@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from webtrawl.errors import WebtrawlError
+from webtrawl.formats.canonical import canonicalize
 from webtrawl.messages import NewUrl, Page
 from webtrawl.names import DROP_PREFIX
-from webtrawl.parse.canonical import canonicalize
 from webtrawl.parse.scope import Scope, host_and_port
 
 if TYPE_CHECKING:

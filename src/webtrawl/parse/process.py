@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.config import Limits, Politeness
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
+from webtrawl.formats.canonical import canonicalize
+from webtrawl.formats.encoding import choose_encoding
 from webtrawl.messages import NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
-from webtrawl.parse.canonical import canonicalize
 from webtrawl.parse.decompress import content_codings, decompress
-from webtrawl.parse.encoding import choose_encoding
 from webtrawl.parse.html import extract, header_directives
 from webtrawl.parse.links import drop, drop_all, follow_links, refusal
 from webtrawl.parse.recrawl import revisit_kind, sitemap_hint

@@ -11,29 +11,24 @@ Sitemaps give hints (:func:`sitemap_hint`): a URL's ``changefreq`` is its first 
 kept as "~<ms>" in the recrawl set until its first fetch completes; a ``lastmod`` after the fetch of the copy we hold
 queues the URL again at once (``hint.lua``).
 
-The state is one string (fields joined by newlines, none of which can hold one), written by ``complete.lua`` in the
-same step that completes the URL, so it is durable exactly when the page's records are. Only URLs of a crawl with
-``--recrawl-after`` carry it: the rest of the frontier keeps its bytes per queued URL.
+The state (its format: :mod:`webtrawl.formats.recrawl`, shared with the fetcher and the WARC writer) is written by
+``complete.lua`` in the same step that completes the URL, so it is durable exactly when the page's records are. Only
+URLs of a crawl with ``--recrawl-after`` carry it: the rest of the frontier keeps its bytes per queued URL.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-import msgspec
-
-from webtrawl.frontier.keys import frame_route, split_route
+from webtrawl.formats.recrawl import HINT, RecrawlState, decode, payload_digest
 from webtrawl.messages import Page, RecrawlHint
 from webtrawl.store.base import PageRecord
 
 SERVER_NOT_MODIFIED = "server-not-modified"
 IDENTICAL_PAYLOAD = "identical-payload-digest"
 _MIN_FACTOR, _MAX_FACTOR = 0.25, 8.0
-_HINT = "~"  # a recrawl-set value starting with it is a sitemap hint, not a state (no queue key starts so)
 _DAY = 86_400.0
 _CHANGEFREQ_S = {
     "always": 0.0, "hourly": 3600.0, "daily": _DAY, "weekly": 7 * _DAY, "monthly": 30 * _DAY,
@@ -41,64 +36,9 @@ _CHANGEFREQ_S = {
 }  # fmt: skip
 
 
-class RecrawlState(msgspec.Struct):
-    key: str  # the frontier's queue key (host or registered domain)
-    depth: int
-    origin: str
-    rest: str
-    interval_ms: int
-    etag: str = ""
-    last_modified: str = ""
-    digest: str = ""  # WARC-Payload-Digest of the last full fetch (sha1 of the body as received, base32)
-    date: str = ""  # its fetch time (ISO), for the revisit's WARC-Refers-To-Date
-    route: str = ""  # a spider's route (Lease.route): kept after the depth, as in a queue entry (frontier/keys.py)
-
-    def encode(self) -> str:
-        depth = f"{self.depth}{frame_route(self.route)}" if self.route else str(self.depth)
-        fields = (self.key, depth, self.origin, self.rest, self.interval_ms)
-        texts = (self.etag, self.last_modified, self.digest, self.date)
-        return "\n".join([*map(str, fields), *(_one_line(t) for t in texts)])
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\r", " ").replace("\n", " ")
-
-
-def decode(text: str) -> RecrawlState | None:
-    """The state stored for a URL; None for a sitemap hint or anything else."""
-    parts = text.split("\n")
-    if len(parts) != 9 or not parts[4].isdigit():
-        return None
-    key, depth_route, origin, rest, interval, etag, modified, digest, date = parts
-    digits = len(depth_route) - len(depth_route.lstrip("0123456789"))
-    route, left = split_route(depth_route[digits:])
-    if not digits or left:
-        return None
-    depth = int(depth_route[:digits])
-    return RecrawlState(key, depth, origin, rest, int(interval), etag, modified, digest, date, route)
-
-
-def conditional_headers(text: str) -> dict[str, str]:
-    """If-None-Match / If-Modified-Since for a URL's stored state (none for a URL not in the recrawl set)."""
-    state = decode(text) if text else None
-    if state is None:
-        return {}
-    headers = {}
-    if state.etag:
-        headers["If-None-Match"] = state.etag
-    if state.last_modified:
-        headers["If-Modified-Since"] = state.last_modified
-    return headers
-
-
-def payload_digest(body: bytes) -> str:
-    """The WARC-Payload-Digest of a response body as received (what the response record carries)."""
-    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
-
-
 def revisit_kind(page: Page) -> str:
     """Why this fetch of a page in the recrawl set is a revisit: a 304, or the same payload digest; else ""."""
-    if not page.recrawl or page.recrawl.startswith(_HINT):  # a hint: no conditional GET was sent
+    if not page.recrawl or page.recrawl.startswith(HINT):  # a hint: no conditional GET was sent
         return ""
     if page.status == 304:
         return SERVER_NOT_MODIFIED
@@ -116,7 +56,7 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
         return "", 0
     base_ms = max(1, round(base_s * 1000))
     if previous is None:
-        hinted = page.recrawl[1:] if page.recrawl.startswith(_HINT) else ""
+        hinted = page.recrawl[1:] if page.recrawl.startswith(HINT) else ""
         interval = _bounded(int(hinted), base_ms) if hinted.isdigit() else base_ms
     elif revisit:
         interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)

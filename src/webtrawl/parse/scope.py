@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 from webtrawl.domains import registered_domain
 from webtrawl.errors import ConfigError, WebtrawlError
-from webtrawl.parse.canonical import canonicalize
+from webtrawl.formats.canonical import canonicalize
 
 
 def host_and_port(url: str) -> tuple[str, int]:

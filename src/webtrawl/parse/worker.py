@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
+from webtrawl.formats.sinkurl import crawl_id
 from webtrawl.frontier import RedisFrontier, connect_sync
 from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Page
@@ -25,7 +26,6 @@ from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.store import SinkContext
 from webtrawl.store.registry import open_outputs
-from webtrawl.store.sinkurl import crawl_id
 
 if TYPE_CHECKING:
     from webtrawl.extract import Extraction
@@ -110,7 +110,9 @@ class _Parser:
         self.frontier = RedisFrontier.open(client, settings)
         prefix = f"{args.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
-        sink_ctx = SinkContext(args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes)
+        sink_ctx = SinkContext(
+            args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes, args.output.encrypt_to
+        )
         ext = args.extraction
         self.output = open_outputs(
             args.output, ext.extracts_items(), sink_ctx, args.disk_full, chunks=ext.chunks > 0, changes=ext.changes

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 from webtrawl.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from webtrawl.formats.sinkurl import SinkUrl, crawl_id, mask, normalize, parse
     from webtrawl.store.base import Drop, Item, PageOutput, PageRecord, Sink, SinkContext
     from webtrawl.store.fanout import FanOut
     from webtrawl.store.jsonl import JsonlWriter
     from webtrawl.store.recovery import seal_open_files
     from webtrawl.store.registry import STREAMS, open_outputs, open_sink, probe, seal_left_open, sink_specs
     from webtrawl.store.sinks.rows import RowMaker, Rows
-    from webtrawl.store.sinkurl import SinkUrl, crawl_id, mask, normalize, parse
     from webtrawl.store.warc import WarcWriter
 
 __all__ = [
@@ -51,7 +51,7 @@ __getattr__ = lazy_exports(
         "seal_open_files": "webtrawl.store.recovery",
         **dict.fromkeys(["STREAMS", "open_outputs", "open_sink", "probe", "seal_left_open", "sink_specs"], _REGISTRY),
         **dict.fromkeys(["RowMaker", "Rows"], "webtrawl.store.sinks.rows"),
-        **dict.fromkeys(["SinkUrl", "crawl_id", "mask", "normalize", "parse"], "webtrawl.store.sinkurl"),
+        **dict.fromkeys(["SinkUrl", "crawl_id", "mask", "normalize", "parse"], "webtrawl.formats.sinkurl"),
         "WarcWriter": "webtrawl.store.warc",
     },
 )

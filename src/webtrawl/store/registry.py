@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.formats.sinkurl import KINDS, SinkUrl, parse
 from webtrawl.importpath import load_object
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.fanout import FanOut
 from webtrawl.store.hook import CommandSink
 from webtrawl.store.schemes import BUILTIN
-from webtrawl.store.sinkurl import SinkUrl, parse
 
 if TYPE_CHECKING:
     from webtrawl.config import OutputOptions
@@ -67,8 +67,9 @@ def open_sink(url: str, stream: str, ctx: SinkContext) -> Sink:
         if not getattr(sink, "name", ""):
             sink.name = spec.name
         return sink
-    if stream not in row.streams:
-        raise ConfigError(f"sink {spec.name!r}: {spec.scheme} holds {' or '.join(row.streams)}, not {stream}")
+    streams = KINDS[spec.scheme].streams
+    if stream not in streams:
+        raise ConfigError(f"sink {spec.name!r}: {spec.scheme} holds {' or '.join(streams)}, not {stream}")
     built: Sink = _function(row.factory)(spec, stream, ctx)
     return built
 

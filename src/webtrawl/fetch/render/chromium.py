@@ -29,6 +29,7 @@ import psutil  # type: ignore[import-untyped]
 
 from webtrawl.config import RenderOptions
 from webtrawl.errors import ConfigError
+from webtrawl.optional import optional_import
 
 if TYPE_CHECKING:  # Playwright is an optional extra, imported only by a fetcher that renders
     from playwright.async_api import Browser, Playwright
@@ -81,10 +82,7 @@ def check_rendering(opts: RenderOptions) -> None:
     """At start-up, when rendering is on: Playwright importable and a browser found (one clear error otherwise)."""
     if not opts.enabled():
         return
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
-        raise ConfigError("rendering needs Playwright: pip install 'webtrawl[render]'") from None
+    optional_import("playwright.async_api", needed_by="rendering", extra="render")
     find_chromium(opts)
 
 

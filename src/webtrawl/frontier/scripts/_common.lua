@@ -129,7 +129,7 @@ end
 
 
 -- queue a URL of the recrawl set again (due.lua, hint.lua): state is its rc value "<key>\n<depth>\n<origin>\n<rest>
--- \n..." (parse/recrawl.py; a routed URL's depth is followed by its route "^<n>:<route>", which then heads the
+-- \n..." (formats/recrawl.py; a routed URL's depth is followed by its route "^<n>:<route>", which then heads the
 -- entry's rest as in keys.py); false if it is not a full state (a sitemap hint "~<interval>")
 local function requeue_recrawl(sp, state, now)
   local key, depth, origin, rest = string.match(state, '^([^\n]*)\n(%d+[^\n]*)\n([^\n]*)\n([^\n]*)')

@@ -25,17 +25,18 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.formats.sinkurl import SinkUrl
+from webtrawl.optional import missing_extra
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.broker import LoopThread, messages
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
-from webtrawl.store.sinkurl import SinkUrl
 
 try:
     import aio_pika
     import aio_pika.abc
     import aio_pika.exceptions
-except ImportError:  # pragma: no cover - the extra is in dev
-    raise ConfigError("the amqp sink needs aio-pika: pip install 'webtrawl[amqp]'") from None
+except ImportError as exc:  # pragma: no cover - the extra is in dev
+    raise missing_extra(exc, needed_by="the amqp sink", extra="amqp", package="aio-pika") from None
 
 T = TypeVar("T")
 _OURS = ("queue", "exchange", "routing_key")

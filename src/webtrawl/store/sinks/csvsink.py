@@ -17,12 +17,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import finish
 from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 from webtrawl.store.sinks.schema import json_text
-from webtrawl.store.sinkurl import SinkUrl
 
 EXT = ".csv"
 
@@ -42,7 +42,7 @@ def cell_text(value: Any) -> str:
 class CsvSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
-        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv, ctx.chunk)
+        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv, ctx.chunk, ctx.recipients())
         self.rows = RowMaker(what, ctx.crawl_id)
         self.header: list[str] = []
         self._known: set[str] = set()

@@ -25,10 +25,10 @@ from typing import Any
 import msgspec
 
 from webtrawl.errors import ConfigError
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.files import cut
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
-from webtrawl.store.sinkurl import SinkUrl
 
 _ENCODE = msgspec.json.Encoder().encode
 

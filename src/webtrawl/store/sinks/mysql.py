@@ -21,16 +21,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.formats.sinkurl import SinkUrl
+from webtrawl.optional import missing_extra
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind, Schema
 from webtrawl.store.sinks.sqltable import SqlSink, quote
-from webtrawl.store.sinkurl import SinkUrl
 
 try:
     import pymysql
-except ImportError:  # pragma: no cover - the extra is in dev
-    raise ConfigError("the mysql/mariadb sink needs PyMySQL: pip install 'webtrawl[mysql]'") from None
+except ImportError as exc:  # pragma: no cover - the extra is in dev
+    raise missing_extra(exc, needed_by="the mysql/mariadb sink", extra="mysql", package="PyMySQL") from None
 
 _URL_KEY = "_url_sha256"
 _SESSION = "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'ANSI_QUOTES'), time_zone = '+00:00'"

@@ -25,10 +25,11 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.formats.sinkurl import SinkUrl
+from webtrawl.optional import missing_extra
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.sinks.broker import LoopThread, messages
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
-from webtrawl.store.sinkurl import SinkUrl
 
 try:
     import nats
@@ -36,8 +37,8 @@ try:
     import nats.js.errors
     from nats.aio.client import Client
     from nats.js import JetStreamContext
-except ImportError:  # pragma: no cover - the extra is in dev
-    raise ConfigError("the nats sink needs nats-py: pip install 'webtrawl[nats]'") from None
+except ImportError as exc:  # pragma: no cover - the extra is in dev
+    raise missing_extra(exc, needed_by="the nats sink", extra="nats", package="nats-py") from None
 
 T = TypeVar("T")
 log = logging.getLogger("webtrawl.store")

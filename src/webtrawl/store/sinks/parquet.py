@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webtrawl.errors import ConfigError
+from webtrawl.formats.sinkurl import SinkUrl
+from webtrawl.optional import optional_import
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
 from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
 from webtrawl.store.sinks.schema import Kind, Schema
-from webtrawl.store.sinkurl import SinkUrl
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -37,13 +37,9 @@ _FRAME = struct.Struct("<Q")
 
 
 def _pyarrow() -> Any:
-    try:
-        import pyarrow
-        import pyarrow.ipc
-        import pyarrow.parquet
-    except ImportError:
-        raise ConfigError("the parquet sink needs pyarrow: pip install 'webtrawl[parquet]'") from None
-    return pyarrow
+    for module in ("pyarrow.ipc", "pyarrow.parquet"):
+        optional_import(module, needed_by="the parquet sink", extra="parquet")
+    return optional_import("pyarrow", needed_by="the parquet sink", extra="parquet")
 
 
 def _arrow_type(kind: Kind) -> pa.DataType:

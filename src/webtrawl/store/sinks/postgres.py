@@ -19,11 +19,11 @@ from typing import Any
 import psycopg
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind
 from webtrawl.store.sinks.sqltable import SqlSink, quote
-from webtrawl.store.sinkurl import SinkUrl
 
 _CONNECT = {
     "connect_timeout": 10,

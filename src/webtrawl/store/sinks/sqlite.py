@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind
 from webtrawl.store.sinks.sqltable import SqlSink, quote
-from webtrawl.store.sinkurl import SinkUrl
 
 _BUSY_MS = 60_000
 # Codes that mean "not now" (another writer holds the lock too long, disk full, I/O error), not "never".

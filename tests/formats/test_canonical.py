@@ -9,7 +9,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from webtrawl.errors import BadUrl, SchemeError
-from webtrawl.parse import CANON_VERSION, canonicalize
+from webtrawl.formats import CANON_VERSION, canonicalize
 
 BASE = "http://example.com/dir/page.html?q=1"
 

@@ -19,6 +19,10 @@ never does (user code with effects is never run here). Built inside the fetcher 
   on the HTTP answer, in the parser on the DOM), and once more for pages whose rule does find items (those are not
   rendered). Rules that fail or run past ``--extract-timeout`` here do not cause a render: the parser records the
   failure on the page.
+
+The fetch stage does not import this module (fetch runs before extract): it asks a
+:class:`~webtrawl.fetch.route.PageHints`, and whoever starts a fetcher hands it this class's ``from_config``
+(``FetcherArgs.hints``).
 """
 
 from __future__ import annotations
@@ -27,13 +31,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webtrawl.config import ExtractionOptions, RenderOptions
-from webtrawl.fetch.response import Response
-from webtrawl.parse.encoding import choose_encoding
+from webtrawl.formats.encoding import choose_encoding
 
 if TYPE_CHECKING:
     from webtrawl.extract.base import RequestHints
-
-NO_ITEMS = "no-items"  # the render reason in the page record
 
 
 class RuleHints:
@@ -64,7 +65,7 @@ class RuleHints:
         """The headers the extractor adds to a request for ``url`` (empty if none)."""
         return self.extractor.headers_for(url)
 
-    def no_items(self, url: str, resp: Response, payload: bytes) -> bool:
+    def no_items(self, url: str, status: int, headers: list[tuple[str, str]], payload: bytes) -> bool:
         """With ``auto``: whether the extractor finds no item in the HTTP answer (``payload``: its decoded body).
         False when the page is not for it, or when it fails (the parser records that)."""
         if not self.auto or not self.extractor.wants(url):
@@ -72,11 +73,11 @@ class RuleHints:
         from webtrawl.extract.document import Document
         from webtrawl.extract.limits import TimeLimit, time_limit
 
-        content_type = resp.header("content-type") or "text/html"
+        content_type = next((v for k, v in headers if k.lower() == "content-type"), "") or "text/html"
         codec, _, bom = choose_encoding(payload, content_type)
         text = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
         mime = content_type.split(";", 1)[0].strip().lower()
-        doc = Document(url=url, text=text, status=resp.status, headers=resp.headers, content_type=mime)
+        doc = Document(url=url, text=text, status=status, headers=headers, content_type=mime)
         try:
             with time_limit(self.timeout):
                 return self.extractor.finds_no_items(doc)

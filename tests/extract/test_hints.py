@@ -1,4 +1,4 @@
-"""What a fetcher takes from a rules file (``fetch/rulehints.py``): the headers each URL's requests get, and
+"""What a fetcher takes from a rules file (``extract/hints.py``): the headers each URL's requests get, and
 nothing at all (no rules loaded) when it needs nothing of them."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from webtrawl.config import ExtractionOptions, RenderOptions
-from webtrawl.fetch.rulehints import RuleHints
+from webtrawl.extract.hints import RuleHints
 
 RULES = """
 [[rule]]

@@ -1,6 +1,11 @@
 """Sink URLs: a built-in scheme (``csv:DIR``, ``json:FILE``, ``sqlite:///PATH``, ``postgresql://...``,
-``mysql://...``, ``nats://...``, ``amqp://...``: :mod:`.schemes`) or a user's class by import path
+``mysql://...``, ``nats://...``, ``amqp://...``) or a user's class by import path
 (``package.module:Class?key=value&...``).
+
+A shared format: the option readers check and normalize sink URLs when the config is read (:mod:`webtrawl.values`,
+which loads no stage), the store opens them. So the built-in kinds' URL forms and streams are here
+(:data:`KINDS`); the code that builds each kind is the store's (:mod:`webtrawl.store.schemes`, one row per kind
+here).
 
 SQLite URLs follow SQLAlchemy: ``sqlite:///relative.db``, ``sqlite:////absolute/path.db``. Table sinks take
 ``?table=NAME`` (default ``items`` for items, ``pages`` for page records). File and SQLite paths are made absolute
@@ -19,15 +24,45 @@ import msgspec
 
 from webtrawl.errors import ConfigError, StateError
 from webtrawl.importpath import is_import_path
-from webtrawl.store.schemes import ALIASES, BUILTIN, ROWS
 
 _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token)=)[^&#]*", re.IGNORECASE)
 USER = ""  # the scheme of a user's sink class (its target is "module:Class")
+ROWS = ("records", "items")  # the streams of keyed rows (every sink beside the crawl's own files takes these)
+
+
+class SinkKind(msgspec.Struct, frozen=True):
+    streams: tuple[str, ...] = ROWS
+    # How the URL reads: "dir" (scheme:DIR, no ?options), "path" (scheme:FILE, no ?options), "file"
+    # (scheme:///relative or ////absolute, ?table=), "url" (a server URL whose ?table= is ours and the rest is the
+    # driver's or the sink's).
+    form: str = "dir"
+
+
+KINDS: dict[str, SinkKind] = {
+    "warc": SinkKind(("warc",)),
+    "jsonl": SinkKind((*ROWS, "dropped", "chunks", "changes")),
+    "csv": SinkKind(),
+    "parquet": SinkKind(),
+    "sqlite": SinkKind(form="file"),
+    "postgresql": SinkKind(form="url"),
+    "mysql": SinkKind(form="url"),
+    "nats": SinkKind(form="url"),
+    "amqp": SinkKind(form="url"),
+    "amqps": SinkKind(form="url"),
+    "json": SinkKind(form="path"),
+}
+ALIASES = {
+    "postgres": "postgresql",
+    "postgresql+psycopg": "postgresql",
+    "sqlite3": "sqlite",
+    "mariadb": "mysql",
+    "mysql+pymysql": "mysql",
+}
 
 
 class SinkUrl(msgspec.Struct, frozen=True):
-    scheme: str  # a key of schemes.BUILTIN, or USER
+    scheme: str  # a key of KINDS, or USER
     target: str  # a directory, a file path, a server URL without ``table``, or "module:Class"
     table: str | None = None
     name: str = ""  # the URL with secrets masked, for messages
@@ -41,7 +76,7 @@ def mask(url: str) -> str:
 
 
 def _known() -> str:
-    rows = sorted(scheme for scheme, row in BUILTIN.items() if set(row.streams) & set(ROWS))
+    rows = sorted(scheme for scheme, kind in KINDS.items() if set(kind.streams) & set(ROWS))
     return ", ".join([*rows, "package.module:Class"])
 
 
@@ -51,7 +86,7 @@ def parse(url: str) -> SinkUrl:
     name = mask(url)
     scheme, sep, rest = url.partition(":")
     scheme = ALIASES.get(scheme.lower(), scheme.lower())
-    row = BUILTIN.get(scheme) if sep else None
+    row = KINDS.get(scheme) if sep else None
     if row is None:
         head, _, query_text = url.partition("?")
         if is_import_path(head):
@@ -87,7 +122,7 @@ def normalize(url: str) -> str:
     """A sink URL a user gave (``--items-to``, ``--records-to``, ``trawl export --to``), checked, with file paths
     made absolute."""
     spec = parse(url)
-    row = BUILTIN.get(spec.scheme)
+    row = KINDS.get(spec.scheme)
     if row is None:  # a user's class
         return url
     if not set(row.streams) & set(ROWS):

@@ -1,0 +1,159 @@
+"""Scrapy-style selectors for callbacks, run on the lexbor tree the parser already built (no second parse).
+
+``Page.css()`` returns a parsel ``SelectorList`` of :class:`LexborSelector` items that answer as parsel's do:
+``.get()``, ``.getall()``, ``.re()``, ``.re_first()``, ``.attrib``, nested ``.css()``, and the pseudo-elements
+``::text`` (the element's own text nodes; ``h1 ::text``, ``*::text`` or a bare ``::text``: every text node below
+it) and ``::attr(name)``. An element's ``.get()`` is its HTML as lexbor serializes it. ``xpath()`` runs there too
+for the absolute paths extract/xpathcss.py translates. What lexbor cannot run (CSS it does not compile, other XPath,
+CSS on a text or attribute result) goes to parsel (lxml) on the same element, found again by the same chain of
+queries: the page is parsed a second time only then.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from re import Pattern
+from typing import Any
+
+from parsel import Selector, SelectorList
+from parsel.utils import extract_regex
+
+from webtrawl.extract.document import Document
+from webtrawl.extract.select import lexbor_compiles, split_pseudo, text_nodes
+from webtrawl.extract.xpathcss import xpath_as_css
+
+Found = SelectorList[Any]
+
+
+@lru_cache(maxsize=512)
+def _compiled(query: str) -> tuple[str, str, str] | None:
+    """(css, mode, attr) of a query lexbor can run, None for one parsel must run (a callback's queries repeat)."""
+    try:
+        css, mode, attr = split_pseudo(query)
+    except ValueError:
+        return None
+    return (css, mode, attr) if not css or lexbor_compiles(css) else None
+
+
+@lru_cache(maxsize=512)
+def _compiled_xpath(query: str) -> tuple[str, str, str] | None:
+    """The same for an XPath that has a lexbor form (an absolute path: it searches from the page's root)."""
+    found = xpath_as_css(query)
+    return found if found is not None and lexbor_compiles(found[0]) else None
+
+
+def page_css(doc: Document, query: str) -> Found:
+    """``query`` on the whole page: on lexbor's tree when it can run there, else on parsel's."""
+    compiled = _compiled(query)
+    if compiled is None or not compiled[0] or doc.is_xml:
+        return doc.selector.css(query)
+    return _run(doc, doc.tree, compiled, None, query)
+
+
+def page_xpath(doc: Document, query: str, **variables: Any) -> Found:
+    """``query`` on the whole page: on lexbor's tree when it is a path it can run, else on parsel's."""
+    compiled = None if variables or doc.is_xml else _compiled_xpath(query)
+    if compiled is None:
+        return doc.selector.xpath(query, **variables)
+    return _run(doc, doc.tree, compiled, None, query, xpath=True)
+
+
+class LexborSelector:
+    """One result: an element (``node``) or a string (``value``: a text node or an attribute's value)."""
+
+    __slots__ = ("_doc", "_index", "_node", "_parent", "_query", "_value", "_xpath")
+
+    def __init__(
+        self,
+        doc: Document,
+        node: Any,
+        value: str | None,
+        parent: LexborSelector | None,
+        query: str,
+        index: int,
+        xpath: bool,
+    ) -> None:
+        self._doc = doc
+        self._node = node
+        self._value = value
+        self._parent = parent  # with query and index: how parsel finds this result again (see _parsel)
+        self._query = query
+        self._index = index
+        self._xpath = xpath
+
+    def css(self, query: str) -> Found:
+        compiled = _compiled(query)
+        if compiled is None or self._value is not None or self._doc.is_xml:
+            return self._parsel().css(query)
+        return _run(self._doc, self._node, compiled, self, query)
+
+    def xpath(self, query: str, namespaces: Any = None, **variables: Any) -> Found:
+        if namespaces is None and not variables and not self._doc.is_xml:
+            compiled = _compiled_xpath(query)
+            if compiled is not None:  # an absolute path: lxml too searches it from the page's root
+                return _run(self._doc, self._doc.tree, compiled, None, query, xpath=True)
+        return self._parsel().xpath(query, namespaces=namespaces, **variables)
+
+    def get(self) -> str:
+        return self._value if self._value is not None else str(self._node.html or "")
+
+    def getall(self) -> list[str]:
+        return [self.get()]
+
+    extract = get
+
+    def re(self, regex: str | Pattern[str], replace_entities: bool = True) -> list[str]:
+        return extract_regex(regex, self.get(), replace_entities=replace_entities)
+
+    def re_first(
+        self, regex: str | Pattern[str], default: str | None = None, replace_entities: bool = True
+    ) -> str | None:
+        return next(iter(self.re(regex, replace_entities=replace_entities)), default)
+
+    @property
+    def attrib(self) -> dict[str, str]:
+        if self._value is not None:
+            return {}
+        return {name: value or "" for name, value in self._node.attributes.items()}
+
+    def _parsel(self) -> Selector:
+        """The same result in parsel's tree; the element's own HTML parsed alone if lxml's tree differs there."""
+        base: Any = self._doc.selector if self._parent is None else self._parent._parsel()
+        found = base.xpath(self._query) if self._xpath else base.css(self._query)
+        if self._index < len(found):
+            return found[self._index]  # type: ignore[no-any-return]
+        return Selector(text=self.get())
+
+    def __str__(self) -> str:
+        return self.get()
+
+    def __repr__(self) -> str:
+        return f"<LexborSelector query={self._query!r} data={self.get()[:40]!r}>"
+
+
+def _run(
+    doc: Document,
+    root: Any,
+    compiled: tuple[str, str, str],
+    parent: LexborSelector | None,
+    query: str,
+    xpath: bool = False,
+) -> Found:
+    css, mode, attr = compiled
+    nodes = root.css(css) if css else [root]
+    out: list[LexborSelector] = []
+    if mode == "text" or mode == "alltext":
+        for node, text in text_nodes(nodes, mode == "alltext"):
+            out.append(LexborSelector(doc, node, text, parent, query, len(out), xpath))
+        return SelectorList(out)
+    for node in nodes:
+        if mode == "html":
+            out.append(LexborSelector(doc, node, None, parent, query, len(out), xpath))
+        else:
+            value = node.attributes.get(attr, _MISSING)
+            if value is not _MISSING:
+                out.append(LexborSelector(doc, node, value or "", parent, query, len(out), xpath))
+    return SelectorList(out)
+
+
+_MISSING = object()

@@ -1,0 +1,73 @@
+"""The recrawl state of a URL in the recrawl set (``--recrawl-after``): one string, fields joined by newlines (none
+of which can hold one), written by ``complete.lua`` in the same step that completes the URL. The parser makes it
+(:func:`webtrawl.parse.recrawl.next_state`), the fetcher turns it into a conditional GET
+(:func:`conditional_headers`) and the WARC writer takes a revisit record's reference from it (:func:`decode`).
+
+A value starting with ``~`` (:data:`HINT`) is a sitemap's hint for a URL not fetched yet, not a state.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+import msgspec
+
+from webtrawl.formats.route import frame_route, split_route
+
+HINT = "~"  # a recrawl-set value starting with it is a sitemap hint, not a state (no queue key starts so)
+
+
+class RecrawlState(msgspec.Struct):
+    key: str  # the frontier's queue key (host or registered domain)
+    depth: int
+    origin: str
+    rest: str
+    interval_ms: int
+    etag: str = ""
+    last_modified: str = ""
+    digest: str = ""  # WARC-Payload-Digest of the last full fetch (sha1 of the body as received, base32)
+    date: str = ""  # its fetch time (ISO), for the revisit's WARC-Refers-To-Date
+    route: str = ""  # a spider's route (Lease.route): kept after the depth, as in a queue entry (frontier/keys.py)
+
+    def encode(self) -> str:
+        depth = f"{self.depth}{frame_route(self.route)}" if self.route else str(self.depth)
+        fields = (self.key, depth, self.origin, self.rest, self.interval_ms)
+        texts = (self.etag, self.last_modified, self.digest, self.date)
+        return "\n".join([*map(str, fields), *(_one_line(t) for t in texts)])
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def decode(text: str) -> RecrawlState | None:
+    """The state stored for a URL; None for a sitemap hint or anything else."""
+    parts = text.split("\n")
+    if len(parts) != 9 or not parts[4].isdigit():
+        return None
+    key, depth_route, origin, rest, interval, etag, modified, digest, date = parts
+    digits = len(depth_route) - len(depth_route.lstrip("0123456789"))
+    route, left = split_route(depth_route[digits:])
+    if not digits or left:
+        return None
+    depth = int(depth_route[:digits])
+    return RecrawlState(key, depth, origin, rest, int(interval), etag, modified, digest, date, route)
+
+
+def conditional_headers(text: str) -> dict[str, str]:
+    """If-None-Match / If-Modified-Since for a URL's stored state (none for a URL not in the recrawl set)."""
+    state = decode(text) if text else None
+    if state is None:
+        return {}
+    headers = {}
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    return headers
+
+
+def payload_digest(body: bytes) -> str:
+    """The WARC-Payload-Digest of a response body as received (what the response record carries)."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")

@@ -1,0 +1,31 @@
+"""A spider's route (``Lease.route``/``NewUrl.route``: the callback name and the JSON data a link was followed with)
+as it is framed after other fields: ``^<n>:<route>``, ``n`` its length in UTF-8 bytes (the unit of Lua's string
+functions). The frontier frames it in a queue entry (:mod:`webtrawl.frontier.keys`, which explains why it lives
+there) and the recrawl state after the depth (:mod:`webtrawl.formats.recrawl`).
+"""
+
+from __future__ import annotations
+
+ROUTE_MARK = "^"  # starts a route; never the first character of what a route may precede (a rest, a depth's end)
+
+
+def frame_route(route: str) -> str:
+    """``^<n>:<route>``: a route as it sits in an entry, after the metadata (n: its length in UTF-8 bytes, the unit
+    of Lua's string functions)."""
+    return f"{ROUTE_MARK}{len(route.encode())}:{route}"
+
+
+def split_route(text: str) -> tuple[str, str]:
+    """(route, what follows it) of text that may start with a framed route; ("", text) if it does not."""
+    if not text.startswith(ROUTE_MARK):
+        return "", text
+    colon = text.find(":", 1)
+    size = text[1:colon]
+    if colon < 0 or not size.isdigit():  # not written by us: keep it all as the URL
+        return "", text
+    body = text[colon + 1 :]
+    n = int(size)
+    if body.isascii():
+        return body[:n], body[n:]
+    raw = body.encode()
+    return raw[:n].decode(errors="replace"), raw[n:].decode(errors="replace")
