@@ -285,6 +285,8 @@ def _parsed(opt: Option, raw: Any, source: str, note: str = "") -> Any:
             items = raw if isinstance(raw, list | tuple) else [raw]
             return [opt.parse(item) for item in items]
         return opt.parse(raw)
+    except ConfigError:
+        raise  # already one line naming the option (a proxy or sink URL's own check)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{source}: {exc}{note}") from None
 

@@ -24,7 +24,10 @@ class InputError(WebtrawlError):
     reason = "input"
 
 
-class ConfigError(InputError):
+class ConfigError(InputError, ValueError):
+    """A bad option or value (flag, TOML key, ``TRAWL_*`` variable, or a keyword of :class:`webtrawl.Crawler`): a
+    ``ValueError`` too, which is what Python code passing a bad argument expects to catch."""
+
     reason = "config"
 
 

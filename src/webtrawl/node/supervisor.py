@@ -74,6 +74,7 @@ class Node:
         self.disk_full = SPAWN.Event()  # set by a parser while its writes wait for disk space
         self.memory_guard = MemoryGuard(cfg.operations.max_memory, SPAWN.Event())
         self.interrupts = 0
+        self.counters: Counters | None = None  # the crawl's counters at the last tick (at the end: webtrawl's stats)
         self.redis: EmbeddedRedis | None = None
         self._lock_file: IO[str] | None = None
         self.ops: Operations | None = None
@@ -311,7 +312,7 @@ class Node:
                 log.warning("could not mark node %s as stopped: %s", self.cfg.crawl.node_id, exc)
 
     def _snapshot(self, frontier: RedisFrontier, elapsed: float, state: str) -> Snapshot:
-        counters = frontier.counters()
+        counters = self.counters = frontier.counters()
         pids: dict[str, list[int]] = {
             "supervisor": [os.getpid()],
             "fetcher": self.children.pids("fetcher"),

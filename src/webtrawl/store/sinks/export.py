@@ -71,16 +71,29 @@ def _groups(files: Sequence[Path], identity: Path | None) -> Iterator[tuple[int,
             yield f, start, url, lines
 
 
+def latest(out: Path, what: What | str, identity: Path | None = None) -> Iterator[list[dict[str, Any]]]:
+    """The lines of each URL's last set (of items or its record), file by file: two passes, one entry per URL.
+    :class:`InputError` at once if the crawl has no such files; ``identity`` decrypts an encrypted crawl's."""
+    return _latest(_files(out, What(what)), identity)
+
+
+def _latest(files: Sequence[Path], identity: Path | None) -> Iterator[list[dict[str, Any]]]:
+    last: dict[str, tuple[int, int]] = {}
+    for f, start, url, _ in _groups(files, identity):
+        last[url] = (f, start)
+    for f, start, url, lines in _groups(files, identity):
+        if last.get(url) == (f, start):  # else an earlier fetch of a URL fetched again: its last set wins
+            yield lines
+
+
 def export(
     out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000, identity: Path | None = None
 ) -> tuple[int, int]:
     """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each. ``identity``: the
     age identity file that decrypts an encrypted crawl's files (``--encrypt-to``)."""
     what = What(what)
-    files = _files(out, what)
-    last: dict[str, tuple[int, int]] = {}
-    for f, start, url, _ in _groups(files, identity):
-        last[url] = (f, start)
+    groups = latest(out, what, identity)  # no such files: the error comes before any sink is opened
+    pages = 0
     ctx = SinkContext(out_dir=out, prefix="export", crawl_id=crawl_id, chunk=chunk)
     sinks: list[RowSink] = []
     rows_done = 0
@@ -93,9 +106,8 @@ def export(
             sinks.append(sink)
         maker = RowMaker(what, crawl_id)
         pending: list[dict[str, Any]] = []
-        for f, start, url, lines in _groups(files, identity):
-            if last.get(url) != (f, start):
-                continue  # an earlier fetch of a URL fetched again: its last set wins
+        for lines in groups:
+            pages += 1
             pending.extend(lines)
             if len(pending) >= _BATCH_ROWS:
                 rows_done += _write(sinks, maker.from_dicts(pending))
@@ -104,7 +116,7 @@ def export(
     finally:
         for done in sinks:
             done.close()
-    return rows_done, len(last)
+    return rows_done, pages
 
 
 def _write(sinks: Sequence[RowSink], rows: Rows) -> int:
