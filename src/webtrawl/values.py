@@ -314,7 +314,7 @@ def header_pair(item: str) -> tuple[str, str]:
 
 def age_recipient(text: Any) -> str:
     """An age public key (``age1...``) or SSH public key, checked by pyrage."""
-    from webtrawl.store.agekeys import check_recipient
+    from webtrawl.formats.agekey import check_recipient
 
     return check_recipient(str(text))
 
