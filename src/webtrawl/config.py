@@ -143,6 +143,7 @@ class FrontierOptions:
     politeness_key: str = "host"
     lease_ttl: float = 120.0
     process_ttl: float = 600.0
+    redis_replicas: int = -1  # replicas a page's links must reach (WAIT) before it is completed; -1: what Redis has
 
 
 @dataclass(frozen=True, slots=True)

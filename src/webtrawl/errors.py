@@ -37,6 +37,12 @@ class StateError(WebtrawlError):
     reason = "state"
 
 
+class RedisUnavailable(StateError):
+    """Redis is out of reach for now (connection lost or refused, a restart, a failover): worth waiting out."""
+
+    reason = "redis-unavailable"
+
+
 class ChildFailed(WebtrawlError):
     """A fetcher or parser died at start several times in a row: restarting it again would only loop."""
 
@@ -65,6 +71,12 @@ class DnsTimeout(DnsError):
 
 class ConnectError(TransportError):
     reason = "connect"
+
+
+class NoLiveProxy(ConnectError):
+    """Every ``--proxy`` is dead for now: the host was not contacted (no host failure), the URL waits its turn."""
+
+    reason = "proxy"
 
 
 class TlsError(TransportError):

@@ -16,6 +16,7 @@ from webtrawl.values import (
     bind_address,
     ca_file,
     choice,
+    count_or_auto,
     fetcher_name,
     header,
     host_pattern,
@@ -74,7 +75,7 @@ _CRAWL = _group(
     "crawl",
     Option("seeds_file", path, "file with one seed URL per line (- for stdin)"),
     Option("out", path, "output and state directory of this crawl"),
-    Option("redis", redis_url, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
+    Option("redis", redis_url, "external Redis (redis://, rediss://, unix://, redis+sentinel://); default: embedded"),
     Option("cluster", parse_bool, "--redis names a node of a Redis Cluster (the frontier spreads over its masters)"),
     Option("node_id", node_id, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"),
     Option(
@@ -262,6 +263,7 @@ _FRONTIER = _group(
     Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),
     Option("process_ttl", non_negative_float, "seconds before a fetched page not yet stored is fetched again"),
+    Option("redis_replicas", count_or_auto, "replicas a page's links must reach first (auto: those Redis has)"),
 )
 
 

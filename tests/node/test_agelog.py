@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.store.agekit import AgeKey, age_key
+from webtrawl.formats.agekey import recipients
 from webtrawl.node.agelog import AgeLogHandler
-from webtrawl.store.agekeys import recipients
 
 pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
 

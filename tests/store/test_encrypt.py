@@ -21,9 +21,9 @@ from warcio.archiveiterator import ArchiveIterator
 from tests.fixtures.disk import fill
 from tests.store.agekit import AgeKey, age_key
 from tests.store.sinkdata import ctx, products
+from webtrawl.formats.agekey import recipients
 from webtrawl.messages import Lease, Page
 from webtrawl.store import JsonlWriter, WarcWriter, seal_open_files
-from webtrawl.store.agekeys import recipients
 from webtrawl.store.outfile import MAX_PARTS
 from webtrawl.store.registry import open_sink
 

@@ -12,9 +12,9 @@ import pytest
 
 from tests.store.agekit import age_key
 from tests.store.waczcheck import index_entries, package_pages, records_at_entries
+from webtrawl.formats.agekey import recipients
 from webtrawl.messages import Lease, Page
 from webtrawl.store import JsonlWriter, WarcWriter
-from webtrawl.store.agekeys import recipients
 
 pytest.importorskip("wacz", reason="the wacz extra packages WACZ")
 

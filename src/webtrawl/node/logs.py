@@ -77,8 +77,8 @@ class LogSetup:
         self.directory.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler
         if self.encrypt_to:
+            from webtrawl.formats.agekey import recipients
             from webtrawl.node.agelog import AgeLogHandler
-            from webtrawl.store.agekeys import recipients
 
             keys = recipients(self.encrypt_to)
             handler = AgeLogHandler(self.directory, name, keys, self.max_bytes, self.backups)

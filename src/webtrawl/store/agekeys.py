@@ -13,43 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from webtrawl.errors import ConfigError, InputError
+from webtrawl.errors import InputError
+from webtrawl.formats.agekey import load_pyrage
 from webtrawl.store.recovery import AGE, OPEN_SUFFIX, journal_parts
-
-_NEEDS = "needs pyrage: pip install 'webtrawl[encrypt]'"
-
-
-def _pyrage(flag: str) -> Any:
-    try:
-        import pyrage
-    except ModuleNotFoundError:
-        raise ConfigError(f"{flag} {_NEEDS}") from None
-    return pyrage
-
-
-def check_recipient(text: str) -> str:
-    """One ``--encrypt-to`` value, checked (ValueError with the reason if it is not a public key)."""
-    recipient(str(text).strip())
-    return str(text).strip()
-
-
-def recipient(text: str) -> Any:
-    pyrage = _pyrage("--encrypt-to")
-    try:
-        if text.startswith("ssh-"):
-            return pyrage.ssh.Recipient.from_str(text)
-        return pyrage.x25519.Recipient.from_str(text)
-    except pyrage.RecipientError as exc:
-        raise ValueError(f"not an age public key (age1... or ssh-...): {text[:80]!r} ({exc})") from None
-
-
-def recipients(texts: Sequence[str]) -> list[Any]:
-    return [recipient(text) for text in texts]
 
 
 def read_identities(path: Path) -> list[Any]:
     """The identities in an age identity file (or an OpenSSH private key); one ``trawl: error:`` line if none."""
-    pyrage = _pyrage("--identity")
+    pyrage = load_pyrage("--identity")
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -94,7 +65,7 @@ def read_output(path: Path, identities: Sequence[Any] | None) -> bytes:
         return data
     if not identities:
         raise InputError(f"{path} is encrypted: give --identity FILE (the key of one of its --encrypt-to recipients)")
-    pyrage = _pyrage("--identity")
+    pyrage = load_pyrage("--identity")
     parts = journal_parts(data) if path.name.endswith(OPEN_SUFFIX) else [data]  # an open file: its whole appends
     try:
         plain = b"".join(pyrage.decrypt(part, list(identities)) for part in parts)

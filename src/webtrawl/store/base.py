@@ -146,7 +146,7 @@ class SinkContext(msgspec.Struct, frozen=True):
 
     def recipients(self) -> list[Any]:
         """The ``encrypt_to`` keys as pyrage recipients (none: files are written plain)."""
-        from webtrawl.store.agekeys import recipients
+        from webtrawl.formats.agekey import recipients
 
         return recipients(self.encrypt_to)
 

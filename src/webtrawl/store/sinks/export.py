@@ -73,7 +73,7 @@ def _groups(files: Sequence[Path], identity: Path | None) -> Iterator[tuple[int,
 
 def latest(out: Path, what: What | str, identity: Path | None = None) -> Iterator[list[dict[str, Any]]]:
     """The lines of each URL's last set (of items or its record), file by file: two passes, one entry per URL.
-    :class:`InputError` at once if the crawl has no such files. Encrypted files are decrypted with ``identity``."""
+    :class:`InputError` at once if the crawl has no such files; ``identity`` decrypts an encrypted crawl's."""
     return _latest(_files(out, What(what)), identity)
 
 
