@@ -189,7 +189,7 @@ def warc(data: bytes) -> None:
     path = _TMP / f"fuzz-{os.getpid()}.warc"
     path.write_bytes(data)
     try:
-        for _, page in _warc_pages(path, _CAP):
+        for _, page in _warc_pages(path, None, _CAP):
             assert len(page.body) <= _CAP, f"a {len(page.body)}-byte body past the cap"
             _check_processed(page)
     except InputError:

@@ -7,6 +7,8 @@ pytest_plugins = [
     "tests.fixtures.redis_fixtures",
     "tests.fixtures.web_fixtures",
     "tests.fixtures.cluster_fixtures",
+    "tests.fixtures.restartable_redis",
+    "tests.fixtures.sentinel_redis",
     "tests.fixtures.trickle_web",
     "tests.fixtures.shop_web",
     "tests.fixtures.postgres_fixtures",

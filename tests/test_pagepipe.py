@@ -25,12 +25,11 @@ def _receive(receiver: PageReceiver, count: int) -> list[Page]:
     return pages
 
 
-def test_pages_arrive_whole_and_in_order(tmp_path: Path) -> None:
-    receiver = PageReceiver(tmp_path / "p0.sock")
-    sent = [_page(i, size=300_000) for i in range(20)]  # larger than the socket buffers together
+def _through_pipe(receiver: PageReceiver, sent: list[Page]) -> list[Page]:
+    """Send ``sent`` from one fetcher-side sender while ``receiver`` polls; the pages it received."""
 
     async def send() -> None:
-        sender = PageSender([tmp_path / "p0.sock"])
+        sender = PageSender([receiver.path])
         for page in sent:
             await sender.send(page)
         await sender.close()
@@ -43,8 +42,32 @@ def test_pages_arrive_whole_and_in_order(tmp_path: Path) -> None:
         await task
         return pages
 
+    return asyncio.run(main())
+
+
+def test_pages_arrive_whole_and_in_order(tmp_path: Path) -> None:
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    sent = [_page(i, size=300_000) for i in range(20)]  # larger than the socket buffers together
+
     try:
-        assert asyncio.run(main()) == sent
+        assert _through_pipe(receiver, sent) == sent
+    finally:
+        receiver.close()
+
+
+def test_every_field_of_a_page_arrives_byte_exact(tmp_path: Path) -> None:
+    """The body travels beside the rest of the page: empty bodies, bodies that look like frames, rendered pages."""
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    lease = Lease(token="n/f0.0-1", shard=0, host="a.test", url="http://a.test/x")
+    sent = [
+        Page(lease=lease, error="timeout", error_detail="timed out"),
+        Page(lease=lease, status=200, body=struct.pack(">II", 0, 5) + bytes(range(256)) * 700, truncated=True),
+        Page(lease=lease, status=200, body=b"<p>rendered</p>", dom=b"<p>dom</p>", render_reason="always"),
+        Page(lease=lease, status=304, headers=[("ETag", '"x"')], request_headers=[("If-None-Match", '"x"')]),
+    ]
+
+    try:
+        assert _through_pipe(receiver, sent) == sent
     finally:
         receiver.close()
 
@@ -75,7 +98,7 @@ def test_a_partial_frame_from_a_dead_fetcher_is_discarded(tmp_path: Path) -> Non
     receiver = PageReceiver(tmp_path / "p.sock")
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.connect(str(tmp_path / "p.sock"))
-    client.sendall(struct.pack(">I", 1000) + b"x" * 10)  # announces 1000 bytes, sends 10, dies
+    client.sendall(struct.pack(">II", 10, 990) + b"x" * 10)  # announces 1000 bytes, sends 10, dies
     client.close()
     for _ in range(20):
         assert receiver.poll(timeout=0.01) == []

@@ -21,6 +21,7 @@ from webtrawl.options import OPTIONS
 
 EXIT_INPUT = 2
 EXIT_STATE = 3
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,10 +68,12 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="URL",
-        help="destination (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, sqlite:///PATH.db, postgresql://...",
+        help="destination (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, sqlite:///PATH.db, postgresql://...;"
+        " wacz:FILE.wacz packages the crawl's WARCs (with its index and pages list) for replay tools",
     )
     export.add_argument("--redis", help="Redis URL, if the crawl used --redis (for the crawl's id)")
     export.add_argument("--crawl-id", help="the crawl id of the rows (default: the crawl's own, from its frontier)")
+    export.add_argument("--identity", type=Path, metavar="FILE", help="age identity file of an encrypted crawl")
 
     tryit = sub.add_parser("try", help="run --extract/--text on saved pages, WARC responses or URLs (no crawl)")
     if "try" in wanted:
@@ -152,11 +155,16 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def load_cli_config(flags: dict[str, Any], config: Path | None, **layers: Any) -> CrawlConfig:
+    """A command's config from its flags over the command line's layers."""
+    return load(flags, **_cli_layers(config), **layers)
+
+
+def _cli_layers(config: Path | None) -> dict[str, Any]:
     """The command line's layers: ``--config`` (else ``./trawl.toml`` if there is one) and the ``TRAWL_*``
     environment, which :func:`load` reads only when it is given them."""
     if config is None and Path("trawl.toml").is_file():
         config = Path("trawl.toml")
-    return load(flags, config_file=config, env=os.environ, **layers)
+    return {"config_file": config, "env": os.environ}
 
 
 def _shared_config(ns: argparse.Namespace, names: list[str]) -> CrawlConfig:
@@ -206,41 +214,18 @@ def _cmd_stop(ns: argparse.Namespace) -> int:
 
 def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     """Flags over env over TOML over the settings saved by an earlier run of the same crawl (resume)."""
-    from webtrawl.node.saved import load_saved_settings
+    from webtrawl.api.options import crawl_config
 
     flags = {name: getattr(ns, name, None) for name in _option_names()}
-    out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
-    saved = load_saved_settings(out) if out is not None else None
-    cfg = load_cli_config(flags, ns.config, seeds=ns.urls, saved=saved)
-    if cfg.crawl.out is None:
-        raise InputError("--out DIR is required: it holds the crawl's state and output")
-    _probe_sinks(cfg)
-    return cfg
-
-
-def _probe_sinks(cfg: CrawlConfig) -> None:
-    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
-    does a --fetcher that names no Fetcher class."""
-    if cfg.fetch.fetcher:
-        from webtrawl.fetch.base import check_fetchers
-
-        check_fetchers(cfg.fetch.fetcher)
-    out = cfg.output
-    if out.items_to or out.records_to or out.chunks_to or out.changes_to:
-        from webtrawl.store.registry import probe
-
-        for stream, urls in (("items", out.items_to), ("records", out.records_to)):
-            for url in urls:
-                probe(url, stream)
-        for stream, urls in (("chunks", out.chunks_to), ("changes", out.changes_to)):
-            for url in urls:
-                probe(url, stream)
+    return crawl_config(flags, seeds=ns.urls, **_cli_layers(ns.config))
 
 
 def _cmd_crawl(ns: argparse.Namespace) -> int:
-    from webtrawl.node.supervisor import Node
+    """The command line is a shell over the Python API: the same crawl, configured from flags, TOML and env."""
+    from webtrawl.api import Crawler
 
-    return Node(_crawl_config(ns), configure_logging=True).run()
+    result = Crawler.from_config(_crawl_config(ns), configure_logging=True).run()
+    return EXIT_INTERRUPTED if result.interrupted else 0
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
@@ -248,12 +233,19 @@ def _cmd_export(ns: argparse.Namespace) -> int:
     from webtrawl.node.stats import crawl_id_of
     from webtrawl.store.registry import probe
     from webtrawl.store.sinks.export import export
+    from webtrawl.store.wacz import export_wacz, is_wacz, wacz_path
 
-    urls = [normalize(url) for url in ns.to]
+    packages = [wacz_path(url) for url in ns.to if is_wacz(url)]
+    urls = [normalize(url) for url in ns.to if not is_wacz(url)]
     for url in urls:
         probe(url, ns.what)
+    for path in packages:
+        done = export_wacz(ns.out, path, identity=ns.identity)
+        print(f"packaged {done.warcs} WARC file(s) and {done.pages} pages as {done.path}")
+    if not urls:
+        return 0
     crawl = ns.crawl_id or crawl_id_of(ns.out, ns.redis)
-    rows, pages = export(ns.out, ns.what, urls, crawl)
+    rows, pages = export(ns.out, ns.what, urls, crawl, identity=ns.identity)
     print(f"exported {rows} {ns.what} rows of {pages} URLs (crawl {crawl}) to {len(urls)} sink(s)")
     return 0
 
@@ -304,4 +296,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"trawl: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

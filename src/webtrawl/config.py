@@ -143,6 +143,7 @@ class FrontierOptions:
     politeness_key: str = "host"
     lease_ttl: float = 120.0
     process_ttl: float = 600.0
+    redis_replicas: int = -1  # replicas a page's links must reach (WAIT) before it is completed; -1: what Redis has
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +156,7 @@ class OutputOptions:
     jsonl_chunk: int = 10_000
     items_to: tuple[str, ...] = ()
     records_to: tuple[str, ...] = ()
+    encrypt_to: tuple[str, ...] = ()  # age public keys: the files under --out are encrypted to them
     chunks_to: tuple[str, ...] = ()
     changes_to: tuple[str, ...] = ()
     on_change: str = ""  # a shell command run per change row
@@ -283,6 +285,8 @@ def _parsed(opt: Option, raw: Any, source: str, note: str = "") -> Any:
             items = raw if isinstance(raw, list | tuple) else [raw]
             return [opt.parse(item) for item in items]
         return opt.parse(raw)
+    except ConfigError:
+        raise  # already one line naming the option (a proxy or sink URL's own check)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{source}: {exc}{note}") from None
 
@@ -385,6 +389,9 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--extract and --spider are two ways to extract: give one of them")
     if out.items_to and not ext.extracts_items():
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
+    sinks = (*out.items_to, *out.records_to, *out.chunks_to, *out.changes_to)
+    if out.encrypt_to and any(url.startswith(("parquet:", "json:")) for url in sinks):
+        raise ConfigError("--encrypt-to does not encrypt parquet: or json: sinks (they are built from plain files)")
     if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
     if (out.chunks_to and not ext.chunks) or ((out.changes_to or out.on_change) and not ext.changes):

@@ -24,7 +24,10 @@ class InputError(WebtrawlError):
     reason = "input"
 
 
-class ConfigError(InputError):
+class ConfigError(InputError, ValueError):
+    """A bad option or value (flag, TOML key, ``TRAWL_*`` variable, or a keyword of :class:`webtrawl.Crawler`): a
+    ``ValueError`` too, which is what Python code passing a bad argument expects to catch."""
+
     reason = "config"
 
 
@@ -32,6 +35,12 @@ class StateError(WebtrawlError):
     """The crawl state (Redis, output dir) cannot be reached or is inconsistent; exit status 3."""
 
     reason = "state"
+
+
+class RedisUnavailable(StateError):
+    """Redis is out of reach for now (connection lost or refused, a restart, a failover): worth waiting out."""
+
+    reason = "redis-unavailable"
 
 
 class ChildFailed(WebtrawlError):
@@ -62,6 +71,12 @@ class DnsTimeout(DnsError):
 
 class ConnectError(TransportError):
     reason = "connect"
+
+
+class NoLiveProxy(ConnectError):
+    """Every ``--proxy`` is dead for now: the host was not contacted (no host failure), the URL waits its turn."""
+
+    reason = "proxy"
 
 
 class TlsError(TransportError):

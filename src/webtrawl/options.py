@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.values import (
+    age_recipient,
     at_least_one,
     bind_address,
     ca_file,
     choice,
+    count_or_auto,
     fetcher_name,
     header,
     host_pattern,
@@ -73,7 +75,7 @@ _CRAWL = _group(
     "crawl",
     Option("seeds_file", path, "file with one seed URL per line (- for stdin)"),
     Option("out", path, "output and state directory of this crawl"),
-    Option("redis", redis_url, "external Redis URL (redis://, rediss://, unix://); default: a private embedded server"),
+    Option("redis", redis_url, "external Redis (redis://, rediss://, unix://, redis+sentinel://); default: embedded"),
     Option("cluster", parse_bool, "--redis names a node of a Redis Cluster (the frontier spreads over its masters)"),
     Option("node_id", node_id, "name of this node in the crawl (leases are owned by it); trawl node: hostname-XXXXXX"),
     Option(
@@ -261,6 +263,7 @@ _FRONTIER = _group(
     Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),
     Option("process_ttl", non_negative_float, "seconds before a fetched page not yet stored is fetched again"),
+    Option("redis_replicas", count_or_auto, "replicas a page's links must reach first (auto: those Redis has)"),
 )
 
 
@@ -279,6 +282,7 @@ _OUTPUT = _group(
     ),
     Option("records_to", sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),
     Option("jsonl", parse_bool, "write the crawl's own items/ and records/ JSONL (--no-jsonl: only the sinks)"),
+    Option("encrypt_to", age_recipient, "encrypt the output files to this age public key (repeatable)", True),
     Option("chunks_to", sink_url, "also write --chunks rows to this sink (repeatable; jsonl:DIR, mod:Class)", True),
     Option("changes_to", sink_url, "also write --changes rows to this sink (repeatable; as --chunks-to)", True),
     Option("on_change", str, "with --changes: shell command run for each change row, the row as JSON on stdin"),

@@ -9,6 +9,10 @@ Back-pressure: the kernel's socket buffers are the queue bound. When parsers fal
 ``drain()``, the fetcher's in-flight slots stay occupied and it leases less. Nothing is dropped. One page at a time
 is encoded and written per parser socket: pages waiting for a slow parser are held once (the Page), not also as
 encoded frames piled up in the transport's buffer.
+
+A frame is ``>II`` (length of the page's msgpack without its body, length of the body), that msgpack, then the
+body as is. The body is written as its own buffer: encoding it into the msgpack copied every page's body (and
+grew the buffer on the way) in the fetcher, which is the busier process per page.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import socket
 import struct
 from pathlib import Path
 
+import msgspec
+
 from webtrawl.messages import PAGE_DECODER, PAGE_ENCODER, Page
 
-_HEADER = struct.Struct(">I")
+_HEADER = struct.Struct(">II")  # length of the page without its body, length of the body
 _MAX_FRAME = 256 * 1024 * 1024
 _SOCKET_BUFFER = 1024 * 1024
 
@@ -84,14 +90,18 @@ class PageReceiver:
             return
         buf += data
         while len(buf) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(buf)
-            if size > _MAX_FRAME:
+            meta_size, body_size = _HEADER.unpack_from(buf)
+            if meta_size + body_size > _MAX_FRAME:
                 self._drop(sock)
                 return
-            end = _HEADER.size + size
+            body_at = _HEADER.size + meta_size
+            end = body_at + body_size
             if len(buf) < end:
                 break
-            pages.append(PAGE_DECODER.decode(memoryview(buf)[_HEADER.size : end]))
+            with memoryview(buf) as view:
+                page = PAGE_DECODER.decode(view[_HEADER.size : body_at])
+                page.body = bytes(view[body_at:end])
+            pages.append(page)
             del buf[:end]
 
     def _drop(self, sock: socket.socket) -> None:
@@ -138,12 +148,12 @@ class _Peer:
         self.retry_at = now + 0.2
 
 
-def _frame(page: Page) -> bytearray:
-    """The page msgpack-encoded behind its length: no second copy of the body."""
-    frame = bytearray(_HEADER.size)
-    PAGE_ENCODER.encode_into(page, frame, _HEADER.size)
-    _HEADER.pack_into(frame, 0, len(frame) - _HEADER.size)
-    return frame
+def frame(page: Page) -> tuple[bytearray, bytes]:
+    """The two buffers of ``page``'s frame: its header with the page without body, and the body itself."""
+    head = bytearray(_HEADER.size)
+    PAGE_ENCODER.encode_into(msgspec.structs.replace(page, body=b""), head, _HEADER.size)
+    _HEADER.pack_into(head, 0, len(head) - _HEADER.size, len(page.body))
+    return head, page.body
 
 
 class PageSender:
@@ -164,7 +174,9 @@ class PageSender:
                 if await peer.connect(loop.time()):
                     assert peer.writer is not None
                     try:
-                        peer.writer.write(_frame(page))
+                        head, body = frame(page)
+                        peer.writer.write(head)
+                        peer.writer.write(body)  # two writes: writelines() joins the buffers on asyncio's loop
                         await peer.writer.drain()
                         return
                     except (ConnectionError, OSError):

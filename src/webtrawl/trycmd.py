@@ -50,6 +50,7 @@ _ENCODER = msgspec.json.Encoder()
 def add_arguments_to(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="*", metavar="FILE_OR_URL", help="saved HTML files (.gz too) or URLs")
     parser.add_argument("--warc", action="append", default=[], type=Path, metavar="FILE", help="a WARC's responses")
+    parser.add_argument("--identity", type=Path, metavar="FILE", help="age identity file for an encrypted --warc")
     parser.add_argument("--url", help="the URL a saved file stands for (default: file://PATH)")
     parser.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
     parser.add_argument("--callback", help="--spider: the method that handles the inputs (default: parse)")
@@ -106,7 +107,7 @@ def _line(label: str, page: Page, ctx: ParseContext) -> str:
         doc.update({name: getattr(record, name, None) for name in _TEXT_FIELDS})
     if ctx.extraction is not None and ctx.extraction.markdown:
         doc["markdown"] = record.markdown
-        doc = {k: (None if v is msgspec.UNSET else v) for k, v in doc.items()}
+    doc = {k: (None if v is msgspec.UNSET else v) for k, v in doc.items()}  # --text fields a page has not: null
     return _ENCODER.encode(doc).decode()
 
 
@@ -135,7 +136,7 @@ def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page
     for item in ns.inputs:
         yield item, fetched[item] if item in fetched else _file_page(Path(item), ns.url)
     for warc in ns.warc:
-        yield from _warc_pages(warc, cfg.limits.max_body)
+        yield from _warc_pages(warc, ns.identity, cfg.limits.max_body)
 
 
 def _file_page(path: Path, url: str | None) -> Page:
@@ -173,13 +174,15 @@ async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
     return pages
 
 
-def _warc_pages(path: Path, max_body: int) -> Iterator[tuple[str, Page]]:
+def _warc_pages(path: Path, identity: Path | None, max_body: int) -> Iterator[tuple[str, Page]]:
     """The response records of a WARC file as pages, each body cut at ``max_body`` as a fetch would cut it: a
     record is gzip-compressed in the file, so a few KB of file can hold gigabytes of body."""
     from warcio.archiveiterator import ArchiveIterator
 
+    from webtrawl.store.agekeys import open_output
+
     try:
-        stream = path.open("rb")
+        stream = open_output(path, identity)  # an encrypted WARC (--encrypt-to) decrypted in memory
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     with stream:

@@ -75,6 +75,13 @@ def non_negative_int(text: Any) -> int:
     return value
 
 
+def count_or_auto(text: Any) -> int:
+    """A count, or ``auto`` (-1): decided later from what is there (--redis-replicas: the replicas Redis has)."""
+    if str(text).strip().lower() in ("auto", "-1"):  # -1: how a saved config (crawl.json) holds auto
+        return -1
+    return non_negative_int(text)
+
+
 def at_least_one(text: Any) -> int:
     value = _whole(text)
     if value < 1:
@@ -270,8 +277,8 @@ def proxy(text: Any) -> str:
 
 def redis_url(text: Any) -> str:
     url = str(text)
-    if not url.lower().startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"wants a redis://, rediss:// or unix:// URL, not {url!r}")
+    if not url.lower().startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
+        raise ValueError(f"wants a redis://, rediss://, unix:// or redis+sentinel:// URL, not {url!r}")
     return url
 
 
@@ -303,6 +310,13 @@ def header_pair(item: str) -> tuple[str, str]:
     if not sep or not name or any(c in item for c in "\r\n") or not name.replace("-", "").isalnum():
         raise ValueError(f"wants 'Name: value', not {item!r}")
     return name, value
+
+
+def age_recipient(text: Any) -> str:
+    """An age public key (``age1...``) or SSH public key, checked by pyrage."""
+    from webtrawl.formats.agekey import check_recipient
+
+    return check_recipient(str(text))
 
 
 def sink_url(text: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import actual, complete, drain, elapse, host_state, new_urls, queue, release, server_ms
-from webtrawl.frontier import RedisFrontier, Release, UrlAction
+from webtrawl.frontier import STALE, RedisFrontier, Release, UrlAction
 from webtrawl.messages import Completion
 
 
@@ -129,3 +129,21 @@ def test_counters_stay_exact_through_a_mixed_sequence(frontier: FrontierFactory)
     assert (c.get("added"), c.get("seen"), c.queued, c.inflight) == (45, 10, 42, 2)
     assert (c.queued, c.inflight) == actual(f)
     assert (c.get("fetched"), c.get("stored"), c.get("reclaimed")) == (2, 1, len(more))
+
+
+def test_a_release_after_its_lease_was_taken_back_is_stale_and_one_sent_twice_is_not(
+    frontier: FrontierFactory,
+) -> None:
+    """The fetcher drops the page of a STALE release (fencing); a release sent again after its reply was lost
+    (Redis away a moment) must not look stale, or its page would be dropped and its URL stuck until --process-ttl."""
+    f = frontier(lease_ttl_ms=0)
+    f.add(new_urls("http://a.test/1", "http://b.test/1"))
+    x, y = sorted(f.lease("n/f0", 2), key=lambda lease: lease.host)
+    (mine,) = f.release([Release(x.token, x.shard, x.host)])
+    assert mine is None
+    assert f.release([Release(x.token, x.shard, x.host)]) == [None]  # sent again: done once, not stale
+    assert f.reclaim_expired() == 1  # y expired: taken back
+    assert f.release([Release(y.token, y.shard, y.host)]) == [STALE]
+    assert complete(f, [x], stored=1) == 1
+    c = f.counters()
+    assert (c.get("stale-release"), c.get("repeated-release"), c.get("stored"), c.queued, c.inflight) == (1, 1, 1, 1, 0)

@@ -115,7 +115,7 @@ def test_kill_9_of_one_node_the_other_takes_over_its_leases_and_finishes(
     url = redis_cluster.url
     mark = testweb.mark()
     seeds = _seed(testweb, url, tmp_path)
-    ttls = ("--lease-ttl", "3", "--process-ttl", "6")  # a dead node's leases expire within seconds
+    ttls = ("--lease-ttl", "3", "--process-ttl", "6", "--total", "2", "--robots", "2")  # expire within seconds
     victim = NodeRun(tmp_path / "n1", _args(testweb, url, "--node-id", "n1", *ttls))
     survivor = NodeRun(tmp_path / "n2", _args(testweb, url, "--node-id", "n2", *ttls))
     wait_until(lambda: len(records(victim.out)) >= 60, 120, "n1 to store 60 records")

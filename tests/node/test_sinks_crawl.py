@@ -189,7 +189,19 @@ def test_two_nodes_on_a_redis_cluster_one_killed_write_one_row_per_item_to_one_t
     node held are fetched again by the other, and still every item is there exactly once."""
     url = redis_cluster.url
     _seed(testweb, url, tmp_path)
-    sink = (*_extract(tmp_path), "--items-to", pg_url + "?table=items", "--lease-ttl", "3", "--process-ttl", "6")
+    sink = (
+        *_extract(tmp_path),
+        "--items-to",
+        pg_url + "?table=items",
+        "--lease-ttl",
+        "3",
+        "--process-ttl",
+        "6",
+        "--total",
+        "2",
+        "--robots",
+        "2",
+    )
     victim = NodeRun(tmp_path / "n1", _cluster_args(testweb, url, "--node-id", "n1", *sink))
     survivor = NodeRun(tmp_path / "n2", _cluster_args(testweb, url, "--node-id", "n2", *sink))
     wait_until(lambda: len(records(victim.out)) >= 60, 120, "n1 to store 60 records")

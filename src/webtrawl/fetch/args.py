@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness, RenderOptions
 from webtrawl.fetch import stats
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, connect_async
+from webtrawl.frontier.retry import Outage, open_waiting_async
 
 if TYPE_CHECKING:
     from webtrawl.fetch.route import HintsFactory
@@ -48,10 +49,12 @@ class FetcherArgs:
     # what the user's extraction rules ask of requests (webtrawl.extract.hints: fetch does not import extract)
     hints: HintsFactory | None = None
 
-    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0) -> None:
+    def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0, no_proxy: bool | None = None) -> None:
         """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""
         if self.stats is not None:
             base = stats.SLOTS * self.index
+            if no_proxy is not None:
+                self.stats[base + stats.NO_PROXY] = int(no_proxy)
             if fetched:
                 self.stats[base + stats.FETCHED] += fetched
             if leases is not None:
@@ -64,11 +67,18 @@ class FetcherArgs:
         return f"{self.node_id}/f{self.index}"
 
 
-async def open_frontier(args: FetcherArgs, settings: FrontierSettings | None = None) -> AsyncRedisFrontier:
-    """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands."""
-    pool = redis_pool_size(args.fetch)
-    redis = await connect_async(args.redis_url, cluster=args.cluster, max_connections=pool)
-    return await AsyncRedisFrontier.open(redis, settings or args.frontier)
+async def open_frontier(
+    args: FetcherArgs, settings: FrontierSettings | None = None, outage: Outage | None = None
+) -> AsyncRedisFrontier:
+    """The frontier of a fetcher process, on a Redis client whose pool fits the process's concurrent commands.
+    With an ``outage`` it waits for a Redis that is away, now and in every later call (see frontier/retry.py)."""
+
+    async def opened() -> AsyncRedisFrontier:
+        pool = redis_pool_size(args.fetch)
+        redis = await connect_async(args.redis_url, cluster=args.cluster, max_connections=pool)
+        return await AsyncRedisFrontier.open(redis, settings or args.frontier, outage=outage)
+
+    return await opened() if outage is None else await open_waiting_async(opened, outage)
 
 
 def redis_pool_size(fetch: FetchOptions) -> int:

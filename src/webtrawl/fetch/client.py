@@ -21,7 +21,7 @@ import aiohttp
 from yarl import URL
 
 from webtrawl.config import FetchOptions, Limits
-from webtrawl.errors import BadUrl, ConnectError, SchemeError, WebtrawlError
+from webtrawl.errors import BadUrl, ConnectError, ConnectionReset, FetchTimeout, NoLiveProxy, SchemeError, WebtrawlError
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool
@@ -215,10 +215,16 @@ class HttpClient:
         await self.resolver.lookup(target.raw_host or "")  # the proxy connects to the target: the policy is ours
         for proxy in self.proxies.candidates(target.raw_host or ""):
             try:
-                return await self._get(url, target, max_body, timeout, proxy, headers)
+                resp = await self._get(url, target, max_body, timeout, proxy, headers)
             except ProxyDown:
-                self.proxies.dead(proxy)  # the host was not reached: try it through the next proxy at once
-        raise ConnectError("no live proxy (every --proxy failed to connect within the last minute)")
+                self.proxies.failed(proxy)  # the host was not reached: try it through the next proxy at once
+                continue
+            except (ConnectError, ConnectionReset, FetchTimeout):
+                self.proxies.failed(proxy)  # dropped or stalled: the proxy's fault or the host's, not known yet
+                raise
+            self.proxies.answered(proxy)
+            return resp
+        raise NoLiveProxy("no live proxy: every --proxy failed its last requests")
 
     async def _get(
         self,

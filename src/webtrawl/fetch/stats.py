@@ -6,8 +6,8 @@ import ctypes
 import multiprocessing
 from typing import cast
 
-SLOTS = 3  # per fetcher: pages fetched, leases held now (or about to arrive), URLs ended for good
-FETCHED, LEASES, ENDED = range(SLOTS)
+SLOTS = 4  # per fetcher: pages fetched, leases held now (or about to arrive), URLs ended for good, no live proxy
+FETCHED, LEASES, ENDED, NO_PROXY = range(SLOTS)
 
 
 class FetcherStats:
@@ -29,3 +29,7 @@ class FetcherStats:
 
     def ended(self) -> int:
         return self._sum(ENDED)
+
+    def without_proxy(self) -> int:
+        """Fetchers whose every --proxy is dead now."""
+        return self._sum(NO_PROXY)

@@ -19,21 +19,22 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from webtrawl.errors import PolicyError, TransportError
+from webtrawl.errors import PolicyError, RedisUnavailable, TransportError
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs
 from webtrawl.fetch.base import FetcherBusy, Fetchers, FetchRequest
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.discovery import AddressGate
+from webtrawl.fetch.fence import Fence
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.formats.recrawl import conditional_headers
-from webtrawl.frontier import Held, Release, UrlAction
+from webtrawl.frontier import Held, Release, Stale, UrlAction
 from webtrawl.messages import Lease, Page
 from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
 
@@ -77,6 +78,7 @@ class VisitDeps:
     sender: PageChannel
     connections: Connections
     gate: AddressGate | None = None  # --politeness-key ip: the address gates
+    fence: Fence = field(default_factory=Fence)  # self-fencing (fetch/fence.py); Fence() never fences
 
 
 class Visits:
@@ -119,7 +121,7 @@ class Visits:
         counters: dict[str, int] | None = None,
         hold: bool = False,
         robots_wait: bool = False,
-    ) -> Held | None:
+    ) -> Held | Stale | None:
         if delay_ms > 0:
             delay_ms = jittered(delay_ms, self.pol.delay_jitter) + GAP_MARGIN_MS
         if self.deps.gate is not None:
@@ -136,12 +138,23 @@ class Visits:
             hold=hold,
             robots_wait=robots_wait,
         )
+        asked = time.monotonic()
         held = await self.deps.releases.release(release)  # one pipeline for the releases of many tasks
         self._unreleased.discard(lease.token)
         self._gaps.pop(lease.token, None)
-        if held is not None:
+        self.deps.fence.released(lease.token)
+        if isinstance(held, Held):
             self._unreleased.add(held.lease.token)
+            self.deps.fence.leased([held.lease.token], asked, held.wait_ms / 1000.0)
         return held
+
+    async def _fenced(self, lease: Lease) -> bool:
+        """True (and the URL given back) if no request may start under ``lease`` now (see fetch/fence.py)."""
+        why = self.deps.fence.why_not(lease.token)
+        if why:
+            log.info("%s: not fetching %s: %s; it goes back to its queue", self.args.owner, lease.url, why)
+            await self._give_back(lease)
+        return bool(why)
 
     async def _finish(
         self, lease: Lease, page: Page, outcome: HostOutcome | None = None, session: int = -1
@@ -162,6 +175,9 @@ class Visits:
             hold=hold,
         )
         self.args.report(fetched=1 if page.status else 0, ended=1)
+        if isinstance(held, Stale):  # taken back while we were cut off from Redis: someone else fetches it now
+            log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
+            return None
         await self.deps.sender.send(page)
         return held
 
@@ -233,6 +249,9 @@ class Visits:
             if next_lease is not None and next_lease.token in self._unreleased:
                 await self._give_back(next_lease)
             raise
+        except RedisUnavailable:
+            # stopping while Redis is away: the lease stays and is taken back when the node starts again
+            log.info("%s: Redis is away; %s is taken back on the next start", self.args.owner, lease.url)
         except Exception:
             # A bug, not a fetch failure: log it and give the URL back rather than leave the host leased until
             # --lease-ttl. Nothing may have been written for it; if a request was made, the gap below covers it.
@@ -247,6 +266,8 @@ class Visits:
         for attempt in range(3):
             try:
                 await self._release(lease, UrlAction.HEAD, delay_ms=gap_ms)
+            except RedisUnavailable:
+                return  # stopping while Redis is away: taken back on the next start
             except Exception as exc:
                 log.warning("could not give back %s (%s); retrying", lease.url, exc)
                 await asyncio.sleep(0.5 * 2**attempt)
@@ -282,11 +303,14 @@ class Visits:
     async def _fetch_robots(self, lease: Lease, origin: str, session: int) -> Held | None:
         """robots.txt first: that request counts for politeness, so the page waits for the host's next turn (held
         for us, so it goes over the same connection)."""
+        if await self._fenced(lease):
+            return None
         rules = await self.deps.robots.fetch(origin)
         self.give_back_budget(1)
         delay_ms = host_gap_ms(self.pol, rules)
         hold = not rules.unavailable and self._may_hold(session, delay_ms)
-        return await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
+        held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
+        return held if isinstance(held, Held) else None
 
     async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
         """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
@@ -299,13 +323,15 @@ class Visits:
             return
         detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
         # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
-        reason = rules.error if rules.error in ("dns", "tls") else "robots-unavailable"
+        reason = rules.error if rules.error in ("dns", "tls", "proxy") else "robots-unavailable"
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
         self._gaps[lease.token] = host_gap_ms(self.pol, rules)
         frontier = self.deps.frontier
         recrawl = await frontier.recrawl_state(lease.shard, lease.url) if self.args.discovery.recrawl_after > 0 else ""
+        if await self._fenced(lease):
+            return None
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
         except FetcherBusy as exc:

@@ -14,14 +14,17 @@ import signal
 import time
 from typing import Protocol
 
+from webtrawl.errors import RedisUnavailable
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs, open_frontier
 from webtrawl.fetch.base import FetcherContext, Fetchers, build_fetchers
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
+from webtrawl.fetch.fence import ABANDON_S, Fence, request_bound
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.visit import VisitDeps, Visits
+from webtrawl.frontier.retry import Outage
 from webtrawl.heap import TRIM_INTERVAL_S, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease
 from webtrawl.pagepipe import PageSender
@@ -77,7 +80,8 @@ class _Fetcher:
 
     async def run(self) -> None:
         args = self.args
-        self.frontier = await open_frontier(args)
+        outage = Outage(args.owner, stop=args.stop.is_set)  # a stop ends the wait for a Redis that is away
+        self.frontier = await open_frontier(args, outage=outage)
         redis = self.frontier.client
         releases = ReleaseBatcher(self.frontier.release)
         taken = await self.frontier.reclaim_owner(args.owner)
@@ -88,6 +92,7 @@ class _Fetcher:
         url_headers = hints.headers if hints and hints.has_headers else None
         async with HttpClient(self.opts, args.limits, url_headers=url_headers) as http:
             self.http = http
+            http.proxies.on_none_live = lambda none: args.report(no_proxy=none)  # the node's 'proxy' alert
             gate = None
             if self.frontier.politeness_key == "ip":  # the crawl's key (stored when it was created)
                 hold_ms = round((max(self.opts.timeouts.total, self.opts.timeouts.robots) + 10.0) * 1000)
@@ -109,7 +114,8 @@ class _Fetcher:
             ctx = FetcherContext(self.opts, args.rendering, args.limits, lease_ttl, http, robots)
             fetchers = build_fetchers(self.opts.fetcher, ctx)
             route = RenderRoute(args.rendering, args.limits, hints)
-            deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate)
+            fence = Fence(lease_ttl, request_bound(self.opts, args.rendering) + ABANDON_S, outage)
+            deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate, fence)
             trimming = asyncio.create_task(_trim_heap())
             try:
                 await self.serve(self.frontier, Visits(args, deps), fetchers, http)
@@ -122,7 +128,8 @@ class _Fetcher:
     async def serve(self, leases: LeaseSource, visits: Visits, fetchers: Fetchers, idle: IdleTrim) -> None:
         """Lease and visit until stopped, then end what is in flight (fakes fit: fetch/testing.py)."""
         self.leases, self.visits, self.fetchers, self.idle = leases, visits, fetchers, idle
-        await self._lease_loop()
+        with contextlib.suppress(RedisUnavailable):  # stopping while Redis is away
+            await self._lease_loop()
         await self._finish_in_flight()
 
     async def _add_sitemaps(self, origin: str, urls: list[str]) -> None:
@@ -179,7 +186,9 @@ class _Fetcher:
                 self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)
                 continue
+            asked = time.monotonic()  # the leases' TTL runs from a moment after this one in Redis
             leases = await self.leases.lease(self.args.owner, want)
+            visits.deps.fence.leased((lease.token for lease in leases), asked)
             refill_until = time.monotonic() + _REFILL_MAX_S
             visits.give_back_budget(want - len(leases))
             if not leases:

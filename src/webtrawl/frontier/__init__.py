@@ -5,12 +5,13 @@ Start with :class:`RedisFrontier` (sync) or :class:`AsyncRedisFrontier` (asyncio
 """
 
 from webtrawl.frontier.async_frontier import AsyncRedisFrontier
-from webtrawl.frontier.base import AddResult, Counters, Frontier, Held, Release, UrlAction
+from webtrawl.frontier.base import STALE, AddResult, Counters, Frontier, Held, Release, Stale, UrlAction
 from webtrawl.frontier.connect import connect_async, connect_sync
 from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.frontier.settings import FrontierSettings
 
 __all__ = [
+    "STALE",
     "AddResult",
     "AsyncRedisFrontier",
     "Counters",
@@ -19,6 +20,7 @@ __all__ = [
     "Held",
     "RedisFrontier",
     "Release",
+    "Stale",
     "UrlAction",
     "connect_async",
     "connect_sync",

@@ -5,55 +5,79 @@ See :mod:`webtrawl.frontier.keys` for the key layout and :mod:`webtrawl.frontier
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webtrawl.frontier.base import AddResult, Counters, Held, Release
-from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
-from webtrawl.frontier.connect import AsyncClient, is_cluster, lost_connection, transport_errors
+from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
+from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, open_core
+from webtrawl.frontier.connect import AsyncClient, is_cluster
+from webtrawl.frontier.retry import Outage, redo, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
 
 
-async def _pipeline(client: AsyncClient, calls: Sequence[Call]) -> list[Any]:
-    pipe = client.pipeline(transaction=False)
-    for call in calls:
-        call.queue(pipe)
-    try:
-        return await pipe.execute(raise_on_error=False)
-    except transport_errors() as exc:
-        raise lost_connection(exc) from exc
+async def _pipeline(client: AsyncClient, calls: Sequence[Call], outage: Outage | None) -> list[Any]:
+    while True:
+        pipe = client.pipeline(transaction=False)
+        for call in calls:
+            call.queue(pipe)
+        sent_at = time.monotonic()
+        try:
+            replies = await pipe.execute(raise_on_error=False)
+        except Exception as exc:
+            await _wait(client, waiting(exc, outage), exc)
+            continue
+        if outage is not None:
+            outage.answered(sent_at)
+        return replies
 
 
-async def _load_scripts(client: AsyncClient) -> None:
+async def _wait(client: AsyncClient, outage: Outage, exc: BaseException) -> None:
+    await asyncio.sleep(outage.failed(exc))  # a cluster client learns the new slot map by itself (retry.py)
+
+
+async def _load_scripts(client: AsyncClient, outage: Outage | None) -> None:
     """After NOSCRIPT. A cluster client sends SCRIPT LOAD to every master (a restarted or new master lacks them)."""
     if not is_cluster(client):
-        first_error(await _pipeline(client, load_calls()))
+        first_error(await _pipeline(client, load_calls(), outage))
         return
-    try:
-        for script in SCRIPTS.values():
-            await client.script_load(script.source)
-    except transport_errors() as exc:
-        raise lost_connection(exc) from exc
+    while True:
+        try:
+            for script in SCRIPTS.values():
+                await client.script_load(script.source)
+            return
+        except Exception as exc:
+            await _wait(client, waiting(exc, outage), exc)
 
 
-async def _execute(client: AsyncClient, calls: Sequence[Call]) -> list[Any]:
-    replies = await _pipeline(client, calls)
-    retry = noscript_retry(calls, replies)
-    if retry:
-        await _load_scripts(client)
-        for i, reply in zip(retry, await _pipeline(client, [calls[i] for i in retry]), strict=True):
+async def _execute(client: AsyncClient, calls: Sequence[Call], outage: Outage | None = None) -> list[Any]:
+    if not calls:  # nothing sent: says nothing about Redis (an outage must not look over)
+        return []
+    replies = await _pipeline(client, calls, outage)
+    loads = 0
+    while (plan := redo(replies, outage, loads)).again:
+        if plan.transient is not None:
+            await _wait(client, waiting(plan.transient, outage), plan.transient)
+        if plan.noscript:
+            loads += 1
+            await _load_scripts(client, outage)
+        again = await _pipeline(client, [calls[i] for i in plan.again], outage)
+        for i, reply in zip(plan.again, again, strict=True):
             replies[i] = reply
+    if outage is not None:
+        outage.ok()
     first_error(replies)
     return replies
 
 
-async def _drive(client: AsyncClient, steps: Steps[T]) -> T:
+async def _drive(client: AsyncClient, steps: Steps[T], outage: Outage | None = None) -> T:
     try:
         calls = next(steps)
         while True:
-            calls = steps.send(await _execute(client, calls))
+            calls = steps.send(await _execute(client, calls, outage))
     except StopIteration as stop:
         result: T = stop.value
         return result
@@ -62,18 +86,25 @@ async def _drive(client: AsyncClient, steps: Steps[T]) -> T:
 class AsyncRedisFrontier:
     """The :class:`webtrawl.frontier.base.Frontier` methods as coroutines, on an async Redis or RedisCluster client."""
 
-    def __init__(self, client: AsyncClient, core: FrontierCore) -> None:
+    def __init__(self, client: AsyncClient, core: FrontierCore, outage: Outage | None = None) -> None:
         self.client = client
         self.core = core
+        self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
 
     @classmethod
     async def open(
-        cls, client: AsyncClient, settings: FrontierSettings | None = None, *, create: bool = True
+        cls,
+        client: AsyncClient,
+        settings: FrontierSettings | None = None,
+        *,
+        create: bool = True,
+        outage: Outage | None = None,
     ) -> AsyncRedisFrontier:
-        return cls(client, await _drive(client, open_core(settings or FrontierSettings(), create, is_cluster(client))))
+        core = await _drive(client, open_core(settings or FrontierSettings(), create, is_cluster(client)), outage)
+        return cls(client, core, outage)
 
     async def _run(self, steps: Steps[T]) -> T:
-        return await _drive(self.client, steps)
+        return await _drive(self.client, steps, self.outage)
 
     @property
     def shards(self) -> int:
@@ -102,7 +133,7 @@ class AsyncRedisFrontier:
     async def mark_render(self, host: str) -> None:
         await self._run(self.core.mark_render(host))
 
-    async def release(self, releases: Sequence[Release]) -> list[Held | None]:
+    async def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
         return await self._run(self.core.release(releases))
 
     async def complete(self, completions: Sequence[Completion]) -> int:

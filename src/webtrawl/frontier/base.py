@@ -49,6 +49,20 @@ class Held(msgspec.Struct, frozen=True):
     wait_ms: int
 
 
+class Stale:
+    """A release that came too late: its lease had expired and was taken back (the fetcher was cut off from Redis
+    for longer than --lease-ttl), so the URL belongs to another fetch now. The fetcher drops the page: its record
+    would be written a second time by whoever fetches the URL now (self-fencing)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "STALE"
+
+
+STALE = Stale()
+
+
 class AddResult(msgspec.Struct):
     added: int = 0
     seen: int = 0  # already seen (Bloom filter)
@@ -109,7 +123,7 @@ class Frontier(Protocol):
 
     def lease(self, owner: str, max_hosts: int) -> list[Lease]: ...
 
-    def release(self, releases: Sequence[Release]) -> list[Held | None]: ...
+    def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]: ...
 
     def complete(self, completions: Sequence[Completion]) -> int: ...
 

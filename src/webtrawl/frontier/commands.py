@@ -13,12 +13,10 @@ from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
-from redis.exceptions import NoScriptError
-
 from webtrawl.domains import registered_domain
 from webtrawl.errors import StateError
 from webtrawl.frontier.adding import AddBatch, Segment
-from webtrawl.frontier.base import AddResult, Counters, Held, Release
+from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.bloom import BloomLevel, bloom_chain, chain_spec, parse_chain
 from webtrawl.frontier.keys import (
     Entry,
@@ -31,6 +29,7 @@ from webtrawl.frontier.keys import (
 )
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
+from webtrawl.frontier.replicas import check_acks, replica_waits
 from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
@@ -136,7 +135,8 @@ class FrontierCore:
         return shard_of(host, self.shards)
 
     # --- add ------------------------------------------------------------------------------------------------
-    def add(self, urls: Sequence[NewUrl]) -> Steps[AddResult]:
+    def add(self, urls: Sequence[NewUrl], replicas: int = 0) -> Steps[AddResult]:
+        """``replicas`` > 0: the adds are on that many replicas when this returns (see replicas.py)."""
         s = self.settings
         allowed = len(urls)
         if s.frontier_cap > 0:
@@ -149,9 +149,12 @@ class FrontierCore:
         batch.extend(urls)
         calls = batch.calls(self.one_slot)
         if calls:
-            replies = yield [self._add_call(segments) for segments in calls]
+            adds = [self._add_call(segments) for segments in calls]
+            waits = replica_waits([c.keys[0] for c in adds], replicas, self.one_slot)
+            replies = yield [*adds, *waits]
+            check_acks(waits, replies[len(adds) :], replicas)
             now = time.monotonic()
-            for segments, reply in zip(calls, replies, strict=True):
+            for segments, reply in zip(calls, replies[: len(adds)], strict=True):
                 for shard, wait_ms in batch.replies(segments, reply):
                     self.planner.hint(shard, now + wait_ms / 1000.0)
         result = batch.result
@@ -205,8 +208,9 @@ class FrontierCore:
         return self.planner.next_due(time.monotonic())
 
     # --- release / complete ---------------------------------------------------------------------------------
-    def release(self, releases: Sequence[Release]) -> Steps[list[Held | None]]:
-        """Per release, the host's next lease if it asked to hold the host (a session) and one was due, else None."""
+    def release(self, releases: Sequence[Release]) -> Steps[list[Held | Stale | None]]:
+        """Per release, the host's next lease if it asked to hold the host (a session) and one was due, STALE if
+        its lease had been taken back meanwhile, else None."""
         s = self.settings
         groups: dict[int, list[Arg]] = defaultdict(list)
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into releases, in call order
@@ -219,7 +223,7 @@ class FrontierCore:
                 int(r.hold), *_counter_args(r.counters),
             ]  # fmt: skip
             members[r.shard].append(index)
-        held: list[Held | None] = [None] * len(releases)
+        held: list[Held | Stale | None] = [None] * len(releases)
         if not groups:
             return held
         shards = sorted(groups)
@@ -235,6 +239,8 @@ class FrontierCore:
                 entry = decode_entry(_text(flat[i + 3]), _text(flat[i + 2]))
                 lease = _lease(_text(flat[i + 1]), shard, releases[index].host, entry)
                 held[index] = Held(lease, max(0, int(flat[i + 4])))
+            for i in reply[2] if isinstance(reply, list | tuple) and len(reply) > 2 else []:
+                held[members[shard][int(i) - 1]] = STALE
         for r, h in zip(releases, held, strict=True):
             if not r.failed and h is None:
                 self.planner.hint(r.shard, now + r.delay_ms / 1000.0)
@@ -374,18 +380,13 @@ def _sooner(a: int, b: int) -> int:
     return b if a < 0 or 0 <= b < a else a
 
 
-def noscript_retry(calls: Sequence[Call], replies: list[Any]) -> list[int]:
-    """Indexes of calls the server answered NOSCRIPT (scripts flushed): load them, then send those again."""
-    return [i for i, r in enumerate(replies) if isinstance(r, NoScriptError)]
-
-
 def first_error(replies: Sequence[Any]) -> None:
     for reply in replies:
         if isinstance(reply, Exception):
             raise reply
 
 
-__all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "noscript_retry", "open_core"]
+__all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "open_core"]
 
 
 def _lease(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:

@@ -10,18 +10,29 @@ from __future__ import annotations
 
 import re
 from typing import Any, Literal, TypeAlias, overload
+from urllib.parse import unquote
 
 import redis
 import redis.asyncio
 import redis.asyncio.cluster
+import redis.asyncio.sentinel
 import redis.cluster
+import redis.sentinel
 
-from webtrawl.errors import StateError
+from webtrawl.errors import RedisUnavailable, StateError
 
 SyncClient: TypeAlias = redis.Redis | redis.cluster.RedisCluster
 AsyncClient: TypeAlias = redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster
 
-_OPTIONS: dict[str, Any] = {"decode_responses": False, "protocol": 2, "socket_connect_timeout": 5}
+# socket_timeout: a partition drops packets without a reset; without a timeout a command would wait for ever (no
+# frontier command legitimately takes seconds), and the process could not notice that Redis is away.
+_OPTIONS: dict[str, Any] = {
+    "decode_responses": False,
+    "protocol": 2,
+    "socket_connect_timeout": 5,
+    "socket_timeout": 10,
+}
+_SENTINEL = "redis+sentinel://"
 _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
 
@@ -32,17 +43,17 @@ def mask_url(url: str) -> str:
     return _QUERY_SECRET_RE.sub(r"\1=***", url)
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text
 
 
-def unreachable(url: str, exc: BaseException) -> StateError:
-    return StateError(f"cannot reach Redis at {mask_url(url)}: {_one_line(exc)}")
+def unreachable(url: str, exc: BaseException) -> RedisUnavailable:
+    return RedisUnavailable(f"cannot reach Redis at {mask_url(url)}: {one_line(exc)}")
 
 
-def lost_connection(exc: BaseException) -> StateError:
-    return StateError(f"lost the connection to Redis: {_one_line(exc)}")
+def lost_connection(exc: BaseException) -> RedisUnavailable:
+    return RedisUnavailable(f"lost the connection to Redis: {one_line(exc)}")
 
 
 def _client_errors() -> tuple[type[BaseException], ...]:
@@ -52,6 +63,31 @@ def _client_errors() -> tuple[type[BaseException], ...]:
 def transport_errors() -> tuple[type[BaseException], ...]:
     """Errors that mean the server (or, on a cluster, every node that owns the slot) is out of reach."""
     return (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError)
+
+
+def _sentinel(url: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]] | None:
+    """``redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]``: the sentinels, the master's service
+    name and the master's client options; None for any other URL. The client asks the sentinels for the master
+    and asks again after a failover (redis-py's SentinelConnectionPool)."""
+    if not url.lower().startswith(_SENTINEL):
+        return None
+    rest = url[len(_SENTINEL) :]
+    auth, _, rest = rest.rpartition("@")
+    hosts, _, path = rest.partition("/")
+    service, _, db = path.partition("/")
+    if not hosts or not service:
+        raise StateError(f"a Sentinel URL names its sentinels and the master's service: {mask_url(url)}")
+    sentinels = []
+    for item in hosts.split(","):
+        host, _, port = item.rpartition(":")
+        if not host or not port.isdigit():
+            raise StateError(f"a sentinel needs HOST:PORT in {mask_url(url)}")
+        sentinels.append((host.strip("[]"), int(port)))
+    options: dict[str, Any] = {"db": int(db)} if db.isdigit() else {}
+    if auth:
+        user, _, password = auth.partition(":")
+        options.update({"username": user or None, "password": unquote(password) or None})
+    return sentinels, service, options
 
 
 def _check_cluster_url(url: str) -> None:
@@ -94,6 +130,11 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
         if cluster:
             _check_cluster_url(url)
             client = redis.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
+        elif sentinel := _sentinel(url):
+            hosts, service, auth = sentinel
+            sentinels = redis.sentinel.Sentinel(hosts, socket_timeout=_OPTIONS["socket_timeout"])  # type: ignore[no-untyped-call]
+            opts = {**_OPTIONS, **auth, **options}
+            client = sentinels.master_for(service, redis_class=redis.Redis, **opts)  # type: ignore[no-untyped-call]
         else:
             client = redis.Redis.from_url(url, **{**_OPTIONS, **options})
     except _client_errors() as exc:
@@ -126,6 +167,11 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
         if cluster:
             _check_cluster_url(url)
             client = redis.asyncio.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
+        elif sentinel := _sentinel(url):
+            hosts, service, auth = sentinel
+            sentinels = redis.asyncio.sentinel.Sentinel(hosts, socket_timeout=_OPTIONS["socket_timeout"])  # type: ignore[no-untyped-call]
+            opts = {**_OPTIONS, **auth, **options}
+            client = sentinels.master_for(service, redis_class=redis.asyncio.Redis, **opts)
         else:
             client = redis.asyncio.Redis.from_url(url, **{**_OPTIONS, **options})
     except _client_errors() as exc:

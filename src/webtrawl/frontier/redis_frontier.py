@@ -9,55 +9,79 @@ one shard only, so the same code runs on Redis Cluster. This class only sends pi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webtrawl.frontier.base import AddResult, Counters, Held, Release
-from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, noscript_retry, open_core
-from webtrawl.frontier.connect import SyncClient, is_cluster, lost_connection, transport_errors
+from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
+from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, open_core
+from webtrawl.frontier.connect import SyncClient, is_cluster
+from webtrawl.frontier.retry import Outage, redo, refresh_slots, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
 
 
-def _pipeline(client: SyncClient, calls: Sequence[Call]) -> list[Any]:
-    pipe = client.pipeline(transaction=False)
-    for call in calls:
-        call.queue(pipe)
-    try:
-        return pipe.execute(raise_on_error=False)
-    except transport_errors() as exc:
-        raise lost_connection(exc) from exc
+def _pipeline(client: SyncClient, calls: Sequence[Call], outage: Outage | None) -> list[Any]:
+    while True:
+        pipe = client.pipeline(transaction=False)
+        for call in calls:
+            call.queue(pipe)
+        sent_at = time.monotonic()
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except Exception as exc:
+            _wait(client, waiting(exc, outage), exc)
+            continue
+        if outage is not None:
+            outage.answered(sent_at)
+        return replies
 
 
-def _load_scripts(client: SyncClient) -> None:
+def _wait(client: SyncClient, outage: Outage, exc: BaseException) -> None:
+    time.sleep(outage.failed(exc))
+    if is_cluster(client):
+        refresh_slots(client)
+
+
+def _load_scripts(client: SyncClient, outage: Outage | None) -> None:
     """After NOSCRIPT. A cluster client sends SCRIPT LOAD to every master (a restarted or new master lacks them)."""
     if not is_cluster(client):
-        first_error(_pipeline(client, load_calls()))
+        first_error(_pipeline(client, load_calls(), outage))
         return
-    try:
-        for script in SCRIPTS.values():
-            client.script_load(script.source)
-    except transport_errors() as exc:
-        raise lost_connection(exc) from exc
+    while True:
+        try:
+            for script in SCRIPTS.values():
+                client.script_load(script.source)
+            return
+        except Exception as exc:
+            _wait(client, waiting(exc, outage), exc)
 
 
-def _execute(client: SyncClient, calls: Sequence[Call]) -> list[Any]:
-    replies = _pipeline(client, calls)
-    retry = noscript_retry(calls, replies)
-    if retry:
-        _load_scripts(client)
-        for i, reply in zip(retry, _pipeline(client, [calls[i] for i in retry]), strict=True):
+def _execute(client: SyncClient, calls: Sequence[Call], outage: Outage | None = None) -> list[Any]:
+    if not calls:  # nothing sent: says nothing about Redis (an outage must not look over)
+        return []
+    replies = _pipeline(client, calls, outage)
+    loads = 0
+    while (plan := redo(replies, outage, loads)).again:
+        if plan.transient is not None:
+            _wait(client, waiting(plan.transient, outage), plan.transient)
+        if plan.noscript:
+            loads += 1
+            _load_scripts(client, outage)
+        for i, reply in zip(plan.again, _pipeline(client, [calls[i] for i in plan.again], outage), strict=True):
             replies[i] = reply
+    if outage is not None:
+        outage.ok()
     first_error(replies)
     return replies
 
 
-def _drive(client: SyncClient, steps: Steps[T]) -> T:
+def _drive(client: SyncClient, steps: Steps[T], outage: Outage | None = None) -> T:
     try:
         calls = next(steps)
         while True:
-            calls = steps.send(_execute(client, calls))
+            calls = steps.send(_execute(client, calls, outage))
     except StopIteration as stop:
         result: T = stop.value
         return result
@@ -66,22 +90,30 @@ def _drive(client: SyncClient, steps: Steps[T]) -> T:
 class RedisFrontier:
     """Implements :class:`webtrawl.frontier.base.Frontier` on a ``redis.Redis`` or ``RedisCluster`` client (bytes)."""
 
-    def __init__(self, client: SyncClient, core: FrontierCore) -> None:
+    def __init__(self, client: SyncClient, core: FrontierCore, outage: Outage | None = None) -> None:
         self.client = client
         self.core = core
+        self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
+        self.replicas = 0  # add() waits for this many replicas (replicas.py)
 
     @classmethod
     def open(
-        cls, client: SyncClient, settings: FrontierSettings | None = None, *, create: bool = True
+        cls,
+        client: SyncClient,
+        settings: FrontierSettings | None = None,
+        *,
+        create: bool = True,
+        outage: Outage | None = None,
     ) -> RedisFrontier:
         """Create the crawl's meta in Redis, or load it (stored shards and Bloom size win over ``settings``).
 
         ``create=False``: only open an existing crawl (StateError if there is none), for read-only tools.
         """
-        return cls(client, _drive(client, open_core(settings or FrontierSettings(), create, is_cluster(client))))
+        core = _drive(client, open_core(settings or FrontierSettings(), create, is_cluster(client)), outage)
+        return cls(client, core, outage)
 
     def _run(self, steps: Steps[T]) -> T:
-        return _drive(self.client, steps)
+        return _drive(self.client, steps, self.outage)
 
     @property
     def shards(self) -> int:
@@ -102,7 +134,8 @@ class RedisFrontier:
         return self.core.next_lease_in()
 
     def add(self, urls: Sequence[NewUrl]) -> AddResult:
-        return self._run(self.core.add(urls))
+        """With ``replicas`` set (the parsers, --redis-replicas) the URLs are on that many replicas on return."""
+        return self._run(self.core.add(urls, self.replicas))
 
     def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return self._run(self.core.lease(owner, max_hosts))
@@ -110,7 +143,7 @@ class RedisFrontier:
     def mark_render(self, host: str) -> None:
         self._run(self.core.mark_render(host))
 
-    def release(self, releases: Sequence[Release]) -> list[Held | None]:
+    def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
         return self._run(self.core.release(releases))
 
     def complete(self, completions: Sequence[Completion]) -> int:

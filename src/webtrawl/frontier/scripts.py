@@ -47,6 +47,7 @@ class Call:
     args: tuple[Arg, ...]
     script: str | None = None
     keys: tuple[str, ...] = ()
+    near: str | None = None  # a keyless command (WAIT) goes to the master of this key, on a cluster
 
     def queue(self, pipe: Any) -> None:
         """Queue on a sync or async redis-py pipeline, plain or cluster (all queue synchronously).
@@ -54,7 +55,9 @@ class Call:
         EVALSHA goes through ``execute_command``: redis-py's cluster pipelines block their ``evalsha`` method but
         route the raw command by its first key like any other.
         """
-        if self.script is None:
+        if self.script is None and self.near is not None and hasattr(pipe, "get_node_from_key"):
+            pipe.execute_command(*self.args, target_nodes=pipe.get_node_from_key(self.near))  # sync cluster
+        elif self.script is None:
             pipe.execute_command(*self.args)
         else:
             pipe.execute_command("EVALSHA", SCRIPTS[self.script].sha, len(self.keys), *self.keys, *self.args)

@@ -32,6 +32,7 @@ class FrontierSettings:
     # what one queue and one politeness gap cover: host name, registered domain, or host name gated per address
     # (ip: fetchers take the address's gate, gate.lua); only used when the crawl is created, the stored one wins
     politeness_key: str = "host"
+    replicas: int = 0  # --redis-replicas: the parsers' adds WAIT for this many replicas; -1: as many as Redis has
 
     def __post_init__(self) -> None:
         if not self.prefix or any(c in self.prefix for c in "{} "):
@@ -61,6 +62,7 @@ class FrontierSettings:
             "park_after": pol.park_after,
             "host_gap_ms": round(pol.delay * 1000),
             "politeness_key": front.politeness_key,
+            "replicas": front.redis_replicas,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -13,7 +13,10 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
   ``--max-memory`` when that is set);
 - ``disk``: free space under ``--out`` below ``--alert-disk-free``;
 - ``redis-memory``: Redis ``used_memory`` above ``--alert-redis-memory`` (default 90% of its ``maxmemory`` when
-  that is set).
+  that is set);
+- ``redis``: Redis is out of reach (a restart, a failover, a network cut): the node pauses until it is back
+  (reported by the supervisor as it happens, :meth:`Alerts.report`; see ``node/outage.py``);
+- ``proxy``: a fetcher has no live ``--proxy`` left (``fetch/proxies.py``): its requests fail with ``proxy``.
 
 The hook runs through the shell with the alert in ``TRAWL_ALERT_*`` variables and as one JSON object on stdin, so a
 webhook is one ``curl --data-binary @-``. It runs in the background (:mod:`webtrawl.hooks`); one still running
@@ -168,24 +171,27 @@ class Alerts:
         events: list[Alert] = []
         for name, check in checks.items():
             result = check(sample)
-            if result is None:
-                continue
-            holds, value, threshold, message = result
-            if holds and name not in self.active:
-                alert = Alert(name, "firing", message, float(value), float(threshold))
-                self.active[name] = alert
-                log.warning("alert %s: %s", name, message)
-                events.append(alert)
-            elif not holds and name in self.active:
-                del self.active[name]
-                alert = Alert(name, "resolved", message, float(value), float(threshold))
-                log.info("alert %s resolved: %s", name, message)
-                events.append(alert)
+            if result is not None:
+                events.extend(self.report(name, *result))
         self._samples.append(sample)
-        for alert in events:
-            self.history.append(alert)
-            self._run_hook(alert)
         return events
+
+    def report(self, name: str, holds: bool, value: float, threshold: float, message: str) -> list[Alert]:
+        """A condition's state now (from a sample, or seen directly, like a lost Redis): the alert that starts or
+        ends with it, logged and hooked."""
+        if holds and name not in self.active:
+            alert = Alert(name, "firing", message, float(value), float(threshold))
+            self.active[name] = alert
+            log.warning("alert %s: %s", name, message)
+        elif not holds and name in self.active:
+            del self.active[name]
+            alert = Alert(name, "resolved", message, float(value), float(threshold))
+            log.info("alert %s resolved: %s", name, message)
+        else:
+            return []
+        self.history.append(alert)
+        self._run_hook(alert)
+        return [alert]
 
     # --- the hook ----------------------------------------------------------------------------------------------
     def _run_hook(self, alert: Alert) -> None:

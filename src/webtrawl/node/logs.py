@@ -64,6 +64,7 @@ class LogSetup:
     backups: int = 5
     level: int = logging.INFO
     node: str = ""
+    encrypt_to: tuple[str, ...] = ()  # age public keys: the files are encrypted (node/agelog.py)
 
     def formatter(self) -> logging.Formatter:
         if self.fmt == "json":
@@ -74,9 +75,17 @@ class LogSetup:
         if self.directory is None or self.max_bytes <= 0:
             return None
         self.directory.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
-            self.directory / f"{name}.log", maxBytes=self.max_bytes, backupCount=self.backups, encoding="utf-8"
-        )
+        handler: logging.Handler
+        if self.encrypt_to:
+            from webtrawl.formats.agekey import recipients
+            from webtrawl.node.agelog import AgeLogHandler
+
+            keys = recipients(self.encrypt_to)
+            handler = AgeLogHandler(self.directory, name, keys, self.max_bytes, self.backups)
+        else:
+            handler = logging.handlers.RotatingFileHandler(
+                self.directory / f"{name}.log", maxBytes=self.max_bytes, backupCount=self.backups, encoding="utf-8"
+            )
         # files always carry the full date: a crawl runs for days
         fmt = self.formatter() if self.fmt == "json" else logging.Formatter(TEXT_FORMAT)
         handler.setFormatter(fmt)

@@ -220,6 +220,23 @@ class EmbeddedRedis:
             while _is_server(pid) and time.monotonic() < deadline:
                 time.sleep(0.01)
 
+    def alive(self) -> bool:
+        """Whether the server process is still there (False after a kill -9 or the OOM killer)."""
+        if not self._running:
+            return False
+        if self._proc is not None:
+            return self._proc.poll() is None
+        return _is_server(_read_pid(self.pidfile))
+
+    def restart(self) -> None:
+        """Start the server again after it died: it reads its append-only file back, so nothing it had
+        acknowledged is lost (Redis writes the AOF before it answers; fsync matters only if the machine dies)."""
+        self._close_pipes()
+        self._proc = None
+        self._running = False
+        self.adopted = False
+        self.start()
+
     def _kill(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()

@@ -57,20 +57,27 @@ class PageBudget:
         return self.shared.value <= 0 and self.stats.leases() == 0
 
 
+def local_stop_reason(crawl: CrawlOptions, budget: PageBudget, elapsed: float) -> str:
+    """The stop conditions the node sees without Redis (they hold while Redis is away too), or ``""``."""
+    if crawl.max_time and elapsed >= crawl.max_time:
+        return f"--max-time {crawl.max_time:g}s reached"
+    if budget.spent():
+        return f"--max-pages {crawl.max_pages} reached"
+    return ""
+
+
 def stop_reason(
     crawl: CrawlOptions,
     budget: PageBudget,
     presence: Presence | None,
     frontier: RedisFrontier,
     elapsed: float,
-    *,
     waits_for_seeds: bool,
 ) -> str:
     """Why the node should stop now, or ``""``."""
-    if crawl.max_time and elapsed >= crawl.max_time:
-        return f"--max-time {crawl.max_time:g}s reached"
-    if budget.spent():
-        return f"--max-pages {crawl.max_pages} reached"
+    local = local_stop_reason(crawl, budget, elapsed)
+    if local:
+        return local
     if presence is not None and presence.stop_requested():
         return "trawl stop requested"
     if crawl.keep_running and waits_for_seeds:

@@ -18,10 +18,12 @@ from types import FrameType
 from typing import IO, Any
 
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import ChildFailed, InputError, StateError
+from webtrawl.errors import ChildFailed, InputError, RedisUnavailable, StateError
+from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import redis_used_memory
+from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node import startup
@@ -30,9 +32,10 @@ from webtrawl.node.embed import log_through, stop_signals
 from webtrawl.node.guard import MemoryGuard
 from webtrawl.node.logs import LogSetup
 from webtrawl.node.operate import Operations, shown_settings
+from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
-from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, stop_reason
+from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
 from webtrawl.store import seal_open_files
 from webtrawl.store.registry import STREAMS, seal_left_open
 
@@ -54,6 +57,7 @@ class Node:
             raise InputError("--out DIR is required: it holds the crawl's state and output")
         if (crawl.cluster or wait_for_seeds) and not crawl.redis:
             raise InputError("--redis URL is required: nodes share the frontier in that Redis")
+        check_lease_ttl(cfg)
         self.out: Path = crawl.out
         if wait_for_seeds:
             cfg = cfg.with_options(node_id=resolve_node_id(self.out, crawl.node_id))
@@ -70,6 +74,7 @@ class Node:
         self.disk_full = SPAWN.Event()  # set by a parser while its writes wait for disk space
         self.memory_guard = MemoryGuard(cfg.operations.max_memory, SPAWN.Event())
         self.interrupts = 0
+        self.counters: Counters | None = None  # the crawl's counters at the last tick (at the end: webtrawl's stats)
         self.redis: EmbeddedRedis | None = None
         self._lock_file: IO[str] | None = None
         self.ops: Operations | None = None
@@ -79,7 +84,13 @@ class Node:
         ops = cfg.operations
         level = logging.getLogger().getEffectiveLevel()
         self.log_setup = LogSetup(
-            ops.log_format, self.out / "logs", ops.log_max_bytes, ops.log_backups, level, cfg.crawl.node_id
+            ops.log_format,
+            self.out / "logs",
+            ops.log_max_bytes,
+            ops.log_backups,
+            level,
+            cfg.crawl.node_id,
+            cfg.output.encrypt_to,
         )
 
     # --- run ------------------------------------------------------------------------------------------------
@@ -108,6 +119,7 @@ class Node:
 
     def _run(self, redis_url: str) -> int:
         cfg, crawl = self.cfg, self.cfg.crawl
+        self.redis_url = redis_url
         self.client = connect_sync(redis_url, cluster=crawl.cluster)
         settings = FrontierSettings.from_config(cfg)
         frontier = RedisFrontier.open(self.client, settings)
@@ -190,6 +202,8 @@ class Node:
             exporter.start()
             log.info("Prometheus metrics on port %d", exporter.port)
         rates = RateWindow(60.0)
+        watch = RedisWatch(self.redis_url, ops.alerts, self.redis)
+        presence = self.presence
         started = time.monotonic()
         last_reclaim = started
         finished_seen = 0
@@ -201,25 +215,27 @@ class Node:
                     log.error(message)
                 if now - last_reclaim >= _RECLAIM_EVERY:
                     last_reclaim = now
-                    frontier.reclaim_expired()
-                snapshot = self._snapshot(frontier, now - started, state)
-                self.memory_guard.check(snapshot.rss_by_kind)
-                rates.add(snapshot)
-                ops.observe(snapshot, rates, now - started, pages_done=self.budget.done())
-                if self.presence is not None and self.presence.due(now):
-                    self.presence.beat(state, self._node_stats())
-                display.update(snapshot, rates)
-                if exporter is not None:
-                    exporter.update(snapshot)
-                ops.publish(snapshot, rates, self._node_stats())
+                    watch.run(frontier.reclaim_expired)
+                snapshot = watch.run(self._snapshot, frontier, now - started, state)
+                if snapshot is not None:  # None: Redis is away, the node pauses (one alert) until it is back
+                    self.memory_guard.check(snapshot.rss_by_kind)
+                    rates.add(snapshot)
+                    ops.observe(snapshot, rates, now - started, pages_done=self.budget.done())
+                    if presence is not None and presence.due(now):
+                        watch.run(presence.beat, state, self._node_stats())
+                    display.update(snapshot, rates)
+                    if exporter is not None:
+                        exporter.update(snapshot)
+                    ops.publish(snapshot, rates, self._node_stats())
+                if self.cfg.fetch.proxy:
+                    self._proxy_alert(ops)
                 if not self.stop_leasing.is_set():
-                    reason = stop_reason(
-                        self.cfg.crawl,
-                        self.budget,
-                        self.presence,
-                        frontier,
-                        now - started,
-                        waits_for_seeds=self.wait_for_seeds,
+                    crawl, elapsed = self.cfg.crawl, now - started
+                    reason = (
+                        local_stop_reason(crawl, self.budget, elapsed)
+                        or watch.too_long()
+                        or watch.run(stop_reason, crawl, self.budget, presence, frontier, elapsed, self.wait_for_seeds)
+                        or ""
                     )
                     finished_seen = finished_seen + 1 if reason == "finished" else 0
                     if reason and (reason != "finished" or finished_seen >= 2):
@@ -227,18 +243,22 @@ class Node:
                         self.stop_leasing.set()
                 if self.stop_leasing.is_set():
                     state = "draining"
-                    snapshot.extra["state"] = state
-                    ops.publish(snapshot, rates, self._node_stats())
-                    if self.presence is not None:  # no heartbeat while draining: this one lasts the whole drain
-                        drain_s = STOP_BOUND_S + 10
-                        self.presence.beat(state, self._node_stats(), round((drain_s + 30) * 1000))
+                    if snapshot is not None:
+                        snapshot.extra["state"] = state
+                        ops.publish(snapshot, rates, self._node_stats())
+                    if presence is not None:  # no heartbeat while draining: this one lasts the whole drain
+                        drain_ms = round((STOP_BOUND_S + 10 + 30) * 1000)
+                        watch.run(presence.beat, state, self._node_stats(), drain_ms)
                     drain(self.children, self.fetchers_done)
-                    final = self._snapshot(frontier, time.monotonic() - started, "stopped")
-                    rates.add(final)
-                    ops.observe(final, rates, final.at - started, pages_done=self.budget.done(), final=True)
-                    display.update(final, rates)
-                    ops.publish(final, rates, self._node_stats())
+                    final = watch.run(self._snapshot, frontier, time.monotonic() - started, "stopped")
+                    if final is not None:
+                        rates.add(final)
+                        ops.observe(final, rates, final.at - started, pages_done=self.budget.done(), final=True)
+                        display.update(final, rates)
+                        ops.publish(final, rates, self._node_stats())
                     self._leave()
+                    if watch.too_long():
+                        raise RedisUnavailable(f"{watch.too_long()}: the node stopped")
                     return 0
                 time.sleep(_TICK)
         except KeyboardInterrupt:
@@ -256,6 +276,13 @@ class Node:
             ops.stop()
             if exporter is not None:
                 exporter.stop()
+
+    def _proxy_alert(self, ops: Operations) -> None:
+        """The ``proxy`` alert: a fetcher has no live --proxy (fetch/proxies.py)."""
+        down = self.fetcher_stats.without_proxy()
+        fetchers = self.cfg.crawl.effective_fetchers()
+        message = f"no live proxy in {down} of {fetchers} fetchers: their requests fail with 'proxy'"
+        ops.alerts.report("proxy", down > 0, down, 0, message if down else "a proxy answers again")
 
     def _node_stats(self) -> dict[str, int | float | str]:
         """This node's own numbers for its heartbeat (the frontier's counters are the whole crawl's)."""
@@ -279,11 +306,13 @@ class Node:
         if self.presence is not None:
             try:
                 self.presence.leave(self._node_stats())
-            except StateError as exc:
+            except Exception as exc:
+                if not isinstance(exc, StateError) and not is_transient(exc):
+                    raise
                 log.warning("could not mark node %s as stopped: %s", self.cfg.crawl.node_id, exc)
 
     def _snapshot(self, frontier: RedisFrontier, elapsed: float, state: str) -> Snapshot:
-        counters = frontier.counters()
+        counters = self.counters = frontier.counters()
         pids: dict[str, list[int]] = {
             "supervisor": [os.getpid()],
             "fetcher": self.children.pids("fetcher"),

@@ -15,6 +15,8 @@ from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
 from webtrawl.formats.sinkurl import crawl_id
 from webtrawl.frontier import RedisFrontier, connect_sync
+from webtrawl.frontier.replicas import replicas_of
+from webtrawl.frontier.retry import Outage, open_waiting
 from webtrawl.heap import HeapTrimmer
 from webtrawl.messages import Page
 from webtrawl.pagepipe import PageReceiver
@@ -105,12 +107,22 @@ class _Parser:
             discovery=args.discovery,
             extraction=args.extraction,
         )
-        client = connect_sync(args.redis_url, cluster=args.cluster)
         settings = args.frontier
-        self.frontier = RedisFrontier.open(client, settings)
+        # A Redis that is away (restart, failover) is waited for; the supervisor bounds a stop by killing us.
+        outage = Outage(f"parser {args.index}")
+
+        def opened() -> RedisFrontier:
+            client = connect_sync(args.redis_url, cluster=args.cluster)
+            return RedisFrontier.open(client, settings, outage=outage)
+
+        self.frontier = open_waiting(opened, outage)
+        # a page's links are on N replicas before it is completed (N: --redis-replicas, or what Redis has)
+        self.frontier.replicas = open_waiting(lambda: replicas_of(self.frontier.client, settings.replicas), outage)
         prefix = f"{args.node_id}-p{args.index}"
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
-        sink_ctx = SinkContext(args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes)
+        sink_ctx = SinkContext(
+            args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes, args.output.encrypt_to
+        )
         ext = args.extraction
         self.output = open_outputs(
             args.output, ext.extracts_items(), sink_ctx, args.disk_full, chunks=ext.chunks > 0, changes=ext.changes

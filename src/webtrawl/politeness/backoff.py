@@ -15,6 +15,7 @@ other 5xx (501, 505, ...)      yes     no     permanent for this URL, still a ho
 timeout, connect, reset        yes     yes    transient transport errors
 render                         yes     yes    the browser died or the render ran out of time
 render-memory                  no      no     the page passed --render-page-memory (crashed)
+proxy                          no      yes    every --proxy is dead: the host was not contacted
 dns-timeout                    yes     yes    no DNS answer (timeout, SERVFAIL), unlike "dns"
 dns, tls                       yes     no     the host is broken for every URL: back off
 too-large, bomb, bad-content   no      no     the host answered; the content is the problem
@@ -96,6 +97,8 @@ def outcome_for(
         reason = error_reason or "transport"
         if reason in _NO_REQUEST_REASONS:
             return HostOutcome(delay_ms=0)
+        if reason == "proxy":  # no live proxy: the host was not contacted; its URL tries again in its turn
+            return HostOutcome(delay_ms=delay_ms, retry=True)
         if reason in _TRANSIENT_REASONS:
             return HostOutcome(delay_ms=delay_ms, failed=True, retry=True)
         return HostOutcome(delay_ms=delay_ms, failed=reason in _HOST_BROKEN_REASONS)

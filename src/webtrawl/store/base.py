@@ -142,6 +142,13 @@ class SinkContext(msgspec.Struct, frozen=True):
     crawl_id: str  # the same on every node of one crawl; part of every table key
     chunk: int = 10_000  # rows per rotated file, for file sinks
     warc_max_bytes: int = 1 << 30  # WARC files rotate at this size
+    encrypt_to: tuple[str, ...] = ()  # age public keys the files are encrypted to (--encrypt-to)
+
+    def recipients(self) -> list[Any]:
+        """The ``encrypt_to`` keys as pyrage recipients (none: files are written plain)."""
+        from webtrawl.formats.agekey import recipients
+
+        return recipients(self.encrypt_to)
 
 
 class Sink(Protocol):

@@ -60,9 +60,10 @@ class JsonlSink:
         chunk: int,
         rows: Callable[[Sequence[PageOutput]], list[Any]],
         name: str = "",
+        recipients: Sequence[Any] = (),
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
-        self.writer = JsonlWriter(directory, prefix, chunk)
+        self.writer = JsonlWriter(directory, prefix, chunk, recipients)
         self.directory = directory
         self.name = name or str(directory)
         self._rows = rows
@@ -110,8 +111,10 @@ def changes_of(batch: Sequence[PageOutput]) -> list[Any]:
 class DroppedSink(JsonlSink):
     """The dropped-links stream: a page's drops, and (:meth:`write_drops`) the links the frontier refused."""
 
-    def __init__(self, directory: Path, prefix: str, chunk: int, name: str = "") -> None:
-        super().__init__(directory, prefix, chunk, self._drops_of, name)
+    def __init__(
+        self, directory: Path, prefix: str, chunk: int, name: str = "", recipients: Sequence[Any] = ()
+    ) -> None:
+        super().__init__(directory, prefix, chunk, self._drops_of, name, recipients)
         self._recent: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def write_drops(self, drops: Sequence[Drop]) -> None:
@@ -139,9 +142,11 @@ class DroppedSink(JsonlSink):
 class WarcSink:
     """Request/response records of every page whose output asks for them (``PageOutput.warc``)."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int, name: str = "") -> None:
+    def __init__(
+        self, directory: Path, prefix: str, max_bytes: int, name: str = "", recipients: Sequence[Any] = ()
+    ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
-        self.writer = WarcWriter(directory, prefix, max_bytes)
+        self.writer = WarcWriter(directory, prefix, max_bytes, recipients)
         self.name = name or str(directory)
         self._progress = _Progress()
 
@@ -170,14 +175,15 @@ def _directory(spec: SinkUrl, stream: str, ctx: SinkContext) -> Path:
 def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     directory, name = _directory(spec, stream, ctx), spec.name if spec.target else ""
     if stream == "dropped":
-        return DroppedSink(directory, ctx.prefix, ctx.chunk, name)
+        return DroppedSink(directory, ctx.prefix, ctx.chunk, name, ctx.recipients())
     if stream in _LINES:
-        return JsonlSink(directory, ctx.prefix, ctx.chunk, _LINES[stream], name)
+        return JsonlSink(directory, ctx.prefix, ctx.chunk, _LINES[stream], name, ctx.recipients())
     raise ConfigError(f"{spec.name}: jsonl cannot hold the {stream} stream")
 
 
 def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
-    return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, spec.name if spec.target else "")
+    name = spec.name if spec.target else ""
+    return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients())
 
 
 _LINES = {"records": records_of, "items": items_of, "chunks": chunks_of, "changes": changes_of}

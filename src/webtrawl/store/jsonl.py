@@ -7,14 +7,15 @@ records never leaves a half line (a kill inside the system call can; :func:`seal
 
 from __future__ import annotations
 
-import os
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
+from webtrawl.store.outfile import OutFile, open_out
+from webtrawl.store.recovery import file_name, next_sequence
 
 EXT = ".jsonl"
 
@@ -22,22 +23,21 @@ EXT = ".jsonl"
 class JsonlWriter:
     """Writes records to ``<prefix>-<seq:05d>.jsonl``; ``chunk_records`` lines per file."""
 
-    def __init__(self, directory: Path, prefix: str, chunk_records: int) -> None:
+    def __init__(self, directory: Path, prefix: str, chunk_records: int, recipients: Sequence[Any] = ()) -> None:
         self.directory = directory
         self.prefix = prefix
         self.chunk_records = max(1, chunk_records)
         directory.mkdir(parents=True, exist_ok=True)
         self._seq = next_sequence(directory, prefix, EXT)
         self._encoder = msgspec.json.Encoder()
-        self._fd = -1
-        self._path: Path | None = None
-        self._size = 0
+        self._recipients = recipients
+        self._file: OutFile | None = None
         self._count = 0
 
     @property
     def current_path(self) -> Path | None:
         """The ``.open`` chunk being written, if any."""
-        return self._path
+        return self._file.path if self._file is not None else None
 
     def write(self, record: dict[str, Any]) -> None:
         self.write_some([record])
@@ -48,21 +48,18 @@ class JsonlWriter:
         All of them reach the OS or none do (a failed write is cut back), so a caller can retry the same call;
         a page's dropped links cost one system call instead of one per line.
         """
-        fd = self._open()
+        self._seal_if_full()  # a seal that failed (a full disk) is done before anything new is written
+        out = self._open()
         part = records[: self.chunk_records - self._count]
-        data = self._encoder.encode_lines(part)
-        done = 0
-        try:
-            while done < len(data):  # a regular file takes it in one call unless the disk is full
-                done += os.write(fd, data[done:] if done else data)
-        except BaseException:
-            os.ftruncate(fd, self._size)  # no half line in front of the next record
-            raise
-        self._size += len(data)
+        out.append(self._encoder.encode_lines(part))  # no half line in front of the next record
         self._count += len(part)
-        if self._count >= self.chunk_records:
-            self._close_file()
+        with contextlib.suppress(OSError):  # the records are written: a failed seal is retried by the next write
+            self._seal_if_full()
         return len(part)
+
+    def _seal_if_full(self) -> None:
+        if self._file is not None and (self._count >= self.chunk_records or self._file.full()):
+            self._close_file()
 
     def flush(self) -> None:
         """Nothing is buffered in this process: every ``write`` already reached the OS."""
@@ -70,20 +67,15 @@ class JsonlWriter:
     def close(self) -> None:
         self._close_file()
 
-    def _open(self) -> int:
-        if self._fd < 0:
-            path = self.directory / (file_name(self.prefix, self._seq, EXT) + OPEN_SUFFIX)
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-            self._path = path
-            self._size = self._count = 0
-        return self._fd
+    def _open(self) -> OutFile:
+        if self._file is None:
+            self._file = open_out(self.directory, file_name(self.prefix, self._seq, EXT), self._recipients)
+            self._count = 0
+        return self._file
 
     def _close_file(self) -> None:
-        if self._fd < 0 or self._path is None:
+        if self._file is None:
             return
-        fd, path = self._fd, self._path
-        self._fd, self._path = -1, None
-        os.fsync(fd)
-        os.close(fd)
-        finish(path)
+        self._file.seal()
+        self._file = None
         self._seq += 1

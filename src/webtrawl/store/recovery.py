@@ -13,6 +13,7 @@ import glob
 import logging
 import os
 import re
+import struct
 import zlib
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,12 +26,22 @@ from webtrawl.errors import StateError
 log = logging.getLogger("webtrawl.store")
 
 OPEN_SUFFIX = ".open"
+AGE = ".age"  # an encrypted file (store/outfile.py): NAME.age sealed, NAME.age.open its journal while open
+SEALING = ".sealing"  # a sealed encrypted file being written (renamed when whole)
+_STEM = re.compile(r"(?P<stem>.+-\d{5,})(?P<ext>\..+)\Z")
+_ENTRY = struct.Struct(">Q")  # a journal entry: its length, then one whole age file
 _JSON_DECODER = msgspec.json.Decoder()
 
 
 def next_sequence(directory: Path, prefix: str, ext: str) -> int:
-    """One past the highest sequence number of ``<prefix>-NNNNN<ext>[.open]`` in ``directory`` (0 if none)."""
-    pattern = re.compile(re.escape(prefix) + r"-(\d{5,})" + re.escape(ext) + r"(?:\.open)?\Z")
+    """One past the highest sequence number of ``<prefix>-NNNNN<ext>[.open]`` in ``directory`` (0 if none), counting
+    encrypted files (``.age``), their journals and the files recovered from them (``<prefix>-NNNNN-KKKKK<ext>.age``)."""
+    pattern = re.compile(
+        re.escape(prefix)
+        + r"-(\d{5,})(?:-\d{5})?"
+        + re.escape(ext)
+        + r"(?:\.age(?:\.\d{5})?)?(?:\.open)?(?:\.tmp|\.sealing)?\Z"
+    )
     highest = -1
     for entry in os.scandir(directory):
         m = pattern.match(entry.name)
@@ -54,11 +65,15 @@ def fsync_dir(directory: Path) -> None:
 
 def finish(open_path: Path) -> Path:
     """Rename an ``.open`` file (already fsynced by its writer) to its final name, without overwriting."""
-    final = open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)])
+    return finish_as(open_path, open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)]))
+
+
+def finish_as(path: Path, final: Path) -> Path:
+    """Rename a written, fsynced file to ``final`` (which must not exist) and make the rename durable."""
     if final.exists():
-        raise StateError(f"cannot seal {open_path}: {final.name} already exists")
-    os.rename(open_path, final)
-    fsync_dir(open_path.parent)
+        raise StateError(f"cannot seal {path}: {final.name} already exists")
+    os.rename(path, final)
+    fsync_dir(path.parent)
     return final
 
 
@@ -70,14 +85,14 @@ def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
     """
     if not directory.is_dir():
         return []
-    sealed: list[Path] = []
+    sealed = recover_journals(directory, prefix)
     pattern = (glob.escape(prefix + "-") if prefix else "") + "*" + OPEN_SUFFIX  # "n-p1-" must not match n-p10
     for path in sorted(directory.glob(pattern)):
         name = path.name[: -len(OPEN_SUFFIX)]
         if name.endswith(".jsonl"):
             keep = _jsonl_good_length(path)
         elif name.endswith(".warc.gz"):
-            keep = _warc_good_length(path)
+            keep = warc_good_length(path)
         else:
             continue
         size = path.stat().st_size
@@ -91,6 +106,69 @@ def seal_open_files(directory: Path, prefix: str = "") -> list[Path]:
             fh.flush()
             os.fsync(fh.fileno())
         sealed.append(finish(path))
+    return sealed
+
+
+def journal_entry(part: bytes) -> bytes:
+    """One whole age file as an entry of an encrypted file's journal."""
+    return _ENTRY.pack(len(part)) + part
+
+
+def journal_parts(data: bytes) -> list[bytes]:
+    """The whole entries of a journal (a torn last one, a kill inside its write, is left out)."""
+    parts, at = [], 0
+    while at + _ENTRY.size <= len(data):
+        (size,) = _ENTRY.unpack_from(data, at)
+        if at + _ENTRY.size + size > len(data):
+            break
+        parts.append(data[at + _ENTRY.size : at + _ENTRY.size + size])
+        at += _ENTRY.size + size
+    return parts
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """``data`` as the new file ``path``, fsynced (the caller renames it to its final name when whole); nothing of
+    it is left if that fails (a full disk)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        done = 0
+        while done < len(data):
+            done += os.write(fd, data[done:] if done else data)
+        os.fsync(fd)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(fd)
+
+
+def recover_journals(directory: Path, prefix: str = "", *, start: str | None = None) -> list[Path]:
+    """Seal what encrypted writers (store/outfile.py) killed in ``directory`` left (``prefix``: only that process's
+    files): the journal of a file sealed whole is removed; each whole entry of any other journal becomes a sealed
+    file of its own (``<prefix>-NNNNN-KKKKK<ext>.age``, an age file); a sealed file half written is removed."""
+    if start is None:  # else: the files whose names start with ``start`` (several processes' of one node)
+        start = glob.escape(prefix + "-") if prefix else ""
+    for left in directory.glob(f"{start}*{AGE}{SEALING}"):
+        left.unlink(missing_ok=True)
+    sealed: list[Path] = []
+    for journal in sorted(directory.glob(f"{start}*{AGE}{OPEN_SUFFIX}")):
+        final = journal.with_name(journal.name.removesuffix(OPEN_SUFFIX))
+        stem = _STEM.match(final.name.removesuffix(AGE))
+        if stem is None:
+            continue
+        if not final.exists():  # else: sealed whole, killed before its journal was removed
+            for k, part in enumerate(journal_parts(journal.read_bytes())):
+                own = directory / f"{stem['stem']}-{k:05d}{stem['ext']}{AGE}"
+                if not own.exists():  # a recovery killed halfway wrote it already
+                    sealing = own.with_name(own.name + SEALING)
+                    write_whole(sealing, part)
+                    sealed.append(finish_as(sealing, own))
+        journal.unlink()
+        fsync_dir(directory)
+    if sealed:
+        log.warning(
+            "%s: %d appends of encrypted files a killed writer left, sealed each on its own", directory, len(sealed)
+        )
     return sealed
 
 
@@ -109,7 +187,7 @@ def _jsonl_good_length(path: Path) -> int:
         good = end + 1
 
 
-def _warc_good_length(path: Path) -> int:
+def warc_good_length(path: Path) -> int:
     """End offset of the last WARC record that warcio reads whole and whose gzip member is complete."""
     ends: list[tuple[int, int]] = []  # (member start, member end) of each record read whole
     with open(path, "rb") as fh:

@@ -17,6 +17,8 @@ recompressing it costs ~0.5 ms per page to save 0.01%), an identity payload gets
 Compression goes through ISA-L (the ``isal`` package) when it is installed: the same gzip format, 4x less CPU than
 zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slightly smaller); zlib otherwise.
 
+With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file (:mod:`webtrawl.store.outfile`).
+
 ``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
 (aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact.
 """
@@ -24,13 +26,13 @@ zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slight
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
-import os
 import time
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -44,7 +46,8 @@ from webtrawl import __version__
 from webtrawl.deflate import MAX_LEVEL, ZLIB
 from webtrawl.formats import recrawl
 from webtrawl.messages import Page
-from webtrawl.store.recovery import OPEN_SUFFIX, file_name, finish, next_sequence
+from webtrawl.store.outfile import OutFile, open_out
+from webtrawl.store.recovery import file_name, next_sequence
 
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
@@ -120,37 +123,23 @@ def _request_target(url: str) -> str:
     return url[slash:] if slash >= 0 else "/"
 
 
-def _append(fh: BinaryIO, data: memoryview) -> None:
-    """Write all of ``data`` to the unbuffered ``fh``, or nothing: a failed write (disk full) is cut back, so
-    no half record stands in front of the next one."""
-    start = fh.tell()
-    done = 0
-    try:
-        while done < len(data):
-            done += fh.write(data[done:]) or 0
-    except BaseException:
-        fh.truncate(start)
-        fh.seek(start)
-        raise
-
-
 class WarcWriter:
     """Appends request/response pairs to ``<prefix>-<seq:05d>.warc.gz``, rotating at ``max_bytes``."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int) -> None:
+    def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
         self.directory = directory
+        self._recipients = recipients
         self.prefix = prefix
         self.max_bytes = max_bytes
         directory.mkdir(parents=True, exist_ok=True)
         self._seq = next_sequence(directory, prefix, EXT)
-        self._fh: BinaryIO | None = None
-        self._path: Path | None = None
+        self._file: OutFile | None = None
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
 
     @property
     def current_path(self) -> Path | None:
         """The ``.open`` file being written, if any."""
-        return self._path
+        return self._file.path if self._file is not None else None
 
     def write(self, page: Page, record: Mapping[str, Any]) -> None:
         """:meth:`write_pair` with the content hash of ``record`` (a JSON record as a dict), or, for a recrawled
@@ -168,14 +157,17 @@ class WarcWriter:
         ``revisit`` (a recrawl profile: server-not-modified, identical-payload-digest) writes a revisit record that
         refers to the page's last full response (digest and date from its recrawl state) instead of a response.
         """
-        fh = self._open()
         url = page.lease.url
         when = datetime.fromtimestamp(page.fetch_time or time.time(), UTC).replace(tzinfo=None)
         date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
         encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
         # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
         known = content_hash if not encoded else ""
-        buf = io.BytesIO()
+        self._seal_if_full()  # a seal that failed (a full disk) is done before anything new is written
+        fresh = self._file is None
+        out, buf = self._open(), io.BytesIO()
+        if fresh:  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
+            self._put(buf, self._warcinfo(), 6)
         if revisit:
             response = self._revisit(page, url, date, revisit)
             response_id = response.rec_headers.get_header("WARC-Record-ID")
@@ -187,8 +179,18 @@ class WarcWriter:
             buf.write(self._response(page, url, date, known, response_id, 0 if encoded else 1))
         if page.dom is not None:
             self._rendered(buf, page, date, response_id)
-        _append(fh, buf.getbuffer())
-        if fh.tell() >= self.max_bytes:
+        try:
+            out.append(buf.getbuffer())  # all or nothing: no half record in front of the next one
+        except BaseException:
+            if fresh:
+                self._file = None
+                out.discard()  # no file without its warcinfo record
+            raise
+        with contextlib.suppress(OSError):  # the pair is written: a failed seal is retried by the next write
+            self._seal_if_full()
+
+    def _seal_if_full(self) -> None:
+        if self._file is not None and (self._file.size >= self.max_bytes or self._file.full()):
             self._close_file()
 
     def _rendered(self, buf: BinaryIO, page: Page, date: str, page_response_id: str) -> None:
@@ -284,13 +286,14 @@ class WarcWriter:
         record.rec_headers.replace_header("WARC-Profile", f"http://netpreserve.org/warc/1.1/revisit/{profile}")
         return record
 
-    def _open(self) -> BinaryIO:
-        if self._fh is not None:
-            return self._fh
-        name = file_name(self.prefix, self._seq, EXT)
-        path = self.directory / (name + OPEN_SUFFIX)
-        info = self._builder.create_warcinfo_record(
-            name,
+    def _open(self) -> OutFile:
+        if self._file is None:
+            self._file = open_out(self.directory, file_name(self.prefix, self._seq, EXT), self._recipients)
+        return self._file
+
+    def _warcinfo(self) -> Any:
+        return self._builder.create_warcinfo_record(
+            file_name(self.prefix, self._seq, EXT),
             {
                 "software": f"webtrawl/{__version__}",
                 "format": "WARC File Format 1.1",
@@ -298,24 +301,10 @@ class WarcWriter:
                 "isPartOf": self.prefix,
             },
         )
-        buf = io.BytesIO()
-        self._put(buf, info, 6)
-        fh: BinaryIO = open(path, "xb", buffering=0)  # noqa: SIM115 - lives until rotation
-        try:
-            _append(fh, buf.getbuffer())
-        except BaseException:
-            fh.close()
-            path.unlink(missing_ok=True)  # no file without its warcinfo record
-            raise
-        self._fh, self._path = fh, path
-        return fh
 
     def _close_file(self) -> None:
-        fh, path = self._fh, self._path
-        if fh is None or path is None:
+        if self._file is None:
             return
-        self._fh = self._path = None
-        os.fsync(fh.fileno())
-        fh.close()
-        finish(path)
+        self._file.seal()  # kept open if this fails, so a retry seals it
+        self._file = None
         self._seq += 1

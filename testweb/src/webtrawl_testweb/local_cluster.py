@@ -64,10 +64,13 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = _START_TIME
 class LocalRedisCluster:
     """``masters`` cluster-enabled redis-servers on 127.0.0.1 sharing the 16384 slots; ``url`` reaches any."""
 
-    def __init__(self, masters: int = 3, data_dir: Path | None = None, node_timeout_ms: int = 2000) -> None:
+    def __init__(
+        self, masters: int = 3, data_dir: Path | None = None, node_timeout_ms: int = 2000, replicas: int = 0
+    ) -> None:
         if masters < 1:
             raise ValueError("a cluster needs at least one master")
         self.masters = masters
+        self.replicas = replicas  # per master: with replicas a killed master's replica takes over its slots
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="trawl-cluster-"))
         self.node_timeout_ms = node_timeout_ms
@@ -94,7 +97,7 @@ class LocalRedisCluster:
 
     def start(self) -> LocalRedisCluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.ports = free_cluster_ports(self.masters)
+        self.ports = free_cluster_ports(self.masters * (1 + self.replicas))
         binary = find_redis_binary()
         try:
             for port in self.ports:
@@ -103,6 +106,9 @@ class LocalRedisCluster:
                 _wait(lambda p=port: self._ping(p), f"redis-server on port {port}")  # type: ignore[misc]
             self._assign_slots()
             _wait(self._ready, "the cluster to agree on its slots")
+            if self.replicas:
+                self._add_replicas()
+                _wait(self._ready, "the replicas to join")
         except BaseException:
             self.stop()
             raise
@@ -137,30 +143,82 @@ class LocalRedisCluster:
 
     def _assign_slots(self) -> None:
         step = -(-_SLOTS // self.masters)
-        for i, port in enumerate(self.ports):
+        for i, port in enumerate(self.ports[: self.masters]):
             client = self._client(port)
             first, last = i * step, min(_SLOTS, (i + 1) * step)
             client.cluster("ADDSLOTS", *range(first, last))
             client.close()
         first_node = self._client(self.ports[0])
-        for port in self.ports[1:]:
+        for port in self.ports[1 : self.masters]:
             first_node.cluster("MEET", "127.0.0.1", port)
         first_node.close()
 
-    def _ready(self) -> bool:
-        for port in self.ports:
+    def _node_id(self, port: int) -> str:
+        client = self._client(port)
+        try:
+            reply = client.cluster("MYID")
+            return reply.decode() if isinstance(reply, bytes) else str(reply)
+        finally:
+            client.close()
+
+    def _add_replicas(self) -> None:
+        """Replica j of master i listens on ports[masters * (1 + j) + i]; it meets the cluster, then follows."""
+        first_node = self._client(self.ports[0])
+        for port in self.ports[self.masters :]:
+            first_node.cluster("MEET", "127.0.0.1", port)
+        first_node.close()
+        total = len(self.ports)
+        _wait(lambda: all(self._known(p) == total for p in self.ports[self.masters :]), "the replicas to meet")
+        for index, port in enumerate(self.ports[self.masters :]):
+            master = self._node_id(self.ports[index % self.masters])
             client = self._client(port)
             try:
-                info = client.cluster("INFO")
-                if isinstance(info, dict):
-                    fields = {str(k): str(v) for k, v in info.items()}
-                else:
-                    text = info.decode() if isinstance(info, bytes) else str(info)
-                    fields = dict(line.split(":", 1) for line in text.split() if ":" in line)
-                if fields.get("cluster_state") != "ok" or int(fields.get("cluster_known_nodes", 0)) != self.masters:
-                    return False
+                client.cluster("REPLICATE", master)
             finally:
                 client.close()
+
+    def _known(self, port: int) -> int:
+        return int(self._info(port).get("cluster_known_nodes", 0))
+
+    def _info(self, port: int) -> dict[str, str]:
+        client = self._client(port)
+        try:
+            info = client.cluster("INFO")
+        finally:
+            client.close()
+        if isinstance(info, dict):
+            return {str(k): str(v) for k, v in info.items()}
+        text = info.decode() if isinstance(info, bytes) else str(info)
+        return dict(line.split(":", 1) for line in text.split() if ":" in line)
+
+    def kill_master(self, index: int = 0) -> int:
+        """kill -9 of master ``index`` (its replica takes over after the node timeout); returns its port."""
+        proc = self._procs[index]
+        proc.kill()
+        proc.wait()
+        return self.ports[index]
+
+    def _ready(self) -> bool:
+        """Every node sees the cluster ok and knows every node that has joined so far (masters, then all)."""
+        joined = len(self.ports) if self._replicating() else self.masters
+        for port in self.ports[:joined]:
+            fields = self._info(port)
+            if fields.get("cluster_state") != "ok" or int(fields.get("cluster_known_nodes", 0)) != joined:
+                return False
+        return True
+
+    def _replicating(self) -> bool:
+        """Whether the replicas were told to follow (then each must have caught up with its master)."""
+        if not self.replicas or self._known(self.ports[-1]) < len(self.ports):
+            return False
+        for port in self.ports[self.masters :]:
+            client = self._client(port)
+            try:
+                info = client.info("replication")
+            finally:
+                client.close()
+            if info.get("role") != "slave" or info.get("master_link_status") != "up":
+                return False
         return True
 
     def stop(self) -> None:

@@ -7,7 +7,7 @@
 -- hold = 1 (a host session): if the host has more URLs, its next one is leased to the same owner at once, due at
 -- the next-allowed time, and the host never goes back to the ready set, so the owner's open connection to it is
 -- reused. The new lease's deadline counts from that time.
--- returns {stale, {index of the release (1-based), token, origin, entry, wait_ms} * held}
+-- returns {stale, {index of the release (1-based), token, origin, entry, wait_ms} * held, {index} * stale}
 local sp = ARGV[1]
 local base, max, park_after, process_ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local lease_ttl = tonumber(ARGV[6])
@@ -15,6 +15,7 @@ local leases, deadlines = sp .. 'L', sp .. 'dl'
 local now = now_ms()
 local now_up = now_ms_up()
 local held = {}
+local stale_at = {}
 local index = 0
 local stale = 0
 local i = 7
@@ -30,8 +31,12 @@ while i <= #ARGV do
   local owner, host, entry
   if rec then owner, host, entry = split_lease(rec) end
   local hk = host and (sp .. 'h:' .. host)
-  if not host or redis.call('HGET', hk, 'l') ~= token then
-    stale = stale + 1  -- reclaimed (or already released): someone else owns this URL now
+  if not host then
+    stale = stale + 1  -- reclaimed (expired, or its owner died): someone else owns this URL now
+    stale_at[stale] = index
+  elseif redis.call('HGET', hk, 'l') ~= token then
+    -- released already (KEEP): the same release sent again after its reply was lost; it was done once
+    count('repeated-release', 1)
   else
     for j = first_counter, i - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
     local wait = delay
@@ -96,4 +101,4 @@ while i <= #ARGV do
 end
 count('stale-release', stale)
 flush_counts(sp .. 'c')
-return {stale, held}
+return {stale, held, stale_at}

@@ -42,7 +42,7 @@ def cell_text(value: Any) -> str:
 class CsvSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
-        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv, ctx.chunk)
+        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv, ctx.chunk, ctx.recipients())
         self.rows = RowMaker(what, ctx.crawl_id)
         self.header: list[str] = []
         self._known: set[str] = set()

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import msgspec
 
 from webtrawl.errors import ConfigError, InputError
+from webtrawl.store.agekeys import open_output, output_files
 from webtrawl.store.base import SinkContext
 from webtrawl.store.registry import open_sink
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
@@ -43,20 +44,20 @@ def _files(out: Path, what: What) -> list[Path]:
     directory = out / what.value
     if not directory.is_dir():
         raise InputError(f"{out} has no {what.value}/ directory: was the crawl run with {_hint(what)}?")
-    return sorted(directory.glob("*.jsonl")) + sorted(directory.glob("*.jsonl.open"))
+    return output_files(directory, ".jsonl")
 
 
 def _hint(what: What) -> str:
     return "--extract" if what is What.ITEMS else "--jsonl"
 
 
-def _groups(files: Sequence[Path]) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
+def _groups(files: Sequence[Path], identity: Path | None) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
     """(file index, line number, url, lines) of each run of consecutive lines with one URL; a torn last line of a
-    file (a killed writer's, not yet sealed) is skipped."""
+    file (a killed writer's, not yet sealed) is skipped. Encrypted files are decrypted with ``identity``."""
     for f, path in enumerate(files):
         start, url = 0, None
         lines: list[dict[str, Any]] = []
-        with path.open("rb") as fh:
+        with open_output(path, identity) as fh:
             for n, raw in enumerate(fh):
                 if not raw.endswith(b"\n"):
                     break
@@ -70,13 +71,29 @@ def _groups(files: Sequence[Path]) -> Iterator[tuple[int, int, str, list[dict[st
             yield f, start, url, lines
 
 
-def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000) -> tuple[int, int]:
-    """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each."""
-    what = What(what)
-    files = _files(out, what)
+def latest(out: Path, what: What | str, identity: Path | None = None) -> Iterator[list[dict[str, Any]]]:
+    """The lines of each URL's last set (of items or its record), file by file: two passes, one entry per URL.
+    :class:`InputError` at once if the crawl has no such files; ``identity`` decrypts an encrypted crawl's."""
+    return _latest(_files(out, What(what)), identity)
+
+
+def _latest(files: Sequence[Path], identity: Path | None) -> Iterator[list[dict[str, Any]]]:
     last: dict[str, tuple[int, int]] = {}
-    for f, start, url, _ in _groups(files):
+    for f, start, url, _ in _groups(files, identity):
         last[url] = (f, start)
+    for f, start, url, lines in _groups(files, identity):
+        if last.get(url) == (f, start):  # else an earlier fetch of a URL fetched again: its last set wins
+            yield lines
+
+
+def export(
+    out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chunk: int = 10_000, identity: Path | None = None
+) -> tuple[int, int]:
+    """Write the crawl's ``what`` to every sink in ``urls``; returns (rows, URLs) written to each. ``identity``: the
+    age identity file that decrypts an encrypted crawl's files (``--encrypt-to``)."""
+    what = What(what)
+    groups = latest(out, what, identity)  # no such files: the error comes before any sink is opened
+    pages = 0
     ctx = SinkContext(out_dir=out, prefix="export", crawl_id=crawl_id, chunk=chunk)
     sinks: list[RowSink] = []
     rows_done = 0
@@ -89,9 +106,8 @@ def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chun
             sinks.append(sink)
         maker = RowMaker(what, crawl_id)
         pending: list[dict[str, Any]] = []
-        for f, start, url, lines in _groups(files):
-            if last.get(url) != (f, start):
-                continue  # an earlier fetch of a URL fetched again: its last set wins
+        for lines in groups:
+            pages += 1
             pending.extend(lines)
             if len(pending) >= _BATCH_ROWS:
                 rows_done += _write(sinks, maker.from_dicts(pending))
@@ -100,7 +116,7 @@ def export(out: Path, what: What | str, urls: Sequence[str], crawl_id: str, chun
     finally:
         for done in sinks:
             done.close()
-    return rows_done, len(last)
+    return rows_done, pages
 
 
 def _write(sinks: Sequence[RowSink], rows: Rows) -> int:

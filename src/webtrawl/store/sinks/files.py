@@ -4,18 +4,23 @@ Each write reaches the OS in one go (an unbuffered descriptor, all or nothing: a
 cut back so the same batch can be written again), so it survives a kill of the process. When a file is full it is
 fsynced and sealed: renamed (CSV) or converted and renamed (Parquet). A file left ``.open`` by a killed process is
 sealed the next time a sink of the same name prefix opens the directory (or by :func:`seal_sink_dir`), keeping every
-whole write and cutting a torn tail.
+whole write and cutting a torn tail. With ``recipients`` (``--encrypt-to``) the file is an age file
+(:class:`~webtrawl.store.outfile.AgeFile`), which seals itself (a sink's sealer reads plain files; Parquet has none).
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from webtrawl.errors import ConfigError
-from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence
+from webtrawl.store.outfile import AgeFile
+from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence, recover_journals
 
 log = logging.getLogger("webtrawl.store")
 
@@ -26,8 +31,13 @@ class AppendFile:
     """One ``.open`` file at a time of a rotating series: sealed after ``rows_per_file`` rows (counted by the
     caller's appends), or whenever the caller seals it."""
 
-    def __init__(self, directory: Path, prefix: str, ext: str, sealer: Sealer, rows_per_file: int) -> None:
+    def __init__(
+        self, directory: Path, prefix: str, ext: str, sealer: Sealer, rows_per_file: int, recipients: Sequence[Any] = ()
+    ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
+        recover_journals(directory, prefix)  # an encrypted file a killed run left open
+        self._recipients = recipients
+        self._age: AgeFile | None = None  # the open file, when encrypted (sealed whole by AgeFile, not by sealer)
         self.rows_per_file = max(1, rows_per_file)
         self._rows = 0
         self.directory = directory
@@ -44,10 +54,22 @@ class AppendFile:
 
     @property
     def is_open(self) -> bool:
-        return self._fd >= 0
+        return self._fd >= 0 or self._age is not None
 
     def append(self, data: bytes, rows: int) -> None:
         """Write ``data`` (``rows`` whole rows) all or nothing; seal the file once it holds its rows."""
+        if self._recipients:
+            if self._age is not None and (self._rows >= self.rows_per_file or self._age.full()):
+                self.seal()  # a seal that failed (a full disk) is done before anything new is written
+            if self._age is None:
+                name = file_name(self.prefix, self._seq, self.ext)
+                self._age = AgeFile(self.directory, name, self._recipients)
+            self._age.append(data)
+            self._rows += rows
+            if self._rows >= self.rows_per_file or self._age.full():
+                with contextlib.suppress(OSError):  # the rows are written: a failed seal is retried next time
+                    self.seal()
+            return
         if self._fd < 0:
             path = self.directory / (file_name(self.prefix, self._seq, self.ext) + OPEN_SUFFIX)
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
@@ -68,6 +90,11 @@ class AppendFile:
 
     def seal(self) -> None:
         """fsync, close and seal the current file (if any); the next append starts the next one."""
+        if self._age is not None:
+            self._age.seal()  # kept open if this fails, so a retry seals it
+            self._age, self._rows = None, 0
+            self._seq += 1
+            return
         self._rows = 0
         if self._fd < 0 or self.path is None:
             return
@@ -103,9 +130,11 @@ def cut(path: Path, keep: int) -> None:
 
 
 def seal_sink_dir(directory: Path, ext: str, sealer: Sealer, prefix: str = "") -> int:
-    """Seal every ``<prefix>*<ext>.open`` file in ``directory`` (no writer of theirs may be running); how many."""
+    """Seal every ``<prefix>*<ext>.open`` file in ``directory`` (no writer of theirs may be running), and the
+    encrypted ones' journals; how many."""
     if not directory.is_dir():
         return 0
+    recover_journals(directory, start=glob.escape(prefix))
     found = sorted(directory.glob(f"{prefix}*{ext}{OPEN_SUFFIX}"))
     for path in found:
         sealer(path)

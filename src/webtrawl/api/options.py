@@ -1,0 +1,74 @@
+"""A crawl's configuration from Python keywords (``delay=2.0``, ``ip_allow=[...]``) or the command line's flags.
+
+Both go through :func:`webtrawl.config.load`, so a bad value gets the same one-line :class:`ConfigError` as the flag
+would. Settings an earlier run of the crawl saved in its output directory are the lowest layer: running the same
+``out`` again resumes the crawl with them, as ``trawl crawl --out DIR`` does.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from webtrawl.config import CrawlConfig, load
+from webtrawl.errors import ConfigError
+from webtrawl.options import BY_NAME
+
+
+def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Keywords as :func:`load` flags: names checked against the option table, collections as lists."""
+    flags: dict[str, Any] = {}
+    for name, value in options.items():
+        if name not in BY_NAME:
+            raise ConfigError(f"unknown option {name!r}{_closest(name)}")
+        if isinstance(value, tuple | set | frozenset):
+            value = list(value)
+        flags[name] = value
+    return flags
+
+
+def _closest(name: str) -> str:
+    wanted = name.replace("-", "_").lower()
+    if wanted in BY_NAME:
+        return f" (did you mean {wanted!r}?)"
+    close = difflib.get_close_matches(wanted, list(BY_NAME), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else " (see 'trawl crawl --help' for the options)"
+
+
+def crawl_config(
+    flags: Mapping[str, Any],
+    *,
+    seeds: Iterable[str] = (),
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> CrawlConfig:
+    """Flags over env over TOML over the settings saved by an earlier run of the same crawl (resume); the sinks
+    probed and user fetchers imported (:func:`_probe_sinks`). ``env``: ``{}`` unless given."""
+    from webtrawl.node.saved import load_saved_settings
+
+    out = Path(str(flags["out"])).expanduser() if flags.get("out") else None
+    saved = load_saved_settings(out) if out is not None else None
+    cfg = load(flags, config_file=config_file, env={} if env is None else env, seeds=seeds, saved=saved)
+    if cfg.crawl.out is None:
+        raise ConfigError("--out DIR is required: it holds the crawl's state and output")
+    _probe_sinks(cfg)
+    return cfg
+
+
+def _probe_sinks(cfg: CrawlConfig) -> None:
+    """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
+    does a --fetcher that names no Fetcher class."""
+    if cfg.fetch.fetcher:
+        from webtrawl.fetch.base import check_fetchers
+
+        check_fetchers(cfg.fetch.fetcher)
+    out = cfg.output
+    if out.items_to or out.records_to or out.chunks_to or out.changes_to:
+        from webtrawl.store.registry import probe
+
+        streams = (("items", out.items_to), ("records", out.records_to))
+        for stream, urls in (*streams, ("chunks", out.chunks_to), ("changes", out.changes_to)):
+            for url in urls:
+                probe(url, stream)

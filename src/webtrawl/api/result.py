@@ -1,0 +1,36 @@
+"""What :meth:`Crawler.run` returns: the crawl's counters and its stored items and page records, read from disk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlResult:
+    """One run of a crawl. ``stats`` are the whole crawl's counters when it stopped (a resumed crawl's include its
+    earlier runs): ``fetched``, ``items``, ``queued``, ``err:<reason>``, ``drop:<reason>``... as ``trawl stats``
+    shows them. ``interrupted``: the run was stopped at once (a second Ctrl-C), without draining."""
+
+    out: Path
+    stats: Mapping[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def items(self) -> Iterator[dict[str, Any]]:
+        """The stored items (``items/*.jsonl``): ``{"url", "fetch_time", "index", "fields"}``, read lazily. A page
+        fetched again after a kill counts once (its last fetch's items), as ``trawl export`` has it."""
+        return self._rows("items")
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The page records (``records/*.jsonl``): one per fetched, failed or refused URL, read lazily."""
+        return self._rows("records")
+
+    def _rows(self, what: str) -> Iterator[dict[str, Any]]:
+        if not (self.out / what).is_dir():
+            return  # a crawl without --extract has no items; one with --no-jsonl no files at all
+        from webtrawl.store.sinks.export import latest
+
+        for lines in latest(self.out, what):
+            yield from lines

@@ -1,0 +1,73 @@
+"""The replica barrier (``--redis-replicas N``): a page is completed only once the links it added are on N replicas.
+
+Redis replicates asynchronously: a master killed -9 may take its last writes with it, and the replica promoted in
+its place never saw them. On one master that loses a suffix of the history, which a completion after its links
+survives consistently; but a crawl's shards live on several masters, so a page's completion (on the URL's master)
+could survive while the links it added (on other masters) were lost with theirs: URLs lost for good. ``WAIT N``
+after the parser's add calls, on each master they went to and on the same connection (WAIT counts that
+connection's writes), closes that gap. A replica that does not answer in time costs ``WAIT_MS`` and one log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+
+from webtrawl.frontier.scripts import Call
+
+log = logging.getLogger("webtrawl.frontier")
+
+WAIT_MS = 300  # a replica acknowledges a WAIT at once (GETACK); this is for one that is gone
+_SHORT_S = 30.0  # a master whose replicas fell short is not waited for this long (then asked again)
+_short_until: dict[str, float] = {}  # key (or "" on one server) -> monotonic time to wait for its replicas again
+
+
+def replicas_of(client: Any, asked: int) -> int:
+    """``asked``, or for -1 (auto) the replicas Redis has: a master's connected replicas, on a cluster the fewest
+    any master has (0 on a single server or a cluster without replicas: no barrier)."""
+    if asked >= 0:
+        return asked
+    try:
+        if hasattr(client, "get_primaries"):
+            infos = client.info("replication", target_nodes="primaries")
+            found = infos.values() if "connected_slaves" not in infos else [infos]
+            return min((int(info.get("connected_slaves", 0)) for info in found), default=0)
+        return int(client.info("replication").get("connected_slaves", 0))
+    except redis.ResponseError as exc:  # INFO not allowed (a managed service's ACL): no barrier unless asked
+        log.warning("cannot count the Redis replicas (%s): give --redis-replicas N for the replica barrier", exc)
+        return 0
+
+
+def replica_waits(keys: Sequence[str], replicas: int, cluster: bool) -> list[Call]:
+    """WAIT calls to append to a pipeline whose calls wrote ``keys``: one per distinct key on a cluster (each
+    routed to that key's master; a second one there returns at once), one on a single server. A master whose
+    replicas fell short lately (a failover took one away) is skipped for a while, not waited for batch after batch."""
+    if replicas <= 0 or not keys:
+        return []
+    now = time.monotonic()
+    near = list(dict.fromkeys(keys)) if cluster else [""]
+    return [Call(("WAIT", replicas, WAIT_MS), near=key or None) for key in near if _short_until.get(key, 0.0) <= now]
+
+
+def check_acks(waits: Sequence[Call], replies: Sequence[Any], replicas: int) -> None:
+    """A WAIT that came back with fewer replicas than asked: one log line (at most a minute), its master skipped."""
+    short = [(call.near or "", int(r)) for call, r in zip(waits, replies, strict=True) if int(r) < replicas]
+    if not short:
+        return
+    now = time.monotonic()
+    for key, _ in short:
+        _short_until[key] = now + _SHORT_S
+    if now - _short_until.get("log", float("-inf")) >= 60.0:
+        _short_until["log"] = now
+        acked = min(n for _, n in short)
+        log.warning(
+            "only %d of %d Redis replicas acknowledged a page's links within %d ms; not waiting there for %.0fs",
+            acked,
+            replicas,
+            WAIT_MS,
+            _SHORT_S,
+        )

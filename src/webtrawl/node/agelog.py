@@ -1,0 +1,87 @@
+"""A process's log file encrypted to the crawl's age recipients (``--encrypt-to``): log lines name URLs.
+
+The file is an :class:`~webtrawl.store.outfile.AgeFile` series ``<name>-NNNNN.log.age`` (each one an age file
+``age -d`` reads, rotated at ``--log-max-bytes``, ``--log-backups`` old ones kept). Every append of an open
+encrypted file is a whole age file of its own, so lines are gathered first: a WARNING or worse is written at once
+(with the lines before it), other lines when 64 KiB have gathered, when a line comes a second or more after the
+first one waiting, and at exit. A kill -9 loses the INFO lines still waiting; what was written survives it in the
+file's journal, each append sealed on its own when the process starts again
+(:func:`~webtrawl.store.recovery.recover_journals`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from webtrawl.store.outfile import AgeFile
+from webtrawl.store.recovery import AGE, file_name, next_sequence, recover_journals
+
+EXT = ".log"
+SUPERVISOR = "trawl"
+_GATHER_BYTES = 64 * 1024
+_GATHER_SECONDS = 1.0
+
+
+class AgeLogHandler(logging.Handler):
+    def __init__(self, directory: Path, name: str, recipients: Sequence[Any], max_bytes: int, backups: int) -> None:
+        super().__init__()
+        directory.mkdir(parents=True, exist_ok=True)
+        # This process's predecessor, killed; the supervisor (``trawl``), which starts before any child, also seals
+        # what children that will not run again (a resume with fewer processes) left.
+        recover_journals(directory, "" if name == SUPERVISOR else name)
+        self.directory, self.name_prefix = directory, name
+        self.max_bytes, self.backups = max_bytes, backups
+        self._recipients = list(recipients)
+        self._seq = next_sequence(directory, name, EXT)
+        self._file: AgeFile | None = None
+        self._pending: list[str] = []
+        self._pending_bytes = 0
+        self._first = 0.0
+        self._guard = threading.RLock()  # emit (under the handler's lock) and flush from logging.shutdown
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record) + "\n"
+            with self._guard:
+                if not self._pending:
+                    self._first = time.monotonic()
+                self._pending.append(line)
+                self._pending_bytes += len(line)
+                due = time.monotonic() - self._first >= _GATHER_SECONDS or self._pending_bytes >= _GATHER_BYTES
+            if record.levelno >= logging.WARNING or due:
+                self.flush()
+        except Exception:
+            self.handleError(record)
+
+    def flush(self) -> None:
+        with self._guard:
+            if not self._pending:
+                return
+            data = "".join(self._pending).encode("utf-8", "replace")
+            self._pending, self._pending_bytes = [], 0
+            if self._file is None:
+                self._file = AgeFile(self.directory, file_name(self.name_prefix, self._seq, EXT), self._recipients)
+            self._file.append(data)
+            if self._file.size >= self.max_bytes or self._file.full():
+                self._rotate()
+
+    def close(self) -> None:
+        self.flush()
+        with self._guard:
+            self._rotate()
+        super().close()
+
+    def _rotate(self) -> None:
+        out, self._file = self._file, None
+        if out is None:
+            return
+        out.seal()
+        self._seq += 1
+        sealed = sorted(self.directory.glob(f"{self.name_prefix}-*{EXT}{AGE}"))
+        for old in sealed[: max(0, len(sealed) - self.backups - 1)]:  # as many as the plain files: backups + current
+            old.unlink(missing_ok=True)

@@ -1,0 +1,82 @@
+"""The supervisor's side of a Redis outage (a restart, a failover, a network cut, the embedded server killed).
+
+Each tick's Redis work (counters, reclaim, heartbeat, stop checks) goes through :meth:`RedisWatch.run`: a transient
+error pauses that work instead of killing the supervisor. The start of an outage is one alert (``redis``: a
+WARNING line and ``--alert-cmd``), its end the alert's INFO line. Fetchers and parsers wait out the same outage
+in their frontier calls (``frontier/retry.py``). The embedded server, if it died, is started again here from its
+append-only file. An outage longer than ``limit_s`` ends the node with an error instead of waiting for ever.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from webtrawl.errors import StateError
+from webtrawl.frontier.connect import mask_url, one_line
+from webtrawl.frontier.retry import is_transient
+from webtrawl.metrics.alerts import Alerts
+from webtrawl.node.redis_server import EmbeddedRedis
+
+log = logging.getLogger("webtrawl.node")
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+ALERT = "redis"
+OUTAGE_LIMIT_S = 600.0  # then the node stops with an error: its children cannot go on
+
+
+class RedisWatch:
+    def __init__(
+        self, url: str, alerts: Alerts, embedded: EmbeddedRedis | None = None, limit_s: float = OUTAGE_LIMIT_S
+    ) -> None:
+        self.url = mask_url(url)
+        self.alerts = alerts
+        self.embedded = embedded
+        self.limit_s = limit_s
+        self.down_since: float | None = None
+
+    @property
+    def down(self) -> bool:
+        return self.down_since is not None
+
+    def run(self, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
+        """``work(*args, **kwargs)``, or None if Redis is away (the outage is reported once)."""
+        try:
+            value = work(*args, **kwargs)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            self._lost(exc)
+            return None
+        self._back()
+        return value
+
+    def too_long(self) -> str:
+        """Why the node must stop ("" while the outage is shorter than the limit)."""
+        if self.down_since is None or time.monotonic() - self.down_since < self.limit_s:
+            return ""
+        return f"Redis at {self.url} out of reach for {self.limit_s:.0f}s"
+
+    def _lost(self, exc: BaseException) -> None:
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+            detail = one_line(exc.__cause__ or exc)
+            message = f"lost the connection to Redis at {self.url} ({detail}); the node pauses until it is back"
+            self.alerts.report(ALERT, True, 1.0, 0.0, message)
+        if self.embedded is not None and not self.embedded.alive():
+            log.info("the embedded redis-server died; starting it again from its append-only file")
+            try:
+                self.embedded.restart()
+            except StateError as err:
+                log.error("could not start the embedded redis-server again: %s", err)
+
+    def _back(self) -> None:
+        if self.down_since is None:
+            return
+        away = time.monotonic() - self.down_since
+        self.down_since = None
+        self.alerts.report(ALERT, False, 0.0, 0.0, f"Redis is back after {away:.1f}s; the node goes on")

@@ -1,0 +1,19 @@
+"""Callbacks the API tests crawl with (imported by name in the crawler's parser processes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from tests.extract.shop import ShopSpider
+from webtrawl import Page
+
+
+def title(page: Page) -> Iterator[dict[str, Any]]:
+    yield {"title": page.css("h1::text").get()}
+
+
+class Shop(ShopSpider):
+    """The tests' shop spider, seeded by the crawl's ``urls`` instead of ``SHOP_START``."""
+
+    start_urls: ClassVar[list[str]] = []

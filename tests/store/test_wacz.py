@@ -1,0 +1,118 @@
+"""``trawl export --to wacz:``: a crawl's WARCs (a killed crawl's ``.open`` one too) as a WACZ that ``wacz validate``
+accepts, each index entry pointing at its record, the crawl's HTML pages listed; bad destinations are one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.store.agekit import age_key
+from tests.store.waczcheck import index_entries, package_pages, records_at_entries
+from webtrawl.formats.agekey import recipients
+from webtrawl.messages import Lease, Page
+from webtrawl.store import JsonlWriter, WarcWriter
+
+pytest.importorskip("wacz", reason="the wacz extra packages WACZ")
+
+
+def _page(url: str, n: int, content_type: str = "text/html") -> Page:
+    return Page(
+        lease=Lease(token=f"t.{n}", shard=0, host="a.test", url=url),
+        status=200,
+        reason="OK",
+        http_version="1.1",
+        headers=[("Content-Type", content_type)],
+        body=b"<html><title>page %d</title><a href='/x'>x</a></html>" % n,
+        request_headers=[("Host", "a.test")],
+        ip="127.0.0.1",
+        fetch_time=1_700_000_000.5 + n,
+    )
+
+
+def _record(url: str, content_type: str) -> str:
+    row = {"url": url, "final_url": url, "status": 200, "content_type": content_type, "title": url, "error": None}
+    return json.dumps(row) + "\n"
+
+
+def _killed_crawl(out: Path) -> list[str]:
+    """A sealed WARC, and one a kill left ``.open`` with half a record at its end; their page records."""
+    urls = [f"http://a.test/{n}" for n in range(4)]
+    sealed = WarcWriter(out / "warc", "n-p0", 1 << 30)
+    for n, url in enumerate(urls[:2]):
+        sealed.write_pair(_page(url, n))
+    sealed.close()
+    killed = WarcWriter(out / "warc", "n-p1", 1 << 30)
+    killed.write_pair(_page(urls[2], 2))
+    killed.write_pair(_page(urls[3], 3, "text/css"))
+    assert killed.current_path is not None
+    with killed.current_path.open("ab") as fh:
+        fh.write(b"\x1f\x8b\x08\x00half a gzip member")
+    (out / "records").mkdir()
+    lines = [_record(url, "text/html; charset=utf-8") for url in urls[:3]] + [_record(urls[3], "text/css")]
+    (out / "records" / "n-p0-00000.jsonl").write_text("".join(lines[:2]))
+    (out / "records" / "n-p1-00000.jsonl.open").write_text("".join(lines[2:]) + '{"url": "http://a.')
+    return urls
+
+
+def _export(out: Path, to: str, *more: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "webtrawl", "export", "--out", str(out), "--to", to, *more]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_a_killed_crawl_packages_whole_records_and_its_html_pages(tmp_path: Path) -> None:
+    out = tmp_path / "c1"
+    urls = _killed_crawl(out)
+    left_open = out / "warc" / "n-p1-00000.warc.gz.open"
+    before = left_open.read_bytes()
+    package = tmp_path / "c1.wacz"
+    done = _export(out, f"wacz:{package}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"packaged 2 WARC file(s) and 3 pages as {package}"
+    assert left_open.read_bytes() == before, "the crawl's own files are not changed"
+    valid = subprocess.run([sys.executable, "-m", "wacz", "validate", "-f", str(package)], capture_output=True)
+    assert valid.returncode == 0 and b"is valid" in valid.stdout, valid.stdout
+    found = records_at_entries(package, index_entries(package))
+    assert sorted(url for url, kind, _ in found if kind == "response") == urls
+    assert package_pages(package) == set(urls[:3])  # HTML pages only: the style sheet is not a page
+
+
+def test_an_encrypted_crawl_packages_with_its_identity(tmp_path: Path) -> None:
+    key = age_key(tmp_path / "age")
+    keys = recipients([key.recipient])
+    out = tmp_path / "c1"
+    urls = [f"http://a.test/{n}" for n in range(3)]
+    sealed = WarcWriter(out / "warc", "n-p0", 1 << 30, keys)
+    sealed.write_pair(_page(urls[0], 0))
+    sealed.close()
+    killed = WarcWriter(out / "warc", "n-p1", 1 << 30, keys)  # left open: its parts are what a kill leaves
+    for n, url in enumerate(urls[1:], 1):
+        killed.write_pair(_page(url, n))
+    records = JsonlWriter(out / "records", "n-p0", 100, keys)
+    records.write_some([json.loads(_record(url, "text/html")) for url in urls])
+    package = tmp_path / "c1.wacz"
+    done = _export(out, f"wacz:{package}", "--identity", str(key.identity))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"packaged 2 WARC file(s) and 3 pages as {package}"  # one sealed, one open
+    valid = subprocess.run([sys.executable, "-m", "wacz", "validate", "-f", str(package)], capture_output=True)
+    assert valid.returncode == 0 and b"is valid" in valid.stdout, valid.stdout
+    found = records_at_entries(package, index_entries(package))
+    assert sorted(url for url, kind, _ in found if kind == "response") == urls
+    assert package_pages(package) == set(urls)
+
+
+def test_bad_destinations_and_a_crawl_without_warcs_are_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "c1"
+    (out / "records").mkdir(parents=True)
+    for to, said in [
+        (f"wacz:{tmp_path}/c1.zip", "a WACZ destination is wacz:FILE.wacz"),
+        (f"wacz:{tmp_path}/nowhere/c1.wacz", "does not exist"),
+        (f"wacz:{tmp_path}/c1.wacz", "has no WARC files"),
+    ]:
+        done = _export(out, to)
+        assert done.returncode == 2 and done.stderr.startswith("trawl: error:"), done.stderr
+        assert said in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert not (tmp_path / "c1.wacz").exists() and list(tmp_path.iterdir()) == [out]
