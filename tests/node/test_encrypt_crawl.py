@@ -17,6 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.crawlrun import Crawl, records, wait_until, warc_responses
 from tests.store.agekit import AgeKey, age_key
+from webtrawl import CrawlResult
 from webtrawl.store.recovery import journal_parts
 from webtrawl_testweb import TestWeb
 
@@ -80,6 +81,8 @@ def test_an_encrypted_crawl_killed_and_resumed_decrypts_to_the_plain_crawl(testw
     assert done.returncode == 0, done.stderr
     exported = [json.loads(line) for path in (tmp_path / "rows").iterdir() for line in path.read_text().splitlines()]
     assert {r["url"] for r in exported} == {r["url"] for r in rows}
+    api_rows = list(CrawlResult(secret).records(identity=key.identity))  # the Python API reads it the same way
+    assert {r["url"] for r in api_rows} == {r["url"] for r in rows}
     warc = max((secret / "warc").iterdir(), key=lambda path: path.stat().st_size)
     tried = [*base, "try", "--text", "--warc", str(warc), "--identity", str(key.identity)]
     said = subprocess.run(tried, capture_output=True, text=True, timeout=120)

@@ -18,19 +18,20 @@ class CrawlResult:
     stats: Mapping[str, int] = field(default_factory=dict)
     interrupted: bool = False
 
-    def items(self) -> Iterator[dict[str, Any]]:
+    def items(self, identity: Path | str | None = None) -> Iterator[dict[str, Any]]:
         """The stored items (``items/*.jsonl``): ``{"url", "fetch_time", "index", "fields"}``, read lazily. A page
-        fetched again after a kill counts once (its last fetch's items), as ``trawl export`` has it."""
-        return self._rows("items")
+        fetched again after a kill counts once (its last fetch's items), as ``trawl export`` has it. ``identity``:
+        the age identity file that decrypts a crawl made with ``encrypt_to`` (as ``trawl export --identity``)."""
+        return self._rows("items", identity)
 
-    def records(self) -> Iterator[dict[str, Any]]:
+    def records(self, identity: Path | str | None = None) -> Iterator[dict[str, Any]]:
         """The page records (``records/*.jsonl``): one per fetched, failed or refused URL, read lazily."""
-        return self._rows("records")
+        return self._rows("records", identity)
 
-    def _rows(self, what: str) -> Iterator[dict[str, Any]]:
+    def _rows(self, what: str, identity: Path | str | None) -> Iterator[dict[str, Any]]:
         if not (self.out / what).is_dir():
             return  # a crawl without --extract has no items; one with --no-jsonl no files at all
         from webtrawl.store.sinks.export import latest
 
-        for lines in latest(self.out, what):
+        for lines in latest(self.out, what, None if identity is None else Path(identity)):
             yield from lines
