@@ -17,6 +17,7 @@ from tests.extract.shop import __file__ as shop_file
 from tests.fixtures.shop_web import ShopWeb
 from tests.node.clusterrun import NodeRun
 from tests.node.crawlrun import Crawl, records, wait_until
+from webtrawl import CrawlResult
 from webtrawl_testweb import duplicate_fetches
 from webtrawl_testweb.local_cluster import LocalRedisCluster
 
@@ -91,6 +92,10 @@ def test_kill_9_and_rerun_lose_and_double_no_item(
     doubled = {url: n for url, n in Counter(i["url"] for i in items).items() if n > 1}
     assert sum(n - 1 for n in doubled.values()) <= taken_back, (doubled, taken_back)
     assert set(doubled) <= set(duplicate_fetches(shop_web.log.entries()))
+    # What a reader gets (the API's items(), like trawl export): each product once, its last fetch's item.
+    read = list(CrawlResult(out).items())
+    assert sorted(i["url"] for i in read) == sorted({i["url"] for i in items})
+    _check_products(shop_web, read)
 
 
 def test_two_nodes_on_a_cluster_hand_each_other_routes(
