@@ -21,15 +21,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import urllib.parse
-from collections.abc import Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import missing_extra
-from webtrawl.store.base import PageOutput, Sink, SinkContext
-from webtrawl.store.sinks.broker import LoopThread, messages
-from webtrawl.store.sinks.rows import RowMaker, Rows, What
+from webtrawl.store.base import Sink, SinkContext
+from webtrawl.store.sinks.broker import BrokerSink, messages
+from webtrawl.store.sinks.rows import Rows, What
 
 try:
     import aio_pika
@@ -70,18 +69,15 @@ class AmqpTarget:
         self.routing_key = self.queue or options.get("routing_key", "")
 
 
-class AmqpSink:
+class AmqpSink(BrokerSink):
+    transient = _TRANSIENT
+
     def __init__(self, url: str, what: What, crawl_id: str, name: str) -> None:
-        self.name = name
+        super().__init__(what, crawl_id, name, "amqp-sink")
         self.what = what
         self.target = AmqpTarget(url, name)
-        self.rows = RowMaker(what, crawl_id)
-        self._loop = LoopThread("amqp-sink")
         self._conn: aio_pika.abc.AbstractConnection | None = None
         self._exchange: aio_pika.abc.AbstractExchange | None = None
-
-    def write(self, batch: Sequence[PageOutput]) -> None:
-        self.write_rows(self.rows(batch))
 
     def write_rows(self, rows: Rows) -> None:
         """Every row is confirmed by the broker when this returns."""
@@ -96,14 +92,6 @@ class AmqpSink:
                 raise
             self._run(self._publish(found))  # an idle connection the broker dropped: one fresh try before pausing
 
-    def flush(self) -> None:
-        """Every write already waited for its confirms."""
-
-    def close(self) -> None:
-        with contextlib.suppress(SinkUnavailable):
-            self._run(self._disconnect())
-        self._loop.stop()
-
     def probe(self) -> None:
         """At start: connect, and declare the queue or find the exchange. ConfigError if not."""
         try:
@@ -115,12 +103,8 @@ class AmqpSink:
         finally:
             self.close()
 
-    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        try:
-            return self._loop.run(coro)
-        except _TRANSIENT as exc:
-            self._loop.run(self._disconnect())
-            raise SinkUnavailable(f"{self.name}: {_why(exc, self.target)}") from exc
+    def _why(self, exc: BaseException) -> str:
+        return _why(exc, self.target)
 
     async def _open(self) -> aio_pika.abc.AbstractExchange:
         if self._exchange is not None and self._conn is not None and not self._conn.is_closed:

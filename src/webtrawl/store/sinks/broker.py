@@ -8,13 +8,16 @@ The id is ``crawl/url/idx`` for an item and ``crawl/url`` for a page record (the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 import msgspec
 
-from webtrawl.store.sinks.rows import Rows
+from webtrawl.errors import SinkUnavailable
+from webtrawl.store.base import PageOutput
+from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 T = TypeVar("T")
 _ENCODE = msgspec.json.Encoder().encode
@@ -65,3 +68,44 @@ class LoopThread:
             self._thread.join(10)
         self._loop.close()
         self._loop = self._thread = None
+
+
+class BrokerSink:
+    """What the broker sinks share: a batch's rows become messages published on a private loop, each write waits
+    for the broker's acknowledgements, and an error of ``transient`` disconnects and becomes
+    :class:`SinkUnavailable` (the crawl pauses and retries the batch). Subclasses give ``write_rows``, ``probe``,
+    ``_publish`` and ``_disconnect``."""
+
+    transient: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, what: What, crawl_id: str, name: str, thread: str) -> None:
+        self.name = name
+        self.rows = RowMaker(what, crawl_id)
+        self._loop = LoopThread(thread)
+
+    def write(self, batch: Sequence[PageOutput]) -> None:
+        self.write_rows(self.rows(batch))
+
+    def write_rows(self, rows: Rows) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Every write already waited for its acknowledgements."""
+
+    def close(self) -> None:
+        with contextlib.suppress(SinkUnavailable):
+            self._run(self._disconnect())
+        self._loop.stop()
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        try:
+            return self._loop.run(coro)
+        except self.transient as exc:
+            self._loop.run(self._disconnect())
+            raise SinkUnavailable(f"{self.name}: {self._why(exc)}") from exc
+
+    def _why(self, exc: BaseException) -> str:
+        return str(exc).strip() or type(exc).__name__
+
+    async def _disconnect(self) -> None:
+        raise NotImplementedError

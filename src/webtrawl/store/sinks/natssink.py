@@ -17,19 +17,17 @@ pauses); the next write connects again and publishes the whole batch again (the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import urllib.parse
-from collections.abc import Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import missing_extra
-from webtrawl.store.base import PageOutput, Sink, SinkContext
-from webtrawl.store.sinks.broker import LoopThread, messages
-from webtrawl.store.sinks.rows import RowMaker, Rows, What
+from webtrawl.store.base import Sink, SinkContext
+from webtrawl.store.sinks.broker import BrokerSink, messages
+from webtrawl.store.sinks.rows import Rows, What
 
 try:
     import nats
@@ -76,19 +74,15 @@ class NatsTarget:
             raise ConfigError(f"sink {name!r}: dedup is the duplicate window in seconds, > 0")
 
 
-class NatsSink:
+class NatsSink(BrokerSink):
+    transient = _TRANSIENT
+
     def __init__(self, url: str, what: What, crawl_id: str, name: str) -> None:
-        self.name = name
+        super().__init__(what, crawl_id, name, "nats-sink")
         self.target = NatsTarget(url, name)
-        self.rows = RowMaker(what, crawl_id)
-        self._loop = LoopThread("nats-sink")
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
         self.stream = ""  # the stream that takes the subject, once connected
-
-    # --- the Sink protocol -----------------------------------------------------------------------------------------
-    def write(self, batch: Sequence[PageOutput]) -> None:
-        self.write_rows(self.rows(batch))
 
     def write_rows(self, rows: Rows) -> None:
         """Every row is stored in the stream (acked) when this returns."""
@@ -96,27 +90,12 @@ class NatsSink:
         if found:
             self._run(self._publish(found))
 
-    def flush(self) -> None:
-        """Every write already waited for its acks."""
-
-    def close(self) -> None:
-        with contextlib.suppress(SinkUnavailable):
-            self._run(self._disconnect())
-        self._loop.stop()
-
     def probe(self) -> None:
         """At start: reach the server and find or create the stream. ConfigError if not."""
         try:
             self._run(self._connect())
         except SinkUnavailable as exc:
             raise ConfigError(f"cannot connect to {exc}") from None
-
-    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        try:
-            return self._loop.run(coro)
-        except _TRANSIENT as exc:
-            self._loop.run(self._disconnect())
-            raise SinkUnavailable(f"{self.name}: {str(exc).strip() or type(exc).__name__}") from exc
 
     async def _connect(self) -> JetStreamContext:
         if self._js is not None and self._nc is not None and self._nc.is_connected:
