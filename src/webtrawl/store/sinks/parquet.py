@@ -105,23 +105,28 @@ def _frames(data: bytes) -> tuple[list[Any], int]:
     return tables, at
 
 
-def _write_parquet(tables: Sequence[Any], where: Any) -> None:
+def _write_parquet(tables: Sequence[Any], where: Any, compression: str = "zstd") -> None:
     """One Parquet file of ``tables`` (their columns merged by name) to a path or an Arrow output stream."""
     pa = _pyarrow()
     table = pa.concat_tables(tables, promote_options="permissive")
-    pa.parquet.write_table(table, where, compression="zstd", row_group_size=max(table.num_rows, 1))
+    pa.parquet.write_table(table, where, compression=compression, row_group_size=max(table.num_rows, 1))
 
 
 class ParquetForm:
     """An encrypted Parquet file's appends (frames) as Parquet files, built in memory."""
 
     def part(self, data: bytes) -> bytes:
-        return self.whole(data)
+        """Uncompressed: zstd would double the CPU of each write, for a file a kill leaves at most."""
+        return self._parquet(data, "none")
 
     def whole(self, data: bytes) -> bytes:
+        return self._parquet(data, "zstd")
+
+    @staticmethod
+    def _parquet(data: bytes, compression: str) -> bytes:
         tables, _ = _frames(data)  # whole frames only: every append is one
         out = _pyarrow().BufferOutputStream()
-        _write_parquet(tables, out)
+        _write_parquet(tables, out, compression)
         return bytes(out.getvalue().to_pybytes())
 
 
