@@ -16,10 +16,11 @@ rewrites the whole file, and keeps one entry per URL in memory: fine for thousan
 (least of all another process's journal, or a killed run's). So each writing process writes its own series of JSON
 array files beside FILE, ``<stem>-<prefix>-<seq><suffix>.age`` (``items-local-p0-00000.json.age``), each an age file
 (:mod:`webtrawl.store.outfile`: its writes journalled encrypted, each one a JSON array of its own, what a kill -9
-leaves as recovered files ``...-<seq>-<k>.json.age``; its plaintext in memory until it is sealed, at close or
+leaves as recovered files ``...-<seq>-<k>.json.age``; its plaintext in memory until it is sealed, at close or at
 32 MiB or 1,024 writes). Every file decrypts to a valid JSON array, and the arrays in name order hold every row;
-with one writer and one file, it is byte for byte the FILE a plain crawl writes. A URL written twice (fetched again after a kill -9, or in another
-recrawl round) is in two of them: keep the last (as with ``jsonl:``). No FILE is written.
+with one writer and one file, it is byte for byte the FILE a plain crawl writes. A URL written twice (fetched again
+after a kill -9, or in another recrawl round) is in two of them: keep the last (as with ``jsonl:``). No FILE is
+written.
 """
 
 from __future__ import annotations
