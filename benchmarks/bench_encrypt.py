@@ -1,10 +1,12 @@
-"""Encryption at rest (``--encrypt-to``): the CPU it adds per MB written, for WARC and JSONL output.
+"""Encryption at rest (``--encrypt-to``): the CPU it adds per MB written, for WARC, JSONL, Parquet and JSON output.
 
 The same writes go through a plain writer and through one encrypting to an age X25519 recipient (pyrage): the
 WARC writer on the 181 real corpus pages (one append per page, as the parser writes them), the JSONL writer on page
-records in batches of 20 (one append per batch). Encryption's cost is the difference in process CPU time, per MB of
-file written (the plaintext: the .warc.gz bytes, the JSONL bytes). An encrypted file is encrypted twice (each append
-as a part, the whole file when sealed); the raw pyrage cost of one pass and of one small age file are printed too.
+records in batches of 20 (one append per batch), and the ``parquet:`` and ``json:`` sinks on the same records and
+batches (MB: of the plain file, so Parquet's are its compressed bytes; per 1,000 rows too). Encryption's cost is
+the difference in process CPU time, per MB of file written (the plaintext: the .warc.gz bytes, the JSONL bytes).
+An encrypted file is encrypted twice (each append as a part, the whole file when sealed); the raw pyrage cost of
+one pass and of one small age file are printed too.
 
     .venv/bin/python benchmarks/bench_encrypt.py [--rounds N] [--corpus DIR]
 """
@@ -22,7 +24,9 @@ import pyrage
 from bench_warc import _DEFAULT_CORPUS, load_pages
 
 from webtrawl.messages import Page
-from webtrawl.store import JsonlWriter, WarcWriter
+from webtrawl.store import JsonlWriter, SinkContext, WarcWriter
+from webtrawl.store.registry import open_sink
+from webtrawl.store.sinks.rows import Rows
 
 
 def _warc(pages: list[Page], keys: list[Any]) -> Callable[[Path], int]:
@@ -43,6 +47,20 @@ def _jsonl(rows: list[dict[str, Any]], keys: list[Any]) -> Callable[[Path], int]
             writer.write_some(rows[start : start + 20])
         writer.close()
         return _plain_bytes(directory, keys)
+
+    return run
+
+
+def _sink(scheme: str, rows: list[dict[str, Any]], keys: list[Any]) -> Callable[[Path], int]:
+    def run(directory: Path) -> int:
+        target = directory if scheme == "parquet" else directory / "rows.json"
+        ctx = SinkContext(directory, "bench", "bench", 1 << 30, encrypt_to=tuple(str(k) for k in keys))
+        sink: Any = open_sink(f"{scheme}:{target}", "records", ctx)
+        for start in range(0, len(rows), 20):
+            batch = rows[start : start + 20]
+            sink.write_rows(Rows([row["url"] for row in batch], batch))
+        sink.close()
+        return sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) if not keys else -1
 
     return run
 
@@ -84,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, plain, secret, appends in [
             ("WARC", _warc(pages, []), _warc(pages, keys), len(pages)),
             ("JSONL", _jsonl(rows, []), _jsonl(rows, keys), len(rows) // 20),
+            ("Parquet", _sink("parquet", rows, []), _sink("parquet", rows, keys), len(rows) // 20),
+            ("JSON", _sink("json", rows, []), _sink("json", rows, keys), len(rows) // 20),
         ]:
             cpu_plain, size = _best_cpu(plain, args.rounds, Path(tmp), name + "p")
             cpu_secret, _ = _best_cpu(secret, args.rounds, Path(tmp), name + "s")
@@ -94,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{1000 * cpu_secret / mb:.2f} ms CPU/MB: encryption adds {1000 * extra / mb:.2f} ms CPU per MB "
                 f"({100 * extra / cpu_plain:.0f}% of writing it plain); best of {args.rounds} rounds"
             )
+            if name != "WARC":
+                per_k = 1e6 / len(rows)  # s -> ms per 1,000 rows
+                print(f"  per 1,000 rows: plain {cpu_plain * per_k:.1f} ms CPU, encryption adds {extra * per_k:.1f} ms")
     blob = bytes(range(256)) * (32 << 12)  # 32 MiB
     cpu = time.process_time()
     pyrage.encrypt(blob, keys)

@@ -389,9 +389,6 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--extract and --spider are two ways to extract: give one of them")
     if out.items_to and not ext.extracts_items():
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
-    sinks = (*out.items_to, *out.records_to, *out.chunks_to, *out.changes_to)
-    if out.encrypt_to and any(url.startswith(("parquet:", "json:")) for url in sinks):
-        raise ConfigError("--encrypt-to does not encrypt parquet: or json: sinks (they are built from plain files)")
     if ext.extracts_items() and not out.jsonl and not out.items_to:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
     if (out.chunks_to and not ext.chunks) or ((out.changes_to or out.on_change) and not ext.changes):

@@ -15,6 +15,7 @@ from typing import Any
 from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
 from webtrawl.extract.chunks import chunk_markdown
 from webtrawl_testweb import TestWeb
+from webtrawl_testweb.watch import LISTED
 
 DELAY = 0.05
 RULES = """
@@ -109,6 +110,41 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     counters = stats(out)["counters"]
     assert (counters["changes-changed"], counters["changes-new"], counters["changes-gone"]) == (3, 1, 1)
     assert counters["chunks"] == len(records(out, "chunks"))
+
+
+def test_a_page_its_sitemap_drops_is_gone_once(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    out = tmp_path / "crawl"
+    hooked = tmp_path / "hooked.jsonl"
+    args = ("--max-depth", "1", "--chunks", "300", "--changes", "--on-change", f"cat >> {hooked}")
+    dropped = watch.url("/listed-b.html")
+    _round(testweb, out, watch.url("/sitemap.xml"), *args, resumed=False)
+    first = records(out, "chunks")
+    assert {watch.url(path) for path in LISTED} <= {row["url"] for row in first}  # and the two pages they link
+    watch.drop_listed = True
+    try:
+        _round(testweb, out, *args, resumed=True)  # the sitemap drops /listed-b.html, which still answers 200
+        changes = records(out, "changes")
+        assert [(row["url"], row["change"]) for row in changes] == [(dropped, "gone")]
+        diff = changes[0]["text_diff"].splitlines()
+        assert any(line.startswith("-Listed page b says the same") for line in diff) and not any(
+            line.startswith("+") for line in diff[2:]
+        )
+        assert changes[0]["previous_fetch_time"] < changes[0]["fetch_time"]
+        tombstones = _new_rows(out, "chunks", len(first))
+        assert tombstones and all(row["deleted"] and row["url"] == dropped for row in tombstones)
+        assert {row["chunk_id"] for row in tombstones} == {row["chunk_id"] for row in first if row["url"] == dropped}
+        wait_until(lambda: hooked.exists() and hooked.read_text().count("\n") == 1, 30, "one --on-change run")
+        assert json.loads(hooked.read_text()) == changes[0]
+
+        _round(testweb, out, *args, resumed=True)  # fetched again, still unlisted: announced once
+        assert records(out, "changes") == changes
+        assert _new_rows(out, "chunks", len(first)) == tombstones
+        counters = stats(out)["counters"]
+        assert counters["changes-gone"] == 1 and "changes-new" not in counters and "changes-changed" not in counters
+    finally:
+        watch.drop_listed = False
+    assert hooked.read_text().count("\n") == 1
 
 
 def test_recrawl_after_on_a_crawl_created_without_it_is_one_clear_error(testweb: TestWeb, tmp_path: Path) -> None:

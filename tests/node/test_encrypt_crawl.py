@@ -23,11 +23,27 @@ from webtrawl_testweb import TestWeb
 
 pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
 
-STREAMS = ("warc", "records", "dropped", "logs")
+STREAMS = ("warc", "records", "dropped", "logs", "pq", "js")
 
 
 def _args(web: TestWeb, *extra: str) -> list[str]:
     return [*web.crawl_args(), "--delay", "0.05", "--fetchers", "1", "--parsers", "1", "--robots-retry", "0.2", *extra]
+
+
+def _sinks(out: Path) -> list[str]:
+    """A Parquet and a JSON copy of the page records (their files: encrypted too)."""
+    return ["--records-to", f"parquet:{out / 'pq'}", "--records-to", f"json:{out / 'js' / 'pages.json'}"]
+
+
+def _sink_urls(out: Path, key: AgeKey | None) -> tuple[set[str], set[str]]:
+    """The URLs of the records in the crawl's Parquet files and in its JSON file (decrypted with ``key``)."""
+    pq = pytest.importorskip("pyarrow.parquet", reason="the parquet extra writes Parquet files")
+    tables = [pq.read_table(io.BytesIO(key.decrypt(p) if key else p.read_bytes())) for p in (out / "pq").iterdir()]
+    arrays = [
+        json.loads(key.decrypt(p) if key else p.read_bytes())
+        for p in [*(out / "js").glob("*.json"), *(out / "js").glob("*.json.age")]
+    ]
+    return {url for t in tables for url in t.column("url").to_pylist()}, {r["url"] for a in arrays for r in a}
 
 
 def _decrypted_records(key: AgeKey, out: Path) -> list[dict[str, Any]]:
@@ -53,9 +69,9 @@ def test_an_encrypted_crawl_killed_and_resumed_decrypts_to_the_plain_crawl(testw
     key = age_key(tmp_path / "age")
     seeds = testweb.seeds(2)
     plain = tmp_path / "plain"
-    assert Crawl(plain, [*seeds, *_args(testweb)]).wait(300) == 0
+    assert Crawl(plain, [*seeds, *_args(testweb, *_sinks(plain))]).wait(300) == 0
     secret = tmp_path / "secret"
-    crawl = Crawl(secret, [*seeds, *_args(testweb, "--encrypt-to", key.recipient)])
+    crawl = Crawl(secret, [*seeds, *_args(testweb, "--encrypt-to", key.recipient, *_sinks(secret))])
     wait_until(lambda: _appends(secret) >= 5, 300, "5 encrypted record batches", crawl)
     crawl.kill_node()
     resume = Crawl(secret, _args(testweb), log_name="resume.log")  # crawl.json keeps --encrypt-to
@@ -71,6 +87,8 @@ def test_an_encrypted_crawl_killed_and_resumed_decrypts_to_the_plain_crawl(testw
     fetched = {(r["url"], r["status"], r["content_hash"]) for r in rows}
     assert fetched == {(r["url"], r["status"], r["content_hash"]) for r in records(plain)}, "nothing lost"
     assert _decrypted_responses(key, secret) == set(warc_responses(plain))
+    plain_urls = {r["url"] for r in records(plain)}
+    assert _sink_urls(secret, key) == _sink_urls(plain, None) == (plain_urls, plain_urls)
 
     # The readers: with the key they read the encrypted crawl, without it they say what is missing in one line.
     base = [sys.executable, "-m", "webtrawl"]

@@ -9,8 +9,6 @@ import io
 import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +147,7 @@ def test_an_open_encrypted_file_is_sealed_at_its_append_limit(tmp_path: Path, ke
     assert _lines(_decrypted(key, tmp_path, "*.age")) == _rows(MAX_PARTS + 1)
 
 
-def test_csv_and_jsonl_sinks_encrypt_and_a_parquet_sink_is_refused(tmp_path: Path, key: AgeKey) -> None:
+def test_csv_and_jsonl_sinks_encrypt(tmp_path: Path, key: AgeKey) -> None:
     batches = [[products(f"http://a.test/{n}", 3)] for n in range(4)]
     for encrypt_to in ((), (key.recipient,)):
         context = msgspec.structs.replace(ctx(tmp_path, chunk=5), encrypt_to=encrypt_to)
@@ -165,16 +163,6 @@ def test_csv_and_jsonl_sinks_encrypt_and_a_parquet_sink_is_refused(tmp_path: Pat
         secret = sorted((tmp_path / "secret" / kind).iterdir())
         assert len(plain) > 1 and [p.name + ".age" for p in plain] == [p.name for p in secret]
         assert [key.decrypt(p) for p in secret] == [p.read_bytes() for p in plain]
-    args = ["crawl", "http://a.test/", "--out", str(tmp_path / "c"), "--encrypt-to", key.recipient]
-    done = subprocess.run(
-        [sys.executable, "-m", "webtrawl", *args, "--records-to", f"parquet:{tmp_path / 'pq'}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    said = "trawl: error: --encrypt-to does not encrypt parquet: or json:"
-    assert done.returncode == 2 and done.stderr.startswith(said)
-    assert len(done.stderr.splitlines()) == 1, done.stderr
 
 
 def test_a_seal_the_full_disk_refuses_is_done_by_the_next_write_with_each_row_once(

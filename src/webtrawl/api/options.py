@@ -71,4 +71,4 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
         streams = (("items", out.items_to), ("records", out.records_to))
         for stream, urls in (*streams, ("chunks", out.chunks_to), ("changes", out.changes_to)):
             for url in urls:
-                probe(url, stream)
+                probe(url, stream, out.encrypt_to)

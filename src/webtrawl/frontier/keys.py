@@ -51,6 +51,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    due ones at the start of a round
     SP ct                   hash   (--chunks/--changes with --recrawl-after) url -> its content state: msgpack of
                                    fetch time, chunk ids, text/items digests and capped zlib copies (parse/changes.py)
+    SP sm                   hash   (--chunks/--changes with --recrawl-after) sitemap URL -> the URLs it listed when
+                                   last read, sorted, newline-joined, zlib (parse/unlisted.py); a sitemap lists only
+                                   its own host's URLs, so they and their ``ct`` states are on its shard
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
                                    simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
 
@@ -175,6 +178,11 @@ def ready_key(sp: str, level: int = 0) -> str:
 def content_key(prefix: str, shard: int) -> str:
     """``P:{P:s}:ct``: the content states (--chunks/--changes) of the URLs of hosts on shard ``s``."""
     return shard_tag(prefix, shard) + "ct"
+
+
+def sitemap_key(prefix: str, shard: int) -> str:
+    """``P:{P:s}:sm``: the URLs each sitemap of a host on shard ``s`` listed when last read (--chunks/--changes)."""
+    return shard_tag(prefix, shard) + "sm"
 
 
 def neardup_key(prefix: str, shards: int, band: int, value: int) -> str:

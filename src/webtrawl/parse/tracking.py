@@ -11,7 +11,9 @@ stored fetches the pages again and writes their rows again (at least once); afte
 page's next fetch compares with what they said.
 
 Only a crawl with ``--recrawl-after`` keeps states: without it a page is fetched once, and its chunks are all
-written without reading or storing anything.
+written without reading or storing anything. Such a crawl also keeps what each sitemap lists, so that a page a
+sitemap drops is ``gone`` (:mod:`webtrawl.parse.unlisted`); those rows go out with the sitemap's outputs, in the
+same order.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from webtrawl.extract.chunks import TextChunk, chunk_markdown
-from webtrawl.frontier.keys import content_key
+from webtrawl.frontier.keys import content_key, sitemap_key
 from webtrawl.parse.changes import ContentState, change_row, chunk_rows, decode_state, new_state
+from webtrawl.parse.unlisted import decode_listing, encode_listing, listing
 
 if TYPE_CHECKING:
     from webtrawl.messages import Page
@@ -34,8 +37,8 @@ GONE_STATUSES = (404, 410)
 @dataclass(slots=True)
 class _Write:
     key: str
-    url: str
-    state: ContentState | None  # None: drop it (the page is gone)
+    field: str  # a page's URL (its content state), or a sitemap's (what it lists)
+    value: bytes | None  # None: drop it (the page is gone)
 
 
 class ContentTracker:
@@ -60,6 +63,10 @@ class ContentTracker:
         for (page, out), held in zip(pages, previous, strict=True):
             url, key = page.lease.url, content_key(self.prefix, page.lease.shard)
             when = out.record.fetch_time
+            if held is not None and held.unlisted:  # announced gone already: silent until a sitemap lists it again
+                if not _content(out):
+                    writes.append(_Write(key, url, None))
+                continue
             if not _content(out):  # 404/410: gone, if we held it
                 if held is not None:
                     out.chunks = chunk_rows(url, when, [], held, gone=True) if self.chunk_size else []
@@ -76,12 +83,50 @@ class ContentTracker:
                 change = change_row(url, when, held, now, text or "", out.items)
                 out.changes = [change] if change is not None else []
             if self.keep_state:
-                writes.append(_Write(key, url, now))
-        for _, out in pages:  # in the crawl's counters (trawl stats): rows written, changes by kind
+                writes.append(_Write(key, url, now.encode()))
+        sitemaps = [(page, out, urls) for page, out in processed if (urls := listing(out)) is not None]
+        if self.keep_state and sitemaps:
+            writes += self._unlisted(sitemaps)
+        for _, out in processed:  # in the crawl's counters (trawl stats): rows written, changes by kind
             if out.chunks:
                 out.counters["chunks"] = len(out.chunks)
             for change in out.changes:
-                out.counters[f"changes-{change.change}"] = 1
+                name = f"changes-{change.change}"
+                out.counters[name] = out.counters.get(name, 0) + 1
+        return writes
+
+    def _unlisted(self, sitemaps: Sequence[tuple[Page, Processed, list[str]]]) -> list[_Write]:
+        """The sitemaps' new lists, and ``gone`` rows (added to the sitemap's outputs) and markers for the pages
+        held that a sitemap no longer lists; a marker is dropped when a sitemap lists its page again."""
+        pipe = self.client.pipeline(transaction=False)
+        for page, _, _ in sitemaps:
+            pipe.hget(sitemap_key(self.prefix, page.lease.shard), page.lease.url)
+        writes, asks = [], []
+        for (page, out, urls), raw in zip(sitemaps, pipe.execute(), strict=True):
+            writes.append(_Write(sitemap_key(self.prefix, page.lease.shard), page.lease.url, encode_listing(urls)))
+            before = decode_listing(raw)
+            if before is not None:  # else its first read: what it lists is the baseline
+                now = set(urls)
+                asks += [(page, out, url, True) for url in sorted(before - now)]
+                asks += [(page, out, url, False) for url in sorted(now - before)]
+        if not asks:
+            return writes
+        pipe = self.client.pipeline(transaction=False)
+        for page, _, url, _ in asks:
+            pipe.hget(content_key(self.prefix, page.lease.shard), url)
+        for (page, out, url, dropped), raw in zip(asks, pipe.execute(), strict=True):
+            held, key = decode_state(raw), content_key(self.prefix, page.lease.shard)
+            if held is None or held.unlisted == dropped:
+                continue  # not held; dropped and announced already; or listed again but never dropped
+            if not dropped:  # listed again: its next fetch is a new page
+                writes.append(_Write(key, url, None))
+                continue
+            when = out.record.fetch_time
+            if self.chunk_size:
+                out.chunks += chunk_rows(url, when, [], held, gone=True)
+            if self.changes:
+                out.changes += [c for c in [change_row(url, when, held, None, "", [])] if c]
+            writes.append(_Write(key, url, ContentState(when, unlisted=True).encode()))
         return writes
 
     def save(self, writes: Sequence[_Write]) -> None:
@@ -89,10 +134,10 @@ class ContentTracker:
             return
         pipe = self.client.pipeline(transaction=False)
         for write in writes:
-            if write.state is None:
-                pipe.hdel(write.key, write.url)
+            if write.value is None:
+                pipe.hdel(write.key, write.field)
             else:
-                pipe.hset(write.key, write.url, write.state.encode())
+                pipe.hset(write.key, write.field, write.value)
         pipe.execute()
 
     def _load(self, pages: Sequence[tuple[Page, Processed]]) -> list[ContentState | None]:

@@ -18,6 +18,10 @@ nothing written, and every sealed file is one that ``age -d`` decrypts. The cost
 (the ciphers are cheap: the X25519 header of each append is most of it), and the open file's plaintext is held in
 memory, so an encrypted file is sealed at :data:`MAX_PLAIN` bytes or :data:`MAX_PARTS` appends (what a kill would
 turn into that many small files), whichever comes first.
+
+A format whose files are not a concatenation of their appends (Parquet, a JSON array) gives a :class:`Form`: what
+one append is as a file of its own (a journal entry, so what a kill leaves is still files of that format) and what
+the appends are as the sealed file. Both are built in memory: no plaintext reaches the disk.
 """
 
 from __future__ import annotations
@@ -31,6 +35,18 @@ from webtrawl.store.recovery import AGE, OPEN_SUFFIX, SEALING, finish, finish_as
 
 MAX_PLAIN = 32 << 20  # plaintext an open encrypted file holds in memory at most
 MAX_PARTS = 1024  # appends an open encrypted file holds at most (each its own file after a kill)
+
+
+class Form(Protocol):
+    """How an encrypted file's appends become files of its format (the identity for line and record formats)."""
+
+    def part(self, data: bytes) -> bytes:
+        """One append as a whole file of its own: a journal entry, and what a kill leaves of it."""
+        ...
+
+    def whole(self, data: bytes) -> bytes:
+        """All the appends (``data``: their bytes, concatenated) as the sealed file."""
+        ...
 
 
 class OutFile(Protocol):
@@ -93,8 +109,9 @@ class PlainFile:
 class AgeFile:
     """An encrypted output file: a journal of whole age files while open, one age file of it all when sealed."""
 
-    def __init__(self, directory: Path, name: str, recipients: Sequence[Any]) -> None:
+    def __init__(self, directory: Path, name: str, recipients: Sequence[Any], form: Form | None = None) -> None:
         self.final = directory / (name + AGE)
+        self._form = form
         self._journal = PlainFile(self.final.with_name(self.final.name + OPEN_SUFFIX))
         self.path = self._journal.path
         self.size = 0
@@ -105,7 +122,8 @@ class AgeFile:
     def append(self, data: bytes | memoryview) -> None:
         import pyrage
 
-        part: bytes = pyrage.encrypt(bytes(data), self._recipients)
+        plain = bytes(data)
+        part: bytes = pyrage.encrypt(self._form.part(plain) if self._form else plain, self._recipients)
         self._journal.append(journal_entry(part))  # all or nothing
         self._plain += data
         self.size += len(data)
@@ -118,7 +136,8 @@ class AgeFile:
         import pyrage
 
         sealing = self.final.with_name(self.final.name + SEALING)
-        write_whole(sealing, pyrage.encrypt(bytes(self._plain), self._recipients))
+        plain = self._form.whole(bytes(self._plain)) if self._form else bytes(self._plain)
+        write_whole(sealing, pyrage.encrypt(plain, self._recipients))
         finish_as(sealing, self.final)
         self.discard()
         return self.final

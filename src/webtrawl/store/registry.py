@@ -74,7 +74,7 @@ def open_sink(url: str, stream: str, ctx: SinkContext) -> Sink:
     return built
 
 
-def probe(url: str, stream: str) -> None:
+def probe(url: str, stream: str, encrypt_to: tuple[str, ...] = ()) -> None:
     """Fail now, with one line, if the sink cannot be written: unreachable server, wrong password, missing
     database, a table that is not ours, a directory we cannot create, pyarrow not installed, an import path that
     names no sink class or options its class does not take. A built-in is opened (and its ``probe()`` run if it
@@ -90,7 +90,8 @@ def probe(url: str, stream: str) -> None:
             pass  # no signature to check (a builtin type): the parser reports a mismatch
         return
     try:
-        sink = open_sink(url, stream, SinkContext(Path.cwd(), "probe", "probe"))
+        # encrypted as the crawl's own will be: a plain json: sink writes its (empty) FILE at once
+        sink = open_sink(url, stream, SinkContext(Path.cwd(), "probe", "probe", encrypt_to=encrypt_to))
     except OSError as exc:
         raise ConfigError(f"sink {spec.name!r}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from None
     try:

@@ -8,6 +8,10 @@
   is fetched whole (200, a new payload digest) and its main text is the same;
 * ``/removed.html``: 200 in round 1, 404 from round 2;
 * ``/product.html``: a product whose price changes in round 2 (its items change, its text too).
+
+And a sitemap no page links to (``/sitemap.xml``, a seed of its own): it lists ``/listed-a.html``,
+``/listed-b.html`` and ``/listed-c.html`` (linked from nowhere else, the same every round) until a test sets
+``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from webtrawl_testweb.model import Reply, build_url
 
 HOST = "watch.disc.test"
 _HTML = "text/html; charset=utf-8"
+LISTED = ("/listed-a.html", "/listed-b.html", "/listed-c.html")
 _PAGES = ("/", "/article.html", "/stable.html", "/removed.html", "/product.html")
 _FILL = (
     "Every paragraph here is long enough for the main-text extractor to take it as the article's own text "
@@ -36,6 +41,7 @@ class WatchWeb:
     def __init__(self, http_port: int) -> None:
         self.port = http_port
         self.round = 1
+        self.drop_listed = False  # the sitemap no longer lists /listed-b.html
         self._served = 0
 
     def url(self, path: str) -> str:
@@ -59,6 +65,13 @@ class WatchWeb:
             return _html("Stable", _article("Nothing here changes."), f"<!-- served {self._served} -->")
         if path == "/removed.html" and self.round == 1:
             return _html("Removed soon", _article("This page goes away."))
+        if path == "/sitemap.xml":
+            listed = [p for p in LISTED if not (self.drop_listed and p == "/listed-b.html")]
+            urls = "".join(f"<url><loc>{self.url(p)}</loc></url>\n" for p in listed)
+            body = f'<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n'
+            return Reply(200, body=body.encode(), content_type="application/xml")
+        if path in LISTED:
+            return _html(f"Listed {path[8]}", _article(f"Listed page {path[8]} says the same every round."))
         if path == "/product.html":
             price = "12.50" if self.round > 1 else "10.00"
             body = f'<h2>Garden hose</h2><p class="price">{price}</p><p>{_FILL * 2}</p>'

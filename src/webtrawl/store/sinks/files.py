@@ -5,7 +5,9 @@ cut back so the same batch can be written again), so it survives a kill of the p
 fsynced and sealed: renamed (CSV) or converted and renamed (Parquet). A file left ``.open`` by a killed process is
 sealed the next time a sink of the same name prefix opens the directory (or by :func:`seal_sink_dir`), keeping every
 whole write and cutting a torn tail. With ``recipients`` (``--encrypt-to``) the file is an age file
-(:class:`~webtrawl.store.outfile.AgeFile`), which seals itself (a sink's sealer reads plain files; Parquet has none).
+(:class:`~webtrawl.store.outfile.AgeFile`), which seals itself in memory (a sink's sealer reads plain files): a sink
+whose files are not their appends put end to end (Parquet) gives the :class:`~webtrawl.store.outfile.Form` that
+makes them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError
-from webtrawl.store.outfile import AgeFile
+from webtrawl.store.outfile import AgeFile, Form
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence, recover_journals
 
 log = logging.getLogger("webtrawl.store")
@@ -32,11 +34,18 @@ class AppendFile:
     caller's appends), or whenever the caller seals it."""
 
     def __init__(
-        self, directory: Path, prefix: str, ext: str, sealer: Sealer, rows_per_file: int, recipients: Sequence[Any] = ()
+        self,
+        directory: Path,
+        prefix: str,
+        ext: str,
+        sealer: Sealer,
+        rows_per_file: int,
+        recipients: Sequence[Any] = (),
+        form: Form | None = None,
     ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         recover_journals(directory, prefix)  # an encrypted file a killed run left open
-        self._recipients = recipients
+        self._recipients, self._form = recipients, form
         self._age: AgeFile | None = None  # the open file, when encrypted (sealed whole by AgeFile, not by sealer)
         self.rows_per_file = max(1, rows_per_file)
         self._rows = 0
@@ -63,7 +72,7 @@ class AppendFile:
                 self.seal()  # a seal that failed (a full disk) is done before anything new is written
             if self._age is None:
                 name = file_name(self.prefix, self._seq, self.ext)
-                self._age = AgeFile(self.directory, name, self._recipients)
+                self._age = AgeFile(self.directory, name, self._recipients, self._form)
             self._age.append(data)
             self._rows += rows
             if self._rows >= self.rows_per_file or self._age.full():

@@ -11,11 +11,22 @@ a file lock: the latest line of each (crawl, URL) wins, so a URL fetched again a
 of rows, and the last writer to close leaves every row of the crawl. The rebuild reads all journals twice and
 rewrites the whole file, and keeps one entry per URL in memory: fine for thousands of rows, not for millions (use
 ``jsonl:``, ``parquet:`` or a table sink there).
+
+**Encrypted** (``--encrypt-to``): the rebuild cannot be done, as the writers cannot read back what they encrypted
+(least of all another process's journal, or a killed run's). So each writing process writes its own series of JSON
+array files beside FILE, ``<stem>-<prefix>-<seq><suffix>.age`` (``items-local-p0-00000.json.age``), each an age file
+(:mod:`webtrawl.store.outfile`: its writes journalled encrypted, each one a JSON array of its own, what a kill -9
+leaves as recovered files ``...-<seq>-<k>.json.age``; its plaintext in memory until it is sealed, at close or at
+32 MiB or 1,024 writes). Every file decrypts to a valid JSON array, and the arrays in name order hold every row;
+with one writer and one file, it is byte for byte the FILE a plain crawl writes. A URL written twice (fetched again
+after a kill -9, or in another recrawl round) is in two of them: keep the last (as with ``jsonl:``). No FILE is
+written.
 """
 
 from __future__ import annotations
 
 import fcntl
+import glob
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -27,7 +38,8 @@ import msgspec
 from webtrawl.errors import ConfigError
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
-from webtrawl.store.sinks.files import cut
+from webtrawl.store.recovery import finish, recover_journals
+from webtrawl.store.sinks.files import AppendFile, cut
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 _ENCODE = msgspec.json.Encoder().encode
@@ -47,6 +59,25 @@ def parts_dir(path: Path) -> Path:
     return path.with_name(path.name + ".parts")
 
 
+def _series(path: Path, prefix: str) -> tuple[str, str]:
+    """The name prefix and extension of a process's encrypted files of FILE (``items-local-p0``, ``.json``)."""
+    return f"{path.stem if path.suffix else path.name}-{prefix}", path.suffix or ".json"
+
+
+class ArrayForm:
+    """An encrypted file's appends (rows, each followed by ``,\n``) as the JSON array the plain rebuild writes."""
+
+    def part(self, data: bytes) -> bytes:
+        return self.whole(data)
+
+    def whole(self, data: bytes) -> bytes:
+        return b"[\n" + data.removesuffix(b",\n") + b"\n]\n" if data else b"[\n]\n"
+
+
+def _sealed(path: Path) -> None:
+    finish(path)  # no plain file is ever opened in an encrypted series
+
+
 class JsonSink:
     def __init__(self, path: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
@@ -56,7 +87,11 @@ class JsonSink:
         self._journal = parts_dir(path) / f"{ctx.prefix}.jsonl"
         self._fd = -1  # the journal is opened at the first write (a probe writes nothing)
         self._size = 0
-        if not path.exists():
+        self._age: AppendFile | None = None
+        if ctx.encrypt_to:
+            name, ext = _series(path, ctx.prefix)
+            self._age = AppendFile(path.parent, name, ext, _sealed, 1 << 62, ctx.recipients(), ArrayForm())
+        elif not path.exists():
             rebuild(path)
 
     def _open(self) -> int:
@@ -76,6 +111,11 @@ class JsonSink:
         at = time.time_ns()
         for row in rows.rows:
             by_url.setdefault(row["url"], []).append(row)
+        if self._age is not None:
+            found = [row for rows_of_url in by_url.values() for row in rows_of_url]
+            if found:  # the rows in the order the plain rebuild writes them
+                self._age.append(b"".join(_ENCODE(row) + b",\n" for row in found), len(found))
+            return
         data = b"".join(
             _ENCODE({"crawl": self.crawl, "url": url, "at": at, "rows": found}) + b"\n" for url, found in by_url.items()
         )
@@ -93,6 +133,8 @@ class JsonSink:
         """Every write already reached the OS (as the JSONL files do); FILE is rebuilt at close."""
 
     def close(self) -> None:
+        if self._age is not None:
+            self._age.seal()
         if self._fd < 0:
             return
         os.fsync(self._fd)
@@ -117,8 +159,11 @@ def _lines(journals: Sequence[Path]) -> Iterator[tuple[int, int, bytes]]:
 
 def rebuild_left(path: Path, prefix: str = "") -> None:
     """At a node's start: a killed crawl's FILE holds its last rebuild; bring it up to the journals (all of them:
-    ``prefix`` is not needed, a rebuild only reads)."""
-    rebuild(path)
+    ``prefix`` is not needed, a rebuild only reads). An encrypted crawl's: seal what its processes left open."""
+    if parts_dir(path).is_dir():
+        rebuild(path)
+    if path.parent.is_dir():
+        recover_journals(path.parent, start=glob.escape(_series(path, prefix)[0]))
 
 
 def rebuild(path: Path) -> int:

@@ -6,6 +6,10 @@ nothing, like a JSONL line); when ``chunk`` rows are in, the frames are read bac
 (zstd, row groups of up to ``chunk`` rows) to a temporary name, fsynced and renamed. A name ending in ``.parquet`` is
 always a whole file; a kill leaves an ``.open`` file that is converted the same way when the sink opens again.
 
+With ``--encrypt-to`` the frames are kept in memory and journalled encrypted (:mod:`webtrawl.store.outfile`), each
+write as a small Parquet file of its own (what a kill leaves: recovered as ``<prefix>-<seq>-<k>.parquet.age``); the
+sealed ``<prefix>-<seq>.parquet.age`` is the same conversion, made in memory, so no plaintext reaches the disk.
+
 Columns are typed like the table sinks' (:mod:`.schema`): string, int64, double, bool, and JSON text (string) for
 lists and objects; a value that does not fit its column goes to ``_extra`` (JSON text). Files written by different
 parser processes may differ in columns; readers merge them by name (DuckDB ``union_by_name``, Spark
@@ -52,7 +56,7 @@ class ParquetSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self._pa = _pyarrow()
         self.name = name
-        self.file = AppendFile(directory, ctx.prefix, EXT, seal_parquet, ctx.chunk)
+        self.file = AppendFile(directory, ctx.prefix, EXT, seal_parquet, ctx.chunk, ctx.recipients(), ParquetForm())
         self.rows = RowMaker(what, ctx.crawl_id)
         self.schema = Schema(keys_of(what))
 
@@ -101,9 +105,33 @@ def _frames(data: bytes) -> tuple[list[Any], int]:
     return tables, at
 
 
+def _write_parquet(tables: Sequence[Any], where: Any, compression: str = "zstd") -> None:
+    """One Parquet file of ``tables`` (their columns merged by name) to a path or an Arrow output stream."""
+    pa = _pyarrow()
+    table = pa.concat_tables(tables, promote_options="permissive")
+    pa.parquet.write_table(table, where, compression=compression, row_group_size=max(table.num_rows, 1))
+
+
+class ParquetForm:
+    """An encrypted Parquet file's appends (frames) as Parquet files, built in memory."""
+
+    def part(self, data: bytes) -> bytes:
+        """Uncompressed: zstd would double the CPU of each write, for a file a kill leaves at most."""
+        return self._parquet(data, "none")
+
+    def whole(self, data: bytes) -> bytes:
+        return self._parquet(data, "zstd")
+
+    @staticmethod
+    def _parquet(data: bytes, compression: str) -> bytes:
+        tables, _ = _frames(data)  # whole frames only: every append is one
+        out = _pyarrow().BufferOutputStream()
+        _write_parquet(tables, out, compression)
+        return bytes(out.getvalue().to_pybytes())
+
+
 def seal_parquet(path: Path) -> None:
     """Convert an ``.open`` frame file into ``<name>.parquet`` atomically (temp name, fsync, rename), then drop it."""
-    pa = _pyarrow()
     final = path.with_name(path.name[: -len(OPEN_SUFFIX)])
     if final.exists():  # killed after the rename, before the unlink
         path.unlink()
@@ -113,9 +141,8 @@ def seal_parquet(path: Path) -> None:
         path.unlink()
         return
     cut(path, keep)
-    table = pa.concat_tables(tables, promote_options="permissive")
     tmp = path.with_name(final.name + ".tmp")
-    pa.parquet.write_table(table, tmp, compression="zstd", row_group_size=max(table.num_rows, 1))
+    _write_parquet(tables, str(tmp))
     fd = os.open(tmp, os.O_RDONLY)
     try:
         os.fsync(fd)
