@@ -30,7 +30,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    before is full, so Redis does not over-allocate them)
     SP bn                   hash   f: the newest filter of the chain, n: the URLs it holds (absent: the first, empty)
     SP wb, SP wr            zset   host -> next-allowed ms of the hosts release.lua backed off (wb) or that wait for
-                                   a robots.txt retry (wr); stats.lua drops those whose time has passed
+                                   a robots.txt retry (wr); reclaim.lua drops those whose time has passed
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
                                    hosts-parked, stale-release, stale-complete, and whatever release/complete add.
