@@ -7,7 +7,9 @@ a sync or an async pipeline, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import itertools
 import random
+import secrets
 import time
 from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
@@ -42,6 +44,10 @@ _QUEUED_REFRESH_S = 1.0
 _RECLAIM_BATCH = 1000
 _PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
 _DOMAIN_CACHE = 100_000  # host -> registered domain answers kept per process (cleared when full)
+# How long a lease call's leases are remembered for the same call sent again (lease.lua); the lease TTL caps it.
+# A repeat comes after a lost reply: a reconnect, or an outage waited out; after a longer outage the first leases
+# expire like a dead fetcher's.
+_LEASE_REPLY_TTL_MS = 30_000
 
 
 def _text(value: Any) -> str:
@@ -119,6 +125,9 @@ class FrontierCore:
         # a crawl created before the key existed is keyed by host
         self.politeness_key = str(self.meta.get("politeness_key", "host"))
         self._domains: dict[str, str] = {}
+        # request ids of lease calls: unique over the crawl's processes and their restarts (lease.lua)
+        self._request_prefix = secrets.token_hex(6) + "-"
+        self._requests = itertools.count(1)
 
     def key(self, host: str) -> str:
         """The queue (politeness) key of a host: the host itself, or its registered domain."""
@@ -179,10 +188,16 @@ class FrontierCore:
             plan = self.planner.pick(max_hosts - len(leases), time.monotonic(), done)
             if not plan:
                 break
+            # one id per round, in the call's arguments: a call sent again after a lost reply carries the same one
+            request = f"{self._request_prefix}{next(self._requests)}"
+            ttl = self._lease_ttl()
             calls = [
-                script_call("lease", self._sp[shard] + "ready", self._sp[shard], shard, owner, n, self._lease_ttl())
+                script_call(
+                    "lease", self._sp[shard] + "ready", self._sp[shard], shard, owner, n, ttl, request,
+                    min(ttl, _LEASE_REPLY_TTL_MS),
+                )
                 for shard, n in plan
-            ]
+            ]  # fmt: skip
             replies = yield calls
             now = time.monotonic()
             for (shard, asked), reply in zip(plan, replies, strict=True):
