@@ -261,16 +261,23 @@ class FrontierCore:
                 self.planner.hint(r.shard, now + r.delay_ms / 1000.0)
         return held
 
-    def complete(self, completions: Sequence[Completion]) -> Steps[int]:
+    def complete(self, completions: Sequence[Completion]) -> Steps[list[Stale | None]]:
+        """Per completion, STALE if it was discarded (its lease had been taken back: see complete.lua), else None."""
         groups: dict[int, list[Arg]] = defaultdict(list)
-        for c in completions:
+        members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into completions, in call order
+        for index, c in enumerate(completions):
             recrawl = (c.url, c.recrawl, c.due_ms) if c.recrawl else ("", "", 0)
             groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl]
+            members[c.shard].append(index)
+        done: list[Stale | None] = [None] * len(completions)
         if not groups:
-            return 0
+            return done
         shards = sorted(groups)
         replies = yield [script_call("complete", self._sp[sh] + "L", self._sp[sh], *groups[sh]) for sh in shards]
-        return sum(int(r) for r in replies)
+        for shard, stale in zip(shards, replies, strict=True):
+            for i in stale:
+                done[members[shard][int(i) - 1]] = STALE
+        return done
 
     # --- reclaim --------------------------------------------------------------------------------------------
     def reclaim(self, mode: str, owner_prefix: str = "") -> Steps[int]:
