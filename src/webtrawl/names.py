@@ -35,9 +35,9 @@ INFLIGHT = "inflight"
 WAIT_BACKOFF = "wb"
 WAIT_ROBOTS = "wr"
 
-# lease.lua keeps the leases one call gave under this key + the call's request id, a few seconds: the call sent again
-# after its reply was lost gets the same leases (frontier/commands.py makes the ids).
-LEASE_REPLY = "lr:"
+# Per shard, a hash: lease owner -> the request id of its last lease call that leased something and the tokens it
+# gave (lease.lua): that call sent again after its reply was lost gets the same leases (commands.py makes the ids).
+LEASE_REPLY = "lr"
 
 _POLICY_REASONS: frozenset[str] | None = None
 

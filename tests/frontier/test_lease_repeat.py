@@ -1,6 +1,6 @@
 """A lease call whose reply is lost (the connection dropped after Redis ran the script) and that is sent again gets
-the same leases: it carries the same request id, and lease.lua kept the leases it gave under it. Without that the
-repeat would lease more hosts and the first leases would sit until their TTL, their hosts blocked."""
+the same leases: it carries the same request id, and lease.lua kept the fetcher's last call (its id and tokens).
+Without that the repeat would lease more hosts and the first leases would sit until their TTL, their hosts blocked."""
 
 from __future__ import annotations
 
@@ -24,9 +24,11 @@ from webtrawl.frontier import (
     redis_frontier,
 )
 from webtrawl.frontier.redis_frontier import _execute
+from webtrawl.frontier.keys import shard_tag
 from webtrawl.frontier.retry import Outage
 from webtrawl.frontier.scripts import Call
 from webtrawl.messages import Lease
+from webtrawl.names import LEASE_REPLY
 
 URLS = [f"http://h{i}.test/{j}" for i in range(6) for j in range(2)]
 
@@ -58,6 +60,8 @@ def test_a_lease_call_sent_again_gets_the_same_leases(
     assert c.get("lease-repeats") >= 1
     again = f.lease("n/f0", 10)  # new calls: new leases, of the other hosts
     assert {x.host for x in again}.isdisjoint(x.host for x in leases) and len(again) == 2
+    tags = [shard_tag(f.core.settings.prefix, shard) for shard in range(f.shards)]
+    assert {f.client.hlen(tag + LEASE_REPLY) for tag in tags} <= {0, 1}  # one field per fetcher, not per call
     release(f, [*leases, *again], UrlAction.HEAD)
     monkeypatch.undo()
     assert sorted(x.url for x in drain(f)) == sorted(URLS)

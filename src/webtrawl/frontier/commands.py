@@ -44,10 +44,6 @@ _QUEUED_REFRESH_S = 1.0
 _RECLAIM_BATCH = 1000
 _PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
 _DOMAIN_CACHE = 100_000  # host -> registered domain answers kept per process (cleared when full)
-# How long a lease call's leases are remembered for the same call sent again (lease.lua); the lease TTL caps it.
-# A repeat comes after a lost reply: a reconnect, or an outage waited out; after a longer outage the first leases
-# expire like a dead fetcher's.
-_LEASE_REPLY_TTL_MS = 30_000
 
 
 def _text(value: Any) -> str:
@@ -190,14 +186,12 @@ class FrontierCore:
                 break
             # one id per round, in the call's arguments: a call sent again after a lost reply carries the same one
             request = f"{self._request_prefix}{next(self._requests)}"
-            ttl = self._lease_ttl()
             calls = [
                 script_call(
-                    "lease", self._sp[shard] + "ready", self._sp[shard], shard, owner, n, ttl, request,
-                    min(ttl, _LEASE_REPLY_TTL_MS),
+                    "lease", self._sp[shard] + "ready", self._sp[shard], shard, owner, n, self._lease_ttl(), request
                 )
                 for shard, n in plan
-            ]  # fmt: skip
+            ]
             replies = yield calls
             now = time.monotonic()
             for (shard, asked), reply in zip(plan, replies, strict=True):

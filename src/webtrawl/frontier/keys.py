@@ -40,8 +40,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP L                    hash   lease token -> "<owner> <host> <entry>"
     SP dl                   zset   lease token -> deadline (ms, Redis clock)
     SP seq                  string INCR counter that makes lease tokens unique
-    SP lr:<request id>      string (a few seconds) the leases one lease call gave, msgpack: the same call sent again
-                                   after its reply was lost gets them back (those still held) instead of new ones
+    SP lr                   hash   lease owner -> "<request id> <token>...": its last lease call that leased
+                                   something; that call sent again after its reply was lost gets those leases back
+                                   (those still held) instead of new ones. One field per fetcher that leased here
     SP r:<origin>           string robots.txt cache of an origin (TTL)
     SP a:<address>          hash   (politeness_key ip; shard = crc32(address) % shards) the address's gate:
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
