@@ -23,8 +23,8 @@ from webtrawl.frontier import (
     connect_sync,
     redis_frontier,
 )
-from webtrawl.frontier.redis_frontier import _execute
 from webtrawl.frontier.keys import shard_tag
+from webtrawl.frontier.redis_frontier import _execute
 from webtrawl.frontier.retry import Outage
 from webtrawl.frontier.scripts import Call
 from webtrawl.messages import Lease
