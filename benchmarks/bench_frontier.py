@@ -252,7 +252,7 @@ def bench_cycles(f: RedisFrontier, seconds: float, per_call: int) -> float:
     while time.perf_counter() - start < seconds:
         leases = f.lease("bench/f0", per_call)
         f.release([Release(x.token, x.shard, x.host, UrlAction.KEEP, delay_ms=0) for x in leases])
-        done += f.complete([Completion(x.token, x.shard, {"stored": 1}) for x in leases])
+        done += f.complete([Completion(x.token, x.shard, {"stored": 1}) for x in leases]).count(None)
     return done / (time.perf_counter() - start)
 
 
@@ -263,7 +263,7 @@ async def _async_cycles(url: str, settings: FrontierSettings, seconds: float, pe
     while time.perf_counter() - start < seconds:
         leases = await f.lease("bench/f1", per_call)
         await f.release([Release(x.token, x.shard, x.host, UrlAction.KEEP, delay_ms=0) for x in leases])
-        done += await f.complete([Completion(x.token, x.shard, {"stored": 1}) for x in leases])
+        done += (await f.complete([Completion(x.token, x.shard, {"stored": 1}) for x in leases])).count(None)
     await client.aclose()
     return done / (time.perf_counter() - start)
 

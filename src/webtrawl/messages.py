@@ -86,6 +86,10 @@ class Page(msgspec.Struct):
     dom: bytes | None = None
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
     render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
+    # When the frontier may take the URL back from the parsers (the release + --process-ttl, counted from before the
+    # release was sent), in time.monotonic() seconds: system-wide, so the fetchers and parsers of a node share it.
+    # A parser drops a page it could not store in time (parse/fence.py); 0: no deadline (not from a fetcher).
+    keep_until: float = 0.0
 
     @property
     def rendered(self) -> bool:

@@ -35,6 +35,10 @@ INFLIGHT = "inflight"
 WAIT_BACKOFF = "wb"
 WAIT_ROBOTS = "wr"
 
+# Per shard, a hash: lease owner -> the request id of its last lease call that leased something and the tokens it
+# gave (lease.lua): that call sent again after its reply was lost gets the same leases (commands.py makes the ids).
+LEASE_REPLY = "lr"
+
 _POLICY_REASONS: frozenset[str] | None = None
 
 
@@ -69,6 +73,7 @@ def lua_prelude() -> str:
         "C_INFLIGHT": INFLIGHT,
         "W_BACKOFF": WAIT_BACKOFF,
         "W_ROBOTS": WAIT_ROBOTS,
+        "LEASE_REPLY": LEASE_REPLY,
     }
     text = "".join(f"local {name} = '{value}'\n" for name, value in names.items())
     return text + f"local LEVELS = {PRIORITY_LEVELS}\n"

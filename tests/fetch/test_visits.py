@@ -5,6 +5,7 @@ route picks by role."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -106,13 +107,17 @@ def test_robots_txt_comes_first_and_the_page_waits_for_the_hosts_next_turn() -> 
         {"robots-fetched": 1},
     )
     assert setup.pages.pages == [] and setup.budget == 11  # the page is not fetched yet: its budget goes back
+    before = time.monotonic()
     setup.run(lease(n=2))  # its next turn: the rules are known now
+    after = time.monotonic()
     assert [url for url, _ in setup.web.requests] == [ROBOTS, PAGE]
     release = setup.frontier.releases[-1]
     assert (release.action, release.delay_ms, release.failed) == (UrlAction.KEEP, DELAY_MS + GAP_MARGIN_MS, False)
     assert release.counters == {"fetched": 1}
     (page,) = setup.pages.pages
     assert (page.status, page.body, page.lease.url) == (200, b"<p>hi</p>", PAGE)
+    ttl = setup.cfg.frontier.process_ttl  # the parsers' deadline, counted from before the release was sent
+    assert before + ttl <= page.keep_until <= after + ttl
 
 
 def test_a_disallowed_page_is_recorded_without_a_request_and_the_gap_is_unchanged() -> None:

@@ -66,7 +66,8 @@ def release(
 
 
 def complete(f: RedisFrontier, leases: Iterable[Lease], **counters: int) -> int:
-    return f.complete([Completion(x.token, x.shard, dict(counters)) for x in leases])
+    """How many completions took effect (the others were discarded: STALE)."""
+    return f.complete([Completion(x.token, x.shard, dict(counters)) for x in leases]).count(None)
 
 
 def drain(f: RedisFrontier, owner: str = "drain/f0") -> list[Lease]:

@@ -25,7 +25,9 @@ def test_async_frontier_shares_the_crawl_with_a_sync_one(
         urls = []
         while leases := await f.lease("n/f0", 4):
             await f.release([Release(x.token, x.shard, x.host, UrlAction.KEEP, delay_ms=0) for x in leases])
-            assert await f.complete([Completion(x.token, x.shard, {"stored": 1}) for x in leases]) == len(leases)
+            assert await f.complete([Completion(x.token, x.shard, {"stored": 1}) for x in leases]) == [None] * len(
+                leases
+            )
             urls += [x.url for x in leases]
         await f.set_robots("http://a.test", b"robots", 60)
         assert await f.add_seed_hosts(["a.test"]) == 1

@@ -11,7 +11,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import actual, drain, elapse, host_state, new_urls, queue, release, server_ms
-from webtrawl.frontier import Release, UrlAction
+from webtrawl.frontier import STALE, Release, UrlAction
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.messages import Completion, Lease
 
@@ -145,7 +145,7 @@ class _Model(RuleBasedStateMachine):
         token = data.draw(st.sampled_from(sorted(self.parsing) + sorted(self.fetching)))
         x = self.parsing.pop(token, None) or self.fetching.pop(token)
         self.expiring.discard(token)
-        assert self.live.complete([Completion(x.token, x.shard)]) == 1
+        assert self.live.complete([Completion(x.token, x.shard)]) == [None]
         self.completed[x.url] = self.completed.get(x.url, 0) + 1
         self.stale.append(x)
 
@@ -153,7 +153,7 @@ class _Model(RuleBasedStateMachine):
     @rule(data=st.data())
     def complete_stale(self, data: st.DataObject) -> None:
         x = data.draw(st.sampled_from(self.stale))
-        assert self.live.complete([Completion(x.token, x.shard)]) == 0
+        assert self.live.complete([Completion(x.token, x.shard)]) == [STALE]
 
     @rule(node=st.sampled_from(["a", "b", "a/f0"]))
     def kill(self, node: str) -> None:

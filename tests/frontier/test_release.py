@@ -100,7 +100,7 @@ def test_stale_release_and_complete_are_ignored_and_counted(frontier: FrontierFa
     c = f.counters()
     assert (c.get("stale-release"), c.get("stale-complete"), c.get("fetched"), c.get("stored")) == (1, 1, 0, 0)
     release(f, [y])
-    assert f.complete([Completion(y.token, y.shard, {"stored": 1}), Completion(y.token, y.shard)]) == 1
+    assert f.complete([Completion(y.token, y.shard, {"stored": 1}), Completion(y.token, y.shard)]) == [None, STALE]
     c = f.counters()
     assert (c.get("stored"), c.get("stale-complete"), c.queued, c.inflight) == (1, 2, 0, 0)
     assert f.is_finished()

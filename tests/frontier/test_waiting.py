@@ -1,11 +1,18 @@
 """What a crawl with nothing ready waits for: hosts in back-off, robots.txt retries, politeness delays (issue 19: a
-crawl sat 13 minutes at 0.0/s with eta=- while it waited, correctly, on hosts whose robots.txt answered 503)."""
+crawl sat 13 minutes at 0.0/s with eta=- while it waited, correctly, on hosts whose robots.txt answered 503).
+The counters are read by a read-only script: ``trawl stats`` works against a read-only replica."""
 
 from __future__ import annotations
 
-from tests.fixtures.redis_fixtures import FrontierFactory
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
+from tests.fixtures.restartable_redis import RestartableRedis
 from tests.frontier.helpers import elapse, new_urls, release
-from webtrawl.frontier import UrlAction
+from webtrawl.frontier import FrontierSettings, RedisFrontier, UrlAction, connect_sync
 from webtrawl.frontier.keys import shard_tag
 from webtrawl.metrics.progress import compute
 from webtrawl.names import WAIT_BACKOFF
@@ -35,7 +42,33 @@ def test_a_host_leaves_the_back_off_count_once_its_time_has_come(frontier: Front
     f.add(new_urls("http://a.test/1", "http://a.test/2"))
     release(f, f.lease("n/f0", 1), UrlAction.RETRY, failed=True, retry_after_ms=1)
     elapse(f, "a.test")  # its back-off is over (instead of sleeping)
-    f.client.zadd(shard_tag(f.core.settings.prefix, f.shard_of("a.test")) + WAIT_BACKOFF, {"a.test": 0}, xx=True)
+    backoff = shard_tag(f.core.settings.prefix, f.shard_of("a.test")) + WAIT_BACKOFF
+    f.client.zadd(backoff, {"a.test": 0}, xx=True)
     c = f.counters()
     assert (c.backoff_hosts, c.backoff_next_ms) == (0, -1)
     assert compute(c, 0.0).waiting == ""  # a host is ready: the crawl is not waiting
+    assert f.client.zcard(backoff) == 1  # reading the counters wrote nothing
+    f.reclaim_expired()  # the shard's upkeep prunes it
+    assert f.client.zcard(backoff) == 0
+
+
+def test_the_counters_are_read_from_a_read_only_replica(restartable_redis: RestartableRedis, tmp_path: Path) -> None:
+    settings = FrontierSettings(**{**TEST_SETTINGS, "prefix": "ro"})
+    master = RedisFrontier.open(connect_sync(restartable_redis.url), settings)
+    master.add(new_urls("http://backoff.test/1", "http://polite.test/1", "http://polite.test/2"))
+    leases = {x.host: x for x in master.lease("n/f0", 10)}
+    release(master, [leases["backoff.test"]], UrlAction.RETRY, failed=True, retry_after_ms=600_000)
+    release(master, [leases["polite.test"]], UrlAction.KEEP, delay_ms=60_000)
+    with RestartableRedis(tmp_path / "replica") as server:
+        client = connect_sync(server.url)
+        client.replicaof("127.0.0.1", restartable_redis.port)
+        assert master.client.wait(1, 30_000) == 1  # the replica has everything written so far
+        assert client.info("replication")["master_link_status"] == "up"
+        with pytest.raises(redis.ReadOnlyError):
+            client.set("x", "1")
+        replica = RedisFrontier.open(client, settings, create=False)
+        c, expected = replica.counters(), master.counters()
+        assert (c.values, c.waiting_hosts, c.backoff_hosts) == (expected.values, 2, 1)
+        assert 0 < c.backoff_next_ms <= 600_001
+        client.close()
+    master.client.close()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from webtrawl.config import Limits, Politeness
 from webtrawl.messages import Lease, Page
 from webtrawl.parse import ParseContext, Scope
+from webtrawl.store import Drop, PageOutput
 
 URL = "http://site.example/dir/page.html"
 
@@ -62,3 +63,28 @@ def make_ctx(
         scope=scope or Scope("any", [], [], []),
         url_allowed=url_allowed,
     )
+
+
+class RecordingSink:
+    """Keeps what it is given and logs each call into the frontier's log, so their order can be checked."""
+
+    name = "recording"
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        self.outputs: list[PageOutput] = []
+        self.drops: list[Drop] = []
+
+    def write(self, batch: Sequence[PageOutput]) -> None:
+        self.log.append(f"write {len(batch)}")
+        self.outputs.extend(batch)
+
+    def write_drops(self, drops: Sequence[Drop]) -> None:
+        self.log.append(f"write_drops {len(drops)}")
+        self.drops.extend(drops)
+
+    def flush(self) -> None:
+        self.log.append("flush")
+
+    def close(self) -> None:
+        """Nothing to close."""

@@ -10,38 +10,13 @@ import msgspec
 import pytest
 
 from tests.fixtures.memory_frontier import MemoryFrontier
-from tests.parse.helpers import make_ctx, make_page
+from tests.parse.helpers import RecordingSink, make_ctx, make_page
 from webtrawl.config import DiscoveryOptions
 from webtrawl.frontier.base import Frontier
 from webtrawl.messages import Page
 from webtrawl.parse import batch as batch_module
 from webtrawl.parse.batch import PageBatches
-from webtrawl.store import Drop, FanOut, PageOutput
-
-
-class RecordingSink:
-    """Keeps what it is given and logs each call into the frontier's log, so their order can be checked."""
-
-    name = "recording"
-
-    def __init__(self, log: list[str]) -> None:
-        self.log = log
-        self.outputs: list[PageOutput] = []
-        self.drops: list[Drop] = []
-
-    def write(self, batch: Sequence[PageOutput]) -> None:
-        self.log.append(f"write {len(batch)}")
-        self.outputs.extend(batch)
-
-    def write_drops(self, drops: Sequence[Drop]) -> None:
-        self.log.append(f"write_drops {len(drops)}")
-        self.drops.extend(drops)
-
-    def flush(self) -> None:
-        self.log.append("flush")
-
-    def close(self) -> None:
-        """Nothing to close."""
+from webtrawl.store import Drop, FanOut
 
 
 def _page(path: str, links: Sequence[str], token: int) -> Page:

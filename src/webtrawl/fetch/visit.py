@@ -165,6 +165,7 @@ class Visits:
         delay_ms = outcome.delay_ms if outcome else 0
         failed = outcome.failed if outcome else False
         hold = session >= 0 and not failed and reusable(page) and self._may_hold(session, delay_ms)
+        asked = time.monotonic()
         held = await self._release(
             lease,
             UrlAction.KEEP,
@@ -178,6 +179,7 @@ class Visits:
         if isinstance(held, Stale):  # taken back while we were cut off from Redis: someone else fetches it now
             log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
             return None
+        page.keep_until = asked + self.args.frontier.process_ttl_ms / 1000  # the parsers' deadline (parse/fence.py)
         await self.deps.sender.send(page)
         return held
 

@@ -136,7 +136,7 @@ class AsyncRedisFrontier:
     async def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
         return await self._run(self.core.release(releases))
 
-    async def complete(self, completions: Sequence[Completion]) -> int:
+    async def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
         return await self._run(self.core.complete(completions))
 
     async def reclaim_expired(self) -> int:

@@ -50,9 +50,10 @@ class Held(msgspec.Struct, frozen=True):
 
 
 class Stale:
-    """A release that came too late: its lease had expired and was taken back (the fetcher was cut off from Redis
-    for longer than --lease-ttl), so the URL belongs to another fetch now. The fetcher drops the page: its record
-    would be written a second time by whoever fetches the URL now (self-fencing)."""
+    """A release or completion that came too late: its lease had expired and was taken back (the fetcher was cut off
+    from Redis for longer than --lease-ttl, or the parser held the page past --process-ttl), so the URL belongs to
+    another fetch now. The fetcher drops the page: its record would be written a second time by whoever fetches the
+    URL now (self-fencing); the completion is discarded, not written over that fetch's work."""
 
     __slots__ = ()
 
@@ -125,7 +126,7 @@ class Frontier(Protocol):
 
     def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]: ...
 
-    def complete(self, completions: Sequence[Completion]) -> int: ...
+    def complete(self, completions: Sequence[Completion]) -> list[Stale | None]: ...
 
     def reclaim_expired(self) -> int: ...
 

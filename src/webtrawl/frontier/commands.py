@@ -7,7 +7,9 @@ a sync or an async pipeline, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import itertools
 import random
+import secrets
 import time
 from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
@@ -119,6 +121,9 @@ class FrontierCore:
         # a crawl created before the key existed is keyed by host
         self.politeness_key = str(self.meta.get("politeness_key", "host"))
         self._domains: dict[str, str] = {}
+        # request ids of lease calls: unique over the crawl's processes and their restarts (lease.lua)
+        self._request_prefix = secrets.token_hex(6) + "-"
+        self._requests = itertools.count(1)
 
     def key(self, host: str) -> str:
         """The queue (politeness) key of a host: the host itself, or its registered domain."""
@@ -179,8 +184,12 @@ class FrontierCore:
             plan = self.planner.pick(max_hosts - len(leases), time.monotonic(), done)
             if not plan:
                 break
+            # one id per round, in the call's arguments: a call sent again after a lost reply carries the same one
+            request = f"{self._request_prefix}{next(self._requests)}"
             calls = [
-                script_call("lease", self._sp[shard] + "ready", self._sp[shard], shard, owner, n, self._lease_ttl())
+                script_call(
+                    "lease", self._sp[shard] + "ready", self._sp[shard], shard, owner, n, self._lease_ttl(), request
+                )
                 for shard, n in plan
             ]
             replies = yield calls
@@ -246,16 +255,23 @@ class FrontierCore:
                 self.planner.hint(r.shard, now + r.delay_ms / 1000.0)
         return held
 
-    def complete(self, completions: Sequence[Completion]) -> Steps[int]:
+    def complete(self, completions: Sequence[Completion]) -> Steps[list[Stale | None]]:
+        """Per completion, STALE if it was discarded (its lease had been taken back: see complete.lua), else None."""
         groups: dict[int, list[Arg]] = defaultdict(list)
-        for c in completions:
+        members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into completions, in call order
+        for index, c in enumerate(completions):
             recrawl = (c.url, c.recrawl, c.due_ms) if c.recrawl else ("", "", 0)
             groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl]
+            members[c.shard].append(index)
+        done: list[Stale | None] = [None] * len(completions)
         if not groups:
-            return 0
+            return done
         shards = sorted(groups)
         replies = yield [script_call("complete", self._sp[sh] + "L", self._sp[sh], *groups[sh]) for sh in shards]
-        return sum(int(r) for r in replies)
+        for shard, stale in zip(shards, replies, strict=True):
+            for i in stale:
+                done[members[shard][int(i) - 1]] = STALE
+        return done
 
     # --- reclaim --------------------------------------------------------------------------------------------
     def reclaim(self, mode: str, owner_prefix: str = "") -> Steps[int]:

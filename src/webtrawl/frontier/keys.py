@@ -30,15 +30,19 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    before is full, so Redis does not over-allocate them)
     SP bn                   hash   f: the newest filter of the chain, n: the URLs it holds (absent: the first, empty)
     SP wb, SP wr            zset   host -> next-allowed ms of the hosts release.lua backed off (wb) or that wait for
-                                   a robots.txt retry (wr); stats.lua drops those whose time has passed
+                                   a robots.txt retry (wr); reclaim.lua drops those whose time has passed
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
-                                   hosts-parked, stale-release, stale-complete, and whatever release/complete add.
+                                   hosts-parked, stale-release, stale-complete, lease-repeats, and whatever
+                                   release/complete add.
                                    Only their sums over all shards mean anything: on a plain Redis one add call
                                    counts the URLs of all its shards in the first shard's hash
     SP L                    hash   lease token -> "<owner> <host> <entry>"
     SP dl                   zset   lease token -> deadline (ms, Redis clock)
     SP seq                  string INCR counter that makes lease tokens unique
+    SP lr                   hash   lease owner -> "<request id> <token>...": its last lease call that leased
+                                   something; that call sent again after its reply was lost gets those leases back
+                                   (those still held) instead of new ones. One field per fetcher that leased here
     SP r:<origin>           string robots.txt cache of an origin (TTL)
     SP a:<address>          hash   (politeness_key ip; shard = crc32(address) % shards) the address's gate:
                                    l: lease token of the request in flight, x: when that lock lapses (ms),

@@ -146,7 +146,7 @@ class RedisFrontier:
     def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
         return self._run(self.core.release(releases))
 
-    def complete(self, completions: Sequence[Completion]) -> int:
+    def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
         return self._run(self.core.complete(completions))
 
     def reclaim_expired(self) -> int:

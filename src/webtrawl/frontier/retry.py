@@ -6,7 +6,7 @@ its AOF, ``CLUSTERDOWN``/``TRYAGAIN``/``READONLY`` while a cluster elects a new 
 exponential back-off until Redis answers, or until the process is told to stop (then :class:`RedisUnavailable` is
 raised). Only the calls that failed are sent again. Sending a call twice is safe: a second ``add`` finds its URLs
 seen, a second ``release`` or ``complete`` finds its token gone (stale, counted, no effect), a second ``lease``
-leaves the first one's leases to expire and be taken back like a dead fetcher's. The first failure of an outage
+carries the first one's request id and gets its leases again (lease.lua). The first failure of an outage
 and the recovery are one log line each (INFO: the supervisor's alert is the line an operator sees).
 """
 

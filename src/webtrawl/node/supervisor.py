@@ -36,6 +36,7 @@ from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
+from webtrawl.parse.fence import check_process_ttl
 from webtrawl.store import seal_open_files
 from webtrawl.store.registry import STREAMS, seal_left_open
 
@@ -58,6 +59,7 @@ class Node:
         if (crawl.cluster or wait_for_seeds) and not crawl.redis:
             raise InputError("--redis URL is required: nodes share the frontier in that Redis")
         check_lease_ttl(cfg)
+        check_process_ttl(cfg)
         self.out: Path = crawl.out
         if wait_for_seeds:
             cfg = cfg.with_options(node_id=resolve_node_id(self.out, crawl.node_id))

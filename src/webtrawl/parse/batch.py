@@ -3,8 +3,10 @@
 The order is what makes crashes harmless: the batch's outputs (WARC, records, items, dropped links and whatever
 other sinks the config names) are written and flushed by the store's fan-out first, then the outlinks are added,
 and only then are the URLs completed. A crash anywhere before ``complete`` leaves the URL leased, so it is fetched
-again (a duplicate record at worst, never a lost one); after ``complete`` everything is durable. The frontier and
-the outputs come in as objects (Redis and the configured sinks in a parser process; in-memory ones in tests).
+again (a duplicate record at worst, never a lost one); after ``complete`` everything is durable. A page held past its
+deadline is dropped before anything is written, and a completion that came too late anyway is discarded by the
+frontier (:mod:`webtrawl.parse.fence`). The frontier and the outputs come in as objects (Redis and the configured
+sinks in a parser process; in-memory ones in tests).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from webtrawl.config import DiscoveryOptions
-from webtrawl.frontier import AddResult
+from webtrawl.frontier import AddResult, Stale
 from webtrawl.messages import Completion, NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
+from webtrawl.parse.fence import overdue
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, Processed, process_page
 from webtrawl.parse.recrawl import next_state
@@ -35,7 +38,7 @@ class BatchFrontier(Protocol):
 
     def add(self, urls: Sequence[NewUrl]) -> AddResult: ...
 
-    def complete(self, completions: Sequence[Completion]) -> int: ...
+    def complete(self, completions: Sequence[Completion]) -> list[Stale | None]: ...
 
     def recrawl_hints(self, hints: Sequence[RecrawlHint]) -> int: ...
 
@@ -49,6 +52,7 @@ class PageBatches:
         output: FanOut,
         neardup: NearDuplicateIndex | None = None,
         tracker: ContentTracker | None = None,
+        keep_margin: float = 0.0,
     ) -> None:
         self.discovery = discovery
         self.ctx = ctx
@@ -57,6 +61,7 @@ class PageBatches:
         self.archives = "warc" in output.streams
         self.neardup = neardup
         self.tracker = tracker  # --chunks / --changes
+        self.keep_margin = keep_margin  # what a batch needs left of a page's hold once it is processed (fence.py)
 
     def process(self, pages: list[Page]) -> None:
         """Process, store, add the links of, and complete one batch of pages, in that order."""
@@ -65,13 +70,19 @@ class PageBatches:
         outputs: list[PageOutput] = []
         completions: list[Completion] = []
         processed: list[tuple[Page, Processed]] = []
+        bugs: list[tuple[Page, Exception]] = []
         for page in pages:
             try:
                 processed.append((page, process_page(page, self.ctx)))
             except Exception as exc:  # a parser bug must not lose the URL: record it and move on
                 log.exception("processing %s failed", redact(page.lease.url))
-                outputs.append(parse_bug_output(page, exc))
-                completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
+                bugs.append((page, exc))
+        late = overdue(pages, self.keep_margin)
+        if late:
+            processed, bugs = self._drop_late(pages, late, processed, bugs)
+        for page, error in bugs:
+            outputs.append(parse_bug_output(page, error))
+            completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
         hashed = self._near_duplicates(processed) if self.neardup is not None else []
         states = self.tracker.apply(processed) if self.tracker is not None else []
         for page, out in processed:
@@ -100,7 +111,31 @@ class PageBatches:
             self.neardup.add(hashed)  # before complete: a page completed is always in the index
         if self.tracker is not None:
             self.tracker.save(states)  # after the rows, before complete: a crash writes them again, never loses them
-        self.frontier.complete(completions)
+        self._discarded(completions, self.frontier.complete(completions))
+
+    @staticmethod
+    def _drop_late(
+        pages: list[Page], late: set[int], processed: list[tuple[Page, Processed]], bugs: list[tuple[Page, Exception]]
+    ) -> tuple[list[tuple[Page, Processed]], list[tuple[Page, Exception]]]:
+        """The batch without the pages held too long: their URLs are (or will be) fetched again elsewhere."""
+        gone = {id(pages[i]) for i in late}
+        first = pages[min(late)].lease.url
+        log.warning(
+            "dropped %d page(s) unstored: held past --process-ttl, they are fetched again (first: %s)",
+            len(late),
+            redact(first),
+        )
+        return [p for p in processed if id(p[0]) not in gone], [b for b in bugs if id(b[0]) not in gone]
+
+    @staticmethod
+    def _discarded(completions: list[Completion], answers: list[Stale | None]) -> None:
+        stale = [c for c, answer in zip(completions, answers, strict=True) if answer is not None]
+        if stale:
+            log.warning(
+                "%d completion(s) discarded: their URLs had been taken back (held past --process-ttl) and are "
+                "another fetch's now; their records may be stored twice",
+                len(stale),
+            )
 
     def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:
         """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""

@@ -22,6 +22,7 @@ from webtrawl.messages import Page
 from webtrawl.pagepipe import PageReceiver
 from webtrawl.parse.args import ParserArgs
 from webtrawl.parse.batch import PageBatches
+from webtrawl.parse.fence import keep_margin
 from webtrawl.parse.process import ParseContext
 from webtrawl.parse.scope import Scope
 from webtrawl.parse.simhash import NearDuplicateIndex
@@ -132,7 +133,8 @@ class _Parser:
         if self.ctx.near_duplicates:
             neardup = NearDuplicateIndex(self.frontier.client, settings.prefix, self.frontier.shards)
         tracker = _tracker(args, self.frontier.client, settings.prefix)
-        self.batches = PageBatches(args.discovery, self.ctx, self.frontier, self.output, neardup, tracker)
+        margin = keep_margin(settings.process_ttl_ms / 1000)
+        self.batches = PageBatches(args.discovery, self.ctx, self.frontier, self.output, neardup, tracker, margin)
 
     def run(self) -> None:
         pending: list[Page] = []

@@ -1,10 +1,16 @@
 -- complete: drop leases and apply their counters in one step. KEYS[1] = sp.."L"
--- ARGV: sp, {token, ncounters, {name, n} * ncounters, url, recrawl state, due ms} * N; returns how many tokens were
--- still valid. A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step.
+-- ARGV: sp, {token, ncounters, {name, n} * ncounters, url, recrawl state, due ms} * N; returns the indexes (1-based)
+-- of the completions discarded. A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the
+-- same step.
+-- Fencing: a completion whose lease is gone is discarded, its counters and state too. The lease was taken back (its
+-- parser held the page past --process-ttl, or its fetcher died) and the URL is queued or fetched again: its new
+-- lease completes it, and this one must not end another fetch's work. A lease past its deadline that no reclaim has
+-- taken back yet is still ours: nobody else can have the URL.
 local sp = ARGV[1]
 local leases, deadlines = sp .. 'L', sp .. 'dl'
-local valid, stale = 0, 0
+local stale = {}
 local now = -1
+local index = 0
 local i = 2
 while i <= #ARGV do
   local token = ARGV[i]
@@ -12,11 +18,11 @@ while i <= #ARGV do
   local last = first_counter + 2 * tonumber(ARGV[i + 1])
   local url, state, due = ARGV[last], ARGV[last + 1], ARGV[last + 2]
   i = last + 3
+  index = index + 1
   local rec = redis.call('HGET', leases, token)
   if not rec then
-    stale = stale + 1  -- reclaimed meanwhile: the URL is queued again and will be completed by its new lease
+    stale[#stale + 1] = index
   else
-    valid = valid + 1
     redis.call('HDEL', leases, token)
     redis.call('ZREM', deadlines, token)
     count(C_INFLIGHT, -1)
@@ -34,6 +40,6 @@ while i <= #ARGV do
     end
   end
 end
-count('stale-complete', stale)
+count('stale-complete', #stale)
 flush_counts(sp .. 'c')
-return valid
+return stale

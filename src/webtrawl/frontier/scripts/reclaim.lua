@@ -1,5 +1,7 @@
 -- reclaim: leases past their deadline (mode "expired") or of one owner (mode "owner") go back to the head of
 -- their host's queue. KEYS[1] = sp.."dl"
+-- Mode "expired" is also the shard's upkeep (the supervisors run it every few seconds): the back-off and robots.txt
+-- zsets (release.lua adds to them) lose the hosts whose time has passed here, so stats.lua stays read-only.
 -- ARGV: sp, mode, owner_prefix, limit, default_gap_ms; returns {leases looked at (== limit: call again), leases taken back}
 local sp, mode, prefix, limit, default_gap = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leases, deadlines = sp .. 'L', sp .. 'dl'
@@ -7,6 +9,7 @@ local now = now_ms()
 local tokens = {}
 if mode == 'expired' then
   tokens = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now, 'LIMIT', 0, limit)
+  for _, kind in ipairs({W_BACKOFF, W_ROBOTS}) do redis.call('ZREMRANGEBYSCORE', sp .. kind, '-inf', now) end
 else
   local all = redis.call('HGETALL', leases)
   local sub = prefix .. '/'

@@ -2,7 +2,8 @@
 -- ARGV: sp, backoff_base_ms, backoff_max_ms, park_after, process_ttl_ms, lease_ttl_ms,
 --       {token, action, delay_ms, failed, retry_after_ms, jitter_permille, hold, ncounters, {name, n} * ncounters} * N
 -- failed: '1' a failure (back-off), 'r' waiting for a robots.txt retry (delay_ms is that wait), '0' otherwise; the
--- hosts of the first two also go to the shard's W_BACKOFF / W_ROBOTS zset (next-allowed ms), read by stats.lua
+-- hosts of the first two also go to the shard's W_BACKOFF / W_ROBOTS zset (next-allowed ms), read by stats.lua,
+-- pruned by reclaim.lua
 -- action: 0 KEEP (stays leased, same owner, until the parser completes it), 1 HEAD (back to the head), 2 RETRY (tail, retries + 1)
 -- hold = 1 (a host session): if the host has more URLs, its next one is leased to the same owner at once, due at
 -- the next-allowed time, and the host never goes back to the ready set, so the owner's open connection to it is

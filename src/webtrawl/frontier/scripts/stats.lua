@@ -2,7 +2,8 @@
 -- ARGV: sp; returns {ready now, ready later, in back-off, ms to the next back-off's end, waiting for robots.txt,
 --   ms to the next robots.txt retry, ms to the next waiting host's turn (-1: none), the newest Bloom filter of the
 --   shard's chain and the URLs it holds (add.lua), name, value, ...}
--- The back-off and robots.txt zsets lose the hosts whose time has passed here (release.lua only adds to them).
+-- Read-only (it runs on a replica too): the back-off and robots.txt zsets still hold hosts whose time has passed
+-- until reclaim.lua prunes them, so only the hosts still waiting are counted.
 local sp = ARGV[1]
 local now = now_ms()
 local out = {0, 0, 0, -1, 0, -1, -1}
@@ -22,8 +23,7 @@ for l = 0, LEVELS - 1 do
 end
 for j, kind in ipairs({W_BACKOFF, W_ROBOTS}) do
   local key = sp .. kind
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  out[1 + 2 * j] = redis.call('ZCARD', key)
+  out[1 + 2 * j] = redis.call('ZCOUNT', key, '(' .. now, '+inf')
   out[2 + 2 * j] = earliest(key)
 end
 local bloom = redis.call('HMGET', sp .. 'bn', 'f', 'n')
