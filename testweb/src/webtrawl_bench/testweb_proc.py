@@ -62,6 +62,11 @@ class TestWebProcess:
         return [int(self.info["http_port"]), int(self.info["https_port"])]
 
     @property
+    def log_path(self) -> Path:
+        """The test web's access log (JSON lines, see :mod:`webtrawl_testweb.accesslog`)."""
+        return self.workdir / "access.jsonl"
+
+    @property
     def crawl_args(self) -> list[str]:
         return [str(a) for a in self.info["crawl_args"]]
 
@@ -81,6 +86,7 @@ class TestWebProcess:
             *("--max-pages", str(self.spec.max_pages)),
             *("--cert-dir", str(self.workdir / "certs")),
             *("--info-json", str(info_path)),
+            *("--log", str(self.log_path)),
         ]
         if self.spec.corpus_dir is not None:
             cmd += ["--corpus-dir", str(self.spec.corpus_dir)]
