@@ -52,6 +52,7 @@ class RunResult:
     new_connections: int = 0  # TCP connections the fetchers opened to the test web in the window (sampled)
     web_counts: dict[str, int] = field(default_factory=dict)  # what the (realistic) test web served in the window
     web_mix: WebMix | None = None  # the same from its access log, per 60 s, in the terms of the real web's figures
+    window_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)  # wall clock (ms): the node's start, the window's bounds
 
     @property
     def robots_requests(self) -> int:
@@ -104,6 +105,7 @@ class RunResult:
             "robots_requests_per_page": self.robots_requests / self.pages if self.pages else None,
             "web_counts": self.web_counts,
             "web_mix": self.web_mix.as_dict() if self.web_mix else None,
+            "window_ms": self.window_ms,
             "preloaded": self.preloaded,
             "preload_seconds": self.preload_seconds,
         }
@@ -191,6 +193,7 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
     result = _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
     result.new_connections = new_conns
     result.web_counts = {k: web1[k] - web0.get(k, 0) for k in web1 if web1[k] - web0.get(k, 0)}
+    result.window_ms = (run_start_ms, w0, w1)
     if web1 and web.log_path.is_file():  # the realistic web logs what it served; the node has stopped: all is there
         result.web_mix = measure(load_log(web.log_path), run_start_ms, (w0, w1))
     return result

@@ -21,6 +21,7 @@ REAL_WEB: dict[str, tuple[float, float]] = {
     "new_hosts_per_request": (1 / 4.5, 1 / 4.5),
     "hosts": (3_800, 4_100),
     "mbytes": (2_500, 2_800),
+    "kb_per_request": (2_500_000 / 19_000, 2_800_000 / 18_000),
     "body_mean_kb": (185, 185),
     "body_p90_kb": (300, 300),
     "huge_per_page": (0.01, 0.01),
@@ -32,7 +33,10 @@ REAL_WEB: dict[str, tuple[float, float]] = {
 
 @dataclass(frozen=True, slots=True)
 class WebMix:
-    """The mix of one window, counts scaled to 60 s (``requests``, ``hosts``, ``mbytes``), shares as fractions."""
+    """The mix of one window, counts scaled to 60 s (``requests``, ``hosts``, ``mbytes``), shares as fractions.
+
+    ``body_mean_kb`` and ``body_p90_kb`` are those of the ordinary pages (the corpus pages: no 12 MB body, bomb
+    or PDF); ``kb_per_request`` counts every byte sent, robots.txt files and the big bodies included."""
 
     seconds: float
     requests: float
@@ -40,6 +44,7 @@ class WebMix:
     new_hosts_per_request: float
     hosts: float
     mbytes: float
+    kb_per_request: float
     body_mean_kb: float
     body_p90_kb: float
     huge_per_page: float
@@ -88,7 +93,7 @@ def measure(entries: Iterable[LogEntry], run_start_ms: float, window: tuple[floa
             continue
         huge += e.kind == "fault-huge"
         bombs += e.kind == "fault-bomb"
-        if e.status == 200:
+        if e.kind == "page":
             bodies.append(e.nbytes)
     new = sum(w0 <= t < w1 for t in first.values())
     scale = 60_000.0 / (w1 - w0)
@@ -100,6 +105,7 @@ def measure(entries: Iterable[LogEntry], run_start_ms: float, window: tuple[floa
         new_hosts_per_request=new / max(1, requests),
         hosts=len(hosts) * scale,
         mbytes=nbytes * scale / 1e6,
+        kb_per_request=nbytes / max(1, requests) / 1e3,
         body_mean_kb=sum(bodies) / len(bodies) / 1e3 if bodies else math.nan,
         body_p90_kb=_p90(bodies) / 1e3,
         huge_per_page=huge / pages,
