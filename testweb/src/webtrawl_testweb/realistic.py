@@ -16,19 +16,24 @@ ports, corpus)``:
   ``big_robots_share`` serve a ~600 KB file of ~16,000 rules, ``crawl_delay_share`` a file with a group for our
   token with ``Crawl-delay``, and ordinary files for the rest of ``robots_share``; the others answer 404.
 * **Faults** (another draw): ``fault_share`` of the hosts misbehave one way each (:data:`FAULTS`) on about half
-  of their URLs: 503 + Retry-After, 8 KB/s bodies, 301 chains and redirect loops, 12 MB pages, gzip bombs, PDFs.
+  of their URLs: 503 + Retry-After, 8 KB/s bodies, 301 chains and redirect loops, PDFs.
+* **Big bodies**: on any host, ``huge_share`` of the page URLs (roots too) answer a 12 MB page and
+  ``bomb_share`` a gzip bomb: drawn per URL, so a crawl meets them at those rates per page (issue 21: about 1 page
+  in 100 each), whichever hosts it happens to visit.
 * **Schemes**: ``https_share`` of the hosts are HTTPS-only (the test CA), the rest HTTP; asked on the wrong
   scheme a host redirects to its own, as sites do.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import hashlib
 import random
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from webtrawl_testweb import chaosbodies, realrobots
@@ -44,7 +49,7 @@ class RobotsKind(enum.IntEnum):
     UNAVAILABLE = 4  # 503
 
 
-FAULTS = ("unavailable", "slow", "redirects", "huge", "bomb", "pdf")
+FAULTS = ("unavailable", "slow", "redirects", "pdf")
 SLOW_RATE = 8 * 1024  # bytes per second of a slow host's bodies
 RETRY_AFTER_S = 30
 REDIRECT_HOPS = 3
@@ -57,8 +62,10 @@ class RealisticOptions:
     big_robots_share: float = 0.05
     crawl_delay_share: float = 0.03
     robots_503_share: float = 0.05
-    fault_share: float = 0.10
-    https_share: float = 0.75
+    fault_share: float = 0.07  # ~1.75% of the hosts for each fault of FAULTS
+    huge_share: float = 0.01  # page URLs that answer a 12 MB page
+    bomb_share: float = 0.01  # page URLs that answer a gzip bomb
+    https_share: float = 0.80
     missing_share: float = 0.03  # paths that answer 404
     crawl_delay: float = 5.0
     seeds: int = 10
@@ -68,11 +75,29 @@ class RealisticOptions:
             raise ValueError("big and crawl-delay robots.txt files are part of robots_share")
         if self.robots_share + self.robots_503_share > 1.0:
             raise ValueError("robots_share + robots_503_share must not exceed 1")
-        for share in (self.fault_share, self.https_share, self.missing_share):
+        shares = (self.fault_share, self.https_share, self.missing_share, self.huge_share, self.bomb_share)
+        if self.missing_share + self.huge_share + self.bomb_share > 1.0:
+            raise ValueError("missing_share + huge_share + bomb_share must not exceed 1")
+        for share in shares:
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"shares must be within [0, 1], not {share}")
         if self.seeds < 1:
             raise ValueError("the realistic web needs at least one seed")
+
+
+def parse_options(pairs: Sequence[str], seeds: int) -> RealisticOptions:
+    """``RealisticOptions`` from ``name=value`` pairs (``https_share=0``, ``fault_share=0.1``, ...) and ``seeds``."""
+    fields = {f.name: f for f in dataclasses.fields(RealisticOptions)}
+    values: dict[str, float | int] = {"seeds": seeds}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in fields:
+            raise ValueError(f"not a realistic-web option: {pair!r} (name=value; names: {', '.join(fields)})")
+        try:
+            values[name] = int(value) if fields[name].type in ("int", int) else float(value)
+        except ValueError:
+            raise ValueError(f"not a number: {pair!r}") from None
+    return RealisticOptions(**values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +202,14 @@ class RealisticWeb:
         return self._prefix[i].decode() + target
 
     def seeds(self, count: int | None = None) -> list[str]:
-        """Roots of the first hosts with corpus pages of their own, a usable robots.txt and no fault."""
+        """Roots of the first hosts with corpus pages of their own, a usable robots.txt, no fault and a page at "/"."""
         count = self.options.seeds if count is None else count
         good = [
             i
             for i in range(self.n_hosts)
-            if self.faults[i] is None and self.robots[i] in (RobotsKind.NONE, RobotsKind.ORDINARY)
+            if self.faults[i] is None
+            and self.robots[i] in (RobotsKind.NONE, RobotsKind.ORDINARY)
+            and self._drawn(zlib.crc32(b"/", self._salt[i]), False) is None
         ]
         own = [i for i in good if i % self._universe in self.templates.by_host]
         return [self.url(i) for i in (own + [i for i in good if i not in own])[:count]]
@@ -214,9 +241,24 @@ class RealisticWeb:
             reply = self._faulty(i, fault, target, h)
             if reply is not None:
                 return reply
-        elif target != "/" and (h >> 8) % 1000 < self.options.missing_share * 1000:
+        reply = self._drawn(h, fault is None and target != "/")
+        return self.page(i, h) if reply is None else reply
+
+    def _drawn(self, h: int, missing: bool) -> RealReply | None:
+        """What a URL answers by its own draw, if anything: 404 (only where ``missing``: not on faulty hosts, never
+        a root), a 12 MB page or a gzip bomb (roots too: a sixth of a crawl's pages are roots other hosts link to)."""
+        o = self.options
+        u = (h >> 8) % 10_000 / 10_000
+        if missing and u < o.missing_share:
             return _NOT_FOUND
-        return self.page(i, h)
+        u -= o.missing_share
+        if 0 <= u < o.huge_share:
+            return RealReply(200, (chaosbodies.huge_page(chaosbodies.HUGE_SIZE),), "text/html", kind="fault-huge")
+        u -= o.huge_share
+        if 0 <= u < o.bomb_share:
+            body = chaosbodies.gzip_bomb(chaosbodies.BOMB_SIZE)
+            return RealReply(200, (body,), "text/html", (("Content-Encoding", "gzip"),), kind="fault-bomb")
+        return None
 
     def page(self, i: int, h: int, *, rate: int = 0, kind: str = "page") -> RealReply:
         """A corpus page served by host ``i`` (``h`` picks which), its absolute URLs pointing to test hosts."""
@@ -258,11 +300,6 @@ class RealisticWeb:
             return RealReply(503, (b"service unavailable\n",), headers=headers, kind=kind)
         if fault == "slow":
             return self.page(i, h >> 1, rate=SLOW_RATE, kind=kind)
-        if fault == "huge":
-            return RealReply(200, (chaosbodies.huge_page(chaosbodies.HUGE_SIZE),), "text/html", kind=kind)
-        if fault == "bomb":
-            body = chaosbodies.gzip_bomb(chaosbodies.BOMB_SIZE)
-            return RealReply(200, (body,), "text/html", (("Content-Encoding", "gzip"),), kind=kind)
         return RealReply(200, (_pdf(),), "application/pdf", kind=kind)
 
     def _redirects(self, i: int, target: str, h: int) -> RealReply | None:
@@ -282,12 +319,14 @@ class RealisticWeb:
 
     # --- what a test or a report needs ----------------------------------------------------------------------
     def shares(self) -> dict[str, float]:
-        """The share of hosts of each robots.txt kind and fault, and of HTTPS hosts."""
+        """The share of hosts of each robots.txt kind and fault, and of HTTPS hosts; of page URLs answering a
+        12 MB body (``page-huge``) or a gzip bomb (``page-bomb``)."""
         n = self.n_hosts
         out = {f"robots-{k.name.lower()}": sum(r is k for r in self.robots) / n for k in RobotsKind}
         out.update({f"fault-{f}": sum(x == f for x in self.faults) / n for f in FAULTS})
         out["faulty"] = sum(x is not None for x in self.faults) / n
         out["https"] = self.schemes.count("https") / n
+        out["page-huge"], out["page-bomb"] = self.options.huge_share, self.options.bomb_share
         return out
 
 
