@@ -246,3 +246,21 @@ def test_options_are_set_by_name_and_a_wrong_one_is_refused() -> None:
     for bad in ("nope=1", "https_share", "https_share=lots", "https_share=2", "seeds=1.5"):
         with pytest.raises(ValueError):
             parse_options([bad], seeds=7)
+
+
+def test_servers_can_close_every_connection_and_send_the_headers_real_sites_send() -> None:
+    options = RealisticOptions(seeds=2, close_share=1.0, headers_share=1.0)
+    with TestWeb(40, 1, realistic=options) as web:
+        assert web.real is not None
+        i = next(i for i in range(40) if web.real.schemes[i] == "http" and web.real.faults[i] is None)
+        conn = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=10)
+        conn.request("GET", "/", headers={"Host": f"site{i}.test"})
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.read()
+        assert resp.getheader("Connection") == "close" and resp.will_close
+        assert len(resp.msg.get_all("Set-Cookie") or []) == 2
+        assert resp.getheader("Content-Security-Policy", "").startswith("default-src")
+        conn.close()
+    plain = RealisticWeb(40, Templates(Corpus(DEFAULT_CORPUS_DIR)), seed=1)
+    reply = plain.respond(plain.schemes[0], "site0.test", "/")
+    assert not reply.close and not any(name == "Set-Cookie" for name, _ in reply.headers)  # off by default

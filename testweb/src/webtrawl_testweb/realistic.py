@@ -22,6 +22,8 @@ ports, corpus)``:
   in 100 each), whichever hosts it happens to visit.
 * **Schemes**: ``https_share`` of the hosts are HTTPS-only (the test CA), the rest HTTP; asked on the wrong
   scheme a host redirects to its own, as sites do.
+* **Servers** (off by default): ``close_share`` of the hosts close the connection after every answer (no
+  keep-alive), ``headers_share`` send the ~1.3 KB of headers a real site's answers carry (:data:`SERVER_HEADERS`).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class RealisticOptions:
     bomb_share: float = 0.01  # page URLs that answer a gzip bomb
     https_share: float = 0.80
     missing_share: float = 0.03  # paths that answer 404
+    close_share: float = 0.0  # hosts that close the connection after every answer
+    headers_share: float = 0.0  # hosts whose answers carry SERVER_HEADERS
     crawl_delay: float = 5.0
     seeds: int = 10
 
@@ -75,10 +79,12 @@ class RealisticOptions:
             raise ValueError("big and crawl-delay robots.txt files are part of robots_share")
         if self.robots_share + self.robots_503_share > 1.0:
             raise ValueError("robots_share + robots_503_share must not exceed 1")
-        shares = (self.fault_share, self.https_share, self.missing_share, self.huge_share, self.bomb_share)
         if self.missing_share + self.huge_share + self.bomb_share > 1.0:
             raise ValueError("missing_share + huge_share + bomb_share must not exceed 1")
-        for share in shares:
+        for share in (
+            *(self.fault_share, self.https_share, self.missing_share, self.huge_share, self.bomb_share),
+            *(self.close_share, self.headers_share),
+        ):
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"shares must be within [0, 1], not {share}")
         if self.seeds < 1:
@@ -112,8 +118,41 @@ class RealReply:
     headers: tuple[tuple[str, str], ...] = ()
     rate: int = 0
     kind: str = "page"
+    close: bool = False  # no keep-alive: the server closes the connection after this answer
 
 
+# What a news site's answers carry besides Content-Type and Content-Length (~1.3 KB; no URL a crawler could follow).
+SERVER_HEADERS: tuple[tuple[str, str], ...] = (
+    ("Server", "nginx"),
+    ("Cache-Control", "private, no-cache, no-store, max-age=0, must-revalidate"),
+    ("Vary", "Accept-Encoding, Cookie, User-Agent"),
+    ("X-Frame-Options", "SAMEORIGIN"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-XSS-Protection", "1; mode=block"),
+    ("Strict-Transport-Security", "max-age=31536000; includeSubDomains; preload"),
+    ("Referrer-Policy", "strict-origin-when-cross-origin"),
+    ("Permissions-Policy", "geolocation=(), microphone=(), camera=(), payment=(), usb=(), interest-cohort=()"),
+    (
+        "Content-Security-Policy",
+        "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' *.cdn.test *.analytics.test; "
+        "style-src 'self' 'unsafe-inline' *.cdn.test; img-src * data: blob:; font-src 'self' data: *.cdn.test; "
+        "connect-src 'self' *.analytics.test; frame-ancestors 'self'; upgrade-insecure-requests",
+    ),
+    ("Set-Cookie", "session=6f1c0a9e2b7d4e8fa3c5b1d09e7f6a24; Path=/; Secure; HttpOnly; SameSite=Lax"),
+    ("Set-Cookie", "consent=0; Max-Age=31536000; Path=/; Secure; SameSite=Lax"),
+    ("ETag", 'W/"3a9f1-18c2b7e4f10"'),
+    ("Last-Modified", "Tue, 24 Nov 2026 18:42:07 GMT"),
+    ("Accept-Ranges", "bytes"),
+    ("Age", "127"),
+    ("Via", "1.1 varnish, 1.1 cache-fra-0123-FRA"),
+    ("X-Cache", "HIT, MISS"),
+    ("X-Cache-Hits", "3, 0"),
+    ("X-Served-By", "cache-fra-0123-FRA, cache-ams-4567-AMS"),
+    ("X-Timer", "S1764182527.123456,VS0,VE42"),
+    ("X-Request-Id", "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"),
+    ("Alt-Svc", 'h3=":443"; ma=86400'),
+    ("NEL", '{"report_to":"default","max_age":2592000,"include_subdomains":true}'),
+)
 _HOST_RE = re.compile(r"site(0|[1-9][0-9]*)\.test")
 _HOP_RE = re.compile(r"/_hop/([0-9]+)(/.*)")
 _LOOP_RE = re.compile(r"/_loop/([ab])(/.*)")
@@ -172,6 +211,8 @@ class RealisticWeb:
         self.robots = [self._robots_kind(_unit(seed, i, "robots")) for i in range(n_hosts)]
         self.faults: list[str | None] = [self._fault(_unit(seed, i, "fault")) for i in range(n_hosts)]
         self._salt = [zlib.crc32(f"{seed}:{i}".encode()) for i in range(n_hosts)]
+        self._close = [_unit(seed, i, "close") < opts.close_share for i in range(n_hosts)]
+        self._headers = [_unit(seed, i, "headers") < opts.headers_share for i in range(n_hosts)]
         self._prefix = [build_url(s, f"site{i}.test", self.ports[s], "").encode() for i, s in enumerate(self.schemes)]
 
     # --- hosts ----------------------------------------------------------------------------------------------
@@ -229,6 +270,13 @@ class RealisticWeb:
         i = self.host_index(host_name)
         if i is None:
             return _NOT_FOUND
+        reply = self._answer(i, scheme, target)
+        if not (self._close[i] or self._headers[i]):
+            return reply
+        headers = reply.headers + SERVER_HEADERS if self._headers[i] else reply.headers
+        return dataclasses.replace(reply, headers=headers, close=self._close[i])
+
+    def _answer(self, i: int, scheme: str, target: str) -> RealReply:
         if target == "/robots.txt" and self.robots[i] is RobotsKind.UNAVAILABLE:
             return _ROBOTS_503  # on either scheme
         if scheme != self.schemes[i]:

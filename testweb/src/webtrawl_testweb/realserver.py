@@ -53,7 +53,9 @@ class RealServer(Listeners):
             resp = web.StreamResponse(status=status)
             resp.headers["Content-Type"] = reply.content_type
             for name, value in reply.headers:
-                resp.headers[name] = value
+                resp.headers.add(name, value)  # Set-Cookie may come twice
+            if reply.close:
+                resp.force_close()
             resp.content_length = sum(map(len, reply.body))
             last_write_ns = time.time_ns()  # the end is stamped before the last write: see accesslog.py
             try:
