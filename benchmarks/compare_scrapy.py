@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--web", choices=WEBS, default=web_defaults.web)
-    ap.add_argument("--hosts", type=int, help="default: 9,900 realistic, 6,000 synthetic")
+    ap.add_argument("--hosts", type=int, help="default: 40,000 realistic, 6,000 synthetic")
     ap.add_argument("--seeds", type=int, default=web_defaults.seeds, help="seed hosts of the realistic web")
     ap.add_argument("--corpus-fraction", type=float, default=web_defaults.corpus_fraction)
     ap.add_argument("--warmup", type=float, default=crawl_defaults.warmup)

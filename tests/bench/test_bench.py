@@ -59,6 +59,9 @@ def test_bench_on_the_realistic_web_reports_robots_requests_and_faults(
     assert run["pages"] > 0 and run["cpu_s"]["fetcher"] > 0 and run["cpu_s"]["parser"] > 0
     assert run["robots_requests"] > 0 and run["robots_requests_per_page"] > 0
     assert run["web_counts"].get("page", 0) > 0
+    assert "served per 60 s: requests" in printed  # the window's mix next to the real web's figures
+    mix = run["web_mix"]
+    assert mix["requests"] > 0 and 0 < mix["robots_per_request"] < 1 and mix["body_mean_kb"] > 0
     records = list((tmp_path / "w" / "p0-run0" / "out" / "records").glob("*.jsonl*"))
     hosts = {json.loads(line)["url"].split("/")[2] for path in records for line in path.read_text().splitlines()}
     assert len(hosts) > 3  # hosts beyond the seeds were found through links

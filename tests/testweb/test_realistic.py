@@ -10,6 +10,7 @@ import socket
 import struct
 import zlib
 from collections import Counter
+from itertools import islice
 from urllib.parse import urlsplit
 
 import pytest
@@ -18,7 +19,14 @@ from selectolax.lexbor import LexborHTMLParser
 from tests.fixtures.web_fixtures import fetch
 from webtrawl.politeness import RobotsRules
 from webtrawl_testweb import DEFAULT_CORPUS_DIR, Corpus, TestWeb
-from webtrawl_testweb.realistic import FAULTS, REDIRECT_HOPS, RealisticOptions, RealisticWeb, RobotsKind
+from webtrawl_testweb.realistic import (
+    FAULTS,
+    REDIRECT_HOPS,
+    RealisticOptions,
+    RealisticWeb,
+    RobotsKind,
+    parse_options,
+)
 from webtrawl_testweb.realpages import Templates
 from webtrawl_testweb.robots import PRODUCT_TOKEN
 
@@ -47,7 +55,9 @@ def _page(real: RealisticWeb, i: int, target: str = "/") -> bytes:
 
 
 def _plain_hosts(real: RealisticWeb, count: int) -> list[int]:
-    return [i for i in range(real.n_hosts) if real.faults[i] is None][:count]
+    """The first ``count`` hosts with no fault whose root is a page (2% of roots are a 12 MB body or a bomb)."""
+    plain = (i for i in range(real.n_hosts) if real.faults[i] is None)
+    return list(islice((i for i in plain if real.respond(real.schemes[i], f"site{i}.test", "/").kind == "page"), count))
 
 
 def test_robots_and_fault_shares_are_those_of_the_issue(real: RealisticWeb) -> None:
@@ -59,10 +69,36 @@ def test_robots_and_fault_shares_are_those_of_the_issue(real: RealisticWeb) -> N
     assert share[RobotsKind.UNAVAILABLE] == pytest.approx(0.05, abs=0.01)
     assert share[RobotsKind.CRAWL_DELAY] == pytest.approx(0.03, abs=0.01)
     faults = Counter(f for f in real.faults if f is not None)
-    assert sum(faults.values()) / N_HOSTS == pytest.approx(0.10, abs=0.015)
+    assert sum(faults.values()) / N_HOSTS == pytest.approx(0.07, abs=0.015)
     assert set(faults) == set(FAULTS)
     assert min(faults.values()) > 0.01 * N_HOSTS
-    assert real.shares()["https"] == pytest.approx(0.75, abs=0.03)
+    assert real.shares()["https"] == pytest.approx(0.80, abs=0.03)
+
+
+def test_about_one_page_in_a_hundred_is_a_12_mb_body_and_one_a_gzip_bomb_on_any_host(real: RealisticWeb) -> None:
+    kinds: Counter[str] = Counter()
+    hosts: dict[str, set[int]] = {"fault-huge": set(), "fault-bomb": set()}
+    for i in _plain_hosts(real, 400):
+        for k in range(50):
+            reply = real.respond(real.schemes[i], f"site{i}.test", f"/article/{k}.html")
+            kinds[reply.kind] += 1
+            if reply.kind in hosts:
+                hosts[reply.kind].add(i)
+    total = sum(kinds.values())
+    assert kinds["fault-huge"] / total == pytest.approx(0.01, abs=0.003)
+    assert kinds["fault-bomb"] / total == pytest.approx(0.01, abs=0.003)
+    assert kinds["404"] / total == pytest.approx(0.03, abs=0.006)
+    assert min(map(len, hosts.values())) > 100  # spread over the hosts, not a few hosts' habit
+    i = _plain_hosts(real, 1)[0]
+    replies = [real.respond(real.schemes[i], f"site{i}.test", f"/{k}") for k in range(1000)]
+    huge = next(r for r in replies if r.kind == "fault-huge")
+    assert huge.status == 200 and sum(map(len, huge.body)) >= 12 * 1024 * 1024
+    bomb = next(r for r in replies if r.kind == "fault-bomb")
+    assert bomb.status == 200 and ("Content-Encoding", "gzip") in bomb.headers
+    wire = b"".join(bomb.body)
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    assert len(inflater.decompress(wire, 100 * len(wire))) == 100 * len(wire)  # and more to come
+    assert inflater.unconsumed_tail
 
 
 def test_robots_files_answer_as_their_kind(real: RealisticWeb) -> None:
@@ -125,7 +161,7 @@ def test_the_web_is_a_function_of_its_seed(templates: Templates, real: Realistic
     again = RealisticWeb(N_HOSTS, templates, seed=3, http_port=8080, https_port=8443)
     other = RealisticWeb(N_HOSTS, templates, seed=4, http_port=8080, https_port=8443)
     i = _plain_hosts(real, 1)[0]
-    assert _page(again, i, "/x") == _page(real, i, "/x")
+    assert _page(again, i, "/about.html") == _page(real, i, "/about.html")
     assert again.robots == real.robots and again.faults == real.faults
     assert other.robots != real.robots
 
@@ -143,20 +179,12 @@ def test_fault_hosts_misbehave_on_about_half_of_their_urls(real: RealisticWeb) -
         seen[fault] = Counter(r.kind for r in replies)
         assert 8 <= seen[fault]["fault-" + fault] <= 32, (fault, seen[fault])
         for r in replies:
-            if r.kind == "page":
+            if r.kind != "fault-" + fault:  # a page (or, by its own draw, a 12 MB body or a bomb)
                 continue
             if fault == "unavailable":
                 assert r.status == 503 and ("Retry-After", "30") in r.headers
             elif fault == "slow":
                 assert r.status == 200 and r.rate == 8 * 1024
-            elif fault == "huge":
-                assert sum(map(len, r.body)) >= 12 * 1024 * 1024
-            elif fault == "bomb":
-                assert ("Content-Encoding", "gzip") in r.headers
-                wire = b"".join(r.body)
-                inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                assert len(inflater.decompress(wire, 100 * len(wire))) == 100 * len(wire)  # and more to come
-                assert inflater.unconsumed_tail
             elif fault == "pdf":
                 assert r.content_type == "application/pdf" and r.body[0].startswith(b"%PDF-")
             else:
@@ -209,3 +237,30 @@ def test_served_over_http_https_and_dns_on_loopback() -> None:
         conn.request("GET", "/_stats", headers={"Host": "127.0.0.1"})
         assert json.loads(conn.getresponse().read())["page"] == len(urls)
         conn.close()
+
+
+def test_options_are_set_by_name_and_a_wrong_one_is_refused() -> None:
+    opts = parse_options(["https_share=0", "huge_share=0.05", "seeds=3"], seeds=7)
+    assert (opts.https_share, opts.huge_share, opts.seeds) == (0.0, 0.05, 3)
+    assert parse_options([], seeds=7) == RealisticOptions(seeds=7)
+    for bad in ("nope=1", "https_share", "https_share=lots", "https_share=2", "seeds=1.5"):
+        with pytest.raises(ValueError):
+            parse_options([bad], seeds=7)
+
+
+def test_servers_can_close_every_connection_and_send_the_headers_real_sites_send() -> None:
+    options = RealisticOptions(seeds=2, close_share=1.0, headers_share=1.0)
+    with TestWeb(40, 1, realistic=options) as web:
+        assert web.real is not None
+        i = next(i for i in range(40) if web.real.schemes[i] == "http" and web.real.faults[i] is None)
+        conn = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=10)
+        conn.request("GET", "/", headers={"Host": f"site{i}.test"})
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.read()
+        assert resp.getheader("Connection") == "close" and resp.will_close
+        assert len(resp.msg.get_all("Set-Cookie") or []) == 2
+        assert resp.getheader("Content-Security-Policy", "").startswith("default-src")
+        conn.close()
+    plain = RealisticWeb(40, Templates(Corpus(DEFAULT_CORPUS_DIR)), seed=1)
+    reply = plain.respond(plain.schemes[0], "site0.test", "/")
+    assert not reply.close and not any(name == "Set-Cookie" for name, _ in reply.headers)  # off by default

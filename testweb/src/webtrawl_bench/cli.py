@@ -39,6 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seeds", type=int, default=web.seeds, help="seed hosts of the realistic web")
     parser.add_argument(
+        "--web-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="realistic: a share of the test web (webtrawl_testweb.realistic.RealisticOptions), e.g. fault_share=0 "
+        "(repeatable)",
+    )
+    parser.add_argument(
         "--corpus-fraction", type=float, default=web.corpus_fraction, help="synthetic: share of pages that are real"
     )
     parser.add_argument("--min-pages", type=int, default=web.min_pages, help="synthetic: fewest pages per host")
@@ -98,7 +106,8 @@ def _web_line(ns: argparse.Namespace, web: TestWebProcess) -> str:
             f"test web: realistic, {ns.hosts} hosts ({ns.seeds} seeded), {web.info['corpus_pages']} corpus pages; "
             f"robots.txt on {robots:.0%} of hosts ({shares.get('robots-big', 0):.0%} ~590 KB / 16,000 rules, "
             f"{shares.get('robots-crawl_delay', 0):.0%} Crawl-delay, {shares.get('robots-unavailable', 0):.0%} "
-            f"answer 503), faults on {shares.get('faulty', 0):.0%}, HTTPS {shares.get('https', 0):.0%}"
+            f"answer 503), faults on {shares.get('faulty', 0):.0%}, HTTPS {shares.get('https', 0):.0%}; "
+            f"{shares.get('page-huge', 0):.1%} of pages 12 MB, {shares.get('page-bomb', 0):.1%} gzip bombs"
         )
     return (
         f"test web: synthetic, {ns.hosts} hosts of {ns.min_pages}-{ns.max_pages} pages, corpus fraction "
@@ -131,6 +140,7 @@ def run(ns: argparse.Namespace) -> int:
         min_pages=ns.min_pages,
         max_pages=ns.max_pages,
         corpus_dir=ns.corpus_dir,
+        options=tuple(ns.web_option),
     )
     try:
         with TestWebProcess(web_spec, root / "testweb") as web:

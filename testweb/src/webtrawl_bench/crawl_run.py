@@ -25,6 +25,8 @@ from webtrawl_bench.procstat import NODE_KINDS, ProcessWatch, count_by_kind, cpu
 from webtrawl_bench.redisstat import RedisSample, bloom_bytes, sample, used_memory
 from webtrawl_bench.spec import CrawlSpec, follow_args
 from webtrawl_bench.testweb_proc import TestWebProcess
+from webtrawl_bench.webmix import WebMix, measure
+from webtrawl_testweb.accesslog import load as load_log
 
 _POLL_S = 0.5
 _STOP_GRACE_S = 120.0
@@ -49,6 +51,8 @@ class RunResult:
     preload_seconds: float = 0.0
     new_connections: int = 0  # TCP connections the fetchers opened to the test web in the window (sampled)
     web_counts: dict[str, int] = field(default_factory=dict)  # what the (realistic) test web served in the window
+    web_mix: WebMix | None = None  # the same from its access log, per 60 s, in the terms of the real web's figures
+    window_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)  # wall clock (ms): the node's start, the window's bounds
 
     @property
     def robots_requests(self) -> int:
@@ -100,6 +104,8 @@ class RunResult:
             "robots_requests": self.robots_requests,
             "robots_requests_per_page": self.robots_requests / self.pages if self.pages else None,
             "web_counts": self.web_counts,
+            "web_mix": self.web_mix.as_dict() if self.web_mix else None,
+            "window_ms": self.window_ms,
             "preloaded": self.preloaded,
             "preload_seconds": self.preload_seconds,
         }
@@ -166,15 +172,18 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
             preloaded, preload_s = preload(client, frontier, spec.preload)
             if log:
                 log(f"preloaded {preloaded:,} URLs in {preload_s:.0f}s")
+        run_start_ms = time.time() * 1000.0
         node = _Node([*argv, "--redis", server.url], workdir / "node.log")
         try:
             watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid], web.ports)
             _wait_started(node, watch, frontier)
             _wait(node, watch, spec.warmup)
             cpu0, red0, t0, web0 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
+            w0 = time.time() * 1000.0
             conns0 = len(watch.connections)
             _wait(node, watch, spec.window)
             cpu1, red1, t1, web1 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
+            w1 = time.time() * 1000.0
             watch.poll()
             new_conns = len(watch.connections) - conns0
             mem, bloom = used_memory(client) - empty, bloom_bytes(client, frontier)
@@ -184,6 +193,9 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
     result = _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
     result.new_connections = new_conns
     result.web_counts = {k: web1[k] - web0.get(k, 0) for k in web1 if web1[k] - web0.get(k, 0)}
+    result.window_ms = (run_start_ms, w0, w1)
+    if web1 and web.log_path.is_file():  # the realistic web logs what it served; the node has stopped: all is there
+        result.web_mix = measure(load_log(web.log_path), run_start_ms, (w0, w1))
     return result
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 
+from webtrawl_bench import webmix
 from webtrawl_bench.crawl_run import RunResult
 from webtrawl_bench.spec import STATUS_COUNTERS
 
@@ -43,6 +44,8 @@ def describe(run: RunResult) -> str:
         faults = ", ".join(f"{k} {v:,}" for k, v in run.faults.items()) or "none"
         errors = ", ".join(f"{k} {v:,}" for k, v in sorted(run.counters.items()) if k.startswith("err:")) or "none"
         lines.append(f"  faults served in the window: {faults}; crawler errors: {errors}")
+    if run.web_mix is not None:
+        lines.append(webmix.describe(run.web_mix))
     if run.preloaded:
         lines.insert(0, f"  preloaded {run.preloaded:,} never-ready URLs in {run.preload_seconds:.0f}s")
     return "\n".join(lines)

@@ -20,7 +20,7 @@ _START_TIMEOUT_S = 60.0
 
 
 WEBS = ("realistic", "synthetic")
-DEFAULT_HOSTS = {"realistic": 9_900, "synthetic": 6_000}
+DEFAULT_HOSTS = {"realistic": 40_000, "synthetic": 6_000}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,7 @@ class WebSpec:
     max_pages: int = 40  # known, and the test web holds more than a run can fetch (6,000 hosts: ~150k pages)
     seed: int = 0
     corpus_dir: Path | None = None
+    options: tuple[str, ...] = ()  # realistic: ``name=value`` settings of RealisticOptions (--realistic-option)
 
 
 class TestWebProcess:
@@ -62,6 +63,11 @@ class TestWebProcess:
         return [int(self.info["http_port"]), int(self.info["https_port"])]
 
     @property
+    def log_path(self) -> Path:
+        """The test web's access log (JSON lines, see :mod:`webtrawl_testweb.accesslog`)."""
+        return self.workdir / "access.jsonl"
+
+    @property
     def crawl_args(self) -> list[str]:
         return [str(a) for a in self.info["crawl_args"]]
 
@@ -81,7 +87,10 @@ class TestWebProcess:
             *("--max-pages", str(self.spec.max_pages)),
             *("--cert-dir", str(self.workdir / "certs")),
             *("--info-json", str(info_path)),
+            *("--log", str(self.log_path)),
         ]
+        for option in self.spec.options:
+            cmd += ["--realistic-option", option]
         if self.spec.corpus_dir is not None:
             cmd += ["--corpus-dir", str(self.spec.corpus_dir)]
         log = (self.workdir / "testweb.log").open("wb")

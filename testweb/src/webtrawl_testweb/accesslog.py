@@ -2,7 +2,8 @@
 
 Each request is one JSON line: ``start_ms``/``end_ms`` (wall clock, ms, sub-ms precision), ``host`` (from the
 Host header, lower case, no port), ``port`` and ``scheme`` (of the socket that took the request), ``method``,
-``path`` (path + query as sent), ``status``, ``bytes`` (body bytes written) and ``user_agent``.
+``path`` (path + query as sent), ``status``, ``bytes`` (body bytes written), ``user_agent``, ``client_port`` and,
+on the realistic web, ``kind`` (what was served: see :class:`webtrawl_testweb.realistic.RealReply`).
 
 ``end_ms`` is stamped just *before* the server's last write of the response: the crawler cannot have read the
 whole response earlier than that. A stamp taken after the write would be late whenever the server's thread is
@@ -39,6 +40,7 @@ class LogEntry(msgspec.Struct, frozen=True):
     nbytes: int = msgspec.field(name="bytes")
     user_agent: str = ""
     client_port: int = 0  # the client's source port (0: unknown): requests with the same one shared a connection
+    kind: str = ""  # what the realistic web served (``page``, ``robots-big``, ``fault-bomb``, ...); "" elsewhere
 
     @property
     def url(self) -> str:

@@ -16,19 +16,26 @@ ports, corpus)``:
   ``big_robots_share`` serve a ~600 KB file of ~16,000 rules, ``crawl_delay_share`` a file with a group for our
   token with ``Crawl-delay``, and ordinary files for the rest of ``robots_share``; the others answer 404.
 * **Faults** (another draw): ``fault_share`` of the hosts misbehave one way each (:data:`FAULTS`) on about half
-  of their URLs: 503 + Retry-After, 8 KB/s bodies, 301 chains and redirect loops, 12 MB pages, gzip bombs, PDFs.
+  of their URLs: 503 + Retry-After, 8 KB/s bodies, 301 chains and redirect loops, PDFs.
+* **Big bodies**: on any host, ``huge_share`` of the page URLs (roots too) answer a 12 MB page and
+  ``bomb_share`` a gzip bomb: drawn per URL, so a crawl meets them at those rates per page (issue 21: about 1 page
+  in 100 each), whichever hosts it happens to visit.
 * **Schemes**: ``https_share`` of the hosts are HTTPS-only (the test CA), the rest HTTP; asked on the wrong
   scheme a host redirects to its own, as sites do.
+* **Servers** (off by default): ``close_share`` of the hosts close the connection after every answer (no
+  keep-alive), ``headers_share`` send the ~1.3 KB of headers a real site's answers carry (:data:`SERVER_HEADERS`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import hashlib
 import random
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from webtrawl_testweb import chaosbodies, realrobots
@@ -44,7 +51,7 @@ class RobotsKind(enum.IntEnum):
     UNAVAILABLE = 4  # 503
 
 
-FAULTS = ("unavailable", "slow", "redirects", "huge", "bomb", "pdf")
+FAULTS = ("unavailable", "slow", "redirects", "pdf")
 SLOW_RATE = 8 * 1024  # bytes per second of a slow host's bodies
 RETRY_AFTER_S = 30
 REDIRECT_HOPS = 3
@@ -57,9 +64,13 @@ class RealisticOptions:
     big_robots_share: float = 0.05
     crawl_delay_share: float = 0.03
     robots_503_share: float = 0.05
-    fault_share: float = 0.10
-    https_share: float = 0.75
+    fault_share: float = 0.07  # ~1.75% of the hosts for each fault of FAULTS
+    huge_share: float = 0.01  # page URLs that answer a 12 MB page
+    bomb_share: float = 0.01  # page URLs that answer a gzip bomb
+    https_share: float = 0.80
     missing_share: float = 0.03  # paths that answer 404
+    close_share: float = 0.0  # hosts that close the connection after every answer
+    headers_share: float = 0.0  # hosts whose answers carry SERVER_HEADERS
     crawl_delay: float = 5.0
     seeds: int = 10
 
@@ -68,11 +79,31 @@ class RealisticOptions:
             raise ValueError("big and crawl-delay robots.txt files are part of robots_share")
         if self.robots_share + self.robots_503_share > 1.0:
             raise ValueError("robots_share + robots_503_share must not exceed 1")
-        for share in (self.fault_share, self.https_share, self.missing_share):
+        if self.missing_share + self.huge_share + self.bomb_share > 1.0:
+            raise ValueError("missing_share + huge_share + bomb_share must not exceed 1")
+        for share in (
+            *(self.fault_share, self.https_share, self.missing_share, self.huge_share, self.bomb_share),
+            *(self.close_share, self.headers_share),
+        ):
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"shares must be within [0, 1], not {share}")
         if self.seeds < 1:
             raise ValueError("the realistic web needs at least one seed")
+
+
+def parse_options(pairs: Sequence[str], seeds: int) -> RealisticOptions:
+    """``RealisticOptions`` from ``name=value`` pairs (``https_share=0``, ``fault_share=0.1``, ...) and ``seeds``."""
+    fields = {f.name: f for f in dataclasses.fields(RealisticOptions)}
+    values: dict[str, float | int] = {"seeds": seeds}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in fields:
+            raise ValueError(f"not a realistic-web option: {pair!r} (name=value; names: {', '.join(fields)})")
+        try:
+            values[name] = int(value) if fields[name].type in ("int", int) else float(value)
+        except ValueError:
+            raise ValueError(f"not a number: {pair!r}") from None
+    return RealisticOptions(**values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +118,41 @@ class RealReply:
     headers: tuple[tuple[str, str], ...] = ()
     rate: int = 0
     kind: str = "page"
+    close: bool = False  # no keep-alive: the server closes the connection after this answer
 
 
+# What a news site's answers carry besides Content-Type and Content-Length (~1.3 KB; no URL a crawler could follow).
+SERVER_HEADERS: tuple[tuple[str, str], ...] = (
+    ("Server", "nginx"),
+    ("Cache-Control", "private, no-cache, no-store, max-age=0, must-revalidate"),
+    ("Vary", "Accept-Encoding, Cookie, User-Agent"),
+    ("X-Frame-Options", "SAMEORIGIN"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-XSS-Protection", "1; mode=block"),
+    ("Strict-Transport-Security", "max-age=31536000; includeSubDomains; preload"),
+    ("Referrer-Policy", "strict-origin-when-cross-origin"),
+    ("Permissions-Policy", "geolocation=(), microphone=(), camera=(), payment=(), usb=(), interest-cohort=()"),
+    (
+        "Content-Security-Policy",
+        "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' *.cdn.test *.analytics.test; "
+        "style-src 'self' 'unsafe-inline' *.cdn.test; img-src * data: blob:; font-src 'self' data: *.cdn.test; "
+        "connect-src 'self' *.analytics.test; frame-ancestors 'self'; upgrade-insecure-requests",
+    ),
+    ("Set-Cookie", "session=6f1c0a9e2b7d4e8fa3c5b1d09e7f6a24; Path=/; Secure; HttpOnly; SameSite=Lax"),
+    ("Set-Cookie", "consent=0; Max-Age=31536000; Path=/; Secure; SameSite=Lax"),
+    ("ETag", 'W/"3a9f1-18c2b7e4f10"'),
+    ("Last-Modified", "Tue, 24 Nov 2026 18:42:07 GMT"),
+    ("Accept-Ranges", "bytes"),
+    ("Age", "127"),
+    ("Via", "1.1 varnish, 1.1 cache-fra-0123-FRA"),
+    ("X-Cache", "HIT, MISS"),
+    ("X-Cache-Hits", "3, 0"),
+    ("X-Served-By", "cache-fra-0123-FRA, cache-ams-4567-AMS"),
+    ("X-Timer", "S1764182527.123456,VS0,VE42"),
+    ("X-Request-Id", "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"),
+    ("Alt-Svc", 'h3=":443"; ma=86400'),
+    ("NEL", '{"report_to":"default","max_age":2592000,"include_subdomains":true}'),
+)
 _HOST_RE = re.compile(r"site(0|[1-9][0-9]*)\.test")
 _HOP_RE = re.compile(r"/_hop/([0-9]+)(/.*)")
 _LOOP_RE = re.compile(r"/_loop/([ab])(/.*)")
@@ -147,6 +211,8 @@ class RealisticWeb:
         self.robots = [self._robots_kind(_unit(seed, i, "robots")) for i in range(n_hosts)]
         self.faults: list[str | None] = [self._fault(_unit(seed, i, "fault")) for i in range(n_hosts)]
         self._salt = [zlib.crc32(f"{seed}:{i}".encode()) for i in range(n_hosts)]
+        self._close = [_unit(seed, i, "close") < opts.close_share for i in range(n_hosts)]
+        self._headers = [_unit(seed, i, "headers") < opts.headers_share for i in range(n_hosts)]
         self._prefix = [build_url(s, f"site{i}.test", self.ports[s], "").encode() for i, s in enumerate(self.schemes)]
 
     # --- hosts ----------------------------------------------------------------------------------------------
@@ -177,12 +243,14 @@ class RealisticWeb:
         return self._prefix[i].decode() + target
 
     def seeds(self, count: int | None = None) -> list[str]:
-        """Roots of the first hosts with corpus pages of their own, a usable robots.txt and no fault."""
+        """Roots of the first hosts with corpus pages of their own, a usable robots.txt, no fault and a page at "/"."""
         count = self.options.seeds if count is None else count
         good = [
             i
             for i in range(self.n_hosts)
-            if self.faults[i] is None and self.robots[i] in (RobotsKind.NONE, RobotsKind.ORDINARY)
+            if self.faults[i] is None
+            and self.robots[i] in (RobotsKind.NONE, RobotsKind.ORDINARY)
+            and self._drawn(zlib.crc32(b"/", self._salt[i]), False) is None
         ]
         own = [i for i in good if i % self._universe in self.templates.by_host]
         return [self.url(i) for i in (own + [i for i in good if i not in own])[:count]]
@@ -202,6 +270,13 @@ class RealisticWeb:
         i = self.host_index(host_name)
         if i is None:
             return _NOT_FOUND
+        reply = self._answer(i, scheme, target)
+        if not (self._close[i] or self._headers[i]):
+            return reply
+        headers = reply.headers + SERVER_HEADERS if self._headers[i] else reply.headers
+        return dataclasses.replace(reply, headers=headers, close=self._close[i])
+
+    def _answer(self, i: int, scheme: str, target: str) -> RealReply:
         if target == "/robots.txt" and self.robots[i] is RobotsKind.UNAVAILABLE:
             return _ROBOTS_503  # on either scheme
         if scheme != self.schemes[i]:
@@ -214,9 +289,24 @@ class RealisticWeb:
             reply = self._faulty(i, fault, target, h)
             if reply is not None:
                 return reply
-        elif target != "/" and (h >> 8) % 1000 < self.options.missing_share * 1000:
+        reply = self._drawn(h, fault is None and target != "/")
+        return self.page(i, h) if reply is None else reply
+
+    def _drawn(self, h: int, missing: bool) -> RealReply | None:
+        """What a URL answers by its own draw, if anything: 404 (only where ``missing``: not on faulty hosts, never
+        a root), a 12 MB page or a gzip bomb (roots too: a sixth of a crawl's pages are roots other hosts link to)."""
+        o = self.options
+        u = (h >> 8) % 10_000 / 10_000
+        if missing and u < o.missing_share:
             return _NOT_FOUND
-        return self.page(i, h)
+        u -= o.missing_share
+        if 0 <= u < o.huge_share:
+            return RealReply(200, (chaosbodies.huge_page(chaosbodies.HUGE_SIZE),), "text/html", kind="fault-huge")
+        u -= o.huge_share
+        if 0 <= u < o.bomb_share:
+            body = chaosbodies.gzip_bomb(chaosbodies.BOMB_SIZE)
+            return RealReply(200, (body,), "text/html", (("Content-Encoding", "gzip"),), kind="fault-bomb")
+        return None
 
     def page(self, i: int, h: int, *, rate: int = 0, kind: str = "page") -> RealReply:
         """A corpus page served by host ``i`` (``h`` picks which), its absolute URLs pointing to test hosts."""
@@ -258,11 +348,6 @@ class RealisticWeb:
             return RealReply(503, (b"service unavailable\n",), headers=headers, kind=kind)
         if fault == "slow":
             return self.page(i, h >> 1, rate=SLOW_RATE, kind=kind)
-        if fault == "huge":
-            return RealReply(200, (chaosbodies.huge_page(chaosbodies.HUGE_SIZE),), "text/html", kind=kind)
-        if fault == "bomb":
-            body = chaosbodies.gzip_bomb(chaosbodies.BOMB_SIZE)
-            return RealReply(200, (body,), "text/html", (("Content-Encoding", "gzip"),), kind=kind)
         return RealReply(200, (_pdf(),), "application/pdf", kind=kind)
 
     def _redirects(self, i: int, target: str, h: int) -> RealReply | None:
@@ -282,12 +367,14 @@ class RealisticWeb:
 
     # --- what a test or a report needs ----------------------------------------------------------------------
     def shares(self) -> dict[str, float]:
-        """The share of hosts of each robots.txt kind and fault, and of HTTPS hosts."""
+        """The share of hosts of each robots.txt kind and fault, and of HTTPS hosts; of page URLs answering a
+        12 MB body (``page-huge``) or a gzip bomb (``page-bomb``)."""
         n = self.n_hosts
         out = {f"robots-{k.name.lower()}": sum(r is k for r in self.robots) / n for k in RobotsKind}
         out.update({f"fault-{f}": sum(x == f for x in self.faults) / n for f in FAULTS})
         out["faulty"] = sum(x is not None for x in self.faults) / n
         out["https"] = self.schemes.count("https") / n
+        out["page-huge"], out["page-bomb"] = self.options.huge_share, self.options.bomb_share
         return out
 
 

@@ -44,16 +44,18 @@ class RealServer(Listeners):
         start_ns = time.time_ns()
         self.log.begin()
         host = host_name(request.host)
-        status, sent, last_write_ns = 500, 0, 0
+        status, sent, last_write_ns, kind = 500, 0, 0, ""
         try:
             reply = self._reply(scheme, host, request)
             if reply.kind != "stats":
                 self.counts[reply.kind] += 1
-            status = reply.status
+            status, kind = reply.status, reply.kind
             resp = web.StreamResponse(status=status)
             resp.headers["Content-Type"] = reply.content_type
             for name, value in reply.headers:
-                resp.headers[name] = value
+                resp.headers.add(name, value)  # Set-Cookie may come twice
+            if reply.close:
+                resp.force_close()
             resp.content_length = sum(map(len, reply.body))
             last_write_ns = time.time_ns()  # the end is stamped before the last write: see accesslog.py
             try:
@@ -82,5 +84,6 @@ class RealServer(Listeners):
                     last_write_ns=last_write_ns,
                     status=status,
                     sent=sent,
+                    kind=kind,
                 )
             )

@@ -22,7 +22,7 @@ from typing import TextIO
 from webtrawl_testweb.corpus import DEFAULT_CORPUS_DIR
 from webtrawl_testweb.harness import TestWeb
 from webtrawl_testweb.model import WebOptions
-from webtrawl_testweb.realistic import RealisticOptions
+from webtrawl_testweb.realistic import RealisticOptions, parse_options
 
 
 def serve_forever(
@@ -131,6 +131,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="synthetic: the model tests predict; realistic: corpus pages, real robots.txt shapes and faults",
     )
     parser.add_argument("--seeds", type=int, default=RealisticOptions().seeds, help="seeds of the realistic web")
+    parser.add_argument(
+        "--realistic-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a share or setting of the realistic web (webtrawl_testweb.realistic.RealisticOptions), e.g. "
+        "https_share=0 or huge_share=0 (repeatable)",
+    )
     parser.add_argument("--info-json", type=Path, help="write ports, CA path and crawler flags here as JSON")
 
 
@@ -154,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         options=options,
         info_path=args.info_json,
         chaos=args.chaos,
-        realistic=RealisticOptions(seeds=args.seeds) if args.web == "realistic" else None,
+        realistic=parse_options(args.realistic_option, args.seeds) if args.web == "realistic" else None,
     )
     return 0
 

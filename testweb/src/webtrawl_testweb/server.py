@@ -50,6 +50,7 @@ def request_entry(
     status: int,
     sent: int,
     path: str | None = None,
+    kind: str = "",
 ) -> LogEntry:
     """The access-log line of one answered request: it ends at its last write (stamped before the write: see
     accesslog.py), or now if nothing was written."""
@@ -65,6 +66,7 @@ def request_entry(
         nbytes=sent,
         user_agent=request.headers.get("User-Agent", ""),
         client_port=client_port(request),
+        kind=kind,
     )
 
 
