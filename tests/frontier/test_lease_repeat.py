@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.fixtures.tcp_proxy import TcpProxy
-from tests.frontier.helpers import actual, drain, new_urls, release
+from tests.frontier.helpers import actual, complete, drain, new_urls, release
 from webtrawl.frontier import (
     AsyncRedisFrontier,
     FrontierSettings,
@@ -115,3 +115,24 @@ def test_a_lost_lease_reply_is_sent_again_and_gets_the_same_leases(
     release(direct, leases, UrlAction.HEAD)
     assert sorted(x.url for x in drain(direct)) == sorted(URLS)
     direct.client.close()
+
+
+def test_a_counter_gone_back_in_time_gives_out_no_token_twice(frontier: FrontierFactory) -> None:
+    """A failover to a replica that missed the last writes (or a restart from an AOF that missed its last second)
+    loses leases and the counter's increments together. The token counter must not hand a lost lease's token out
+    again: the fetcher's late completion of the lost lease would complete the new lease's URL, unfetched (lost)."""
+    f = frontier(shards=1)
+    f.add(new_urls(*URLS))
+    seq_key = shard_tag(f.core.settings.prefix, 0) + "seq"
+    before = f.client.get(seq_key)
+    lost = f.lease("n/f0", 2)
+    release(f, lost)  # fetched, held for the parsers: its completion comes later
+    # what the promoted replica holds: neither the leases nor the increments they took
+    assert f.reclaim_owner("n/f0") == 2
+    f.client.set(seq_key, before) if before is not None else f.client.delete(seq_key)
+    fresh = f.lease("n/f0", 2)
+    assert len(fresh) == 2 and {x.token for x in fresh}.isdisjoint(x.token for x in lost)
+    assert complete(f, lost) == 0  # the late completions are discarded, not taken for the new leases
+    assert actual(f) == (len(URLS) - 2, 2)
+    release(f, fresh, UrlAction.HEAD)
+    assert sorted(x.url for x in drain(f)) == sorted(URLS)

@@ -39,7 +39,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    counts the URLs of all its shards in the first shard's hash
     SP L                    hash   lease token -> "<owner> <host> <entry>"
     SP dl                   zset   lease token -> deadline (ms, Redis clock)
-    SP seq                  string INCR counter that makes lease tokens unique
+    SP seq                  string counter that makes lease tokens unique (never behind the Redis clock in
+                                   microseconds: a failover that lost increments gives out no token twice)
     SP lr                   hash   lease owner -> "<request id> <token>...": its last lease call that leased
                                    something; that call sent again after its reply was lost gets those leases back
                                    (those still held) instead of new ones. One field per fetcher that leased here

@@ -13,6 +13,21 @@ local function now_ms_up()
   return tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
 end
 
+-- The number that ends a lease token. It never falls behind the Redis clock in microseconds, so a counter that went
+-- back in time (a failover to a replica that missed its last increments, a restart from an AOF that missed its last
+-- second) gives out no token again: a late completion or release of a lost lease would otherwise match a new lease
+-- of another URL and complete it unfetched (lost). Holds while the clock moved on by more than the lost increments
+-- had run ahead of it (they run ahead only past one lease per microsecond), i.e. unless the new master's clock is
+-- behind the old one's by more than the failover took.
+local function next_seq(sp)
+  local k = sp .. 'seq'
+  local t = redis.call('TIME')
+  local s = math.max((tonumber(redis.call('GET', k)) or 0) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+  s = string.format('%d', s)
+  redis.call('SET', k, s)
+  return s
+end
+
 -- entry = <depth>[.<hops>[.<retries>]][~<level>]<rest>; see keys.py (an explicit level stays at the head of rest)
 local function split_entry(entry)
   local d, h, r, rest = string.match(entry, '^(%d+)%.(%d+)%.(%d+)(.*)$')

@@ -47,7 +47,7 @@ else
         entry = pop_best(sp, host)
       end
       if entry then
-        local token = owner .. '.' .. shard .. '-' .. redis.call('INCR', sp .. 'seq')
+        local token = owner .. '.' .. shard .. '-' .. next_seq(sp)
         redis.call('HSET', leases, token, owner .. ' ' .. host .. ' ' .. entry)
         redis.call('ZADD', sp .. 'dl', now + ttl, token)
         redis.call('HSET', sp .. 'h:' .. host, 'l', token)

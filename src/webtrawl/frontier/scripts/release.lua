@@ -84,7 +84,7 @@ while i <= #ARGV do
     end
     local next_entry = hold and not failed and pop_best(sp, host)
     if next_entry then
-      local next_token = string.match(token, '^(.*%-)%d+$') .. redis.call('INCR', sp .. 'seq')
+      local next_token = string.match(token, '^(.*%-)%d+$') .. next_seq(sp)
       redis.call('HSET', leases, next_token, owner .. ' ' .. host .. ' ' .. next_entry)
       redis.call('ZADD', deadlines, nxt + lease_ttl, next_token)
       redis.call('HSET', hk, 'l', next_token)
