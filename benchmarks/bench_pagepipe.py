@@ -1,0 +1,87 @@
+"""CPU per page of the parser's end of the page pipe (PageReceiver): the 181 corpus pages, identity HTML as the
+realistic test web sends them, framed by a PageSender in another process and read until all have arrived.
+
+Only the receiving process's CPU is counted (the sender is a child process). Rounds alternate between this tree and
+``--baseline REF`` (ABAB, fresh processes, see _abab.py); medians::
+
+    PYTHONPATH=src:testweb/src .venv/bin/python benchmarks/bench_pagepipe.py --rounds 7 --baseline main
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+_REPEAT = 10  # each corpus page is sent this many times per round
+
+
+def _send(path: str, repeat: int) -> None:
+    sys.path.insert(0, str(_HERE))
+    from bench_warc import _DEFAULT_CORPUS, load_pages
+
+    from webtrawl.pagepipe import PageSender
+
+    pages = load_pages(_DEFAULT_CORPUS)
+
+    async def run() -> None:
+        sender = PageSender([Path(path)])
+        for _ in range(repeat):
+            for page in pages:
+                await sender.send(page)
+        await sender.close()
+
+    asyncio.run(run())
+
+
+def _child() -> dict[str, float]:
+    from webtrawl.pagepipe import PageReceiver
+
+    with tempfile.TemporaryDirectory(prefix="bench-pipe-") as tmp:
+        path = Path(tmp) / "p.sock"
+        receiver = PageReceiver(path)
+        result = {}
+        for name in ("warm", "timed"):
+            sender = multiprocessing.get_context("spawn").Process(target=_send, args=(str(path), _REPEAT))
+            sender.start()
+            want, got, size = 181 * _REPEAT, 0, 0
+            cpu = time.process_time()
+            while got < want:
+                pages = receiver.poll(1.0)
+                got += len(pages)
+                size += sum(len(p.body) for p in pages)
+            cpu = time.process_time() - cpu
+            sender.join()
+            result = {"ms CPU/page": cpu * 1000 / got, "KB/page": size / 1000 / got}
+        receiver.close()
+    return result
+
+
+def _show(name: str, medians: dict[str, float]) -> None:
+    print(f"{name:>12}: " + ", ".join(f"{k} {v:.4f}" for k, v in medians.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child()))
+        return 0
+    sys.path.insert(0, str(_HERE))
+    from _abab import run
+
+    run(Path(__file__), args.baseline, args.rounds, [], _show)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
