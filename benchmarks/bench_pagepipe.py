@@ -1,5 +1,5 @@
 """CPU per page of the parser's end of the page pipe (PageReceiver): the 181 corpus pages, identity HTML as the
-realistic test web sends them, framed by a PageSender in another process and read until all have arrived.
+realistic test web sends them, framed by a PageSender in another process and read until all have arrived, the heap trimmed as in a parser.
 
 Only the receiving process's CPU is counted (the sender is a child process). Rounds alternate between this tree and
 ``--baseline REF`` (ABAB, fresh processes, see _abab.py); medians::
@@ -41,6 +41,7 @@ def _send(path: str, repeat: int) -> None:
 
 
 def _child() -> dict[str, float]:
+    from webtrawl.heap import HeapTrimmer
     from webtrawl.pagepipe import PageReceiver
 
     with tempfile.TemporaryDirectory(prefix="bench-pipe-") as tmp:
@@ -51,11 +52,14 @@ def _child() -> dict[str, float]:
             sender = multiprocessing.get_context("spawn").Process(target=_send, args=(str(path), _REPEAT))
             sender.start()
             want, got, size = 181 * _REPEAT, 0, 0
+            trimmer = HeapTrimmer()
             cpu = time.process_time()
             while got < want:
                 pages = receiver.poll(1.0)
                 got += len(pages)
                 size += sum(len(p.body) for p in pages)
+                del pages
+                trimmer.maybe_trim()  # as the parser does between batches
             cpu = time.process_time() - cpu
             sender.join()
             result = {"ms CPU/page": cpu * 1000 / got, "KB/page": size / 1000 / got}
