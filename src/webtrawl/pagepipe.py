@@ -108,8 +108,8 @@ class _Inbox:
     """One fetcher connection's bytes: read into one reused buffer (``recv_into``), each body copied out once.
 
     ``recv`` allocated a fresh buffer of up to 1 MiB per read and appending it to the pending bytes copied it
-    again: two copies of each body and a big allocation or two per page, lines that took ~6% of a parser's
-    samples in a profile of the realistic bench (bench_pagepipe.py, the receiving end alone: 0.060 -> 0.051 ms
+    again: two copies of each body and a big allocation or two per page (_read took ~10% of a parser's
+    samples in a profile of the realistic bench; bench_pagepipe.py, the receiving end alone: 0.060 -> 0.051 ms
     per page). The buffer grows to hold a frame bigger than it, and goes back to its usual size once such a
     frame has been taken."""
 
