@@ -22,6 +22,7 @@ import contextlib
 import gzip
 import multiprocessing
 import random
+import resource
 import socket
 import ssl
 import statistics
@@ -157,7 +158,7 @@ def _forget(client: HttpClient, host: str) -> None:
             proto.abort()
 
 
-async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]) -> tuple[float, int]:
+async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]) -> tuple[float, int, int]:
     sem = asyncio.Semaphore(16)
     done = 0
     async with HttpClient(cfg.fetch, cfg.limits) as client:
@@ -174,11 +175,12 @@ async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]
                 await sender.send(page)
                 done += 1
 
-        start = time.process_time()
+        start, faults = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         await asyncio.gather(*(one(*u) for u in urls))
         cpu = time.process_time() - start
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         await sender.close()
-    return cpu, done
+    return cpu, done, faults
 
 
 def main() -> None:
@@ -222,12 +224,14 @@ def main() -> None:
             urls.append((host, url, rng.random() < args.new))
         per_page: dict[str, list[float]] = {v: [] for v in variants}
         frame_ms: dict[str, list[float]] = {v: [] for v in variants}
+        faults_pp: dict[str, list[float]] = {v: [] for v in variants}
         for _ in range(args.rounds):
             for name, (resume, split) in variants.items():
                 frame_cpu = [0.0]
                 with _variant(resume, split, frame_cpu, plain_read=args.tls_read and name == "before"):
-                    cpu, done = uvloop.run(_round(cfg, sock, urls))
+                    cpu, done, faults = uvloop.run(_round(cfg, sock, urls))
                 per_page[name].append(cpu / done * 1000)
+                faults_pp[name].append(faults / done)
                 frame_ms[name].append(frame_cpu[0] / done * 1000)
         server.kill()
         drain.kill()
@@ -239,7 +243,8 @@ def main() -> None:
         runs = ", ".join(f"{x:.3f}" for x in per_page[name])
         print(
             f"{name:7} {statistics.median(per_page[name]):.3f} ms CPU/page ({runs}); "
-            f"frame encode {statistics.median(frame_ms[name]):.3f} ms/page"
+            f"frame encode {statistics.median(frame_ms[name]):.3f} ms/page; "
+            f"{statistics.median(faults_pp[name]):.1f} page faults/page"
         )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 _M_MMAP_THRESHOLD = -3
 _YOUNG = 10_000  # new containers between two young collections (CPython default: 700)
 TRIM_INTERVAL_S = 0.5  # a trim walks the free chunks: ~1 ms for a fragmented 160 MiB heap (RESULTS.md)
+KEEP_FREE = 16 * 1024 * 1024  # free heap a worker keeps between pages rather than trim (see trim_heap)
 
 
 def _libc_call(name: str) -> Callable[..., int] | None:
@@ -40,11 +41,33 @@ def return_freed_buffers() -> None:
         mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
 
 
-def trim_heap() -> None:
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [  # all ten: glibc writes the whole struct into the caller's buffer
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+    ] + [("keepcost", ctypes.c_size_t)]
+
+
+def _free_bytes_call() -> Callable[[], _MallInfo2] | None:
+    call = _libc_call("mallinfo2")  # glibc >= 2.33
+    if call is not None:
+        call.restype = _MallInfo2  # type: ignore[attr-defined]
+    return call  # type: ignore[return-value]
+
+
+_MALLINFO2 = _free_bytes_call()
+
+
+def trim_heap(keep_free: int = 0) -> None:
     """``malloc_trim(0)``: it returns the free pages inside the heap too, which glibc's own trimming (top of the
-    heap only) never does."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    heap only) never does. Not while the heap holds ``keep_free`` bytes or fewer that are free (where glibc can
+    tell): the pages of a working set that is freed and allocated again page after page would only be returned
+    to be faulted in again, at ~3.4 us a page on this kind of VM (RESULTS.md, issue 21)."""
+    if _MALLOC_TRIM is None:
+        return
+    if keep_free and _MALLINFO2 is not None and _MALLINFO2().fordblks <= keep_free:
+        return
+    _MALLOC_TRIM(0)
 
 
 class HeapTrimmer:
@@ -59,7 +82,7 @@ class HeapTrimmer:
         if now < self._next:
             return
         self._next = now + self._interval
-        trim_heap()
+        trim_heap(KEEP_FREE)
 
 
 def collect_less() -> None:
