@@ -1,5 +1,6 @@
 """CPU per page of the parser's end of the page pipe (PageReceiver): the 181 corpus pages, identity HTML as the
-realistic test web sends them, framed by a PageSender in another process and read until all have arrived, the heap trimmed as in a parser.
+realistic test web sends them, framed by a PageSender in another process and read until all have arrived (the
+heap trimmed as in a parser; the first of two rounds per process warms up).
 
 Only the receiving process's CPU is counted (the sender is a child process). Rounds alternate between this tree and
 ``--baseline REF`` (ABAB, fresh processes, see _abab.py); medians::
@@ -48,7 +49,7 @@ def _child() -> dict[str, float]:
         path = Path(tmp) / "p.sock"
         receiver = PageReceiver(path)
         result = {}
-        for name in ("warm", "timed"):
+        for _round in ("warm", "timed"):
             sender = multiprocessing.get_context("spawn").Process(target=_send, args=(str(path), _REPEAT))
             sender.start()
             want, got, size = 181 * _REPEAT, 0, 0
