@@ -10,9 +10,7 @@ Only the receiving process's CPU is counted (the sender is a child process). Rou
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import multiprocessing
 import sys
 import tempfile
@@ -68,24 +66,11 @@ def _child() -> dict[str, float]:
     return result
 
 
-def _show(name: str, medians: dict[str, float]) -> None:
-    print(f"{name:>12}: " + ", ".join(f"{k} {v:.4f}" for k, v in medians.items()))
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.child:
-        print(json.dumps(_child()))
-        return 0
     sys.path.insert(0, str(_HERE))
-    from _abab import run
+    import _abab
 
-    run(Path(__file__), args.baseline, args.rounds, [], _show)
-    return 0
+    return _abab.main(Path(__file__), __doc__, _child, argv, digits=4)
 
 
 if __name__ == "__main__":
