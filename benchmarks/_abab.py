@@ -8,6 +8,7 @@ medians. Used by bench_warc_cost.py and bench_add_cost.py.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -52,3 +53,23 @@ def run(
                 results[name].append(_child(src, script, args))
         for name, rows in results.items():
             show(name, {key: statistics.median(row[key] for row in rows) for key in rows[0]})
+
+
+def main(
+    script: Path, doc: str | None, child: Callable[[], dict[str, float]], argv: list[str] | None, digits: int = 3
+) -> int:
+    """The command line of a benchmark whose child round takes no options: ``--rounds``, ``--baseline``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(child()))
+        return 0
+
+    def show(name: str, medians: dict[str, float]) -> None:
+        print(f"{name:>12}: " + ", ".join(f"{k} {v:.{digits}f}" for k, v in medians.items()))
+
+    run(script, args.baseline, args.rounds, [], show)
+    return 0

@@ -9,6 +9,9 @@ names (85% HTTPS) with 16 in flight; before a ``--new`` share of the requests th
 so that request opens a new connection (a host session coming back after its keep-alive, as in a broad crawl). Each
 page goes through pagepipe's PageSender. Variants alternate in rounds; reported: median CPU ms per page (user+sys
 of this process) and the part spent encoding + writing frames.
+
+``--tls-read`` compares instead the fetcher's TLS read into a reused buffer (``after``) with CPython's
+``SSLObject.read`` (``before``), with glibc's mmap threshold set as in a fetcher process (heap.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import contextlib
 import gzip
 import multiprocessing
 import random
+import resource
 import socket
 import ssl
 import statistics
@@ -35,6 +39,7 @@ from webtrawl import pagepipe
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch import HttpClient
 from webtrawl.fetch import client as client_module
+from webtrawl.heap import return_freed_buffers
 from webtrawl.messages import PAGE_ENCODER, Lease, Page
 from webtrawl_testweb.certs import Certs
 
@@ -109,7 +114,7 @@ class _ResumingContext(ssl.SSLContext):
 
 
 @contextlib.contextmanager
-def _variant(resume: bool, split_frame: bool, frame_cpu: list[float]) -> Iterator[None]:
+def _variant(resume: bool, split_frame: bool, frame_cpu: list[float], plain_read: bool = False) -> Iterator[None]:
     names = vars(client_module)  # HttpClient calls the ssl_context it imported: replaced there
     make_context = names["ssl_context"]
     frame = pagepipe.frame
@@ -128,8 +133,15 @@ def _variant(resume: bool, split_frame: bool, frame_cpu: list[float]) -> Iterato
         ctx.load_verify_locations(cafile=str(fetch.ca_file))
         return ctx
 
+    def plain_reading(fetch: Any) -> ssl.SSLContext:
+        ctx = make_context(fetch)
+        ctx.sslobject_class = type("PlainRead", (ctx.sslobject_class,), {"read": ssl.SSLObject.read})
+        return ctx
+
     if resume:
         names["ssl_context"] = resuming
+    elif plain_read:
+        names["ssl_context"] = plain_reading
     pagepipe.frame = timed
     try:
         yield
@@ -146,7 +158,7 @@ def _forget(client: HttpClient, host: str) -> None:
             proto.abort()
 
 
-async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]) -> tuple[float, int]:
+async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]) -> tuple[float, int, int]:
     sem = asyncio.Semaphore(16)
     done = 0
     async with HttpClient(cfg.fetch, cfg.limits) as client:
@@ -163,11 +175,12 @@ async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]
                 await sender.send(page)
                 done += 1
 
-        start = time.process_time()
+        start, faults = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         await asyncio.gather(*(one(*u) for u in urls))
         cpu = time.process_time() - start
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         await sender.close()
-    return cpu, done
+    return cpu, done, faults
 
 
 def main() -> None:
@@ -177,8 +190,12 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--new", type=float, default=0.3)
     ap.add_argument("--tls12", action="store_true", help="the server speaks TLS 1.2 at most")
+    ap.add_argument("--tls-read", action="store_true", help="CPython's SSLObject.read (before) vs the fetcher's")
     args = ap.parse_args()
     variants = {"before": (False, False), "resume": (True, False), "frame": (False, True), "after": (True, True)}
+    if args.tls_read:
+        return_freed_buffers()
+        variants = {"before": (False, True), "after": (False, True)}
     with tempfile.TemporaryDirectory() as tmp, multiprocessing.Manager() as manager:
         ports = manager.list()
         server = multiprocessing.Process(target=_serve, args=(Path(tmp) / "certs", args.tls12, ports), daemon=True)
@@ -207,12 +224,14 @@ def main() -> None:
             urls.append((host, url, rng.random() < args.new))
         per_page: dict[str, list[float]] = {v: [] for v in variants}
         frame_ms: dict[str, list[float]] = {v: [] for v in variants}
+        faults_pp: dict[str, list[float]] = {v: [] for v in variants}
         for _ in range(args.rounds):
             for name, (resume, split) in variants.items():
                 frame_cpu = [0.0]
-                with _variant(resume, split, frame_cpu):
-                    cpu, done = uvloop.run(_round(cfg, sock, urls))
+                with _variant(resume, split, frame_cpu, plain_read=args.tls_read and name == "before"):
+                    cpu, done, faults = uvloop.run(_round(cfg, sock, urls))
                 per_page[name].append(cpu / done * 1000)
+                faults_pp[name].append(faults / done)
                 frame_ms[name].append(frame_cpu[0] / done * 1000)
         server.kill()
         drain.kill()
@@ -224,7 +243,8 @@ def main() -> None:
         runs = ", ".join(f"{x:.3f}" for x in per_page[name])
         print(
             f"{name:7} {statistics.median(per_page[name]):.3f} ms CPU/page ({runs}); "
-            f"frame encode {statistics.median(frame_ms[name]):.3f} ms/page"
+            f"frame encode {statistics.median(frame_ms[name]):.3f} ms/page; "
+            f"{statistics.median(faults_pp[name]):.1f} page faults/page"
         )
 
 

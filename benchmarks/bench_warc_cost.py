@@ -10,8 +10,6 @@ of CPU per page and the .warc.gz bytes per page::
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -30,24 +28,11 @@ def _child() -> dict[str, float]:
     return {"ms CPU/page": cpu * 1000 / len(pages), "KB/page": size / 1000 / len(pages)}
 
 
-def _show(name: str, medians: dict[str, float]) -> None:
-    print(f"{name:>12}: " + ", ".join(f"{k} {v:.3f}" for k, v in medians.items()))
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.child:
-        print(json.dumps(_child()))
-        return 0
     sys.path.insert(0, str(_HERE))
-    from _abab import run
+    import _abab
 
-    run(Path(__file__), args.baseline, args.rounds, [], _show)
-    return 0
+    return _abab.main(Path(__file__), __doc__, _child, argv)
 
 
 if __name__ == "__main__":

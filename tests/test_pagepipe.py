@@ -55,6 +55,28 @@ def test_pages_arrive_whole_and_in_order(tmp_path: Path) -> None:
         receiver.close()
 
 
+def test_a_body_bigger_than_the_socket_buffers_arrives_whole_between_small_pages(tmp_path: Path) -> None:
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    sent = [_page(1), _page(2, size=5_000_000), _page(3), _page(4, size=3_000_000), _page(5, size=1)]
+
+    try:
+        assert _through_pipe(receiver, sent) == sent
+    finally:
+        receiver.close()
+
+
+def test_a_frame_announcing_more_than_the_frame_cap_drops_the_connection(tmp_path: Path) -> None:
+    receiver = PageReceiver(tmp_path / "p.sock")
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(str(tmp_path / "p.sock"))
+    client.sendall(struct.pack(">II", 10, 1 << 31) + b"x" * 10)
+    for _ in range(20):
+        assert receiver.poll(timeout=0.01) == []
+    assert receiver.connections == 0  # while the fetcher's end is still open
+    client.close()
+    receiver.close()
+
+
 def test_every_field_of_a_page_arrives_byte_exact(tmp_path: Path) -> None:
     """The body travels beside the rest of the page: empty bodies, bodies that look like frames, rendered pages."""
     receiver = PageReceiver(tmp_path / "p0.sock")

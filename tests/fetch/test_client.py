@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
+import hashlib
 import socket
 from pathlib import Path
 
@@ -246,9 +248,19 @@ def _tls_app() -> web.Application:
     async def hello(request: web.Request) -> web.Response:
         return web.Response(text="secure hello")
 
+    async def big(request: web.Request) -> web.Response:
+        return web.Response(body=_big_body(int(request.match_info["n"])))
+
     app = web.Application()
     app.router.add_get("/", hello)
+    app.router.add_get("/big/{n}", big)
     return app
+
+
+@functools.cache
+def _big_body(n: int) -> bytes:
+    """1 MB (some 64 TLS records) that differ everywhere, so a record decrypted into the wrong place shows."""
+    return b"".join(hashlib.sha256(b"%d-%d" % (n, i)).digest() for i in range(1_000_000 // 32))
 
 
 def test_https_with_the_ca_file_works(tmp_path: Path) -> None:
@@ -262,6 +274,21 @@ def test_https_with_the_ca_file_works(tmp_path: Path) -> None:
             resp = await client.fetch(f"https://secure.test:{port}/")
         assert resp.status == 200
         assert resp.body == b"secure hello"
+
+    run(body())
+
+
+def test_https_bodies_read_at_the_same_time_arrive_byte_exact(tmp_path: Path) -> None:
+    """Many TLS records of several connections at once: the client decrypts each into one shared buffer."""
+    tls = make_tls(tmp_path, "secure.test")
+
+    async def body() -> None:
+        async with (
+            serve_app(_tls_app(), tls.server_ctx) as port,
+            local_client(local_cfg(ca_file=tls.ca_file, total=60.0)) as client,
+        ):
+            resps = await asyncio.gather(*(client.fetch(f"https://secure.test:{port}/big/{n}") for n in range(4)))
+        assert [r.body == _big_body(n) for n, r in enumerate(resps)] == [True] * 4
 
     run(body())
 

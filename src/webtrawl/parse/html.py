@@ -80,7 +80,7 @@ def refresh_target(content: str) -> str:
 
 
 def _nesting_is_bounded(html: bytes | str) -> bool:
-    """Few tags, or start tags outnumber end tags by less than the cap (``<`` counts both, ``</`` end tags).
+    """Few tags, and start tags outnumber end tags by less than the cap (``<`` counts both, ``</`` end tags).
 
     For bytes (most pages) the counts take the memchr-based routes, 2x faster than ``bytes.count``: deleting
     ``<`` counts it (``len`` before minus after) and the regex engine finds the literal ``</`` by its first byte.
