@@ -44,7 +44,7 @@ PANELS: tuple[tuple[str, str, tuple[str, ...], float], ...] = (
     ("Redis bytes per queued URL", "B/URL", ("redis_bytes_per_queued", "redis_bytes_per_queued_bloom"), 1.0),
     ("queued URLs, Redis memory (MiB)", "", ("queued_k", "redis_used_mib"), 1.0),
     ("crawl rate (pages/s)", "pages/s", ("pages_per_s", "errors_per_s"), 1.0),
-    ("node CPU (% of one core)", "%", ("node_cpu_pct",), 1.0),
+    ("node CPU (% of one core); machine load average x 100", "%", ("node_cpu_pct", "load1_x100"), 1.0),
 )
 SUMMARY = (
     ("node_rss", MIB, "MiB"),
@@ -61,6 +61,7 @@ SUMMARY = (
     ("pages_per_s", 1.0, "pages/s"),
     ("errors_per_s", 1.0, "errors/s"),
     ("node_cpu_pct", 1.0, "%"),
+    ("load1_x100", 100.0, "load"),
 )
 
 
@@ -138,6 +139,7 @@ def row(t: float, procs: dict[int, dict[str, Any]], redis: dict[str, int], rates
         dropped=redis["dropped"],
     )
     out.update({k: round(v, 2) for k, v in rates.items()})
+    out["load1_x100"] = round(100 * os.getloadavg()[0])  # the other work on the machine: the rate follows it
     return out
 
 
