@@ -159,8 +159,9 @@ def _redis(client: Any, frontier: RedisFrontier, empty: int) -> dict[str, int]:
 
 
 def soak(ns: argparse.Namespace) -> Path:
-    ns.out.mkdir(parents=True, exist_ok=True)
-    csv_path, jsonl = ns.out / "soak.csv", ns.out / "samples.jsonl"
+    root: Path = ns.out
+    root.mkdir(parents=True, exist_ok=True)
+    csv_path, jsonl = root / "soak.csv", root / "samples.jsonl"
     spec = WebSpec(web="synthetic", hosts=ns.hosts, corpus_fraction=ns.corpus_fraction, chaos=True)
     expected = str(ns.expected_urls)
     with TestWebProcess(spec, ns.out / "testweb") as web, EmbeddedRedis(ns.out / "redis") as server:
