@@ -42,7 +42,7 @@ PANELS: tuple[tuple[str, str, tuple[str, ...], float], ...] = (
     ("node memory (MiB)", "MiB", ("node_rss", "node_pss", "fetcher_rss", "parser_rss", "redis_rss"), MIB),
     ("open fds", "fds", ("node_fds", "fetcher_fds", "parser_fds"), 1.0),
     ("Redis bytes per queued URL", "B/URL", ("redis_bytes_per_queued", "redis_bytes_per_queued_bloom"), 1.0),
-    ("queued URLs, Redis memory (MiB)", "", ("queued_k", "redis_used_mib"), 1.0),
+    ("queued URLs (thousands); Redis used_memory (MiB)", "", ("queued_k", "redis_used_mib"), 1.0),
     ("crawl rate (pages/s)", "pages/s", ("pages_per_s", "errors_per_s"), 1.0),
     ("node CPU (% of one core); machine load average x 100", "%", ("node_cpu_pct", "load1_x100"), 1.0),
 )
@@ -231,14 +231,26 @@ def read_csv(path: Path) -> list[dict[str, float]]:
         return [{k: float(v) for k, v in r.items() if v not in ("", None) and k != "utc"} for r in csv.DictReader(f)]
 
 
-def slope_per_hour(ts: list[float], ys: list[float]) -> float:
-    """Least-squares slope of ys over ts (seconds), per hour; 0 for fewer than two points."""
-    n = len(ts)
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ys over xs; 0 for fewer than two distinct xs."""
+    n = len(xs)
     if n < 2:
         return 0.0
-    mt, my = sum(ts) / n, sum(ys) / n
-    var = sum((t - mt) ** 2 for t in ts)
-    return 3600.0 * sum((t - mt) * (y - my) for t, y in zip(ts, ys, strict=True)) / var if var else 0.0
+    mx, my = sum(xs) / n, sum(ys) / n
+    var = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
+
+
+def slope_per_hour(ts: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ys over ts (seconds), per hour."""
+    return 3600.0 * slope(ts, ys)
+
+
+def marginal_bytes_per_url(rows: list[dict[str, float]], warmup_s: float) -> float:
+    """What one more queued URL costs Redis after the warm-up: the slope of used_memory over the queued URLs (the
+    ratio of the two also carries the fixed costs, the seen filter first, so it falls as the queue grows)."""
+    after = [r for r in rows if r["t_s"] >= warmup_s and "queued" in r and "redis_used_mib" in r]
+    return slope([r["queued"] for r in after], [r["redis_used_mib"] * MIB for r in after])
 
 
 def _mean_near(rows: list[dict[str, float]], col: str, t: float, span: float) -> float:
@@ -261,6 +273,7 @@ def summary(rows: list[dict[str, float]], warmup_s: float, span: float = 120.0) 
         s = slope_per_hour([r["t_s"] for r in after], [r[col] / scale for r in after])
         rel = f"{100 * s / a:+.1f}%" if a else "-"
         lines.append(f"{col + ' (' + unit + ')':30} {a:14,.1f} {b:14,.1f} {s:+12,.2f} {rel:>10}")
+    lines.append(f"Redis memory per URL queued after the warm-up: {marginal_bytes_per_url(rows, warmup_s):,.0f} B")
     return lines
 
 
@@ -279,7 +292,12 @@ def plot(rows: list[dict[str, float]], warmup_s: float, png: Path, title: str) -
         ax.axvline(warmup_s / 60, color="grey", linestyle=":", linewidth=1)
         ax.set_title(name, fontsize=10)
         ax.set_ylabel(unit)
-        ax.set_ylim(bottom=0)
+        # the first minutes (empty queue, a first sample of everything) would squeeze the rest into one line
+        later = [r[c] / scale for r in rows if r["t_s"] >= warmup_s / 5 for c in cols if c in r]
+        ax.set_ylim(0, 1.15 * max(later) if later and max(later) > 0 else None)
+        if cols[0] == "redis_bytes_per_queued":
+            marginal = marginal_bytes_per_url(rows, warmup_s)
+            ax.set_title(f"{name} (after warm-up: {marginal:,.0f} B per URL more)", fontsize=10)
         ax.legend(fontsize=7, loc="lower right")
         ax.grid(alpha=0.3)
     for ax in axes[-1]:
@@ -312,12 +330,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, help="directory of the run (CSV, samples, node log, crawl output)")
     p.add_argument("--report", type=Path, metavar="CSV", help="only summarise and plot this CSV")
     p.add_argument("--png", type=Path, help="the plot (default: next to the CSV)")
+    p.add_argument("--title", help="the plot's title")
     p.add_argument("--crawl-arg", action="append", default=[], metavar="ARG", help="extra 'trawl crawl' argument")
     ns = p.parse_args(argv)
     if ns.report is None and ns.out is None:
         p.error("give --out DIR (a soak) or --report CSV")
     csv_path = ns.report or soak(ns)
-    title = f"webtrawl soak: one node on the chaos test web ({csv_path.parent.name})"
+    title = ns.title or f"webtrawl soak: one node on the chaos test web ({csv_path.parent})"
     report(csv_path, ns.warmup, ns.png or csv_path.with_suffix(".png"), title)
     return 0
 
