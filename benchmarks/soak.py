@@ -44,8 +44,9 @@ PANELS: tuple[tuple[str, str, tuple[str, ...], float], ...] = (
     ("Redis bytes per queued URL", "B/URL", ("redis_bytes_per_queued", "redis_bytes_per_queued_bloom"), 1.0),
     ("queued URLs (thousands); Redis used_memory (MiB)", "", ("queued_k", "redis_used_mib"), 1.0),
     ("crawl rate (pages/s)", "pages/s", ("pages_per_s", "errors_per_s"), 1.0),
-    ("node CPU (% of one core); machine load average x 100", "%", ("node_cpu_pct", "load1_x100"), 1.0),
+    ("node CPU (% of one core); the machine's load average (right)", "%", ("node_cpu_pct", "load1_x100"), 1.0),
 )
+RIGHT_AXIS = {"load1_x100": ("load average (1 min)", 100.0)}  # columns drawn on their own scale, on the right
 SUMMARY = (
     ("node_rss", MIB, "MiB"),
     ("node_pss", MIB, "MiB"),
@@ -61,6 +62,7 @@ SUMMARY = (
     ("pages_per_s", 1.0, "pages/s"),
     ("errors_per_s", 1.0, "errors/s"),
     ("node_cpu_pct", 1.0, "%"),
+    ("node_ms_per_page", 1.0, "ms CPU"),
     ("load1_x100", 100.0, "load"),
 )
 
@@ -227,8 +229,14 @@ def _loop(
 
 
 def read_csv(path: Path) -> list[dict[str, float]]:
+    """The samples, with the node's CPU per page of each interval (the rate follows the machine's other work; the
+    cost of a page should not)."""
     with path.open() as f:
-        return [{k: float(v) for k, v in r.items() if v not in ("", None) and k != "utc"} for r in csv.DictReader(f)]
+        rows = [{k: float(v) for k, v in r.items() if v not in ("", None) and k != "utc"} for r in csv.DictReader(f)]
+    for r in rows:
+        if r.get("pages_per_s") and "node_cpu_pct" in r:
+            r["node_ms_per_page"] = 10.0 * r["node_cpu_pct"] / r["pages_per_s"]
+    return rows
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
@@ -285,15 +293,22 @@ def plot(rows: list[dict[str, float]], warmup_s: float, png: Path, title: str) -
 
     fig, axes = plt.subplots(3, 2, figsize=(11, 9), sharex=True)
     for ax, (name, unit, cols, scale) in zip(axes.flat, PANELS, strict=True):
-        for col in cols:
-            pts = [(r["t_s"] / 60, r[col] / scale) for r in rows if col in r]
+        for i, col in enumerate(cols):
+            target, div = ax, scale
+            if col in RIGHT_AXIS:
+                target, (label, div) = ax.twinx(), RIGHT_AXIS[col]
+                target.set_ylabel(label)
+            pts = [(r["t_s"] / 60, r[col] / div) for r in rows if col in r]
             if pts:
-                ax.plot(*zip(*pts, strict=True), label=col, linewidth=1)
+                target.plot(*zip(*pts, strict=True), label=col, linewidth=1, color=f"C{i}")
+                if target is not ax:
+                    target.set_ylim(bottom=0)
+                    target.legend(fontsize=7, loc="upper right")
         ax.axvline(warmup_s / 60, color="grey", linestyle=":", linewidth=1)
         ax.set_title(name, fontsize=10)
         ax.set_ylabel(unit)
         # the first minutes (empty queue, a first sample of everything) would squeeze the rest into one line
-        later = [r[c] / scale for r in rows if r["t_s"] >= warmup_s / 5 for c in cols if c in r]
+        later = [r[c] / scale for r in rows if r["t_s"] >= warmup_s / 5 for c in cols if c in r and c not in RIGHT_AXIS]
         ax.set_ylim(0, 1.15 * max(later) if later and max(later) > 0 else None)
         if cols[0] == "redis_bytes_per_queued":
             marginal = marginal_bytes_per_url(rows, warmup_s)
@@ -304,7 +319,7 @@ def plot(rows: list[dict[str, float]], warmup_s: float, png: Path, title: str) -
         ax.set_xlabel("minutes since the first fetch (dotted: end of warm-up)")
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    fig.savefig(png, dpi=70)
+    fig.savefig(png, dpi=70, pil_kwargs={"optimize": True})
     plt.close(fig)
 
 
