@@ -131,7 +131,7 @@ def _argv(flags: dict[str, str]) -> list[str]:
     return out
 
 
-class _Node:
+class NodeProcess:
     """``trawl crawl`` as a child process with its log in a file."""
 
     def __init__(self, argv: list[str], log_path: Path) -> None:
@@ -173,7 +173,7 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
             if log:
                 log(f"preloaded {preloaded:,} URLs in {preload_s:.0f}s")
         run_start_ms = time.time() * 1000.0
-        node = _Node([*argv, "--redis", server.url], workdir / "node.log")
+        node = NodeProcess([*argv, "--redis", server.url], workdir / "node.log")
         try:
             watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid], web.ports)
             _wait_started(node, watch, frontier)
@@ -199,7 +199,7 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
     return result
 
 
-def _wait_started(node: _Node, watch: ProcessWatch, frontier: RedisFrontier) -> None:
+def _wait_started(node: NodeProcess, watch: ProcessWatch, frontier: RedisFrontier) -> None:
     """Until the node's first request (page or robots.txt) is done: the warm-up starts then, so the time its
     processes take to start (long on a loaded machine) never eats into the warm-up or the window."""
     end = time.monotonic() + _START_TIMEOUT_S
@@ -209,7 +209,7 @@ def _wait_started(node: _Node, watch: ProcessWatch, frontier: RedisFrontier) -> 
         _wait(node, watch, 0.25)
 
 
-def _wait(node: _Node, watch: ProcessWatch, seconds: float) -> None:
+def _wait(node: NodeProcess, watch: ProcessWatch, seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if node.proc.poll() is not None:
@@ -252,4 +252,4 @@ def _result(
     )
 
 
-__all__ = ["RunResult", "run_once"]
+__all__ = ["NodeProcess", "RunResult", "run_once"]

@@ -39,6 +39,7 @@ class WebSpec:
     seed: int = 0
     corpus_dir: Path | None = None
     options: tuple[str, ...] = ()  # realistic: ``name=value`` settings of RealisticOptions (--realistic-option)
+    chaos: bool = False  # synthetic only: add the hostile hosts (*.chaos.test), their hub among the seeds
 
 
 class TestWebProcess:
@@ -93,6 +94,8 @@ class TestWebProcess:
             cmd += ["--realistic-option", option]
         if self.spec.corpus_dir is not None:
             cmd += ["--corpus-dir", str(self.spec.corpus_dir)]
+        if self.spec.chaos:
+            cmd.append("--chaos")
         log = (self.workdir / "testweb.log").open("wb")
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         log.close()
