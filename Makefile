@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml testweb/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]' -e ./testweb
+	$(BIN)/pip install -q -e '.[dev]' -e './testweb[plot]'
 	touch $(STAMP)
 
 crawl: $(STAMP)

@@ -44,7 +44,6 @@ def test_the_slope_is_per_hour(soak: ModuleType) -> None:
 def test_the_report_prints_every_metric_and_writes_the_plot(
     soak: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("matplotlib")
     path = tmp_path / "soak.csv"
     columns = [c for c, _, _ in soak.SUMMARY] + ["t_s", "utc", "queued_k"]
     with path.open("w", newline="") as f:
