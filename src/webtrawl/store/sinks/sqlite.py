@@ -32,13 +32,18 @@ _TRANSIENT = {
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating the file and its directory) in WAL mode; a file that is not SQLite is a ConfigError."""
+    """Open (creating the file and its directory) in WAL mode; a file that is not SQLite is a ConfigError, a file
+    another writer holds locked is SinkUnavailable (switching to WAL takes the lock and gets no busy wait, so two
+    writers opening a new file at once can meet it; a file already in WAL mode is not switched again)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) in _TRANSIENT or "locked" in str(exc):
+            raise SinkUnavailable(f"sqlite:///{path}: {exc}") from exc
         raise ConfigError(f"sqlite:///{path}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"sqlite:///{path}: {exc.strerror or exc}") from None
@@ -71,6 +76,8 @@ class SqliteSink(SqlSink):
             self._load()
         except sqlite3.Error as exc:
             raise ConfigError(f"{self.name}: {exc}") from None
+        except SinkUnavailable as exc:  # locked for now: at start that is one line, as any other open failure
+            raise ConfigError(str(exc)) from None
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
