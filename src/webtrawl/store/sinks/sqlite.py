@@ -31,6 +31,11 @@ _TRANSIENT = {
 }
 
 
+def _transient(exc: sqlite3.Error) -> bool:
+    """'Not now' (locked, full, I/O), as opposed to 'never' (not SQLite, a bad table)."""
+    return getattr(exc, "sqlite_errorcode", None) in _TRANSIENT or "locked" in str(exc)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating the file and its directory) in WAL mode; a file that is not SQLite is a ConfigError, a file
     another writer holds locked is SinkUnavailable (switching to WAL takes the lock and gets no busy wait, so two
@@ -42,7 +47,7 @@ def connect(path: Path) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     except sqlite3.DatabaseError as exc:
-        if getattr(exc, "sqlite_errorcode", None) in _TRANSIENT or "locked" in str(exc):
+        if _transient(exc):
             raise SinkUnavailable(f"sqlite:///{path}: {exc}") from exc
         raise ConfigError(f"sqlite:///{path}: {exc}") from None
     except OSError as exc:
@@ -106,7 +111,7 @@ class SqliteSink(SqlSink):
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            if getattr(exc, "sqlite_errorcode", None) in _TRANSIENT or "locked" in str(exc):
+            if _transient(exc):
                 self.close()
                 raise SinkUnavailable(f"{self.name}: {exc}") from exc
             raise
