@@ -2,9 +2,9 @@
 
 The ordinary pages are bench_parse.py ``--web``'s (the corpus pages as the test web serves them, with the trawl
 bench scope); the realistic web (testweb realistic.py) also answers 1 page in 100 with a 12 MB page (cut at the
-fetcher's 10 MiB ``max_body``: a ``too-large`` error whose body is stored) and 1 in 100 with a 300 MB gzip bomb. Each kind is timed on its own and ``mix``
-weighs them 98:1:1. Rounds are fresh processes alternating between this tree and ``--baseline REF`` (ABAB...);
-prints medians of ms of CPU per page::
+fetcher's 10 MiB ``max_body``: a ``too-large`` error whose body is stored) and 1 in 100 with a 300 MB gzip bomb.
+Each kind is timed on its own and ``mix`` weighs them 98:1:1. Rounds are fresh processes alternating between this
+tree and ``--baseline REF`` (ABAB...); prints medians of ms of CPU per page::
 
     PYTHONPATH=src:testweb/src .venv/bin/python benchmarks/bench_parse_cost.py --rounds 7 --baseline main
 """
