@@ -65,6 +65,27 @@ def test_a_body_bigger_than_the_socket_buffers_arrives_whole_between_small_pages
         receiver.close()
 
 
+def test_big_fields_and_big_bodies_arrive_whole(tmp_path: Path) -> None:
+    """Bodies past the receive buffer are read into their own buffer; a page whose other fields (a rendered DOM)
+    are bigger than that buffer grows it; either way every byte arrives, in order with the small pages around."""
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    lease = Lease(token="n/f0.0-1", shard=0, host="a.test", url="http://a.test/x")
+    dom = bytes(range(256)) * (2_000_000 // 256)
+    sent = [
+        _page(1),
+        Page(lease=lease, status=200, body=bytes(range(7, 256)) * 12_000, dom=dom, render_reason="always"),
+        _page(2, size=1_048_577),
+        Page(lease=lease, status=200, body=b"<p>small</p>", dom=dom, render_reason="always"),
+        _page(3, size=12_000_000),
+        _page(4),
+    ]
+
+    try:
+        assert _through_pipe(receiver, sent) == sent
+    finally:
+        receiver.close()
+
+
 def test_a_frame_announcing_more_than_the_frame_cap_drops_the_connection(tmp_path: Path) -> None:
     receiver = PageReceiver(tmp_path / "p.sock")
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import zlib
 from collections.abc import Callable
+from typing import Any
 
 import brotli
 import zstandard
@@ -25,6 +26,7 @@ _ZSTD_READ = 256 * 1024
 _BROTLI_STEP = 1024 * 1024
 _HELD = 8 * 1024 * 1024  # decoded bytes of a gzip/deflate body held before the rest is only counted
 _COUNT_STEP = 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _bomb(cap: int) -> DecompressionBomb:
@@ -34,43 +36,46 @@ def _bomb(cap: int) -> DecompressionBomb:
 def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
     """zlib/gzip stream(s); concatenated gzip members (RFC 1952 allows them) are all decoded.
 
-    At most ``_HELD`` decoded bytes are held while the size is unknown: a stream that goes on past them is first
-    only counted (output dropped as it comes), and decoded again if it fits the cap. A bomb then costs the parser
-    no more memory than an ordinary page; a legitimate body that big (rare) is inflated twice, its first 8 MiB
-    three times."""
-    if cap <= _HELD:
-        return _members(data, cap, wbits, cap)
-    held = _members(data, _HELD, wbits, cap)
-    if len(held) <= _HELD:
-        return held
-    _count_to(data, cap, wbits)
-    return _members(data, cap, wbits, cap)
-
-
-def _members(data: bytes, limit: int, wbits: int, cap: int) -> bytes:
-    """The decoded members, or their first ``limit + 1`` bytes; past the cap a bomb."""
+    At most ``_HELD`` decoded bytes are held while the size is unknown: a stream that goes on past them is only
+    counted from there on (what is held is let go, output dropped as it comes), and decoded again if it fits the
+    cap. A bomb then costs the parser no more memory than an ordinary page and is inflated once, up to the cap
+    (counting it again from the start cost a sixth more); a legitimate body that big (rare) is inflated twice."""
+    limit = min(cap, _HELD)
     out: list[bytes] = []
     size = 0
+    tail = data
     while True:
         d = ZLIB.decompressobj(wbits)
-        chunk = d.decompress(data, limit + 1 - size)
+        chunk = d.decompress(tail, limit + 1 - size)
         size += len(chunk)
         out.append(chunk)
-        if size > cap:
-            raise _bomb(cap)
         if size > limit:
-            return b"".join(out)
-        data = d.unused_data
-        if not (d.eof and data.startswith(b"\x1f\x8b")):
+            break
+        tail = d.unused_data
+        if not (d.eof and tail.startswith(_GZIP_MAGIC)):
             return b"".join(out)  # trailing garbage after the last member is ignored, as browsers do
+    if size > cap:
+        raise _bomb(cap)
+    out.clear()
+    _count_on(d, d.unconsumed_tail, size, cap, wbits)
+    return _members(data, wbits)
 
 
-def _count_to(data: bytes, cap: int, wbits: int) -> None:
-    """Decode without keeping the output; raise the bomb as soon as more than ``cap`` bytes came out."""
-    size = 0
+def _members(data: bytes, wbits: int) -> bytes:
+    """The decoded members of a stream already counted to fit the cap."""
+    out: list[bytes] = []
     while True:
         d = ZLIB.decompressobj(wbits)
-        tail = data
+        out.append(d.decompress(data))
+        data = d.unused_data
+        if not (d.eof and data.startswith(_GZIP_MAGIC)):
+            return b"".join(out)
+
+
+def _count_on(d: Any, tail: bytes, size: int, cap: int, wbits: int) -> None:
+    """Go on decoding ``tail`` with ``d``, then the members after it, without keeping the output (``size`` bytes
+    came out before); raise the bomb as soon as more than ``cap`` bytes came out."""
+    while True:
         while not d.eof:
             chunk = d.decompress(tail, _COUNT_STEP)
             size += len(chunk)
@@ -79,9 +84,10 @@ def _count_to(data: bytes, cap: int, wbits: int) -> None:
             tail = d.unconsumed_tail
             if not chunk and not tail:
                 break  # input used up (a cut body): what came out is all there is
-        data = d.unused_data
-        if not (d.eof and data.startswith(b"\x1f\x8b")):
+        tail = d.unused_data
+        if not (d.eof and tail.startswith(_GZIP_MAGIC)):
             return
+        d = ZLIB.decompressobj(wbits)
 
 
 def _gzip(data: bytes, cap: int) -> bytes:

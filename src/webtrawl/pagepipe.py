@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import itertools
 import os
 import selectors
@@ -110,27 +111,42 @@ class _Inbox:
     ``recv`` allocated a fresh buffer of up to 1 MiB per read and appending it to the pending bytes copied it
     again: two copies of each body and a big allocation or two per page (_read took ~10% of a parser's
     samples in a profile of the realistic bench; bench_pagepipe.py, the receiving end alone: 0.060 -> 0.051 ms
-    per page). The buffer grows to hold a frame bigger than it, and goes back to its usual size once such a
-    frame has been taken."""
+    per page). A body that does not fit the buffer is read straight into its own ``BytesIO``, whose bytes
+    ``getvalue()`` hands over without a copy: growing the buffer to the frame and copying the body out of it
+    touched twice the fresh memory, at a page fault per 4 KiB (a 10 MiB page cost the parser ~6 ms more). The
+    buffer grows only for a page whose fields without the body do not fit it (a rendered page's DOM), and goes
+    back to its usual size once such a frame has been taken."""
 
-    __slots__ = ("buf", "filled", "view")
+    __slots__ = ("big", "big_got", "big_page", "big_view", "buf", "filled", "view")
 
     def __init__(self) -> None:
         self.buf = bytearray(_SOCKET_BUFFER)
         self.view = memoryview(self.buf)
         self.filled = 0
+        self.big: io.BytesIO | None = None  # the body being read past the buffer, its page and view
+        self.big_page: Page | None = None
+        self.big_view = memoryview(b"")
+        self.big_got = 0
 
     def room(self) -> memoryview:
-        """Where the next read goes: the free end of the buffer, grown first if the pending frame needs it."""
+        """Where the next read goes: the rest of a big body, else the free end of the buffer, grown first if the
+        pending frame's fields (without the body) need it."""
+        if self.big is not None:
+            return self.big_view[self.big_got :]
         if self.filled >= _HEADER.size:
             meta_size, body_size = _HEADER.unpack_from(self.buf)
-            end = _HEADER.size + meta_size + body_size
-            if end > len(self.buf) and end <= _MAX_FRAME + _HEADER.size:
-                self._resize(end)
+            body_at = _HEADER.size + meta_size
+            if body_at > len(self.buf) and meta_size + body_size <= _MAX_FRAME:
+                self._resize(body_at)
         return self.view[self.filled :]
 
     def took(self, n: int, pages: list[Page]) -> bool:
         """Account for ``n`` bytes read; whole frames go to ``pages``. False: the peer sent a frame too big."""
+        if self.big is not None:
+            self.big_got += n
+            if self.big_got == len(self.big_view):
+                self._big_done(pages)
+            return True
         self.filled += n
         view, at = self.view, 0
         while self.filled - at >= _HEADER.size:
@@ -149,9 +165,35 @@ class _Inbox:
             rest = self.filled - at
             view[:rest] = view[at : self.filled]  # the start of the next frame (overlap is fine: memmove)
             self.filled = rest
+        self._start_big()
         if len(self.buf) > _SOCKET_BUFFER and self.filled <= _SOCKET_BUFFER:
             self._resize(_SOCKET_BUFFER)  # a big frame is through: do not keep its buffer
         return True
+
+    def _start_big(self) -> None:
+        """A pending frame (at the start of the buffer) too big for the buffer, its fields all in: the rest of its
+        body is read into a buffer of the body's size."""
+        if self.filled < _HEADER.size:
+            return
+        meta_size, body_size = _HEADER.unpack_from(self.buf)
+        body_at = _HEADER.size + meta_size
+        if body_at + body_size <= len(self.buf) or body_at > self.filled:
+            return
+        self.big_page = PAGE_DECODER.decode(self.view[_HEADER.size : body_at])
+        self.big = io.BytesIO()
+        self.big.seek(body_size - 1)
+        self.big.write(b"\0")  # sized once: the reads write into it in place
+        self.big_view = self.big.getbuffer()
+        self.big_got = self.filled - body_at
+        self.big_view[: self.big_got] = self.view[body_at : self.filled]
+        self.filled = 0
+
+    def _big_done(self, pages: list[Page]) -> None:
+        assert self.big is not None and self.big_page is not None
+        self.big_view.release()  # no view left: getvalue() hands over the buffer itself
+        self.big_page.body = self.big.getvalue()
+        pages.append(self.big_page)
+        self.big, self.big_page, self.big_view, self.big_got = None, None, memoryview(b""), 0
 
     def _resize(self, size: int) -> None:
         buf = bytearray(size)

@@ -134,3 +134,10 @@ def test_a_big_bomb_is_found_without_holding_its_output() -> None:
         finally:
             tracemalloc.stop()
         assert peak < 12 * 1024 * 1024  # the 8 MiB held and a counting step, not the 20 MiB cap
+
+
+def test_a_body_that_inflates_like_a_bomb_but_fits_the_cap_decodes_whole() -> None:
+    body = b"<p>" + bytes(12 * 1024 * 1024) + b"</p>"  # ~1000x, past the 8 MiB held: counted, then decoded whole
+    assert decompress(gzip.compress(body), ["gzip"], BIG_CAP) == body
+    two = gzip.compress(body[:100]) + gzip.compress(body[100:])
+    assert decompress(two, ["gzip"], BIG_CAP) == body

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from webtrawl.formats.encoding import choose_encoding, codec_for, prescan_meta
+from webtrawl.formats.encoding import _valid_utf8, choose_encoding, codec_for, prescan_meta
 from webtrawl.parse import process_page
 from webtrawl.store import PageRecord
 
@@ -123,3 +123,18 @@ def test_default_when_nothing_else_answers() -> None:
 @pytest.mark.parametrize("content_type", ["text/html;charset=UTF-8", "text/html; charset = utf-8 ; x=y"])
 def test_header_parameter_spelling(content_type: str) -> None:
     assert choose_encoding(b"<p>x</p>", content_type)[:2] == ("utf-8", "header")
+
+
+@pytest.mark.parametrize("shift", range(4))
+def test_utf8_is_checked_across_slices_as_a_whole(shift: int) -> None:
+    # Characters of 2-4 bytes straddle the check's 32 KiB slice edges at every offset; one bad byte far past the
+    # first slice, and a character cut at the end, are judged as a decode of the whole body would judge them.
+    text = "x" * shift + "é\u2019𝄞中 " * 20_000
+    body = text.encode("utf-8")
+    assert choose_encoding(body, "text/html; charset=utf-8") == ("utf-8", "header", 0)
+    assert choose_encoding(body, "text/html") == ("utf-8", "detected", 0)
+    bad = body[:70_001] + b"\xff" + body[70_002:]
+    assert choose_encoding(bad, "text/html; charset=utf-8")[1] != "header"
+    cut = body[:-1]  # "𝄞中 " ends the text: dropping the space leaves whole characters; one more byte cuts "中"
+    assert choose_encoding(cut[:-1], "text/html; charset=utf-8") == ("utf-8", "header", 0)
+    assert _valid_utf8(cut[:-1]) and not _valid_utf8(cut[:-1], cut_ok=False)  # detection wants it whole

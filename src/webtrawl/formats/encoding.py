@@ -18,6 +18,8 @@ import charset_normalizer
 
 _PRESCAN_BYTES = 1024
 _DETECT_BYTES = 32 * 1024
+_UTF8_SLICE = 32 * 1024
+_utf_8_decode = codecs.utf_8_decode
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
 # WHATWG Encoding Standard labels whose Python codec of the same name is narrower than what browsers decode.
 _WEB_ALIASES = {
@@ -89,10 +91,19 @@ def prescan_meta(body: bytes) -> str | None:
     return None
 
 
-def _valid_utf8(body: bytes) -> bool:
-    """Strict UTF-8, allowing a multi-byte character cut off at the end (bodies may be truncated)."""
+def _valid_utf8(body: bytes, cut_ok: bool = True) -> bool:
+    """Strict UTF-8; with ``cut_ok`` a multi-byte character cut off at the end is allowed (bodies may be truncated).
+
+    Checked in slices: decoding the whole body built a str of up to 4x its size just to drop it; a slice's str
+    stays in the CPU cache (bench_parse_cost.py). An incomplete character at a slice's end starts the next one."""
+    if body.isascii():
+        return True
+    view = memoryview(body)
+    pos, end = 0, len(body)
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
+        while end - pos > _UTF8_SLICE:
+            pos += _utf_8_decode(view[pos : pos + _UTF8_SLICE], "strict", False)[1]
+        _utf_8_decode(view[pos:], "strict", not cut_ok)
     except UnicodeDecodeError:
         return False
     return True
@@ -120,11 +131,8 @@ def choose_encoding(body: bytes, content_type: str) -> tuple[str, str, int]:
     codec_m = prescan_meta(body)
     if codec_m is not None:
         return codec_m, "meta", 0
-    try:
-        body.decode("utf-8")
+    if _valid_utf8(body, cut_ok=False):
         return "utf-8", "detected", 0
-    except UnicodeDecodeError:
-        pass
     best = charset_normalizer.from_bytes(body[:_DETECT_BYTES]).best()
     codec_d = codec_for(best.encoding) if best is not None else None
     if codec_d is not None:

@@ -1,0 +1,85 @@
+"""CPU per page of a parser's own work (process_page, then the WARC pair) on the realistic web's mix of pages.
+
+The ordinary pages are bench_parse.py ``--web``'s (the corpus pages as the test web serves them, with the trawl
+bench scope); the realistic web (testweb realistic.py) also answers 1 page in 100 with a 12 MB page (cut at the
+fetcher's 10 MiB ``max_body``: a ``too-large`` error whose body is stored) and 1 in 100 with a 300 MB gzip bomb.
+Each kind is timed on its own and ``mix`` weighs them 98:1:1. Rounds are fresh processes alternating between this
+tree and ``--baseline REF`` (ABAB...); prints medians of ms of CPU per page::
+
+    PYTHONPATH=src:testweb/src .venv/bin/python benchmarks/bench_parse_cost.py --rounds 7 --baseline main
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+_SHARE = 0.01  # of the realistic web's pages: 12 MB pages, and gzip bombs (realistic.py huge_share, bomb_share)
+
+
+def _child() -> dict[str, float]:
+    sys.path.insert(0, str(_HERE))
+    import msgspec
+    from bench_parse import _DEFAULT_CORPUS, load_web_pages, make_web_context
+
+    from webtrawl.config import Limits
+    from webtrawl.heap import KEEP_FREE, trim_heap
+    from webtrawl.messages import Page
+    from webtrawl.parse import process_page
+    from webtrawl.store import WarcWriter
+    from webtrawl_testweb import chaosbodies
+
+    pages = load_web_pages(_DEFAULT_CORPUS, 362)
+    ctx = make_web_context()
+    first = pages[0]
+    cut = Limits().max_body
+    huge_body = chaosbodies.huge_page(chaosbodies.HUGE_SIZE)
+    huge = msgspec.structs.replace(  # as fetch/pages.py hands a body cut at the cap over: an error, stored
+        first,
+        body=huge_body[:cut],
+        truncated=True,
+        error="too-large",
+        error_detail="body cut at the size cap",
+        headers=[("Content-Type", "text/html")],
+    )
+    bomb = msgspec.structs.replace(
+        first,
+        body=chaosbodies.gzip_bomb(chaosbodies.BOMB_SIZE)[:cut],
+        headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+    )
+
+    def cost(batch: list[Page], directory: Path) -> float:
+        writer = WarcWriter(directory, "bench", 1 << 40)
+        trim_heap(KEEP_FREE)  # a parser meets a big page once in ~100, over a second: its heap trimmer ran since
+        cpu = time.process_time()
+        for page in batch:
+            out = process_page(page, ctx)
+            if out.warc:
+                writer.write(page, {"content_hash": out.record.content_hash})
+        cpu = time.process_time() - cpu
+        writer.close()
+        return cpu * 1000 / len(batch)
+
+    with tempfile.TemporaryDirectory(prefix="bench-parse-cost-") as tmp:
+        cost(pages, Path(tmp) / "warm")
+        row = {
+            "page": cost(pages, Path(tmp) / "pages"),
+            "huge": min(cost([huge], Path(tmp) / f"huge{i}") for i in range(3)),
+            "bomb": min(cost([bomb], Path(tmp) / f"bomb{i}") for i in range(3)),
+        }
+    row["mix"] = (1 - 2 * _SHARE) * row["page"] + _SHARE * (row["huge"] + row["bomb"])
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(_HERE))
+    import _abab
+
+    return _abab.main(Path(__file__), __doc__, _child, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
