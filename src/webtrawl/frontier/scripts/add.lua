@@ -84,6 +84,25 @@ local function block_set(key, blk, first, fk)
   end
   call('SETRANGE', key, fmt('%d', first + lo - 1), schar(unpack(bytes, 1, hi - lo + 1)))
 end
+-- a host's state, read once per call: its origin, admitted URLs (budget), lease, next-allowed time and queued URLs
+local function load_host(sp, host)
+  local hk = sp .. 'h:' .. host
+  local v = call('HMGET', hk, 'o', 'a', 'l', 'n', 'q')
+  -- q: the host's queued URLs over all levels (the cap counts them all); a host of a crawl from before that
+  -- count has its queues counted once
+  local len = tonumber(v[5] or -1)
+  if len < 0 then
+    len = 0
+    if v[1] then
+      for l = 0, LEVELS - 1 do len = len + call('LLEN', qkey(sp, host, l)) end
+    end
+  end
+  local a = tonumber(v[2] or 0)
+  return {
+    hk = hk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
+    best = LEVELS, push = {}, np = {},
+  }
+end
 local now = -1
 local added, seen, dcap, dbudget, nready = 0, 0, 0, 0, 0
 local ready_at, refused, newhosts = {}, {}, 0
@@ -125,33 +144,8 @@ while i <= nargs do
       stop = find(run, '\n', b + 1, true)
       host, origin, meta = sub(run, 1, a - 1), sub(run, a + 1, b - 1), sub(run, b + 1, stop - 1)
     end
-    local st = hosts[host]
-    if not st then
-      local hk = sp .. 'h:' .. host
-      local v = call('HMGET', hk, 'o', 'a', 'l', 'n', 'q')
-      -- q: the host's queued URLs over all levels (the cap counts them all); a host of a crawl from before that
-      -- count has its queues counted once
-      local len = tonumber(v[5] or -1)
-      if len < 0 then
-        len = 0
-        if v[1] then
-          for l = 0, LEVELS - 1 do len = len + call('LLEN', qkey(sp, host, l)) end
-        end
-      end
-      local a = tonumber(v[2] or 0)
-      st = {
-        hk = hk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
-        best = LEVELS, push = {}, np = {},
-      }
-      hosts[host] = st
-      order[#order + 1] = host
-    end
-    local level = level_of(meta)
-    local push = st.push[level]
-    if not push then
-      push = {}
-      st.push[level], st.np[level] = push, 0
-    end
+    -- the host's state and queue are read for its first new URL only: a run of seen URLs costs no HMGET
+    local st, push, level = hosts[host], nil, 0
     repeat
       local rest, h1, h2 = run, nil, nil
       if stop then
@@ -218,6 +212,19 @@ while i <= nargs do
         end
         if all then new = false end
         older = older - 1
+      end
+      if new and not push then
+        if not st then
+          st = load_host(sp, host)
+          hosts[host] = st
+          order[#order + 1] = host
+        end
+        level = level_of(meta)
+        push = st.push[level]
+        if not push then
+          push = {}
+          st.push[level], st.np[level] = push, 0
+        end
       end
       if not new then
         seen = seen + 1
