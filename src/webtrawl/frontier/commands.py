@@ -109,11 +109,8 @@ class FrontierCore:
         self.bloom_k = int(self.meta["bloom_k"])
         spec = str(self.meta.get("bloom_chain", ""))  # absent: a crawl from before the chains, one bitmap per shard
         self.bloom_chain = parse_chain(spec) if spec else [BloomLevel(self.bloom_m, self.bloom_k, 0)]
-        # add.lua's scheme letter: blocked filters; or, for a crawl from before them, enhanced double hashing over the
-        # bitmap; or, from before the chains, the plain one (bloom.py)
-        scheme = str(self.meta.get("bloom_scheme", "e" if spec else "d"))
-        if scheme == "b":
-            self.bloom_chain = [level._replace(blocked=1) for level in self.bloom_chain]
+        scheme = str(self.meta.get("bloom_scheme", "e" if spec else "d"))  # add.lua's: b blocked, older e, d (bloom.py)
+        self.bloom_chain = [level._replace(blocked=int(scheme == "b")) for level in self.bloom_chain]
         self._bloom_args: list[Arg] = [chain_spec(self.bloom_chain), scheme]
         self._sp = [shard_tag(settings.prefix, s) for s in range(self.shards)]
         self._rng = random.Random()
@@ -269,13 +266,14 @@ class FrontierCore:
             groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl]
             members[c.shard].append(index)
         done: list[Stale | None] = [None] * len(completions)
-        if not groups:
-            return done
-        shards = sorted(groups)
-        replies = yield [script_call("complete", self._sp[sh] + "L", self._sp[sh], *groups[sh]) for sh in shards]
-        for shard, stale in zip(shards, replies, strict=True):
+        # one call for all shards on a plain Redis (each call costs a script run and an HINCRBY per counter)
+        calls = [[sh] for sh in sorted(groups)] if self.one_slot else [sorted(groups)] if groups else []
+        args = [[a for sh in call for a in (self._sp[sh], len(members[sh]), *groups[sh])] for call in calls]
+        replies = yield [script_call("complete", self._sp[c[0]] + "L", *a) for c, a in zip(calls, args, strict=True)]
+        for call, stale in zip(calls, replies, strict=True):
+            order = [index for sh in call for index in members[sh]]
             for i in stale:
-                done[members[shard][int(i) - 1]] = STALE
+                done[order[int(i) - 1]] = STALE
         return done
 
     # --- reclaim --------------------------------------------------------------------------------------------
