@@ -338,10 +338,11 @@ class FrontierCore:
 
     # --- reading --------------------------------------------------------------------------------------------
     def counters(self) -> Steps[Counters]:
-        replies = yield [script_call("stats", sp + "c", sp) for sp in self._sp]
+        calls = [[sp] for sp in self._sp] if self.one_slot else [self._sp]  # one call for all on a plain Redis
+        replies = yield [script_call("stats", call[0] + "c", *call) for call in calls]
         out = Counters(bloom_hashes=self.bloom_k, bloom_chain=[tuple(lv) for lv in self.bloom_chain])
         values: dict[str, int] = defaultdict(int)
-        for reply in replies:
+        for reply in (shard for call in replies for shard in call):
             out.ready_hosts += int(reply[0])
             out.waiting_hosts += int(reply[1])
             out.backoff_hosts += int(reply[2])
