@@ -41,7 +41,7 @@ _WEB_PAGES = 1000
 _PASSES = 4
 
 
-def _child(redis_url: str, web: bool) -> dict[str, float]:
+def _child(redis_url: str, web: bool, expected_urls: int) -> dict[str, float]:
     sys.path.insert(0, str(_HERE))
     from bench_parse import _DEFAULT_CORPUS, load_pages, load_web_pages, make_context, make_web_context
 
@@ -86,11 +86,11 @@ def _child(redis_url: str, web: bool) -> dict[str, float]:
         "links/page": sum(map(len, links)) / len(pages),
     }
     if redis_url:
-        out.update(_redis(redis_url, new_urls))
+        out.update(_redis(redis_url, new_urls, expected_urls))
     return out
 
 
-def _redis(url: str, new_urls: Sequence[Sequence[Any]]) -> dict[str, float]:
+def _redis(url: str, new_urls: Sequence[Sequence[Any]], expected_urls: int) -> dict[str, float]:
     """Each pass ``_PASSES`` times (the server's CPU time is counted in 10 ms ticks): into a fresh crawl, all new,
     then by ``_PASSES`` more frontier clients (other parsers, each its own recent set) into the last one, all seen."""
     from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
@@ -99,7 +99,7 @@ def _redis(url: str, new_urls: Sequence[Sequence[Any]]) -> dict[str, float]:
     pages = _PASSES * len(new_urls)
     before, cpu = _server_us(client), time.process_time()
     for _ in range(_PASSES):
-        settings = FrontierSettings(prefix=f"b{uuid.uuid4().hex[:8]}", shards=4, expected_urls=1_000_000)
+        settings = FrontierSettings(prefix=f"b{uuid.uuid4().hex[:8]}", shards=4, expected_urls=expected_urls)
         frontier = RedisFrontier.open(client, settings)
         for urls in new_urls:
             frontier.add(urls)
@@ -133,11 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
     ap.add_argument("--redis", action="store_true", help="also add through a real redis-server")
     ap.add_argument("--web", action="store_true", help="the first 1000 corpus-backed pages of the bench's test web")
+    ap.add_argument(
+        "--expected-urls", type=int, default=1_000_000, help="the crawl's: 10000000 makes a node-sized seen filter"
+    )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--redis-url", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.redis_url, args.web)))
+        print(json.dumps(_child(args.redis_url, args.web, args.expected_urls)))
         return 0
     sys.path.insert(0, str(_HERE))
     from _abab import run
@@ -148,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         server = EmbeddedRedis(Path(tmp)).start() if args.redis else None
         try:
             extra = (["--redis-url", server.url] if server is not None else []) + (["--web"] if args.web else [])
+            extra += ["--expected-urls", str(args.expected_urls)]
             run(Path(__file__), args.baseline, args.rounds, extra, _show)
         finally:
             if server is not None:

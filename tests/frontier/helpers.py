@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from webtrawl.frontier import Release, UrlAction
-from webtrawl.frontier.keys import queue_key, ready_key, shard_tag
+from webtrawl.frontier.bloom import bloom_chain, chain_spec
+from webtrawl.frontier.keys import meta_key, queue_key, ready_key, shard_tag
 from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.messages import Completion, Lease, NewUrl
 from webtrawl.names import PRIORITY_LEVELS
@@ -78,3 +79,16 @@ def drain(f: RedisFrontier, owner: str = "drain/f0") -> list[Lease]:
         assert complete(f, batch) == len(batch)
         done += batch
     return done
+
+
+def make_enhanced(f: RedisFrontier) -> None:
+    """Rewrite a fresh crawl (nothing added yet) into one a version before the blocked filters created: a chain of
+    whole-bitmap filters, hashing scheme 'e'. Open it again to use it."""
+    s = f.core.settings
+    chain = bloom_chain(s.expected_urls, s.bloom_error, f.core.shards)
+    meta = meta_key(s.prefix)
+    f.client.hdel(meta, "bloom_scheme")
+    f.client.hset(
+        meta, mapping={"bloom_chain": chain_spec(chain), "bloom_m": chain[0].bits, "bloom_k": chain[0].hashes}
+    )
+    f.client.delete(*(sp + "bloom" for sp in f.core._sp))

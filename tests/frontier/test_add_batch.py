@@ -7,10 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fixtures.redis_fixtures import FrontierFactory
-from tests.frontier.helpers import drain, new_urls, queue
+from tests.frontier.helpers import drain, make_enhanced, new_urls, queue
 from webtrawl.frontier import adding
 from webtrawl.frontier.adding import AddBatch
-from webtrawl.frontier.bloom import positions
+from webtrawl.frontier.bloom import block_positions, positions
 from webtrawl.frontier.keys import _split_any, split_parts, split_url
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.redis_frontier import RedisFrontier
@@ -52,12 +52,30 @@ def _bits(f: RedisFrontier) -> set[int]:
     return {i * 8 + j for i, byte in enumerate(bitmap) for j in range(8) if byte & (0x80 >> j)}
 
 
-def test_urls_with_a_raw_newline_go_one_by_one_and_hash_like_the_rest(frontier: FrontierFactory) -> None:
-    f = frontier(shards=1)
+def _positions(f: RedisFrontier, url: str) -> list[int]:
+    """The bits of ``url`` in the shard's first filter, by the crawl's scheme (bloom.py's mirror of add.lua)."""
+    if f.core.bloom_chain[0].blocked:
+        first, offsets = block_positions(url, f.core.bloom_m, f.core.bloom_k)
+        return [first * 8 + p for p in offsets]
+    return positions(url, f.core.bloom_m, f.core.bloom_k)
+
+
+def _enhanced_crawl(frontier: FrontierFactory, shards: int) -> RedisFrontier:
+    fresh = frontier(shards=shards)
+    make_enhanced(fresh)
+    old = frontier(prefix=fresh.core.settings.prefix, shards=shards)
+    assert old.core._bloom_args[1] == "e" and not old.core.bloom_chain[0].blocked
+    return old
+
+
+@pytest.mark.parametrize("scheme", ["b", "e"])
+def test_urls_with_a_raw_newline_go_one_by_one_and_hash_like_the_rest(frontier: FrontierFactory, scheme: str) -> None:
+    f = frontier(shards=1) if scheme == "b" else _enhanced_crawl(frontier, 1)
+    assert f.core._bloom_args[1] == scheme
     urls = ["http://a.test/1", "http://a.test/x\ny", "http://a.test/2", "http://a.test/z\n", "http://b.test/3"]
     assert f.add(new_urls(*urls)).added == 5
-    expected = {bit for url in urls for bit in positions(url, f.core.bloom_m, f.core.bloom_k)}
-    assert _bits(f) == expected  # the script's own SHA-1 and the client's agree with bloom.positions
+    expected = {bit for url in urls for bit in _positions(f, url)}
+    assert _bits(f) == expected  # the script's own SHA-1 and the client's agree with bloom.py's positions
     drained = [x.url for x in drain(f)]
     assert sorted(drained) == sorted(urls)
     assert [u for u in drained if "a.test" in u] == urls[:4]
@@ -135,9 +153,13 @@ def test_the_runs_of_a_segment_are_one_argument_each() -> None:
     assert isinstance(run, bytes)
     host, origin, meta, body = run.split(b"\n", 3)
     assert (host, origin, meta) == (b"a.test", b"http://a.test", b"0")
-    first = body[: body.index(b"\n", 8)]  # 8 hash bytes may hold a newline: search after them, as add.lua does
+    first = body[: body.index(b"\n", 20)]  # 20 hash bytes may hold a newline: search after them, as add.lua does
     second = body[len(first) + 1 :]
-    assert (first[8:], second[8:]) == (b"/1", b"/2")
+    assert (first[20:], second[20:]) == (b"/1", b"/2")
+    assert block_positions("http://a.test/1", 512 * 2**32, 8) == (
+        int.from_bytes(first[:4], "big") * 64,
+        [int.from_bytes(first[i : i + 2], "big") & 511 for i in range(4, 20, 2)],
+    )
     bits = positions("http://a.test/1", 2**32, 2, enhanced=False)  # (the first two are the same in both schemes)
     assert bits == [
         int.from_bytes(first[:4], "big"),

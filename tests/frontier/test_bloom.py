@@ -6,8 +6,17 @@ from __future__ import annotations
 import math
 
 from tests.fixtures.redis_fixtures import FrontierFactory
+from tests.frontier.helpers import make_enhanced
 from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier
+from webtrawl.frontier.bloom import (
+    BLOCK_BITS,
+    TIGHTENING,
+    block_positions,
+    blocked_chain,
+    blocked_false_positive_rate,
+    bloom_size,
+)
 from webtrawl.frontier.keys import meta_key, shard_tag
 from webtrawl.messages import NewUrl
 from webtrawl.metrics.report import expected_false_positives
@@ -69,7 +78,10 @@ def test_the_filter_grows_and_keeps_its_false_positive_rate(frontier: FrontierFa
 
 def test_a_crawl_from_before_the_chains_keeps_its_one_bitmap(frontier: FrontierFactory) -> None:
     f = frontier(expected_urls=1000)
-    f.client.hdel(meta_key(f.core.settings.prefix), "bloom_chain")  # the meta an older version wrote
+    # the meta an older version wrote: one bitmap of bloom_size's bits and hashes, plain double hashing
+    bits, hashes = bloom_size(1000, f.core.settings.bloom_error, f.shards)
+    f.client.hdel(meta_key(f.core.settings.prefix), "bloom_chain", "bloom_scheme")
+    f.client.hset(meta_key(f.core.settings.prefix), mapping={"bloom_m": bits, "bloom_k": hashes})
     old = frontier(prefix=f.core.settings.prefix, expected_urls=1000)
     assert len(old.core.bloom_chain) == 1
     assert _add_all(old, 0, 20_000, "a")[0] > 19_000  # a full bitmap makes false positives, but it works
@@ -77,3 +89,45 @@ def test_a_crawl_from_before_the_chains_keeps_its_one_bitmap(frontier: FrontierF
     sp = shard_tag(f.core.settings.prefix, 0)
     assert not f.client.exists(sp + "bloom1") and not f.client.exists(sp + "bn")  # it never grew
     assert old.counters().bloom_bits == f.shards * old.core.bloom_m
+
+
+def test_a_crawl_of_whole_bitmap_filters_keeps_its_scheme_and_grows(frontier: FrontierFactory) -> None:
+    """A crawl created before the blocked filters (scheme 'e') resumes with its own chain: what it had is seen,
+    its chain grows, fresh URLs get in."""
+    error = 1e-3
+    settings = {"shards": 4, "expected_urls": 1000, "bloom_error": error, "host_queue_cap": 10**9, "host_budget": 0}
+    fresh = frontier(**settings)
+    make_enhanced(fresh)
+    old = frontier(prefix=fresh.core.settings.prefix, **settings)
+    assert old.core._bloom_args[1] == "e" and not any(level.blocked for level in old.core.bloom_chain)
+    bound = 4 * math.sqrt(20_000 * error)
+    added, seen = _add_all(old, 0, 20_000, "a")
+    assert added + seen == 20_000 and seen <= 20_000 * error + bound
+    again = frontier(prefix=fresh.core.settings.prefix, **settings)  # another process of the crawl, a restart
+    assert again.core._bloom_args == old.core._bloom_args
+    assert _add_all(again, 0, 20_000, "a")[0] == 0
+    assert min(newest for newest, _ in again.counters().bloom_fill) >= 2  # 250 -> 1000 -> 4000 -> ...
+    added, seen = _add_all(again, 10**6, 20_000, "b")
+    assert added + seen == 20_000 and seen <= 20_000 * error + bound
+
+
+def test_a_blocked_filter_at_capacity_keeps_its_false_positive_rate() -> None:
+    """bloom.py's mirror of add.lua's blocked filter (tests/frontier/test_add_batch.py checks that they agree),
+    filled to its capacity: 1M fresh URLs meet the rate the filter was sized for, and the rate bloom.py predicts."""
+    error = 2e-3
+    level = blocked_chain(100_000, error, 1)[0]
+    target = error * (1 - TIGHTENING)
+    bitmap = bytearray(level.bits // 8)
+    for i in range(level.capacity):
+        first, offsets = block_positions(f"http://h{i % 997}.test/a/{i}", level.bits, level.hashes)
+        for p in offsets:
+            bitmap[first + (p >> 3)] |= 0x80 >> (p & 7)
+    probes, hits = 1_000_000, 0
+    for i in range(probes):
+        first, offsets = block_positions(f"http://h{i % 997}.test/b/{i}", level.bits, level.hashes)
+        hits += all(bitmap[first + (p >> 3)] & (0x80 >> (p & 7)) for p in offsets)
+    predicted = blocked_false_positive_rate(level.capacity * BLOCK_BITS / level.bits, level.hashes)
+    assert predicted <= target
+    sd = math.sqrt(probes * predicted)
+    assert abs(hits - probes * predicted) <= 4 * sd, (hits, probes * predicted)
+    assert hits <= probes * target + 4 * sd

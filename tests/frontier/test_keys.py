@@ -12,7 +12,7 @@ from tests.fixtures.redis_fixtures import FrontierFactory
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import StateError
 from webtrawl.frontier import FrontierSettings, RedisFrontier
-from webtrawl.frontier.bloom import bloom_size, positions
+from webtrawl.frontier.bloom import block_positions, blocked_chain, bloom_size, positions
 from webtrawl.frontier.keys import decode_entry, encode_meta, meta_key, split_url
 from webtrawl.messages import NewUrl
 
@@ -69,7 +69,8 @@ def test_settings_from_config_are_in_milliseconds() -> None:
 def test_the_first_open_fixes_the_crawls_shards_and_bloom_size(frontier: FrontierFactory) -> None:
     f = frontier(shards=5, expected_urls=50_000)
     meta = f.meta()
-    assert (meta["shards"], meta["bloom_k"], meta["canon_version"]) == (5, 6, 1)
+    assert (meta["shards"], meta["bloom_scheme"], meta["canon_version"]) == (5, "b", 1)
+    assert meta["bloom_k"] == blocked_chain(50_000, f.core.settings.bloom_error, 5)[0].hashes
     assert isinstance(meta["created"], int)
     again = frontier(prefix=f.core.settings.prefix, shards=64, expected_urls=10)
     assert again.meta() == meta
@@ -83,7 +84,8 @@ def test_the_bloom_filter_sets_exactly_the_documented_bits(frontier: FrontierFac
     bitmap = f.client.get(f.core._sp[0] + "bloom") or b""
     assert isinstance(bitmap, bytes)
     on = {i * 8 + j for i, byte in enumerate(bitmap) for j in range(8) if byte & (0x80 >> j)}
-    assert on == set(positions(url, f.core.bloom_m, f.core.bloom_k))
+    first, offsets = block_positions(url, f.core.bloom_m, f.core.bloom_k)  # a blocked filter: one 64-byte block
+    assert on == {first * 8 + p for p in offsets}
 
 
 def test_a_reader_does_not_create_a_crawl(frontier: FrontierFactory) -> None:

@@ -106,6 +106,46 @@ def test_stale_release_and_complete_are_ignored_and_counted(frontier: FrontierFa
     assert f.is_finished()
 
 
+def test_one_complete_call_for_many_shards_fences_each_completion(frontier: FrontierFactory) -> None:
+    """On a plain Redis a batch's completions of all shards go in one script call: each stale one (in whichever
+    shard, at whichever place) is found, the others take effect, and the counters sum over the shards."""
+    f = frontier(shards=8, lease_ttl_ms=0)
+    f.add(new_urls(*(f"http://h{i}.test/1" for i in range(12))))
+    first = f.lease("n/f0", 12)
+    assert len({x.shard for x in first}) > 3 and f.reclaim_expired() == 12
+    again = {x.url: x for x in f.lease("n/f1", 12)}  # every URL went to another fetcher meanwhile
+    old = first[3::4]  # three stale completions among nine live ones, across shards
+    batch = [x if x in old else again[x.url] for x in first]
+    sent: list[int] = []
+    f.client = _Counting(f.client, sent)  # type: ignore[assignment]
+    done = f.complete([Completion(x.token, x.shard, {"stored": 1}) for x in batch])
+    assert done == [STALE if x in old else None for x in first]
+    assert sent == [1]  # one call
+    c = f.counters()
+    assert (c.get("stored"), c.get("stale-complete"), c.inflight) == (9, 3, 3)
+
+
+class _Counting:
+    """The client, counting the commands of each pipeline it executes."""
+
+    def __init__(self, client: object, sent: list[int]) -> None:
+        self._client, self._sent = client, sent
+
+    def pipeline(self, transaction: bool = False) -> object:
+        pipe = self._client.pipeline(transaction=transaction)  # type: ignore[attr-defined]
+        execute, sent = pipe.execute, self._sent
+
+        def counted(raise_on_error: bool = True) -> object:
+            sent.append(len(pipe.command_stack))
+            return execute(raise_on_error=raise_on_error)
+
+        pipe.execute = counted
+        return pipe
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._client, name)
+
+
 def test_complete_without_release_frees_the_host(frontier: FrontierFactory) -> None:
     f = frontier()
     f.add(new_urls("http://a.test/1", "http://a.test/2"))

@@ -76,7 +76,7 @@ class Segment:
 
 def _packed(run: _Run) -> bytes | None:
     """The run as add.lua's one argument: a header line each for host, origin and metadata, then a line per URL:
-    the first 8 bytes of its SHA-1 (the Bloom filter's two hashes, cheaper here than in Lua) and its path.
+    its SHA-1 (the Bloom filter's hashes, cheaper here than in Lua) and its path.
 
     None if some text has a newline of its own.
     """
@@ -84,7 +84,7 @@ def _packed(run: _Run) -> bytes | None:
     rests = run.rests
     if head.count("\n") != 3 or "\n".join(rests).count("\n") != len(rests) - 1:
         return None
-    lines = [_sha1(url.encode()).digest()[:8] + rest.encode() for url, rest in zip(run.urls, rests, strict=True)]
+    lines = [_sha1(url.encode()).digest() + rest.encode() for url, rest in zip(run.urls, rests, strict=True)]
     return head.encode() + b"\n".join(lines)
 
 

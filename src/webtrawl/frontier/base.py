@@ -79,7 +79,7 @@ class Counters(msgspec.Struct):
     waiting_hosts: int = 0
     bloom_bits: int = 0  # bitmaps in use over all shards
     bloom_hashes: int = 0
-    bloom_chain: list[tuple[int, int, int]] = msgspec.field(default_factory=list)  # bloom.BloomLevel of each filter
+    bloom_chain: list[tuple[int, ...]] = msgspec.field(default_factory=list)  # bloom.BloomLevel of each filter
     bloom_fill: list[tuple[int, int]] = msgspec.field(default_factory=list)  # per shard: newest filter, its URLs
     # hosts waiting beyond their politeness gap, and the ms until the first of each kind is due (-1: none)
     backoff_hosts: int = 0
@@ -107,7 +107,7 @@ class Counters(msgspec.Struct):
 
         from webtrawl.frontier.bloom import BloomLevel, chain_false_positive_rate
 
-        if len(self.bloom_chain) > 1 and self.bloom_fill:
+        if (len(self.bloom_chain) > 1 or any(level[3:4] == (1,) for level in self.bloom_chain)) and self.bloom_fill:
             chain = [BloomLevel(*level) for level in self.bloom_chain]
             rates = [chain_false_positive_rate(chain, newest, n) for newest, n in self.bloom_fill]
             return sum(rates) / len(rates)

@@ -19,7 +19,7 @@ from webtrawl.domains import registered_domain
 from webtrawl.errors import StateError
 from webtrawl.frontier.adding import AddBatch, Segment
 from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Release, Stale
-from webtrawl.frontier.bloom import BloomLevel, bloom_chain, chain_spec, parse_chain
+from webtrawl.frontier.bloom import BloomLevel, blocked_chain, chain_spec, parse_chain
 from webtrawl.frontier.keys import (
     Entry,
     decode_entry,
@@ -74,13 +74,14 @@ def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = 
         (exists,) = yield [Call(("EXISTS", meta_key(settings.prefix)))]
         if not int(exists):
             raise StateError(f"no crawl with key prefix {settings.prefix!r} in this Redis")
-    chain = bloom_chain(settings.expected_urls, settings.bloom_error, settings.shards)
+    chain = blocked_chain(settings.expected_urls, settings.bloom_error, settings.shards)
     fresh: dict[str, Arg] = {
         "version": 1,
         "shards": settings.shards,
         "bloom_m": chain[0].bits,  # the first filter of each shard's chain (the only one of an older crawl)
         "bloom_k": chain[0].hashes,
         "bloom_chain": chain_spec(chain),
+        "bloom_scheme": "b",  # blocked filters (bloom.py); absent: a crawl from before them
         "expected_urls": settings.expected_urls,
         "bloom_error": repr(settings.bloom_error),
         "canon_version": settings.canon_version,
@@ -108,8 +109,9 @@ class FrontierCore:
         self.bloom_k = int(self.meta["bloom_k"])
         spec = str(self.meta.get("bloom_chain", ""))  # absent: a crawl from before the chains, one bitmap per shard
         self.bloom_chain = parse_chain(spec) if spec else [BloomLevel(self.bloom_m, self.bloom_k, 0)]
-        self.bloom_enhanced = bool(spec)  # enhanced double hashing (bloom.py); an older crawl keeps the plain one
-        self._bloom_args: list[Arg] = [chain_spec(self.bloom_chain), "e" if spec else "d"]
+        scheme = str(self.meta.get("bloom_scheme", "e" if spec else "d"))  # add.lua's: b blocked, older e, d (bloom.py)
+        self.bloom_chain = [level._replace(blocked=int(scheme == "b")) for level in self.bloom_chain]
+        self._bloom_args: list[Arg] = [chain_spec(self.bloom_chain), scheme]
         self._sp = [shard_tag(settings.prefix, s) for s in range(self.shards)]
         self._rng = random.Random()
         self.planner = LeasePlanner(
@@ -264,13 +266,14 @@ class FrontierCore:
             groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl]
             members[c.shard].append(index)
         done: list[Stale | None] = [None] * len(completions)
-        if not groups:
-            return done
-        shards = sorted(groups)
-        replies = yield [script_call("complete", self._sp[sh] + "L", self._sp[sh], *groups[sh]) for sh in shards]
-        for shard, stale in zip(shards, replies, strict=True):
+        # one call for all shards on a plain Redis (each call costs a script run and an HINCRBY per counter)
+        calls = [[sh] for sh in sorted(groups)] if self.one_slot else [sorted(groups)] if groups else []
+        args = [[a for sh in call for a in (self._sp[sh], len(members[sh]), *groups[sh])] for call in calls]
+        replies = yield [script_call("complete", self._sp[c[0]] + "L", *a) for c, a in zip(calls, args, strict=True)]
+        for call, stale in zip(calls, replies, strict=True):
+            order = [index for sh in call for index in members[sh]]
             for i in stale:
-                done[members[shard][int(i) - 1]] = STALE
+                done[order[int(i) - 1]] = STALE
         return done
 
     # --- reclaim --------------------------------------------------------------------------------------------
@@ -335,12 +338,11 @@ class FrontierCore:
 
     # --- reading --------------------------------------------------------------------------------------------
     def counters(self) -> Steps[Counters]:
-        replies = yield [script_call("stats", sp + "c", sp) for sp in self._sp]
-        out = Counters(
-            bloom_hashes=self.bloom_k, bloom_chain=[(lv.bits, lv.hashes, lv.capacity) for lv in self.bloom_chain]
-        )
+        calls = [[sp] for sp in self._sp] if self.one_slot else [self._sp]  # one call for all on a plain Redis
+        replies = yield [script_call("stats", call[0] + "c", *call) for call in calls]
+        out = Counters(bloom_hashes=self.bloom_k, bloom_chain=[tuple(lv) for lv in self.bloom_chain])
         values: dict[str, int] = defaultdict(int)
-        for reply in replies:
+        for reply in (shard for call in replies for shard in call):
             out.ready_hosts += int(reply[0])
             out.waiting_hosts += int(reply[1])
             out.backoff_hosts += int(reply[2])

@@ -5,6 +5,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
 
     P:{P:g}:meta            hash   crawl meta: shards, bloom_chain (m,k,capacity;... of each shard's filters),
                                    bloom_m, bloom_k (its first; a crawl without bloom_chain has only it),
+                                   bloom_scheme (b: blocked filters; absent: an older crawl's, see bloom.py),
                                    canon_version, created,
                                    politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)

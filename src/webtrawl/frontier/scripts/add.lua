@@ -5,8 +5,8 @@
 --   sp, nextra, {name, n} * nextra, nruns, run * nruns
 --   a run is consecutive URLs of one host with the same origin and metadata, in the caller's order, in one
 --   argument (each argument costs the client, the protocol and the ARGV table): "host\norigin\nmeta\n" and a line
---   per URL: 8 bytes (the first two big-endian 32-bit words of SHA-1(url): the Bloom hashes, see bloom.py) and its
---   rest (the URL without its origin), lines joined by "\n"; or, for text with a newline of its own (never a
+--   per URL: 20 bytes (SHA-1(url): the Bloom hashes, see bloom.py) and its rest (the URL without its origin), lines
+--   joined by "\n"; or, for text with a newline of its own (never a
 --   canonical URL), 5 arguments: '' host origin meta rest (the script hashes the URL itself)
 -- returns a flat array (each nested one costs Redis a reply buffer): {now or -1, added, seen, dropped_cap,
 --   dropped_budget, nready, {segment, earliest score of the hosts it made ready} * nready,
@@ -14,9 +14,10 @@
 -- Redis converts every Lua number argument with printf("%.17g"): the Bloom offsets go as string.format('%d')
 -- strings and the bit value as the string '1', which halves the cost of the BITFIELD.
 -- The seen filter is a chain of bitmaps per shard (bloom.py): ARGV[1] = "m,k,capacity;..." of each, ARGV[2] 'e'
--- for enhanced double hashing (bloom.py), 'd' for the plain one of older crawls. A shard's newest filter and the URLs it holds are in its hash SP bn (f, n; absent: the first, empty);
+-- for blocked filters (new crawls: a URL's hashes all in one 512-bit block, read with one GETRANGE and written with one
+-- SETRANGE), 'e' for enhanced double hashing over the whole bitmap (bloom.py), 'd' for the plain one of older crawls. A shard's newest filter and the URLs it holds are in its hash SP bn (f, n; absent: the first, empty);
 -- a URL set in any filter is seen, a new one goes to the newest, which is followed by the next one when full.
-local chain, enhanced = {}, ARGV[2] == 'e'
+local chain, enhanced, blocked = {}, ARGV[2] == 'e', ARGV[2] == 'b'
 for fm, fk, fc in string.gmatch(ARGV[1], '(%d+),(%d+),(%d+)') do
   chain[#chain + 1] = {tonumber(fm), tonumber(fk), tonumber(fc)}
 end
@@ -25,6 +26,7 @@ local cap, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
 local nargs = #ARGV
 local fmt, find, sub, sha1hex, call = string.format, string.find, string.sub, redis.sha1hex, redis.call
 local bunpack = struct.unpack
+local sbyte, schar = string.byte, string.char
 local function filter_key(sp, f)
   if f == 0 then return sp .. 'bloom' end
   return sp .. 'bloom' .. f
@@ -33,6 +35,73 @@ end
 local set = {}
 for j = 1, chain[nfilters][2] do
   set[4 * j - 3], set[4 * j - 2], set[4 * j - 1], set[4 * j] = 'SET', 'u1', 0, '1'
+end
+-- a blocked filter: the URL's offsets in its block (bloom.block_positions, from the 16-bit words f1..f8 of the
+-- digest) as the byte (1-based) and the bit's weight in it; computed up to the most hashes a URL's filters need.
+-- Plain arithmetic, no bit library: each C call costs more than a few Lua operators
+local W = {128, 64, 32, 16, 8, 4, 2, 1}
+local byte_of, bit_of, words, npos = {}, {}, {}, 0
+local function block_positions(fk)
+  for j = npos + 1, fk do
+    local p
+    if j <= 8 then
+      p = words[j] % 512
+    else
+      local v = words[(j - 8) % 8 + 1]
+      p = (words[j - 8] + 2 * ((v - v % 512) / 512) + 1) % 512
+    end
+    local r = p % 8
+    byte_of[j], bit_of[j] = (p - r) / 8 + 1, W[r + 1]
+  end
+  if fk > npos then npos = fk end
+end
+-- the URL's block of a filter (64 bytes, fewer past the end of a bitmap still growing), its first byte, and whether
+-- every one of the k bits is set
+local function block_has(key, fm, fk, h1)
+  block_positions(fk)
+  local first = (h1 % (fm / 512)) * 64
+  local blk = call('GETRANGE', key, fmt('%d', first), fmt('%d', first + 63))
+  for j = 1, fk do
+    local w = bit_of[j]
+    if (sbyte(blk, byte_of[j]) or 0) % (w + w) < w then return blk, first, false end
+  end
+  return blk, first, true
+end
+-- set the k bits of a URL in its block: one SETRANGE of the bytes from the first to the last one changed
+local function block_set(key, blk, first, fk)
+  local lo, hi = 65, 0
+  for j = 1, fk do
+    local b = byte_of[j]
+    if b < lo then lo = b end
+    if b > hi then hi = b end
+  end
+  local bytes = {sbyte(blk, lo, hi)}
+  for j = #bytes + 1, hi - lo + 1 do bytes[j] = 0 end
+  for j = 1, fk do
+    local b, w = byte_of[j] - lo + 1, bit_of[j]
+    local v = bytes[b]
+    if v % (w + w) < w then bytes[b] = v + w end
+  end
+  call('SETRANGE', key, fmt('%d', first + lo - 1), schar(unpack(bytes, 1, hi - lo + 1)))
+end
+-- a host's state, read once per call: its origin, admitted URLs (budget), lease, next-allowed time and queued URLs
+local function load_host(sp, host)
+  local hk = sp .. 'h:' .. host
+  local v = call('HMGET', hk, 'o', 'a', 'l', 'n', 'q')
+  -- q: the host's queued URLs over all levels (the cap counts them all); a host of a crawl from before that
+  -- count has its queues counted once
+  local len = tonumber(v[5] or -1)
+  if len < 0 then
+    len = 0
+    if v[1] then
+      for l = 0, LEVELS - 1 do len = len + call('LLEN', qkey(sp, host, l)) end
+    end
+  end
+  local a = tonumber(v[2] or 0)
+  return {
+    hk = hk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
+    best = LEVELS, push = {}, np = {},
+  }
 end
 local now = -1
 local added, seen, dcap, dbudget, nready = 0, 0, 0, 0, 0
@@ -75,53 +144,41 @@ while i <= nargs do
       stop = find(run, '\n', b + 1, true)
       host, origin, meta = sub(run, 1, a - 1), sub(run, a + 1, b - 1), sub(run, b + 1, stop - 1)
     end
-    local st = hosts[host]
-    if not st then
-      local hk = sp .. 'h:' .. host
-      local v = call('HMGET', hk, 'o', 'a', 'l', 'n', 'q')
-      -- q: the host's queued URLs over all levels (the cap counts them all); a host of a crawl from before that
-      -- count has its queues counted once
-      local len = tonumber(v[5] or -1)
-      if len < 0 then
-        len = 0
-        if v[1] then
-          for l = 0, LEVELS - 1 do len = len + call('LLEN', qkey(sp, host, l)) end
-        end
-      end
-      local a = tonumber(v[2] or 0)
-      st = {
-        hk = hk, o = v[1], oset = false, a0 = a, a = a, leased = v[3], n = v[4], len0 = len, len = len,
-        best = LEVELS, push = {}, np = {},
-      }
-      hosts[host] = st
-      order[#order + 1] = host
-    end
-    local level = level_of(meta)
-    local push = st.push[level]
-    if not push then
-      push = {}
-      st.push[level], st.np[level] = push, 0
-    end
+    -- the host's state and queue are read for its first new URL only: a run of seen URLs costs no HMGET
+    local st, push, level = hosts[host], nil, 0
     repeat
       local rest, h1, h2 = run, nil, nil
       if stop then
         pos = stop + 1
-        h1, h2 = bunpack('>I4I4', run, pos)
-        stop = find(run, '\n', pos + 8, true)
-        rest = sub(run, pos + 8, (stop or 0) - 1)
+        if blocked then
+          h1, words[1], words[2], words[3], words[4], words[5], words[6], words[7], words[8] =
+            bunpack('>I4HHHHHHHH', run, pos)
+        else
+          h1, h2 = bunpack('>I4I4', run, pos)
+        end
+        stop = find(run, '\n', pos + 20, true)
+        rest = sub(run, pos + 20, (stop or 0) - 1)
       end
       idx = idx + 1
       if not h1 then
         local sha = sha1hex(origin .. rest)
         h1, h2 = tonumber(sub(sha, 1, 8), 16), tonumber(sub(sha, 9, 16), 16)
+        for j = 1, 8 do words[j] = tonumber(sub(sha, 5 + 4 * j, 8 + 4 * j), 16) end
       end
-      if h2 == 0 then h2 = 1 end
+      if not h2 or h2 == 0 then h2 = 1 end
       -- the seen filter first: a URL already admitted is "seen" whatever its host's budget and queue are now
       -- (checking the caps first counted every rediscovered link of a full host as a drop). GETBIT until the first
       -- zero bit (a read costs little and is not written to the AOF); a seen URL writes nothing
       local new, zero = false, 0
+      local blk, first, nbits = nil, nil, k
+      if blocked then
+        npos = 0
+        local has
+        blk, first, has = block_has(bloom, m, k, h1)
+        new, nbits = not has, 0 -- (no single bits below)
+      end
       local x, y = h1 % m, h2 % m -- enhanced double hashing: x is the next offset, x += y, y += b + 1 (mod m)
-      for b = 0, k - 1 do
+      for b = 0, nbits - 1 do
         local off
         if enhanced then
           off = fmt('%d', x)
@@ -141,6 +198,10 @@ while i <= nargs do
       while new and older >= 0 do
         local okey, om, ok_k = filter_key(sp, older), chain[older + 1][1], chain[older + 1][2]
         local all = true
+        if blocked then
+          local _, _, has = block_has(okey, om, ok_k, h1)
+          all, ok_k = has, 0
+        end
         local ox, oy = h1 % om, h2 % om -- (only chains have older filters: enhanced double hashing)
         for b = 0, ok_k - 1 do
           if call('GETBIT', okey, fmt('%d', ox)) == 0 then
@@ -151,6 +212,19 @@ while i <= nargs do
         end
         if all then new = false end
         older = older - 1
+      end
+      if new and not push then
+        if not st then
+          st = load_host(sp, host)
+          hosts[host] = st
+          order[#order + 1] = host
+        end
+        level = level_of(meta)
+        push = st.push[level]
+        if not push then
+          push = {}
+          st.push[level], st.np[level] = push, 0
+        end
       end
       if not new then
         seen = seen + 1
@@ -164,8 +238,12 @@ while i <= nargs do
         refused[nrefused + 1], refused[nrefused + 2] = idx, 'c'
         nrefused = nrefused + 2
       else
-        -- one BITFIELD sets the bits from the first zero one on
-        call('BITFIELD', bloom, unpack(set, 1, 4 * (k - zero)))
+        if blocked then
+          block_set(bloom, blk, first, k)
+        else
+          -- one BITFIELD sets the bits from the first zero one on
+          call('BITFIELD', bloom, unpack(set, 1, 4 * (k - zero)))
+        end
         filled = filled + 1
         if room > 0 and filled >= room and newest + 1 < nfilters then
           -- the newest filter is full: the next one, allocated at its exact size (grown bit by bit, Redis would

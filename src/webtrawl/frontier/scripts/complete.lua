@@ -1,45 +1,50 @@
--- complete: drop leases and apply their counters in one step. KEYS[1] = sp.."L"
--- ARGV: sp, {token, ncounters, {name, n} * ncounters, url, recrawl state, due ms} * N; returns the indexes (1-based)
--- of the completions discarded. A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the
--- same step.
+-- complete: drop leases and apply their counters in one step. KEYS[1] = sp.."L" of the first segment
+-- ARGV: one segment per shard (several only on a plain Redis: one call per parser batch instead of one per shard;
+--   on a cluster a call holds the one shard of KEYS[1]'s slot): sp, N, {token, ncounters, {name, n} * ncounters,
+--   url, recrawl state, due ms} * N; returns the indexes (1-based, in call order) of the completions discarded.
+-- A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step. The counters of
+-- all segments go to the first one's (every reader sums a counter over all shards).
 -- Fencing: a completion whose lease is gone is discarded, its counters and state too. The lease was taken back (its
 -- parser held the page past --process-ttl, or its fetcher died) and the URL is queued or fetched again: its new
 -- lease completes it, and this one must not end another fetch's work. A lease past its deadline that no reclaim has
 -- taken back yet is still ours: nobody else can have the URL.
-local sp = ARGV[1]
-local leases, deadlines = sp .. 'L', sp .. 'dl'
 local stale = {}
 local now = -1
 local index = 0
-local i = 2
+local i = 1
 while i <= #ARGV do
-  local token = ARGV[i]
-  local first_counter = i + 2
-  local last = first_counter + 2 * tonumber(ARGV[i + 1])
-  local url, state, due = ARGV[last], ARGV[last + 1], ARGV[last + 2]
-  i = last + 3
-  index = index + 1
-  local rec = redis.call('HGET', leases, token)
-  if not rec then
-    stale[#stale + 1] = index
-  else
-    redis.call('HDEL', leases, token)
-    redis.call('ZREM', deadlines, token)
-    count(C_INFLIGHT, -1)
-    for j = first_counter, last - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
-    if state ~= '' then
-      redis.call('HSET', sp .. 'rc', url, state)
-      redis.call('ZADD', sp .. 'due', due, url)
-    end
-    local _, host = split_lease(rec)
-    local hk = sp .. 'h:' .. host
-    if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
-      redis.call('HDEL', hk, 'l')
-      if now < 0 then now = now_ms() end
-      make_ready(sp, host, hk, now, false)
+  local sp, n = ARGV[i], tonumber(ARGV[i + 1])
+  local leases, deadlines = sp .. 'L', sp .. 'dl'
+  i = i + 2
+  for _ = 1, n do
+    local token = ARGV[i]
+    local first_counter = i + 2
+    local last = first_counter + 2 * tonumber(ARGV[i + 1])
+    local url, state, due = ARGV[last], ARGV[last + 1], ARGV[last + 2]
+    i = last + 3
+    index = index + 1
+    local rec = redis.call('HGET', leases, token)
+    if not rec then
+      stale[#stale + 1] = index
+    else
+      redis.call('HDEL', leases, token)
+      redis.call('ZREM', deadlines, token)
+      count(C_INFLIGHT, -1)
+      for j = first_counter, last - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
+      if state ~= '' then
+        redis.call('HSET', sp .. 'rc', url, state)
+        redis.call('ZADD', sp .. 'due', due, url)
+      end
+      local _, host = split_lease(rec)
+      local hk = sp .. 'h:' .. host
+      if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
+        redis.call('HDEL', hk, 'l')
+        if now < 0 then now = now_ms() end
+        make_ready(sp, host, hk, now, false)
+      end
     end
   end
 end
 count('stale-complete', #stale)
-flush_counts(sp .. 'c')
+flush_counts(ARGV[1] .. 'c')
 return stale
