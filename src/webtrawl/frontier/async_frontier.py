@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
-from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error, open_core
+from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error
 from webtrawl.frontier.connect import AsyncClient, is_cluster
+from webtrawl.frontier.opening import open_core
 from webtrawl.frontier.retry import Outage, redo, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings

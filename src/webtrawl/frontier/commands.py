@@ -16,14 +16,12 @@ from collections.abc import Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
 from webtrawl.domains import registered_domain
-from webtrawl.errors import StateError
 from webtrawl.frontier.adding import AddBatch, Segment
 from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Release, Stale
-from webtrawl.frontier.bloom import BloomLevel, blocked_chain, chain_spec, parse_chain
+from webtrawl.frontier.bloom import BloomLevel, chain_spec, parse_chain
 from webtrawl.frontier.keys import (
     Entry,
     decode_entry,
-    meta_key,
     seeds_key,
     shard_of,
     shard_tag,
@@ -42,7 +40,6 @@ Steps = Generator[list[Call], list[Any], T]
 
 _QUEUED_REFRESH_S = 1.0
 _RECLAIM_BATCH = 1000
-_PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
 _DOMAIN_CACHE = 100_000  # host -> registered domain answers kept per process (cleared when full)
 
 
@@ -50,7 +47,7 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
 
 
-def _pairs(flat: Sequence[Any]) -> dict[str, str]:
+def pairs(flat: Sequence[Any]) -> dict[str, str]:
     if isinstance(flat, dict):
         return {_text(k): _text(v) for k, v in flat.items()}
     return {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat) - 1, 2)}
@@ -61,42 +58,6 @@ def _counter_args(counters: dict[str, int]) -> list[Arg]:
     for name, value in counters.items():
         out += [name, int(value)]
     return out
-
-
-def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = True) -> Steps[FrontierCore]:
-    """Create the crawl's meta or load it; an existing crawl's shards and Bloom size win over ``settings``.
-
-    With ``create=False`` (readers such as ``trawl stats``) a missing crawl is a :class:`StateError`.
-    ``one_slot``: every script call must stay in one cluster slot (Redis Cluster); on a plain Redis (False) one add
-    call carries the URLs of many shards.
-    """
-    if not create:
-        (exists,) = yield [Call(("EXISTS", meta_key(settings.prefix)))]
-        if not int(exists):
-            raise StateError(f"no crawl with key prefix {settings.prefix!r} in this Redis")
-    chain = blocked_chain(settings.expected_urls, settings.bloom_error, settings.shards)
-    fresh: dict[str, Arg] = {
-        "version": 1,
-        "shards": settings.shards,
-        "bloom_m": chain[0].bits,  # the first filter of each shard's chain (the only one of an older crawl)
-        "bloom_k": chain[0].hashes,
-        "bloom_chain": chain_spec(chain),
-        "bloom_scheme": "b",  # blocked filters (bloom.py); absent: a crawl from before them
-        "expected_urls": settings.expected_urls,
-        "bloom_error": repr(settings.bloom_error),
-        "canon_version": settings.canon_version,
-        "politeness_key": settings.politeness_key,
-    }
-    args: list[Arg] = []
-    for name, value in fresh.items():
-        args += [name, value]
-    (reply,) = yield [script_call("init", meta_key(settings.prefix), *args)]
-    core = FrontierCore(settings, _pairs(reply[1:]), one_slot)
-    if int(reply[0]) and core.bloom_m // 8 <= _PREALLOC_BYTES:
-        # an exact-size bitmap: grown bit by bit, Redis would allocate up to twice its length
-        zeros = bytes(core.bloom_m // 8)
-        yield [Call(("SET", sp + "bloom", zeros, "NX")) for sp in core._sp]
-    return core
 
 
 class FrontierCore:
@@ -353,7 +314,7 @@ class FrontierCore:
             newest = min(int(reply[7]), len(self.bloom_chain) - 1)
             out.bloom_fill.append((newest, int(reply[8])))
             out.bloom_bits += sum(level.bits for level in self.bloom_chain[: newest + 1])
-            for name, value in _pairs(reply[9:]).items():
+            for name, value in pairs(reply[9:]).items():
                 values[name] += int(value)
         out.values = dict(values)
         return out
@@ -404,7 +365,7 @@ def first_error(replies: Sequence[Any]) -> None:
             raise reply
 
 
-__all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "open_core"]
+__all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "pairs"]
 
 
 def _lease(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:

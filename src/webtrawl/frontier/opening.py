@@ -1,0 +1,48 @@
+"""Opening a crawl's frontier: its meta created on first use, or loaded (an existing crawl's layout wins)."""
+
+from __future__ import annotations
+
+from webtrawl.errors import StateError
+from webtrawl.frontier.bloom import blocked_chain, chain_spec
+from webtrawl.frontier.commands import FrontierCore, Steps, pairs
+from webtrawl.frontier.keys import meta_key
+from webtrawl.frontier.scripts import Arg, Call, script_call
+from webtrawl.frontier.settings import FrontierSettings
+
+_PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
+
+
+def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = True) -> Steps[FrontierCore]:
+    """Create the crawl's meta or load it; an existing crawl's shards and Bloom size win over ``settings``.
+
+    With ``create=False`` (readers such as ``trawl stats``) a missing crawl is a :class:`StateError`.
+    ``one_slot``: every script call must stay in one cluster slot (Redis Cluster); on a plain Redis (False) one add
+    call carries the URLs of many shards.
+    """
+    if not create:
+        (exists,) = yield [Call(("EXISTS", meta_key(settings.prefix)))]
+        if not int(exists):
+            raise StateError(f"no crawl with key prefix {settings.prefix!r} in this Redis")
+    chain = blocked_chain(settings.expected_urls, settings.bloom_error, settings.shards)
+    fresh: dict[str, Arg] = {
+        "version": 1,
+        "shards": settings.shards,
+        "bloom_m": chain[0].bits,  # the first filter of each shard's chain (the only one of an older crawl)
+        "bloom_k": chain[0].hashes,
+        "bloom_chain": chain_spec(chain),
+        "bloom_scheme": "b",  # blocked filters (bloom.py); absent: a crawl from before them
+        "expected_urls": settings.expected_urls,
+        "bloom_error": repr(settings.bloom_error),
+        "canon_version": settings.canon_version,
+        "politeness_key": settings.politeness_key,
+    }
+    args: list[Arg] = []
+    for name, value in fresh.items():
+        args += [name, value]
+    (reply,) = yield [script_call("init", meta_key(settings.prefix), *args)]
+    core = FrontierCore(settings, pairs(reply[1:]), one_slot)
+    if int(reply[0]) and core.bloom_m // 8 <= _PREALLOC_BYTES:
+        # an exact-size bitmap: grown bit by bit, Redis would allocate up to twice its length
+        zeros = bytes(core.bloom_m // 8)
+        yield [Call(("SET", sp + "bloom", zeros, "NX")) for sp in core._sp]
+    return core
