@@ -10,7 +10,11 @@ is scored ``2 * len(pattern) + allow`` so "best" is a plain maximum. Three kinds
 - patterns with ``*``: a literal prefix and the pieces between stars, matched left to right with
   ``str.find`` (for ``*``-only globs the leftmost match of each piece is always a valid choice; a final ``$``
   turns the last piece into a suffix test). When there are many, each is indexed under one three-character
-  substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains.
+  substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains. Building
+  that index (counting the grams to find rare ones) costs more than the compile of the rest of a big file, and a
+  crawl often checks only a few paths of a host. So the first checks use a cheaper map, built in C: each rule is
+  filed under its whole first piece, and a path looks up its substrings of the few distinct lengths of those
+  pieces (more lookups per check than the grams). The gram index is built once a matcher has been asked often.
 
 Compiled matchers are found per process by a digest of (body, token, size cap): identical files served by
 many hosts, or by an origin's http and https side, compile once while any of them holds the matcher. The map is
@@ -29,6 +33,8 @@ from operator import itemgetter
 from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
 
 _SMALL = 24  # up to this many wildcard rules a scan of all of them is cheaper than the gram index
+_FIRST_CHECKS = 32  # checks by first piece before the gram index is built (a few of them cost less than the build)
+_FIRST_SIZES = 16  # more distinct first-piece lengths than this: a check by first piece costs too much
 _GRAM = 3
 _HEAD, _TAIL = itemgetter(slice(_GRAM)), itemgetter(slice(-_GRAM, None))
 _SCORE = itemgetter(0)
@@ -48,11 +54,16 @@ class Matcher:
 
     __slots__ = (
         "__weakref__",
+        "_checks",
         "_exact",
+        "_first",
+        "_first_sizes",
         "_grams",
         "_lens",
         "_lit",
+        "_pending",
         "_prefixes",
+        "_shared",
         "_short",
         "_sizes",
         "_wild",
@@ -83,10 +94,14 @@ class Matcher:
         self._grams: dict[str, list[_Wild]] = {}
         self._short: list[_Wild] = []
         self._sizes: tuple[int, ...] = ()
+        self._pending: list[tuple[str, ...]] | None = None  # the pieces to index, until the index is built
+        self._first: dict[str, _Wild] = {}  # by first piece, until the gram index is built
+        self._shared: dict[str, list[_Wild]] = {}  # first pieces of several rules
+        self._first_sizes: list[int] = []
+        self._checks = 0
         if len(self._wild) > _SMALL:
-            self._index(pieces)
-            for rules in (*self._grams.values(), self._short):  # best first; sorting the short lists is cheaper
-                rules.sort(key=_SCORE, reverse=True)
+            self._pending = pieces
+            self._by_first_piece(pieces)
         else:
             self._wild.sort(key=_SCORE, reverse=True)
         self.size = (
@@ -124,6 +139,28 @@ class Matcher:
             else:
                 self._short.append(rule)  # "*": matches every path
         self._sizes = tuple(sorted(set(map(len, self._grams))))
+        for rules in (*self._grams.values(), self._short):  # best first; sorting the short lists is cheaper
+            rules.sort(key=_SCORE, reverse=True)
+        self._pending, self._first, self._shared, self._first_sizes = None, {}, {}, []
+
+    def _by_first_piece(self, pieces: list[tuple[str, ...]]) -> None:
+        """File each wildcard rule under its first piece (a path it matches contains it). Big files' pieces are
+        mostly ids, each its own: those go in a dict built in C, the few shared ones in lists."""
+        keys = [p[0] if p else "" for p in pieces]
+        sizes = sorted(set(map(len, keys)))
+        if len(sizes) > _FIRST_SIZES:
+            self._index(pieces)
+            return
+        first = dict(zip(keys, self._wild, strict=True))
+        if len(first) < len(keys):
+            shared: dict[str, list[_Wild]] = {key: [] for key, n in Counter(keys).items() if n > 1}
+            for key, rule in zip(keys, self._wild, strict=True):
+                if key in shared:
+                    shared[key].append(rule)
+            for key in shared:
+                del first[key]
+            self._shared = shared
+        self._first, self._first_sizes = first, sizes
 
     def allowed(self, path: str) -> bool:
         if path == "/robots.txt":
@@ -139,7 +176,12 @@ class Matcher:
         return best < 0 or best & 1 == 1
 
     def _best_wild(self, path: str, best: int) -> int:
-        if not self._grams:
+        if self._pending is not None:
+            self._checks += 1
+            if self._checks <= _FIRST_CHECKS:
+                return self._best_by_first_piece(path, best)
+            self._index(self._pending)
+        if not self._grams and not self._short:  # a few rules: no index
             for rule in self._wild:  # sorted best first
                 if rule[0] <= best:
                     break
@@ -163,6 +205,22 @@ class Matcher:
                     if _matches(rule, path):
                         best = rule[0]
                         break
+        return best
+
+    def _best_by_first_piece(self, path: str, best: int) -> int:
+        get, end = self._first.get, len(path) + 1
+        for size in self._first_sizes:  # ascending
+            if size >= end:
+                break
+            # each distinct substring once: a short piece ("/") occurs many times in a path
+            found = set(map(path.__getitem__, map(slice, range(end - size), range(size, end))))
+            for rule in filter(None, map(get, found)):
+                if rule[0] > best and _matches(rule, path):
+                    best = rule[0]
+            if self._shared:
+                for rule in chain.from_iterable(filter(None, map(self._shared.get, found))):
+                    if rule[0] > best and _matches(rule, path):
+                        best = rule[0]
         return best
 
 
