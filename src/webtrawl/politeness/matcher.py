@@ -123,7 +123,7 @@ class Matcher:
         count = Counter(map(_TAIL, every))
         count.update(map(_HEAD, every))
         for short in [g for g in count if len(g) < _GRAM]:
-            count[short] += len(every)  # a piece too short to give a gram is chosen only if all are
+            count[short] += 2 * len(every)  # a piece too short to give a gram is chosen only if all are
         rarity = count.__getitem__
         # On equal counts a tail wins: the end of an id tells rules apart more often than its start.
         for rule, parts in zip(self._wild, pieces, strict=True):
@@ -133,7 +133,7 @@ class Matcher:
             else:
                 gram = min(chain(map(_TAIL, parts), map(_HEAD, parts)), key=rarity) if parts else ""
             if len(gram) < _GRAM:
-                gram = max(_pieces(rule), key=len)
+                gram = max(_pieces(rule), key=len)[:_GRAM]  # a long prefix too: the index holds no longer keys
             if gram:
                 self._grams.setdefault(gram, []).append(rule)
             else:
