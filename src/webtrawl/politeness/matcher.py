@@ -12,9 +12,10 @@ is scored ``2 * len(pattern) + allow`` so "best" is a plain maximum. Three kinds
   turns the last piece into a suffix test). When there are many, each is indexed under one three-character
   substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains. Building
   that index (counting the grams to find rare ones) costs more than the compile of the rest of a big file, and a
-  crawl often checks only a few paths of a host. So the first checks use a cheaper map, built in C: each rule is
-  filed under its whole first piece, and a path looks up its substrings of the few distinct lengths of those
-  pieces (more lookups per check than the grams). The gram index is built once a matcher has been asked often.
+  crawl often checks only a few paths of a host. So the first checks use a cheaper map: each pattern is filed
+  under its whole first piece (cut by one partition per pattern, the rest of it compiled only when a path holds
+  that piece), and a path looks up its substrings of the few distinct lengths of those pieces (more lookups per
+  check than the grams). The gram index is built once a matcher has been asked often.
 
 Compiled matchers are found per process by a digest of (body, token, size cap): identical files served by
 many hosts, or by an origin's http and https side, compile once while any of them holds the matcher. The map is
@@ -61,11 +62,11 @@ class Matcher:
         "_grams",
         "_lens",
         "_lit",
-        "_pending",
         "_prefixes",
         "_shared",
         "_short",
         "_sizes",
+        "_stars",
         "_wild",
         "crawl_delay",
         "sitemaps",
@@ -90,19 +91,20 @@ class Matcher:
         # One slice per distinct pattern length: a check takes the path's prefixes of those lengths in C.
         self._lens = sorted(set(map(len, literal)))
         self._prefixes = tuple(slice(0, n) for n in self._lens)
-        self._wild, pieces = _compile_wild(stars)
+        self._wild: list[_Wild] = []
         self._grams: dict[str, list[_Wild]] = {}
         self._short: list[_Wild] = []
         self._sizes: tuple[int, ...] = ()
-        self._pending: list[tuple[str, ...]] | None = None  # the pieces to index, until the index is built
-        self._first: dict[str, _Wild] = {}  # by first piece, until the gram index is built
-        self._shared: dict[str, list[_Wild]] = {}  # first pieces of several rules
+        self._stars: dict[str, int] = {}  # the wildcard patterns and their scores, until the gram index is built
+        self._first: dict[str, str] = {}  # pattern by first piece, until then
+        self._shared: dict[str, list[str]] = {}  # first pieces of several patterns
         self._first_sizes: list[int] = []
         self._checks = 0
-        if len(self._wild) > _SMALL:
-            self._pending = pieces
-            self._by_first_piece(pieces)
+        if len(stars) > _SMALL:
+            self._stars = stars
+            self._by_first_piece(stars)
         else:
+            self._wild = _compile_wild(stars)[0]
             self._wild.sort(key=_SCORE, reverse=True)
         self.size = (
             200
@@ -110,7 +112,7 @@ class Matcher:
             + sum(map(len, self._exact))
             + (_STR + _ENTRY) * (len(literal) + len(self._exact))
             + _WILD * len(stars)
-            + sum(map(len, chain.from_iterable(pieces)))  # short prefixes are mostly "/", a shared str
+            + sum(map(len, stars))  # their pieces (a short prefix is mostly "/", a shared str)
             + sum(len(s) + 100 for s in self.sitemaps)
         )
 
@@ -141,22 +143,28 @@ class Matcher:
         self._sizes = tuple(sorted(set(map(len, self._grams))))
         for rules in (*self._grams.values(), self._short):  # best first; sorting the short lists is cheaper
             rules.sort(key=_SCORE, reverse=True)
-        self._pending, self._first, self._shared, self._first_sizes = None, {}, {}, []
+        self._stars, self._first, self._shared, self._first_sizes = {}, {}, {}, []
 
-    def _by_first_piece(self, pieces: list[tuple[str, ...]]) -> None:
-        """File each wildcard rule under its first piece (a path it matches contains it). Big files' pieces are
-        mostly ids, each its own: those go in a dict built in C, the few shared ones in lists."""
-        keys = [p[0] if p else "" for p in pieces]
+    def _build_index(self) -> None:
+        self._wild, pieces = _compile_wild(self._stars)
+        self._index(pieces)
+
+    def _by_first_piece(self, stars: dict[str, int]) -> None:
+        """File each wildcard pattern under its first piece (a path it matches contains it); a pattern is compiled
+        only when a path contains its piece. Big files' pieces are mostly ids, each its own: those go in a dict
+        built in C, the few shared ones in lists."""
+        patterns = list(stars)
+        keys = _first_pieces(patterns)
         sizes = sorted(set(map(len, keys)))
         if len(sizes) > _FIRST_SIZES:
-            self._index(pieces)
+            self._build_index()
             return
-        first = dict(zip(keys, self._wild, strict=True))
+        first = dict(zip(keys, patterns, strict=True))
         if len(first) < len(keys):
-            shared: dict[str, list[_Wild]] = {key: [] for key, n in Counter(keys).items() if n > 1}
-            for key, rule in zip(keys, self._wild, strict=True):
+            shared: dict[str, list[str]] = {key: [] for key, n in Counter(keys).items() if n > 1}
+            for key, pattern in zip(keys, patterns, strict=True):
                 if key in shared:
-                    shared[key].append(rule)
+                    shared[key].append(pattern)
             for key in shared:
                 del first[key]
             self._shared = shared
@@ -171,16 +179,16 @@ class Matcher:
         best = max(map(self._lit.get, map(path.__getitem__, prefixes), _NONE), default=-1)
         if self._exact:
             best = max(best, self._exact.get(path, -1))
-        if self._wild:
+        if self._wild or self._stars:
             best = self._best_wild(path, best)
         return best < 0 or best & 1 == 1
 
     def _best_wild(self, path: str, best: int) -> int:
-        if self._pending is not None:
+        if self._stars:
             self._checks += 1
             if self._checks <= _FIRST_CHECKS:
                 return self._best_by_first_piece(path, best)
-            self._index(self._pending)
+            self._build_index()
         if not self._grams and not self._short:  # a few rules: no index
             for rule in self._wild:  # sorted best first
                 if rule[0] <= best:
@@ -214,13 +222,17 @@ class Matcher:
                 break
             # each distinct substring once: a short piece ("/") occurs many times in a path
             found = set(map(path.__getitem__, map(slice, range(end - size), range(size, end))))
-            for rule in filter(None, map(get, found)):
-                if rule[0] > best and _matches(rule, path):
-                    best = rule[0]
+            for pattern in filter(None, map(get, found)):
+                best = self._better(pattern, path, best)
             if self._shared:
-                for rule in chain.from_iterable(filter(None, map(self._shared.get, found))):
-                    if rule[0] > best and _matches(rule, path):
-                        best = rule[0]
+                for pattern in chain.from_iterable(filter(None, map(self._shared.get, found))):
+                    best = self._better(pattern, path, best)
+        return best
+
+    def _better(self, pattern: str, path: str, best: int) -> int:
+        score = self._stars[pattern]
+        if score > best and _matches(_compile_wild({pattern: score})[0][0], path):
+            return score
         return best
 
 
@@ -242,6 +254,22 @@ def _compile_wild(scored: dict[str, int]) -> tuple[list[_Wild], list[tuple[str, 
             rules.append((score, prefix, found, None))
         pieces.append(found if len(prefix) < _GRAM else (prefix, *found))
     return rules, pieces
+
+
+def _first_pieces(patterns: list[str]) -> list[str]:
+    """The first piece of each wildcard pattern as _compile_wild cuts it (without cutting the rest): the part
+    before the first '*' if it is a gram or longer, else the first non-empty part after it (a final '$' is not part
+    of the last one), else ""."""
+    keys: list[str] = []
+    add = keys.append
+    for pattern in patterns:
+        prefix, _, rest = pattern.partition("*")
+        if len(prefix) >= _GRAM:
+            add(prefix)
+        else:
+            piece, star, _ = rest.lstrip("*").partition("*")
+            add(piece if star else piece.removesuffix("$"))
+    return keys
 
 
 def _pieces(rule: _Wild) -> tuple[str, ...]:
