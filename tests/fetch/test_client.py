@@ -218,6 +218,36 @@ def test_bad_framing_is_a_reset(answer: bytes) -> None:
     run(body())
 
 
+@pytest.mark.parametrize("cap", [10_000_000, 70_000])
+@pytest.mark.parametrize("chunked", [True, False])
+def test_a_body_written_in_many_pieces_arrives_whole_or_cut_at_the_cap(chunked: bool, cap: int) -> None:
+    """Chunked (HTTP chunks of 1 byte to 64 KiB, some split between writes) or with a Content-Length: the body is
+    read to its end, whatever blocks the socket gives, and cut exactly at the cap."""
+    sizes = [1, 2, 3, 65536, 7, 1000, 40000, 1, 30000]
+    pieces = [bytes([65 + i % 26]) * n for i, n in enumerate(sizes)]
+    whole = b"".join(pieces)
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        framing = b"Transfer-Encoding: chunked" if chunked else f"Content-Length: {len(whole)}".encode()
+        writer.write(b"HTTP/1.1 200 OK\r\n" + framing + b"\r\n\r\n")
+        for piece in pieces:
+            data = b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece
+            for at in range(0, len(data), 5000):
+                writer.write(data[at : at + 5000])
+                await writer.drain()
+        writer.write(b"0\r\n\r\n" if chunked else b"")
+        await writer.drain()
+
+    async def body() -> None:
+        async with serve_raw(answer) as port, local_client(local_cfg()) as client:
+            resp = await client.fetch(f"http://site.test:{port}/", max_body=cap)
+        assert resp.body == whole[:cap]
+        assert resp.truncated is (cap < len(whole))
+
+    run(body())
+
+
 def test_refused_connection_is_a_connect_error() -> None:
     async def body() -> None:
         sock = socket.socket()

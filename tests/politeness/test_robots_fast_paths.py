@@ -88,3 +88,16 @@ def test_crawl_delay_is_the_first_valid_one_of_our_groups_found_in_the_one_pass(
     assert parsed.crawl_delay == ref.crawl_delay == 2.5
     assert parsed.sitemaps == ref.sitemaps == ["/s1.xml", "/s2.xml"]
     assert parse(body, "otherbot").crawl_delay is None  # '*' has no group here: no rules, no delay
+
+
+def test_wildcard_rules_of_slashes_only_are_indexed_under_grams() -> None:
+    """Pieces of one repeated byte make a three-byte gram more common than the one- and two-byte pieces: the index
+    once filed a rule under its whole six-byte prefix, and every check after the index was built raised KeyError
+    (found by the property test)."""
+    stars = ["/*", "/*///////", "/*/", "/*/$", "/*/////", "/*///$", "/*//$", "///////ß*", "///*", "///////%*"]
+    stars += ["/////x*", "////////*", "////*/", "//*//$", "//////*//", "/*//////*", "//*", "//////*/", "//x/////*"]
+    stars += ["/////41//*", "////41///*", "////*", "/////*", "//////*", "///*$", "//////*//x", "////*x"]
+    body = "User-agent: *\n" + "".join(f"{'Allow' if i % 3 else 'Disallow'}: {p}\n" for i, p in enumerate(stars))
+    rules, ref = RobotsRules(body.encode(), token=TOKEN), reference(body.encode(), TOKEN)
+    for path in ["/", "//////", "///////x", "//x//////", "/a////41///b"] * 20:  # the later checks use the index
+        assert rules.allowed("http://h.example" + path) is ref.allowed(path), path

@@ -16,7 +16,11 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from webtrawl.frontier import Held, Release, Stale
 
-_WAIT_S = 0.01  # how long the first release of a batch waits for company
+# How long the first release of a batch waits for company. A release's CPU in the fetcher and in Redis falls from
+# batches of one to batches of several (benchmarks/RESULTS.md); a fetcher ends a page every ~8 ms, so 10 ms made
+# batches of about two. The wait delays a page's hand-off and the host's next turn (its gap runs from the release)
+# by as much: little next to a politeness gap of a second or more.
+_WAIT_S = 0.03
 _MAX_BATCH = 512
 
 

@@ -43,6 +43,7 @@ log = logging.getLogger("webtrawl.fetch")
 # A server sees our request end a little after we do (its last write returns after our last read): keeping the gap
 # a few milliseconds longer than configured makes it hold from the server's side too.
 GAP_MARGIN_MS = 10
+_SIGNALS_S = 0.05  # how stale a hold decision's view of the node's stop and pause signals may be
 
 
 class VisitFrontier(Protocol):
@@ -95,6 +96,7 @@ class Visits:
         self.slot_freed = asyncio.Event()  # a task ended or went to sleep: the lease loop may lease again
         self._unreleased: set[str] = set()  # tokens of leases this process holds and has not released yet
         self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
+        self._signals_at, self._signalled = 0.0, False  # see _stop_or_pause
 
     def take_budget(self, wanted: int) -> int:
         budget = self.args.budget
@@ -191,11 +193,19 @@ class Visits:
             return False
         # each sleeping session keeps an idle connection: no more of them than the client keeps open
         sessions = min(SESSIONS_PER_SLOT * self.opts.concurrency, conns.max_idle)
-        if self.sleeping >= sessions or self.args.stop.is_set():
-            return False
-        if any(pause.is_set() for pause in self.args.pauses):
+        if self.sleeping >= sessions or self._stop_or_pause():
             return False
         return self.args.budget is None or self.args.budget.value > 0
+
+    def _stop_or_pause(self) -> bool:
+        """Whether the node asks this fetcher to stop or to pause, read at most every ``_SIGNALS_S``: a read of a
+        multiprocessing Event takes its lock (a few semaphore calls), and every page's hold decision asks. A
+        session held a moment too long still ends at its turn (``_session_wait`` reads the stop itself)."""
+        now = time.monotonic()
+        if now >= self._signals_at:
+            self._signals_at = now + _SIGNALS_S
+            self._signalled = self.args.stop.is_set() or any(pause.is_set() for pause in self.args.pauses)
+        return self._signalled
 
     async def _session_wait(self, held: Held) -> Lease | None:
         """Sleep until the held host's turn; None (and the URL back at the head of its queue) if stopping."""

@@ -10,7 +10,12 @@ is scored ``2 * len(pattern) + allow`` so "best" is a plain maximum. Three kinds
 - patterns with ``*``: a literal prefix and the pieces between stars, matched left to right with
   ``str.find`` (for ``*``-only globs the leftmost match of each piece is always a valid choice; a final ``$``
   turns the last piece into a suffix test). When there are many, each is indexed under one three-character
-  substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains.
+  substring ("gram") it cannot match without, and a path only tries the rules whose gram it contains. Building
+  that index (counting the grams to find rare ones) costs more than the compile of the rest of a big file, and a
+  crawl often checks only a few paths of a host. So the first checks use a cheaper map: each pattern is filed
+  under its whole first piece (cut by one partition per pattern, the rest of it compiled only when a path holds
+  that piece), and a path looks up its substrings of the few distinct lengths of those pieces (more lookups per
+  check than the grams). The gram index is built once a matcher has been asked often.
 
 Compiled matchers are found per process by a digest of (body, token, size cap): identical files served by
 many hosts, or by an origin's http and https side, compile once while any of them holds the matcher. The map is
@@ -29,6 +34,8 @@ from operator import itemgetter
 from webtrawl.politeness.robotstxt import DEFAULT_MAX_BYTES, Parsed, parse
 
 _SMALL = 24  # up to this many wildcard rules a scan of all of them is cheaper than the gram index
+_FIRST_CHECKS = 32  # checks by first piece before the gram index is built (a few of them cost less than the build)
+_FIRST_SIZES = 16  # more distinct first-piece lengths than this: a check by first piece costs too much
 _GRAM = 3
 _HEAD, _TAIL = itemgetter(slice(_GRAM)), itemgetter(slice(-_GRAM, None))
 _SCORE = itemgetter(0)
@@ -48,13 +55,18 @@ class Matcher:
 
     __slots__ = (
         "__weakref__",
+        "_checks",
         "_exact",
+        "_first",
+        "_first_sizes",
         "_grams",
         "_lens",
         "_lit",
         "_prefixes",
+        "_shared",
         "_short",
         "_sizes",
+        "_stars",
         "_wild",
         "crawl_delay",
         "sitemaps",
@@ -79,15 +91,20 @@ class Matcher:
         # One slice per distinct pattern length: a check takes the path's prefixes of those lengths in C.
         self._lens = sorted(set(map(len, literal)))
         self._prefixes = tuple(slice(0, n) for n in self._lens)
-        self._wild, pieces = _compile_wild(stars)
+        self._wild: list[_Wild] = []
         self._grams: dict[str, list[_Wild]] = {}
         self._short: list[_Wild] = []
         self._sizes: tuple[int, ...] = ()
-        if len(self._wild) > _SMALL:
-            self._index(pieces)
-            for rules in (*self._grams.values(), self._short):  # best first; sorting the short lists is cheaper
-                rules.sort(key=_SCORE, reverse=True)
+        self._stars: dict[str, int] = {}  # the wildcard patterns and their scores, until the gram index is built
+        self._first: dict[str, str] = {}  # pattern by first piece, until then
+        self._shared: dict[str, list[str]] = {}  # first pieces of several patterns
+        self._first_sizes: list[int] = []
+        self._checks = 0
+        if len(stars) > _SMALL:
+            self._stars = stars
+            self._by_first_piece(stars)
         else:
+            self._wild = _compile_wild(stars)[0]
             self._wild.sort(key=_SCORE, reverse=True)
         self.size = (
             200
@@ -95,7 +112,7 @@ class Matcher:
             + sum(map(len, self._exact))
             + (_STR + _ENTRY) * (len(literal) + len(self._exact))
             + _WILD * len(stars)
-            + sum(map(len, chain.from_iterable(pieces)))  # short prefixes are mostly "/", a shared str
+            + sum(map(len, stars))  # their pieces (a short prefix is mostly "/", a shared str)
             + sum(len(s) + 100 for s in self.sitemaps)
         )
 
@@ -108,7 +125,7 @@ class Matcher:
         count = Counter(map(_TAIL, every))
         count.update(map(_HEAD, every))
         for short in [g for g in count if len(g) < _GRAM]:
-            count[short] += len(every)  # a piece too short to give a gram is chosen only if all are
+            count[short] += 2 * len(every)  # a piece too short to give a gram is chosen only if all are
         rarity = count.__getitem__
         # On equal counts a tail wins: the end of an id tells rules apart more often than its start.
         for rule, parts in zip(self._wild, pieces, strict=True):
@@ -118,12 +135,40 @@ class Matcher:
             else:
                 gram = min(chain(map(_TAIL, parts), map(_HEAD, parts)), key=rarity) if parts else ""
             if len(gram) < _GRAM:
-                gram = max(_pieces(rule), key=len)
+                gram = max(_pieces(rule), key=len)[:_GRAM]  # a long prefix too: the index holds no longer keys
             if gram:
                 self._grams.setdefault(gram, []).append(rule)
             else:
                 self._short.append(rule)  # "*": matches every path
         self._sizes = tuple(sorted(set(map(len, self._grams))))
+        for rules in (*self._grams.values(), self._short):  # best first; sorting the short lists is cheaper
+            rules.sort(key=_SCORE, reverse=True)
+        self._stars, self._first, self._shared, self._first_sizes = {}, {}, {}, []
+
+    def _build_index(self) -> None:
+        self._wild, pieces = _compile_wild(self._stars)
+        self._index(pieces)
+
+    def _by_first_piece(self, stars: dict[str, int]) -> None:
+        """File each wildcard pattern under its first piece (a path it matches contains it); a pattern is compiled
+        only when a path contains its piece. Big files' pieces are mostly ids, each its own: those go in a dict
+        built in C, the few shared ones in lists."""
+        patterns = list(stars)
+        keys = _first_pieces(patterns)
+        sizes = sorted(set(map(len, keys)))
+        if len(sizes) > _FIRST_SIZES:
+            self._build_index()
+            return
+        first = dict(zip(keys, patterns, strict=True))
+        if len(first) < len(keys):
+            shared: dict[str, list[str]] = {key: [] for key, n in Counter(keys).items() if n > 1}
+            for key, pattern in zip(keys, patterns, strict=True):
+                if key in shared:
+                    shared[key].append(pattern)
+            for key in shared:
+                del first[key]
+            self._shared = shared
+        self._first, self._first_sizes = first, sizes
 
     def allowed(self, path: str) -> bool:
         if path == "/robots.txt":
@@ -134,12 +179,17 @@ class Matcher:
         best = max(map(self._lit.get, map(path.__getitem__, prefixes), _NONE), default=-1)
         if self._exact:
             best = max(best, self._exact.get(path, -1))
-        if self._wild:
+        if self._wild or self._stars:
             best = self._best_wild(path, best)
         return best < 0 or best & 1 == 1
 
     def _best_wild(self, path: str, best: int) -> int:
-        if not self._grams:
+        if self._stars:
+            self._checks += 1
+            if self._checks <= _FIRST_CHECKS:
+                return self._best_by_first_piece(path, best)
+            self._build_index()
+        if not self._grams and not self._short:  # a few rules: no index
             for rule in self._wild:  # sorted best first
                 if rule[0] <= best:
                     break
@@ -165,6 +215,26 @@ class Matcher:
                         break
         return best
 
+    def _best_by_first_piece(self, path: str, best: int) -> int:
+        get, end = self._first.get, len(path) + 1
+        for size in self._first_sizes:  # ascending
+            if size >= end:
+                break
+            # each distinct substring once: a short piece ("/") occurs many times in a path
+            found = set(map(path.__getitem__, map(slice, range(end - size), range(size, end))))
+            for pattern in filter(None, map(get, found)):
+                best = self._better(pattern, path, best)
+            if self._shared:
+                for pattern in chain.from_iterable(filter(None, map(self._shared.get, found))):
+                    best = self._better(pattern, path, best)
+        return best
+
+    def _better(self, pattern: str, path: str, best: int) -> int:
+        score = self._stars[pattern]
+        if score > best and _matches(_compile_wild({pattern: score})[0][0], path):
+            return score
+        return best
+
 
 def _compile_wild(scored: dict[str, int]) -> tuple[list[_Wild], list[tuple[str, ...]]]:
     """Wildcard rules and the pieces each can be indexed under: all but a prefix shorter than a gram (most
@@ -184,6 +254,22 @@ def _compile_wild(scored: dict[str, int]) -> tuple[list[_Wild], list[tuple[str, 
             rules.append((score, prefix, found, None))
         pieces.append(found if len(prefix) < _GRAM else (prefix, *found))
     return rules, pieces
+
+
+def _first_pieces(patterns: list[str]) -> list[str]:
+    """The first piece of each wildcard pattern as _compile_wild cuts it (without cutting the rest): the part
+    before the first '*' if it is a gram or longer, else the first non-empty part after it (a final '$' is not part
+    of the last one), else ""."""
+    keys: list[str] = []
+    add = keys.append
+    for pattern in patterns:
+        prefix, _, rest = pattern.partition("*")
+        if len(prefix) >= _GRAM:
+            add(prefix)
+        else:
+            piece, star, _ = rest.lstrip("*").partition("*")
+            add(piece if star else piece.removesuffix("$"))
+    return keys
 
 
 def _pieces(rule: _Wild) -> tuple[str, ...]:

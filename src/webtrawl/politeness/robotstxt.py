@@ -135,7 +135,7 @@ def _patterns(values: list[bytes]) -> list[str]:
     blob = b"\n" + b"\n".join(values) + b"\n"  # leading blanks were taken by the line regexes
     if b"#" in blob:  # a comment ends the value
         blob = _COMMENT_RE.sub(b"", blob)
-    if b" \n" in blob or b"\t\n" in blob:
+    if b" " in blob or b"\t" in blob:  # one byte: memchr, where a two-byte search costs 20x more
         blob = _TRAILING_RE.sub(b"\n", blob)
     blob = _NEEDS_SLASH_RE.sub(b"\n/", blob)
     # Normalised patterns hold no whitespace (it is percent-encoded): split() drops the empty lines too, in C.
