@@ -25,8 +25,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The end-to-end tests mostly wait (politeness delays, kills, restarts): two workers, a test file each at a time
+# (--dist loadfile: a file's tests keep their order and its module fixtures); JOBS=0 runs them in one process.
+JOBS ?= 2
 unit: $(STAMP)
-	$(BIN)/pytest -q $(ARGS)
+	$(BIN)/pytest -q -n $(JOBS) --dist loadfile $(ARGS)
 
 test: lint typecheck unit
 

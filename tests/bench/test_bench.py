@@ -11,10 +11,17 @@ from webtrawl.cli import main
 from webtrawl_testweb import DEFAULT_CORPUS_DIR, Corpus
 
 
-def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path: Path) -> None:
+@pytest.fixture
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bench's --workdir, short: its Redis socket is 3 levels below it (at most 100 characters) and under
+    pytest-xdist a test's tmp_path is one level (popen-gwN) deeper than alone."""
+    return tmp_path_factory.mktemp("b")
+
+
+def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path: Path, work: Path) -> None:
     out = tmp_path / "bench.json"
     argv = ["bench", "--web", "synthetic", "--hosts", "40", "--min-pages", "3", "--max-pages", "5", "--delay", "0.2"]
-    argv += ["--warmup", "3", "--seconds", "4", "--runs", "1", "--json", str(out), "--workdir", str(tmp_path / "w")]
+    argv += ["--warmup", "3", "--seconds", "4", "--runs", "1", "--json", str(out), "--workdir", str(work)]
     assert main(argv) == 0
     data = json.loads(out.read_text())
     (run,) = data["runs"]["0"]
@@ -26,16 +33,16 @@ def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path
     assert data["machine"]["nproc"] >= 1
 
 
-def test_bench_preload_queues_urls_that_are_never_fetched(tmp_path: Path) -> None:
+def test_bench_preload_queues_urls_that_are_never_fetched(tmp_path: Path, work: Path) -> None:
     out = tmp_path / "bench.json"
     argv = ["bench", "--web", "synthetic", "--hosts", "20", "--min-pages", "3", "--max-pages", "4", "--delay", "0.2"]
     argv += ["--preload", "3000"]
-    argv += ["--warmup", "2", "--seconds", "3", "--runs", "1", "--json", str(out), "--workdir", str(tmp_path / "w")]
+    argv += ["--warmup", "2", "--seconds", "3", "--runs", "1", "--json", str(out), "--workdir", str(work)]
     assert main(argv) == 0
     (run,) = json.loads(out.read_text())["runs"]["3000"]
     assert run["preloaded"] == 3000
     assert run["queued"] >= 3000
-    records = list((tmp_path / "w" / "p3000-run0" / "out" / "records").glob("*.jsonl*"))
+    records = list((work / "p3000-run0" / "out" / "records").glob("*.jsonl*"))
     assert records
     urls = [json.loads(line)["url"] for path in records for line in path.read_text().splitlines()]
     assert urls and not [u for u in urls if "://preload" in u]  # no preloaded host was ever ready
@@ -43,13 +50,13 @@ def test_bench_preload_queues_urls_that_are_never_fetched(tmp_path: Path) -> Non
 
 @pytest.mark.skipif(not len(Corpus(DEFAULT_CORPUS_DIR)), reason="the realistic web needs the corpus")
 def test_bench_on_the_realistic_web_reports_robots_requests_and_faults(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "bench.json"
     argv = ["bench", "--web", "realistic", "--hosts", "300", "--seeds", "3", "--delay", "0.2", "--runs", "1"]
     # no warm-up: the window starts with the first request, before the crawl has met all 300 hosts (it meets
     # them within a few seconds, after which no robots.txt is left to fetch)
-    argv += ["--warmup", "0", "--seconds", "6", "--json", str(out), "--workdir", str(tmp_path / "w")]
+    argv += ["--warmup", "0", "--seconds", "6", "--json", str(out), "--workdir", str(work)]
     argv += ["--crawl-arg=--total=5"]  # a slow host's trickling body must not hold the stop for a minute
     assert main(argv) == 0
     printed = capsys.readouterr().out
@@ -62,6 +69,6 @@ def test_bench_on_the_realistic_web_reports_robots_requests_and_faults(
     assert "served per 60 s: requests" in printed  # the window's mix next to the real web's figures
     mix = run["web_mix"]
     assert mix["requests"] > 0 and 0 < mix["robots_per_request"] < 1 and mix["body_mean_kb"] > 0
-    records = list((tmp_path / "w" / "p0-run0" / "out" / "records").glob("*.jsonl*"))
+    records = list((work / "p0-run0" / "out" / "records").glob("*.jsonl*"))
     hosts = {json.loads(line)["url"].split("/")[2] for path in records for line in path.read_text().splitlines()}
     assert len(hosts) > 3  # hosts beyond the seeds were found through links

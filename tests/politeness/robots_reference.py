@@ -114,9 +114,11 @@ def reference(body: bytes, token: str, max_bytes: int = 500 * 1024) -> Reference
                 current.rules.append((key in ALLOW_KEYS, normalize(pattern)))
         elif key in ("crawl-delay", "crawldelay", "crawl delay", "crawl_delay") and current is not None:
             current.delays.append(value.decode("latin-1"))
-        elif key in ("sitemap", "site-map", "site map", "site_map") and value:
-            url = value.decode("utf-8", "replace")
-            if url not in sitemaps:
+        elif key in ("sitemap", "site-map", "site map", "site_map"):
+            # RFC 9309 leaves Sitemap (an "other record") to crawlers: its value is stripped of all ASCII whitespace
+            # (\v and \f too), as the User-agent value is; a URL padded with them names the same URL
+            url = value.strip().decode("utf-8", "replace")
+            if url and url not in sitemaps:
                 sitemaps.append(url)
     ours = token_of(token)
     chosen = [g for g in groups if ours and ours in g.agents] or [g for g in groups if "*" in g.agents]
