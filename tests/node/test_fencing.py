@@ -11,6 +11,7 @@ back and fetched again; when it goes on it drops them unstored (parsers fence li
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ from webtrawl_testweb import TestWeb
 
 TTL = 6.0
 PROCESS_TTL = 5.0
+_DISCARDED_RE = re.compile(r"(\d+) completion\(s\) discarded")
 
 
 def _args(web: TestWeb, url: str, node_id: str, *extra: str) -> list[str]:
@@ -45,7 +47,9 @@ def _two_nodes(
 ) -> Iterator[tuple[NodeRun, NodeRun, RedisFrontier]]:
     """Seeds the crawl, starts node n1 on ``first_url`` and n2 on the server itself, yields them with the frontier
     once each has stored 30 records, and waits for both to end; then every page must be crawled politely and no URL
-    recorded twice, on one node or on both."""
+    recorded twice, on one node or on both, but for the URLs of the one batch whose completions n1 announced as
+    discarded: a stall that lands after a batch's fence check and before its completion (its writes and link adds)
+    is the window the fence leaves, and the crawler says so in its log (parse/batch.py)."""
     mark = web.mark()
     seeds = web.seeds(3)
     (tmp_path / "seeds.txt").write_text("\n".join(seeds) + "\n")
@@ -65,8 +69,11 @@ def _two_nodes(
                 node.kill()
     _assert_complete_and_polite(web, seeds, mark)  # every page; no two requests on a host closer than the gap
     mine, theirs = ([row["url"] for row in records(node.out)] for node in (first, other))
-    assert len(mine) == len(set(mine)) and len(theirs) == len(set(theirs))
-    assert set(mine).isdisjoint(theirs), sorted(set(mine) & set(theirs))[:10]
+    twice = (len(mine) - len(set(mine))) + (len(theirs) - len(set(theirs))) + len(set(mine) & set(theirs))
+    discarded = _DISCARDED_RE.findall(first.log())
+    assert twice <= sum(map(int, discarded)), (twice, discarded, sorted(set(mine) & set(theirs))[:10])
+    # only the batch in flight when the stall began: every later batch's late pages were dropped by the fence
+    assert len(discarded) <= 1, discarded
     assert "Traceback" not in first.log()
     client.close()
 
