@@ -9,19 +9,15 @@ sums to the peak of every process at once. The glibc calls are no-ops where libc
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import gc
-import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 _M_MMAP_THRESHOLD = -3
 _YOUNG = 10_000  # new containers between two young collections (CPython default: 700)
 TRIM_INTERVAL_S = 0.5  # a trim walks the free chunks: ~1 ms for a fragmented 160 MiB heap (RESULTS.md)
 KEEP_FREE = 16 * 1024 * 1024  # free heap a worker keeps between pages rather than trim (see trim_heap)
-_TUNABLES = "GLIBC_TUNABLES"
-WORKER_TUNABLES = "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1"  # see worker_tunables
 
 
 def _libc_call(name: str) -> Callable[..., int] | None:
@@ -100,39 +96,3 @@ def collect_less() -> None:
     a fraction of a second. Measured: 3-4.5% of a fetcher's CPU, 0.5% of a parser's (RESULTS.md, issue 21)."""
     gc.freeze()
     gc.set_threshold(_YOUNG, *gc.get_threshold()[1:])
-
-
-@contextlib.contextmanager
-def worker_tunables() -> Iterator[None]:
-    """Spawn a fetcher or parser inside: its glibc backs big allocations with transparent huge pages.
-
-    A 10 MiB body (its chunks, the joined copy in a fetcher, the received copy and its decoding in a parser) is a
-    fresh mmap faulted in page by page: most of a worker's minor page faults. ``glibc.malloc.hugetlb=1`` has glibc
-    madvise its mmapped chunks of 2 MiB or more (and its heap) for huge pages (THP is ``madvise`` on most systems),
-    so such a body takes a few faults instead of thousands; ``arena_max=1`` keeps the helper threads of a fetcher
-    (DNS) on the main heap rather than in arenas of their own, each of which would be backed by huge pages too.
-    glibc reads ``GLIBC_TUNABLES`` once, when the process starts: it is set around the spawn, before the
-    user's own value (a later setting of the same tunable wins), and the worker takes it out again
-    (:func:`forget_worker_tunables`). Other libcs ignore it."""
-    old = os.environ.get(_TUNABLES)
-    os.environ[_TUNABLES] = f"{WORKER_TUNABLES}:{old}" if old else WORKER_TUNABLES
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ[_TUNABLES]
-        else:
-            os.environ[_TUNABLES] = old
-
-
-def forget_worker_tunables() -> None:
-    """In the worker, once started: the processes it starts itself (a browser to render with) get the user's own
-    tunables, not the worker's."""
-    value = os.environ.get(_TUNABLES, "")
-    if not value.startswith(WORKER_TUNABLES):
-        return
-    rest = value[len(WORKER_TUNABLES) + 1 :]
-    if rest:
-        os.environ[_TUNABLES] = rest
-    else:
-        del os.environ[_TUNABLES]

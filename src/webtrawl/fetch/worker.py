@@ -25,14 +25,7 @@ from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.frontier.retry import Outage
-from webtrawl.heap import (
-    KEEP_FREE,
-    TRIM_INTERVAL_S,
-    collect_less,
-    forget_worker_tunables,
-    return_freed_buffers,
-    trim_heap,
-)
+from webtrawl.heap import KEEP_FREE, TRIM_INTERVAL_S, collect_less, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease
 from webtrawl.pagepipe import PageSender
 
@@ -49,7 +42,6 @@ _REFILL_MAX_S = 0.05
 def run_fetcher(args: FetcherArgs) -> None:
     """Process entry point."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
-    forget_worker_tunables()
     return_freed_buffers()
     collect_less()
     try:

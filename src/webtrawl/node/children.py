@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ChildFailed
-from webtrawl.heap import worker_tunables
 from webtrawl.node.logs import LogSetup, child_entry
 
 log = logging.getLogger("webtrawl.node")
@@ -55,8 +54,7 @@ class Child:
         receive, send = SPAWN.Pipe(duplex=False)
         args = (self.log_setup, self.name, self.target, self.args, send)
         self.process = SPAWN.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
-        with worker_tunables():  # read by the child's glibc at its start
-            self.process.start()
+        self.process.start()
         send.close()  # the child holds the only sending end: at its death the pipe reads EOF
         if self._errors is not None:
             self._errors.close()

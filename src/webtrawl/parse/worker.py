@@ -17,7 +17,7 @@ from webtrawl.formats.sinkurl import crawl_id
 from webtrawl.frontier import RedisFrontier, connect_sync
 from webtrawl.frontier.replicas import replicas_of
 from webtrawl.frontier.retry import Outage, open_waiting
-from webtrawl.heap import HeapTrimmer, collect_less, forget_worker_tunables
+from webtrawl.heap import HeapTrimmer, collect_less
 from webtrawl.messages import Page
 from webtrawl.pagepipe import PageReceiver
 from webtrawl.parse.args import ParserArgs
@@ -69,7 +69,6 @@ def _tracker(args: ParserArgs, client: Any, prefix: str) -> ContentTracker | Non
 def run_parser(args: ParserArgs) -> None:
     """Process entry point."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
-    forget_worker_tunables()
     collect_less()
     _Parser(args).run()
 
