@@ -14,10 +14,15 @@ import gc
 import time
 from collections.abc import Callable
 
+_M_TRIM_THRESHOLD = -1
+_M_TOP_PAD = -2
 _M_MMAP_THRESHOLD = -3
 _YOUNG = 10_000  # new containers between two young collections (CPython default: 700)
 TRIM_INTERVAL_S = 0.5  # a trim walks the free chunks: ~1 ms for a fragmented 160 MiB heap (RESULTS.md)
 KEEP_FREE = 16 * 1024 * 1024  # free heap a worker keeps between pages rather than trim (see trim_heap)
+# A fetcher's: its heap top is kept (return_freed_buffers), and a trim after each big body gave back the working set
+# of the ordinary pages too (malloc_trim returns every free page), to be faulted in again.
+FETCHER_KEEP_FREE = 64 * 1024 * 1024
 
 
 def _libc_call(name: str) -> Callable[..., int] | None:
@@ -31,14 +36,22 @@ _MALLOC_TRIM = _libc_call("malloc_trim")
 
 
 def return_freed_buffers() -> None:
-    """Have glibc serve every allocation of 128 KiB or more with its own mmap, returned to the system when freed.
+    """Have glibc serve every allocation of 256 KiB or more with its own mmap, returned to the system when freed,
+    and keep the top of its heap through the frees of what is below that.
 
-    uvloop allocates a 256 KiB TLS read buffer per connection. glibc's default raises its mmap threshold after the
+    uvloop allocates a 256 KiB TLS read buffer per connection (glibc adds its header and compares that with the
+    threshold: a threshold of exactly 256 KiB still maps it). glibc's default raises its mmap threshold after the
     first such buffer is freed, so later ones come from the heap, whose pages stay with the process when connections
-    close: with a fixed threshold a fetcher holding 64-256 idle connections kept 40-57 MiB less (bench_idle.py)."""
+    close: with a fixed threshold a fetcher holding 64-256 idle connections kept 40-57 MiB less (bench_idle.py).
+    A fixed threshold also fixes glibc's trim threshold at 128 KiB: the top of the heap went back to the system after
+    every body's chunks were freed and was faulted in again for the next body (most of a fetcher's page faults were
+    its big bodies' chunks and their join). The heap top is kept now (``M_TRIM_THRESHOLD``, grown ``M_TOP_PAD`` at a
+    time); the fetcher's trimmer still gives back what is over :data:`KEEP_FREE`."""
     mallopt = _libc_call("mallopt")
     if mallopt is not None:
-        mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+        mallopt(_M_MMAP_THRESHOLD, 256 * 1024)
+        mallopt(_M_TRIM_THRESHOLD, 32 * 1024 * 1024)
+        mallopt(_M_TOP_PAD, 4 * 1024 * 1024)
 
 
 class _MallInfo2(ctypes.Structure):

@@ -25,7 +25,7 @@ from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.frontier.retry import Outage
-from webtrawl.heap import KEEP_FREE, TRIM_INTERVAL_S, collect_less, return_freed_buffers, trim_heap
+from webtrawl.heap import FETCHER_KEEP_FREE, TRIM_INTERVAL_S, collect_less, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease
 from webtrawl.pagepipe import PageSender
 
@@ -56,7 +56,7 @@ async def _trim_heap() -> None:
     """Give freed heap pages back now and then (cancelled at the end): bodies and TLS buffers come and go."""
     while True:
         await asyncio.sleep(TRIM_INTERVAL_S)
-        trim_heap(KEEP_FREE)
+        trim_heap(FETCHER_KEEP_FREE)
 
 
 class LeaseSource(Protocol):
