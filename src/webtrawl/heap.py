@@ -46,7 +46,7 @@ def return_freed_buffers() -> None:
     A fixed threshold also fixes glibc's trim threshold at 128 KiB: the top of the heap went back to the system after
     every body's chunks were freed and was faulted in again for the next body (most of a fetcher's page faults were
     its big bodies' chunks and their join). The heap top is kept now (``M_TRIM_THRESHOLD``, grown ``M_TOP_PAD`` at a
-    time); the fetcher's trimmer still gives back what is over :data:`KEEP_FREE`."""
+    time); the fetcher's trimmer still gives back what is over :data:`FETCHER_KEEP_FREE`."""
     mallopt = _libc_call("mallopt")
     if mallopt is not None:
         mallopt(_M_MMAP_THRESHOLD, 256 * 1024)
