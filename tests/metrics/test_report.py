@@ -106,3 +106,20 @@ def test_figures_read_back_from_redis_as_text() -> None:
     assert "  false-positive-target: 0.100%" in text.splitlines()
     assert "  shards: 64" in section(text, "crawl")
     assert section(text, "redis") == ["redis", "  used-memory: 1000B", "  bytes-per-queued-url: 20"]
+
+
+def test_a_single_blocked_filter_is_counted_by_its_own_rates() -> None:
+    # a crawl whose only filter is blocked (bloom.py): the classic formula over bits and hashes would undercount its
+    # uneven blocks; the rate and the expected count both follow the blocked filter's own load
+    from webtrawl.frontier.bloom import blocked_chain, chain_expected_false_positives, chain_false_positive_rate
+
+    (level,) = blocked_chain(10_000, 1e-4, 1)[:1]
+    counters = Counters(
+        bloom_bits=level.bits, bloom_hashes=level.hashes, bloom_chain=[tuple(level)], bloom_fill=[(0, 8_000)]
+    )
+    counters.values = {"added": 8_000}
+    assert counters.bloom_false_positive_rate() == chain_false_positive_rate([level], 0, 8_000)
+    assert expected_false_positives(counters) == chain_expected_false_positives([level], 0, 8_000)
+    classic = Counters(bloom_bits=level.bits, bloom_hashes=level.hashes, bloom_chain=[tuple(level)[:3]])
+    classic.values = {"added": 8_000}
+    assert expected_false_positives(counters) > expected_false_positives(classic)

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 from webtrawl.messages import Completion, Lease, NewUrl
 from webtrawl.names import INFLIGHT, QUEUED
+
+if TYPE_CHECKING:
+    from webtrawl.frontier.bloom import BloomLevel
 
 
 class UrlAction(enum.IntEnum):
@@ -99,16 +102,26 @@ class Counters(msgspec.Struct):
     def inflight(self) -> int:
         return self.get(INFLIGHT)
 
+    def bloom_levels(self) -> list[BloomLevel] | None:
+        """The seen filter's levels when their own rates apply (a chain per shard, or blocked filters), else None:
+        one plain bitmap per shard (an older crawl), whose rate follows from the URLs added and its size."""
+        from webtrawl.frontier.bloom import BloomLevel
+
+        chain = [BloomLevel(*level) for level in self.bloom_chain]
+        if self.bloom_fill and (len(chain) > 1 or any(level.blocked for level in chain)):
+            return chain
+        return None
+
     def bloom_false_positive_rate(self) -> float:
         """Current false-positive probability of the seen filter: a new URL lands in a shard at random, and meets
         that shard's chain's compound rate (bloom.py); one bitmap per shard (an older crawl): (1 - e^(-k n / m))^k
         with the URLs spread evenly."""
         import math
 
-        from webtrawl.frontier.bloom import BloomLevel, chain_false_positive_rate
+        from webtrawl.frontier.bloom import chain_false_positive_rate
 
-        if (len(self.bloom_chain) > 1 or any(level[3:4] == (1,) for level in self.bloom_chain)) and self.bloom_fill:
-            chain = [BloomLevel(*level) for level in self.bloom_chain]
+        chain = self.bloom_levels()
+        if chain is not None:
             rates = [chain_false_positive_rate(chain, newest, n) for newest, n in self.bloom_fill]
             return sum(rates) / len(rates)
         n, m, k = self.get("added"), self.bloom_bits, self.bloom_hashes

@@ -227,8 +227,7 @@ class FrontierCore:
             groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl]
             members[c.shard].append(index)
         done: list[Stale | None] = [None] * len(completions)
-        # one call for all shards on a plain Redis (each call costs a script run and an HINCRBY per counter)
-        calls = [[sh] for sh in sorted(groups)] if self.one_slot else [sorted(groups)] if groups else []
+        calls = self._per_call(sorted(groups))  # a call costs a script run and an HINCRBY per counter
         args = [[a for sh in call for a in (self._sp[sh], len(members[sh]), *groups[sh])] for call in calls]
         replies = yield [script_call("complete", self._sp[c[0]] + "L", *a) for c, a in zip(calls, args, strict=True)]
         for call, stale in zip(calls, replies, strict=True):
@@ -236,6 +235,13 @@ class FrontierCore:
             for i in stale:
                 done[order[int(i) - 1]] = STALE
         return done
+
+    def _per_call(self, items: Sequence[T]) -> list[list[T]]:
+        """Per-shard work as script calls: one shard a call on a cluster (a call stays in one slot), all in one call
+        on a plain Redis."""
+        if self.one_slot:
+            return [[item] for item in items]
+        return [list(items)] if items else []
 
     # --- reclaim --------------------------------------------------------------------------------------------
     def reclaim(self, mode: str, owner_prefix: str = "") -> Steps[int]:
@@ -299,7 +305,7 @@ class FrontierCore:
 
     # --- reading --------------------------------------------------------------------------------------------
     def counters(self) -> Steps[Counters]:
-        calls = [[sp] for sp in self._sp] if self.one_slot else [self._sp]  # one call for all on a plain Redis
+        calls = self._per_call(self._sp)
         replies = yield [script_call("stats", call[0] + "c", *call) for call in calls]
         out = Counters(bloom_hashes=self.bloom_k, bloom_chain=[tuple(lv) for lv in self.bloom_chain])
         values: dict[str, int] = defaultdict(int)

@@ -30,11 +30,11 @@ def expected_false_positives(counters: Counters) -> float:
     The filter cannot tell which ones; the count follows from its fill: the i-th URL added meets a false-positive
     probability p(i) = (1 - e^(-k i / m))^k, so the expected total is the integral of p from 0 to the URLs added
     (Simpson's rule; hosts spread evenly over the shards, so per-shard filters sum to the same). A chain of filters
-    per shard (bloom.py) sums each shard's own."""
-    if len(counters.bloom_chain) > 1 and counters.bloom_fill:
-        from webtrawl.frontier.bloom import BloomLevel, chain_expected_false_positives
+    per shard, or blocked filters (bloom.py), sums each shard's own."""
+    chain = counters.bloom_levels()
+    if chain is not None:
+        from webtrawl.frontier.bloom import chain_expected_false_positives
 
-        chain = [BloomLevel(*level) for level in counters.bloom_chain]
         return sum(chain_expected_false_positives(chain, newest, n) for newest, n in counters.bloom_fill)
     n, m, k = counters.get("added"), counters.bloom_bits, counters.bloom_hashes
     if n <= 0 or not m or not k:
