@@ -56,14 +56,23 @@ def run(
 
 
 def main(
-    script: Path, doc: str | None, child: Callable[[], dict[str, float]], argv: list[str] | None, digits: int = 3
+    script: Path,
+    doc: str | None,
+    child: Callable[[], dict[str, float]],
+    argv: list[str] | None,
+    digits: int = 3,
+    flags: dict[str, str] | None = None,
 ) -> int:
-    """The command line of a benchmark whose child round takes no options: ``--rounds``, ``--baseline``."""
+    """The command line of a benchmark: ``--rounds``, ``--baseline``, and ``flags`` (name -> help) that are handed
+    to every child round as given (the child reads them from ``sys.argv``)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    for flag, text in (flags or {}).items():
+        ap.add_argument(flag, action="store_true", help=text)
     args = ap.parse_args(argv)
+    given = [flag for flag in flags or {} if getattr(args, flag.lstrip("-").replace("-", "_"))]
     if args.child:
         print(json.dumps(child()))
         return 0
@@ -71,5 +80,5 @@ def main(
     def show(name: str, medians: dict[str, float]) -> None:
         print(f"{name:>12}: " + ", ".join(f"{k} {v:.{digits}f}" for k, v in medians.items()))
 
-    run(script, args.baseline, args.rounds, [], show)
+    run(script, args.baseline, args.rounds, given, show)
     return 0

@@ -3,7 +3,9 @@
 Per page, in one process (the links of each page are extracted beforehand: the HTML parse is not measured here):
 
 Pages: the 181 real corpus pages (each of another site), or with ``--web`` the first 1000 corpus-backed pages of
-the bench's test web (the corpus pages with the model's links inserted, many pages per host, its crawl's scope).
+the bench's test web (the corpus pages with the model's links inserted, many pages per host, its crawl's scope), or
+with ``--realistic`` 1000 pages of the realistic web in the order one parser of ``trawl bench --web realistic`` gets
+them, every link followed (benchmarks/_realistic.py: ~90 URLs kept a page, links to many hosts).
 
 * ``links``: :func:`webtrawl.parse.links.follow_links` (canonicalization, per-page de-duplication, scope,
   address policy, trap checks) turning the page's hrefs into NewUrls;
@@ -41,7 +43,7 @@ _WEB_PAGES = 1000
 _PASSES = 4
 
 
-def _child(redis_url: str, web: bool, expected_urls: int) -> dict[str, float]:
+def _child(redis_url: str, web: bool, expected_urls: int, realistic: bool = False) -> dict[str, float]:
     sys.path.insert(0, str(_HERE))
     from bench_parse import _DEFAULT_CORPUS, load_pages, load_web_pages, make_context, make_web_context
 
@@ -53,7 +55,13 @@ def _child(redis_url: str, web: bool, expected_urls: int) -> dict[str, float]:
     from webtrawl.parse.links import follow_links
     from webtrawl.parse.traps import TrapGuard
 
-    if web:  # the bench's test web: corpus pages with the model's links, in its crawl's scope
+    if realistic:
+        from _realistic import crawl_order, realistic_context, realistic_web
+
+        site = realistic_web(_DEFAULT_CORPUS)
+        pages, ctx = crawl_order(site, _WEB_PAGES), realistic_context(site)
+        links = [extract(page.body, "webtrawl").links for page in pages]
+    elif web:  # the bench's test web: corpus pages with the model's links, in its crawl's scope
         pages = load_web_pages(_DEFAULT_CORPUS, _WEB_PAGES)
         links = [extract(page.body, "webtrawl").links for page in pages]
         ctx = make_web_context()
@@ -133,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default="", help="git revision to alternate with (e.g. main)")
     ap.add_argument("--redis", action="store_true", help="also add through a real redis-server")
     ap.add_argument("--web", action="store_true", help="the first 1000 corpus-backed pages of the bench's test web")
+    ap.add_argument("--realistic", action="store_true", help="1000 pages of the realistic web in a parser's order")
     ap.add_argument(
         "--expected-urls", type=int, default=1_000_000, help="the crawl's: 10000000 makes a node-sized seen filter"
     )
@@ -140,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--redis-url", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.redis_url, args.web, args.expected_urls)))
+        print(json.dumps(_child(args.redis_url, args.web, args.expected_urls, args.realistic)))
         return 0
     sys.path.insert(0, str(_HERE))
     from _abab import run
@@ -151,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         server = EmbeddedRedis(Path(tmp)).start() if args.redis else None
         try:
             extra = (["--redis-url", server.url] if server is not None else []) + (["--web"] if args.web else [])
+            extra += ["--realistic"] if args.realistic else []
             extra += ["--expected-urls", str(args.expected_urls)]
             run(Path(__file__), args.baseline, args.rounds, extra, _show)
         finally:

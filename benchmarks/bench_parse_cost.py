@@ -7,6 +7,10 @@ Each kind is timed on its own and ``mix`` weighs them 98:1:1. Rounds are fresh p
 tree and ``--baseline REF`` (ABAB...); prints medians of ms of CPU per page::
 
     PYTHONPATH=src:testweb/src .venv/bin/python benchmarks/bench_parse_cost.py --rounds 7 --baseline main
+
+``--realistic``: the ordinary pages are instead 600 HTML pages of the realistic web in the order one parser of
+``trawl bench --web realistic`` gets them, every link followed (benchmarks/_realistic.py): ~90 URLs kept a page,
+where the synthetic web's scope keeps ~5.
 """
 
 from __future__ import annotations
@@ -32,8 +36,13 @@ def _child() -> dict[str, float]:
     from webtrawl.store import WarcWriter
     from webtrawl_testweb import chaosbodies
 
-    pages = load_web_pages(_DEFAULT_CORPUS, 362)
-    ctx = make_web_context()
+    if "--realistic" in sys.argv:
+        from _realistic import crawl_order, realistic_context, realistic_web
+
+        web = realistic_web(_DEFAULT_CORPUS)
+        pages, ctx = crawl_order(web, 600), realistic_context(web)
+    else:
+        pages, ctx = load_web_pages(_DEFAULT_CORPUS, 362), make_web_context()
     first = pages[0]
     cut = Limits().max_body
     huge_body = chaosbodies.huge_page(chaosbodies.HUGE_SIZE)
@@ -78,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(_HERE))
     import _abab
 
-    return _abab.main(Path(__file__), __doc__, _child, argv)
+    flags = {"--realistic": "the realistic web's pages in a parser's order (see above)"}
+    return _abab.main(Path(__file__), __doc__, _child, argv, flags=flags)
 
 
 if __name__ == "__main__":

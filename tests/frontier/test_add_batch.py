@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -167,6 +169,45 @@ def test_the_runs_of_a_segment_are_one_argument_each() -> None:
     ]
     assert args[4:] == ["", "b.test", "http://b.test", "0", "/x\ny"]
     assert split_url("http://b.test/x\ny") == ("b.test", "http://b.test", "/x\ny")
+
+
+def _unpacked(args: list[object]) -> list[tuple[str, str, bytes]]:
+    """(origin, url, hash) of every URL of one segment's arguments, read as add.lua reads them."""
+    out: list[tuple[str, str, bytes]] = []
+    at = 3 + 2 * int(str(args[1]))
+    while at < len(args):
+        run = args[at]
+        if run == "":  # an explicit run: host, origin, meta, rest
+            origin, rest = str(args[at + 2]), str(args[at + 4])
+            out.append((origin, origin + rest, b""))
+            at += 5
+            continue
+        assert isinstance(run, bytes)
+        _, origin_b, _, body = run.split(b"\n", 3)
+        while body:
+            end = body.find(b"\n", 20)
+            line, body = (body, b"") if end < 0 else (body[:end], body[end + 1 :])
+            out.append((origin_b.decode(), (origin_b + line[20:]).decode(), line[:20]))
+        at += 1
+    return out
+
+
+_PATHS = st.sampled_from(["/", "/a", "/é?q=ü", "/x?y=1&z", "/%41", "/a/b/", "/\u20ac"])
+_ORIGINS = st.sampled_from(
+    ["http://a.test", "https://a.test:8443", "https://u:p@b.test", "http://[2001:db8::1]:8080", "http://bü.test"]
+)
+
+
+@given(st.lists(st.tuples(_ORIGINS, _PATHS, st.integers(0, 2)), max_size=30))
+def test_each_packed_url_is_its_origin_and_rest_with_its_own_sha1(items: list[tuple[str, str, int]]) -> None:
+    urls = [NewUrl(origin + path, depth) for origin, path, depth in items]
+    batch = AddBatch(lambda host: 0, RecentUrls(0), allowed=1000)
+    batch.extend(urls)
+    got = _unpacked(batch.segments[0].args("sp:")) if urls else []
+    assert sorted(url for _, url, _ in got) == sorted(new.url for new in urls)
+    for origin, url, digest in got:
+        assert split_parts(url) is not None and split_parts(url)[1] == origin  # type: ignore[index]
+        assert digest == hashlib.sha1(url.encode()).digest()
 
 
 def test_recent_urls_remember_a_whole_call_and_evict_the_oldest() -> None:

@@ -31,12 +31,11 @@ MAX_URLS_PER_CALL = 500  # a larger batch is cut (at segment ends): one script r
 class _Run:
     """Consecutive URLs of one host with the same origin and metadata."""
 
-    __slots__ = ("host", "meta", "origin", "rests", "urls")
+    __slots__ = ("host", "meta", "origin", "urls")
 
     def __init__(self, host: str, origin: str, meta: str) -> None:
         self.host, self.origin, self.meta = host, origin, meta
-        self.rests: list[str] = []
-        self.urls: list[str] = []
+        self.urls: list[str] = []  # each is origin + its rest (path and query)
 
 
 class Segment:
@@ -62,9 +61,10 @@ class Segment:
                 out.append(packed)
                 count += 1
             else:  # text with a newline of its own (never a canonical URL): one explicit run per URL
-                for rest in run.rests:
-                    out += ("", run.host, run.origin, run.meta, rest)
-                count += len(run.rests)
+                cut = len(run.origin)
+                for url in run.urls:
+                    out += ("", run.host, run.origin, run.meta, url[cut:])
+                count += len(run.urls)
         out[2 + 2 * len(self.extras)] = count
         return out
 
@@ -81,10 +81,11 @@ def _packed(run: _Run) -> bytes | None:
     None if some text has a newline of its own.
     """
     head = f"{run.host}\n{run.origin}\n{run.meta}\n"
-    rests = run.rests
-    if head.count("\n") != 3 or "\n".join(rests).count("\n") != len(rests) - 1:
+    if head.count("\n") != 3 or "\n" in "".join(run.urls):  # the origins have none: a newline is in a rest
         return None
-    lines = [_sha1(url.encode()).digest() + rest.encode() for url, rest in zip(run.urls, rests, strict=True)]
+    # each URL is origin + rest: its rest is the tail of the bytes already encoded for its hash (one encode a URL)
+    cut = len(run.origin.encode())
+    lines = [_sha1(raw := url.encode()).digest() + raw[cut:] for url in run.urls]
     return head.encode() + b"\n".join(lines)
 
 
@@ -115,26 +116,25 @@ class AddBatch:
     def extend(self, urls: Sequence[NewUrl]) -> None:
         origins: dict[str, tuple[str, Segment]] = {}  # url up to its path -> (host, segment): split each origin once
         runs: dict[str, _Run] = {}  # host -> its latest run
-        recent, result = self._recent, self.result
+        result = self.result
+        recent = self._recent.keys  # RecentUrls.__contains__ inlined: a method call per URL shows here
         for item in urls:
             url = item.url
             end = url.find("/", 8)  # the path's "/" of an http(s) URL
-            known = origins.get(url[:end]) if end > 0 else None
-            if known is not None:
+            if end > 0 and (known := origins.get(origin := url[:end])) is not None:
                 host, seg = known
-                origin, rest = url[:end], url[end:]
             else:
                 parts = split_parts(url)
                 if parts is None:
                     self._refuse(self._segment(0), url, "bad-url")
                     continue
-                host, origin, rest = parts
+                host, origin, _ = parts
                 if self._key_of is not None:
                     host = self._key_of(host)
                 seg = self._segment(self._shard_of(host))
                 if end > 0 and origin == url[:end]:
                     origins[origin] = (host, seg)
-            if url in recent:
+            if hash(url) in recent:
                 seg.extras["seen"] += 1
                 result.seen += 1
                 continue
@@ -151,7 +151,6 @@ class AddBatch:
             if run is None or run.origin != origin or run.meta != meta:
                 run = runs[host] = _Run(host, origin, meta)
                 seg.runs.append(run)
-            run.rests.append(rest)
             run.urls.append(url)
             seg.size += 1
 

@@ -14,31 +14,31 @@ from collections.abc import Iterable
 class RecentUrls:
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, capacity)
-        self._keys: set[int] = set()
+        self.keys: set[int] = set()  # hash(url) of each URL known; AddBatch tests ``hash(url) in keys`` itself
         self._order: deque[int] = deque()
 
     def __contains__(self, url: str) -> bool:
-        return hash(url) in self._keys
+        return hash(url) in self.keys
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self.keys)
 
     def remember(self, url: str) -> None:
         if not self.capacity:
             return
         key = hash(url)
-        if key in self._keys:
+        if key in self.keys:
             return
-        self._keys.add(key)
+        self.keys.add(key)
         self._order.append(key)
         if len(self._order) > self.capacity:
-            self._keys.discard(self._order.popleft())
+            self.keys.discard(self._order.popleft())
 
     def remember_all(self, urls: Iterable[str]) -> None:
         """:meth:`remember` for every URL of an add call, without a method call per URL."""
         if not self.capacity:
             return
-        keys, order = self._keys, self._order
+        keys, order = self.keys, self._order
         for url in urls:
             key = hash(url)
             if key not in keys:
