@@ -26,7 +26,8 @@ _ZSTD_READ = 256 * 1024
 _BROTLI_STEP = 1024 * 1024
 _HELD = 8 * 1024 * 1024  # decoded bytes of a gzip/deflate body held before the rest is only counted
 _COUNT_STEP = 1024 * 1024
-_PROBE = 1024 * 1024  # decoded bytes of the first member that tell its inflation ratio before more is held
+_PROBE = 2 * 1024 * 1024  # decoded bytes of the first member that tell its inflation ratio before more is held
+# (a smaller probe splits the output of more legitimate pages in two, and joining the two copies it)
 _BOMB_RATIO = 100  # past this, nothing is held: the body is counted first (to the cap), and decoded if it fits
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -58,7 +59,7 @@ def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
             size = len(chunk)
             if size == _PROBE and not d.eof:
                 if (len(tail) - len(d.unconsumed_tail)) * _BOMB_RATIO < size:  # the input the probe used
-                    hold = False
+                    hold, chunk = False, b""  # the probe's output let go before counting on
                     size = _count_to(d, d.unconsumed_tail, size, limit)
                 else:
                     out.append(chunk)

@@ -213,4 +213,4 @@ def test_a_bomb_is_counted_without_holding_even_its_first_mib() -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 4 * 1024 * 1024  # a counting step or two, not the 8 MiB held
+    assert peak < 4 * 1024 * 1024  # the probe, or a counting step or two: not the 8 MiB held
