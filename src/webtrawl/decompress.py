@@ -26,6 +26,9 @@ _ZSTD_READ = 256 * 1024
 _BROTLI_STEP = 1024 * 1024
 _HELD = 8 * 1024 * 1024  # decoded bytes of a gzip/deflate body held before the rest is only counted
 _COUNT_STEP = 1024 * 1024
+_PROBE = 2 * 1024 * 1024  # decoded bytes of the first member that tell its inflation ratio before more is held
+# (a smaller probe splits the output of more legitimate pages in two, and joining the two copies it)
+_BOMB_RATIO = 100  # past this, nothing is held: the body is counted first (to the cap), and decoded if it fits
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -39,26 +42,56 @@ def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
     At most ``_HELD`` decoded bytes are held while the size is unknown: a stream that goes on past them is only
     counted from there on (what is held is let go, output dropped as it comes), and decoded again if it fits the
     cap. A bomb then costs the parser no more memory than an ordinary page and is inflated once, up to the cap
-    (counting it again from the start cost a sixth more); a legitimate body that big (rare) is inflated twice."""
+    (counting it again from the start cost a sixth more); a legitimate body that big (rare) is inflated twice.
+    A first member whose first ``_PROBE`` bytes came from more than ``_BOMB_RATIO`` times less input is not held
+    at all, only counted the same way (and decoded again if it fits): the 8 MiB a bomb's held pass took were
+    fresh pages to fault in after a heap trim. The same bytes are decoded up to the same points either way, so
+    the verdicts (bomb, broken data, the decoded body) do not change."""
     limit = min(cap, _HELD)
     out: list[bytes] = []
     size = 0
     tail = data
+    hold = True
     while True:
         d = ZLIB.decompressobj(wbits)
-        chunk = d.decompress(tail, limit + 1 - size)
-        size += len(chunk)
-        out.append(chunk)
+        if not size and limit >= _PROBE:
+            chunk = d.decompress(tail, _PROBE)
+            size = len(chunk)
+            if size == _PROBE and not d.eof:
+                if (len(tail) - len(d.unconsumed_tail)) * _BOMB_RATIO < size:  # the input the probe used
+                    hold, chunk = False, b""  # the probe's output let go before counting on
+                    size = _count_to(d, d.unconsumed_tail, size, limit)
+                else:
+                    out.append(chunk)
+                    chunk = d.decompress(d.unconsumed_tail, limit + 1 - size)  # the rest of the held pass
+                    size += len(chunk)
+        else:
+            chunk = d.decompress(tail, limit + 1 - size)
+            size += len(chunk)
+        if hold:
+            out.append(chunk)
         if size > limit:
             break
         tail = d.unused_data
-        if not (d.eof and tail.startswith(_GZIP_MAGIC)):
-            return b"".join(out)  # trailing garbage after the last member is ignored, as browsers do
+        if not (d.eof and tail.startswith(_GZIP_MAGIC)):  # trailing garbage after the last member is ignored
+            return b"".join(out) if hold else _members(data, wbits)
     if size > cap:
         raise _bomb(cap)
     out.clear()
     _count_on(d, d.unconsumed_tail, size, cap, wbits)
     return _members(data, wbits)
+
+
+def _count_to(d: Any, tail: bytes, size: int, limit: int) -> int:
+    """The held pass of :func:`_zlib` without holding: decode ``tail`` with ``d`` to ``limit + 1`` bytes in all
+    (or the member's end, or the input's), in steps, keeping nothing; the size reached."""
+    while not d.eof and size <= limit:
+        chunk = d.decompress(tail, min(_COUNT_STEP, limit + 1 - size))
+        size += len(chunk)
+        tail = d.unconsumed_tail
+        if not chunk and not tail:
+            break  # input used up (a cut body)
+    return size
 
 
 def _members(data: bytes, wbits: int) -> bytes:

@@ -180,9 +180,10 @@ class _Inbox:
         if body_at + body_size <= len(self.buf) or body_at > self.filled:
             return
         self.big_page = PAGE_DECODER.decode(self.view[_HEADER.size : body_at])
-        self.big = io.BytesIO()
-        self.big.seek(body_size - 1)
-        self.big.write(b"\0")  # sized once: the reads write into it in place
+        # Sized once, the reads write into it in place. ``bytes(n)`` is calloc'd (fresh zero pages, not written
+        # here), and the BytesIO holds its only reference, so its buffer is not copied: a seek past the end and a
+        # write zero-filled the whole body before the reads wrote it again.
+        self.big = io.BytesIO(bytes(body_size))
         self.big_view = self.big.getbuffer()
         self.big_got = self.filled - body_at
         self.big_view[: self.big_got] = self.view[body_at : self.filled]

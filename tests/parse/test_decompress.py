@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import random
 import tracemalloc
 import zlib
 
@@ -10,6 +11,7 @@ import brotli
 import pytest
 import zstandard
 
+from webtrawl import decompress as dz
 from webtrawl.errors import BadContent, DecompressionBomb
 from webtrawl.parse.decompress import content_codings, decompress
 
@@ -141,3 +143,74 @@ def test_a_body_that_inflates_like_a_bomb_but_fits_the_cap_decodes_whole() -> No
     assert decompress(gzip.compress(body), ["gzip"], BIG_CAP) == body
     two = gzip.compress(body[:100]) + gzip.compress(body[100:])
     assert decompress(two, ["gzip"], BIG_CAP) == body
+
+
+def _zlib_held_first(data: bytes, cap: int, wbits: int) -> bytes:
+    """decompress._zlib before the probe: the first member held up to the held size whatever its ratio."""
+    limit = min(cap, dz._HELD)
+    out: list[bytes] = []
+    size = 0
+    tail = data
+    while True:
+        d = dz.ZLIB.decompressobj(wbits)
+        chunk = d.decompress(tail, limit + 1 - size)
+        size += len(chunk)
+        out.append(chunk)
+        if size > limit:
+            break
+        tail = d.unused_data
+        if not (d.eof and tail.startswith(dz._GZIP_MAGIC)):
+            return b"".join(out)
+    if size > cap:
+        raise dz._bomb(cap)
+    dz._count_on(d, d.unconsumed_tail, size, cap, wbits)
+    return dz._members(data, wbits)
+
+
+def _verdict(fn: object, data: bytes, cap: int, wbits: int) -> object:
+    assert callable(fn)
+    try:
+        return fn(data, cap, wbits)
+    except DecompressionBomb:
+        return "bomb"
+    except dz.ERRORS:
+        return "broken"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_ratio_probe_changes_no_verdict(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bodies that inflate like bombs or not, in one or more members, cut or with a flipped byte, under caps below,
+    at and past the held size: the probe gives what holding the first member gave (constants scaled down)."""
+    monkeypatch.setattr(dz, "_PROBE", 1024)
+    monkeypatch.setattr(dz, "_HELD", 8 * 1024)
+    monkeypatch.setattr(dz, "_COUNT_STEP", 1024)
+    monkeypatch.setattr(dz, "_BOMB_RATIO", 10)  # a 1 KiB probe's input is mostly headers
+    rng = random.Random(seed)
+    parts = [bytes(rng.choice([10, 900, 3000, 20_000, 90_000])) for _ in range(rng.randint(1, 3))]
+    parts += [rng.randbytes(rng.choice([10, 2000, 12_000])) for _ in range(rng.randint(0, 2))]
+    rng.shuffle(parts)
+    wbits = rng.choice([31, 15, -15])
+    members = []
+    for part in parts:
+        c = zlib.compressobj(6, zlib.DEFLATED, wbits)
+        members.append(c.compress(part) + c.flush())
+    data = b"".join(members) if wbits == 31 else members[0]  # only gzip has members
+    if seed % 3 == 1:
+        data = data[: rng.randint(1, len(data))]
+    elif seed % 3 == 2:
+        at = rng.randrange(len(data))
+        data = data[:at] + bytes([data[at] ^ 0x55]) + data[at + 1 :]
+    for cap in (1000, 1024, 5000, 8 * 1024, 8 * 1024 + 1, 30_000, 200_000):
+        assert _verdict(dz._zlib, data, cap, wbits) == _verdict(_zlib_held_first, data, cap, wbits)
+
+
+def test_a_bomb_is_counted_without_holding_even_its_first_mib() -> None:
+    bomb = gzip.compress(b"\0" * (BIG_CAP + 1))
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecompressionBomb):
+            decompress(bomb, ["gzip"], BIG_CAP)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024 * 1024  # the probe, or a counting step or two: not the 8 MiB held

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import random
 
 import pytest
 
@@ -127,7 +128,7 @@ def test_header_parameter_spelling(content_type: str) -> None:
 
 @pytest.mark.parametrize("shift", range(4))
 def test_utf8_is_checked_across_slices_as_a_whole(shift: int) -> None:
-    # Characters of 2-4 bytes straddle the check's 32 KiB slice edges at every offset; one bad byte far past the
+    # Characters of 2-4 bytes straddle the check's slice edges (4 KiB) at every offset; one bad byte far past the
     # first slice, and a character cut at the end, are judged as a decode of the whole body would judge them.
     text = "x" * shift + "é\u2019𝄞中 " * 20_000
     body = text.encode("utf-8")
@@ -138,3 +139,19 @@ def test_utf8_is_checked_across_slices_as_a_whole(shift: int) -> None:
     cut = body[:-1]  # "𝄞中 " ends the text: dropping the space leaves whole characters; one more byte cuts "中"
     assert choose_encoding(cut[:-1], "text/html; charset=utf-8") == ("utf-8", "header", 0)
     assert _valid_utf8(cut[:-1]) and not _valid_utf8(cut[:-1], cut_ok=False)  # detection wants it whole
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_utf8_check_equals_a_whole_decode(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = ["a", "é", "\u2019", "𝄞", "中", " "]
+    body = "".join(rng.choices(pieces, k=rng.randint(0, 12_000))).encode("utf-8")
+    if seed % 2 and body:  # one stray byte somewhere: a lone continuation, a lead byte, or one never valid
+        at = rng.randrange(len(body))
+        body = body[:at] + rng.choice([b"\x80", b"\xc3", b"\xe2\x80", b"\xff"]) + body[at:]
+    try:
+        body.decode("utf-8")
+        whole = True
+    except UnicodeDecodeError:
+        whole = False
+    assert _valid_utf8(body, cut_ok=False) == whole

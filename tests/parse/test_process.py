@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import random
+import time
 import zlib
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from webtrawl.messages import NewUrl
 from webtrawl.parse import Scope, process_page
+from webtrawl.parse.process import _iso
 
 from .helpers import URL, make_ctx, make_page
 
@@ -247,3 +250,11 @@ def test_truncated_body_is_parsed_as_far_as_it_goes() -> None:
     out = process_page(page, make_ctx())
     assert out.record.truncated and out.record.error is None
     assert out.record.title == "Cut" and 0 < len(out.new_urls) < 2000
+
+
+def test_fetch_time_equals_a_strftime_per_page() -> None:
+    rng = random.Random(7)
+    stamps = [1_700_000_000 + rng.random() * 5 for _ in range(300)] + [1_700_000_000.9995, 1_700_000_001.0, 0.5]
+    for ts in stamps:
+        expected = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+        assert _iso(ts) == expected

@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,10 @@ def test_request_response_pair_reads_back(tmp_path: Path) -> None:
         assert rec["warc"]["WARC-Date"] == "2023-11-14T22:13:21.500000Z"
         assert rec["warc"]["WARC-Date"].startswith("2023-11-14T22:13:21")
     assert req["warc"]["WARC-Concurrent-To"] == resp["warc"]["WARC-Record-ID"]
+    ids = [rec["warc"]["WARC-Record-ID"] for rec in recs]
+    assert len(set(ids)) == 3 and all(i.startswith("<urn:uuid:") and i.endswith(">") for i in ids)
+    for i in ids:  # random (version 4) UUIDs, written as uuid.uuid4() writes them
+        assert str(uuid.UUID(i[10:-1])) == i[10:-1] and uuid.UUID(i[10:-1]).version == 4
     assert resp["warc"]["WARC-IP-Address"] == "127.0.0.1"
     assert resp["warc"]["WARC-Truncated"] == "length"
 
@@ -215,6 +220,7 @@ def test_seal_on_missing_or_clean_directory(tmp_path: Path, missing: bool) -> No
 
 _CHILD = """
 import sys
+import uuid
 from pathlib import Path
 from tests.store.test_warc import _page
 from webtrawl.store import WarcWriter

@@ -42,6 +42,19 @@ _LINK_RELS = frozenset({"canonical", "alternate", "next", "prev", "previous"})
 _REQUISITE_RELS = frozenset({"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload"})
 _FRAMES = frozenset({"iframe", "frame"})
 _REQUISITE_TAGS = frozenset({"img", "script", "embed", "source", "audio", "video", "track", "input"})
+
+
+def _tag_ids(*names: str) -> tuple[int, ...]:
+    """lexbor's ids of known tags: static in its tag table, the same in every document and namespace (an svg
+    ``<a>`` is ``a`` too); a custom element's id is per document and never one of them."""
+    doc = LexborHTMLParser("")
+    return tuple(doc.create_node(name).tag_id for name in names)
+
+
+# The loop dispatches on ``tag_id``, an int: ``tag`` builds a str from the element's name for every node.
+_A, _AREA, _META, _LINK, _BASE, _TITLE, _INPUT = _tag_ids("a", "area", "meta", "link", "base", "title", "input")
+_FRAME_IDS = frozenset(_tag_ids(*_FRAMES))
+_REQUISITE_IDS = frozenset(_tag_ids(*_REQUISITE_TAGS))
 # The delay and the ``url=`` before the target; the target is the rest. (One regex for both backtracked: a lazy
 # target, a back-reference and a ``\s*$`` took O(n^2), 6 s for a 20 KB attribute of spaces.)
 _REFRESH_HEAD_RE = re.compile(r"\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?", re.IGNORECASE)
@@ -154,12 +167,8 @@ def extract(html: bytes | str, product_token: str) -> Extracted:
     links = out.links
     requisites = out.requisites
     for node in tree.css(_QUERY):
-        tag = node.tag
-        if tag in _REQUISITE_TAGS:
-            src = node.attributes.get("src")
-            if src and (tag != "input" or (node.attributes.get("type") or "").lower() == "image"):
-                requisites.append(src)
-        elif tag == "a" or tag == "area":
+        tag = node.tag_id
+        if tag in (_A, _AREA):  # most of the nodes: first
             # The attributes dict beats two lookups on the lazy view: a missing ``rel`` raises KeyError inside it.
             # Keys are the parser's lower-case names, and it drops duplicates, so ``get`` finds what ``attrs`` would.
             attrs = node.attributes
@@ -167,7 +176,12 @@ def extract(html: bytes | str, product_token: str) -> Extracted:
             if href:
                 rel = attrs.get("rel")
                 links.append((href, rel is not None and "nofollow" in rel.lower().split()))
-        elif tag == "meta":
+        elif tag in _REQUISITE_IDS:
+            # One lookup on the lazy view: an <img> has ~5 attributes (srcset, sizes...) that a dict would decode.
+            src = node.attrs.get("src")
+            if src and (tag != _INPUT or (node.attributes.get("type") or "").lower() == "image"):
+                requisites.append(src)
+        elif tag == _META:
             attrs = node.attributes
             name = attrs.get("name")
             content = attrs.get("content")
@@ -178,7 +192,7 @@ def extract(html: bytes | str, product_token: str) -> Extracted:
                 target = refresh_target(content)
                 if target:
                     links.append((target, False))
-        elif tag == "link":
+        elif tag == _LINK:
             attrs = node.attributes
             rel = attrs.get("rel")
             href = attrs.get("href")
@@ -190,15 +204,15 @@ def extract(html: bytes | str, product_token: str) -> Extracted:
                     links.append((href, "nofollow" in rels))
                 elif not _REQUISITE_RELS.isdisjoint(rels):
                     requisites.append(href)
-        elif tag in _FRAMES:
+        elif tag in _FRAME_IDS:
             src = node.attributes.get("src")
             if src:
                 links.append((src, False))
-        elif tag == "base":
+        elif tag == _BASE:
             href = node.attributes.get("href")
             if not out.base and href:
                 out.base = href
-        elif tag == "title" and not out.title:
+        elif tag == _TITLE and not out.title:
             out.title = " ".join(node.text(deep=True).split())[:_MAX_TITLE]
     return out
 

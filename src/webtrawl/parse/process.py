@@ -8,6 +8,7 @@ refusals, HTTP errors, bombs, non-HTML, redirects and parsed HTML all end in exa
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 import time
@@ -92,7 +93,13 @@ class Processed:
 
 def _iso(ts: float) -> str:
     ts = ts if ts > 0 else time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+    return _utc_second(int(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=8)
+def _utc_second(second: int) -> str:
+    """The pages of a batch were fetched within a few seconds: ``strftime`` once per second, not per page."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
 
 
 def base_record(page: Page) -> PageRecord:

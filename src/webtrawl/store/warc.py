@@ -29,8 +29,8 @@ import base64
 import contextlib
 import hashlib
 import io
+import os
 import time
-import uuid
 import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -92,6 +92,9 @@ def _sha1(digest: bytes) -> str:
 
 
 _EMPTY_SHA1 = _sha1(hashlib.sha1(b"").digest())
+# A version-4 UUID's fixed bits: version 4 in the 13th hex digit, variant 10 in the 17th (RFC 9562).
+_UUID4_CLEAR = ~((0xF << 76) | (0x3 << 62))
+_UUID4_SET = (0x4 << 76) | (0x2 << 62)
 
 
 def _http_block(first_line: str, headers: list[tuple[str, str]]) -> bytes:
@@ -115,7 +118,9 @@ def _record(fields: list[tuple[str, str]], block: bytes, payload: bytes, level: 
 
 
 def _record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """A random (version 4) UUID URN, what ``uuid.uuid4()`` gives, without its UUID object (half the cost)."""
+    h = f"{int.from_bytes(os.urandom(16)) & _UUID4_CLEAR | _UUID4_SET:032x}"
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 def _request_target(url: str) -> str:
