@@ -1,17 +1,16 @@
-"""The fetcher looks at its heap after each FETCHER_KEEP_FREE bytes of bodies, or after the backstop time."""
+"""The fetcher looks at its heap after each _LOOK_BYTES of bodies read, or after the backstop time."""
 
 from __future__ import annotations
 
-from webtrawl.fetch.worker import _TRIM_BACKSTOP_S, HeapLooks
-from webtrawl.heap import FETCHER_KEEP_FREE
+from webtrawl.fetch.worker import _LOOK_BYTES, _TRIM_BACKSTOP_S, HeapLooks
 
 
 def test_a_look_comes_after_enough_bodies_and_counts_from_there() -> None:
     looks = HeapLooks(read=1000, now=0.0)
-    assert not looks.due(1000 + FETCHER_KEEP_FREE - 1, 1.0)
-    assert looks.due(1000 + FETCHER_KEEP_FREE, 1.5)
-    assert not looks.due(1000 + FETCHER_KEEP_FREE + 10, 2.0)  # counted from the look
-    assert looks.due(1000 + 2 * FETCHER_KEEP_FREE, 2.5)
+    assert not looks.due(1000 + _LOOK_BYTES - 1, 1.0)
+    assert looks.due(1000 + _LOOK_BYTES, 1.5)
+    assert not looks.due(1000 + _LOOK_BYTES + 10, 2.0)  # counted from the look
+    assert looks.due(1000 + 2 * _LOOK_BYTES, 2.5)
 
 
 def test_a_look_comes_after_the_backstop_without_bodies() -> None:

@@ -170,7 +170,7 @@ class HttpClient:
             return 0
         limit = self.max_idle if keep is None else keep
         expired_before = time.monotonic() - self.keepalive_s
-        # Usually nothing to do, which the counts and each deque's first (oldest) connection tell.
+        # Nothing to do when under the cap and none expired: told by the counts and each deque's first (its oldest).
         if sum(map(len, conns.values())) <= limit and all(q[0][1] >= expired_before for q in conns.values() if q):
             return 0
         idle = [(used, key, proto) for key, queue in conns.items() for proto, used in queue]

@@ -37,7 +37,8 @@ _IDLE_MAX = 0.25
 # waits up to _REFILL_MAX_S for a quarter of a lease batch to be free (one round trip for several URLs).
 _REFILL_WAIT_S = 0.01
 _REFILL_MAX_S = 0.05
-_TRIM_BACKSTOP_S = 10.0  # the longest between two looks at the heap (see HeapLooks)
+_LOOK_BYTES = FETCHER_KEEP_FREE // 4  # body bytes read between two looks at the heap (see HeapLooks)
+_TRIM_BACKSTOP_S = 10.0  # the longest between two looks
 
 
 def run_fetcher(args: FetcherArgs) -> None:
@@ -56,17 +57,17 @@ def run_fetcher(args: FetcherArgs) -> None:
 class HeapLooks:
     """When the fetcher looks at its heap (and trims it if over FETCHER_KEEP_FREE free: heap.trim_heap).
 
-    The free heap can only have grown past FETCHER_KEEP_FREE if about as much was allocated since the last look,
-    and bodies are most of what a fetcher allocates: a look (mallinfo2 walks the free chunks, and once that much is
-    free, malloc_trim walks them again at every look) comes after each FETCHER_KEEP_FREE bytes of bodies read, or
-    after _TRIM_BACKSTOP_S for what else comes and goes, rather than every TRIM_INTERVAL_S."""
+    A look costs a walk of the free chunks (mallinfo2; once that much is free, malloc_trim walks them again at every
+    look), and the free heap grows by at most what was allocated since the last one, bodies most of it: a look
+    comes after _LOOK_BYTES of bodies read (at most every TRIM_INTERVAL_S, as before) or after _TRIM_BACKSTOP_S,
+    so a fetcher that reads little does not walk its heap twice a second for nothing."""
 
     def __init__(self, read: int, now: float) -> None:
         self._read, self._at = read, now
 
     def due(self, read: int, now: float) -> bool:
         """Whether to look now, ``read`` body bytes read so far (HttpClient.bytes_read); if so, counts from here."""
-        if read - self._read < FETCHER_KEEP_FREE and now - self._at < _TRIM_BACKSTOP_S:
+        if read - self._read < _LOOK_BYTES and now - self._at < _TRIM_BACKSTOP_S:
             return False
         self._read, self._at = read, now
         return True
