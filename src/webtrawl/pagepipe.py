@@ -261,9 +261,9 @@ class PageSender:
                     assert peer.writer is not None
                     try:
                         head, body = frame(page, body_parts)
-                        peer.writer.write(head)
-                        for part in body:  # writes of their own: writelines() joins the buffers on asyncio's loop
-                            peer.writer.write(part)
+                        # One writev on uvloop (a fetcher's loop): fewer syscalls than a write per buffer, no join.
+                        # (asyncio's own loop joins the buffers: one copy of the body, as before the split frame.)
+                        peer.writer.writelines([head, *body])
                         await peer.writer.drain()
                         return
                     except (ConnectionError, OSError):
