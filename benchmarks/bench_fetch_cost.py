@@ -1,17 +1,20 @@
 """Client CPU per page of the fetcher's own path: HttpClient GET + framing the Page for a parser.
 
     python benchmarks/bench_fetch_cost.py [--requests 600] [--rounds 5] [--hosts 100] [--new 0.3] [--tls12]
+        [--big 0.01] [--only frame]
 
 A server process (aiohttp on uvloop, HTTPS via the test web's CA with SNI for ``site<i>.test``, and HTTP) serves
 the 181 corpus pages (/work/shared/corpus, gzip-encoded as received). A drain process reads and drops what the
 fetcher frames (a unix socket like a parser's). This process fetches ``--requests`` pages over ``--hosts`` host
 names (85% HTTPS) with 16 in flight; before a ``--new`` share of the requests the host's idle connection is closed,
-so that request opens a new connection (a host session coming back after its keep-alive, as in a broad crawl). Each
+so that request opens a new connection (a host session coming back after its keep-alive, as in a broad crawl);
+a ``--big`` share asks for a 12 MB body instead (the realistic test web's 1%: cut at the 10 MiB cap). Each
 page goes through pagepipe's PageSender. Variants alternate in rounds; reported: median CPU ms per page (user+sys
 of this process) and the part spent encoding + writing frames.
 
-``--tls-read`` compares instead the fetcher's TLS read into a reused buffer (``after``) with CPython's
-``SSLObject.read`` (``before``), with glibc's mmap threshold set as in a fetcher process (heap.py).
+``--tls-read`` compares instead the fetcher's TLS read (a record at most per call, ``after``) with CPython's
+``SSLObject.read`` (``before``). The fetching process sets its heap and collector as a fetcher process does
+(heap.py: glibc's mmap threshold, trim threshold and top pad; fewer GC passes).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import gzip
+import inspect
 import multiprocessing
 import random
 import resource
@@ -39,11 +43,12 @@ from webtrawl import pagepipe
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch import HttpClient
 from webtrawl.fetch import client as client_module
-from webtrawl.heap import return_freed_buffers
+from webtrawl.heap import collect_less, return_freed_buffers
 from webtrawl.messages import PAGE_ENCODER, Lease, Page
 from webtrawl_testweb.certs import Certs
 
 CORPUS = Path("/work/shared/corpus/pages")
+_PARTS = "parts" in inspect.signature(HttpClient.fetch).parameters
 
 
 def _serve(cert_dir: Path, tls12: bool, ports: Any) -> None:
@@ -53,12 +58,18 @@ def _serve(cert_dir: Path, tls12: bool, ports: Any) -> None:
         body = bodies[int(request.match_info["i"]) % len(bodies)]
         return web.Response(body=body, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
 
+    big = random.Random(2).randbytes(12 * 1024 * 1024)  # a 12 MB answer (cut at the 10 MiB --max-body)
+
+    async def big_page(request: web.Request) -> web.Response:
+        return web.Response(body=big, headers={"Content-Type": "application/octet-stream"})
+
     async def main() -> None:
         ctx = Certs(cert_dir).server_context
         if tls12:
             ctx.maximum_version = ssl.TLSVersion.TLSv1_2
         app = web.Application()
         app.router.add_get("/p/{i}", page)
+        app.router.add_get("/big/{i}", big_page)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ctx).start()
@@ -118,11 +129,11 @@ def _variant(resume: bool, split_frame: bool, frame_cpu: list[float], plain_read
     names = vars(client_module)  # HttpClient calls the ssl_context it imported: replaced there
     make_context = names["ssl_context"]
     frame = pagepipe.frame
-    build: Callable[[Page], tuple[Any, bytes]] = frame if split_frame else _legacy_frame
+    build: Callable[[Page], tuple[Any, Any]] = _legacy_frame
 
-    def timed(page: Page) -> tuple[Any, bytes]:
+    def timed(page: Page, *parts: Any) -> tuple[Any, Any]:
         start = time.process_time()
-        out = build(page)
+        out = frame(page, *parts) if split_frame else build(page)
         frame_cpu[0] += time.process_time() - start
         return out
 
@@ -169,10 +180,15 @@ async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]
             async with sem:
                 if new:
                     _forget(client, host)
-                resp = await client.fetch(url)
                 lease = Lease(token="t", shard=0, host=host, url=url)
-                page = Page(lease=lease, status=resp.status, headers=resp.headers, body=resp.body, ip=resp.ip)
-                await sender.send(page)
+                if _PARTS:  # the fetcher's page path: the body left in its chunks (HttpFetcher)
+                    resp = await client.fetch(url, parts=True)
+                    page = Page(lease=lease, status=resp.status, headers=resp.headers, body=resp.body, ip=resp.ip)
+                    await sender.send(page, resp.body_parts)
+                else:  # a tree from before body parts (an A/B against main)
+                    resp = await client.fetch(url)
+                    page = Page(lease=lease, status=resp.status, headers=resp.headers, body=resp.body, ip=resp.ip)
+                    await sender.send(page)
                 done += 1
 
         start, faults = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -189,12 +205,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--new", type=float, default=0.3)
+    ap.add_argument("--big", type=float, default=0.0, help="share of requests for a 12 MB body (realistic: 0.01)")
     ap.add_argument("--tls12", action="store_true", help="the server speaks TLS 1.2 at most")
     ap.add_argument("--tls-read", action="store_true", help="CPython's SSLObject.read (before) vs the fetcher's")
+    ap.add_argument(
+        "--only", help="run only this variant: 'frame' is the fetcher as shipped (alternate trees for an A/B)"
+    )
     args = ap.parse_args()
     variants = {"before": (False, False), "resume": (True, False), "frame": (False, True), "after": (True, True)}
+    if args.only:
+        variants = {args.only: variants[args.only]}
     if args.tls_read:
-        return_freed_buffers()
         variants = {"before": (False, True), "after": (False, True)}
     with tempfile.TemporaryDirectory() as tmp, multiprocessing.Manager() as manager:
         ports = manager.list()
@@ -203,6 +224,8 @@ def main() -> None:
         sock = Path(tmp) / "drain.sock"
         drain = multiprocessing.Process(target=_drain, args=(sock,), daemon=True)
         drain.start()
+        return_freed_buffers()  # this process's heap as a fetcher's (after the forks: not the server's)
+        collect_less()
         while len(ports) < 2 or not sock.exists():
             if not server.is_alive():
                 raise SystemExit("bench_fetch_cost: the server process died")
@@ -220,7 +243,8 @@ def main() -> None:
         urls = []
         for i in range(args.requests):
             host = f"site{rng.randrange(args.hosts)}.test"
-            url = f"https://{host}:{https}/p/{i}" if rng.random() < 0.85 else f"http://{host}:{http}/p/{i}"
+            path = f"/big/{i}" if rng.random() < args.big else f"/p/{i}"
+            url = f"https://{host}:{https}{path}" if rng.random() < 0.85 else f"http://{host}:{http}{path}"
             urls.append((host, url, rng.random() < args.new))
         per_page: dict[str, list[float]] = {v: [] for v in variants}
         frame_ms: dict[str, list[float]] = {v: [] for v in variants}
@@ -237,7 +261,7 @@ def main() -> None:
         drain.kill()
     print(
         f"{args.requests} requests x {args.rounds} rounds, {args.hosts} hosts, new {args.new:.0%}, "
-        f"server {'TLS 1.2' if args.tls12 else 'TLS 1.3'}"
+        f"{args.big:.0%} 12 MB bodies, server {'TLS 1.2' if args.tls12 else 'TLS 1.3'}"
     )
     for name in variants:
         runs = ", ".join(f"{x:.3f}" for x in per_page[name])

@@ -7,6 +7,8 @@ import socket
 import struct
 from pathlib import Path
 
+import msgspec
+
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import PageReceiver, PageSender
 
@@ -25,13 +27,19 @@ def _receive(receiver: PageReceiver, count: int) -> list[Page]:
     return pages
 
 
-def _through_pipe(receiver: PageReceiver, sent: list[Page]) -> list[Page]:
-    """Send ``sent`` from one fetcher-side sender while ``receiver`` polls; the pages it received."""
+def _through_pipe(receiver: PageReceiver, sent: list[Page], parts: int = 0) -> list[Page]:
+    """Send ``sent`` from one fetcher-side sender while ``receiver`` polls; the pages it received. With ``parts``,
+    each body goes in that many pieces (a body the client left in its chunks), ``page.body`` empty."""
 
     async def send() -> None:
         sender = PageSender([receiver.path])
         for page in sent:
-            await sender.send(page)
+            if parts:
+                step = -(-len(page.body) // parts) or 1
+                pieces = [page.body[at : at + step] for at in range(0, len(page.body), step)]
+                await sender.send(msgspec.structs.replace(page, body=b""), pieces)
+            else:
+                await sender.send(page)
         await sender.close()
 
     async def main() -> list[Page]:
@@ -61,6 +69,16 @@ def test_a_body_bigger_than_the_socket_buffers_arrives_whole_between_small_pages
 
     try:
         assert _through_pipe(receiver, sent) == sent
+    finally:
+        receiver.close()
+
+
+def test_bodies_sent_in_parts_arrive_as_one_body(tmp_path: Path) -> None:
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    sent = [_page(1), _page(2, size=5_000_000), _page(3, size=0), _page(4, size=300_000), _page(5, size=1)]
+
+    try:
+        assert _through_pipe(receiver, sent, parts=7) == sent
     finally:
         receiver.close()
 

@@ -218,11 +218,13 @@ def test_bad_framing_is_a_reset(answer: bytes) -> None:
     run(body())
 
 
+@pytest.mark.parametrize("parts", [False, True])
 @pytest.mark.parametrize("cap", [10_000_000, 70_000])
 @pytest.mark.parametrize("chunked", [True, False])
-def test_a_body_written_in_many_pieces_arrives_whole_or_cut_at_the_cap(chunked: bool, cap: int) -> None:
+def test_a_body_written_in_many_pieces_arrives_whole_or_cut_at_the_cap(chunked: bool, cap: int, parts: bool) -> None:
     """Chunked (HTTP chunks of 1 byte to 64 KiB, some split between writes) or with a Content-Length: the body is
-    read to its end, whatever blocks the socket gives, and cut exactly at the cap."""
+    read to its end, whatever blocks the socket gives, and cut exactly at the cap; left in the chunks it came in
+    (``parts``), they are the same bytes."""
     sizes = [1, 2, 3, 65536, 7, 1000, 40000, 1, 30000]
     pieces = [bytes([65 + i % 26]) * n for i, n in enumerate(sizes)]
     whole = b"".join(pieces)
@@ -241,9 +243,11 @@ def test_a_body_written_in_many_pieces_arrives_whole_or_cut_at_the_cap(chunked: 
 
     async def body() -> None:
         async with serve_raw(answer) as port, local_client(local_cfg()) as client:
-            resp = await client.fetch(f"http://site.test:{port}/", max_body=cap)
-        assert resp.body == whole[:cap]
+            resp = await client.fetch(f"http://site.test:{port}/", max_body=cap, parts=parts)
+        assert resp.body + b"".join(resp.body_parts) == whole[:cap]
+        assert not resp.body_parts or (parts and not resp.body and len(resp.body_parts) > 1)
         assert resp.truncated is (cap < len(whole))
+        assert client.bytes_read == min(cap, len(whole))
 
     run(body())
 
@@ -308,8 +312,10 @@ def test_https_with_the_ca_file_works(tmp_path: Path) -> None:
     run(body())
 
 
-def test_https_bodies_read_at_the_same_time_arrive_byte_exact(tmp_path: Path) -> None:
-    """Many TLS records of several connections at once: the client decrypts each into one shared buffer."""
+@pytest.mark.parametrize("parts", [False, True])
+def test_https_bodies_read_at_the_same_time_arrive_byte_exact(tmp_path: Path, parts: bool) -> None:
+    """Many TLS records of several connections at once (each read on its own, at most a record at a time), whole
+    or left in their chunks."""
     tls = make_tls(tmp_path, "secure.test")
 
     async def body() -> None:
@@ -317,8 +323,10 @@ def test_https_bodies_read_at_the_same_time_arrive_byte_exact(tmp_path: Path) ->
             serve_app(_tls_app(), tls.server_ctx) as port,
             local_client(local_cfg(ca_file=tls.ca_file, total=60.0)) as client,
         ):
-            resps = await asyncio.gather(*(client.fetch(f"https://secure.test:{port}/big/{n}") for n in range(4)))
-        assert [r.body == _big_body(n) for n, r in enumerate(resps)] == [True] * 4
+            urls = [f"https://secure.test:{port}/big/{n}" for n in range(4)]
+            resps = await asyncio.gather(*(client.fetch(url, parts=parts) for url in urls))
+        assert [r.body + b"".join(r.body_parts) == _big_body(n) for n, r in enumerate(resps)] == [True] * 4
+        assert all(bool(r.body_parts) is parts for r in resps)
 
     run(body())
 

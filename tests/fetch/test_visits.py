@@ -228,3 +228,33 @@ def test_the_lease_loop_fetches_no_more_pages_than_the_budget_and_leaves_the_res
     assert sorted(p.lease.url for p in setup.pages.pages) == sorted(lease.url for lease in setup.frontier.kept)
     assert sum(setup.web.requested(url) for url in urls) == 3 and setup.budget == 0
     assert len(setup.frontier.queue) == 2  # not leased: no budget left for them
+
+
+class _PartsClient:
+    """Stands for HttpClient: answers with the body in two chunks when asked for parts."""
+
+    def __init__(self) -> None:
+        self.asked: list[bool] = []
+
+    async def fetch(self, url: str, *, headers: dict[str, str] | None = None, parts: bool = False) -> Any:
+        self.asked.append(parts)
+        return answer(200, b"" if parts else b"<p>hi</p>", body_parts=[b"<p>", b"hi</p>"] if parts else [])
+
+
+@pytest.mark.parametrize("render", ["never", "auto"])
+def test_the_plain_fetch_leaves_the_body_in_parts_unless_a_render_route_reads_it(render: str) -> None:
+    cfg = local_cfg(render=render)
+    client = _PartsClient()
+    ctx = FetcherContext(cfg.fetch, cfg.rendering, cfg.limits, 120.0, client, None)  # type: ignore[arg-type]
+    no_rules: Any = None
+    resp = asyncio.run(HttpFetcher(ctx).fetch(FetchRequest(PAGE), no_rules))
+    assert client.asked == [render == "never"]
+    assert resp.body + b"".join(resp.body_parts) == b"<p>hi</p>"
+
+
+def test_a_body_in_parts_goes_to_the_parsers_whole() -> None:
+    parts = answer(200, b"", body_parts=[b"<p>", b"hi", b"</p>"])
+    setup = Setup({ROBOTS: answer(404), PAGE: parts})
+    setup.run(lease(), lease(n=2))
+    (page,) = setup.pages.pages  # PageCollector joins the parts, as a parser receives them
+    assert (page.status, page.body) == (200, b"<p>hi</p>")

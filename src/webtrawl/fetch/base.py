@@ -98,11 +98,13 @@ class HttpFetcher:
 
     def __init__(self, ctx: FetcherContext) -> None:
         self.client = ctx.client
+        # The body stays in its chunks (HttpClient.fetch's ``parts``) unless a render route reads it (fetch/route.py)
+        self._parts = not ctx.rendering.enabled()
 
     async def fetch(self, request: FetchRequest, rules: RobotsRules) -> Response:
         if request.prior is not None:
             return request.prior
-        return await self.client.fetch(request.url, headers=request.headers or None)
+        return await self.client.fetch(request.url, headers=request.headers or None, parts=self._parts)
 
     async def close(self) -> None:
         """The client belongs to the worker (robots.txt uses it too)."""

@@ -21,6 +21,9 @@ class Response(msgspec.Struct):
     http_version: str = "1.1"
     headers: list[tuple[str, str]] = msgspec.field(default_factory=list)  # as received, latin-1 decoded
     body: bytes = b""
+    # The body in the chunks it came in, ``body`` then empty: only from HttpClient.fetch(parts=True), for a caller
+    # that writes the body out without reading it (the plain fetch of a page, to the parsers' channel).
+    body_parts: list[bytes] = msgspec.field(default_factory=list)
     truncated: bool = False
     ip: str = ""
     request_headers: list[tuple[str, str]] = msgspec.field(default_factory=list)

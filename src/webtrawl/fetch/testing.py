@@ -109,7 +109,9 @@ class PageCollector:
     def __init__(self) -> None:
         self.pages: list[Page] = []
 
-    async def send(self, page: Page) -> None:
+    async def send(self, page: Page, body_parts: Sequence[bytes] = ()) -> None:
+        if body_parts:
+            page.body = b"".join(body_parts)  # what a parser receives
         self.pages.append(page)
 
     async def close(self) -> None:

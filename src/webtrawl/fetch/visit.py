@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -33,6 +34,7 @@ from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusa
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
+from webtrawl.fetch.wake import WakeEvent
 from webtrawl.formats.recrawl import conditional_headers
 from webtrawl.frontier import Held, Release, Stale, UrlAction
 from webtrawl.messages import Lease, Page
@@ -57,7 +59,7 @@ class VisitFrontier(Protocol):
 class PageChannel(Protocol):
     """Where fetched pages go: the parsers (``pagepipe.PageSender``)."""
 
-    async def send(self, page: Page) -> None: ...
+    async def send(self, page: Page, body_parts: Sequence[bytes] = ()) -> None: ...
 
 
 class Connections(Protocol):
@@ -92,8 +94,8 @@ class Visits:
         self.pol = args.politeness
         self.deps = deps
         self.sleeping = 0  # tasks waiting for their held host's next turn
-        self.stopping = asyncio.Event()  # set when leasing stops: host sessions stop waiting for their turn
-        self.slot_freed = asyncio.Event()  # a task ended or went to sleep: the lease loop may lease again
+        self.stopping = WakeEvent()  # set when leasing stops: host sessions stop waiting for their turn
+        self.slot_freed = WakeEvent()  # a task ended or went to sleep: the lease loop may lease again
         self._unreleased: set[str] = set()  # tokens of leases this process holds and has not released yet
         self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
         self._signals_at, self._signalled = 0.0, False  # see _stop_or_pause
@@ -159,11 +161,17 @@ class Visits:
         return bool(why)
 
     async def _finish(
-        self, lease: Lease, page: Page, outcome: HostOutcome | None = None, session: int = -1
+        self,
+        lease: Lease,
+        page: Page,
+        outcome: HostOutcome | None = None,
+        session: int = -1,
+        body_parts: Sequence[bytes] = (),
     ) -> Held | None:
         """Release the host (URL stays leased) and hand the page to a parser, which completes the URL.
 
-        With ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one."""
+        With ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one.
+        ``body_parts``: the page's body as the client left it (Response.body_parts)."""
         delay_ms = outcome.delay_ms if outcome else 0
         failed = outcome.failed if outcome else False
         hold = session >= 0 and not failed and reusable(page) and self._may_hold(session, delay_ms)
@@ -182,7 +190,7 @@ class Visits:
             log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
             return None
         page.keep_until = asked + self.args.frontier.process_ttl_ms / 1000  # the parsers' deadline (parse/fence.py)
-        await self.deps.sender.send(page)
+        await self.deps.sender.send(page, body_parts)
         return held
 
     def _may_hold(self, session: int, delay_ms: int) -> bool:
@@ -213,11 +221,8 @@ class Visits:
         self.slot_freed.set()
         turn = time.monotonic() + held.wait_ms / 1000.0
         try:
-            with (
-                contextlib.suppress(TimeoutError),
-                self.deps.connections.keeping_idle(held.lease.url),
-            ):  # a stop ends it
-                await asyncio.wait_for(self.stopping.wait(), held.wait_ms / 1000.0)
+            with self.deps.connections.keeping_idle(held.lease.url):
+                await self.stopping.wait_at_most(held.wait_ms / 1000.0)  # a stop ends it
         finally:
             self.sleeping -= 1
         # The page is taken from --max-pages' budget only now: a sleeping session must not make the node stop
@@ -363,7 +368,7 @@ class Visits:
             return None
         page = page_from(lease, resp)
         page.recrawl = recrawl
-        return await self._finish(lease, page, outcome, session)
+        return await self._finish(lease, page, outcome, session, resp.body_parts)
 
     async def _fetch_with(self, lease: Lease, rules: RobotsRules, headers: dict[str, str]) -> Response:
         """The page from the fetcher whose role the route chooses (see fetch/route.py): ``plain`` first, ``render``

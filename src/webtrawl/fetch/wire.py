@@ -10,7 +10,6 @@ import contextlib
 import contextvars
 import socket
 import ssl
-import threading
 from typing import Any
 
 import aiohttp
@@ -100,13 +99,14 @@ def open_socket(addr_info: tuple[Any, ...]) -> socket.socket:
     return sock
 
 
-async def read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> tuple[bytes, bool]:
-    """Stream the body up to ``cap`` bytes; reading one byte past it tells a cut body from an exact fit.
+async def read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> tuple[list[bytes], bool]:
+    """Stream the body up to ``cap`` bytes, in the chunks it came in; reading one byte past it tells a cut body from
+    an exact fit.
 
     A body that grows past ``BIG_BODY`` reads on only with a permit of ``big``: a fetcher holds a few such bodies
-    at once, not one per request in flight (128 pages of 10 MiB would be 2.5 GiB with their copies). Waiting costs
-    no memory: aiohttp stops reading the socket while its buffer is full. The chunks are joined once, the last one
-    cut before the join: a body at the cap is held twice at the peak (chunks and result), not three times."""
+    at once, not one per request in flight (128 pages of 10 MiB would be 2.5 GiB). Waiting costs no memory: aiohttp
+    stops reading the socket while its buffer is full. The chunks are not joined here: a caller that only writes
+    the body out (the parsers' channel) writes them as they are (see HttpClient.fetch's ``parts``)."""
     chunks: list[bytes] = []
     size = 0
     permit = False
@@ -115,12 +115,12 @@ async def read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> t
             size += len(chunk)
             if size > cap:
                 chunks.append(chunk[: len(chunk) - (size - cap)])
-                return b"".join(chunks), True
+                return chunks, True
             chunks.append(chunk)
             if size > BIG_BODY and not permit:
                 await big.acquire()
                 permit = True
-        return b"".join(chunks), False  # one chunk: CPython returns it as is
+        return chunks, False
     finally:
         if permit:
             big.release()
@@ -160,8 +160,8 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
 
-_READ_SCRATCH = 256 * 1024  # the size uvloop asks for in every read (SSL_READ_MAX_SIZE)
-_scratch = threading.local()  # one buffer per thread: a read copies out of it before returning
+# The most plaintext one TLS record carries (RFC 8446 5.1, RFC 5246 6.2.1), and so one SSL_read (no pipelining).
+_RECORD_MAX = 16 * 1024
 
 
 class _LeanSSLObject(ssl.SSLObject):
@@ -173,10 +173,11 @@ class _LeanSSLObject(ssl.SSLObject):
     OpenSSL's, during the handshake, and the DER form (``binary_form=True``, what aiohttp's fingerprint check
     reads) is still returned.
 
-    ``read(n)`` decrypts into one reused buffer and returns a copy of what came: uvloop reads with ``n`` = 256 KiB,
-    for which CPython allocates a 256 KiB bytes object per TLS record (16 KiB at most) and shrinks it. With the
-    fetcher's mmap threshold (heap.return_freed_buffers) each of those was an mmap, page faults, an mremap and a
-    munmap: 0.37 ms of CPU per 185 KB page read in a micro-benchmark, 0.10 ms with the reused buffer.
+    ``read(n)`` asks OpenSSL for at most one record's plaintext: uvloop reads with ``n`` = 256 KiB, for which
+    CPython allocates a 256 KiB bytes object per record (16 KiB at most) and shrinks it. With the fetcher's mmap
+    threshold (heap.return_freed_buffers) each of those was an mmap, page faults, an mremap and a munmap: 0.37 ms of
+    CPU per 185 KB page read in a micro-benchmark. A 16 KiB bytes object comes from the heap and is decrypted into
+    in place (an earlier reused 256 KiB buffer cost a copy of every record out of it).
     """
 
     def getpeercert(self, binary_form: bool = False) -> Any:
@@ -185,13 +186,9 @@ class _LeanSSLObject(ssl.SSLObject):
         return {}
 
     def read(self, len: int = 1024, buffer: Any = None) -> Any:
-        if buffer is not None or not 0 < len <= _READ_SCRATCH:  # read(0) is b'' but read(0, buffer) fills it
-            return super().read(len, buffer)
-        view = getattr(_scratch, "view", None)
-        if view is None:
-            view = _scratch.view = memoryview(bytearray(_READ_SCRATCH))
-        n: Any = super().read(len, view)  # with a buffer: the count (typeshed says bytes)
-        return bytes(view[:n])
+        if buffer is None and len > _RECORD_MAX:
+            len = _RECORD_MAX  # what one SSL_read can return anyway: the caller reads again for the rest
+        return super().read(len, buffer)
 
 
 def ssl_context(fetch: FetchOptions) -> ssl.SSLContext:

@@ -37,6 +37,8 @@ _IDLE_MAX = 0.25
 # waits up to _REFILL_MAX_S for a quarter of a lease batch to be free (one round trip for several URLs).
 _REFILL_WAIT_S = 0.01
 _REFILL_MAX_S = 0.05
+_LOOK_BYTES = FETCHER_KEEP_FREE // 4  # body bytes read between two looks at the heap (see HeapLooks)
+_TRIM_BACKSTOP_S = 10.0  # the longest between two looks
 
 
 def run_fetcher(args: FetcherArgs) -> None:
@@ -52,11 +54,32 @@ def run_fetcher(args: FetcherArgs) -> None:
         asyncio.run(_Fetcher(args).run())
 
 
-async def _trim_heap() -> None:
+class HeapLooks:
+    """When the fetcher looks at its heap (and trims it if over FETCHER_KEEP_FREE free: heap.trim_heap).
+
+    A look costs a walk of the free chunks (mallinfo2; once that much is free, malloc_trim walks them again at every
+    look), and the free heap grows by at most what was allocated since the last one, bodies most of it: a look
+    comes after _LOOK_BYTES of bodies read (at most every TRIM_INTERVAL_S, as before) or after _TRIM_BACKSTOP_S,
+    so a fetcher that reads little does not walk its heap twice a second for nothing."""
+
+    def __init__(self, read: int, now: float) -> None:
+        self._read, self._at = read, now
+
+    def due(self, read: int, now: float) -> bool:
+        """Whether to look now, ``read`` body bytes read so far (HttpClient.bytes_read); if so, counts from here."""
+        if read - self._read < _LOOK_BYTES and now - self._at < _TRIM_BACKSTOP_S:
+            return False
+        self._read, self._at = read, now
+        return True
+
+
+async def _trim_heap(http: HttpClient) -> None:
     """Give freed heap pages back now and then (cancelled at the end): bodies and TLS buffers come and go."""
+    looks = HeapLooks(http.bytes_read, time.monotonic())
     while True:
         await asyncio.sleep(TRIM_INTERVAL_S)
-        trim_heap(FETCHER_KEEP_FREE)
+        if looks.due(http.bytes_read, time.monotonic()):
+            trim_heap(FETCHER_KEEP_FREE)
 
 
 class LeaseSource(Protocol):
@@ -117,7 +140,7 @@ class _Fetcher:
             route = RenderRoute(args.rendering, args.limits, hints)
             fence = Fence(lease_ttl, request_bound(self.opts, args.rendering) + ABANDON_S, outage)
             deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate, fence)
-            trimming = asyncio.create_task(_trim_heap())
+            trimming = asyncio.create_task(_trim_heap(http))
             try:
                 await self.serve(self.frontier, Visits(args, deps), fetchers, http)
             finally:
@@ -167,8 +190,7 @@ class _Fetcher:
                 free = 0  # renders are queued: a new lease could wait for a renderer past its lease's end
             if free <= 0:
                 visits.slot_freed.clear()
-                with contextlib.suppress(TimeoutError):  # wake now and then: a stop must not wait for a free slot
-                    await asyncio.wait_for(visits.slot_freed.wait(), _IDLE_MAX)
+                await visits.slot_freed.wait_at_most(_IDLE_MAX)  # wake now and then: a stop must not wait for a slot
                 continue
             if free < refill and time.monotonic() < refill_until:
                 await asyncio.sleep(_REFILL_WAIT_S)
