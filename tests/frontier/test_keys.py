@@ -88,6 +88,27 @@ def test_the_bloom_filter_sets_exactly_the_documented_bits(frontier: FrontierFac
     assert on == {first * 8 + p for p in offsets}
 
 
+@pytest.mark.parametrize(("error", "expected_urls"), [(1e-2, 1000), (1e-6, 1000), (1e-10, 1000), (1e-4, 10_000_000)])
+def test_blocked_filters_set_the_documented_bits_for_every_hash_count(
+    frontier: FrontierFactory, error: float, expected_urls: int
+) -> None:
+    """add.lua's test-and-set of a block agrees with bloom.block_positions for 6, 12 and 16 hashes (the offsets past
+    the eighth are derived), and in a bitmap too big to be allocated up front, which grows block by block."""
+    f = frontier(shards=1, bloom_error=error, expected_urls=expected_urls)
+    urls = [f"http://h{i % 7}.test/p/{i}" for i in range(40)]
+    assert f.add([NewUrl(u) for u in urls]).added == len(urls)
+    bitmap = f.client.get(f.core._sp[0] + "bloom") or b""
+    assert isinstance(bitmap, bytes)
+    on = {i * 8 + j for i, byte in enumerate(bitmap) for j in range(8) if byte & (0x80 >> j)}
+    want = set()
+    for url in urls:
+        first, offsets = block_positions(url, f.core.bloom_m, f.core.bloom_k)
+        want |= {first * 8 + p for p in offsets}
+    assert on == want
+    again = frontier(prefix=f.core.settings.prefix, shards=1)
+    assert again.add([NewUrl(u) for u in urls]).seen == len(urls)
+
+
 def test_a_reader_does_not_create_a_crawl(frontier: FrontierFactory) -> None:
     f = frontier()
     settings = FrontierSettings(prefix=f.core.settings.prefix + "x")

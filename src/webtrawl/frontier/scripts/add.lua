@@ -31,58 +31,48 @@ local function filter_key(sp, f)
   if f == 0 then return sp .. 'bloom' end
   return sp .. 'bloom' .. f
 end
--- the BITFIELD SET operations of one URL (offsets filled in per URL), for the most hashes of any filter
+-- the BITFIELD SET operations of one URL (offsets filled in per URL), for the most hashes of any filter (not for
+-- blocked filters)
 local set = {}
-for j = 1, chain[nfilters][2] do
+for j = 1, blocked and 0 or chain[nfilters][2] do
   set[4 * j - 3], set[4 * j - 2], set[4 * j - 1], set[4 * j] = 'SET', 'u1', 0, '1'
 end
--- a blocked filter: the URL's offsets in its block (bloom.block_positions, from the 16-bit words f1..f8 of the
--- digest) as the byte (1-based) and the bit's weight in it; computed up to the most hashes a URL's filters need.
+-- a blocked filter: the URL's block of a filter, read with one GETRANGE into a table of its 64 bytes (zeros past the
+-- end of a bitmap still growing); whether the URL's k bits in it (bloom.block_positions, from the 16-bit words f1..f8
+-- of the digest) were all set; and the bytes with them set, for one SETRANGE of the whole block at off if it is added.
+-- Test and set in one pass (a new URL needs every bit computed anyway), and the block's offset formatted once.
 -- Plain arithmetic, no bit library: each C call costs more than a few Lua operators
 local W = {128, 64, 32, 16, 8, 4, 2, 1}
-local byte_of, bit_of, words, npos = {}, {}, {}, 0
-local function block_positions(fk)
-  for j = npos + 1, fk do
-    local p
-    if j <= 8 then
-      p = words[j] % 512
-    else
-      local v = words[(j - 8) % 8 + 1]
-      p = (words[j - 8] + 2 * ((v - v % 512) / 512) + 1) % 512
-    end
-    local r = p % 8
-    byte_of[j], bit_of[j] = (p - r) / 8 + 1, W[r + 1]
-  end
-  if fk > npos then npos = fk end
-end
--- the URL's block of a filter (64 bytes, fewer past the end of a bitmap still growing), its first byte, and whether
--- every one of the k bits is set
-local function block_has(key, fm, fk, h1)
-  block_positions(fk)
+local W2 = {256, 128, 64, 32, 16, 8, 4, 2} -- W + W
+local words = {}
+local function block_test_set(key, fm, fk, h1)
   local first = (h1 % (fm / 512)) * 64
-  local blk = call('GETRANGE', key, fmt('%d', first), fmt('%d', first + 63))
-  for j = 1, fk do
-    local w = bit_of[j]
-    if (sbyte(blk, byte_of[j]) or 0) % (w + w) < w then return blk, first, false end
+  local off = fmt('%d', first)
+  local blk = call('GETRANGE', key, off, fmt('%d', first + 63))
+  local bytes, has, n = {sbyte(blk, 1, 64)}, true, #blk
+  if n < 64 then
+    for j = n + 1, 64 do bytes[j] = 0 end
   end
-  return blk, first, true
+  for j = 1, fk < 8 and fk or 8 do
+    local p = words[j] % 512
+    local r = p % 8
+    local b = (p - r) / 8 + 1
+    local v, w = bytes[b], W[r + 1]
+    if v % W2[r + 1] < w then bytes[b], has = v + w, false end
+  end
+  for j = 9, fk do
+    local u = words[j - 7 > 8 and j - 15 or j - 7] -- f_(j-7), wrapping after f8
+    local p = (words[j - 8] + 2 * ((u - u % 512) / 512) + 1) % 512
+    local r = p % 8
+    local b = (p - r) / 8 + 1
+    local v, w = bytes[b], W[r + 1]
+    if v % W2[r + 1] < w then bytes[b], has = v + w, false end
+  end
+  return has, bytes, off
 end
--- set the k bits of a URL in its block: one SETRANGE of the bytes from the first to the last one changed
-local function block_set(key, blk, first, fk)
-  local lo, hi = 65, 0
-  for j = 1, fk do
-    local b = byte_of[j]
-    if b < lo then lo = b end
-    if b > hi then hi = b end
-  end
-  local bytes = {sbyte(blk, lo, hi)}
-  for j = #bytes + 1, hi - lo + 1 do bytes[j] = 0 end
-  for j = 1, fk do
-    local b, w = byte_of[j] - lo + 1, bit_of[j]
-    local v = bytes[b]
-    if v % (w + w) < w then bytes[b] = v + w end
-  end
-  call('SETRANGE', key, fmt('%d', first + lo - 1), schar(unpack(bytes, 1, hi - lo + 1)))
+-- write back the bytes of block_test_set (a bitmap still growing grows to the block's end, within its size)
+local function block_write(key, bytes, off)
+  call('SETRANGE', key, off, schar(unpack(bytes, 1, 64)))
 end
 -- a host's state, read once per call: its origin, admitted URLs (budget), lease, next-allowed time and queued URLs
 local function load_host(sp, host)
@@ -147,7 +137,7 @@ while i <= nargs do
     -- the host's state and queue are read for its first new URL only: a run of seen URLs costs no HMGET
     local st, push, level = hosts[host], nil, 0
     repeat
-      local rest, h1, h2 = run, nil, nil
+      local rest, h1, h2 = nil, nil, nil
       if stop then
         pos = stop + 1
         if blocked then
@@ -156,62 +146,62 @@ while i <= nargs do
         else
           h1, h2 = bunpack('>I4I4', run, pos)
         end
-        stop = find(run, '\n', pos + 20, true)
-        rest = sub(run, pos + 20, (stop or 0) - 1)
-      end
-      idx = idx + 1
-      if not h1 then
+        stop = find(run, '\n', pos + 20, true) -- the rest (the URL's text after its origin) is cut if it is added
+      else
+        rest = run
         local sha = sha1hex(origin .. rest)
         h1, h2 = tonumber(sub(sha, 1, 8), 16), tonumber(sub(sha, 9, 16), 16)
         for j = 1, 8 do words[j] = tonumber(sub(sha, 5 + 4 * j, 8 + 4 * j), 16) end
       end
-      if not h2 or h2 == 0 then h2 = 1 end
+      idx = idx + 1
       -- the seen filter first: a URL already admitted is "seen" whatever its host's budget and queue are now
-      -- (checking the caps first counted every rediscovered link of a full host as a drop). GETBIT until the first
-      -- zero bit (a read costs little and is not written to the AOF); a seen URL writes nothing
+      -- (checking the caps first counted every rediscovered link of a full host as a drop); a seen URL writes nothing
       local new, zero = false, 0
-      local blk, first, nbits = nil, nil, k
+      local bytes, off
       if blocked then
-        npos = 0
         local has
-        blk, first, has = block_has(bloom, m, k, h1)
-        new, nbits = not has, 0 -- (no single bits below)
-      end
-      local x, y = h1 % m, h2 % m -- enhanced double hashing: x is the next offset, x += y, y += b + 1 (mod m)
-      for b = 0, nbits - 1 do
-        local off
-        if enhanced then
-          off = fmt('%d', x)
-          x, y = (x + y) % m, (y + b + 1) % m
-        else
-          off = fmt('%d', (h1 + b * h2) % m)
+        has, bytes, off = block_test_set(bloom, m, k, h1)
+        new = not has
+        -- not in the newest filter: a URL all of whose bits one older filter has was seen before it started
+        local older = newest - 1
+        while new and older >= 0 do
+          if block_test_set(filter_key(sp, older), chain[older + 1][1], chain[older + 1][2], h1) then new = false end
+          older = older - 1
         end
-        if new then
-          set[4 * (b - zero) + 3] = off
-        elseif call('GETBIT', bloom, off) == 0 then
-          new, zero = true, b
-          set[3] = off
-        end
-      end
-      -- not in the newest filter: a URL all of whose bits one older filter has was seen before it started
-      local older = newest - 1
-      while new and older >= 0 do
-        local okey, om, ok_k = filter_key(sp, older), chain[older + 1][1], chain[older + 1][2]
-        local all = true
-        if blocked then
-          local _, _, has = block_has(okey, om, ok_k, h1)
-          all, ok_k = has, 0
-        end
-        local ox, oy = h1 % om, h2 % om -- (only chains have older filters: enhanced double hashing)
-        for b = 0, ok_k - 1 do
-          if call('GETBIT', okey, fmt('%d', ox)) == 0 then
-            all = false
-            break
+      else
+        -- GETBIT until the first zero bit (a read costs little and is not written to the AOF)
+        if not h2 or h2 == 0 then h2 = 1 end
+        local x, y = h1 % m, h2 % m -- enhanced double hashing: x is the next offset, x += y, y += b + 1 (mod m)
+        for b = 0, k - 1 do
+          local o
+          if enhanced then
+            o = fmt('%d', x)
+            x, y = (x + y) % m, (y + b + 1) % m
+          else
+            o = fmt('%d', (h1 + b * h2) % m)
           end
-          ox, oy = (ox + oy) % om, (oy + b + 1) % om
+          if new then
+            set[4 * (b - zero) + 3] = o
+          elseif call('GETBIT', bloom, o) == 0 then
+            new, zero = true, b
+            set[3] = o
+          end
         end
-        if all then new = false end
-        older = older - 1
+        local older = newest - 1
+        while new and older >= 0 do
+          local okey, om, ok_k = filter_key(sp, older), chain[older + 1][1], chain[older + 1][2]
+          local all = true
+          local ox, oy = h1 % om, h2 % om -- (only chains have older filters: enhanced double hashing)
+          for b = 0, ok_k - 1 do
+            if call('GETBIT', okey, fmt('%d', ox)) == 0 then
+              all = false
+              break
+            end
+            ox, oy = (ox + oy) % om, (oy + b + 1) % om
+          end
+          if all then new = false end
+          older = older - 1
+        end
       end
       if new and not push then
         if not st then
@@ -239,7 +229,7 @@ while i <= nargs do
         nrefused = nrefused + 2
       else
         if blocked then
-          block_set(bloom, blk, first, k)
+          block_write(bloom, bytes, off)
         else
           -- one BITFIELD sets the bits from the first zero one on
           call('BITFIELD', bloom, unpack(set, 1, 4 * (k - zero)))
@@ -259,6 +249,7 @@ while i <= nargs do
         local np = st.np[level] + 1
         st.np[level] = np
         if level < st.best then st.best = level end
+        rest = rest or sub(run, pos + 20, (stop or 0) - 1)
         if origin == st.o then
           push[np] = meta .. rest
         else
