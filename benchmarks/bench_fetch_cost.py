@@ -80,6 +80,18 @@ def _serve(cert_dir: Path, tls12: bool, ports: Any) -> None:
     uvloop.run(main())
 
 
+def client_config(tmp: Path, https: int, http: int) -> CrawlConfig:
+    """A fetcher's settings for the bench server of :func:`_serve` (its CA under ``tmp/certs``)."""
+    return CrawlConfig().with_options(
+        ip_allow=["127.0.0.0/8"],
+        resolve=["*.test=127.0.0.1"],
+        ports=[https, http],
+        ca_file=tmp / "certs" / "ca.pem",
+        connect=10.0,
+        total=60.0,
+    )
+
+
 def _drain(path: Path) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -231,14 +243,7 @@ def main() -> None:
                 raise SystemExit("bench_fetch_cost: the server process died")
             time.sleep(0.05)
         https, http = ports[0], ports[1]
-        cfg = CrawlConfig().with_options(
-            ip_allow=["127.0.0.0/8"],
-            resolve=["*.test=127.0.0.1"],
-            ports=[https, http],
-            ca_file=Path(tmp) / "certs" / "ca.pem",
-            connect=10.0,
-            total=60.0,
-        )
+        cfg = client_config(Path(tmp), https, http)
         rng = random.Random(1)
         urls = []
         for i in range(args.requests):

@@ -35,7 +35,7 @@ import uvloop
 from aiohttp.abc import AbstractResolver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_fetch_cost import _serve
+from bench_fetch_cost import _serve, client_config
 
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch import HttpClient
@@ -126,14 +126,7 @@ def main() -> None:
                 raise SystemExit("bench_http_clients: the server process died")
             time.sleep(0.05)
         https, http = ports[0], ports[1]
-        cfg = CrawlConfig().with_options(
-            ip_allow=["127.0.0.0/8"],
-            resolve=["*.test=127.0.0.1"],
-            ports=[https, http],
-            ca_file=Path(tmp) / "certs" / "ca.pem",
-            connect=10.0,
-            total=60.0,
-        )
+        cfg = client_config(Path(tmp), https, http)
         rng = random.Random(1)
         urls, hosts = [], set()
         for i in range(args.requests):
