@@ -109,14 +109,9 @@ def _count_on(d: Any, tail: bytes, size: int, cap: int, wbits: int) -> None:
     """Go on decoding ``tail`` with ``d``, then the members after it, without keeping the output (``size`` bytes
     came out before); raise the bomb as soon as more than ``cap`` bytes came out."""
     while True:
-        while not d.eof:
-            chunk = d.decompress(tail, _COUNT_STEP)
-            size += len(chunk)
-            if size > cap:
-                raise _bomb(cap)
-            tail = d.unconsumed_tail
-            if not chunk and not tail:
-                break  # input used up (a cut body): what came out is all there is
+        size = _count_to(d, tail, size, cap)
+        if size > cap:
+            raise _bomb(cap)
         tail = d.unused_data
         if not (d.eof and tail.startswith(_GZIP_MAGIC)):
             return
