@@ -200,6 +200,8 @@ class RobotsCache:
             rules = RobotsRules.decode(data)
         except ValueError:
             return None
+        if not rules.usable_for(self._token, self._limits.max_robots):
+            return None  # another product token's rules (an earlier run's User-Agent) or size cap: fetched again
         rules.token = self._token  # the stored token may be of an earlier run with another User-Agent
         rules.max_bytes = self._limits.max_robots
         return rules

@@ -28,6 +28,7 @@ import hashlib
 import weakref
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from itertools import chain, repeat
 from operator import itemgetter
 
@@ -297,18 +298,17 @@ class _MatcherCache:
         self._items: weakref.WeakValueDictionary[bytes, Matcher] = weakref.WeakValueDictionary()
         self.hits = self.misses = 0
 
-    def get(self, body: bytes, token: str, max_bytes: int) -> Matcher:
-        key = hashlib.blake2b(body, digest_size=16, person=f"{max_bytes}".encode()[:16])
-        key.update(b"\0" + token.encode("utf-8", "replace"))
-        digest = key.digest()
+    def get(self, digest: bytes, rules: Callable[[], Parsed]) -> tuple[Matcher, Parsed | None]:
+        """The live matcher filed under ``digest``, else one compiled from ``rules()`` (returned with it)."""
         matcher = self._items.get(digest)
         if matcher is not None:
             self.hits += 1
-            return matcher
+            return matcher, None
         self.misses += 1
-        matcher = Matcher(parse(body, token, max_bytes=max_bytes))
+        parsed = rules()
+        matcher = Matcher(parsed)
         self._items[digest] = matcher
-        return matcher
+        return matcher, parsed
 
     def clear(self) -> None:
         self._items.clear()
@@ -317,6 +317,16 @@ class _MatcherCache:
 MATCHERS = _MatcherCache()
 
 
-def compiled(body: bytes, token: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Matcher:
-    """The matcher of ``body`` for ``token``, compiled at most once per process while something holds it."""
-    return MATCHERS.get(body, token, max_bytes)
+def digest_of(data: bytes, person: bytes, token: str = "") -> bytes:
+    """The key of a matcher compiled from ``data`` (``person`` tells what ``data`` is: a body and its size cap,
+    or stored rules)."""
+    key = hashlib.blake2b(data, digest_size=16, person=person[:16])
+    key.update(b"\0" + token.encode("utf-8", "replace"))
+    return key.digest()
+
+
+def compiled(body: bytes, token: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Matcher, Parsed | None]:
+    """The matcher of ``body`` for ``token``, compiled at most once per process while something holds it, and what
+    the body said (None when a live matcher was found: nothing was parsed)."""
+    digest = digest_of(body, f"{max_bytes}".encode(), token)
+    return MATCHERS.get(digest, lambda: parse(body, token, max_bytes=max_bytes))
