@@ -91,6 +91,8 @@ class ProcessWatch:
             except psutil.Error:
                 continue
             out.cpu[pid] = float(times.user + times.system)
+            if kind == "redis":  # its AOF rewrites run in children it forks and reaps: the node's CPU too
+                out.cpu[pid] += float(times.children_user + times.children_system)
             out.kind[pid] = kind
             self.peak_rss[kind] = max(self.peak_rss[kind], rss)
             if kind != "testweb":
