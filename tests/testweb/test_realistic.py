@@ -264,3 +264,47 @@ def test_servers_can_close_every_connection_and_send_the_headers_real_sites_send
     plain = RealisticWeb(40, Templates(Corpus(DEFAULT_CORPUS_DIR)), seed=1)
     reply = plain.respond(plain.schemes[0], "site0.test", "/")
     assert not reply.close and not any(name == "Set-Cookie" for name, _ in reply.headers)  # off by default
+
+
+def test_most_hosts_gzip_their_pages_for_a_client_that_accepts_it(real: RealisticWeb) -> None:
+    hosts = [i for i in range(600) if real.faults[i] is None]
+    gzipped = 0
+    for i in hosts:
+        name, scheme = f"site{i}.test", real.schemes[i]
+        plain = real.respond(scheme, name, "/a/page")
+        packed = real.respond(scheme, name, "/a/page", gzip=True)
+        if plain.kind != "page":
+            assert packed == plain  # 404s, 12 MB bodies and bombs go as they are
+            continue
+        if ("Content-Encoding", "gzip") in packed.headers:
+            gzipped += 1
+            assert zlib.decompress(b"".join(packed.body), 16 + zlib.MAX_WBITS) == b"".join(plain.body)
+            assert packed.decoded == len(b"".join(plain.body)) > 2 * len(b"".join(packed.body))
+        else:
+            assert packed == plain
+        robots = real.respond(scheme, name, "/robots.txt", gzip=True)
+        assert not any(k == "Content-Encoding" for k, _ in robots.headers)
+    assert 0.78 < gzipped / len(hosts) < 0.92  # gzip_share 0.85 (pages: all but ~5% of these URLs)
+
+
+def test_a_gzip_page_is_served_encoded_and_logged_with_its_decoded_size() -> None:
+    with TestWeb(40, 1, realistic=RealisticOptions(seeds=2, gzip_share=1.0, https_share=0.0)) as web:
+        assert web.real is not None
+        i = next(
+            i
+            for i in range(40)
+            if web.real.faults[i] is None and web.real.respond("http", f"site{i}.test", "/").kind == "page"
+        )
+        since = web.mark()
+        conn = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=10)
+        conn.request("GET", "/", headers={"Host": f"site{i}.test", "Accept-Encoding": "gzip, br"})
+        resp = conn.getresponse()
+        body = resp.read()
+        assert resp.getheader("Content-Encoding") == "gzip"
+        html = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+        conn.request("GET", "/", headers={"Host": f"site{i}.test"})  # no Accept-Encoding: as it is
+        plain = conn.getresponse()
+        assert plain.getheader("Content-Encoding") is None and plain.read() == html
+        conn.close()
+        first, second = [e for e in web.entries(since=since) if e.kind == "page"]
+        assert (first.nbytes, first.decoded) == (len(body), len(html)) and second.decoded == 0

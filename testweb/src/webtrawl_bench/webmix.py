@@ -36,7 +36,7 @@ class WebMix:
     """The mix of one window, counts scaled to 60 s (``requests``, ``hosts``, ``mbytes``), shares as fractions.
 
     ``body_mean_kb`` and ``body_p90_kb`` are those of the ordinary pages (the corpus pages: no 12 MB body, bomb
-    or PDF); ``kb_per_request`` counts every byte sent, robots.txt files and the big bodies included."""
+    or PDF), decoded; ``kb_per_request`` counts every byte sent, robots.txt files and the big bodies included."""
 
     seconds: float
     requests: float
@@ -94,7 +94,7 @@ def measure(entries: Iterable[LogEntry], run_start_ms: float, window: tuple[floa
         huge += e.kind == "fault-huge"
         bombs += e.kind == "fault-bomb"
         if e.kind == "page":
-            bodies.append(e.nbytes)
+            bodies.append(e.decoded or e.nbytes)
     new = sum(w0 <= t < w1 for t in first.values())
     scale = 60_000.0 / (w1 - w0)
     pages = max(1, requests - robots)

@@ -38,18 +38,19 @@ class RealServer(Listeners):
         if host in ("127.0.0.1", "localhost") and request.raw_path == STATS_PATH:
             body = json.dumps(dict(self.counts)).encode()
             return RealReply(200, (body,), "application/json", kind="stats")
-        return self.web.respond(scheme, host, request.raw_path)
+        gzip = "gzip" in request.headers.get("Accept-Encoding", "").lower()
+        return self.web.respond(scheme, host, request.raw_path, gzip=gzip)
 
     async def _handle(self, scheme: str, port: int, request: web.BaseRequest) -> web.StreamResponse:
         start_ns = time.time_ns()
         self.log.begin()
         host = host_name(request.host)
-        status, sent, last_write_ns, kind = 500, 0, 0, ""
+        status, sent, last_write_ns, kind, decoded = 500, 0, 0, "", 0
         try:
             reply = self._reply(scheme, host, request)
             if reply.kind != "stats":
                 self.counts[reply.kind] += 1
-            status, kind = reply.status, reply.kind
+            status, kind, decoded = reply.status, reply.kind, reply.decoded
             resp = web.StreamResponse(status=status)
             resp.headers["Content-Type"] = reply.content_type
             for name, value in reply.headers:
@@ -85,5 +86,6 @@ class RealServer(Listeners):
                     status=status,
                     sent=sent,
                     kind=kind,
+                    decoded=decoded,
                 )
             )

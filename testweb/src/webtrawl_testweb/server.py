@@ -51,6 +51,7 @@ def request_entry(
     sent: int,
     path: str | None = None,
     kind: str = "",
+    decoded: int = 0,
 ) -> LogEntry:
     """The access-log line of one answered request: it ends at its last write (stamped before the write: see
     accesslog.py), or now if nothing was written."""
@@ -67,6 +68,7 @@ def request_entry(
         user_agent=request.headers.get("User-Agent", ""),
         client_port=client_port(request),
         kind=kind,
+        decoded=decoded,
     )
 
 
