@@ -5,8 +5,8 @@ heap: 1 page in 100 of the realistic web is a 12 MB page (a 10 MiB body) and 1 i
 pages between them, and a parser's heap trimmer (heap.HeapTrimmer: every 0.5 s, some 64 pages at a parser's rate)
 gives back every free page when more than KEEP_FREE is free. Here one process gets that stream as a parser does:
 each frame read through the parser's own ``_Inbox`` (as PageReceiver's ``recv_into`` fills it), ``process_page``
-and the WARC pair in batches of 8, ``trim_heap(KEEP_FREE)`` every 64 pages, the GC set up as ``run_parser`` sets it
-up. The ordinary pages are bench_parse_cost.py ``--realistic``'s; 200 pages warm up, then 1000
+and the WARC pair in batches of 8, ``trim_heap(KEEP_FREE)`` every 64 pages, the process set up as ``run_parser`` sets
+it up (GC, glibc). The ordinary pages are bench_parse_cost.py ``--realistic``'s; 200 pages warm up, then 1000
 are measured (10 of each big kind). ``after-trim MiB`` is the largest RSS right after a trim, ``peak MiB`` the
 process's peak RSS (both with the pages loaded here: only differences mean something). Rounds alternate between
 this tree and ``--baseline REF`` (fresh processes)::
@@ -38,10 +38,14 @@ def _child() -> dict[str, float]:
     from webtrawl import heap
     from webtrawl.messages import Page
     from webtrawl.pagepipe import _Inbox, frame
-    from webtrawl.parse import process_page
+    from webtrawl.parse import process_page, worker
     from webtrawl.store import WarcWriter
 
-    heap.collect_less()  # as run_parser
+    tune = getattr(worker, "tune_process", None)  # what run_parser sets up (a tree without it: the GC only)
+    if tune is not None:
+        tune()
+    else:
+        heap.collect_less()
     web = realistic_web(_DEFAULT_CORPUS)
     pages, ctx = crawl_order(web, 600), realistic_context(web)
     huge, bomb = big_pages(pages[0])
