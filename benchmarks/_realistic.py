@@ -16,7 +16,9 @@ import time
 from collections import deque
 from pathlib import Path
 
-from webtrawl.config import CrawlConfig
+import msgspec
+
+from webtrawl.config import CrawlConfig, Limits
 from webtrawl.errors import WebtrawlError
 from webtrawl.formats.canonical import canonicalize
 from webtrawl.frontier.keys import split_parts
@@ -24,6 +26,7 @@ from webtrawl.messages import Lease, Page
 from webtrawl.parse import ParseContext
 from webtrawl.parse.html import extract
 from webtrawl.parse.worker import build_context
+from webtrawl_testweb import chaosbodies
 from webtrawl_testweb.corpus import Corpus
 from webtrawl_testweb.realistic import RealisticWeb
 from webtrawl_testweb.realpages import Templates
@@ -47,6 +50,26 @@ def realistic_context(web: RealisticWeb) -> ParseContext:
         discovery=cfg.discovery,
         extraction=cfg.extraction,
     )
+
+
+def big_pages(like: Page) -> tuple[Page, Page]:
+    """The realistic web's 12 MB page (1 in 100) as a fetcher hands it over, cut at its size cap (an error whose body
+    is stored; fetch/pages.py), and its gzip bomb (1 in 100), each with the lease of ``like``."""
+    cut = Limits().max_body
+    huge = msgspec.structs.replace(
+        like,
+        body=chaosbodies.huge_page(chaosbodies.HUGE_SIZE)[:cut],
+        truncated=True,
+        error="too-large",
+        error_detail="body cut at the size cap",
+        headers=[("Content-Type", "text/html")],
+    )
+    bomb = msgspec.structs.replace(
+        like,
+        body=chaosbodies.gzip_bomb(chaosbodies.BOMB_SIZE)[:cut],
+        headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+    )
+    return huge, bomb
 
 
 def crawl_order(

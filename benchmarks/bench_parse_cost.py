@@ -26,15 +26,13 @@ _SHARE = 0.01  # of the realistic web's pages: 12 MB pages, and gzip bombs (real
 
 def _child() -> dict[str, float]:
     sys.path.insert(0, str(_HERE))
-    import msgspec
+    from _realistic import big_pages
     from bench_parse import _DEFAULT_CORPUS, load_web_pages, make_web_context
 
-    from webtrawl.config import Limits
     from webtrawl.heap import KEEP_FREE, trim_heap
     from webtrawl.messages import Page
     from webtrawl.parse import process_page
     from webtrawl.store import WarcWriter
-    from webtrawl_testweb import chaosbodies
 
     if "--realistic" in sys.argv:
         from _realistic import crawl_order, realistic_context, realistic_web
@@ -43,22 +41,7 @@ def _child() -> dict[str, float]:
         pages, ctx = crawl_order(web, 600), realistic_context(web)
     else:
         pages, ctx = load_web_pages(_DEFAULT_CORPUS, 362), make_web_context()
-    first = pages[0]
-    cut = Limits().max_body
-    huge_body = chaosbodies.huge_page(chaosbodies.HUGE_SIZE)
-    huge = msgspec.structs.replace(  # as fetch/pages.py hands a body cut at the cap over: an error, stored
-        first,
-        body=huge_body[:cut],
-        truncated=True,
-        error="too-large",
-        error_detail="body cut at the size cap",
-        headers=[("Content-Type", "text/html")],
-    )
-    bomb = msgspec.structs.replace(
-        first,
-        body=chaosbodies.gzip_bomb(chaosbodies.BOMB_SIZE)[:cut],
-        headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
-    )
+    huge, bomb = big_pages(pages[0])
 
     def cost(batch: list[Page], directory: Path) -> float:
         writer = WarcWriter(directory, "bench", 1 << 40)

@@ -23,6 +23,12 @@ KEEP_FREE = 16 * 1024 * 1024  # free heap a worker keeps between pages rather th
 # A fetcher's: its heap top is kept (return_freed_buffers), and a trim after each big body gave back the working set
 # of the ordinary pages too (malloc_trim returns every free page), to be faulted in again.
 FETCHER_KEEP_FREE = 64 * 1024 * 1024
+FETCHER_MMAP_THRESHOLD = 256 * 1024  # see return_freed_buffers
+# A parser's: over what its ordinary pages allocate (bodies, decoded bodies, a bomb's 1-2 MiB decoding steps), under a
+# body cut at the 10 MiB cap.
+PARSER_MMAP_THRESHOLD = 4 * 1024 * 1024
+_HUGE_PAGE = 2 * 1024 * 1024  # x86-64's transparent huge page
+_MADV_HUGEPAGE = 14
 
 
 def _libc_call(name: str) -> Callable[..., int] | None:
@@ -33,25 +39,51 @@ def _libc_call(name: str) -> Callable[..., int] | None:
 
 
 _MALLOC_TRIM = _libc_call("malloc_trim")
+_MADVISE = _libc_call("madvise")
+_mapped_from: int | None = None  # the mmap threshold return_freed_buffers set in this process
 
 
-def return_freed_buffers() -> None:
-    """Have glibc serve every allocation of 256 KiB or more with its own mmap, returned to the system when freed,
-    and keep the top of its heap through the frees of what is below that.
+def return_freed_buffers(mmap_threshold: int = FETCHER_MMAP_THRESHOLD) -> None:
+    """Have glibc serve every allocation of ``mmap_threshold`` or more with its own mmap, returned to the system when
+    freed, and keep the top of its heap through the frees of what is below that.
 
-    uvloop allocates a 256 KiB TLS read buffer per connection (glibc adds its header and compares that with the
-    threshold: a threshold of exactly 256 KiB still maps it). glibc's default raises its mmap threshold after the
-    first such buffer is freed, so later ones come from the heap, whose pages stay with the process when connections
-    close: with a fixed threshold a fetcher holding 64-256 idle connections kept 40-57 MiB less (bench_idle.py).
+    A fetcher's (256 KiB): uvloop allocates a 256 KiB TLS read buffer per connection (glibc adds its header and
+    compares that with the threshold: a threshold of exactly 256 KiB still maps it). glibc's default raises its mmap
+    threshold after the first such buffer is freed, so later ones come from the heap, whose pages stay with the
+    process when connections close: with a fixed threshold a fetcher holding 64-256 idle connections kept 40-57 MiB
+    less (bench_idle.py). A parser's (:data:`PARSER_MMAP_THRESHOLD`): the default rose to 10 MiB after its first
+    10 MiB body, so each later one went into the heap, and its free left more than :data:`KEEP_FREE` there: the heap
+    trimmer then gave back every free page, the ordinary pages' working set too, to be faulted in again (44.8 -> 26.0
+    faults a page, bench_parser_heap.py); a body in its own mapping can also have huge pages (:func:`huge_pages`).
     A fixed threshold also fixes glibc's trim threshold at 128 KiB: the top of the heap went back to the system after
     every body's chunks were freed and was faulted in again for the next body (most of a fetcher's page faults were
     its big bodies' chunks and their join). The heap top is kept now (``M_TRIM_THRESHOLD``, grown ``M_TOP_PAD`` at a
-    time); the fetcher's trimmer still gives back what is over :data:`FETCHER_KEEP_FREE`."""
+    time); the trimmers still give back what is over their keep-free bound."""
+    global _mapped_from
     mallopt = _libc_call("mallopt")
     if mallopt is not None:
-        mallopt(_M_MMAP_THRESHOLD, 256 * 1024)
+        mallopt(_M_MMAP_THRESHOLD, mmap_threshold)
         mallopt(_M_TRIM_THRESHOLD, 32 * 1024 * 1024)
         mallopt(_M_TOP_PAD, 4 * 1024 * 1024)
+        _mapped_from = mmap_threshold
+
+
+def huge_pages(buffer: memoryview) -> None:
+    """Have the kernel back the 2 MiB-aligned inside of ``buffer`` with transparent huge pages, if it is big enough to
+    be a mapping of its own (:func:`return_freed_buffers` fixed the threshold in this process) and not yet written.
+
+    A 10 MiB body read into fresh pages took 2,625 faults and 5.0-5.25 ms after a trim; with huge pages 581 faults and
+    1.65-2.7 ms (RESULTS.md, issue 21 parser3). Never for a buffer that may be in glibc's heap: the flag would stay
+    on the heap's mapping, and every later heap page there would be a huge one."""
+    if _MADVISE is None or _mapped_from is None or len(buffer) < max(_mapped_from, 2 * _HUGE_PAGE):
+        return
+    anchor = ctypes.c_char.from_buffer(buffer)  # a writable buffer's address (the ctypes object lets go of it)
+    start = ctypes.addressof(anchor)
+    del anchor
+    first = -(-start // _HUGE_PAGE) * _HUGE_PAGE
+    end = (start + len(buffer)) // _HUGE_PAGE * _HUGE_PAGE
+    if end > first:
+        _MADVISE(ctypes.c_void_p(first), ctypes.c_size_t(end - first), _MADV_HUGEPAGE)
 
 
 class _MallInfo2(ctypes.Structure):

@@ -17,7 +17,7 @@ from webtrawl.formats.sinkurl import crawl_id
 from webtrawl.frontier import RedisFrontier, connect_sync
 from webtrawl.frontier.replicas import replicas_of
 from webtrawl.frontier.retry import Outage, open_waiting
-from webtrawl.heap import HeapTrimmer, collect_less
+from webtrawl.heap import PARSER_MMAP_THRESHOLD, HeapTrimmer, collect_less, return_freed_buffers
 from webtrawl.messages import Page
 from webtrawl.pagepipe import PageReceiver
 from webtrawl.parse.args import ParserArgs
@@ -69,8 +69,14 @@ def _tracker(args: ParserArgs, client: Any, prefix: str) -> ContentTracker | Non
 def run_parser(args: ParserArgs) -> None:
     """Process entry point."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
-    collect_less()
+    tune_process()
     _Parser(args).run()
+
+
+def tune_process() -> None:
+    """A parser process's cyclic-GC and glibc heap settings (bench_parser_heap.py replays a parser with them)."""
+    collect_less()
+    return_freed_buffers(PARSER_MMAP_THRESHOLD)
 
 
 def build_context(
