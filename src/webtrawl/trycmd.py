@@ -170,9 +170,7 @@ async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
             except WebtrawlError as exc:
                 pages[url] = Page(lease=_lease(url), error=exc.reason, error_detail=str(exc), fetch_time=started)
                 continue
-            fields = msgspec.structs.asdict(resp)  # the same fields, but for the chunks of a body left unjoined
-            fields.pop("body_parts")  # (empty: only a fetch(parts=True) fills them)
-            pages[url] = Page(lease=_lease(url), **fields)
+            pages[url] = Page(lease=_lease(url), **resp.page_fields())
     return pages
 
 

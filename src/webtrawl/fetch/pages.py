@@ -39,12 +39,7 @@ def host_gap_ms(pol: Politeness, rules: RobotsRules) -> int:
 def page_from(lease: Lease, resp: Response) -> Page:
     return Page(
         lease=lease,
-        **resp.wire(),
+        **resp.page_fields(),
         error="too-large" if resp.truncated else "",
         error_detail="body cut at the size cap" if resp.truncated else "",
-        elapsed_ms=resp.elapsed_ms,
-        render_reason=resp.render_reason,
-        dom=resp.dom,
-        exchanges=resp.exchanges,
-        render_blocked=resp.render_blocked,
     )

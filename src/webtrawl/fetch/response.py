@@ -50,6 +50,18 @@ class Response(msgspec.Struct):
             "fetch_time": self.fetch_time,
         }
 
+    def page_fields(self) -> dict[str, Any]:
+        """What a :class:`~webtrawl.messages.Page` takes of this answer, as keyword arguments: the answer as received
+        and how it was fetched (a body left in chunks, ``body_parts``, is the caller's to send)."""
+        return {
+            **self.wire(),
+            "elapsed_ms": self.elapsed_ms,
+            "render_reason": self.render_reason,
+            "dom": self.dom,
+            "exchanges": self.exchanges,
+            "render_blocked": self.render_blocked,
+        }
+
     def header(self, name: str) -> str | None:
         """First value of header ``name`` (case-insensitive), or None."""
         low = name.lower()
