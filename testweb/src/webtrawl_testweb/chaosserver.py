@@ -128,6 +128,7 @@ class ChaosServer:
         start_ns = time.time_ns()
         self.log.begin()
         sent = [0]
+        watcher: asyncio.Future[int] | None = None
         reply = self.web.respond(host, target) if method in ("GET", "HEAD") else ChaosReply(405, b"", "text/plain")
         try:
             stamped = _StampedWriter(writer)
@@ -145,7 +146,7 @@ class ChaosServer:
             self.log.end(
                 LogEntry(
                     start_ms=start_ns / 1e6,
-                    end_ms=(stamped.last_write_ns or time.time_ns()) / 1e6,  # see accesslog.py
+                    end_ms=(stamped.last_write_ns or _closed_at(watcher) or time.time_ns()) / 1e6,  # accesslog.py
                     host=host,
                     port=port,
                     scheme=scheme,
@@ -212,10 +213,14 @@ async def _write(writer: asyncio.StreamWriter, body: bytes, sent: list[int]) -> 
         await writer.drain()
 
 
-async def _until_closed(reader: asyncio.StreamReader) -> None:
-    """Returns when the client closes its side (the crawler gave up or is done)."""
+async def _until_closed(reader: asyncio.StreamReader) -> int:
+    """Returns when the client closes its side (the crawler gave up or is done): the time it saw the EOF.
+
+    That is the end of a request answered with nothing (a hang): stamped here, not after the two tasks are
+    cancelled and gathered, a few loop turns later (under CPU load ~90 ms, which read as a crawler's short gap)."""
     while await reader.read(_CHUNK):
         pass
+    return time.time_ns()
 
 
 class DnsServer(asyncio.DatagramProtocol):
@@ -284,6 +289,13 @@ class DnsServer(asyncio.DatagramProtocol):
 
 def _dns_name(name: str) -> bytes:
     return b"".join(bytes([len(label)]) + label.encode("ascii") for label in name.split(".") if label) + b"\0"
+
+
+def _closed_at(watcher: asyncio.Future[int] | None) -> int:
+    """When :func:`_until_closed` saw the client's EOF, or 0 if it did not finish."""
+    if watcher is not None and watcher.done() and not watcher.cancelled() and watcher.exception() is None:
+        return watcher.result()
+    return 0
 
 
 class _StampedWriter:
