@@ -10,9 +10,11 @@ import socket
 import struct
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from itertools import islice
 from urllib.parse import urlsplit
 
+import brotli
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
@@ -287,8 +289,53 @@ def test_most_hosts_gzip_their_pages_for_a_client_that_accepts_it(real: Realisti
     assert 0.78 < gzipped / len(hosts) < 0.92  # gzip_share 0.85 (pages: all but ~5% of these URLs)
 
 
-def test_a_gzip_page_is_served_encoded_and_logged_with_its_decoded_size() -> None:
-    with TestWeb(40, 1, realistic=RealisticOptions(seeds=2, gzip_share=1.0, https_share=0.0)) as web:
+def test_brotli_hosts_send_their_pages_in_brotli_to_a_client_that_accepts_it(
+    real: RealisticWeb, templates: Templates
+) -> None:
+    options = RealisticOptions(br_share=0.5)  # else as ``real``, which shows the default (no brotli)
+    web = RealisticWeb(N_HOSTS, templates, seed=3, http_port=8080, https_port=8443, options=options)
+    hosts = [i for i in range(600) if web.faults[i] is None]
+    in_brotli = 0
+    for i in hosts:
+        name, scheme = f"site{i}.test", web.schemes[i]
+        plain = web.respond(scheme, name, "/a/page")
+        either = web.respond(scheme, name, "/a/page", gzip=True, br=True)
+        assert web.respond(scheme, name, "/a/page", gzip=True) == real.respond(scheme, name, "/a/page", gzip=True)
+        assert real.respond(scheme, name, "/a/page", gzip=True, br=True) == real.respond(  # none by default
+            scheme, name, "/a/page", gzip=True
+        )
+        if plain.kind != "page":
+            assert either == plain
+            continue
+        if ("Content-Encoding", "br") in either.headers:
+            in_brotli += 1
+            assert brotli.decompress(b"".join(either.body)) == b"".join(plain.body)
+            assert either.decoded == len(b"".join(plain.body)) > 2 * len(b"".join(either.body))
+            assert web.respond(scheme, name, "/a/page", br=True) == either  # whether or not it also gzips
+        robots = web.respond(scheme, name, "/robots.txt", gzip=True, br=True)
+        assert not any(k == "Content-Encoding" for k, _ in robots.headers)
+    assert 0.42 < in_brotli / len(hosts) < 0.58  # br_share 0.5 (pages: all but ~5% of these URLs)
+
+
+_DECODE: dict[str | None, Callable[[bytes], bytes]] = {
+    "gzip": lambda body: zlib.decompress(body, 16 + zlib.MAX_WBITS),
+    "br": brotli.decompress,
+    None: lambda body: body,
+}
+
+
+@pytest.mark.parametrize(
+    ("br_share", "asked", "sent"),
+    [
+        (0.0, ("gzip, br", ""), ("gzip", None)),  # no brotli by default; no Accept-Encoding: the page as it is
+        (1.0, ("gzip, deflate, br;q=0.9", "gzip"), ("br", "gzip")),  # a brotli host gzips for a client without br
+    ],
+)
+def test_an_encoded_page_is_served_and_logged_with_its_decoded_size(
+    br_share: float, asked: tuple[str, str], sent: tuple[str | None, str | None]
+) -> None:
+    options = RealisticOptions(seeds=2, gzip_share=1.0, br_share=br_share, https_share=0.0)
+    with TestWeb(40, 1, realistic=options) as web:
         assert web.real is not None
         i = next(
             i
@@ -297,14 +344,16 @@ def test_a_gzip_page_is_served_encoded_and_logged_with_its_decoded_size() -> Non
         )
         since = web.mark()
         conn = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=10)
-        conn.request("GET", "/", headers={"Host": f"site{i}.test", "Accept-Encoding": "gzip, br"})
-        resp = conn.getresponse()
-        body = resp.read()
-        assert resp.getheader("Content-Encoding") == "gzip"
-        html = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        conn.request("GET", "/", headers={"Host": f"site{i}.test"})  # no Accept-Encoding: as it is
-        plain = conn.getresponse()
-        assert plain.getheader("Content-Encoding") is None and plain.read() == html
+        bodies = []
+        for accept, coding in zip(asked, sent, strict=True):
+            conn.request(
+                "GET", "/", headers={"Host": f"site{i}.test", **({"Accept-Encoding": accept} if accept else {})}
+            )
+            resp = conn.getresponse()
+            assert resp.getheader("Content-Encoding") == coding
+            bodies.append(resp.read())
         conn.close()
-        first, second = [e for e in web.entries(since=since) if e.kind == "page"]
-        assert (first.nbytes, first.decoded) == (len(body), len(html)) and second.decoded == 0
+        html = _DECODE[sent[0]](bodies[0])
+        assert _DECODE[sent[1]](bodies[1]) == html
+        logged = [(e.nbytes, e.decoded) for e in web.entries(since=since) if e.kind == "page"]
+        assert logged == [(len(body), len(html) if coding else 0) for body, coding in zip(bodies, sent, strict=True)]

@@ -25,7 +25,10 @@ ports, corpus)``:
 * **Compression**: ``gzip_share`` of the hosts send their pages gzip-encoded to a request that accepts gzip, as
   most real servers do (the corpus pages are ~40 KB each that way, 174 KB decoded). Issue 21's real web moved
   131-155 KB per request with 185 KB pages, 1 request in 100 a 12 MB body and ~23% robots.txt: only compressed
-  pages (~44 KB) add up to that. Robots.txt files, faults and the 12 MB bodies go as they are.
+  pages (~44 KB) add up to that. Robots.txt files, faults and the 12 MB bodies go as they are. ``br_share`` of the
+  hosts (off by default: how often the real web answers a crawler in brotli is not known) send their pages
+  brotli-encoded instead to a request that accepts ``br``, as CDNs that prefer it do; a parser decodes brotli at
+  about half gzip's speed (RESULTS.md), a cost only such a run shows.
 * **Servers** (off by default): ``close_share`` of the hosts close the connection after every answer (no
   keep-alive), ``headers_share`` send the ~1.3 KB of headers a real site's answers carry (:data:`SERVER_HEADERS`).
 """
@@ -41,6 +44,8 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import brotli
 
 from webtrawl.deflate import MAX_LEVEL, ZLIB
 from webtrawl_testweb import chaosbodies, realrobots
@@ -78,6 +83,7 @@ class RealisticOptions:
     close_share: float = 0.0  # hosts that close the connection after every answer
     headers_share: float = 0.0  # hosts whose answers carry SERVER_HEADERS
     gzip_share: float = 0.85  # hosts that gzip their pages for a client that accepts it (see the module docstring)
+    br_share: float = 0.0  # hosts that send their pages in brotli to a client that accepts it (drawn apart from gzip)
     crawl_delay: float = 5.0
     seeds: int = 10
 
@@ -90,7 +96,7 @@ class RealisticOptions:
             raise ValueError("missing_share + huge_share + bomb_share must not exceed 1")
         for share in (
             *(self.fault_share, self.https_share, self.missing_share, self.huge_share, self.bomb_share),
-            *(self.close_share, self.headers_share, self.gzip_share),
+            *(self.close_share, self.headers_share, self.gzip_share, self.br_share),
         ):
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"shares must be within [0, 1], not {share}")
@@ -140,11 +146,24 @@ _ROBOTS_503 = RealReply(503, (b"robots.txt is unavailable\n",), kind="robots-503
 _GZIP_LEVEL = 2 if MAX_LEVEL == 3 else 1
 
 
+# Brotli's quality 1: ~0.7 ms a corpus page for the test web (quality 5 took ~3.5) at ~39 KB, about gzip's size; the
+# decoder's cost hardly depends on the quality.
+_BROTLI_QUALITY = 1
+
+
 def _gzipped(reply: RealReply) -> RealReply:
     body = b"".join(reply.body)
     z = ZLIB.compressobj(_GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    packed = z.compress(body) + z.flush()
-    headers = (*reply.headers, ("Content-Encoding", "gzip"), ("Vary", "Accept-Encoding"))
+    return _encoded(reply, body, z.compress(body) + z.flush(), "gzip")
+
+
+def _brotlied(reply: RealReply) -> RealReply:
+    body = b"".join(reply.body)
+    return _encoded(reply, body, brotli.compress(body, quality=_BROTLI_QUALITY), "br")
+
+
+def _encoded(reply: RealReply, body: bytes, packed: bytes, coding: str) -> RealReply:
+    headers = (*reply.headers, ("Content-Encoding", coding), ("Vary", "Accept-Encoding"))
     return dataclasses.replace(reply, body=(packed,), headers=headers, decoded=len(body))
 
 
@@ -201,6 +220,7 @@ class RealisticWeb:
         self._close = [_unit(seed, i, "close") < opts.close_share for i in range(n_hosts)]
         self._headers = [_unit(seed, i, "headers") < opts.headers_share for i in range(n_hosts)]
         self._gzip = [_unit(seed, i, "gzip") < opts.gzip_share for i in range(n_hosts)]
+        self._br = [_unit(seed, i, "br") < opts.br_share for i in range(n_hosts)]
         self._prefix = [build_url(s, f"site{i}.test", self.ports[s], "").encode() for i, s in enumerate(self.schemes)]
 
     # --- hosts ----------------------------------------------------------------------------------------------
@@ -253,15 +273,18 @@ class RealisticWeb:
         return real if real < self.n_hosts else real % self.n_hosts
 
     # --- answers --------------------------------------------------------------------------------------------
-    def respond(self, scheme: str, host_name: str, target: str, *, gzip: bool = False) -> RealReply:
-        """The answer to ``GET target`` (path + query, as sent) on ``host_name`` over ``scheme``; ``gzip``: the
-        request accepts a gzip-encoded answer."""
+    def respond(self, scheme: str, host_name: str, target: str, *, gzip: bool = False, br: bool = False) -> RealReply:
+        """The answer to ``GET target`` (path + query, as sent) on ``host_name`` over ``scheme``; ``gzip``, ``br``:
+        the request accepts an answer in that coding (a host of both shares prefers brotli)."""
         i = self.host_index(host_name)
         if i is None:
             return _NOT_FOUND
         reply = self._answer(i, scheme, target)
-        if gzip and self._gzip[i] and reply.kind == "page":
-            reply = _gzipped(reply)
+        if reply.kind == "page":
+            if br and self._br[i]:
+                reply = _brotlied(reply)
+            elif gzip and self._gzip[i]:
+                reply = _gzipped(reply)
         if not (self._close[i] or self._headers[i]):
             return reply
         headers = reply.headers + SERVER_HEADERS if self._headers[i] else reply.headers

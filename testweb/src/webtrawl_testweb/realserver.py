@@ -38,8 +38,8 @@ class RealServer(Listeners):
         if host in ("127.0.0.1", "localhost") and request.raw_path == STATS_PATH:
             body = json.dumps(dict(self.counts)).encode()
             return RealReply(200, (body,), "application/json", kind="stats")
-        gzip = "gzip" in request.headers.get("Accept-Encoding", "").lower()
-        return self.web.respond(scheme, host, request.raw_path, gzip=gzip)
+        accepted = {c.partition(";")[0].strip() for c in request.headers.get("Accept-Encoding", "").lower().split(",")}
+        return self.web.respond(scheme, host, request.raw_path, gzip="gzip" in accepted, br="br" in accepted)
 
     async def _handle(self, scheme: str, port: int, request: web.BaseRequest) -> web.StreamResponse:
         start_ns = time.time_ns()
