@@ -41,7 +41,7 @@ class LogEntry(msgspec.Struct, frozen=True):
     user_agent: str = ""
     client_port: int = 0  # the client's source port (0: unknown): requests with the same one shared a connection
     kind: str = ""  # what the realistic web served (``page``, ``robots-big``, ``fault-bomb``, ...); "" elsewhere
-    decoded: int = 0  # the body's bytes before its Content-Encoding (the realistic web's gzip pages); 0: as sent
+    decoded: int = 0  # the body's bytes before its Content-Encoding (the realistic web's encoded pages); 0: as sent
 
     @property
     def url(self) -> str:

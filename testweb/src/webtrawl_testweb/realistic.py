@@ -144,8 +144,6 @@ _ROBOTS_503 = RealReply(503, (b"robots.txt is unavailable\n",), kind="robots-503
 # ISA-L's level 2 (about zlib's 1, what nginx uses by default: ~40 KB a corpus page) at ~0.23 ms a page for the test
 # web; zlib's level 1 where ISA-L is missing.
 _GZIP_LEVEL = 2 if MAX_LEVEL == 3 else 1
-
-
 # Brotli's quality 1: ~0.7 ms a corpus page for the test web (quality 5 took ~3.5) at ~39 KB, about gzip's size; the
 # decoder's cost hardly depends on the quality.
 _BROTLI_QUALITY = 1
