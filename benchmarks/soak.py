@@ -177,7 +177,7 @@ def soak(ns: argparse.Namespace) -> Path:
         argv += ["--include", FOLLOW, "--max-time", repr(ns.minutes * 60 + 600), *ns.crawl_arg]
         print(f"soak: test web pid {web.pid} ports {web.ports} + chaos; redis pid {server.pid}; {ns.out}", flush=True)
         node = NodeProcess(argv, ns.out / "node.log")
-        watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid], web.ports)
+        watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid])
         try:
             while not frontier.counters().values.get("fetched") and node.proc.poll() is None:
                 time.sleep(0.5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webtrawl_bench.webmix import describe, measure
+from webtrawl_bench.webmix import connections_opened, describe, measure
 from webtrawl_testweb.accesslog import LogEntry
 
 
@@ -43,3 +43,21 @@ def test_the_window_is_measured_per_60_s_and_only_hosts_first_met_in_it_are_new(
     assert mix.mbytes == pytest.approx(total * 60 / 1e6)
     line = describe(mix)
     assert "robots_per_request 0.250 (real 0.23)" in line and "requests 480 (real 18000-19000)" in line
+
+
+def test_a_connection_is_new_in_the_window_when_its_first_request_is() -> None:
+    def on(t: float, port: int, client_port: int, kind: str = "page") -> LogEntry:
+        return LogEntry(t, t + 5, "a.test", port, "https", "GET", "/", 200, 100, client_port=client_port, kind=kind)
+
+    entries = [
+        on(-50, 443, 40_000),  # another run's
+        on(500, 443, 40_001),  # opened before the window, reused in it: not new
+        on(1_100, 443, 40_001),
+        on(1_000, 443, 40_002),  # opened in the window, two requests: one connection
+        on(1_900, 443, 40_002),
+        on(1_200, 80, 40_002),  # the same source port to another server port: another connection
+        on(1_300, 443, 40_003, kind="stats"),  # the bench's own request for the web's counts
+        on(1_400, 443, 0),  # a server that did not know the client's port
+        on(2_000, 443, 40_004),  # after the window
+    ]
+    assert connections_opened(entries, run_start_ms=0, window=(1_000, 2_000)) == 2

@@ -25,7 +25,7 @@ from webtrawl_bench.procstat import NODE_KINDS, ProcessWatch, count_by_kind, cpu
 from webtrawl_bench.redisstat import RedisSample, bloom_bytes, sample, used_memory
 from webtrawl_bench.spec import CrawlSpec, follow_args
 from webtrawl_bench.testweb_proc import TestWebProcess
-from webtrawl_bench.webmix import WebMix, measure
+from webtrawl_bench.webmix import WebMix, connections_opened, measure
 from webtrawl_testweb.accesslog import load as load_log
 
 _POLL_S = 0.5
@@ -49,7 +49,7 @@ class RunResult:
     counters: dict[str, int] = field(default_factory=dict)  # deltas in the window
     preloaded: int = 0
     preload_seconds: float = 0.0
-    new_connections: int = 0  # TCP connections the fetchers opened to the test web in the window (sampled)
+    new_connections: int = 0  # connections to the test web whose first request started in the window (its log)
     web_counts: dict[str, int] = field(default_factory=dict)  # what the (realistic) test web served in the window
     web_mix: WebMix | None = None  # the same from its access log, per 60 s, in the terms of the real web's figures
     window_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)  # wall clock (ms): the node's start, the window's bounds
@@ -175,27 +175,27 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
         run_start_ms = time.time() * 1000.0
         node = NodeProcess([*argv, "--redis", server.url], workdir / "node.log")
         try:
-            watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid], web.ports)
+            watch = ProcessWatch(node.proc.pid, out, server.pid, [web.pid])
             _wait_started(node, watch, frontier)
             _wait(node, watch, spec.warmup)
             cpu0, red0, t0, web0 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
             w0 = time.time() * 1000.0
-            conns0 = len(watch.connections)
             _wait(node, watch, spec.window)
             cpu1, red1, t1, web1 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
             w1 = time.time() * 1000.0
             watch.poll()
-            new_conns = len(watch.connections) - conns0
             mem, bloom = used_memory(client) - empty, bloom_bytes(client, frontier)
         finally:
             node.stop()
         client.close()
     result = _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
-    result.new_connections = new_conns
     result.web_counts = {k: web1[k] - web0.get(k, 0) for k in web1 if web1[k] - web0.get(k, 0)}
     result.window_ms = (run_start_ms, w0, w1)
-    if web1 and web.log_path.is_file():  # the realistic web logs what it served; the node has stopped: all is there
-        result.web_mix = measure(load_log(web.log_path), run_start_ms, (w0, w1))
+    if web.log_path.is_file():  # the node has stopped: all its requests are in the log
+        entries = load_log(web.log_path)
+        result.new_connections = connections_opened(entries, run_start_ms, (w0, w1))
+        if web1:  # the realistic web: what it served, in the real web's terms
+            result.web_mix = measure(entries, run_start_ms, (w0, w1))
     return result
 
 

@@ -115,6 +115,22 @@ def measure(entries: Iterable[LogEntry], run_start_ms: float, window: tuple[floa
     )
 
 
+def connections_opened(entries: Iterable[LogEntry], run_start_ms: float, window: tuple[float, float]) -> int:
+    """Connections to the test web whose first request (since ``run_start_ms``) started within ``window``: a
+    connection is its server port and the client's source port. One that carried no request is not counted;
+    within one run a source port is not used twice for a server port (the kernel walks ~28,000 ephemeral ports
+    per destination, a run opens a few thousand connections)."""
+    w0, w1 = window
+    first: dict[tuple[int, int], float] = {}
+    for e in entries:
+        if e.start_ms < run_start_ms or not e.client_port or e.kind == "stats":  # stats: the bench's own requests
+            continue
+        key = (e.port, e.client_port)
+        if key not in first or e.start_ms < first[key]:
+            first[key] = e.start_ms
+    return sum(w0 <= t < w1 for t in first.values())
+
+
 def describe(mix: WebMix) -> str:
     """One line of the printout, each figure next to the real web's."""
     parts = []
