@@ -100,7 +100,7 @@ class ProcessWatch:
 
     def poll(self) -> None:
         """Keep the RSS peaks. (Connections are counted from the test web's access log, not here: psutil's
-        ``net_connections`` reads all of ``/proc/net/tcp``, which took ~5% of the bench machine's 2 cores.)"""
+        ``net_connections`` reads all of ``/proc/net/tcp``, CPU taken from the cores the node is measured on.)"""
         self.sample()
 
 

@@ -117,9 +117,9 @@ def measure(entries: Iterable[LogEntry], run_start_ms: float, window: tuple[floa
 
 def connections_opened(entries: Iterable[LogEntry], run_start_ms: float, window: tuple[float, float]) -> int:
     """Connections to the test web whose first request (since ``run_start_ms``) started within ``window``: a
-    connection is its server port and the client's source port. One that carried no request is not counted;
-    within one run a source port is not used twice for a server port (the kernel walks ~28,000 ephemeral ports
-    per destination, a run opens a few thousand connections)."""
+    connection is its server port and the client's source port. One that carried no request is not counted, and
+    a source port the kernel gives out again to the same server port within the run counts once (rare: a run
+    opens far fewer connections than the ephemeral port range holds)."""
     w0, w1 = window
     first: dict[tuple[int, int], float] = {}
     for e in entries:
