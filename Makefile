@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: crawl test lint typecheck unit bench testweb extras clean
+.PHONY: crawl test lint typecheck unit bench testweb extras clean compile uncompile test-compiled
 
 $(STAMP): pyproject.toml testweb/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,5 +41,22 @@ bench: $(STAMP)
 	$(BIN)/pip install -q -e './testweb[bench]'
 	$(BIN)/trawl bench $(ARGS)
 
-clean:
+# Opt-in: the parser's hot modules compiled by mypyc from the same source (benchmarks/RESULTS.md has what it saves).
+# The extension modules sit beside the .py files and shadow them: `make uncompile` before editing one of these.
+# Not compiled: parse/batch.py (a test patches its globals; compiled code binds them) and politeness/ (mypyc
+# classes take no weak references, which the matcher cache needs).
+COMPILED := formats/canonical.py formats/encoding.py parse/links.py parse/traps.py parse/html.py parse/process.py \
+	parse/scope.py frontier/adding.py frontier/recent.py frontier/keys.py store/warc.py decompress.py
+compile: $(STAMP)
+	cd src && ../$(BIN)/mypyc $(addprefix webtrawl/,$(COMPILED)) >/dev/null && rm -rf build
+
+uncompile:
+	rm -f src/*__mypyc.*.so $(foreach m,$(COMPILED),src/webtrawl/$(m:.py=).*.so)
+
+# The tests of the compiled modules' stages, run against the compiled build (then the pure one is restored).
+test-compiled: compile
+	$(BIN)/pytest -q -n $(JOBS) --dist loadfile tests/parse tests/formats tests/frontier tests/store tests/fuzz \
+		tests/test_pagepipe.py tests/node/test_crawl.py $(ARGS); status=$$?; $(MAKE) -s uncompile; exit $$status
+
+clean: uncompile
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
