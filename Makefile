@@ -47,16 +47,19 @@ bench: $(STAMP)
 # classes take no weak references, which the matcher cache needs).
 COMPILED := formats/canonical.py formats/encoding.py parse/links.py parse/traps.py parse/html.py parse/process.py \
 	parse/scope.py frontier/adding.py frontier/recent.py frontier/keys.py store/warc.py decompress.py
+# mypyc's log (mypy's errors, then every compiler command) is shown only when the build fails.
 compile: $(STAMP)
-	cd src && ../$(BIN)/mypyc $(addprefix webtrawl/,$(COMPILED)) >/dev/null && rm -rf build
+	cd src && ../$(BIN)/mypyc $(addprefix webtrawl/,$(COMPILED)) >mypyc.log 2>&1 || { cat mypyc.log; exit 1; }
+	rm -rf src/build src/mypyc.log
 
 uncompile:
-	rm -f src/*__mypyc.*.so $(foreach m,$(COMPILED),src/webtrawl/$(m:.py=).*.so)
+	rm -rf src/*__mypyc.*.so $(foreach m,$(COMPILED),src/webtrawl/$(m:.py=).*.so) src/build src/mypyc.log
 
 # The tests of the compiled modules' stages, run against the compiled build (then the pure one is restored).
+COMPILED_TESTS := tests/parse tests/formats tests/frontier tests/store tests/fuzz tests/test_pagepipe.py \
+	tests/node/test_crawl.py
 test-compiled: compile
-	$(BIN)/pytest -q -n $(JOBS) --dist loadfile tests/parse tests/formats tests/frontier tests/store tests/fuzz \
-		tests/test_pagepipe.py tests/node/test_crawl.py $(ARGS); status=$$?; $(MAKE) -s uncompile; exit $$status
+	$(MAKE) unit ARGS="$(COMPILED_TESTS) $(ARGS)"; status=$$?; $(MAKE) -s uncompile; exit $$status
 
 clean: uncompile
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
