@@ -19,8 +19,8 @@ testweb: $(STAMP)
 	$(BIN)/trawl testweb $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src testweb tests benchmarks fuzz .ci/extras
-	$(BIN)/ruff format --check src testweb tests benchmarks fuzz .ci/extras
+	$(BIN)/ruff check src testweb tests benchmarks fuzz .ci/extras setup.py _build
+	$(BIN)/ruff format --check src testweb tests benchmarks fuzz .ci/extras setup.py _build
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -41,19 +41,17 @@ bench: $(STAMP)
 	$(BIN)/pip install -q -e './testweb[bench]'
 	$(BIN)/trawl bench $(ARGS)
 
-# Opt-in: the parser's hot modules compiled by mypyc from the same source (benchmarks/RESULTS.md has what it saves).
-# The extension modules sit beside the .py files and shadow them: `make uncompile` before editing one of these.
-# Not compiled: parse/batch.py (a test patches its globals; compiled code binds them) and politeness/ (mypyc
-# classes take no weak references, which the matcher cache needs).
-COMPILED := formats/canonical.py formats/encoding.py parse/links.py parse/traps.py parse/html.py parse/process.py \
-	parse/scope.py frontier/adding.py frontier/recent.py frontier/keys.py store/warc.py decompress.py
-# mypyc's log (mypy's errors, then every compiler command) is shown only when the build fails.
+# Opt-in: the parser's hot modules compiled by mypyc from the same source (which ones and why: _build/backend.py;
+# what it saves: benchmarks/RESULTS.md). The extension modules sit beside the .py files and shadow them: `make
+# uncompile` before editing one of these. A wheel is built compiled the same way: `WEBTRAWL_COMPILE=1 pip wheel .`
+# The build's log (mypy's errors, then every compiler command) is shown only when it fails.
 compile: $(STAMP)
-	cd src && ../$(BIN)/mypyc $(addprefix webtrawl/,$(COMPILED)) >mypyc.log 2>&1 || { cat mypyc.log; exit 1; }
-	rm -rf src/build src/mypyc.log
+	WEBTRAWL_COMPILE=1 $(BIN)/python setup.py -q build_ext --inplace >build.log 2>&1 || { cat build.log; exit 1; }
+	rm -rf build build.log
 
 uncompile:
-	rm -rf src/*__mypyc.*.so $(foreach m,$(COMPILED),src/webtrawl/$(m:.py=).*.so) src/build src/mypyc.log
+	find src -name '*.so' -delete
+	rm -rf build build.log
 
 # The tests of the compiled modules' stages, run against the compiled build (then the pure one is restored).
 COMPILED_TESTS := tests/parse tests/formats tests/frontier tests/store tests/fuzz tests/test_pagepipe.py \
