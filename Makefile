@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 
 $(STAMP): pyproject.toml testweb/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q --upgrade pip 'setuptools>=77'  # make compile runs setup.py with the venv's setuptools
 	$(BIN)/pip install -q -e '.[dev]' -e './testweb[plot]'
 	touch $(STAMP)
 
