@@ -4,7 +4,8 @@
 #   docker run --rm webtrawl node --help
 FROM python:3.11-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md setup.py ./
+COPY _build ./_build
 COPY src ./src
 RUN pip install --no-cache-dir --prefix=/install .
 

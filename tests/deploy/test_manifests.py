@@ -3,7 +3,9 @@ flag and TRAWL_* variable in them is checked against the real command-line parse
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +140,27 @@ def test_the_dockerfile_builds_from_files_that_exist_and_runs_trawl() -> None:
             for source in line.split()[1:-1]:
                 assert (ROOT / source).exists(), source
     assert 'ENTRYPOINT ["trawl"]' in text and "EXPOSE 9100" in text
+
+
+def test_what_the_dockerfile_copies_is_enough_to_build_the_package(tmp_path: Path) -> None:
+    """The build stage's COPY lines, replayed into an empty directory, then its ``pip install .`` as a wheel build
+    (with this venv's setuptools, offline): a file the build needs and the image does not copy fails here."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        if line.startswith("COPY ") and "--from" not in line:
+            *sources, target = line.split()[1:]
+            for name in sources:
+                into = source / target / name if target.endswith("/") else source / target
+                if (ROOT / name).is_dir():
+                    shutil.copytree(ROOT / name, into, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+                else:
+                    into.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(ROOT / name, into)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"),
+         str(source)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [w.name.split("-")[0] for w in (tmp_path / "dist").glob("*.whl")] == ["webtrawl"]
