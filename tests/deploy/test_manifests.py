@@ -133,12 +133,18 @@ def test_docker_compose_has_a_3_master_cluster_and_2_nodes_with_valid_trawl_comm
         assert volume in compose.get("volumes", {}) or (ROOT / volume).exists() or volume == "./seeds.txt"
 
 
+def _copies() -> list[tuple[list[str], str]]:
+    """The sources and target of each COPY line of the Dockerfile's build stage (not the copies between stages)."""
+    lines = (ROOT / "Dockerfile").read_text().splitlines()
+    words = [line.split()[1:] for line in lines if line.startswith("COPY ") and "--from" not in line]
+    return [(sources, target) for *sources, target in words]
+
+
 def test_the_dockerfile_builds_from_files_that_exist_and_runs_trawl() -> None:
+    for sources, _target in _copies():
+        for source in sources:
+            assert (ROOT / source).exists(), source
     text = (ROOT / "Dockerfile").read_text()
-    for line in text.splitlines():
-        if line.startswith("COPY ") and "--from" not in line:
-            for source in line.split()[1:-1]:
-                assert (ROOT / source).exists(), source
     assert 'ENTRYPOINT ["trawl"]' in text and "EXPOSE 9100" in text
 
 
@@ -147,16 +153,14 @@ def test_what_the_dockerfile_copies_is_enough_to_build_the_package(tmp_path: Pat
     (with this venv's setuptools, offline): a file the build needs and the image does not copy fails here."""
     source = tmp_path / "src"
     source.mkdir()
-    for line in (ROOT / "Dockerfile").read_text().splitlines():
-        if line.startswith("COPY ") and "--from" not in line:
-            *sources, target = line.split()[1:]
-            for name in sources:
-                into = source / target / name if target.endswith("/") else source / target
-                if (ROOT / name).is_dir():
-                    shutil.copytree(ROOT / name, into, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-                else:
-                    into.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(ROOT / name, into)
+    for sources, target in _copies():
+        for name in sources:
+            into = source / target / name if target.endswith("/") else source / target
+            if (ROOT / name).is_dir():
+                shutil.copytree(ROOT / name, into, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+            else:
+                into.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, into)
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"),
          str(source)],
