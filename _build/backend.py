@@ -41,13 +41,13 @@ _ROOT = Path(__file__).resolve().parents[1]
 _collecting = False
 
 
-def compiling() -> bool:
+def _compiling() -> bool:
     return os.environ.get(ENV) == "1"
 
 
 def ext_modules() -> list[Any]:
     """setup()'s extension modules: the compiled ones, or none."""
-    if not compiling() or _collecting:
+    if not _compiling() or _collecting:
         return []
     from mypyc.build import mypycify
 
@@ -58,7 +58,7 @@ def ext_modules() -> list[Any]:
 
 
 def _compile_requires() -> list[str]:
-    if not compiling():
+    if not _compiling():
         return []
     project = tomllib.loads((_ROOT / "pyproject.toml").read_text())["project"]
     return ["mypy>=1.10", *project["dependencies"]]
