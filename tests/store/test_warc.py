@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import random
 import subprocess
 import sys
 import uuid
@@ -106,6 +107,19 @@ def test_request_response_pair_reads_back(tmp_path: Path) -> None:
     assert resp["raw"] == page.body, "payload stored exactly as received (still gzip)"
     digest = "sha1:" + base64.b32encode(hashlib.sha1(page.body).digest()).decode()
     assert resp["warc"]["WARC-Payload-Digest"] == digest
+
+
+def test_an_encoded_payload_is_stored_as_it_came(tmp_path: Path) -> None:
+    """A gzip-encoded payload cannot shrink: its record keeps it in stored blocks. ISA-L's level 0 (its fastest
+    Huffman coding, not zlib's stored level) once made such records a quarter larger than the payload."""
+    body = gzip.compress(random.Random(5).randbytes(200_000), mtime=0)
+    writer = WarcWriter(tmp_path, "enc", 1 << 30)
+    writer.write(_page(3, body=body), {})
+    writer.close()
+    path = tmp_path / "enc-00000.warc.gz"
+    responses = [r for r in _records(path) if r["type"] == "response"]
+    assert responses[0]["raw"] == body
+    assert path.stat().st_size < len(body) + 4096  # the payload, its framing, the headers and two small records
 
 
 def test_many_pages_and_content_stream_decoding(tmp_path: Path) -> None:

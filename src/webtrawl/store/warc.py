@@ -31,7 +31,6 @@ import hashlib
 import io
 import os
 import time
-import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +42,7 @@ from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
 from webtrawl import __version__
-from webtrawl.deflate import MAX_LEVEL, ZLIB
+from webtrawl.deflate import gzip_compressor
 from webtrawl.formats import recrawl
 from webtrawl.messages import Page
 from webtrawl.store.outfile import OutFile, open_out
@@ -66,7 +65,7 @@ class _Member:
 
     def __init__(self, out: BinaryIO, level: int) -> None:
         self._out = out
-        self._zip = ZLIB.compressobj(min(level, MAX_LEVEL), zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        self._zip = gzip_compressor(level)
 
     def write(self, data: bytes) -> int:
         self._out.write(self._zip.compress(data))
@@ -109,7 +108,7 @@ def _record(fields: list[tuple[str, str]], block: bytes, payload: bytes, level: 
     head = "".join(f"{name}: {value}\r\n" for name, value in fields)
     length = len(block) + len(payload)
     head = f"WARC/1.1\r\n{head}Content-Length: {length}\r\n\r\n"
-    z = ZLIB.compressobj(min(level, MAX_LEVEL), zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    z = gzip_compressor(level)
     parts = [z.compress(head.encode("utf-8")), z.compress(block)]
     if payload:
         parts.append(z.compress(payload))
