@@ -30,6 +30,8 @@ def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path
     assert run["cpu_s"]["fetcher"] > 0 and run["cpu_s"]["parser"] > 0
     assert run["redis_round_trips_per_page"] > 0
     assert run["peak_rss"]["fetcher"] > 0
+    warc = sum(p.stat().st_size for p in (work / "p0-run0" / "out").rglob("*.warc.gz*"))
+    assert 0 < run["warc_bytes"] <= warc and run["warc_kb_per_pair"] > 0  # the window's share of what was written
     assert data["machine"]["nproc"] >= 1
 
 

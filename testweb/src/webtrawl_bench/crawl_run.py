@@ -9,6 +9,7 @@ frontier before the crawl and read Redis's counters while it runs. Only the wind
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -53,6 +54,7 @@ class RunResult:
     web_counts: dict[str, int] = field(default_factory=dict)  # what the (realistic) test web served in the window
     web_mix: WebMix | None = None  # the same from its access log, per 60 s, in the terms of the real web's figures
     window_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)  # wall clock (ms): the node's start, the window's bounds
+    warc_bytes: int = 0  # .warc.gz bytes written in the window (the counter ``warc`` counts its record pairs)
 
     @property
     def robots_requests(self) -> int:
@@ -76,6 +78,12 @@ class RunResult:
     def ms_per_page(self, kind: str | None = None) -> float:
         cpu = self.node_cpu() if kind is None else self.cpu.get(kind, 0.0)
         return 1000.0 * cpu / self.pages if self.pages else float("nan")
+
+    @property
+    def warc_kb_per_pair(self) -> float:
+        """Bytes on disk of one page's WARC records (request and response, or what a rendered page adds)."""
+        pairs = self.counters.get("warc", 0)
+        return self.warc_bytes / 1000 / pairs if pairs else float("nan")
 
     def bytes_per_url(self, with_bloom: bool = False) -> float:
         data = self.used_memory if with_bloom else self.used_memory - self.bloom_bytes
@@ -106,6 +114,8 @@ class RunResult:
             "web_counts": self.web_counts,
             "web_mix": self.web_mix.as_dict() if self.web_mix else None,
             "window_ms": self.window_ms,
+            "warc_bytes": self.warc_bytes,
+            "warc_kb_per_pair": self.warc_kb_per_pair if self.counters.get("warc") else None,
             "preloaded": self.preloaded,
             "preload_seconds": self.preload_seconds,
         }
@@ -179,10 +189,10 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
             _wait_started(node, watch, frontier)
             _wait(node, watch, spec.warmup)
             cpu0, red0, t0, web0 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
-            w0 = time.time() * 1000.0
+            w0, warc0 = time.time() * 1000.0, _warc_bytes(out)
             _wait(node, watch, spec.window)
             cpu1, red1, t1, web1 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
-            w1 = time.time() * 1000.0
+            w1, warc1 = time.time() * 1000.0, _warc_bytes(out)
             watch.poll()
             mem, bloom = used_memory(client) - empty, bloom_bytes(client, frontier)
         finally:
@@ -191,12 +201,23 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
     result = _result(t1 - t0, cpu0, cpu1, red0, red1, watch, mem, bloom, preloaded, preload_s)
     result.web_counts = {k: web1[k] - web0.get(k, 0) for k in web1 if web1[k] - web0.get(k, 0)}
     result.window_ms = (run_start_ms, w0, w1)
+    result.warc_bytes = warc1 - warc0
     if web.log_path.is_file():  # the node has stopped: all its requests are in the log
         entries = load_log(web.log_path)
         result.new_connections = connections_opened(entries, run_start_ms, (w0, w1))
         if web1:  # the realistic web: what it served, in the real web's terms
             result.web_mix = measure(entries, run_start_ms, (w0, w1))
     return result
+
+
+def _warc_bytes(out: Path) -> int:
+    """The size of the WARC files under ``out``, open ones included (a file sealed meanwhile is found under its
+    new name or not at all: the window's difference then misses what it held, at most one file's worth)."""
+    total = 0
+    for path in out.rglob("*.warc.gz*"):
+        with contextlib.suppress(FileNotFoundError):
+            total += path.stat().st_size
+    return total
 
 
 def _wait_started(node: NodeProcess, watch: ProcessWatch, frontier: RedisFrontier) -> None:

@@ -39,6 +39,7 @@ def describe(run: RunResult) -> str:
         f"  Redis memory: {run.bytes_per_url():.1f} B per queued URL without the Bloom filter, "
         f"{run.bytes_per_url(with_bloom=True):.1f} B with it ({run.queued:,} queued, Bloom {_mb(run.bloom_bytes)})",
         "  in the window: " + ", ".join(f"{k} {run.counters.get(k, 0):,}" for k in STATUS_COUNTERS),
+        f"  WARC: {run.warc_kb_per_pair:.1f} KB per page's records ({_mb(run.warc_bytes)} written in the window)",
     ]
     if run.web_counts:
         faults = ", ".join(f"{k} {v:,}" for k, v in run.faults.items()) or "none"
@@ -74,6 +75,7 @@ def summary(runs: Sequence[RunResult]) -> str:
         ("Redis round trips/page", lambda r: r.redis_reads / max(1, r.pages)),
         ("Redis commands/page", lambda r: r.redis_commands / max(1, r.pages)),
         ("Redis B/queued URL (no Bloom)", lambda r: r.bytes_per_url()),
+        ("WARC KB/page", lambda r: r.warc_kb_per_pair),
     ]
     width = max(len(name) for name, _ in rows)
     out = [f"medians of {len(runs)} run(s):"]
