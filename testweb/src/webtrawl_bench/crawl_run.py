@@ -81,7 +81,7 @@ class RunResult:
 
     @property
     def warc_kb_per_pair(self) -> float:
-        """Bytes on disk of one page's WARC records (request and response, or what a rendered page adds)."""
+        """KB (1000 bytes) on disk of one page's WARC records (request and response, and what a rendered page adds)."""
         pairs = self.counters.get("warc", 0)
         return self.warc_bytes / 1000 / pairs if pairs else float("nan")
 

@@ -39,8 +39,9 @@ def describe(run: RunResult) -> str:
         f"  Redis memory: {run.bytes_per_url():.1f} B per queued URL without the Bloom filter, "
         f"{run.bytes_per_url(with_bloom=True):.1f} B with it ({run.queued:,} queued, Bloom {_mb(run.bloom_bytes)})",
         "  in the window: " + ", ".join(f"{k} {run.counters.get(k, 0):,}" for k in STATUS_COUNTERS),
-        f"  WARC: {run.warc_kb_per_pair:.1f} KB per page's records ({_mb(run.warc_bytes)} written in the window)",
     ]
+    if run.counters.get("warc"):
+        lines.append(f"  WARC: {run.warc_kb_per_pair:.1f} KB per page's records ({_mb(run.warc_bytes)} in the window)")
     if run.web_counts:
         faults = ", ".join(f"{k} {v:,}" for k, v in run.faults.items()) or "none"
         errors = ", ".join(f"{k} {v:,}" for k, v in sorted(run.counters.items()) if k.startswith("err:")) or "none"
