@@ -30,6 +30,8 @@ _PROBE = 2 * 1024 * 1024  # decoded bytes of the first member that tell its infl
 # (a smaller probe splits the output of more legitimate pages in two, and joining the two copies it)
 _BOMB_RATIO = 100  # past this, nothing is held: the body is counted first (to the cap), and decoded if it fits
 _GZIP_MAGIC = b"\x1f\x8b"
+_MAX_INFLATION = 1032  # deflate's most output per input byte (258-byte matches in ~2 bits): what a trailer can claim
+_TRUST_TRAILER = True  # a bomb's gzip trailer may decide it (tests of the probe alone turn it off)
 
 
 def _bomb(cap: int) -> DecompressionBomb:
@@ -46,7 +48,8 @@ def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
     A first member whose first ``_PROBE`` bytes came from more than ``_BOMB_RATIO`` times less input is not held
     at all, only counted the same way (and decoded again if it fits): the 8 MiB a bomb's held pass took were
     fresh pages to fault in after a heap trim. The same bytes are decoded up to the same points either way, so
-    the verdicts (bomb, broken data, the decoded body) do not change."""
+    the verdicts (bomb, broken data, the decoded body) do not change; a first gzip member that inflates like a
+    bomb and whose trailer says it decodes past the cap is refused at once (:func:`_trailer_claims_more`)."""
     limit = min(cap, _HELD)
     out: list[bytes] = []
     size = 0
@@ -59,6 +62,8 @@ def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
             size = len(chunk)
             if size == _PROBE and not d.eof:
                 if (len(tail) - len(d.unconsumed_tail)) * _BOMB_RATIO < size:  # the input the probe used
+                    if tail is data and _trailer_claims_more(data, cap):
+                        raise _bomb(cap)
                     hold, chunk = False, b""  # the probe's output let go before counting on
                     size = _count_to(d, d.unconsumed_tail, size, limit)
                 else:
@@ -80,6 +85,21 @@ def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
     out.clear()
     _count_on(d, d.unconsumed_tail, size, cap, wbits)
     return _members(data, wbits)
+
+
+def _trailer_claims_more(data: bytes, cap: int) -> bool:
+    """Does ``data``, a gzip stream that inflates like a bomb, end in a trailer that says it decodes past ``cap``?
+
+    The last four bytes of a gzip member are its decoded size (mod 2**32). Counting a bomb inflates the cap's worth
+    of output, most of a bomb's cost to a parser (benchmarks/RESULTS.md, issue 21); the trailer tells at once. It
+    is taken only where it cannot make a bomb pass (a small or wrapped size is counted as before) and only if the
+    body's bytes could produce it. What it changes: a stream that starts like a bomb and whose trailer lies
+    (cut, corrupted, or forged to say more than it holds) is refused as a bomb rather than decoded or found broken.
+    """
+    if not _TRUST_TRAILER or not data.startswith(_GZIP_MAGIC) or len(data) < 18:  # 10-byte header, 8-byte trailer
+        return False
+    claimed = int.from_bytes(data[-4:], "little")
+    return cap < claimed <= len(data) * _MAX_INFLATION
 
 
 def _count_to(d: Any, tail: bytes, size: int, limit: int) -> int:

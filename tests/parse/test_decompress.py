@@ -135,10 +135,16 @@ def _peak_refusing(data: bytes) -> int:
         tracemalloc.stop()
 
 
+def _claiming(data: bytes, size: int) -> bytes:
+    """``data`` (a gzip stream) with its last member's trailer saying it decodes to ``size`` bytes."""
+    return data[:-4] + size.to_bytes(4, "little")
+
+
 def test_a_big_bomb_is_found_without_holding_its_output() -> None:
     bomb = gzip.compress(b"\0" * (BIG_CAP + 1))
     members = gzip.compress(b"\0" * (BIG_CAP // 2)) * 3  # each member fits, together they do not
-    for data in (bomb, members):
+    liar = _claiming(gzip.compress(b"\0" * (2 * BIG_CAP)), 1)  # counted past the cap: its trailer is never read
+    for data in (bomb, members, liar):  # the last two are counted: their trailers do not tell
         assert _peak_refusing(data) < 12 * 1024 * 1024  # the 8 MiB held and a counting step, not the 20 MiB cap
 
 
@@ -189,6 +195,7 @@ def test_the_ratio_probe_changes_no_verdict(seed: int, monkeypatch: pytest.Monke
     monkeypatch.setattr(dz, "_HELD", 8 * 1024)
     monkeypatch.setattr(dz, "_COUNT_STEP", 1024)
     monkeypatch.setattr(dz, "_BOMB_RATIO", 10)  # a 1 KiB probe's input is mostly headers
+    monkeypatch.setattr(dz, "_TRUST_TRAILER", False)  # the probe alone (the trailer's verdicts: tests above)
     rng = random.Random(seed)
     parts = [bytes(rng.choice([10, 900, 3000, 20_000, 90_000])) for _ in range(rng.randint(1, 3))]
     parts += [rng.randbytes(rng.choice([10, 2000, 12_000])) for _ in range(rng.randint(0, 2))]
@@ -210,4 +217,43 @@ def test_the_ratio_probe_changes_no_verdict(seed: int, monkeypatch: pytest.Monke
 
 def test_a_bomb_is_counted_without_holding_even_its_first_mib() -> None:
     bomb = gzip.compress(b"\0" * (BIG_CAP + 1))
-    assert _peak_refusing(bomb) < 4 * 1024 * 1024  # the probe, or a counting step or two: not the 8 MiB held
+    for data in (bomb, _claiming(gzip.compress(b"\0" * (2 * BIG_CAP)), 1)):  # told by its trailer, or counted
+        assert _peak_refusing(data) < 4 * 1024 * 1024  # the probe, or a counting step or two: not the 8 MiB held
+
+
+def _fits_but_starts_like_a_bomb() -> bytes:
+    """1000:1 in its first MiBs, then 100 KB that do not compress: 4 MiB in all, but its bytes could inflate past
+    the cap."""
+    return bytes(4 * 1024 * 1024) + random.Random(1).randbytes(100_000)
+
+
+@pytest.mark.parametrize("trust", [True, False])
+def test_a_trailer_that_says_past_the_cap_decides_a_stream_that_starts_like_a_bomb(
+    trust: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Believed, the trailer refuses the stream at once; counted instead, the stream fits and its trailer is found
+    to lie at its end. The only verdict the trailer changes (a true trailer past the cap is a bomb either way)."""
+    monkeypatch.setattr(dz, "_TRUST_TRAILER", trust)
+    body = _fits_but_starts_like_a_bomb()
+    lying = _claiming(gzip.compress(body), BIG_CAP + 1)
+    with pytest.raises(DecompressionBomb if trust else BadContent):
+        decompress(lying, ["gzip"], BIG_CAP)
+    assert decompress(zlib.compress(body), ["deflate"], BIG_CAP) == body  # a zlib trailer holds no size
+
+
+def test_a_trailer_that_says_too_little_does_not_let_a_bomb_through() -> None:
+    bomb = gzip.compress(b"\0" * (2 * BIG_CAP))  # counted past the cap before its trailer is checked
+    for size in (0, 1000, BIG_CAP, 2 * BIG_CAP + 2**32):  # small, at the cap, wrapped past 4 GiB
+        with pytest.raises(DecompressionBomb):
+            decompress(_claiming(bomb, size % 2**32), ["gzip"], BIG_CAP)
+
+
+def test_a_trailer_is_taken_only_for_what_the_body_could_hold() -> None:
+    """A trailer that claims more than the stream's bytes could inflate to (deflate's 1032:1) is not believed: the
+    stream is decoded, and found broken by its trailer."""
+    body = _fits_but_starts_like_a_bomb()
+    fits = gzip.compress(body)
+    assert len(fits) * 1032 > BIG_CAP
+    assert decompress(fits, ["gzip"], BIG_CAP) == body  # its true trailer: decoded whole
+    with pytest.raises(BadContent):
+        decompress(_claiming(fits, min(2**32 - 1, len(fits) * 1033)), ["gzip"], BIG_CAP)
