@@ -1,9 +1,10 @@
 """Undo Content-Encoding with a hard cap on the output, so a 10 KB gzip bomb cannot take a parser's memory.
 
 Every decoder is driven with an output limit (zlib ``max_length``, brotli ``output_buffer_limit``, zstd
-bounded reads): we ask for one byte more than the cap and call it a bomb if we get it. A body cut short by the
-fetcher's size cap (or by the server) decodes to the prefix that arrived; only bytes that are not valid
-for the coding are ``bad-content``.
+bounded reads): we ask for one byte more than the cap and call it a bomb if we get it, or, for a gzip stream that
+starts like one, if its trailer says so (``_trailer_claims_more``). A body cut short by the fetcher's size cap (or by
+the server) decodes to the prefix that arrived, unless it starts like a bomb and its last bytes read as such a
+trailer; only bytes that are not valid for the coding are ``bad-content``.
 """
 
 from __future__ import annotations
