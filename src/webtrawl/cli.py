@@ -173,9 +173,13 @@ def _shared_config(ns: argparse.Namespace, names: list[str]) -> CrawlConfig:
 
 
 def _cmd_node(ns: argparse.Namespace) -> int:
+    from webtrawl.node.children import prestart
+
+    cfg = _crawl_config(ns)
+    prestart()  # the children's stages load while the supervisor's do
     from webtrawl.node.supervisor import Node
 
-    return Node(_crawl_config(ns), wait_for_seeds=True, configure_logging=True).run()
+    return Node(cfg, wait_for_seeds=True, configure_logging=True).run()
 
 
 def _cmd_seed(ns: argparse.Namespace) -> int:

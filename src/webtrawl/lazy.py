@@ -1,6 +1,6 @@
 """Package exports loaded on first use (PEP 562), so that a process importing one light module of a stage does not
-pay for the whole stage: the supervisor names the fetch and parse stages but runs neither (they run in spawned
-children, which import what they use)."""
+pay for the whole stage: the supervisor names the fetch and parse stages but runs neither (they run in children
+forked from a server that imports them, node/children.py)."""
 
 from __future__ import annotations
 

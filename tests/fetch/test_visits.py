@@ -33,7 +33,7 @@ from webtrawl.fetch.visit import GAP_MARGIN_MS, VisitDeps, Visits
 from webtrawl.fetch.worker import _Fetcher
 from webtrawl.frontier import FrontierSettings, UrlAction
 from webtrawl.messages import Lease
-from webtrawl.node.children import SPAWN
+from webtrawl.node.children import CONTEXT
 from webtrawl.node.startup import fetcher_args
 
 ROBOTS = "http://a.test/robots.txt"
@@ -51,9 +51,9 @@ class Setup:
         self.plain = FakeFetcher(self.web)
         self.render = FakeFetcher(self.web, role="render", name="browser") if self.cfg.rendering.enabled() else None
         self.pages = PageCollector()
-        place = {"redis_url": "", "parser_sockets": [Path("/nonexistent")], "stop": SPAWN.Event()}
+        place = {"redis_url": "", "parser_sockets": [Path("/nonexistent")], "stop": CONTEXT.Event()}
         settings = FrontierSettings.from_config(self.cfg)
-        self.args = fetcher_args(self.cfg, settings, 0, budget=SPAWN.Value("q", budget), **place)
+        self.args = fetcher_args(self.cfg, settings, 0, budget=CONTEXT.Value("q", budget), **place)
 
     def visits(self) -> Visits:
         robots = RobotsCache(self.frontier, self.web, self.cfg.fetch, self.cfg.politeness, self.cfg.limits)

@@ -22,7 +22,7 @@ from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.testing import FakeFetcher, FakeWeb, PageCollector
 from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.frontier import FrontierSettings, RedisFrontier
-from webtrawl.node.children import SPAWN
+from webtrawl.node.children import CONTEXT
 from webtrawl.node.startup import fetcher_args
 
 
@@ -59,10 +59,10 @@ class _BrokenRobots:
 
 
 def _args(cfg: CrawlConfig, redis_url: str, settings: FrontierSettings, budget: int) -> FetcherArgs:
-    budget_value = SPAWN.Value("q", budget)
+    budget_value = CONTEXT.Value("q", budget)
     nowhere = [Path("/nonexistent")]
     return fetcher_args(
-        cfg, settings, 0, redis_url=redis_url, parser_sockets=nowhere, stop=SPAWN.Event(), budget=budget_value
+        cfg, settings, 0, redis_url=redis_url, parser_sockets=nowhere, stop=CONTEXT.Event(), budget=budget_value
     )
 
 

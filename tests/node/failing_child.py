@@ -14,6 +14,14 @@ def run_a_while(args: Any) -> None:
     time.sleep(float(args))
 
 
+def write_loaded_modules(args: Any) -> None:
+    """Writes the names of the modules this child had when its target ran (``args``: the file)."""
+    import sys
+    from pathlib import Path
+
+    Path(args).write_text(" ".join(sorted(sys.modules)))
+
+
 def lose_redis(args: Any) -> None:
     from webtrawl.errors import StateError
 

@@ -50,6 +50,19 @@ def test_a_child_that_cannot_reach_redis_is_restarted_on() -> None:
     children.kill()
 
 
+def test_children_and_their_restarts_start_with_their_stages_loaded(tmp_path: Path) -> None:
+    """Forks of the fork server, which imported the stages once: a child (a restart too) does not import them again."""
+    out = tmp_path / "modules"
+    children = Children()
+    children.add(Child("parser", 0, "tests.node.failing_child:write_loaded_modules", str(out)))
+    for _ in range(2):  # the first start, then a restart
+        wait_until(lambda: not children.members[0].alive(), 60, "the child's exit")
+        loaded = set(out.read_text().split())
+        assert {"webtrawl.fetch.worker", "webtrawl.parse.worker", "aiohttp", "selectolax"} <= loaded
+        out.unlink()
+        children.restart_dead()
+
+
 def test_a_child_killed_from_outside_is_restarted_every_time() -> None:
     children = Children()
     children.add(Child("parser", 0, "tests.node.failing_child:run_a_while", "60"))

@@ -85,6 +85,9 @@ class Crawler:
         """Crawl until the crawl ends (nothing left, ``max_pages``, ``max_time``, :meth:`stop` or Ctrl-C on the main
         thread); the run's result, its items on disk."""
         check_main_guard()
+        from webtrawl.node.children import prestart
+
+        prestart()  # the children's stages load while the supervisor's do
         from webtrawl.node.supervisor import Node
 
         node = Node(self.config, configure_logging=self.configure_logging)

@@ -1,7 +1,8 @@
 """What a :class:`~webtrawl.api.Crawler` runs on each page, as the crawl option that names it.
 
-The crawler's parsers are separate processes started with ``spawn``: they import the user's code by name
-(``module:QualName``), never receive it pickled. So a target must be importable by name from a fresh interpreter:
+The crawler's parsers are separate processes (forks of a fresh fork server, not of the caller): they import the
+user's code by name (``module:QualName``), never receive it pickled. So a target must be importable by name from a
+fresh interpreter:
 
 * a ``Spider`` subclass -> ``spider = "module:QualName"``; a function or an extractor class ->
   ``extract = "module:qualname"``; a string or path (a rules file, ``module:function`` or ``file.py:function``) ->

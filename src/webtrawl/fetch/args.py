@@ -27,7 +27,7 @@ STOP_GRACE_S = 3.0
 @dataclass(kw_only=True)
 class FetcherArgs:
     """Everything a fetcher process needs (the option groups it uses, not the whole config); picklable for the
-    spawn start method."""
+    fork server's start method."""
 
     index: int
     redis_url: str

@@ -1,10 +1,14 @@
 """Child processes of a node: start, watch, restart, stop.
 
-Children are started with the ``spawn`` method: no inherited locks, sockets or event loops from the supervisor, and
-the same behaviour on every platform. A child that dies while the node is running is reported and started again with
-the same index; the new fetcher takes back the leases of its previous life by its owner id. One that keeps dying
-with an error soon after its start (a setting, a file or a library it cannot use) would be restarted forever: after
-:data:`START_FAILURES` such deaths in a row the node stops with the child's last error instead.
+Children are forked by multiprocessing's fork server, started (:func:`prestart`) as soon as a crawl is about to
+run: it imports the stages' modules once while the supervisor starts Redis, and every child (restarts too) is a
+fork of it, ready at once, where ``spawn`` had each child import its whole stack again. The server is a fresh
+interpreter, not the supervisor: no inherited locks, threads, sockets or event loops, as with ``spawn``, and a child
+still imports the script that started the crawl. A child that dies while the node is running is reported and
+started again with the same index; the new fetcher takes back the leases of its previous life by its owner id. One
+that keeps dying with an error soon after its start (a setting, a file or a library it cannot use) would be
+restarted forever: after :data:`START_FAILURES` such deaths in a row the node stops with the child's last error
+instead.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import logging
 import multiprocessing
 import multiprocessing.context
+import multiprocessing.forkserver
 import os
 import signal
 import time
@@ -27,9 +32,19 @@ from webtrawl.node.logs import LogSetup, child_entry
 
 log = logging.getLogger("webtrawl.node")
 
-SPAWN = multiprocessing.get_context("spawn")
+CONTEXT = multiprocessing.get_context("forkserver")
+# What the fork server imports before it forks anyone: the stages a node's children run. A module that fails to
+# import there (an extra not installed) is imported in the child instead, and fails there with its own error.
+_STAGES = ["webtrawl.node.logs", "webtrawl.fetch.worker", "webtrawl.parse.worker"]
 START_FAILURES = 3  # deaths in a row, each with an error within START_WINDOW_S of its start, that stop the node
 START_WINDOW_S = 30.0  # a child that lived longer got to work: its death is a crash to restart from, not a loop
+
+
+def prestart() -> None:
+    """Start the fork server now (it imports the stages while the caller goes on); idempotent. Without it, the
+    first child's start starts it."""
+    multiprocessing.forkserver.set_forkserver_preload(_STAGES)
+    multiprocessing.forkserver.ensure_running()
 
 
 @dataclass
@@ -38,7 +53,7 @@ class Child:
     index: int
     target: str  # "module:function", imported in the child (logs.child_entry)
     args: Any
-    process: multiprocessing.context.SpawnProcess | None = None
+    process: multiprocessing.context.ForkServerProcess | None = None
     restarts: int = 0
     log_setup: LogSetup | None = None  # the child sets up its logging (format, rotated file) before its work
     start_failures: int = 0  # deaths in a row with an error soon after the start
@@ -51,9 +66,10 @@ class Child:
         return f"{self.kind}-{self.index}"
 
     def start(self) -> None:
-        receive, send = SPAWN.Pipe(duplex=False)
+        prestart()  # the stages are what the server imports, whoever starts the first child
+        receive, send = CONTEXT.Pipe(duplex=False)
         args = (self.log_setup, self.name, self.target, self.args, send)
-        self.process = SPAWN.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
+        self.process = CONTEXT.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
         self.process.start()
         send.close()  # the child holds the only sending end: at its death the pipe reads EOF
         if self._errors is not None:

@@ -27,7 +27,7 @@ from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node import startup
-from webtrawl.node.children import SPAWN, Child, Children
+from webtrawl.node.children import CONTEXT, Child, Children, prestart
 from webtrawl.node.embed import log_through, stop_signals
 from webtrawl.node.guard import MemoryGuard
 from webtrawl.node.logs import LogSetup
@@ -71,10 +71,10 @@ class Node:
         self.budget = PageBudget(cfg.crawl.max_pages, self.fetcher_stats)
         self._node_rate = RateWindow(60.0)
         self.children = Children()
-        self.stop_leasing = SPAWN.Event()
-        self.fetchers_done = SPAWN.Event()
-        self.disk_full = SPAWN.Event()  # set by a parser while its writes wait for disk space
-        self.memory_guard = MemoryGuard(cfg.operations.max_memory, SPAWN.Event())
+        self.stop_leasing = CONTEXT.Event()
+        self.fetchers_done = CONTEXT.Event()
+        self.disk_full = CONTEXT.Event()  # set by a parser while its writes wait for disk space
+        self.memory_guard = MemoryGuard(cfg.operations.max_memory, CONTEXT.Event())
         self.interrupts = 0
         self.counters: Counters | None = None  # the crawl's counters at the last tick (at the end: webtrawl's stats)
         self.redis: EmbeddedRedis | None = None
@@ -99,6 +99,7 @@ class Node:
     def run(self) -> int:
         self.cfg, self.start_urls = startup.check_components(self.cfg)
         self._lock_file = startup.prepare_out(self.cfg, self.out)
+        prestart()  # the fork server loads the stages while Redis starts (at once if the caller started it)
         if self.configure_logging:
             self.log_setup.apply("trawl")
         for stream in STREAMS:  # every stream a killed parser may have left open
@@ -145,7 +146,7 @@ class Node:
             log.info("recrawl: %d pages due again", frontier.requeue_due())
         if crawl.max_pages:
             self.budget.before = frontier.counters().get("fetched")
-            self.budget.shared = SPAWN.Value("q", max(0, crawl.max_pages - self.budget.before))
+            self.budget.shared = CONTEXT.Value("q", max(0, crawl.max_pages - self.budget.before))
         self._add_children(settings, redis_url, seeds, announce_new)
         with stop_signals(self._on_signal):
             return self._watch(frontier)
