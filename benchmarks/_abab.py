@@ -22,7 +22,7 @@ from pathlib import Path
 _REPO = Path(__file__).resolve().parents[1]
 
 
-def _extract(ref: str, into: Path) -> Path:
+def extract_src(ref: str, into: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(_REPO), "archive", ref, "src"], check=True, capture_output=True).stdout
     path = into / "archive.tar"
     path.write_bytes(archive)
@@ -46,7 +46,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="abab-") as tmp:
         variants = {"this tree": _REPO / "src"}
         if baseline:
-            variants[baseline] = _extract(baseline, Path(tmp))
+            variants[baseline] = extract_src(baseline, Path(tmp))
         results: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
         for _ in range(rounds):
             for name, src in variants.items():

@@ -22,6 +22,14 @@ def write_loaded_modules(args: Any) -> None:
     Path(args).write_text(" ".join(sorted(sys.modules)))
 
 
+def write_environment_variable(args: Any) -> None:
+    """Writes the value of the environment variable ``args[0]`` into the file ``args[1]``."""
+    import os
+    from pathlib import Path
+
+    Path(args[1]).write_text(os.environ.get(args[0], "<unset>"))
+
+
 def lose_redis(args: Any) -> None:
     from webtrawl.errors import StateError
 

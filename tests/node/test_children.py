@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.node.crawlrun import wait_until
 from webtrawl.errors import ChildFailed
 from webtrawl.node.children import START_FAILURES, Child, Children
@@ -61,6 +63,23 @@ def test_children_and_their_restarts_start_with_their_stages_loaded(tmp_path: Pa
         assert {"webtrawl.fetch.worker", "webtrawl.parse.worker", "aiohttp", "selectolax"} <= loaded
         out.unlink()
         children.restart_dead()
+
+
+def _run_to_its_end(child: Child) -> None:
+    Children().add(child)
+    wait_until(lambda: not child.alive(), 60, f"{child.name}'s exit")
+
+
+def test_a_child_sees_the_environment_of_its_start_not_the_fork_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As with ``spawn``: an application that sets a variable (MYSQL_PWD, a proxy) before its next crawl is heard."""
+    out = tmp_path / "value"
+    for value in ("first", "second"):  # the fork server is running by the second start
+        monkeypatch.setenv("TRAWL_TEST_CHILD_ENV", value)
+        target = "tests.node.failing_child:write_environment_variable"
+        _run_to_its_end(Child("parser", 0, target, ("TRAWL_TEST_CHILD_ENV", str(out))))
+        assert out.read_text() == value
 
 
 def test_a_child_killed_from_outside_is_restarted_every_time() -> None:

@@ -3,12 +3,13 @@
 Children are forked by multiprocessing's fork server, started (:func:`prestart`) as soon as a crawl is about to
 run: it imports the stages' modules once while the supervisor starts Redis, and every child (restarts too) is a
 fork of it, ready at once, where ``spawn`` had each child import its whole stack again. The server is a fresh
-interpreter, not the supervisor: no inherited locks, threads, sockets or event loops, as with ``spawn``, and a child
-still imports the script that started the crawl. A child that dies while the node is running is reported and
-started again with the same index; the new fetcher takes back the leases of its previous life by its owner id. One
-that keeps dying with an error soon after its start (a setting, a file or a library it cannot use) would be
-restarted forever: after :data:`START_FAILURES` such deaths in a row the node stops with the child's last error
-instead.
+interpreter, not the supervisor: no inherited locks, threads, sockets or event loops, as with ``spawn``; a child
+still imports the script that started the crawl and gets the environment of its start (``logs.child_entry``).
+
+A child that dies while the node is running is reported and started again with the same index; the new fetcher
+takes back the leases of its previous life by its owner id. One that keeps dying with an error soon after its start
+(a setting, a file or a library it cannot use) would be restarted forever: after :data:`START_FAILURES` such deaths
+in a row the node stops with the child's last error instead.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class Child:
     def start(self) -> None:
         prestart()  # the stages are what the server imports, whoever starts the first child
         receive, send = CONTEXT.Pipe(duplex=False)
-        args = (self.log_setup, self.name, self.target, self.args, send)
+        args = (self.log_setup, self.name, self.target, self.args, send, dict(os.environ))
         self.process = CONTEXT.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
         self.process.start()
         send.close()  # the child holds the only sending end: at its death the pipe reads EOF

@@ -14,6 +14,7 @@ import importlib
 import json
 import logging
 import logging.handlers
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -106,11 +107,22 @@ class LogSetup:
         root.setLevel(min(self.level, logging.INFO))
 
 
-def child_entry(setup: LogSetup | None, name: str, target: str, args: Any, report: Connection | None = None) -> None:
+def child_entry(
+    setup: LogSetup | None,
+    name: str,
+    target: str,
+    args: Any,
+    report: Connection | None = None,
+    environ: dict[str, str] | None = None,
+) -> None:
     """A child process's real entry point: its logging first (warnings to stderr as before), then its work.
     ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run. An error
     that ends the child is sent, as one line, through ``report`` (with whether it is about the crawl's state, e.g.
-    Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting."""
+    Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting.
+    ``environ``: the starter's environment now (a fork server's is that of its own start, maybe a crawl ago)."""
+    if environ is not None and environ != os.environ:
+        os.environ.clear()
+        os.environ.update(environ)
     try:
         if setup is not None:
             setup.apply(name, stderr_level=logging.WARNING)
