@@ -82,7 +82,7 @@ def main() -> None:
         with TestWebProcess(WebSpec(web="realistic"), Path(tmp) / "web") as web:
             for i in range(args.rounds):
                 for name, src in trees.items():
-                    got = _round(web, src, Path(tmp) / f"out-{len(results[name])}-{i}-{name[:8]}", args.seconds)
+                    got = _round(web, src, Path(tmp) / f"out-{i}-{name[:8]}", args.seconds)
                     results[name].append(got)
                     print(
                         f"{name}: first request {got['first_ms']:.0f} ms after launch; by {args.seconds:g} s "

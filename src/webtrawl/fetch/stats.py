@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-import multiprocessing
-from typing import cast
+import multiprocessing.sharedctypes
 
 SLOTS = 4  # per fetcher: pages fetched, leases held now (or about to arrive), URLs ended for good, no live proxy
 FETCHED, LEASES, ENDED, NO_PROXY = range(SLOTS)
@@ -15,8 +14,7 @@ class FetcherStats:
     finished with a fetch or with an error recorded without one. Handed to fetchers as :attr:`array`."""
 
     def __init__(self, fetchers: int) -> None:
-        raw = multiprocessing.get_context("spawn").Array(ctypes.c_int64, SLOTS * max(1, fetchers), lock=False)
-        self.array = cast("ctypes.Array[ctypes.c_int64]", raw)
+        self.array = multiprocessing.sharedctypes.RawArray(ctypes.c_int64, SLOTS * max(1, fetchers))  # any start method
 
     def _sum(self, slot: int) -> int:
         return sum(self.array[slot::SLOTS])

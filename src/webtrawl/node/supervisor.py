@@ -27,7 +27,7 @@ from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node import startup
-from webtrawl.node.children import CONTEXT, Child, Children, prestart
+from webtrawl.node.children import CONTEXT, Child, Children
 from webtrawl.node.embed import log_through, stop_signals
 from webtrawl.node.guard import MemoryGuard
 from webtrawl.node.logs import LogSetup
@@ -99,7 +99,6 @@ class Node:
     def run(self) -> int:
         self.cfg, self.start_urls = startup.check_components(self.cfg)
         self._lock_file = startup.prepare_out(self.cfg, self.out)
-        prestart()  # the fork server loads the stages while Redis starts (at once if the caller started it)
         if self.configure_logging:
             self.log_setup.apply("trawl")
         for stream in STREAMS:  # every stream a killed parser may have left open
