@@ -216,6 +216,7 @@ class TestWeb:
             options=self._realistic,
         )
         realistic_warm_up()
+        self.certs.prepare(self._n_hosts)  # as a real web's servers: certificates ready before the first handshake
         address = "127.0.0.1" if self.host in ("", "0.0.0.0", "localhost") else self.host
         real = self.real
         self.dns = DnsServer({}, resolve=lambda name: [address] if real.host_index(name) is not None else None)
