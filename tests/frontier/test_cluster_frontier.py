@@ -94,6 +94,7 @@ def test_async_frontier_on_a_cluster_recovers_from_noscript_too(
         leased = await f.lease("n1/f0", 50)
         await f.release([Release(x.token, x.shard, x.host, UrlAction.RETRY) for x in leased])
         counters = await f.counters()
+        await f.watch_ready(lambda: None)  # no ready channel on a cluster: returns, the fetcher polls
         await client.aclose()
         return len(leased), counters.queued
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+
+import pytest
 import redis
 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import new_urls, release
+from webtrawl.frontier import AsyncRedisFrontier, RedisFrontier, connect_async, connect_sync
+from webtrawl.frontier.keys import ready_channel
 from webtrawl.frontier.planner import LeasePlanner
 
 
@@ -34,6 +40,53 @@ def test_own_adds_and_releases_make_a_resting_shard_due_at_once(frontier: Fronti
     assert [x.url for x in leased] == ["http://a.test/1"]
     release(f, leased, delay_ms=0)
     assert [x.url for x in f.lease("n/f0", 32)] == ["http://a.test/2"]
+
+
+def test_a_resting_fetcher_hears_at_once_what_another_process_added(frontier: FrontierFactory, redis_url: str) -> None:
+    parser = frontier(shards=16, empty_poll_ms=3_600_000)
+
+    async def fetcher() -> tuple[float, list[str], float]:
+        client = await connect_async(redis_url)
+        f = await AsyncRedisFrontier.open(client, parser.core.settings)
+        assert await f.lease("n/f0", 32) == []
+        assert f.next_lease_in() > 3000  # every shard rests for the hour: a poll would not find the new host
+        listening, woken = asyncio.Event(), asyncio.Event()
+        watch = asyncio.create_task(f.watch_ready(woken.set, listening.set))
+        await listening.wait()
+        await client.publish(ready_channel(parser.core.settings.prefix), b"not an add's hint\n12")
+        await asyncio.wait_for(woken.wait(), 60)  # a guard against a hang, not a speed threshold
+        still_resting = f.next_lease_in()  # a message that is not add.lua's changes nothing
+        woken.clear()
+        parser.add(new_urls("http://a.test/1"))
+        await asyncio.wait_for(woken.wait(), 60)
+        due_in = f.next_lease_in()
+        leased = [x.url for x in await f.lease("n/f0", 32)]
+        watch.cancel()
+        await asyncio.gather(watch, return_exceptions=True)
+        await client.aclose()
+        return still_resting, leased, due_in
+
+    still_resting, leased, due_in = asyncio.run(fetcher())
+    assert still_resting > 3000
+    assert due_in == 0
+    assert leased == ["http://a.test/1"]
+
+
+def test_a_user_whose_acl_grants_no_channels_still_adds(
+    frontier: FrontierFactory, redis_client: redis.Redis, redis_url: str
+) -> None:
+    settings = frontier().core.settings
+    user = f"nochannels-{uuid.uuid4().hex[:8]}"
+    redis_client.acl_setuser(user, enabled=True, nopass=True, keys=["*"], commands=["+@all"], reset_channels=True)
+    client = connect_sync(redis_url, username=user, password="")
+    try:
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            client.publish("any", "x")  # what the add's hint to the fetchers would have met
+        f = RedisFrontier.open(client, settings)
+        assert f.add(new_urls("http://a.test/1", "http://b.test/1")).added == 2
+    finally:
+        client.close()
+        redis_client.acl_deluser(user)
 
 
 def test_a_second_process_sees_what_the_first_added(frontier: FrontierFactory) -> None:

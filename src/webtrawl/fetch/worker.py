@@ -12,6 +12,7 @@ import contextlib
 import logging
 import signal
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from webtrawl.errors import RedisUnavailable
@@ -24,6 +25,7 @@ from webtrawl.fetch.fence import ABANDON_S, Fence, request_bound
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.visit import VisitDeps, Visits
+from webtrawl.fetch.wake import WakeEvent
 from webtrawl.frontier.retry import Outage
 from webtrawl.heap import FETCHER_KEEP_FREE, TRIM_INTERVAL_S, collect_less, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease
@@ -89,6 +91,9 @@ class LeaseSource(Protocol):
 
     def next_lease_in(self) -> float: ...
 
+    async def watch_ready(self, woken: Callable[[], None]) -> None:
+        """Call ``woken`` whenever new work may be there to lease, until cancelled (may return: then polls only)."""
+
 
 class IdleTrim(Protocol):
     """Closes idle connections while leasing is paused (``HttpClient``)."""
@@ -152,8 +157,14 @@ class _Fetcher:
     async def serve(self, leases: LeaseSource, visits: Visits, fetchers: Fetchers, idle: IdleTrim) -> None:
         """Lease and visit until stopped, then end what is in flight (fakes fit: fetch/testing.py)."""
         self.leases, self.visits, self.fetchers, self.idle = leases, visits, fetchers, idle
-        with contextlib.suppress(RedisUnavailable):  # stopping while Redis is away
-            await self._lease_loop()
+        self.work = WakeEvent()  # set when another process's add made hosts ready
+        watching = asyncio.create_task(leases.watch_ready(self.work.set))
+        try:
+            with contextlib.suppress(RedisUnavailable):  # stopping while Redis is away
+                await self._lease_loop()
+        finally:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
         await self._finish_in_flight()
 
     async def _add_sitemaps(self, origin: str, urls: list[str]) -> None:
@@ -210,14 +221,15 @@ class _Fetcher:
                 await asyncio.sleep(_IDLE_MAX)
                 continue
             asked = time.monotonic()  # the leases' TTL runs from a moment after this one in Redis
+            self.work.clear()  # work that shows up while this call is out ends the wait below at once
             leases = await self.leases.lease(self.args.owner, want)
             visits.deps.fence.leased((lease.token for lease in leases), asked)
             refill_until = time.monotonic() + _REFILL_MAX_S
             visits.give_back_budget(want - len(leases))
             if not leases:
                 self.args.report(leases=len(self.tasks))
-                # Nothing ready: wait until the frontier expects a host to be, but stay responsive to new work.
-                await asyncio.sleep(min(max(self.leases.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
+                # Nothing ready: wait until the frontier expects a host to be, or another process's add says so.
+                await self.work.wait_at_most(min(max(self.leases.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
                 continue
             for lease in leases:
                 task = asyncio.create_task(visits.handle(lease))

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error
-from webtrawl.frontier.connect import AsyncClient, is_cluster
+from webtrawl.frontier.connect import AsyncClient, is_cluster, transport_errors
 from webtrawl.frontier.opening import open_core
 from webtrawl.frontier.retry import Outage, redo, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
+
+_HEAR_S = 1.0  # a listen's longest read: below the client's socket timeout, so a quiet channel is not an error
+_RELISTEN_S = 1.0  # after the channel's connection failed (Redis away): the polls go on meanwhile
 
 
 async def _pipeline(client: AsyncClient, calls: Sequence[Call], outage: Outage | None) -> list[Any]:
@@ -127,6 +130,30 @@ class AsyncRedisFrontier:
 
     async def add(self, urls: Sequence[NewUrl]) -> AddResult:
         return await self._run(self.core.add(urls))
+
+    async def watch_ready(self, woken: Callable[[], None], listening: Callable[[], None] | None = None) -> None:
+        """Until cancelled, apply the ready hints of every process's adds (add.lua) and call ``woken`` after each:
+        a fetcher that found nothing to lease asks the shards that got work at once, instead of at their next
+        poll (``empty_poll_ms``), which a crawl's first seconds pay once per generation of new hosts. Hints only:
+        a message lost while Redis is away costs that poll, nothing else. ``listening`` is called once subscribed.
+        A cluster client returns at once (no channel: its fetchers poll)."""
+        channel = self.core.ready_channel
+        if not channel or is_cluster(self.client):
+            return
+        while True:
+            try:
+                async with self.client.pubsub(ignore_subscribe_messages=True) as pubsub:
+                    await pubsub.subscribe(channel)
+                    if listening is not None:
+                        listening()
+                        listening = None
+                    while True:
+                        message = await pubsub.get_message(timeout=_HEAR_S)
+                        if message is not None:
+                            self.core.ready_hint(message["data"])
+                            woken()
+            except transport_errors():
+                await asyncio.sleep(_RELISTEN_S)
 
     async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return await self._run(self.core.lease(owner, max_hosts))

@@ -22,6 +22,7 @@ from webtrawl.frontier.bloom import BloomLevel, chain_spec, parse_chain
 from webtrawl.frontier.keys import (
     Entry,
     decode_entry,
+    ready_channel,
     seeds_key,
     shard_of,
     shard_tag,
@@ -74,6 +75,8 @@ class FrontierCore:
         self.bloom_chain = [level._replace(blocked=int(scheme == "b")) for level in self.bloom_chain]
         self._bloom_args: list[Arg] = [chain_spec(self.bloom_chain), scheme]
         self._sp = [shard_tag(settings.prefix, s) for s in range(self.shards)]
+        self._shard_of_sp = {sp.encode(): s for s, sp in enumerate(self._sp)}
+        self._ready_channel = ready_channel(settings.prefix)
         self._rng = random.Random()
         self.planner = LeasePlanner(
             self.shards, settings.shards_per_lease, settings.empty_poll_ms / 1000.0, self._rng.randrange(self.shards)
@@ -130,9 +133,24 @@ class FrontierCore:
         result.dropped = {k: v for k, v in batch.dropped.items() if v}
         return result
 
+    @property
+    def ready_channel(self) -> str:
+        """Where add.lua publishes its ready hints (keys.py); none on a cluster, which would need a sharded channel
+        per slot: its fetchers poll."""
+        return "" if self.one_slot else self._ready_channel
+
+    def ready_hint(self, message: bytes) -> None:
+        """What add.lua published on the ready channel: its shards are worth asking from now (or when due)."""
+        parts = message.split(b"\n")
+        now = time.monotonic()
+        for sp, wait_ms in zip(parts[::2], parts[1::2], strict=False):
+            shard = self._shard_of_sp.get(sp)
+            if shard is not None and wait_ms.isdigit():  # anything else is not add.lua's: a hint can be ignored
+                self.planner.hint(shard, now + int(wait_ms) / 1000.0)
+
     def _add_call(self, segments: list[Segment]) -> Call:
         s = self.settings
-        args: list[Arg] = [*self._bloom_args, s.host_queue_cap, s.host_budget]
+        args: list[Arg] = [*self._bloom_args, s.host_queue_cap, s.host_budget, self.ready_channel]
         for seg in segments:
             args += seg.args(self._sp[seg.shard])
         return script_call("add", self._sp[segments[0].shard] + "c", *args)

@@ -9,6 +9,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    canon_version, created,
                                    politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
+    P:ready                 channel (pub/sub, plain Redis only) "SP\nms\n...": the shards an add made hosts ready in
+                                   and how long until the earliest is due; fetchers listen (async_frontier.py)
 
     per virtual shard s = crc32(host) % shards, prefix SP = P:{P:s}:  ("host" below is the queue key: the host
     name, or its registered domain when the crawl's politeness_key is domain)
@@ -97,6 +99,12 @@ _ENTRY_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:~(\d+))?(.*)", re.DOTAL
 def shard_tag(prefix: str, shard: int) -> str:
     """``P:{P:s}:``: the prefix of every key of one shard."""
     return f"{prefix}:{{{prefix}:{shard}}}:"
+
+
+def ready_channel(prefix: str) -> str:
+    """The pub/sub channel on which add.lua says which shards it made hosts ready in (a hint, not a key: fetchers
+    that found nothing to lease ask those shards at once instead of at their next poll)."""
+    return f"{prefix}:ready"
 
 
 def global_tag(prefix: str) -> str:

@@ -1,13 +1,15 @@
 -- add: dedup (Bloom), caps, enqueue (each URL in its host's queue of the URL's priority level, see _common.lua).
 -- KEYS[1] = sp.."c" of the first segment
--- ARGV: Bloom chain, hashing scheme, host_queue_cap, host_budget, then one segment per shard (several only on a plain Redis; on a cluster
---   a call holds the one shard of KEYS[1]'s slot):
+-- ARGV: Bloom chain, hashing scheme, host_queue_cap, host_budget, ready channel ('' none), then one segment per shard
+--   (several only on a plain Redis; on a cluster a call holds the one shard of KEYS[1]'s slot):
 --   sp, nextra, {name, n} * nextra, nruns, run * nruns
 --   a run is consecutive URLs of one host with the same origin and metadata, in the caller's order, in one
 --   argument (each argument costs the client, the protocol and the ARGV table): "host\norigin\nmeta\n" and a line
 --   per URL: 20 bytes (SHA-1(url): the Bloom hashes, see bloom.py) and its rest (the URL without its origin), lines
 --   joined by "\n"; or, for text with a newline of its own (never a
 --   canonical URL), 5 arguments: '' host origin meta rest (the script hashes the URL itself)
+-- A call that made hosts ready publishes "SP\nms\n..." (each such segment's prefix and how long until its earliest
+--   one is due) on the ready channel: fetchers that found nothing to lease hear of new work at once (keys.py).
 -- returns a flat array (each nested one costs Redis a reply buffer): {now or -1, added, seen, dropped_cap,
 --   dropped_budget, nready, {segment, earliest score of the hosts it made ready} * nready,
 --   {index, letter} of each refused URL: c(ap) b(udget); segments and URLs are counted in call order from 1}
@@ -100,7 +102,9 @@ local ready_at, refused, newhosts = {}, {}, 0
 -- counter and call costs less than one per counter and shard
 local counts = {}
 local nrefused, idx, segment = 0, 0, 0
-local i = 5
+local channel = ARGV[5]
+local published = {}
+local i = 6
 while i <= nargs do
   segment = segment + 1
   local sp = ARGV[i]
@@ -303,6 +307,7 @@ while i <= nargs do
   if earliest >= 0 then
     ready_at[2 * nready + 1], ready_at[2 * nready + 2] = segment, earliest
     nready = nready + 1
+    published[#published + 1] = sp .. '\n' .. fmt('%d', earliest - now)
   end
 end
 counts['added'] = (counts['added'] or 0) + added
@@ -314,6 +319,8 @@ counts[DROP .. R_BUDGET] = (counts[DROP .. R_BUDGET] or 0) + dbudget
 for name, c in pairs(counts) do
   if c ~= 0 then call('HINCRBY', KEYS[1], name, fmt('%d', c)) end
 end
+-- pcall: a user whose ACL grants no channels (Redis 7's default for new users) still adds; its fetchers poll
+if channel ~= '' and nready > 0 then redis.pcall('PUBLISH', channel, table.concat(published, '\n')) end
 local reply = {now, added, seen, dcap, dbudget, nready}
 for j = 1, 2 * nready do reply[6 + j] = ready_at[j] end
 local base = 6 + 2 * nready
