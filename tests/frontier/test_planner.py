@@ -84,6 +84,13 @@ def test_a_user_whose_acl_grants_no_channels_still_adds(
             client.publish("any", "x")  # what the add's hint to the fetchers would have met
         f = RedisFrontier.open(client, settings)
         assert f.add(new_urls("http://a.test/1", "http://b.test/1")).added == 2
+
+        async def listen() -> None:  # a fetcher of that user: no channel to listen on, it polls
+            fetcher = await connect_async(redis_url, username=user, password="")
+            await (await AsyncRedisFrontier.open(fetcher, settings)).watch_ready(lambda: None)
+            await fetcher.aclose()
+
+        asyncio.run(listen())
     finally:
         client.close()
         redis_client.acl_deluser(user)

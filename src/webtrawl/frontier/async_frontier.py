@@ -6,18 +6,23 @@ See :mod:`webtrawl.frontier.keys` for the key layout and :mod:`webtrawl.frontier
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import redis
+
 from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error
-from webtrawl.frontier.connect import AsyncClient, is_cluster, transport_errors
+from webtrawl.frontier.connect import AsyncClient, is_cluster, one_line, transport_errors
 from webtrawl.frontier.opening import open_core
 from webtrawl.frontier.retry import Outage, redo, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
+
+log = logging.getLogger(__name__)
 
 _HEAR_S = 1.0  # a listen's longest read: below the client's socket timeout, so a quiet channel is not an error
 _RELISTEN_S = 1.0  # after the channel's connection failed (Redis away): the polls go on meanwhile
@@ -154,6 +159,9 @@ class AsyncRedisFrontier:
                             woken()
             except transport_errors():
                 await asyncio.sleep(_RELISTEN_S)
+            except redis.ResponseError as exc:  # an ACL without the channel: the polls find new hosts
+                log.info("not listening for new hosts on %s (%s): found at the next poll", channel, one_line(exc))
+                return
 
     async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return await self._run(self.core.lease(owner, max_hosts))
