@@ -53,7 +53,10 @@ def test_a_resting_fetcher_hears_at_once_what_another_process_added(frontier: Fr
         listening, woken = asyncio.Event(), asyncio.Event()
         watch = asyncio.create_task(f.watch_ready(woken.set, listening.set))
         await listening.wait()
-        await client.publish(ready_channel(parser.core.settings.prefix), b"not an add's hint\n12")
+        channel = ready_channel(parser.core.settings.prefix)
+        while (await client.pubsub_numsub(channel))[0][1] < 1:  # SUBSCRIBE sent is not yet SUBSCRIBE served
+            await asyncio.sleep(0)
+        await client.publish(channel, b"not an add's hint\n12")
         await asyncio.wait_for(woken.wait(), 60)  # a guard against a hang, not a speed threshold
         still_resting = f.next_lease_in()  # a message that is not add.lua's changes nothing
         woken.clear()
