@@ -50,11 +50,10 @@ def test_a_resting_fetcher_hears_at_once_what_another_process_added(frontier: Fr
         f = await AsyncRedisFrontier.open(client, parser.core.settings)
         assert await f.lease("n/f0", 32) == []
         assert f.next_lease_in() > 3000  # every shard rests for the hour: a poll would not find the new host
-        listening, woken = asyncio.Event(), asyncio.Event()
-        watch = asyncio.create_task(f.watch_ready(woken.set, listening.set))
-        await listening.wait()
+        woken = asyncio.Event()
+        watch = asyncio.create_task(f.watch_ready(woken.set))
         channel = ready_channel(parser.core.settings.prefix)
-        while (await client.pubsub_numsub(channel))[0][1] < 1:  # SUBSCRIBE sent is not yet SUBSCRIBE served
+        while (await client.pubsub_numsub(channel))[0][1] < 1:  # until Redis serves the watch's SUBSCRIBE
             await asyncio.sleep(0)
         await client.publish(channel, b"not an add's hint\n12")
         await asyncio.wait_for(woken.wait(), 60)  # a guard against a hang, not a speed threshold

@@ -136,22 +136,19 @@ class AsyncRedisFrontier:
     async def add(self, urls: Sequence[NewUrl]) -> AddResult:
         return await self._run(self.core.add(urls))
 
-    async def watch_ready(self, woken: Callable[[], None], listening: Callable[[], None] | None = None) -> None:
+    async def watch_ready(self, woken: Callable[[], None]) -> None:
         """Until cancelled, apply the ready hints of every process's adds (add.lua) and call ``woken`` after each:
         a fetcher that found nothing to lease asks the shards that got work at once, instead of at their next
         poll (``empty_poll_ms``), which a crawl's first seconds pay once per generation of new hosts. Hints only:
-        a message lost while Redis is away costs that poll, nothing else. ``listening`` is called once subscribed.
-        A cluster client returns at once (no channel: its fetchers poll)."""
+        a message lost while Redis is away costs that poll, nothing else. A cluster's core has no channel
+        (``FrontierCore.ready_channel``): this returns at once and its fetchers poll."""
         channel = self.core.ready_channel
-        if not channel or is_cluster(self.client):
+        if not channel:
             return
         while True:
             try:
                 async with self.client.pubsub(ignore_subscribe_messages=True) as pubsub:
                     await pubsub.subscribe(channel)
-                    if listening is not None:
-                        listening()
-                        listening = None
                     while True:
                         message = await pubsub.get_message(timeout=_HEAR_S)
                         if message is not None:
