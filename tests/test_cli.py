@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 
-def _trawl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _trawl(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "webtrawl", *args],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
     )
 

@@ -1,4 +1,4 @@
-"""The ``trawl`` command: crawl, stats, testweb.
+"""The ``trawl`` command: crawl, node, seed, status, stop, export, try, and plug-ins' commands (``cliplugins``).
 
 Every user error ends as one line on stderr and a non-zero exit status (2 for bad input, 3 for unreachable state),
 never a traceback.
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from webtrawl import __version__
+from webtrawl.cliplugins import add_plugin_commands
 from webtrawl.config import CrawlConfig, add_arguments, load
 from webtrawl.errors import InputError, StateError, WebtrawlError
 from webtrawl.options import OPTIONS
@@ -42,10 +43,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """All commands; the flags of ``try``, ``testweb`` and ``bench`` only when the arguments (``argv``, else the
-    process's) name that command: their modules load the parse stage or the test web's server, which a crawl's
-    supervisor would otherwise hold for its whole run."""
-    wanted = set(sys.argv[1:] if argv is None else argv) & {"try", "testweb", "bench"}
+    """All commands; the flags of ``try`` and of plug-in commands (``testweb``, ``bench``) only when the arguments
+    (``argv``, else the process's) name that command: their modules load the parse stage or the test web's server,
+    which a crawl's supervisor would otherwise hold for its whole run."""
+    wanted = set(sys.argv[1:] if argv is None else argv) & {"try"}
     parser = _Parser(prog="trawl", description="webtrawl: a fast, polite, crash-safe web crawler")
     parser.add_argument("--version", action="version", version=f"webtrawl {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -80,38 +81,8 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         from webtrawl.trycmd import add_arguments_to as add_try_arguments
 
         add_try_arguments(tryit)
-    web = sub.add_parser("testweb", help="serve the local test web (for trying the crawler safely)")
-    if "testweb" in wanted:
-        try:
-            from webtrawl_testweb import add_arguments as add_testweb_arguments
-
-            add_testweb_arguments(web)
-        except ModuleNotFoundError:
-            _accept_anything(web)
-    bench = sub.add_parser("bench", help="measure the crawler against the local test web (pages/s, CPU per page)")
-    if "bench" in wanted:
-        try:
-            from webtrawl_bench import add_arguments as add_bench_arguments
-
-            add_bench_arguments(bench)
-        except ModuleNotFoundError:
-            _accept_anything(bench)
+    add_plugin_commands(sub, sys.argv[1:] if argv is None else argv, builtin=set(sub.choices))
     return parser
-
-
-def _accept_anything(parser: argparse.ArgumentParser) -> None:
-    """Without its package a command takes any flags, so that running it says what is missing (not "unrecognized
-    arguments"); a crawl whose URL or --out happens to be named ``testweb`` is not concerned."""
-    parser.set_defaults(accepts_anything=True)
-
-
-def _missing(command: str, exc: ModuleNotFoundError) -> InputError:
-    """``trawl testweb``/``trawl bench`` live in the separate distribution webtrawl-testweb (./testweb), so that the
-    crawler does not ship the test web, its CA tooling and the benchmark."""
-    return InputError(
-        f"trawl {command} needs the webtrawl-testweb package (pip install ./testweb from a source checkout)"
-        f" [missing module: {exc.name}]"
-    )
 
 
 def _option_names() -> list[str]:
@@ -254,25 +225,9 @@ def _cmd_export(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_testweb(ns: argparse.Namespace) -> int:
-    try:
-        from webtrawl_testweb import run
-    except ModuleNotFoundError as exc:
-        raise _missing("testweb", exc) from None
-    return run(ns)
-
-
 def _cmd_try(ns: argparse.Namespace) -> int:
     from webtrawl.trycmd import run
 
-    return run(ns)
-
-
-def _cmd_bench(ns: argparse.Namespace) -> int:
-    try:
-        from webtrawl_bench import run
-    except ModuleNotFoundError as exc:
-        raise _missing("bench", exc) from None
     return run(ns)
 
 
@@ -285,11 +240,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         datefmt="%H:%M:%S",
         stream=sys.stderr,
     )
-    commands = {"crawl": _cmd_crawl, "stats": _cmd_status, "testweb": _cmd_testweb, "bench": _cmd_bench}
+    commands = {"crawl": _cmd_crawl, "stats": _cmd_status}
     commands.update(node=_cmd_node, seed=_cmd_seed, status=_cmd_status, stop=_cmd_stop, export=_cmd_export)
     commands["try"] = _cmd_try
     try:
-        return commands[ns.command](ns)
+        if getattr(ns, "plugin_error", None):
+            raise InputError(ns.plugin_error)
+        return (getattr(ns, "plugin_run", None) or commands[ns.command])(ns)
     except InputError as exc:
         print(f"trawl: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

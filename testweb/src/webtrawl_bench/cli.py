@@ -21,6 +21,9 @@ from webtrawl_bench.report import describe, summary
 from webtrawl_bench.spec import CrawlSpec
 from webtrawl_bench.testweb_proc import DEFAULT_HOSTS, WEBS, TestWebProcess, WebSpec
 
+# ``trawl bench`` is this module, as an entry point of ``webtrawl.commands`` (testweb/pyproject.toml).
+HELP = "measure the crawler against the local test web (pages/s, CPU per page)"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     web, crawl = WebSpec(), CrawlSpec()

@@ -105,6 +105,10 @@ def serve_forever(
             signal.signal(sig, handler)
 
 
+# ``trawl testweb`` is this module, as an entry point of ``webtrawl.commands`` (testweb/pyproject.toml).
+HELP = "serve the local test web (for trying the crawler safely)"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``trawl testweb`` / ``python -m webtrawl_testweb`` (see :func:`run`)."""
     defaults = WebOptions()
