@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from webtrawl.messages import Lease, Page
-from webtrawl.pagepipe import PageReceiver, PageSender
+from webtrawl.pagepipe import PageReceiver, PageSender, frame, parsers_caught_up
 
 
 def _page(i: int, size: int = 10) -> Page:
@@ -191,3 +191,81 @@ def test_a_busy_parser_is_passed_over_while_another_is_free(tmp_path: Path) -> N
     finally:
         stuck.close()
         live.close()
+
+
+def _dead_fetcher(path: Path, pages: list[Page], partial: Page) -> None:
+    """What a fetcher killed mid-write leaves in a parser's socket: whole frames, half of one, then its end."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(str(path))
+    for page in pages:
+        head, body = frame(page)
+        conn.sendall(bytes(head) + b"".join(body))
+    head, body = frame(partial)
+    conn.sendall(bytes(head) + b"".join(body)[:5])
+    conn.close()
+
+
+def test_a_restarted_fetcher_hears_back_once_its_dead_lifes_pages_are_with_the_parser(tmp_path: Path) -> None:
+    """The catch-up barrier: the parser answers only after it was handed every whole page the dead fetcher had
+    written (and stored them: the caller answers after its batch), and the fetcher waits for that answer."""
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    sent = [_page(i, size=30_000) for i in range(4)]  # what the socket holds without a reader
+    _dead_fetcher(receiver.path, sent, _page(9))
+
+    async def main() -> list[Page]:
+        asking = asyncio.create_task(parsers_caught_up([receiver.path], timeout=60))
+        pages: list[Page] = []
+        while not receiver.asked:
+            pages += await asyncio.to_thread(receiver.poll, 0.05)
+        assert [p.lease.url for p in pages] == [p.lease.url for p in sent]
+        done, _ = await asyncio.wait([asking], timeout=0.2)
+        assert not done  # no answer yet: the pages are not stored
+        receiver.answer()
+        assert await asking == 0
+        return pages
+
+    try:
+        asyncio.run(main())
+        for _ in range(100):  # the dead connection (its cut frame discarded) and the barrier's are closed
+            if receiver.connections == 0:
+                break
+            assert receiver.poll(timeout=0.05) == []
+        assert receiver.connections == 0 and not receiver.asked
+    finally:
+        receiver.close()
+
+
+def test_the_poll_that_finds_a_barrier_returns_what_every_connection_holds(tmp_path: Path) -> None:
+    """A poll stops reading at ``max_pages``; one that found a barrier reads on, whatever order the sockets come
+    in: a live fetcher's pages read first must not leave the dead one's behind the answer."""
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    barrier = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        for conn in (live, barrier):
+            conn.connect(str(receiver.path))
+        busy = [_page(i) for i in range(100, 110)]
+        live.sendall(b"".join(bytes(head) + b"".join(body) for head, body in map(frame, busy)))
+        barrier.sendall(struct.pack(">II", 0, 0))
+        sent = [_page(i) for i in range(3)]
+        _dead_fetcher(receiver.path, sent, _page(9))
+        pages: list[Page] = []
+        while not receiver.asked:
+            pages += receiver.poll(timeout=0.05, max_pages=1)
+        assert {p.lease.url for p in sent} <= {p.lease.url for p in pages}
+        receiver.answer()
+        assert barrier.recv(1) == b"\x01"
+    finally:
+        live.close()
+        barrier.close()
+        receiver.close()
+
+
+def test_a_parser_that_is_not_listening_holds_nothing_and_one_that_never_answers_is_counted(tmp_path: Path) -> None:
+    silent = PageReceiver(tmp_path / "silent.sock")  # never polled
+    try:
+        gone = tmp_path / "gone.sock"
+        assert asyncio.run(parsers_caught_up([gone], timeout=60)) == 0
+        assert asyncio.run(parsers_caught_up([gone, silent.path], timeout=0.1)) == 1
+    finally:
+        silent.close()

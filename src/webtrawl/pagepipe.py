@@ -11,8 +11,14 @@ is encoded and written per parser socket: pages waiting for a slow parser are he
 encoded frames piled up in the transport's buffer.
 
 A frame is ``>II`` (length of the page's msgpack without its body, length of the body), that msgpack, then the
-body as is. The body is written as its own buffer: encoding it into the msgpack copied every page's body (and
-grew the buffer on the way) in the fetcher, which is the busier process per page.
+body as is. A header of two zeros is a **catch-up barrier** (no page has an empty msgpack): a fetcher that starts
+again after a ``kill -9`` asks each parser to store every page it has received so far, then takes back the URLs its
+previous life still had leased. The dead life's pages are all in the parser's socket buffer before its end of file
+(the kernel queued them at each write), so one that reached a parser is stored once, and only those that never did
+(lost with the process, or cut mid-frame) are fetched again.
+
+The body is written as its own buffer: encoding it into the msgpack copied every page's body (and grew the buffer
+on the way) in the fetcher, which is the busier process per page.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from webtrawl.heap import huge_pages
 from webtrawl.messages import PAGE_DECODER, PAGE_ENCODER, Page
 
 _HEADER = struct.Struct(">II")  # length of the page without its body, length of the body
+_BARRIER = _HEADER.pack(0, 0)
+_DONE = b"\x01"  # a parser's answer to a barrier: everything received before it is stored and completed
 _MAX_FRAME = 256 * 1024 * 1024
 _SOCKET_BUFFER = 1024 * 1024
 
@@ -53,13 +61,20 @@ class PageReceiver:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._listener, selectors.EVENT_READ, None)
         self._buffers: dict[socket.socket, _Inbox] = {}
+        self._asked: list[socket.socket] = []  # connections waiting for the answer to their barrier
 
     @property
     def connections(self) -> int:
         return len(self._buffers)
 
+    @property
+    def asked(self) -> bool:
+        """A fetcher waits for :meth:`answer`: the caller stores the pages it has, then answers."""
+        return bool(self._asked)
+
     def poll(self, timeout: float, max_pages: int = 64) -> list[Page]:
-        """Pages that arrived within ``timeout`` seconds (at most ``max_pages``, so the caller stays responsive)."""
+        """Pages that arrived within ``timeout`` seconds (at most ``max_pages``, so the caller stays responsive).
+        After a barrier: every page the connections hold, so that a dead fetcher's are all among them."""
         pages: list[Page] = []
         for key, _ in self._selector.select(timeout):
             sock = key.fileobj
@@ -70,7 +85,18 @@ class PageReceiver:
             self._read(sock, pages)
             if len(pages) >= max_pages:
                 break
+        if self._asked:
+            for sock in list(self._buffers):
+                while sock in self._buffers and self._read(sock, pages):
+                    pass
         return pages
+
+    def answer(self) -> None:
+        """Tell the fetchers whose barriers came that the pages received before them are stored."""
+        for sock in self._asked:
+            with contextlib.suppress(OSError):  # it gave up waiting, or died: nothing to tell
+                sock.send(_DONE)
+        self._asked.clear()
 
     def _accept(self) -> None:
         with contextlib.suppress(BlockingIOError):
@@ -80,21 +106,29 @@ class PageReceiver:
             self._buffers[conn] = _Inbox()
             self._selector.register(conn, selectors.EVENT_READ, None)
 
-    def _read(self, sock: socket.socket, pages: list[Page]) -> None:
+    def _read(self, sock: socket.socket, pages: list[Page]) -> bool:
+        """One read; False when there was nothing to read or the connection ended."""
         inbox = self._buffers[sock]
         try:
             n = sock.recv_into(inbox.room())
         except BlockingIOError:
-            return
+            return False
         except OSError:
             n = 0
         if not n or not inbox.took(n, pages):
             self._drop(sock)
+            return False
+        if inbox.barriers:
+            inbox.barriers = 0
+            self._asked.append(sock)
+        return True
 
     def _drop(self, sock: socket.socket) -> None:
         # A partial frame from a dead fetcher is discarded: its URL is still leased and will be fetched again.
         self._selector.unregister(sock)
         self._buffers.pop(sock, None)
+        if sock in self._asked:
+            self._asked.remove(sock)
         sock.close()
 
     def close(self) -> None:
@@ -119,7 +153,7 @@ class _Inbox:
     buffer grows only for a page whose fields without the body do not fit it (a rendered page's DOM), and goes
     back to its usual size once such a frame has been taken."""
 
-    __slots__ = ("big", "big_got", "big_page", "big_view", "buf", "filled", "view")
+    __slots__ = ("barriers", "big", "big_got", "big_page", "big_view", "buf", "filled", "view")
 
     def __init__(self) -> None:
         self.buf = bytearray(_SOCKET_BUFFER)
@@ -129,6 +163,7 @@ class _Inbox:
         self.big_page: Page | None = None
         self.big_view = memoryview(b"")
         self.big_got = 0
+        self.barriers = 0  # barrier frames taken since the receiver last looked
 
     def room(self) -> memoryview:
         """Where the next read goes: the rest of a big body, else the free end of the buffer, grown first if the
@@ -155,6 +190,10 @@ class _Inbox:
             meta_size, body_size = _HEADER.unpack_from(self.buf, at)
             if meta_size + body_size > _MAX_FRAME:
                 return False
+            if not meta_size:  # a barrier (a page's msgpack is never empty)
+                self.barriers += 1
+                at += _HEADER.size
+                continue
             body_at = at + _HEADER.size + meta_size
             end = body_at + body_size
             if end > self.filled:
@@ -242,6 +281,34 @@ def frame(page: Page, body_parts: Sequence[bytes] = ()) -> tuple[bytearray, Sequ
     body = body_parts or (page.body,)
     _HEADER.pack_into(head, 0, len(head) - _HEADER.size, sum(map(len, body)))
     return head, body
+
+
+async def parsers_caught_up(paths: Sequence[Path], timeout: float) -> int:
+    """Ask every parser to store what it has received (a barrier), and wait for their answers; returns how many did
+    not answer within ``timeout``. A parser that is not listening, or dies meanwhile, holds nothing to wait for."""
+
+    async def ask(path: Path) -> None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(path))
+        except OSError:
+            return
+        try:
+            writer.write(_BARRIER)
+            await writer.drain()
+            await reader.readexactly(len(_DONE))
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    tasks = [asyncio.ensure_future(ask(path)) for path in paths]
+    if not tasks:
+        return 0
+    _, late = await asyncio.wait(tasks, timeout=timeout)
+    for task in late:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return len(late)
 
 
 class PageSender:

@@ -29,10 +29,13 @@ from webtrawl.fetch.wake import WakeEvent
 from webtrawl.frontier.retry import Outage
 from webtrawl.heap import FETCHER_KEEP_FREE, TRIM_INTERVAL_S, collect_less, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease
-from webtrawl.pagepipe import PageSender
+from webtrawl.pagepipe import PageSender, parsers_caught_up
 
 log = logging.getLogger("webtrawl.fetch")
 
+# How long a fetcher that starts again waits for the parsers to store its previous life's pages (a parser's batch
+# takes well under a second; one stuck longer, on a full disk or a Redis away, would hold the restart).
+_CATCH_UP_S = 30.0
 _IDLE_WAIT = 0.005
 _IDLE_MAX = 0.25
 # A busy fetcher frees a slot or two at a time; leasing for each would cost a round trip per page. After a lease it
@@ -113,6 +116,16 @@ class _Fetcher:
         self.frontier = await open_frontier(args, outage=outage)
         redis = self.frontier.client
         releases = ReleaseBatcher(self.frontier.release)
+        # The pages a previous life (killed) handed to the parsers are stored before its leases are taken back, so
+        # that only those that never reached one are fetched again: no second record in the file outputs.
+        asking = asyncio.ensure_future(parsers_caught_up(args.parser_sockets, _CATCH_UP_S))
+        if not (await asyncio.wait([asking], timeout=1.0))[0]:
+            log.info("%s waits for the parsers to store what its previous life handed them", args.owner)
+        late = await asking
+        if late:
+            log.warning(
+                "%s: %d parser(s) still busy after %gs; taking back the leases anyway", args.owner, late, _CATCH_UP_S
+            )
         taken = await self.frontier.reclaim_owner(args.owner)
         if taken:
             log.info("%s took back %d leases of its previous life", args.owner, taken)

@@ -154,13 +154,16 @@ class _Parser:
                 if pages and not pending:
                     first_at = time.monotonic()
                 pending.extend(pages)
+                asked = self.receiver.asked  # a restarted fetcher waits for what its previous life sent us
                 due = len(pending) >= _BATCH_PAGES or (pending and time.monotonic() - first_at >= _BATCH_SECONDS)
-                if pending and due:
+                if pending and (due or asked):
                     self.batches.process(pending)
                     pending = []
                     trimmer.maybe_trim()  # a batch may have held several 10 MiB bodies and their trees
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:
                     break
+                if asked:
+                    self.receiver.answer()
         finally:
             self.receiver.close()
             self.output.close()

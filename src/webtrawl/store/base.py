@@ -8,7 +8,9 @@ anywhere leaves a URL leased (fetched again) rather than completed without its o
 
 Exactly-once for a URL fetched twice (it was in flight at a kill) is the sink's job: files are sealed back to their
 last whole record at start-up and duplicates of an incomplete URL are allowed there; tables upsert on
-(crawl, url, index) so a second fetch of a URL replaces its rows.
+(crawl, url, index) so a second fetch of a URL replaces its rows. A fetcher's death alone leaves no such URL: its
+next life takes back its leases once the parsers have stored what it handed them (``pagepipe``'s barrier); a
+parser's or the node's death can (a page written, not yet completed).
 """
 
 from __future__ import annotations
