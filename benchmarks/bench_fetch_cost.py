@@ -9,7 +9,7 @@ fetcher frames (a unix socket like a parser's). This process fetches ``--request
 names (85% HTTPS) with 16 in flight; before a ``--new`` share of the requests the host's idle connection is closed,
 so that request opens a new connection (a host session coming back after its keep-alive, as in a broad crawl);
 a ``--big`` share asks for a 12 MB body instead (the realistic test web's 1%: cut at the 10 MiB cap). Each
-page goes through pagepipe's PageSender. Variants alternate in rounds; reported: median CPU ms per page (user+sys
+page goes through pagesend's PageSender. Variants alternate in rounds; reported: median CPU ms per page (user+sys
 of this process) and the part spent encoding + writing frames.
 
 ``--tls-read`` compares instead the fetcher's TLS read (a record at most per call, ``after``) with CPython's
@@ -39,7 +39,7 @@ from typing import Any
 import uvloop
 from aiohttp import web
 
-from webtrawl import pagepipe
+from webtrawl import pagesend
 from webtrawl.config import CrawlConfig
 from webtrawl.fetch import HttpClient
 from webtrawl.fetch import client as client_module
@@ -140,7 +140,7 @@ class _ResumingContext(ssl.SSLContext):
 def _variant(resume: bool, split_frame: bool, frame_cpu: list[float], plain_read: bool = False) -> Iterator[None]:
     names = vars(client_module)  # HttpClient calls the ssl_context it imported: replaced there
     make_context = names["ssl_context"]
-    frame = pagepipe.frame
+    frame = pagesend.frame
     build: Callable[[Page], tuple[Any, Any]] = _legacy_frame
 
     def timed(page: Page, *parts: Any) -> tuple[Any, Any]:
@@ -165,12 +165,12 @@ def _variant(resume: bool, split_frame: bool, frame_cpu: list[float], plain_read
         names["ssl_context"] = resuming
     elif plain_read:
         names["ssl_context"] = plain_reading
-    pagepipe.frame = timed
+    pagesend.frame = timed
     try:
         yield
     finally:
         names["ssl_context"] = make_context
-        pagepipe.frame = frame
+        pagesend.frame = frame
 
 
 def _forget(client: HttpClient, host: str) -> None:
@@ -185,7 +185,7 @@ async def _round(cfg: CrawlConfig, sock: Path, urls: list[tuple[str, str, bool]]
     sem = asyncio.Semaphore(16)
     done = 0
     async with HttpClient(cfg.fetch, cfg.limits) as client:
-        sender = pagepipe.PageSender([sock])
+        sender = pagesend.PageSender([sock])
 
         async def one(host: str, url: str, new: bool) -> None:
             nonlocal done

@@ -28,7 +28,10 @@ def _send(path: str, repeat: int, huge: bool = False) -> None:
     import msgspec
     from bench_warc import _DEFAULT_CORPUS, load_pages
 
-    from webtrawl.pagepipe import PageSender
+    try:
+        from webtrawl.pagesend import PageSender
+    except ImportError:  # a baseline from before the split
+        from webtrawl.pagepipe import PageSender  # type: ignore[attr-defined,no-redef]
 
     pages = load_pages(_DEFAULT_CORPUS)
     if huge:  # the realistic web's 12 MB pages, as a fetcher hands them over: cut at the 10 MiB max_body

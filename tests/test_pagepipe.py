@@ -10,7 +10,8 @@ from pathlib import Path
 import msgspec
 
 from webtrawl.messages import Lease, Page
-from webtrawl.pagepipe import PageReceiver, PageSender, frame, parsers_caught_up
+from webtrawl.pagepipe import BARRIER, PageReceiver, frame
+from webtrawl.pagesend import PageSender, parsers_caught_up
 
 
 def _page(i: int, size: int = 10) -> Page:
@@ -246,7 +247,7 @@ def test_the_poll_that_finds_a_barrier_returns_what_every_connection_holds(tmp_p
             conn.connect(str(receiver.path))
         busy = [_page(i) for i in range(100, 110)]
         live.sendall(b"".join(bytes(head) + b"".join(body) for head, body in map(frame, busy)))
-        barrier.sendall(struct.pack(">II", 0, 0))
+        barrier.sendall(BARRIER)
         sent = [_page(i) for i in range(3)]
         _dead_fetcher(receiver.path, sent, _page(9))
         pages: list[Page] = []
@@ -269,3 +270,45 @@ def test_a_parser_that_is_not_listening_holds_nothing_and_one_that_never_answers
         assert asyncio.run(parsers_caught_up([gone, silent.path], timeout=0.1)) == 1
     finally:
         silent.close()
+
+
+def test_the_pages_a_parser_dies_with_unconfirmed_are_reported_lost(tmp_path: Path) -> None:
+    """A parser confirms what it stored after each batch; when it dies, the fetcher hands the leases of the pages it
+    had not confirmed to ``on_lost`` (to take them back), and none of the confirmed ones."""
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    lost: list[tuple[int, str]] = []
+    stored, unstored = [_page(i) for i in range(4)], [_page(i) for i in range(4, 6)]
+
+    async def main() -> None:
+        sender = PageSender([receiver.path], on_lost=lost.extend)
+        for page in stored:
+            await sender.send(page)
+        assert len(await asyncio.to_thread(_receive, receiver, len(stored))) == len(stored)
+        receiver.acknowledge()  # the batch is stored
+        for page in unstored:
+            await sender.send(page)
+        assert len(await asyncio.to_thread(_receive, receiver, len(unstored))) == len(unstored)
+        receiver.close()  # the parser dies before its next batch is stored
+        while not lost:
+            await asyncio.sleep(0.01)
+        await sender.close()
+
+    asyncio.run(main())
+    assert lost == [(p.lease.shard, p.lease.token) for p in unstored]
+
+
+def test_a_fetcher_that_closes_its_connections_loses_nothing(tmp_path: Path) -> None:
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    lost: list[tuple[int, str]] = []
+
+    async def main() -> None:
+        sender = PageSender([receiver.path], on_lost=lost.extend)
+        await sender.send(_page(1))
+        assert len(await asyncio.to_thread(_receive, receiver, 1)) == 1
+        await sender.close()  # the parser still has the page unconfirmed: it stores it, nothing is lost
+
+    try:
+        asyncio.run(main())
+        assert lost == []
+    finally:
+        receiver.close()

@@ -17,16 +17,18 @@ previous life still had leased. The dead life's pages are all in the parser's so
 (the kernel queued them at each write), so one that reached a parser is stored once, and only those that never did
 (lost with the process, or cut mid-frame) are fetched again.
 
+The other way, after each batch, a parser tells each fetcher how many more of its pages it has stored (``>I``). A
+fetcher keeps the leases of the pages a parser has not confirmed; when that parser dies (its end of the connection
+closes), they go to ``on_lost``, which takes them back at once: they would otherwise wait out ``--process-ttl``.
+
 The body is written as its own buffer: encoding it into the msgpack copied every page's body (and grew the buffer
 on the way) in the fetcher, which is the busier process per page.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
-import itertools
 import os
 import selectors
 import socket
@@ -39,11 +41,12 @@ import msgspec
 from webtrawl.heap import huge_pages
 from webtrawl.messages import PAGE_DECODER, PAGE_ENCODER, Page
 
-_HEADER = struct.Struct(">II")  # length of the page without its body, length of the body
-_BARRIER = _HEADER.pack(0, 0)
-_DONE = b"\x01"  # a parser's answer to a barrier: everything received before it is stored and completed
+HEADER = struct.Struct(">II")  # length of the page without its body, length of the body
+BARRIER = HEADER.pack(0, 0)
+DONE = b"\x01"  # a parser's answer to a barrier: everything received before it is stored and completed
+ACK = struct.Struct(">I")  # a parser to a fetcher, after each batch: how many more of its pages are stored
 _MAX_FRAME = 256 * 1024 * 1024
-_SOCKET_BUFFER = 1024 * 1024
+SOCKET_BUFFER = 1024 * 1024
 
 
 class PageReceiver:
@@ -91,18 +94,27 @@ class PageReceiver:
                     pass
         return pages
 
+    def acknowledge(self) -> None:
+        """Tell each fetcher how many of its pages were stored since the last time: call after a batch, when every
+        page :meth:`poll` returned is stored (a fetcher that misses one only keeps a lease it needs no more)."""
+        for sock, inbox in self._buffers.items():
+            if inbox.taken:
+                with contextlib.suppress(OSError):
+                    sock.send(ACK.pack(inbox.taken))
+                inbox.taken = 0
+
     def answer(self) -> None:
         """Tell the fetchers whose barriers came that the pages received before them are stored."""
         for sock in self._asked:
             with contextlib.suppress(OSError):  # it gave up waiting, or died: nothing to tell
-                sock.send(_DONE)
+                sock.send(DONE)
         self._asked.clear()
 
     def _accept(self) -> None:
         with contextlib.suppress(BlockingIOError):
             conn, _ = self._listener.accept()
             conn.setblocking(False)
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCKET_BUFFER)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
             self._buffers[conn] = _Inbox()
             self._selector.register(conn, selectors.EVENT_READ, None)
 
@@ -153,10 +165,10 @@ class _Inbox:
     buffer grows only for a page whose fields without the body do not fit it (a rendered page's DOM), and goes
     back to its usual size once such a frame has been taken."""
 
-    __slots__ = ("barriers", "big", "big_got", "big_page", "big_view", "buf", "filled", "view")
+    __slots__ = ("barriers", "big", "big_got", "big_page", "big_view", "buf", "filled", "taken", "view")
 
     def __init__(self) -> None:
-        self.buf = bytearray(_SOCKET_BUFFER)
+        self.buf = bytearray(SOCKET_BUFFER)
         self.view = memoryview(self.buf)
         self.filled = 0
         self.big: io.BytesIO | None = None  # the body being read past the buffer, its page and view
@@ -164,15 +176,16 @@ class _Inbox:
         self.big_view = memoryview(b"")
         self.big_got = 0
         self.barriers = 0  # barrier frames taken since the receiver last looked
+        self.taken = 0  # pages taken since the last acknowledgement
 
     def room(self) -> memoryview:
         """Where the next read goes: the rest of a big body, else the free end of the buffer, grown first if the
         pending frame's fields (without the body) need it."""
         if self.big is not None:
             return self.big_view[self.big_got :]
-        if self.filled >= _HEADER.size:
-            meta_size, body_size = _HEADER.unpack_from(self.buf)
-            body_at = _HEADER.size + meta_size
+        if self.filled >= HEADER.size:
+            meta_size, body_size = HEADER.unpack_from(self.buf)
+            body_at = HEADER.size + meta_size
             if body_at > len(self.buf) and meta_size + body_size <= _MAX_FRAME:
                 self._resize(body_at)
         return self.view[self.filled :]
@@ -186,41 +199,42 @@ class _Inbox:
             return True
         self.filled += n
         view, at = self.view, 0
-        while self.filled - at >= _HEADER.size:
-            meta_size, body_size = _HEADER.unpack_from(self.buf, at)
+        while self.filled - at >= HEADER.size:
+            meta_size, body_size = HEADER.unpack_from(self.buf, at)
             if meta_size + body_size > _MAX_FRAME:
                 return False
             if not meta_size:  # a barrier (a page's msgpack is never empty)
                 self.barriers += 1
-                at += _HEADER.size
+                at += HEADER.size
                 continue
-            body_at = at + _HEADER.size + meta_size
+            body_at = at + HEADER.size + meta_size
             end = body_at + body_size
             if end > self.filled:
                 break
-            page = PAGE_DECODER.decode(view[at + _HEADER.size : body_at])
+            page = PAGE_DECODER.decode(view[at + HEADER.size : body_at])
             page.body = bytes(view[body_at:end])
             pages.append(page)
+            self.taken += 1
             at = end
         if at:
             rest = self.filled - at
             view[:rest] = view[at : self.filled]  # the start of the next frame (overlap is fine: memmove)
             self.filled = rest
         self._start_big()
-        if len(self.buf) > _SOCKET_BUFFER and self.filled <= _SOCKET_BUFFER:
-            self._resize(_SOCKET_BUFFER)  # a big frame is through: do not keep its buffer
+        if len(self.buf) > SOCKET_BUFFER and self.filled <= SOCKET_BUFFER:
+            self._resize(SOCKET_BUFFER)  # a big frame is through: do not keep its buffer
         return True
 
     def _start_big(self) -> None:
         """A pending frame (at the start of the buffer) too big for the buffer, its fields all in: the rest of its
         body is read into a buffer of the body's size."""
-        if self.filled < _HEADER.size:
+        if self.filled < HEADER.size:
             return
-        meta_size, body_size = _HEADER.unpack_from(self.buf)
-        body_at = _HEADER.size + meta_size
+        meta_size, body_size = HEADER.unpack_from(self.buf)
+        body_at = HEADER.size + meta_size
         if body_at + body_size <= len(self.buf) or body_at > self.filled:
             return
-        self.big_page = PAGE_DECODER.decode(self.view[_HEADER.size : body_at])
+        self.big_page = PAGE_DECODER.decode(self.view[HEADER.size : body_at])
         # Sized once, the reads write into it in place. ``bytes(n)`` is calloc'd (fresh zero pages, not written
         # here), and the BytesIO holds its only reference, so its buffer is not copied: a seek past the end and a
         # write zero-filled the whole body before the reads wrote it again.
@@ -236,6 +250,7 @@ class _Inbox:
         self.big_view.release()  # no view left: getvalue() hands over the buffer itself
         self.big_page.body = self.big.getvalue()
         pages.append(self.big_page)
+        self.taken += 1
         self.big, self.big_page, self.big_view, self.big_got = None, None, memoryview(b""), 0
 
     def _resize(self, size: int) -> None:
@@ -245,108 +260,11 @@ class _Inbox:
         self.buf, self.view = buf, memoryview(buf)
 
 
-class _Peer:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.writer: asyncio.StreamWriter | None = None
-        self.retry_at = 0.0
-
-    async def connect(self, now: float) -> bool:
-        if self.writer is not None:
-            return True
-        if now < self.retry_at:
-            return False
-        try:
-            _, self.writer = await asyncio.open_unix_connection(str(self.path))
-        except OSError:
-            self.retry_at = now + 0.2
-            return False
-        sock = self.writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCKET_BUFFER)
-        return True
-
-    def reset(self, now: float) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.writer = None
-        self.retry_at = now + 0.2
-
-
 def frame(page: Page, body_parts: Sequence[bytes] = ()) -> tuple[bytearray, Sequence[bytes]]:
     """The buffers of ``page``'s frame: its header with the page without body, then the body, which is
     ``page.body`` or, if given, ``body_parts`` (a body left in the chunks it came in: fetch.client)."""
-    head = bytearray(_HEADER.size)
-    PAGE_ENCODER.encode_into(msgspec.structs.replace(page, body=b""), head, _HEADER.size)
+    head = bytearray(HEADER.size)
+    PAGE_ENCODER.encode_into(msgspec.structs.replace(page, body=b""), head, HEADER.size)
     body = body_parts or (page.body,)
-    _HEADER.pack_into(head, 0, len(head) - _HEADER.size, sum(map(len, body)))
+    HEADER.pack_into(head, 0, len(head) - HEADER.size, sum(map(len, body)))
     return head, body
-
-
-async def parsers_caught_up(paths: Sequence[Path], timeout: float) -> int:
-    """Ask every parser to store what it has received (a barrier), and wait for their answers; returns how many did
-    not answer within ``timeout``. A parser that is not listening, or dies meanwhile, holds nothing to wait for."""
-
-    async def ask(path: Path) -> None:
-        try:
-            reader, writer = await asyncio.open_unix_connection(str(path))
-        except OSError:
-            return
-        try:
-            writer.write(_BARRIER)
-            await writer.drain()
-            await reader.readexactly(len(_DONE))
-        except (OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-
-    tasks = [asyncio.ensure_future(ask(path)) for path in paths]
-    if not tasks:
-        return 0
-    _, late = await asyncio.wait(tasks, timeout=timeout)
-    for task in late:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    return len(late)
-
-
-class PageSender:
-    """Fetcher side: each parser socket takes one page at a time, in turn; a parser still taking an earlier page
-    is passed over while another is free. Waits (never drops) when no parser is reachable."""
-
-    def __init__(self, paths: list[Path]) -> None:
-        self._peers = [_Peer(p) for p in paths]
-        self._free: asyncio.Queue[_Peer] = asyncio.Queue()  # first come, first served
-        for peer in self._peers:
-            self._free.put_nowait(peer)
-
-    async def send(self, page: Page, body_parts: Sequence[bytes] = ()) -> None:
-        """Hand ``page`` to a parser; ``body_parts``: its body in pieces, ``page.body`` then empty (see frame)."""
-        loop = asyncio.get_running_loop()
-        for tried in itertools.count(1):
-            peer = await self._free.get()
-            try:
-                if await peer.connect(loop.time()):
-                    assert peer.writer is not None
-                    try:
-                        head, body = frame(page, body_parts)
-                        # One writev on uvloop (a fetcher's loop): fewer syscalls than a write per buffer, no join.
-                        # (asyncio's own loop joins the buffers: one copy of the body, as before the split frame.)
-                        peer.writer.writelines([head, *body])
-                        await peer.writer.drain()
-                        return
-                    except (ConnectionError, OSError):
-                        peer.reset(loop.time())
-            finally:
-                self._free.put_nowait(peer)
-            if tried % len(self._peers) == 0:
-                await asyncio.sleep(0.05)  # no parser reachable right now: wait for the supervisor to restart one
-
-    async def close(self) -> None:
-        for peer in self._peers:
-            if peer.writer is not None:
-                peer.writer.close()
-                with contextlib.suppress(ConnectionError, OSError):
-                    await peer.writer.wait_closed()
-                peer.writer = None

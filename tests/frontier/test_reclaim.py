@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
 from tests.fixtures.redis_fixtures import FrontierFactory
-from tests.frontier.helpers import actual, drain, elapse, host_state, new_urls, queue, release, server_ms
+from tests.frontier.helpers import actual, complete, drain, elapse, host_state, new_urls, queue, release, server_ms
 from webtrawl.frontier import STALE, Release, UrlAction
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.messages import Completion, Lease
@@ -68,6 +68,20 @@ def test_a_kept_url_of_an_idle_host_is_leasable_again_after_its_parser_died(fron
     assert f.lease("n1/f0", 1) == []
     assert f.reclaim_owner("n1") == 1
     assert [x.url for x in drain(f)] == ["http://a.test/1"]
+
+
+def test_the_pages_a_dead_parser_held_go_back_and_those_it_completed_do_not(frontier: FrontierFactory) -> None:
+    f = frontier(shards=4)
+    f.add(new_urls(*[f"http://h{i}.test/" for i in range(4)]))
+    leased = f.lease("n1/f0", 4)
+    assert len(leased) == 4
+    release(f, leased, UrlAction.KEEP)  # all four handed to one parser
+    complete(f, leased[:1])  # which stored the first, then died
+    held = [(x.shard, x.token) for x in leased]
+    assert f.reclaim_tokens([*held, (leased[0].shard, "n1/f0.0-999999")]) == 3  # an unknown token is no lease
+    assert f.reclaim_tokens(held) == 0
+    assert sorted(x.url for x in drain(f)) == sorted(x.url for x in leased[1:])
+    assert f.counters().inflight == 0
 
 
 def test_reclaim_owner_takes_a_node_or_one_process(frontier: FrontierFactory) -> None:

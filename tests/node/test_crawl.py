@@ -179,6 +179,28 @@ def test_kill_9_of_a_fetcher_while_its_parser_is_behind_leaves_one_record_a_page
     assert [url for url, n in Counter(urls).items() if n > 1] == []
 
 
+def test_kill_9_of_a_parser_gives_the_pages_it_had_not_stored_back_at_once(testweb: TestWeb, tmp_path: Path) -> None:
+    """The pages a parser dies with are fetched again as soon as it is gone, not after --process-ttl (600 s here,
+    longer than the crawl is given to end): the fetchers take back those it had not confirmed as stored."""
+    seeds = testweb.seeds(3)
+    mark = testweb.mark()
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*seeds, *_args(testweb, "--concurrency", "32", "--process-ttl", "600")])
+    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    victim = crawl.children()["parser-0"]
+    stopped_at = testweb.mark()
+    os.kill(victim, signal.SIGSTOP)  # what it receives from now on, it never stores
+    wait_until(lambda: len(testweb.entries(since=stopped_at)) >= 20, 60, "20 pages for the stopped parser", crawl)
+    os.kill(victim, signal.SIGKILL)
+    assert crawl.wait(240) == 0, crawl.log()[-4000:]
+
+    assert f"parser-0 (pid {victim}) died (killed by signal 9); restarting it" in crawl.log()
+    logs = "".join(path.read_text() for path in (out / "logs").glob("fetcher-*.log"))
+    assert re.search(r"took back [1-9]\d* of the \d+ pages a dead parser had not stored", logs), logs[-2000:]
+    _assert_complete_and_polite(testweb, seeds, mark)
+    assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
+
+
 def test_ctrl_c_drains_cleanly_and_resume_continues(testweb: TestWeb, tmp_path: Path) -> None:
     seeds = testweb.seeds(3)
     mark = testweb.mark()

@@ -26,10 +26,11 @@ from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.visit import VisitDeps, Visits
 from webtrawl.fetch.wake import WakeEvent
+from webtrawl.frontier import AsyncRedisFrontier
 from webtrawl.frontier.retry import Outage
 from webtrawl.heap import FETCHER_KEEP_FREE, TRIM_INTERVAL_S, collect_less, return_freed_buffers, trim_heap
 from webtrawl.messages import Lease
-from webtrawl.pagepipe import PageSender, parsers_caught_up
+from webtrawl.pagesend import PageSender, parsers_caught_up
 
 log = logging.getLogger("webtrawl.fetch")
 
@@ -104,6 +105,31 @@ class IdleTrim(Protocol):
     def trim_idle(self, keep: int | None = None) -> int: ...
 
 
+class _TakeBack:
+    """The pages a parser died with (handed to it, not confirmed as stored) go back to their queues at once, where
+    they would wait out --process-ttl (ten minutes by default, and a crawl's end with them)."""
+
+    def __init__(self, frontier: AsyncRedisFrontier, owner: str) -> None:
+        self.frontier, self.owner = frontier, owner
+        self.tasks: set[asyncio.Future[None]] = set()
+
+    def lost(self, leases: list[tuple[int, str]]) -> None:
+        task = asyncio.ensure_future(self._take(leases))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _take(self, leases: list[tuple[int, str]]) -> None:
+        try:
+            taken = await self.frontier.reclaim_tokens(leases)
+        except Exception as exc:  # Redis gone for good, or stopping: their deadline brings them back
+            log.warning("%s: could not take back the pages of a dead parser (%s)", self.owner, exc)
+            return
+        log.info("%s took back %d of the %d pages a dead parser had not stored", self.owner, taken, len(leases))
+
+    async def close(self) -> None:
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
 class _Fetcher:
     def __init__(self, args: FetcherArgs) -> None:
         self.args = args
@@ -129,7 +155,8 @@ class _Fetcher:
         taken = await self.frontier.reclaim_owner(args.owner)
         if taken:
             log.info("%s took back %d leases of its previous life", args.owner, taken)
-        sender = PageSender(args.parser_sockets)
+        takeback = _TakeBack(self.frontier, args.owner)
+        sender = PageSender(args.parser_sockets, on_lost=takeback.lost)
         hints = args.hints(args.extraction, args.rendering) if args.hints else None  # headers, --render auto
         url_headers = hints.headers if hints and hints.has_headers else None
         async with HttpClient(self.opts, args.limits, url_headers=url_headers) as http:
@@ -165,6 +192,7 @@ class _Fetcher:
                 trimming.cancel()
                 await fetchers.close()
         await sender.close()
+        await takeback.close()
         await redis.aclose()
 
     async def serve(self, leases: LeaseSource, visits: Visits, fetchers: Fetchers, idle: IdleTrim) -> None:

@@ -178,6 +178,10 @@ class AsyncRedisFrontier:
     async def reclaim_owner(self, owner_prefix: str) -> int:
         return await self._run(self.core.reclaim("owner", owner_prefix))
 
+    async def reclaim_tokens(self, leases: Sequence[tuple[int, str]]) -> int:
+        """(shard, token): pages handed to a parser that died; those it had not completed go back to their queues."""
+        return await self._run(self.core.reclaim_tokens(leases))
+
     async def counters(self) -> Counters:
         return await self._run(self.core.counters())
 

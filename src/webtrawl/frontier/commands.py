@@ -12,7 +12,7 @@ import random
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from webtrawl.domains import registered_domain
@@ -33,14 +33,13 @@ from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.replicas import check_acks, replica_waits
 from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
+from webtrawl.frontier.upkeep import Steps, Upkeep
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
 from webtrawl.names import INFLIGHT, QUEUED
 
 T = TypeVar("T")
-Steps = Generator[list[Call], list[Any], T]
 
 _QUEUED_REFRESH_S = 1.0
-_RECLAIM_BATCH = 1000
 _DOMAIN_CACHE = 100_000  # host -> registered domain answers kept per process (cleared when full)
 
 
@@ -61,7 +60,7 @@ def _counter_args(counters: dict[str, int]) -> list[Arg]:
     return out
 
 
-class FrontierCore:
+class FrontierCore(Upkeep):
     def __init__(self, settings: FrontierSettings, meta: dict[str, str], one_slot: bool = True) -> None:
         self.settings = settings
         self.one_slot = one_slot
@@ -261,42 +260,7 @@ class FrontierCore:
             return [[item] for item in items]
         return [list(items)] if items else []
 
-    # --- reclaim --------------------------------------------------------------------------------------------
-    def reclaim(self, mode: str, owner_prefix: str = "") -> Steps[int]:
-        if mode == "owner" and not owner_prefix:
-            raise ValueError("reclaim_owner needs a non-empty owner prefix")
-        total = 0
-        shards = list(range(self.shards))
-        while shards:
-            calls = [
-                script_call(
-                    "reclaim",
-                    self._sp[sh] + "dl",
-                    self._sp[sh],
-                    mode,
-                    owner_prefix,
-                    _RECLAIM_BATCH,
-                    self.settings.host_gap_ms,
-                )
-                for sh in shards
-            ]
-            replies = yield calls
-            total += sum(int(taken) for _, taken in replies)
-            shards = [sh for sh, (looked, _) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
-        return total
-
     # --- recrawl (--recrawl-after) ------------------------------------------------------------------------
-    def requeue_due(self) -> Steps[int]:
-        """Start a recrawl round: every URL of the recrawl set that is due goes back into its host's queue."""
-        total = 0
-        shards = list(range(self.shards))
-        while shards:
-            calls = [script_call("due", self._sp[sh] + "due", self._sp[sh], _RECLAIM_BATCH) for sh in shards]
-            replies = yield calls
-            total += sum(int(queued) for queued, _ in replies)
-            shards = [sh for sh, (_, looked) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
-        return total
-
     def recrawl_hints(self, hints: Sequence[RecrawlHint]) -> Steps[int]:
         """A sitemap's lastmod/changefreq for its URLs (see scripts/hint.lua); returns how many it queued again."""
         groups: dict[int, list[Arg]] = defaultdict(list)

@@ -156,6 +156,9 @@ class RedisFrontier:
     def reclaim_owner(self, owner_prefix: str) -> int:
         return self._run(self.core.reclaim("owner", owner_prefix))
 
+    def reclaim_tokens(self, leases: Sequence[tuple[int, str]]) -> int:
+        return self._run(self.core.reclaim_tokens(leases))
+
     def counters(self) -> Counters:
         return self._run(self.core.counters())
 

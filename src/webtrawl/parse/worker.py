@@ -159,6 +159,7 @@ class _Parser:
                 if pending and (due or asked):
                     self.batches.process(pending)
                     pending = []
+                    self.receiver.acknowledge()  # the fetchers keep the leases of pages we have not stored yet
                     trimmer.maybe_trim()  # a batch may have held several 10 MiB bodies and their trees
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:
                     break

@@ -1,4 +1,5 @@
--- reclaim: leases past their deadline (mode "expired") or of one owner (mode "owner") go back to the head of
+-- reclaim: leases past their deadline (mode "expired"), of one owner (mode "owner") or the ones named (mode
+-- "tokens": the pages a dead parser held, ARGV[6..]; a completed one has no lease left) go back to the head of
 -- their host's queue. KEYS[1] = sp.."dl"
 -- Mode "expired" is also the shard's upkeep (the supervisors run it every few seconds): the back-off and robots.txt
 -- zsets (release.lua adds to them) lose the hosts whose time has passed here, so stats.lua stays read-only.
@@ -10,6 +11,8 @@ local tokens = {}
 if mode == 'expired' then
   tokens = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now, 'LIMIT', 0, limit)
   for _, kind in ipairs({W_BACKOFF, W_ROBOTS}) do redis.call('ZREMRANGEBYSCORE', sp .. kind, '-inf', now) end
+elseif mode == 'tokens' then
+  for i = 6, #ARGV do tokens[#tokens + 1] = ARGV[i] end
 else
   local all = redis.call('HGETALL', leases)
   local sub = prefix .. '/'

@@ -1,0 +1,73 @@
+"""The frontier's upkeep, beside :class:`~webtrawl.frontier.commands.FrontierCore` (which it is a part of): leases
+taken back (expired, of a dead owner, or the pages a dead parser held) and recrawl rounds started. Generators of
+script calls like the rest of the core (see commands.py)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Generator, Sequence
+from typing import Any, TypeVar
+
+from webtrawl.frontier.scripts import Call, script_call
+from webtrawl.frontier.settings import FrontierSettings
+
+T = TypeVar("T")
+Steps = Generator[list[Call], list[Any], T]
+
+_RECLAIM_BATCH = 1000
+
+
+class Upkeep:
+    settings: FrontierSettings
+    shards: int
+    _sp: list[str]  # each shard's key prefix
+
+    # --- reclaim --------------------------------------------------------------------------------------------
+    def reclaim(self, mode: str, owner_prefix: str = "") -> Steps[int]:
+        """``expired``: leases past their deadline; ``owner``: every lease of an owner (and its sub-owners)."""
+        if mode == "owner" and not owner_prefix:
+            raise ValueError("reclaim_owner needs a non-empty owner prefix")
+        total = 0
+        shards = list(range(self.shards))
+        while shards:
+            calls = [
+                script_call(
+                    "reclaim",
+                    self._sp[sh] + "dl",
+                    self._sp[sh],
+                    mode,
+                    owner_prefix,
+                    _RECLAIM_BATCH,
+                    self.settings.host_gap_ms,
+                )
+                for sh in shards
+            ]
+            replies = yield calls
+            total += sum(int(taken) for _, taken in replies)
+            shards = [sh for sh, (looked, _) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
+        return total
+
+    def reclaim_tokens(self, leases: Sequence[tuple[int, str]]) -> Steps[int]:
+        """The (shard, token) leases of pages a dead parser held, those not completed meanwhile (reclaim.lua)."""
+        by_shard: dict[int, list[str]] = defaultdict(list)
+        for shard, token in leases:
+            by_shard[shard].append(token)
+        shards = sorted(by_shard)
+        gap = self.settings.host_gap_ms
+        calls = [
+            script_call("reclaim", self._sp[sh] + "dl", self._sp[sh], "tokens", "", 0, gap, *by_shard[sh])
+            for sh in shards
+        ]
+        replies = yield calls
+        return sum(int(taken) for _, taken in replies)
+
+    def requeue_due(self) -> Steps[int]:
+        """Start a recrawl round: every URL of the recrawl set that is due goes back into its host's queue."""
+        total = 0
+        shards = list(range(self.shards))
+        while shards:
+            calls = [script_call("due", self._sp[sh] + "due", self._sp[sh], _RECLAIM_BATCH) for sh in shards]
+            replies = yield calls
+            total += sum(int(queued) for queued, _ in replies)
+            shards = [sh for sh, (_, looked) in zip(shards, replies, strict=True) if int(looked) >= _RECLAIM_BATCH]
+        return total
