@@ -50,8 +50,8 @@ class _Link:
     async def close(self) -> None:
         self.watch.cancel()  # closing is not losing: a parser stores what it was handed before it ends
         self.writer.close()
-        with contextlib.suppress(ConnectionError, OSError, asyncio.CancelledError):
-            await self.watch
+        await asyncio.gather(self.watch, return_exceptions=True)
+        with contextlib.suppress(ConnectionError, OSError):
             await self.writer.wait_closed()
 
 
