@@ -14,11 +14,11 @@ from typing import Any
 import redis
 
 from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
-from webtrawl.frontier.commands import FrontierCore, Steps, T, first_error
+from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import AsyncClient, is_cluster, one_line, transport_errors
 from webtrawl.frontier.opening import open_core
 from webtrawl.frontier.retry import Outage, redo, waiting
-from webtrawl.frontier.scripts import SCRIPTS, Call, load_calls
+from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl
 

@@ -13,7 +13,7 @@ import secrets
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from webtrawl.domains import registered_domain
 from webtrawl.frontier.adding import AddBatch, Segment
@@ -31,13 +31,11 @@ from webtrawl.frontier.keys import (
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.replicas import check_acks, replica_waits
-from webtrawl.frontier.scripts import Arg, Call, load_calls, script_call
+from webtrawl.frontier.scripts import Arg, Call, Steps, T, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
-from webtrawl.frontier.upkeep import Steps, Upkeep
+from webtrawl.frontier.upkeep import Upkeep
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
 from webtrawl.names import INFLIGHT, QUEUED
-
-T = TypeVar("T")
 
 _QUEUED_REFRESH_S = 1.0
 _DOMAIN_CACHE = 100_000  # host -> registered domain answers kept per process (cleared when full)

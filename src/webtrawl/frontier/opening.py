@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from webtrawl.errors import StateError
 from webtrawl.frontier.bloom import blocked_chain, chain_spec
-from webtrawl.frontier.commands import FrontierCore, Steps, pairs
+from webtrawl.frontier.commands import FrontierCore, pairs
 from webtrawl.frontier.keys import meta_key
-from webtrawl.frontier.scripts import Arg, Call, script_call
+from webtrawl.frontier.scripts import Arg, Call, Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
 
 _PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling

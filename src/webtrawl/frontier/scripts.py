@@ -9,9 +9,10 @@ Python (:func:`webtrawl.names.lua_prelude`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Generator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from webtrawl.names import lua_prelude
 
@@ -61,6 +62,11 @@ class Call:
             pipe.execute_command(*self.args)
         else:
             pipe.execute_command("EVALSHA", SCRIPTS[self.script].sha, len(self.keys), *self.keys, *self.args)
+
+
+T = TypeVar("T")
+# A frontier operation (commands.py, upkeep.py): yields a pipeline of calls, gets their replies, returns its result.
+Steps = Generator[list[Call], list[Any], T]
 
 
 def script_call(name: str, key: str, *args: Arg) -> Call:

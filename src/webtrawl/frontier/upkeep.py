@@ -5,14 +5,10 @@ script calls like the rest of the core (see commands.py)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Generator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
-from webtrawl.frontier.scripts import Call, script_call
+from webtrawl.frontier.scripts import Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
-
-T = TypeVar("T")
-Steps = Generator[list[Call], list[Any], T]
 
 _RECLAIM_BATCH = 1000
 
