@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from webtrawl.messages import Lease, Page
-from webtrawl.store import Item, PageOutput, PageRecord, SinkContext
+from webtrawl.store import Item, PageOutput, PageRecord, Sink, SinkContext
+from webtrawl.store.batchlog import Marked
 
 FETCH_TIME = "2026-11-23T18:00:00.000Z"
 
@@ -29,3 +31,12 @@ def products(url: str, n: int, **extra: Any) -> PageOutput:
 
 def ctx(out: Path, crawl: str = "wt-1700000000", prefix: str = "n-p0", chunk: int = 10_000) -> SinkContext:
     return SinkContext(out_dir=out, prefix=prefix, crawl_id=crawl, chunk=chunk)
+
+
+def store(sink: Sink, batch: Sequence[PageOutput]) -> None:
+    """What a parser's batch does with a sink: write, flush, and once the batch is completed, commit (a file sink
+    seals the files the batch filled only then)."""
+    sink.write(batch)
+    sink.flush()
+    if isinstance(sink, Marked):
+        sink.commit()

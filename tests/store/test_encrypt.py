@@ -22,6 +22,7 @@ from tests.store.sinkdata import ctx, products
 from webtrawl.formats.agekey import recipients
 from webtrawl.messages import Lease, Page
 from webtrawl.store import JsonlWriter, WarcWriter, seal_open_files
+from webtrawl.store.batchlog import rollback
 from webtrawl.store.outfile import MAX_PARTS
 from webtrawl.store.registry import open_sink
 
@@ -184,3 +185,17 @@ def test_a_seal_the_full_disk_refuses_is_done_by_the_next_write_with_each_row_on
     files = sorted((tiny_disk / "records").iterdir())
     assert [p.name for p in files] == ["n-p0-00000.jsonl.age", "n-p0-00001.jsonl.age"]
     assert _lines([key.decrypt(p) for p in files]) == rows
+
+
+def test_a_rollback_cuts_an_encrypted_file_back_to_its_mark(tmp_path: Path, key: AgeKey) -> None:
+    """The batch log's rollback on an encrypted file: its journal is cut back to the mark, the file opened since is
+    removed, and what is left decrypts to the rows before the mark."""
+    writer = JsonlWriter(tmp_path, "n-p0", 3, recipients([key.recipient]))
+    writer.series.hold = True
+    _write_batches(writer, [_rows(2)])
+    mark = writer.series.mark()
+    _write_batches(writer, [_rows(3, start=2)])  # fills the first file (held, not sealed) and opens a second
+    assert len(list(tmp_path.glob("*.age.open"))) == 2
+    rollback([mark])  # the process was killed: nothing closes the writer
+    seal_open_files(tmp_path)
+    assert _lines(_decrypted(key, tmp_path, "*.age")) == _rows(2)

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from tests.store.agekit import AgeKey, age_key
-from tests.store.sinkdata import ctx, products
+from tests.store.sinkdata import ctx, products, store
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.registry import open_sink, seal_left_open
 
@@ -35,8 +35,7 @@ def _context(out: Path, encrypt_to: tuple[str, ...], prefix: str = "n-p0") -> Si
 
 def _write(sink: Sink, batches: list[Any]) -> None:
     for batch in batches:
-        sink.write(batch)
-        sink.flush()
+        store(sink, batch)
 
 
 def _no_plaintext(directory: Path) -> None:

@@ -8,8 +8,10 @@ import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
-from tests.store.sinkdata import ctx, page, products
+from tests.store.sinkdata import ctx, page, products, store
+from webtrawl.store.batchlog import Marked, rollback
 from webtrawl.store.registry import open_sink, seal_left_open
 from webtrawl.store.sinks.csvsink import seal_csv_dir
 from webtrawl.store.sinks.parquet import seal_parquet_dir
@@ -26,10 +28,10 @@ def _csv_rows(directory: Path) -> list[dict[str, str]]:
 def test_csv_cells_rotation_and_a_header_that_grows(tmp_path: Path) -> None:
     out = tmp_path / "csv"
     sink = open_sink(f"csv:{out}", "items", ctx(tmp_path, chunk=4))
-    sink.write([products("http://a.test/1", 3)])
-    sink.write([page("http://a.test/2", [{"name": 'Tï "q",\nline', "price": 1, "tags": {"k": [1, None]}}])])
+    store(sink, [products("http://a.test/1", 3)])
+    store(sink, [page("http://a.test/2", [{"name": 'Tï "q",\nline', "price": 1, "tags": {"k": [1, None]}}])])
     sink.write([page("http://a.test/3", [{"name": "z", "colour": "red"}])])  # a new field: a new file
-    sink.write([products("http://a.test/4", 2)])
+    store(sink, [products("http://a.test/4", 2)])
     names = sorted(p.name for p in out.iterdir())
     assert names == ["n-p0-00000.csv", "n-p0-00001.csv.open"]  # 4 rows sealed, then the wider header's file
     sink.close()
@@ -64,10 +66,10 @@ def test_csv_torn_tail_is_cut_and_the_file_sealed_on_next_open(tmp_path: Path) -
 def test_parquet_files_are_whole_and_typed(tmp_path: Path) -> None:
     out = tmp_path / "pq"
     sink = open_sink(f"parquet:{out}", "items", ctx(tmp_path, chunk=5))
-    sink.write([products("http://a.test/1", 3)])
-    sink.write([products("http://a.test/2", 3), page("http://a.test/3", [{"price": "n/a", "extra_field": 1}])])
+    store(sink, [products("http://a.test/1", 3)])
+    store(sink, [products("http://a.test/2", 3), page("http://a.test/3", [{"price": "n/a", "extra_field": 1}])])
     assert sorted(p.name for p in out.iterdir()) == ["n-p0-00000.parquet"]  # 7 rows >= 5: sealed, none open
-    sink.write([products("http://a.test/4", 1)])
+    store(sink, [products("http://a.test/4", 1)])
     sink.close()
     first = pq.read_table(out / "n-p0-00000.parquet")
     assert first.num_rows == 7
@@ -104,3 +106,28 @@ def test_files_a_parser_no_longer_running_left_open_are_sealed_at_node_start(tmp
         os.close(sink.file._fd)  # killed
     seal_left_open([f"csv:{out}", f"parquet:{tmp_path}/none"], "n")
     assert sorted(p.name for p in out.iterdir()) == ["n-p0-00000.csv", "n-p3-00000.csv", "other-p0-00000.csv.open"]
+
+
+@pytest.mark.parametrize("scheme", ["csv", "parquet"])
+def test_a_rollback_leaves_the_rows_before_the_batch_log_mark(tmp_path: Path, scheme: str) -> None:
+    """A parser killed inside a batch (rows written, URLs not completed): its next life cuts the files back to the
+    batch's mark, so the pages fetched again are not in them twice."""
+    out = tmp_path / scheme
+    sink = open_sink(f"{scheme}:{out}", "items", ctx(tmp_path, chunk=4))
+    store(sink, [products("http://a.test/1", 3)])
+    assert isinstance(sink, Marked)
+    marks = sink.marks()
+    sink.write([page("http://a.test/2", [{"name": "x", "colour": "red"}]), products("http://a.test/3", 4)])
+    assert [p.name for p in out.iterdir() if not p.name.endswith(".open")] == []  # filled, held until completed
+    rollback(marks)  # the next life, before its sinks open
+    again = open_sink(f"{scheme}:{out}", "items", ctx(tmp_path, chunk=4))
+    store(again, [products("http://a.test/4", 1)])
+    again.close()
+    urls = [r["url"] for r in _csv_rows(out)] if scheme == "csv" else _parquet_urls(out)
+    assert urls == ["http://a.test/1"] * 3 + ["http://a.test/4"]
+
+
+def _parquet_urls(directory: Path) -> list[str]:
+    return [
+        url for path in sorted(directory.glob("*.parquet")) for url in pq.read_table(path).column("url").to_pylist()
+    ]

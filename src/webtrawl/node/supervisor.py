@@ -10,6 +10,7 @@ a host application (signals, log handlers) in :mod:`~webtrawl.node.embed`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -37,7 +38,11 @@ from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
 from webtrawl.parse.fence import check_process_ttl
+from webtrawl.parse.settle import save_states, settle_all
+from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.store import seal_open_files
+from webtrawl.store.batchlog import DIRECTORY as BATCH_LOGS
+from webtrawl.store.batchlog import rollback_begun
 from webtrawl.store.registry import STREAMS, seal_left_open
 
 log = logging.getLogger("webtrawl.node")
@@ -101,6 +106,7 @@ class Node:
         self._lock_file = startup.prepare_out(self.cfg, self.out)
         if self.configure_logging:
             self.log_setup.apply("trawl")
+        rollback_begun(self.out / BATCH_LOGS)  # a killed node's begun batches, before their files are sealed
         for stream in STREAMS:  # every stream a killed parser may have left open
             seal_open_files(self.out / stream)
         output = self.cfg.output
@@ -132,6 +138,9 @@ class Node:
             presence.beat("starting", self._node_stats())
             self.presence = presence
         self.ops = Operations(cfg.operations, crawl, shown_settings(cfg), self.out, self.client, settings.prefix)
+        # the batches its parsers had stored when the node was killed are completed before their leases are taken back
+        neardup = NearDuplicateIndex(self.client, settings.prefix, frontier.shards)
+        settle_all(self.out / BATCH_LOGS, frontier, neardup, functools.partial(save_states, self.client))
         taken = frontier.reclaim_owner(crawl.node_id)
         if taken:
             log.info("took back %d URLs leased by a previous run of node %s", taken, crawl.node_id)

@@ -3,7 +3,11 @@
 The order is what makes crashes harmless: the batch's outputs (WARC, records, items, dropped links and whatever
 other sinks the config names) are written and flushed by the store's fan-out first, then the outlinks are added,
 and only then are the URLs completed. A crash anywhere before ``complete`` leaves the URL leased, so it is fetched
-again (a duplicate record at worst, never a lost one); after ``complete`` everything is durable. A page held past its
+again, never lost; after ``complete`` everything is durable. The parser's batch log
+(:mod:`webtrawl.store.batchlog`) keeps the file outputs to one record a page across such a crash: a batch killed
+before its outputs and links were all done is rolled back (its files cut back, its URLs fetched again), one killed
+after is rolled forward (:func:`settle`: its completions, near-duplicate entries and content states applied by the
+next life, before it takes pages). Tables upsert, so they hold a page once either way. A page held past its
 deadline is dropped before anything is written, and a completion that came too late anyway is discarded by the
 frontier (:mod:`webtrawl.parse.fence`). The frontier and the outputs come in as objects (Redis and the configured
 sinks in a parser process; in-memory ones in tests).
@@ -12,7 +16,7 @@ sinks in a parser process; in-memory ones in tests).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from webtrawl.config import DiscoveryOptions
@@ -23,9 +27,11 @@ from webtrawl.parse.fence import overdue
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, Processed, process_page
 from webtrawl.parse.recrawl import next_state
+from webtrawl.parse.settle import FINISH_ENCODER, Finish, finish_batch
 from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.redact import redact
 from webtrawl.store import Drop, FanOut, PageOutput
+from webtrawl.store.batchlog import BatchLog
 
 if TYPE_CHECKING:  # imported by parsers that chunk or track changes only
     from webtrawl.parse.tracking import ContentTracker
@@ -53,6 +59,8 @@ class PageBatches:
         neardup: NearDuplicateIndex | None = None,
         tracker: ContentTracker | None = None,
         keep_margin: float = 0.0,
+        batch_log: BatchLog | None = None,
+        on_ready: Callable[[], None] = lambda: None,
     ) -> None:
         self.discovery = discovery
         self.ctx = ctx
@@ -62,6 +70,8 @@ class PageBatches:
         self.neardup = neardup
         self.tracker = tracker  # --chunks / --changes
         self.keep_margin = keep_margin  # what a batch needs left of a page's hold once it is processed (fence.py)
+        self.batch_log = batch_log
+        self.on_ready = on_ready  # the fetchers may forget these pages: a later life completes them if we die
 
     def process(self, pages: list[Page]) -> None:
         """Process, store, add the links of, and complete one batch of pages, in that order."""
@@ -95,6 +105,8 @@ class PageBatches:
             for new in out.new_urls:
                 parents.setdefault(new.url, page)
             completions.append(self._completion(page, out, counters))
+        if self.batch_log is not None:
+            self.batch_log.begin(self.output.marks())
         self.output.write(outputs)  # waits (crawl paused) while the disk is full or an output is away
         hints = [hint for _, out in processed for hint in out.hints]
         if hints:  # before the URLs: a new one is in the recrawl set with its hint before any fetcher leases it
@@ -107,11 +119,14 @@ class PageBatches:
                 depth = parent.lease.depth + 1 if parent is not None else 0
                 refused.append(Drop(url, reason, parent.lease.url if parent is not None else "", depth))
             self.output.write_drops(refused)
-        if hashed and self.neardup is not None:
-            self.neardup.add(hashed)  # before complete: a page completed is always in the index
-        if self.tracker is not None:
-            self.tracker.save(states)  # after the rows, before complete: a crash writes them again, never loses them
-        self._discarded(completions, self.frontier.complete(completions))
+        done = Finish(hashed, list(states), completions)
+        if self.batch_log is not None:
+            self.batch_log.ready(FINISH_ENCODER.encode(done))
+        self.on_ready()
+        finish_batch(self.frontier, self.neardup, self.tracker.save if self.tracker else None, done)
+        if self.batch_log is not None:
+            self.batch_log.done()
+        self.output.commit()  # files that filled in this batch are sealed only now: a rollback never reaches them
 
     @staticmethod
     def _drop_late(
@@ -126,16 +141,6 @@ class PageBatches:
             redact(first),
         )
         return [p for p in processed if id(p[0]) not in gone], [b for b in bugs if id(b[0]) not in gone]
-
-    @staticmethod
-    def _discarded(completions: list[Completion], answers: list[Stale | None]) -> None:
-        stale = [c for c, answer in zip(completions, answers, strict=True) if answer is not None]
-        if stale:
-            log.warning(
-                "%d completion(s) discarded: their URLs had been taken back (held past --process-ttl) and are "
-                "another fetch's now; their records may be stored twice",
-                len(stale),
-            )
 
     def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:
         """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""

@@ -25,9 +25,12 @@ from webtrawl.parse.batch import PageBatches
 from webtrawl.parse.fence import keep_margin
 from webtrawl.parse.process import ParseContext
 from webtrawl.parse.scope import Scope
+from webtrawl.parse.settle import settle
 from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.store import SinkContext
+from webtrawl.store.batchlog import DIRECTORY as BATCH_LOGS
+from webtrawl.store.batchlog import BatchLog
 from webtrawl.store.registry import open_outputs
 
 if TYPE_CHECKING:
@@ -131,17 +134,33 @@ class _Parser:
         sink_ctx = SinkContext(
             args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes, args.output.encrypt_to
         )
-        ext = args.extraction
-        self.output = open_outputs(
-            args.output, ext.extracts_items(), sink_ctx, args.disk_full, chunks=ext.chunks > 0, changes=ext.changes
-        )
+        # listening before the batch log is settled: a restarted fetcher's barrier then waits for it (pagesend.py)
         self.receiver = PageReceiver(args.socket_path)
         neardup = None
         if self.ctx.near_duplicates:
             neardup = NearDuplicateIndex(self.frontier.client, settings.prefix, self.frontier.shards)
         tracker = _tracker(args, self.frontier.client, settings.prefix)
+        log_path = args.out_dir / BATCH_LOGS / f"{prefix}.log"
+        settle(
+            log_path, self.frontier, neardup, tracker.save if tracker else None
+        )  # before the outputs open: they seal what it keeps
+        ext = args.extraction
+        self.output = open_outputs(
+            args.output, ext.extracts_items(), sink_ctx, args.disk_full, chunks=ext.chunks > 0, changes=ext.changes
+        )
+        self.batch_log = BatchLog(log_path)
         margin = keep_margin(settings.process_ttl_ms / 1000)
-        self.batches = PageBatches(args.discovery, self.ctx, self.frontier, self.output, neardup, tracker, margin)
+        self.batches = PageBatches(
+            args.discovery,
+            self.ctx,
+            self.frontier,
+            self.output,
+            neardup,
+            tracker,
+            margin,
+            self.batch_log,
+            self.receiver.acknowledge,  # the fetchers keep the leases of pages not yet stored or logged as ready
+        )
 
     def run(self) -> None:
         pending: list[Page] = []
@@ -157,9 +176,8 @@ class _Parser:
                 asked = self.receiver.asked  # a restarted fetcher waits for what its previous life sent us
                 due = len(pending) >= _BATCH_PAGES or (pending and time.monotonic() - first_at >= _BATCH_SECONDS)
                 if pending and (due or asked):
-                    self.batches.process(pending)
+                    self.batches.process(pending)  # tells the fetchers once the batch is logged as ready
                     pending = []
-                    self.receiver.acknowledge()  # the fetchers keep the leases of pages we have not stored yet
                     trimmer.maybe_trim()  # a batch may have held several 10 MiB bodies and their trees
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:
                     break
@@ -168,3 +186,4 @@ class _Parser:
         finally:
             self.receiver.close()
             self.output.close()
+            self.batch_log.close()

@@ -6,11 +6,13 @@ dropped links) and hands a batch of them to the fan-out, which gives the batch t
 Only when every sink's ``flush`` has returned are the batch's links added and its URLs completed, so a kill -9
 anywhere leaves a URL leased (fetched again) rather than completed without its outputs.
 
-Exactly-once for a URL fetched twice (it was in flight at a kill) is the sink's job: files are sealed back to their
-last whole record at start-up and duplicates of an incomplete URL are allowed there; tables upsert on
-(crawl, url, index) so a second fetch of a URL replaces its rows. A fetcher's death alone leaves no such URL: its
-next life takes back its leases once the parsers have stored what it handed them (``pagepipe``'s barrier); a
-parser's or the node's death can (a page written, not yet completed).
+Exactly-once for a URL fetched twice (it was in flight at a kill) is the sink's job. Tables upsert on
+(crawl, url, index), so a second fetch of a URL replaces its rows. The file sinks (WARC, JSONL, CSV, Parquet) say
+where their files stand and hold back sealing until the batch is completed (``marks``/``commit``,
+:class:`~webtrawl.store.batchlog.Marked`): the parser's batch log then cuts a killed batch's rows off, or completes
+its URLs, so a page written but not completed is not written again (:mod:`webtrawl.store.batchlog`). A fetcher's
+death leaves no such page either: its next life takes back its leases once the parsers have stored what it handed
+them (``pagepipe``'s barrier).
 """
 
 from __future__ import annotations
@@ -176,10 +178,13 @@ class Sink(Protocol):
     **Delivery** is at least once: a kill -9 between ``flush`` and the completion of the batch's URLs, or a page in
     flight at a kill, gives the sink the same URL again after the resume (possibly fetched again, so the same
     fields). A sink that must hold each item once upserts on the key (the built-in table sinks delete the batch's
-    URLs' rows of the crawl and insert, in one transaction) or lets its reader keep the last row per key.
+    URLs' rows of the crawl and insert, in one transaction) or lets its reader keep the last row per key. The
+    built-in file sinks hold each page once through the parser's batch log instead (``marks``/``commit`` below).
 
     Optional: ``probe()`` (built-ins only), run once at start on a sink opened for the purpose, fails with a
-    :class:`webtrawl.errors.ConfigError` if the destination cannot be written.
+    :class:`webtrawl.errors.ConfigError` if the destination cannot be written. ``marks()`` and ``commit()``
+    (built-ins only, :class:`~webtrawl.store.batchlog.Marked`): where its files stand before a batch, and the
+    batch's completion, after which a file the batch filled may be sealed.
     """
 
     name: str  # for log lines, secrets masked (the registry sets the masked URL on a sink without one)

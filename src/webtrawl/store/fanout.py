@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from webtrawl.errors import SinkUnavailable
 from webtrawl.store.base import Drop, PageOutput, Sink
+from webtrawl.store.batchlog import Mark, Marked
 
 log = logging.getLogger("webtrawl.store")
 
@@ -67,6 +68,16 @@ class FanOut:
             if isinstance(sink, DropSink):
                 self._retry(sink, functools.partial(sink.write_drops, drops))
                 self._retry(sink, sink.flush)
+
+    def marks(self) -> list[Mark]:
+        """Where every file output stands, for the batch log's ``Begin`` (sinks without files have none)."""
+        return [mark for sink in self.sinks if isinstance(sink, Marked) for mark in sink.marks()]
+
+    def commit(self) -> None:
+        """The batch is completed: the files that filled during it may be sealed."""
+        for sink in self.sinks:
+            if isinstance(sink, Marked):
+                sink.commit()
 
     def close(self) -> None:
         errors = []

@@ -3,8 +3,10 @@
 Every file sink writes straight to the OS (no buffer in this process), so ``flush`` has nothing left to do and a
 kill -9 after ``write`` returned loses nothing. A write that fails (full disk) is cut back by the writer to the last
 whole record; the sink remembers how far into the batch it got, so the fan-out's retry with the same batch writes
-each line exactly once. On opening, a sink seals the ``.open`` files its predecessor with the same prefix left
-(a parser restarted after a kill), so they do not wait for the next start of the node.
+each line exactly once. A file that fills is sealed only once its batch is completed (``commit``), and ``marks``
+says where the files stand before a batch, for the parser's batch log (:mod:`webtrawl.store.batchlog`). On
+opening, a sink seals the ``.open`` files its predecessor with the same prefix left (a parser restarted after a
+kill, once its batch log is settled), so they do not wait for the next start of the node.
 
 Dropped links go to ``<out>/dropped/<node>-p<i>-NNNNN.jsonl``, one line per distinct (URL, reason) this parser
 drops: ``{"url", "reason", "parent", "depth"}``. Together with the records this accounts for every URL a crawl
@@ -23,6 +25,7 @@ from typing import Any
 from webtrawl.errors import ConfigError
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import Drop, PageOutput, Sink, SinkContext
+from webtrawl.store.batchlog import Mark
 from webtrawl.store.jsonl import JsonlWriter
 from webtrawl.store.recovery import seal_open_files
 from webtrawl.store.sinks.files import check_writable
@@ -64,6 +67,7 @@ class JsonlSink:
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = JsonlWriter(directory, prefix, chunk, recipients)
+        self.writer.series.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.directory = directory
         self.name = name or str(directory)
         self._rows = rows
@@ -87,6 +91,12 @@ class JsonlSink:
 
     def flush(self) -> None:
         self.writer.flush()
+
+    def marks(self) -> list[Mark]:
+        return [self.writer.series.mark()]
+
+    def commit(self) -> None:
+        self.writer.series.commit()
 
     def close(self) -> None:
         self.writer.close()
@@ -147,6 +157,7 @@ class WarcSink:
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = WarcWriter(directory, prefix, max_bytes, recipients)
+        self.writer.series.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.name = name or str(directory)
         self._progress = _Progress()
 
@@ -162,6 +173,12 @@ class WarcSink:
 
     def flush(self) -> None:
         self.writer.flush()
+
+    def marks(self) -> list[Mark]:
+        return [self.writer.series.mark()]
+
+    def commit(self) -> None:
+        self.writer.series.commit()
 
     def close(self) -> None:
         self.writer.close()

@@ -53,6 +53,11 @@ class OutFile(Protocol):
     path: Path  # the file as it is being written (for an encrypted one, its first part)
     size: int  # plaintext bytes appended
 
+    @property
+    def disk_size(self) -> int:
+        """Bytes on disk (an encrypted file's journal): where a rollback cuts it back to."""
+        ...
+
     def append(self, data: bytes | memoryview) -> None: ...
 
     def full(self) -> bool: ...
@@ -80,6 +85,10 @@ class PlainFile:
         self.path = path
         self.size = 0
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+
+    @property
+    def disk_size(self) -> int:
+        return self.size
 
     def append(self, data: bytes | memoryview) -> None:
         try:
@@ -118,6 +127,10 @@ class AgeFile:
         self.appends = 0
         self._recipients = list(recipients)
         self._plain = bytearray()
+
+    @property
+    def disk_size(self) -> int:
+        return self._journal.size
 
     def append(self, data: bytes | memoryview) -> None:
         import pyrage

@@ -45,8 +45,7 @@ from webtrawl import __version__
 from webtrawl.deflate import gzip_compressor
 from webtrawl.formats import recrawl
 from webtrawl.messages import Page
-from webtrawl.store.outfile import OutFile, open_out
-from webtrawl.store.recovery import file_name, next_sequence
+from webtrawl.store.series import Series
 
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
@@ -132,18 +131,15 @@ class WarcWriter:
 
     def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
         self.directory = directory
-        self._recipients = recipients
         self.prefix = prefix
         self.max_bytes = max_bytes
-        directory.mkdir(parents=True, exist_ok=True)
-        self._seq = next_sequence(directory, prefix, EXT)
-        self._file: OutFile | None = None
+        self.series = Series(directory, prefix, EXT, recipients)
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
 
     @property
     def current_path(self) -> Path | None:
         """The ``.open`` file being written, if any."""
-        return self._file.path if self._file is not None else None
+        return self.series.file.path if self.series.file is not None else None
 
     def write(self, page: Page, record: Mapping[str, Any]) -> None:
         """:meth:`write_pair` with the content hash of ``record`` (a JSON record as a dict), or, for a recrawled
@@ -167,9 +163,9 @@ class WarcWriter:
         encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
         # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
         known = content_hash if not encoded else ""
-        self._seal_if_full()  # a seal that failed (a full disk) is done before anything new is written
-        fresh = self._file is None
-        out, buf = self._open(), io.BytesIO()
+        self._rotate()  # a seal that failed (a full disk) is done before anything new is written
+        fresh = self.series.file is None
+        out, buf = self.series.open(), io.BytesIO()
         if fresh:  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
             self._put(buf, self._warcinfo(), 6)
         if revisit:
@@ -187,15 +183,13 @@ class WarcWriter:
             out.append(buf.getbuffer())  # all or nothing: no half record in front of the next one
         except BaseException:
             if fresh:
-                self._file = None
-                out.discard()  # no file without its warcinfo record
+                self.series.discard_fresh()  # no file without its warcinfo record
             raise
         with contextlib.suppress(OSError):  # the pair is written: a failed seal is retried by the next write
-            self._seal_if_full()
+            self._rotate()
 
-    def _seal_if_full(self) -> None:
-        if self._file is not None and (self._file.size >= self.max_bytes or self._file.full()):
-            self._close_file()
+    def _rotate(self) -> None:
+        self.series.rotate(self.series.file is not None and self.series.file.size >= self.max_bytes)
 
     def _rendered(self, buf: BinaryIO, page: Page, date: str, page_response_id: str) -> None:
         """A rendered page's other requests (each a request/response pair, as received) and its DOM after the
@@ -227,7 +221,7 @@ class WarcWriter:
         """Nothing is buffered in this process: every ``write`` already reached the OS."""
 
     def close(self) -> None:
-        self._close_file()
+        self.series.close()
 
     def _put(self, fh: BinaryIO, rec: Any, level: int) -> None:
         member = _Member(fh, level)
@@ -290,14 +284,9 @@ class WarcWriter:
         record.rec_headers.replace_header("WARC-Profile", f"http://netpreserve.org/warc/1.1/revisit/{profile}")
         return record
 
-    def _open(self) -> OutFile:
-        if self._file is None:
-            self._file = open_out(self.directory, file_name(self.prefix, self._seq, EXT), self._recipients)
-        return self._file
-
     def _warcinfo(self) -> Any:
         return self._builder.create_warcinfo_record(
-            file_name(self.prefix, self._seq, EXT),
+            self.series.name,
             {
                 "software": f"webtrawl/{__version__}",
                 "format": "WARC File Format 1.1",
@@ -305,10 +294,3 @@ class WarcWriter:
                 "isPartOf": self.prefix,
             },
         )
-
-    def _close_file(self) -> None:
-        if self._file is None:
-            return
-        self._file.seal()  # kept open if this fails, so a retry seals it
-        self._file = None
-        self._seq += 1

@@ -19,6 +19,7 @@ from typing import Any
 
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
+from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import finish
 from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
@@ -43,6 +44,7 @@ class CsvSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
         self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv, ctx.chunk, ctx.recipients())
+        self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.rows = RowMaker(what, ctx.crawl_id)
         self.header: list[str] = []
         self._known: set[str] = set()
@@ -71,8 +73,14 @@ class CsvSink:
     def flush(self) -> None:
         """Every write already reached the OS."""
 
+    def marks(self) -> list[Mark]:
+        return [self.file.mark()]
+
+    def commit(self) -> None:
+        self.file.commit()
+
     def close(self) -> None:
-        self.file.seal()
+        self.file.close()
 
     def probe(self) -> None:
         check_writable(self.file.directory, self.name)

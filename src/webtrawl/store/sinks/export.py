@@ -18,6 +18,7 @@ import msgspec
 from webtrawl.errors import ConfigError, InputError
 from webtrawl.store.agekeys import open_output, output_files
 from webtrawl.store.base import SinkContext
+from webtrawl.store.batchlog import Marked
 from webtrawl.store.registry import open_sink
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
@@ -125,4 +126,6 @@ def _write(sinks: Sequence[RowSink], rows: Rows) -> int:
     for sink in sinks:
         sink.write_rows(rows)
         sink.flush()
+        if isinstance(sink, Marked):  # no batch to complete: a file that filled is sealed now
+            sink.commit()
     return len(rows.rows)

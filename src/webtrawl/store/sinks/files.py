@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.store.batchlog import Mark
 from webtrawl.store.outfile import AgeFile, Form
 from webtrawl.store.recovery import OPEN_SUFFIX, file_name, next_sequence, recover_journals
 
@@ -60,6 +61,8 @@ class AppendFile:
         self._fd = -1
         self._size = 0
         self.path: Path | None = None
+        self.hold = False  # a file that fills waits for commit(): the parser's sinks (store/batchlog.py)
+        self._full: list[Path | AgeFile] = []
 
     @property
     def is_open(self) -> bool:
@@ -98,9 +101,13 @@ class AppendFile:
             self.seal()
 
     def seal(self) -> None:
-        """fsync, close and seal the current file (if any); the next append starts the next one."""
+        """fsync, close and seal the current file (if any); the next append starts the next one. Held, the file
+        is closed now and sealed by :meth:`commit`."""
         if self._age is not None:
-            self._age.seal()  # kept open if this fails, so a retry seals it
+            if self.hold:
+                self._full.append(self._age)
+            else:
+                self._age.seal()  # kept open if this fails, so a retry seals it
             self._age, self._rows = None, 0
             self._seq += 1
             return
@@ -111,8 +118,32 @@ class AppendFile:
         self._fd, self.path = -1, None
         os.fsync(fd)
         os.close(fd)
-        self._sealer(path)
+        if self.hold:
+            self._full.append(path)
+        else:
+            self._sealer(path)
         self._seq += 1
+
+    def mark(self) -> Mark:
+        """Where the series stands, for a batch log's rollback (:mod:`webtrawl.store.batchlog`)."""
+        size = self._age.disk_size if self._age is not None else self._size if self._fd >= 0 else -1
+        return Mark(str(self.directory), self.prefix, self.ext, self._seq, size)
+
+    def commit(self) -> None:
+        """Seal the files that filled while held (a seal that fails, a full disk, is retried by the next commit)."""
+        while self._full:
+            done = self._full[0]
+            try:
+                done.seal() if isinstance(done, AgeFile) else self._sealer(done)
+            except OSError:
+                return
+            self._full.pop(0)
+
+    def close(self) -> None:
+        """Seal everything: the held files and the open one."""
+        self.commit()
+        self.hold = False
+        self.seal()
 
     def _discard(self) -> None:
         os.close(self._fd)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import optional_import
 from webtrawl.store.base import PageOutput, Sink, SinkContext
+from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
 from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
@@ -57,6 +58,7 @@ class ParquetSink:
         self._pa = _pyarrow()
         self.name = name
         self.file = AppendFile(directory, ctx.prefix, EXT, seal_parquet, ctx.chunk, ctx.recipients(), ParquetForm())
+        self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.rows = RowMaker(what, ctx.crawl_id)
         self.schema = Schema(keys_of(what))
 
@@ -81,8 +83,14 @@ class ParquetSink:
     def flush(self) -> None:
         """Every write already reached the OS."""
 
+    def marks(self) -> list[Mark]:
+        return [self.file.mark()]
+
+    def commit(self) -> None:
+        self.file.commit()
+
     def close(self) -> None:
-        self.file.seal()
+        self.file.close()
 
     def probe(self) -> None:
         check_writable(self.file.directory, self.name)
