@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import random
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 from tests.fixtures.disk import fill
 from tests.parse.helpers import make_page
 from webtrawl.store import JsonlWriter, WarcWriter
+from webtrawl.store.batchlog import BatchLog, Begin, Mark, Ready, read_entries
 
 
 def test_jsonl_writer_leaves_no_half_line_and_resumes(tiny_disk: Path) -> None:
@@ -64,3 +66,20 @@ def test_warc_writer_leaves_no_half_record_and_resumes(tiny_disk: Path) -> None:
                 if rec.rec_type == "response":
                     uris.append(rec.rec_headers.get_header("WARC-Target-URI"))
     assert uris == ["http://a.example/1", "http://a.example/2"]
+
+
+def test_a_batch_log_entry_is_all_or_nothing(tiny_disk: Path) -> None:
+    """A Ready entry cut short by a full disk is cut back: the log still says begun (a rollback), never holds a torn
+    entry in front of the one the fan-out's retry writes once there is space."""
+    log = BatchLog(tiny_disk / "batches" / "n-p0.log")
+    log.begin([Mark(str(tiny_disk), "n-p0", ".jsonl", 0, 10)])
+    filler = fill(tiny_disk)
+    os.truncate(filler, filler.stat().st_size - 8_192)  # room for part of the entry: the write fails midway
+    payload = random.Random(1).randbytes(64_000)
+    with pytest.raises(OSError) as info:
+        log.ready(payload)
+    assert info.value.errno == errno.ENOSPC
+    assert [type(e) for e in read_entries(log.path)] == [Begin]
+    filler.unlink()
+    log.ready(payload)
+    assert read_entries(log.path)[1:] == [Ready(payload)]

@@ -3,6 +3,7 @@ full disk or an output that is away makes the fan-out wait and retry the same ba
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Sequence
@@ -135,3 +136,18 @@ def test_a_retried_batch_spanning_chunk_files_writes_each_line_once(tiny_disk: P
     sink.close()
     urls = [row["url"] for row in _lines(tiny_disk / "dropped")]
     assert urls == [d.url for d in drops]  # the first two once (LRU), every other once
+
+
+def test_the_parsers_own_writes_wait_out_a_full_disk_like_the_outputs(caplog: pytest.LogCaptureFixture) -> None:
+    """The batch log's entries go through the fan-out: a full disk pauses the crawl instead of killing the parser."""
+    calls: list[int] = []
+
+    def log_entry() -> None:
+        calls.append(len(calls))
+        if len(calls) < 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    FanOut([], retry_s=0.01).durably("batches/n-p0.log", log_entry)
+    assert calls == [0, 1, 2]
+    assert sum("disk full: cannot write to batches/n-p0.log" in r.message for r in caplog.records) == 1
+    assert any("disk space is back: writing to batches/n-p0.log" in r.message for r in caplog.records)

@@ -15,6 +15,7 @@ sinks in a parser process; in-memory ones in tests).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
@@ -106,7 +107,7 @@ class PageBatches:
                 parents.setdefault(new.url, page)
             completions.append(self._completion(page, out, counters))
         if self.batch_log is not None:
-            self.batch_log.begin(self.output.marks())
+            self.output.durably(self.batch_log.name, functools.partial(self.batch_log.begin, self.output.marks()))
         self.output.write(outputs)  # waits (crawl paused) while the disk is full or an output is away
         hints = [hint for _, out in processed for hint in out.hints]
         if hints:  # before the URLs: a new one is in the recrawl set with its hint before any fetcher leases it
@@ -121,7 +122,9 @@ class PageBatches:
             self.output.write_drops(refused)
         done = Finish(hashed, list(states), completions)
         if self.batch_log is not None:
-            self.batch_log.ready(FINISH_ENCODER.encode(done))
+            self.output.durably(
+                self.batch_log.name, functools.partial(self.batch_log.ready, FINISH_ENCODER.encode(done))
+            )
         self.on_ready()
         finish_batch(self.frontier, self.neardup, self.tracker.save if self.tracker else None, done)
         if self.batch_log is not None:

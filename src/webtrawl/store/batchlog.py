@@ -76,7 +76,9 @@ class BatchLog:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.name = str(path)  # for the fan-out's disk-full log lines
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self._size = os.fstat(self._fd).st_size
 
     def begin(self, marks: Sequence[Mark]) -> None:
         self._append(Begin(list(marks)))
@@ -86,6 +88,7 @@ class BatchLog:
 
     def done(self) -> None:
         os.ftruncate(self._fd, 0)
+        self._size = 0
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -93,8 +96,17 @@ class BatchLog:
             self._fd = -1
 
     def _append(self, entry: Begin | Ready) -> None:
+        """All or nothing, as the outputs' writes: a write cut short (a full disk) is cut back and raised."""
         data = _ENCODER.encode(entry)
-        os.write(self._fd, _FRAME.pack(len(data), zlib.crc32(data)) + data)
+        frame = _FRAME.pack(len(data), zlib.crc32(data)) + data
+        try:
+            done = 0
+            while done < len(frame):
+                done += os.write(self._fd, frame[done:])
+        except BaseException:
+            os.ftruncate(self._fd, self._size)
+            raise
+        self._size += len(frame)
 
 
 def read_entries(path: Path) -> list[Begin | Ready]:

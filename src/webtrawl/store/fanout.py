@@ -56,9 +56,9 @@ class FanOut:
         if not batch:
             return
         for sink in self.sinks:
-            self._retry(sink, functools.partial(sink.write, batch))
+            self._retry(sink.name, functools.partial(sink.write, batch))
         for sink in self.sinks:
-            self._retry(sink, sink.flush)
+            self._retry(sink.name, sink.flush)
 
     def write_drops(self, drops: Sequence[Drop]) -> None:
         """Links refused after the batch was stored (by the frontier), to every sink that keeps dropped links."""
@@ -66,8 +66,12 @@ class FanOut:
             return
         for sink in self.sinks:
             if isinstance(sink, DropSink):
-                self._retry(sink, functools.partial(sink.write_drops, drops))
-                self._retry(sink, sink.flush)
+                self._retry(sink.name, functools.partial(sink.write_drops, drops))
+                self._retry(sink.name, sink.flush)
+
+    def durably(self, name: str, call: Callable[[], None]) -> None:
+        """Run a write of the parser's own (its batch log) as a sink's: a full disk is waited out, crawl paused."""
+        self._retry(name, call)
 
     def marks(self) -> list[Mark]:
         """Where every file output stands, for the batch log's ``Begin`` (sinks without files have none)."""
@@ -89,7 +93,7 @@ class FanOut:
         if errors:
             raise errors[0]
 
-    def _retry(self, sink: Sink, call: Callable[[], None]) -> None:
+    def _retry(self, name: str, call: Callable[[], None]) -> None:
         while True:
             try:
                 call()
@@ -98,7 +102,7 @@ class FanOut:
                     raise
                 self._wait(
                     "disk full: cannot write to %s (%s); crawl paused, retrying every %gs until space is freed",
-                    sink.name,
+                    name,
                     exc.strerror or exc,
                     "disk space is back: writing to %s again, crawl resumes",
                 )
@@ -106,13 +110,13 @@ class FanOut:
             except SinkUnavailable as exc:
                 self._wait(
                     "output %s unavailable (%s); crawl paused, retrying every %gs",
-                    sink.name,
+                    name,
                     exc,
                     "output %s is back, crawl resumes",
                 )
                 continue
             if self._waiting is not None:
-                log.warning(self._waiting, sink.name)
+                log.warning(self._waiting, name)
                 self._waiting = None
                 if self._pause is not None:
                     self._pause.clear()
