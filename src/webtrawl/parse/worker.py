@@ -141,9 +141,8 @@ class _Parser:
             neardup = NearDuplicateIndex(self.frontier.client, settings.prefix, self.frontier.shards)
         tracker = _tracker(args, self.frontier.client, settings.prefix)
         log_path = args.out_dir / BATCH_LOGS / f"{prefix}.log"
-        settle(
-            log_path, self.frontier, neardup, tracker.save if tracker else None
-        )  # before the outputs open: they seal what it keeps
+        # a batch its killed previous life left: settled before the outputs open, as they seal what is left open
+        settle(log_path, self.frontier, neardup, tracker.save if tracker else None)
         ext = args.extraction
         self.output = open_outputs(
             args.output, ext.extracts_items(), sink_ctx, args.disk_full, chunks=ext.chunks > 0, changes=ext.changes

@@ -131,17 +131,22 @@ class AppendFile:
 
     def commit(self) -> None:
         """Seal the files that filled while held (a seal that fails, a full disk, is retried by the next commit)."""
-        while self._full:
-            done = self._full[0]
-            try:
-                done.seal() if isinstance(done, AgeFile) else self._sealer(done)
-            except OSError:
-                return
-            self._full.pop(0)
+        with contextlib.suppress(OSError):
+            while self._full:
+                self._seal_held()
+
+    def _seal_held(self) -> None:
+        done = self._full[0]
+        if isinstance(done, AgeFile):
+            done.seal()
+        else:
+            self._sealer(done)
+        self._full.pop(0)
 
     def close(self) -> None:
-        """Seal everything: the held files and the open one."""
-        self.commit()
+        """Seal everything, the held files and the open one (a seal that fails raises, as an unheld one does)."""
+        while self._full:
+            self._seal_held()
         self.hold = False
         self.seal()
 
