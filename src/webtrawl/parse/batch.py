@@ -120,7 +120,7 @@ class PageBatches:
                 depth = parent.lease.depth + 1 if parent is not None else 0
                 refused.append(Drop(url, reason, parent.lease.url if parent is not None else "", depth))
             self.output.write_drops(refused)
-        done = Finish(hashed, list(states), completions)
+        done = Finish(hashed, states, completions)
         if self.batch_log is not None:
             self.output.durably(
                 self.batch_log.name, functools.partial(self.batch_log.ready, FINISH_ENCODER.encode(done))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from webtrawl.messages import Completion
+from webtrawl.store.batchlog import clear, log_paths
 from webtrawl.store.batchlog import settle as settle_log
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("webtrawl.parse")
 
-State = tuple[str, str, bytes | None]  # Redis hash key, field, value (None: delete the field)
+State = tuple[str, str, bytes | None]  # a content state to store: hash key, field, value (None: delete the field)
 SaveStates = Callable[[Sequence[State]], None]
 
 
@@ -83,12 +84,11 @@ def settle(path: Path, frontier: Completer, neardup: NearDuplicateIndex | None, 
         return
     done = _FINISH_DECODER.decode(payload)
     finish_batch(frontier, neardup, save, done)
-    path.write_bytes(b"")
+    clear(path)
     log.warning("%s: completed the %d page(s) a killed parser had stored", path.name, len(done.completions))
 
 
 def settle_all(directory: Path, frontier: Completer, neardup: NearDuplicateIndex, save: SaveStates) -> None:
     """A node's start, before it takes back its previous run's leases: settle every parser's log."""
-    if directory.is_dir():
-        for path in sorted(directory.glob("*.log")):
-            settle(path, frontier, neardup, save)
+    for path in log_paths(directory):
+        settle(path, frontier, neardup, save)

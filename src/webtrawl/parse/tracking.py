@@ -19,7 +19,7 @@ same order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from webtrawl.extract.chunks import TextChunk, chunk_markdown
 from webtrawl.frontier.keys import content_key, sitemap_key
@@ -32,14 +32,6 @@ if TYPE_CHECKING:
     from webtrawl.parse.process import Processed
 
 GONE_STATUSES = (404, 410)
-
-
-class StateWrite(NamedTuple):
-    """One state to store (a tuple, so a batch log can carry it: :mod:`webtrawl.parse.batch`)."""
-
-    key: str
-    field: str  # a page's URL (its content state), or a sitemap's (what it lists)
-    value: bytes | None  # None: drop it (the page is gone)
 
 
 class ContentTracker:
@@ -56,23 +48,23 @@ class ContentTracker:
             announce_new,
         )
 
-    def apply(self, processed: Sequence[tuple[Page, Processed]]) -> list[StateWrite]:
+    def apply(self, processed: Sequence[tuple[Page, Processed]]) -> list[State]:
         """Add the rows of every page of the batch to its ``Processed``; returns the state writes to :meth:`save`."""
         pages = [(page, out) for page, out in processed if _content(out) or _gone(page, out)]
         previous = self._load(pages) if self.keep_state else [None] * len(pages)
-        writes = []
+        writes: list[State] = []
         for (page, out), held in zip(pages, previous, strict=True):
             url, key = page.lease.url, content_key(self.prefix, page.lease.shard)
             when = out.record.fetch_time
             if held is not None and held.unlisted:  # announced gone already: silent until a sitemap lists it again
                 if not _content(out):
-                    writes.append(StateWrite(key, url, None))
+                    writes.append((key, url, None))
                 continue
             if not _content(out):  # 404/410: gone, if we held it
                 if held is not None:
                     out.chunks = chunk_rows(url, when, [], held, gone=True) if self.chunk_size else []
                     out.changes = [c for c in [change_row(url, when, held, None, "", [])] if c] if self.changes else []
-                    writes.append(StateWrite(key, url, None))
+                    writes.append((key, url, None))
                 continue
             text = out.record.text if isinstance(out.record.text, str) else None
             markdown = out.record.markdown if isinstance(out.record.markdown, str) else ""
@@ -84,7 +76,7 @@ class ContentTracker:
                 change = change_row(url, when, held, now, text or "", out.items)
                 out.changes = [change] if change is not None else []
             if self.keep_state:
-                writes.append(StateWrite(key, url, now.encode()))
+                writes.append((key, url, now.encode()))
         sitemaps = [(page, out, urls) for page, out in processed if (urls := listing(out)) is not None]
         if self.keep_state and sitemaps:
             writes += self._unlisted(sitemaps)
@@ -96,15 +88,16 @@ class ContentTracker:
                 out.counters[name] = out.counters.get(name, 0) + 1
         return writes
 
-    def _unlisted(self, sitemaps: Sequence[tuple[Page, Processed, list[str]]]) -> list[StateWrite]:
+    def _unlisted(self, sitemaps: Sequence[tuple[Page, Processed, list[str]]]) -> list[State]:
         """The sitemaps' new lists, and ``gone`` rows (added to the sitemap's outputs) and markers for the pages
         held that a sitemap no longer lists; a marker is dropped when a sitemap lists its page again."""
         pipe = self.client.pipeline(transaction=False)
         for page, _, _ in sitemaps:
             pipe.hget(sitemap_key(self.prefix, page.lease.shard), page.lease.url)
-        writes, asks = [], []
+        writes: list[State] = []
+        asks = []
         for (page, out, urls), raw in zip(sitemaps, pipe.execute(), strict=True):
-            writes.append(StateWrite(sitemap_key(self.prefix, page.lease.shard), page.lease.url, encode_listing(urls)))
+            writes.append((sitemap_key(self.prefix, page.lease.shard), page.lease.url, encode_listing(urls)))
             before = decode_listing(raw)
             if before is not None:  # else its first read: what it lists is the baseline
                 now = set(urls)
@@ -120,14 +113,14 @@ class ContentTracker:
             if held is None or held.unlisted == dropped:
                 continue  # not held; dropped and announced already; or listed again but never dropped
             if not dropped:  # listed again: its next fetch is a new page
-                writes.append(StateWrite(key, url, None))
+                writes.append((key, url, None))
                 continue
             when = out.record.fetch_time
             if self.chunk_size:
                 out.chunks += chunk_rows(url, when, [], held, gone=True)
             if self.changes:
                 out.changes += [c for c in [change_row(url, when, held, None, "", [])] if c]
-            writes.append(StateWrite(key, url, ContentState(when, unlisted=True).encode()))
+            writes.append((key, url, ContentState(when, unlisted=True).encode()))
         return writes
 
     def save(self, writes: Sequence[State]) -> None:

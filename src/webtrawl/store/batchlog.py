@@ -130,17 +130,26 @@ def read_entries(path: Path) -> list[Begin | Ready]:
 def settle(path: Path) -> bytes | None:
     """Settle what a killed life left in the log at ``path``: a begun batch is rolled back here (and the log
     emptied); a ready one's payload is returned for the caller to roll forward, who then empties the log."""
-    entries = read_entries(path)
-    begun = next((e for e in reversed(entries) if isinstance(e, Begin)), None)
-    ready = next((e for e in reversed(entries) if isinstance(e, Ready)), None)
-    if ready is not None:
-        return ready.payload
-    if begun is not None:
-        rollback(begun.marks)
+    entries = read_entries(path)  # none, Begin, or Begin then Ready: a log holds one batch
+    last = entries[-1] if entries else None
+    if isinstance(last, Ready):
+        return last.payload
+    if isinstance(last, Begin):
+        rollback(last.marks)
         log.warning("%s: rolled back a batch a killed parser had begun; its pages are fetched again", path.name)
+    clear(path)
+    return None
+
+
+def clear(path: Path) -> None:
+    """Empty a settled log (one that does not exist is empty)."""
     with contextlib.suppress(FileNotFoundError):
         os.truncate(path, 0)
-    return None
+
+
+def log_paths(directory: Path) -> list[Path]:
+    """Every parser's log under ``directory`` (``<out>/batches``), if any."""
+    return sorted(directory.glob("*.log")) if directory.is_dir() else []
 
 
 def rollback(marks: Sequence[Mark]) -> None:
@@ -166,6 +175,5 @@ def rollback(marks: Sequence[Mark]) -> None:
 def rollback_begun(directory: Path) -> None:
     """A node's start, before its files are sealed: roll back every parser's begun batch. Ready ones stay in their
     logs; the node rolls them forward once its frontier is up (:func:`webtrawl.parse.settle.settle_all`)."""
-    if directory.is_dir():
-        for path in sorted(directory.glob("*.log")):
-            settle(path)
+    for path in log_paths(directory):
+        settle(path)

@@ -46,6 +46,7 @@ class FanOut:
         streams: set[str] | None = None,
     ) -> None:
         self.sinks = list(sinks)
+        self._marked = [sink for sink in self.sinks if isinstance(sink, Marked)]  # file sinks (the batch log)
         self.streams = frozenset(streams or ())  # the streams the sinks hold ("warc", "records", ...)
         self._pause = pause
         self._retry_s = retry_s
@@ -75,13 +76,12 @@ class FanOut:
 
     def marks(self) -> list[Mark]:
         """Where every file output stands, for the batch log's ``Begin`` (sinks without files have none)."""
-        return [mark for sink in self.sinks if isinstance(sink, Marked) for mark in sink.marks()]
+        return [mark for sink in self._marked for mark in sink.marks()]
 
     def commit(self) -> None:
         """The batch is completed: the files that filled during it may be sealed."""
-        for sink in self.sinks:
-            if isinstance(sink, Marked):
-                sink.commit()
+        for sink in self._marked:
+            sink.commit()
 
     def close(self) -> None:
         errors = []

@@ -23,8 +23,6 @@ class JsonlWriter:
     """Writes records to ``<prefix>-<seq:05d>.jsonl``; ``chunk_records`` lines per file."""
 
     def __init__(self, directory: Path, prefix: str, chunk_records: int, recipients: Sequence[Any] = ()) -> None:
-        self.directory = directory
-        self.prefix = prefix
         self.chunk_records = max(1, chunk_records)
         self.series = Series(directory, prefix, EXT, recipients)
         self._encoder = msgspec.json.Encoder()

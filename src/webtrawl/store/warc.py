@@ -130,8 +130,6 @@ class WarcWriter:
     """Appends request/response pairs to ``<prefix>-<seq:05d>.warc.gz``, rotating at ``max_bytes``."""
 
     def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
-        self.directory = directory
-        self.prefix = prefix
         self.max_bytes = max_bytes
         self.series = Series(directory, prefix, EXT, recipients)
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
@@ -291,6 +289,6 @@ class WarcWriter:
                 "software": f"webtrawl/{__version__}",
                 "format": "WARC File Format 1.1",
                 "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-                "isPartOf": self.prefix,
+                "isPartOf": self.series.prefix,
             },
         )
