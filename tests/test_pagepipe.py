@@ -272,6 +272,25 @@ def test_a_parser_that_is_not_listening_holds_nothing_and_one_that_never_answers
         silent.close()
 
 
+def test_a_stop_ends_the_wait_for_a_parser_that_never_answers(tmp_path: Path) -> None:
+    """A fetcher restarted while the node is stopping gives up the barrier (None) instead of waiting out a stuck
+    parser for the whole timeout; not stopped, the same parser is counted late."""
+    silent = PageReceiver(tmp_path / "silent.sock")  # never polled: it never answers
+
+    async def main() -> tuple[int | None, int | None]:
+        stop = asyncio.Event()
+        asking = asyncio.create_task(parsers_caught_up([silent.path], timeout=3600, stopped=stop.is_set))
+        done, _ = await asyncio.wait([asking], timeout=0.3)
+        assert not done  # waiting for the parser
+        stop.set()
+        return await asking, await parsers_caught_up([silent.path], timeout=0.1, stopped=lambda: False)
+
+    try:
+        assert asyncio.run(main()) == (None, 1)
+    finally:
+        silent.close()
+
+
 def test_the_pages_a_parser_dies_with_unconfirmed_are_reported_lost(tmp_path: Path) -> None:
     """A parser confirms what it stored after each batch; when it dies, the fetcher hands the leases of the pages it
     had not confirmed to ``on_lost`` (to take them back), and none of the confirmed ones."""

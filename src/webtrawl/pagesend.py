@@ -14,6 +14,7 @@ from pathlib import Path
 from webtrawl.messages import Page
 from webtrawl.pagepipe import ACK, BARRIER, DONE, SOCKET_BUFFER, frame
 
+_STOP_POLL_S = 0.25  # how often a barrier's wait looks at the stop flag (a process flag: no event to await)
 LostPages = Callable[[list[tuple[int, str]]], None]  # the (shard, token) of pages a dead parser had not stored
 
 
@@ -88,9 +89,12 @@ class _Peer:
         self.retry_at = now + 0.2
 
 
-async def parsers_caught_up(paths: Sequence[Path], timeout: float) -> int:
+async def parsers_caught_up(
+    paths: Sequence[Path], timeout: float, stopped: Callable[[], bool] = lambda: False
+) -> int | None:
     """Ask every parser to store what it has received (a barrier), and wait for their answers; returns how many did
-    not answer within ``timeout``. A parser that is not listening, or dies meanwhile, holds nothing to wait for."""
+    not answer within ``timeout``, or None if ``stopped()`` came true first (a node told to stop does not wait out
+    a stuck parser). A parser that is not listening, or dies meanwhile, holds nothing to wait for."""
 
     async def ask(path: Path) -> None:
         try:
@@ -109,11 +113,17 @@ async def parsers_caught_up(paths: Sequence[Path], timeout: float) -> int:
     tasks = [asyncio.ensure_future(ask(path)) for path in paths]
     if not tasks:
         return 0
-    _, late = await asyncio.wait(tasks, timeout=timeout)
+    deadline = asyncio.get_running_loop().time() + timeout
+    late: set[asyncio.Future[None]] = set(tasks)
+    while late and not stopped():
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            break
+        _, late = await asyncio.wait(late, timeout=min(left, _STOP_POLL_S))
     for task in late:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    return len(late)
+    return None if late and stopped() else len(late)
 
 
 class PageSender:

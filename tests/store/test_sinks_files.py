@@ -6,6 +6,7 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -47,6 +48,11 @@ def test_csv_cells_rotation_and_a_header_that_grows(tmp_path: Path) -> None:
     assert rows[4]["colour"] == "red" and rows[5]["colour"] == ""
 
 
+def _killed(sink: Any) -> None:
+    """What a kill does to a sink's open file: its descriptor closed, nothing sealed or removed."""
+    os.close(vars(sink.file.file)["_fd"])
+
+
 def test_csv_torn_tail_is_cut_and_the_file_sealed_on_next_open(tmp_path: Path) -> None:
     out = tmp_path / "csv"
     sink = open_sink(f"csv:{out}", "records", ctx(tmp_path))
@@ -54,7 +60,7 @@ def test_csv_torn_tail_is_cut_and_the_file_sealed_on_next_open(tmp_path: Path) -
     path = out / "n-p0-00000.csv.open"
     with path.open("ab") as fh:  # what a kill inside a write leaves: half a row, inside a quoted field
         fh.write(b'wt-1700000000,http://a.test/9,http://a.test/9,200,"text/ht')
-    os.close(sink.file._fd)  # the process is gone: nothing else happens to the file
+    _killed(sink)  # the process is gone: nothing else happens to the file
     again = open_sink(f"csv:{out}", "records", ctx(tmp_path))
     assert (out / "n-p0-00000.csv").exists() and not path.exists()
     assert [r["url"] for r in _csv_rows(out)] == [f"http://a.test/{i}" for i in range(5)]
@@ -91,7 +97,7 @@ def test_parquet_open_file_left_by_a_kill_becomes_a_whole_file(tmp_path: Path) -
     data = path.read_bytes()
     with path.open("ab") as fh:
         fh.write(data[: len(data) // 3])  # a torn third write
-    os.close(sink.file._fd)
+    _killed(sink)
     assert seal_parquet_dir(out) == 1
     table = pq.read_table(out / "n-p0-00000.parquet")
     assert table.num_rows == 5 and not path.exists()
@@ -103,7 +109,7 @@ def test_files_a_parser_no_longer_running_left_open_are_sealed_at_node_start(tmp
     for prefix in ("n-p0", "n-p3", "other-p0"):
         sink = open_sink(f"csv:{out}", "records", ctx(tmp_path, prefix=prefix))
         sink.write([page("http://a.test/1")])
-        os.close(sink.file._fd)  # killed
+        _killed(sink)
     seal_left_open([f"csv:{out}", f"parquet:{tmp_path}/none"], "n")
     assert sorted(p.name for p in out.iterdir()) == ["n-p0-00000.csv", "n-p3-00000.csv", "other-p0-00000.csv.open"]
 

@@ -144,10 +144,13 @@ class _Fetcher:
         releases = ReleaseBatcher(self.frontier.release)
         # The pages a previous life (killed) handed to the parsers are stored before its leases are taken back, so
         # that only those that never reached one are fetched again: no second record in the file outputs.
-        asking = asyncio.ensure_future(parsers_caught_up(args.parser_sockets, _CATCH_UP_S))
+        asking = asyncio.ensure_future(parsers_caught_up(args.parser_sockets, _CATCH_UP_S, args.stop.is_set))
         if not (await asyncio.wait([asking], timeout=1.0))[0]:
             log.info("%s waits for the parsers to store what its previous life handed them", args.owner)
         late = await asking
+        if late is None:  # told to stop meanwhile: the leases wait for the next life (or their deadline)
+            await redis.aclose()
+            return
         if late:
             log.warning(
                 "%s: %d parser(s) still busy after %gs; taking back the leases anyway", args.owner, late, _CATCH_UP_S

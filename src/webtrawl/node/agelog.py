@@ -1,6 +1,6 @@
 """A process's log file encrypted to the crawl's age recipients (``--encrypt-to``): log lines name URLs.
 
-The file is an :class:`~webtrawl.store.outfile.AgeFile` series ``<name>-NNNNN.log.age`` (each one an age file
+The file is a :class:`~webtrawl.store.series.Series` of age files ``<name>-NNNNN.log.age`` (each one an age file
 ``age -d`` reads, rotated at ``--log-max-bytes``, ``--log-backups`` old ones kept). Every append of an open
 encrypted file is a whole age file of its own, so lines are gathered first: a WARNING or worse is written at once
 (with the lines before it), other lines when 64 KiB have gathered, when a line comes a second or more after the
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from webtrawl.store.outfile import AgeFile
-from webtrawl.store.recovery import AGE, file_name, next_sequence, recover_journals
+from webtrawl.store.recovery import AGE, recover_journals
+from webtrawl.store.series import Series
 
 EXT = ".log"
 SUPERVISOR = "trawl"
@@ -34,11 +34,8 @@ class AgeLogHandler(logging.Handler):
         # This process's predecessor, killed; the supervisor (``trawl``), which starts before any child, also seals
         # what children that will not run again (a resume with fewer processes) left.
         recover_journals(directory, "" if name == SUPERVISOR else name)
-        self.directory, self.name_prefix = directory, name
-        self.max_bytes, self.backups = max_bytes, backups
-        self._recipients = list(recipients)
-        self._seq = next_sequence(directory, name, EXT)
-        self._file: AgeFile | None = None
+        self.backups = backups
+        self._series = Series(directory, name, EXT, list(recipients), max_bytes=max(1, max_bytes))
         self._pending: list[str] = []
         self._pending_bytes = 0
         self._first = 0.0
@@ -64,24 +61,20 @@ class AgeLogHandler(logging.Handler):
                 return
             data = "".join(self._pending).encode("utf-8", "replace")
             self._pending, self._pending_bytes = [], 0
-            if self._file is None:
-                self._file = AgeFile(self.directory, file_name(self.name_prefix, self._seq, EXT), self._recipients)
-            self._file.append(data)
-            if self._file.size >= self.max_bytes or self._file.full():
-                self._rotate()
+            sealed = self._series.seq
+            self._series.write(data)
+            if self._series.seq != sealed:
+                self._prune()
 
     def close(self) -> None:
         self.flush()
         with self._guard:
-            self._rotate()
+            self._series.close()
+            self._prune()
         super().close()
 
-    def _rotate(self) -> None:
-        out, self._file = self._file, None
-        if out is None:
-            return
-        out.seal()
-        self._seq += 1
-        sealed = sorted(self.directory.glob(f"{self.name_prefix}-*{EXT}{AGE}"))
+    def _prune(self) -> None:
+        series = self._series
+        sealed = sorted(series.directory.glob(f"{series.prefix}-*{EXT}{AGE}"))
         for old in sealed[: max(0, len(sealed) - self.backups - 1)]:  # as many as the plain files: backups + current
             old.unlink(missing_ok=True)

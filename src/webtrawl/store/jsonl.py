@@ -7,7 +7,6 @@ records never leaves a half line (a kill inside the system call can; :func:`seal
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,8 @@ class JsonlWriter:
     """Writes records to ``<prefix>-<seq:05d>.jsonl``; ``chunk_records`` lines per file."""
 
     def __init__(self, directory: Path, prefix: str, chunk_records: int, recipients: Sequence[Any] = ()) -> None:
-        self.chunk_records = max(1, chunk_records)
-        self.series = Series(directory, prefix, EXT, recipients)
+        self.series = Series(directory, prefix, EXT, recipients, per_file=max(1, chunk_records))
         self._encoder = msgspec.json.Encoder()
-        self._count = 0
 
     @property
     def current_path(self) -> Path | None:
@@ -42,19 +39,10 @@ class JsonlWriter:
         All of them reach the OS or none do (a failed write is cut back), so a caller can retry the same call;
         a page's dropped links cost one system call instead of one per line.
         """
-        self._rotate()  # a seal that failed (a full disk) is done before anything new is written
-        if self.series.file is None:
-            self._count = 0
-        out = self.series.open()
-        part = records[: self.chunk_records - self._count]
-        out.append(self._encoder.encode_lines(part))  # no half line in front of the next record
-        self._count += len(part)
-        with contextlib.suppress(OSError):  # the records are written: a failed seal is retried by the next write
-            self._rotate()
+        self.series.rotate()  # a full chunk first: the room is the next one's
+        part = records[: self.series.room()]
+        self.series.write(self._encoder.encode_lines(part), len(part))  # no half line in front of the next record
         return len(part)
-
-    def _rotate(self) -> None:
-        self.series.rotate(self._count >= self.chunk_records)
 
     def flush(self) -> None:
         """Nothing is buffered in this process: every ``write`` already reached the OS."""

@@ -27,7 +27,7 @@ the appends are as the sealed file. Both are built in memory: no plaintext reach
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +35,8 @@ from webtrawl.store.recovery import AGE, OPEN_SUFFIX, SEALING, finish, finish_as
 
 MAX_PLAIN = 32 << 20  # plaintext an open encrypted file holds in memory at most
 MAX_PARTS = 1024  # appends an open encrypted file holds at most (each its own file after a kill)
+
+Sealer = Callable[[Path], None]  # makes a closed, fsynced ``.open`` file whole and gives it its final name
 
 
 class Form(Protocol):
@@ -67,9 +69,14 @@ class OutFile(Protocol):
     def discard(self) -> None: ...
 
 
-def open_out(directory: Path, name: str, recipients: Sequence[Any] = ()) -> OutFile:
-    """A new output file ``name`` in ``directory``: encrypted to ``recipients`` (pyrage objects) if any."""
-    return AgeFile(directory, name, recipients) if recipients else PlainFile(directory / (name + OPEN_SUFFIX))
+def open_out(
+    directory: Path, name: str, recipients: Sequence[Any] = (), form: Form | None = None, sealer: Sealer | None = None
+) -> OutFile:
+    """A new output file ``name`` in ``directory``: encrypted to ``recipients`` (pyrage objects) if any, made by
+    ``form``; else plain, sealed by ``sealer`` (default: renamed as it is)."""
+    if recipients:
+        return AgeFile(directory, name, recipients, form)
+    return PlainFile(directory / (name + OPEN_SUFFIX), sealer)
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
@@ -79,11 +86,12 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
 
 
 class PlainFile:
-    """``NAME.open`` appended to with unbuffered writes, renamed ``NAME`` when sealed."""
+    """``NAME.open`` appended to with unbuffered writes, renamed ``NAME`` when sealed (by ``sealer`` if given)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, sealer: Sealer | None = None) -> None:
         self.path = path
         self.size = 0
+        self._sealer = sealer
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
 
     @property
@@ -106,7 +114,10 @@ class PlainFile:
             os.fsync(self._fd)
             os.close(self._fd)
             self._fd = -1
-        return finish(self.path)
+        if self._sealer is None:
+            return finish(self.path)
+        self._sealer(self.path)
+        return self.path.with_name(self.path.name.removesuffix(OPEN_SUFFIX))
 
     def discard(self) -> None:
         if self._fd >= 0:

@@ -1,29 +1,47 @@
 """A rotating series of output files ``<prefix>-<seq:05d><ext>``: one open at a time, sealed when full.
 
-Shared by the JSONL and WARC writers. Held (``hold=True``, as the parser's sinks are), a file that fills is set
-aside, not sealed, until :meth:`commit`: the parser commits once the batch that filled it is completed, so a sealed
-file never holds a record a rollback (:mod:`webtrawl.store.batchlog`) could take back.
+The one life cycle of every file output that rotates: JSONL and WARC records, CSV and Parquet rows, an encrypted
+JSON array, encrypted logs. A file is full after ``per_file`` units (records, rows: the caller counts them) or
+``max_bytes``, or when an encrypted file must be sealed (it holds its plaintext in memory). Plain files are sealed
+by ``sealer`` when given (a format that checks its tail first), encrypted ones by themselves
+(:mod:`webtrawl.store.outfile`). Held (``hold=True``, as the parser's sinks are), a file that fills is set aside,
+not sealed, until :meth:`commit`: the parser commits once the batch that filled it is completed, so a sealed file
+never holds a record a rollback (:mod:`webtrawl.store.batchlog`) could take back.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from webtrawl.store.batchlog import Mark
-from webtrawl.store.outfile import OutFile, open_out
+from webtrawl.store.outfile import Form, OutFile, Sealer, open_out
 from webtrawl.store.recovery import file_name, next_sequence
 
 
 class Series:
-    def __init__(self, directory: Path, prefix: str, ext: str, recipients: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        prefix: str,
+        ext: str,
+        recipients: Sequence[Any] = (),
+        *,
+        per_file: int = 0,
+        max_bytes: int = 0,
+        form: Form | None = None,
+        sealer: Sealer | None = None,
+    ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory, self.prefix, self.ext = directory, prefix, ext
+        self.per_file, self.max_bytes = max(0, per_file), max(0, max_bytes)  # 0: no such bound
         self.seq = next_sequence(directory, prefix, ext)
         self.file: OutFile | None = None
+        self.count = 0  # units written to the open file
         self.hold = False
-        self._recipients = recipients
+        self._recipients, self._form, self._sealer = recipients, form, sealer
         self._full: list[OutFile] = []  # filled while held, sealed by commit
 
     @property
@@ -31,24 +49,58 @@ class Series:
         """The name (without ``.open``) of the file being written, or of the next one."""
         return file_name(self.prefix, self.seq, self.ext)
 
+    def room(self) -> int | None:
+        """Units the open (or next) file still takes; None if ``per_file`` does not bound it."""
+        return self.per_file - self.count if self.per_file else None
+
     def open(self) -> OutFile:
         if self.file is None:
-            self.file = open_out(self.directory, self.name, self._recipients)
+            self.file = open_out(self.directory, self.name, self._recipients, self._form, self._sealer)
         return self.file
 
-    def rotate(self, full: bool) -> None:
-        """Seal the open file if ``full`` (the writer's own measure) or full as a file (encrypted files hold their
-        plaintext in memory); while held, set it aside for :meth:`commit` instead."""
-        if self.file is None or not (full or self.file.full()):
+    def write(self, data: bytes | memoryview, units: int = 1) -> None:
+        """Append ``data`` (``units`` whole units) all or nothing, to a new file if the open one is full.
+
+        A seal that failed (a full disk) is done first, before anything new is written; one that fails after
+        the write is left for the next write (the data is in). A new file whose first append fails is dropped, so
+        no file is left without the header its writer puts in its first append.
+        """
+        self.rotate()
+        fresh = self.file is None
+        out = self.open()
+        try:
+            out.append(data)
+        except BaseException:
+            if fresh:
+                out.discard()
+                self.file = None
+            raise
+        self.count += units
+        with contextlib.suppress(OSError):
+            self.rotate()
+
+    def rotate(self, full: bool = False) -> None:
+        """Seal the open file if ``full`` (forced: a CSV's wider header) or full by its bounds; while held, set it
+        aside for :meth:`commit` instead. A seal that fails raises and leaves it open, so a retry seals it."""
+        out = self.file
+        if out is None or not (full or self._is_full(out)):
             return
         if self.hold:
-            self._full.append(self.file)
+            self._full.append(out)
         else:
-            self.file.seal()  # kept open if this fails, so a retry seals it
-        self.file = None
+            out.seal()
+        self.file, self.count = None, 0
         self.seq += 1
 
+    def _is_full(self, out: OutFile) -> bool:
+        return (
+            (self.per_file > 0 and self.count >= self.per_file)
+            or (self.max_bytes > 0 and out.size >= self.max_bytes)
+            or out.full()
+        )
+
     def mark(self) -> Mark:
+        """Where the series stands, for a batch log's rollback (:mod:`webtrawl.store.batchlog`)."""
         size = self.file.disk_size if self.file is not None else -1
         return Mark(str(self.directory), self.prefix, self.ext, self.seq, size)
 
@@ -62,15 +114,9 @@ class Series:
             self._full.pop(0)
 
     def close(self) -> None:
+        """Seal everything, the held files and the open one (a seal that fails raises)."""
         while self._full:
-            self._full.pop(0).seal()
-        if self.file is not None:
-            self.file.seal()
-            self.file = None
-            self.seq += 1
-
-    def discard_fresh(self) -> None:
-        """Drop the open file after its first append failed (no file without its header record)."""
-        if self.file is not None:
-            self.file.discard()
-            self.file = None
+            self._full[0].seal()
+            self._full.pop(0)
+        self.hold = False
+        self.rotate(True)

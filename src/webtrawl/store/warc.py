@@ -26,7 +26,6 @@ With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import io
 import os
@@ -130,8 +129,7 @@ class WarcWriter:
     """Appends request/response pairs to ``<prefix>-<seq:05d>.warc.gz``, rotating at ``max_bytes``."""
 
     def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
-        self.max_bytes = max_bytes
-        self.series = Series(directory, prefix, EXT, recipients)
+        self.series = Series(directory, prefix, EXT, recipients, max_bytes=max(1, max_bytes))
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
 
     @property
@@ -161,10 +159,11 @@ class WarcWriter:
         encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
         # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
         known = content_hash if not encoded else ""
-        self._rotate()  # a seal that failed (a full disk) is done before anything new is written
-        fresh = self.series.file is None
-        out, buf = self.series.open(), io.BytesIO()
-        if fresh:  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
+        self.series.rotate()  # a full file first: the warcinfo record goes in the next one
+        buf = io.BytesIO()
+        if (
+            self.series.file is None
+        ):  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
             self._put(buf, self._warcinfo(), 6)
         if revisit:
             response = self._revisit(page, url, date, revisit)
@@ -177,17 +176,7 @@ class WarcWriter:
             buf.write(self._response(page, url, date, known, response_id, 0 if encoded else 1))
         if page.dom is not None:
             self._rendered(buf, page, date, response_id)
-        try:
-            out.append(buf.getbuffer())  # all or nothing: no half record in front of the next one
-        except BaseException:
-            if fresh:
-                self.series.discard_fresh()  # no file without its warcinfo record
-            raise
-        with contextlib.suppress(OSError):  # the pair is written: a failed seal is retried by the next write
-            self._rotate()
-
-    def _rotate(self) -> None:
-        self.series.rotate(self.series.file is not None and self.series.file.size >= self.max_bytes)
+        self.series.write(buf.getbuffer())  # all or nothing; a new file's first write failed: no file is left
 
     def _rendered(self, buf: BinaryIO, page: Page, date: str, page_response_id: str) -> None:
         """A rendered page's other requests (each a request/response pair, as received) and its DOM after the

@@ -21,7 +21,7 @@ from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import finish
-from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
+from webtrawl.store.sinks.files import check_writable, cut, resume_series, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 from webtrawl.store.sinks.schema import json_text
 
@@ -43,7 +43,7 @@ def cell_text(value: Any) -> str:
 class CsvSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
-        self.file = AppendFile(directory, ctx.prefix, EXT, seal_csv, ctx.chunk, ctx.recipients())
+        self.file = resume_series(directory, ctx.prefix, EXT, seal_csv, max(1, ctx.chunk), ctx.recipients())
         self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.rows = RowMaker(what, ctx.crawl_id)
         self.header: list[str] = []
@@ -57,18 +57,18 @@ class CsvSink:
             return
         new = [n for row in rows.rows for n, v in row.items() if v is not None and n not in self._known]
         if new:
-            self.file.seal()  # a wider header starts a new file
+            self.file.rotate(True)  # a wider header starts a new file
             for name in new:
                 if name not in self._known:
                     self._known.add(name)
                     self.header.append(name)
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\r\n")
-        if not self.file.is_open:
+        if self.file.file is None:
             writer.writerow(self.header)
         header = self.header
         writer.writerows([cell_text(row.get(n)) for n in header] for row in rows.rows)
-        self.file.append(buf.getvalue().encode(), len(rows.rows))
+        self.file.write(buf.getvalue().encode(), len(rows.rows))
 
     def flush(self) -> None:
         """Every write already reached the OS."""

@@ -39,7 +39,8 @@ from webtrawl.errors import ConfigError
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import finish, recover_journals
-from webtrawl.store.sinks.files import AppendFile, cut
+from webtrawl.store.series import Series
+from webtrawl.store.sinks.files import cut, resume_series
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 _ENCODE = msgspec.json.Encoder().encode
@@ -87,10 +88,10 @@ class JsonSink:
         self._journal = parts_dir(path) / f"{ctx.prefix}.jsonl"
         self._fd = -1  # the journal is opened at the first write (a probe writes nothing)
         self._size = 0
-        self._age: AppendFile | None = None
+        self._age: Series | None = None
         if ctx.encrypt_to:
             name, ext = _series(path, ctx.prefix)
-            self._age = AppendFile(path.parent, name, ext, _sealed, 1 << 62, ctx.recipients(), ArrayForm())
+            self._age = resume_series(path.parent, name, ext, _sealed, 0, ctx.recipients(), ArrayForm())
         elif not path.exists():
             rebuild(path)
 
@@ -114,7 +115,7 @@ class JsonSink:
         if self._age is not None:
             found = [row for rows_of_url in by_url.values() for row in rows_of_url]
             if found:  # the rows in the order the plain rebuild writes them
-                self._age.append(b"".join(_ENCODE(row) + b",\n" for row in found), len(found))
+                self._age.write(b"".join(_ENCODE(row) + b",\n" for row in found), len(found))
             return
         data = b"".join(
             _ENCODE({"crawl": self.crawl, "url": url, "at": at, "rows": found}) + b"\n" for url, found in by_url.items()
@@ -134,7 +135,7 @@ class JsonSink:
 
     def close(self) -> None:
         if self._age is not None:
-            self._age.seal()
+            self._age.close()
         if self._fd < 0:
             return
         os.fsync(self._fd)

@@ -30,7 +30,7 @@ from webtrawl.optional import optional_import
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
-from webtrawl.store.sinks.files import AppendFile, check_writable, cut, seal_sink_dir
+from webtrawl.store.sinks.files import check_writable, cut, resume_series, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
 from webtrawl.store.sinks.schema import Kind, Schema
 
@@ -57,7 +57,9 @@ class ParquetSink:
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self._pa = _pyarrow()
         self.name = name
-        self.file = AppendFile(directory, ctx.prefix, EXT, seal_parquet, ctx.chunk, ctx.recipients(), ParquetForm())
+        self.file = resume_series(
+            directory, ctx.prefix, EXT, seal_parquet, max(1, ctx.chunk), ctx.recipients(), ParquetForm()
+        )
         self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.rows = RowMaker(what, ctx.crawl_id)
         self.schema = Schema(keys_of(what))
@@ -78,7 +80,7 @@ class ParquetSink:
         with pa.ipc.new_stream(out, table.schema) as writer:
             writer.write_table(table)
         frame = out.getvalue().to_pybytes()
-        self.file.append(_FRAME.pack(len(frame)) + frame, len(cells))
+        self.file.write(_FRAME.pack(len(frame)) + frame, len(cells))
 
     def flush(self) -> None:
         """Every write already reached the OS."""
