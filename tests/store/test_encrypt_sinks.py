@@ -16,6 +16,7 @@ import pytest
 from tests.store.agekit import AgeKey, age_key
 from tests.store.sinkdata import ctx, products, store
 from webtrawl.store.base import Sink, SinkContext
+from webtrawl.store.batchlog import Marked, rollback
 from webtrawl.store.registry import open_sink, seal_left_open
 
 pq = pytest.importorskip("pyarrow.parquet", reason="the parquet extra writes Parquet files")
@@ -112,3 +113,31 @@ def test_a_killed_writer_loses_no_row_and_each_of_its_writes_decrypts_whole(
     assert urls == [item.url for batch in [*BATCHES, *BATCHES[:1]] for page in batch for item in page.items]
     recovered = [path.name for path in out.iterdir() if re.search(r"-\d{5}-\d{5}\.", path.name)]
     assert len(recovered) == (2 if scheme == "parquet" else 5), "each write of the open file: a file of its own"
+
+
+@pytest.mark.parametrize("scheme", ["parquet", "json"])
+def test_a_batch_a_killed_parser_had_begun_is_rolled_back_so_its_rows_are_written_once(
+    tmp_path: Path, key: AgeKey, scheme: str
+) -> None:
+    """The parsers' batch log: a kill between a batch's writes and its completion leaves its pages to be fetched
+    again; the next life cuts the open encrypted file's journal back to the batch's mark first."""
+    out = tmp_path / "out"
+    url = f"parquet:{out}" if scheme == "parquet" else f"json:{out / 'items.json'}"
+    context = msgspec.structs.replace(_context(tmp_path, (key.recipient,), prefix="n-p1"), chunk=10)
+    sink = open_sink(url, "items", context)
+    _write(sink, BATCHES[:2])
+    assert isinstance(sink, Marked)
+    marks = sink.marks()  # the batch log's Begin
+    sink.write(BATCHES[2])  # written, not completed: killed
+    _killed(sink)
+    rollback(marks)  # the next life (or the node's start), before the sinks open
+    seal_left_open([url], "n")
+    after = open_sink(url, "items", context)
+    _write(after, BATCHES[2:])  # fetched again
+    after.close()
+    _no_plaintext(out)
+    rows: list[dict[str, Any]] = []
+    for path in sorted(out.iterdir()):
+        data = key.decrypt(path)
+        rows += _table_rows(data) if scheme == "parquet" else json.loads(data)
+    assert [row["url"] for row in rows] == [item.url for batch in BATCHES for page in batch for item in page.items]

@@ -38,6 +38,7 @@ import msgspec
 from webtrawl.errors import ConfigError
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
+from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import finish, recover_journals
 from webtrawl.store.series import Series
 from webtrawl.store.sinks.files import cut, resume_series
@@ -92,6 +93,7 @@ class JsonSink:
         if ctx.encrypt_to:
             name, ext = _series(path, ctx.prefix)
             self._age = resume_series(path.parent, name, ext, _sealed, 0, ctx.recipients(), ArrayForm())
+            self._age.hold = True  # a full file is sealed by commit(), once its batch is completed
         elif not path.exists():
             rebuild(path)
 
@@ -132,6 +134,15 @@ class JsonSink:
 
     def flush(self) -> None:
         """Every write already reached the OS (as the JSONL files do); FILE is rebuilt at close."""
+
+    def marks(self) -> list[Mark]:
+        """Where the encrypted series stands, for a batch log's rollback: its rows are appended as they come. The
+        journals of plain FILE need none: a page written again replaces its line when FILE is rebuilt."""
+        return [self._age.mark()] if self._age is not None else []
+
+    def commit(self) -> None:
+        if self._age is not None:
+            self._age.commit()
 
     def close(self) -> None:
         if self._age is not None:
