@@ -56,8 +56,10 @@ class CsvSink:
         if not rows.rows:
             return
         new = [n for row in rows.rows for n, v in row.items() if v is not None and n not in self._known]
+        # A wider header starts a new file; so does a full one whose seal failed after its last write (retried here,
+        # before the header check, so a new file always gets its header).
+        self.file.rotate(bool(new))
         if new:
-            self.file.rotate(True)  # a wider header starts a new file
             for name in new:
                 if name not in self._known:
                     self._known.add(name)
