@@ -22,7 +22,7 @@ from webtrawl.frontier import (
     connect_async,
     connect_sync,
 )
-from webtrawl.frontier.keys import meta_key, ready_channel, seeds_key, shard_tag
+from webtrawl.frontier.keys import meta_key, seeds_key, shard_tag
 from webtrawl.frontier.scripts import SCRIPTS
 from webtrawl.messages import Completion, NewUrl
 from webtrawl.node.presence import _keys as presence_keys
@@ -94,44 +94,11 @@ def test_async_frontier_on_a_cluster_recovers_from_noscript_too(
         leased = await f.lease("n1/f0", 50)
         await f.release([Release(x.token, x.shard, x.host, UrlAction.RETRY) for x in leased])
         counters = await f.counters()
+        await f.watch_ready(lambda: None)  # no ready channel on a cluster: returns, the fetcher polls
         await client.aclose()
         return len(leased), counters.queued
 
     assert asyncio.run(run()) == (20, 20)
-
-
-def test_a_resting_fetcher_on_a_cluster_hears_at_once_what_a_parser_added(
-    cluster_client: Cluster, redis_cluster: LocalRedisCluster
-) -> None:
-    """add.lua publishes its ready hint on whichever master runs it; the fetcher listens on one node it picked at
-    random: the cluster passes the message on, so the shard that got a new host is asked at once, not at its poll."""
-    parser = RedisFrontier.open(cluster_client, _settings(empty_poll_ms=3_600_000))
-
-    async def fetcher() -> list[str]:
-        client = await connect_async(redis_cluster.url, cluster=True)
-        f = await AsyncRedisFrontier.open(client, _settings(empty_poll_ms=3_600_000))
-        assert await f.lease("n1/f0", 32) == []
-        assert f.next_lease_in() > 3000  # every shard rests for the hour: a poll would not find the new hosts
-        woken = asyncio.Event()
-        watch = asyncio.create_task(f.watch_ready(woken.set))
-        channel = ready_channel("c")
-        while not any(  # until a node serves the watch's SUBSCRIBE
-            cluster_client.pubsub_numsub(channel, target_nodes=node)[0][1] for node in cluster_client.get_nodes()
-        ):
-            await asyncio.sleep(0)
-        leased: list[str] = []
-        hosts = [f"h{h}.test" for h in range(12)]  # their shards are spread over the three masters
-        for host in hosts:
-            woken.clear()
-            parser.add([NewUrl(f"http://{host}/p", depth=0)])
-            await asyncio.wait_for(woken.wait(), 60)  # a guard against a hang, not a speed threshold
-            leased += [x.url for x in await f.lease("n1/f0", 32)]
-        watch.cancel()
-        await asyncio.gather(watch, return_exceptions=True)
-        await client.aclose()
-        return leased
-
-    assert sorted(asyncio.run(fetcher())) == sorted(f"http://h{h}.test/p" for h in range(12))
 
 
 def test_the_frontier_cap_holds_across_shards_on_all_masters(cluster_client: Cluster) -> None:

@@ -28,26 +28,6 @@ _HEAR_S = 1.0  # a listen's longest read: below the client's socket timeout, so 
 _RELISTEN_S = 1.0  # after the channel's connection failed (Redis away): the polls go on meanwhile
 
 
-class _Listener:
-    """The client a fetcher listens for ready hints with: the frontier's own, or on a cluster a plain one to a node
-    of it, another each time (a message published on any node reaches the subscribers of every node; the cluster
-    client of redis-py before 8.0 has no pub/sub)."""
-
-    def __init__(self, client: AsyncClient) -> None:
-        self._pool: redis.asyncio.ConnectionPool | None = None
-        if isinstance(client, redis.asyncio.cluster.RedisCluster):
-            node = client.get_random_node()
-            self._pool = redis.asyncio.ConnectionPool(connection_class=node.connection_class, **node.connection_kwargs)
-            self.client: redis.asyncio.Redis = redis.asyncio.Redis(connection_pool=self._pool)
-        else:
-            self.client = client
-
-    async def close(self) -> None:
-        if self._pool is not None:
-            await self.client.aclose()
-            await self._pool.disconnect()
-
-
 async def _pipeline(client: AsyncClient, calls: Sequence[Call], outage: Outage | None) -> list[Any]:
     while True:
         pipe = client.pipeline(transaction=False)
@@ -160,12 +140,14 @@ class AsyncRedisFrontier:
         """Until cancelled, apply the ready hints of every process's adds (add.lua) and call ``woken`` after each:
         a fetcher that found nothing to lease asks the shards that got work at once, instead of at their next
         poll (``empty_poll_ms``), which a crawl's first seconds pay once per generation of new hosts. Hints only:
-        a message lost while Redis is away costs that poll, nothing else."""
+        a message lost while Redis is away costs that poll, nothing else. A cluster's core has no channel
+        (``FrontierCore.ready_channel``): this returns at once and its fetchers poll."""
         channel = self.core.ready_channel
+        if not channel:
+            return
         while True:
-            listener = _Listener(self.client)
             try:
-                async with listener.client.pubsub(ignore_subscribe_messages=True) as pubsub:
+                async with self.client.pubsub(ignore_subscribe_messages=True) as pubsub:
                     await pubsub.subscribe(channel)
                     while True:
                         message = await pubsub.get_message(timeout=_HEAR_S)
@@ -177,8 +159,6 @@ class AsyncRedisFrontier:
             except redis.ResponseError as exc:  # an ACL without the channel: the polls find new hosts
                 log.info("not listening for new hosts on %s (%s): found at the next poll", channel, one_line(exc))
                 return
-            finally:
-                await listener.close()
 
     async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return await self._run(self.core.lease(owner, max_hosts))

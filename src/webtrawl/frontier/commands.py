@@ -132,9 +132,9 @@ class FrontierCore(Upkeep):
 
     @property
     def ready_channel(self) -> str:
-        """Where add.lua publishes its ready hints (keys.py). On a cluster too: a channel is no key, and a message
-        published on one node reaches the subscribers of all of them."""
-        return self._ready_channel
+        """Where add.lua publishes its ready hints (keys.py); none on a cluster, which would need a sharded channel
+        per slot: its fetchers poll."""
+        return "" if self.one_slot else self._ready_channel
 
     def ready_hint(self, message: bytes) -> None:
         """What add.lua published on the ready channel: its shards are worth asking from now (or when due)."""

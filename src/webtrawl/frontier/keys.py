@@ -9,9 +9,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    canon_version, created,
                                    politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
-    P:ready                 channel (pub/sub) "SP\nms\n...": the shards an add made hosts ready in and how long
-                                   until the earliest is due; fetchers listen (async_frontier.py; on a cluster, to
-                                   one node: the nodes pass a message on to each other)
+    P:ready                 channel (pub/sub, plain Redis only) "SP\nms\n...": the shards an add made hosts ready in
+                                   and how long until the earliest is due; fetchers listen (async_frontier.py)
 
     per virtual shard s = crc32(host) % shards, prefix SP = P:{P:s}:  ("host" below is the queue key: the host
     name, or its registered domain when the crawl's politeness_key is domain)
