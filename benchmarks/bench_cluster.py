@@ -196,7 +196,10 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     results = []
     try:
-        with LocalRedisCluster(3) as cluster, TestWebProcess(WebSpec(hosts=args.hosts), work / "web") as web:
+        with (
+            LocalRedisCluster(3) as cluster,
+            TestWebProcess(WebSpec(web="synthetic", hosts=args.hosts), work / "web") as web,
+        ):
             model = WebModel(
                 args.hosts,
                 0,
