@@ -29,7 +29,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
-from webtrawl.store.recovery import AGE, OPEN_SUFFIX
+from webtrawl.store.recovery import AGE, OPEN_SUFFIX, append_whole
 
 log = logging.getLogger("webtrawl.store")
 
@@ -99,14 +99,7 @@ class BatchLog:
         """All or nothing, as the outputs' writes: a write cut short (a full disk) is cut back and raised."""
         data = _ENCODER.encode(entry)
         frame = _FRAME.pack(len(data), zlib.crc32(data)) + data
-        try:
-            done = 0
-            while done < len(frame):
-                done += os.write(self._fd, frame[done:])
-        except BaseException:
-            os.ftruncate(self._fd, self._size)
-            raise
-        self._size += len(frame)
+        self._size = append_whole(self._fd, frame, self._size)
 
 
 def read_entries(path: Path) -> list[Begin | Ready]:

@@ -31,7 +31,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from webtrawl.store.recovery import AGE, OPEN_SUFFIX, SEALING, finish, finish_as, journal_entry, write_whole
+from webtrawl.store.recovery import (
+    AGE,
+    OPEN_SUFFIX,
+    SEALING,
+    append_whole,
+    finish,
+    finish_as,
+    journal_entry,
+    write_whole,
+)
 
 MAX_PLAIN = 32 << 20  # plaintext an open encrypted file holds in memory at most
 MAX_PARTS = 1024  # appends an open encrypted file holds at most (each its own file after a kill)
@@ -79,12 +88,6 @@ def open_out(
     return PlainFile(directory / (name + OPEN_SUFFIX), sealer)
 
 
-def _write_all(fd: int, data: bytes | memoryview) -> None:
-    done = 0
-    while done < len(data):  # a regular file takes it in one call unless the disk is full
-        done += os.write(fd, data[done:] if done else data)
-
-
 class PlainFile:
     """``NAME.open`` appended to with unbuffered writes, renamed ``NAME`` when sealed (by ``sealer`` if given)."""
 
@@ -99,12 +102,7 @@ class PlainFile:
         return self.size
 
     def append(self, data: bytes | memoryview) -> None:
-        try:
-            _write_all(self._fd, data)
-        except BaseException:
-            os.ftruncate(self._fd, self.size)  # no half record in front of the next one
-            raise
-        self.size += len(data)
+        self.size = append_whole(self._fd, data, self.size)
 
     def full(self) -> bool:
         return False

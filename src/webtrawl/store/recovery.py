@@ -126,14 +126,30 @@ def journal_parts(data: bytes) -> list[bytes]:
     return parts
 
 
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    done = 0
+    while done < len(data):  # a regular file takes it in one call unless the disk is full
+        done += os.write(fd, data[done:] if done else data)
+
+
+def append_whole(fd: int, data: bytes | memoryview, size: int) -> int:
+    """Append ``data`` to the file open on ``fd``, ``size`` bytes long, all or nothing: a write cut short (a full
+    disk) is cut back to ``size`` and raised, so no half record is left in front of the next one and the same data
+    can be written again. Returns the new size."""
+    try:
+        _write_all(fd, data)
+    except BaseException:
+        os.ftruncate(fd, size)
+        raise
+    return size + len(data)
+
+
 def write_whole(path: Path, data: bytes) -> None:
     """``data`` as the new file ``path``, fsynced (the caller renames it to its final name when whole); nothing of
     it is left if that fails (a full disk)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        done = 0
-        while done < len(data):
-            done += os.write(fd, data[done:] if done else data)
+        _write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         path.unlink(missing_ok=True)

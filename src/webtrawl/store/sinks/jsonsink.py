@@ -39,7 +39,7 @@ from webtrawl.errors import ConfigError
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.batchlog import Mark
-from webtrawl.store.recovery import finish, recover_journals
+from webtrawl.store.recovery import append_whole, finish, recover_journals
 from webtrawl.store.series import Series
 from webtrawl.store.sinks.files import cut, resume_series
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
@@ -123,14 +123,7 @@ class JsonSink:
             _ENCODE({"crawl": self.crawl, "url": url, "at": at, "rows": found}) + b"\n" for url, found in by_url.items()
         )
         fd = self._fd if self._fd >= 0 else self._open()
-        done = 0
-        try:
-            while done < len(data):
-                done += os.write(fd, data[done:] if done else data)
-        except BaseException:
-            os.ftruncate(fd, self._size)  # all or nothing, so the same batch can be written again
-            raise
-        self._size += len(data)
+        self._size = append_whole(fd, data, self._size)  # all or nothing, so the same batch can be written again
 
     def flush(self) -> None:
         """Every write already reached the OS (as the JSONL files do); FILE is rebuilt at close."""
