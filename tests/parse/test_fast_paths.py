@@ -23,6 +23,7 @@ from webtrawl.parse.html import (
     _QUERY,
     _REQUISITE_RELS,
     _REQUISITE_TAGS,
+    _UNCOUNTED,
     Extracted,
     _directives,
     _drop_deep,
@@ -96,7 +97,7 @@ def _limit_depth_reference(doc: bytes | str) -> bytes | str:
     """The guard as it was first written: plain counts, then the full pass."""
     tags = doc.count("<") if isinstance(doc, str) else doc.count(b"<")
     ends = doc.count("</") if isinstance(doc, str) else doc.count(b"</")
-    if tags <= _FEW_TAGS and tags - 2 * ends <= _MAX_DEPTH:
+    if tags <= _UNCOUNTED or (tags <= _FEW_TAGS and tags - 2 * ends <= _MAX_DEPTH):
         return doc
     return _drop_deep(doc)
 
@@ -107,7 +108,7 @@ def test_limit_depth_equals_the_reference(seed: int) -> None:
     weights = [rng.random() for _ in _TOKENS]
     if seed % 3 == 0:  # no end tags: deep enough for the full pass to drop some
         weights = [0.0 if token.startswith("</") else w for token, w in zip(_TOKENS, weights, strict=True)]
-    html = "".join(rng.choices(_TOKENS, weights, k=rng.randint(0, 3 * _MAX_DEPTH)))
+    html = "".join(rng.choices(_TOKENS, weights, k=rng.randint(0, 3 * _UNCOUNTED)))  # either side of both bounds
     for doc in (html, html.encode()):
         assert _limit_depth(doc) == _limit_depth_reference(doc)
 
@@ -115,9 +116,12 @@ def test_limit_depth_equals_the_reference(seed: int) -> None:
 def test_many_script_comparisons_are_not_mistaken_for_nesting() -> None:
     html = b"<html><body><script>" + b"if (a<b) x();" * 2000 + b"</script><a href=/x>x</a></body></html>"
     assert _limit_depth(html) is html  # no regex pass: nothing in it can nest
-    deep = b"<div>" * (_MAX_DEPTH + 10) + b"<a href=/x>x</a>"
+    deep = b"<div>" * (_UNCOUNTED + 10) + b"<a href=/x>x</a>"
     assert _limit_depth(deep) == b"<div>" * _MAX_DEPTH + b"<a href=/x>x</a>"
-    balanced = b"<div>" * (_MAX_DEPTH + 10) + b"</span>" * (_MAX_DEPTH + 10)  # the counts let it through as is
+    # up to _UNCOUNTED '<' a page cannot nest deeper than the count below already let through: parsed as it is
+    shallower = b"<div>" * (_UNCOUNTED - 2) + b"<a href=/x>x</a>"  # _UNCOUNTED "<" in all
+    assert _limit_depth(shallower) is shallower
+    balanced = b"<div>" * _UNCOUNTED + b"</span>" * _UNCOUNTED  # the counts let it through as is
     assert _limit_depth(balanced) is balanced
 
 

@@ -31,6 +31,8 @@ _NESTING = rf"<(?!(?:{_FLAT_NAMES})(?![A-Za-z0-9-]))[A-Za-z][A-Za-z0-9-]*[^>]*>"
 _NESTING_RE = re.compile(_NESTING, re.I | re.A)
 _NESTING_RE_B = re.compile(_NESTING.encode("ascii"), re.I)
 _FEW_TAGS = 8192  # below this, even the worst nesting costs lexbor well under a second
+# Up to this many '<' a page is parsed as it is (see _nesting_is_bounded).
+_UNCOUNTED = 4096
 # Every element of interest, in document order: a[href], area[href], base[href], link[rel][href],
 # meta[name][content], meta[http-equiv], iframe/frame[src], the page's requisites (img, script... [src]), title.
 # lexbor matches attribute selectors about twice as fast as type selectors, so the query asks by attribute (plus
@@ -93,17 +95,22 @@ def refresh_target(content: str) -> str:
 
 
 def _nesting_is_bounded(html: bytes | str) -> bool:
-    """Few tags, and start tags outnumber end tags by less than the cap (``<`` counts both, ``</`` end tags).
+    """At most :data:`_UNCOUNTED` tags, or few tags whose start tags outnumber their end tags by less than the cap
+    (``<`` counts both, ``</`` end tags).
 
-    For bytes (most pages) the counts take the memchr-based routes, 2x faster than ``bytes.count``: deleting
-    ``<`` counts it (``len`` before minus after) and the regex engine finds the literal ``</`` by its first byte.
-    With no more ``<`` than the cap, end tags need no count (a text-heavy page spent most of the guard on it).
+    The end-tag count is what the guard costs (~5% of a parser), and it bounds less than it seems: end tags that
+    close nothing (``</span>`` under ``<div>``s) balance the count, so a page of :data:`_FEW_TAGS` tags already got
+    through nested ~4,000 deep. A page of at most :data:`_UNCOUNTED` ``<`` cannot nest deeper than that either, so it
+    skips the count: its worst case, that many nested ``<div>``, costs lexbor ~10 ms, about what the count let
+    through and what a body cut at the size cap costs (RESULTS.md, 2026-12-03). For bytes the counts take the
+    memchr-based routes, 2x faster than ``bytes.count``: deleting ``<`` counts it (``len`` before minus after) and
+    the regex engine finds the literal ``</`` by its first byte.
     """
     if isinstance(html, str):
         tags = html.count("<")
-        return tags <= _MAX_DEPTH or (tags <= _FEW_TAGS and tags - 2 * html.count("</") <= _MAX_DEPTH)
+        return tags <= _UNCOUNTED or (tags <= _FEW_TAGS and tags - 2 * html.count("</") <= _MAX_DEPTH)
     tags = len(html) - len(html.replace(b"<", b""))
-    return tags <= _MAX_DEPTH or (tags <= _FEW_TAGS and tags - 2 * len(_END_TAG_B.findall(html)) <= _MAX_DEPTH)
+    return tags <= _UNCOUNTED or (tags <= _FEW_TAGS and tags - 2 * len(_END_TAG_B.findall(html)) <= _MAX_DEPTH)
 
 
 def _limit_depth(html: bytes | str) -> bytes | str:
@@ -111,7 +118,7 @@ def _limit_depth(html: bytes | str) -> bytes | str:
 
     lexbor's tree builder checks the stack of open elements for every tag, so 100k nested ``<div>`` cost it
     over a minute. A page with few tags, or whose start tags outnumber its end tags by less than the cap, cannot
-    nest deep enough to matter, so almost every page pays only two counts; the others get one regex pass that
+    nest deep enough to matter, so almost every page pays only a count or two; the others get one regex pass that
     keeps a stack of open elements (an end tag closes up to its own start tag, as the parser does), unless a
     count of the start tags that can nest at all already shows it would drop nothing.
     """
