@@ -16,7 +16,7 @@ import redis
 from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import AsyncClient, is_cluster, one_line, transport_errors
-from webtrawl.frontier.opening import open_core
+from webtrawl.frontier.opening import CoreView, open_core
 from webtrawl.frontier.retry import Outage, redo, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
 from webtrawl.frontier.settings import FrontierSettings
@@ -92,7 +92,7 @@ async def _drive(client: AsyncClient, steps: Steps[T], outage: Outage | None = N
         return result
 
 
-class AsyncRedisFrontier:
+class AsyncRedisFrontier(CoreView):
     """The :class:`webtrawl.frontier.base.Frontier` methods as coroutines, on an async Redis or RedisCluster client."""
 
     def __init__(self, client: AsyncClient, core: FrontierCore, outage: Outage | None = None) -> None:
@@ -114,24 +114,6 @@ class AsyncRedisFrontier:
 
     async def _run(self, steps: Steps[T]) -> T:
         return await _drive(self.client, steps, self.outage)
-
-    @property
-    def shards(self) -> int:
-        return self.core.shards
-
-    def meta(self) -> dict[str, str | int]:
-        return dict(self.core.meta)
-
-    @property
-    def politeness_key(self) -> str:
-        return self.core.politeness_key
-
-    def shard_of(self, host: str) -> int:
-        return self.core.shard(host)
-
-    def next_lease_in(self) -> float:
-        """Seconds until lease() has a shard worth asking; sleep this long after an empty lease()."""
-        return self.core.next_lease_in()
 
     async def add(self, urls: Sequence[NewUrl]) -> AddResult:
         return await self._run(self.core.add(urls))

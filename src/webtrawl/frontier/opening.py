@@ -12,6 +12,30 @@ from webtrawl.frontier.settings import FrontierSettings
 _PREALLOC_BYTES = 1 << 20  # above this Redis grows strings by 1 MiB steps, not by doubling
 
 
+class CoreView:
+    """What both frontiers (sync and asyncio) answer from their core alone, without a Redis call."""
+
+    core: FrontierCore
+
+    @property
+    def shards(self) -> int:
+        return self.core.shards
+
+    def meta(self) -> dict[str, str | int]:
+        return dict(self.core.meta)
+
+    @property
+    def politeness_key(self) -> str:
+        return self.core.politeness_key
+
+    def shard_of(self, host: str) -> int:
+        return self.core.shard(host)
+
+    def next_lease_in(self) -> float:
+        """Seconds until lease() has a shard worth asking; sleep this long after an empty lease()."""
+        return self.core.next_lease_in()
+
+
 def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = True) -> Steps[FrontierCore]:
     """Create the crawl's meta or load it; an existing crawl's shards and Bloom size win over ``settings``.
 

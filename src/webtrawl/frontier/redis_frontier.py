@@ -16,7 +16,7 @@ from typing import Any
 from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import SyncClient, is_cluster
-from webtrawl.frontier.opening import open_core
+from webtrawl.frontier.opening import CoreView, open_core
 from webtrawl.frontier.retry import Outage, redo, refresh_slots, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
 from webtrawl.frontier.settings import FrontierSettings
@@ -88,7 +88,7 @@ def _drive(client: SyncClient, steps: Steps[T], outage: Outage | None = None) ->
         return result
 
 
-class RedisFrontier:
+class RedisFrontier(CoreView):
     """Implements :class:`webtrawl.frontier.base.Frontier` on a ``redis.Redis`` or ``RedisCluster`` client (bytes)."""
 
     def __init__(self, client: SyncClient, core: FrontierCore, outage: Outage | None = None) -> None:
@@ -115,24 +115,6 @@ class RedisFrontier:
 
     def _run(self, steps: Steps[T]) -> T:
         return _drive(self.client, steps, self.outage)
-
-    @property
-    def shards(self) -> int:
-        return self.core.shards
-
-    def meta(self) -> dict[str, str | int]:
-        return dict(self.core.meta)
-
-    @property
-    def politeness_key(self) -> str:
-        return self.core.politeness_key
-
-    def shard_of(self, host: str) -> int:
-        return self.core.shard(host)
-
-    def next_lease_in(self) -> float:
-        """Seconds until lease() has a shard worth asking; sleep this long after an empty lease()."""
-        return self.core.next_lease_in()
 
     def add(self, urls: Sequence[NewUrl]) -> AddResult:
         """With ``replicas`` set (the parsers, --redis-replicas) the URLs are on that many replicas on return."""

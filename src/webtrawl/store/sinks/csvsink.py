@@ -19,9 +19,8 @@ from typing import Any
 
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import PageOutput, Sink, SinkContext
-from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import finish
-from webtrawl.store.sinks.files import check_writable, cut, resume_series, seal_sink_dir
+from webtrawl.store.sinks.files import SeriesSink, cut, resume_series, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 from webtrawl.store.sinks.schema import json_text
 
@@ -40,7 +39,7 @@ def cell_text(value: Any) -> str:
     return json_text(value)
 
 
-class CsvSink:
+class CsvSink(SeriesSink):
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self.name = name
         self.file = resume_series(directory, ctx.prefix, EXT, seal_csv, max(1, ctx.chunk), ctx.recipients())
@@ -71,21 +70,6 @@ class CsvSink:
         header = self.header
         writer.writerows([cell_text(row.get(n)) for n in header] for row in rows.rows)
         self.file.write(buf.getvalue().encode(), len(rows.rows))
-
-    def flush(self) -> None:
-        """Every write already reached the OS."""
-
-    def marks(self) -> list[Mark]:
-        return [self.file.mark()]
-
-    def commit(self) -> None:
-        self.file.commit()
-
-    def close(self) -> None:
-        self.file.close()
-
-    def probe(self) -> None:
-        check_writable(self.file.directory, self.name)
 
 
 def open_csv(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ConfigError
+from webtrawl.store.batchlog import Mark
 from webtrawl.store.outfile import Form, Sealer
 from webtrawl.store.recovery import OPEN_SUFFIX, recover_journals
 from webtrawl.store.series import Series
@@ -81,3 +82,26 @@ def check_writable(directory: Path, name: str) -> None:
     """At start (a sink's ``probe``): ConfigError if files cannot be created in ``directory``."""
     if not os.access(directory, os.W_OK | os.X_OK):
         raise ConfigError(f"sink {name!r}: {directory} is not writable")
+
+
+class SeriesSink:
+    """The life cycle of a sink whose rows go to one held :class:`Series` (``self.file``): every write already
+    reached the OS, a batch log marks where the series stands, commit seals the files its batches filled."""
+
+    name: str
+    file: Series
+
+    def flush(self) -> None:
+        """Every write already reached the OS."""
+
+    def marks(self) -> list[Mark]:
+        return [self.file.mark()]
+
+    def commit(self) -> None:
+        self.file.commit()
+
+    def close(self) -> None:
+        self.file.close()
+
+    def probe(self) -> None:
+        check_writable(self.file.directory, self.name)

@@ -41,7 +41,7 @@ from webtrawl.store.base import PageOutput, Sink, SinkContext
 from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import append_whole, finish, recover_journals
 from webtrawl.store.series import Series
-from webtrawl.store.sinks.files import cut, resume_series
+from webtrawl.store.sinks.files import check_writable, cut, resume_series
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
 _ENCODE = msgspec.json.Encoder().encode
@@ -149,8 +149,7 @@ class JsonSink:
 
     def probe(self) -> None:
         """At start: the file's directory can be written (opening the sink made it and FILE)."""
-        if not os.access(self.path.parent, os.W_OK | os.X_OK):
-            raise ConfigError(f"sink {self.name!r}: {self.path.parent} is not writable")
+        check_writable(self.path.parent, self.name)
 
 
 def _lines(journals: Sequence[Path]) -> Iterator[tuple[int, int, bytes]]:

@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING, Any
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import optional_import
 from webtrawl.store.base import PageOutput, Sink, SinkContext
-from webtrawl.store.batchlog import Mark
 from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
-from webtrawl.store.sinks.files import check_writable, cut, resume_series, seal_sink_dir
+from webtrawl.store.sinks.files import SeriesSink, cut, resume_series, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
 from webtrawl.store.sinks.schema import Kind, Schema
 
@@ -53,7 +52,7 @@ def _arrow_type(kind: Kind) -> pa.DataType:
     return types.get(kind, pa.string())
 
 
-class ParquetSink:
+class ParquetSink(SeriesSink):
     def __init__(self, directory: Path, what: What, ctx: SinkContext, name: str) -> None:
         self._pa = _pyarrow()
         self.name = name
@@ -81,21 +80,6 @@ class ParquetSink:
             writer.write_table(table)
         frame = out.getvalue().to_pybytes()
         self.file.write(_FRAME.pack(len(frame)) + frame, len(cells))
-
-    def flush(self) -> None:
-        """Every write already reached the OS."""
-
-    def marks(self) -> list[Mark]:
-        return [self.file.mark()]
-
-    def commit(self) -> None:
-        self.file.commit()
-
-    def close(self) -> None:
-        self.file.close()
-
-    def probe(self) -> None:
-        check_writable(self.file.directory, self.name)
 
 
 def _frames(data: bytes) -> tuple[list[Any], int]:
