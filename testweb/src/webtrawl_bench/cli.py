@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from webtrawl_bench.report import describe, summary
 from webtrawl_bench.spec import CrawlSpec
 from webtrawl_bench.testweb_proc import DEFAULT_HOSTS, WEBS, TestWebProcess, WebSpec
 
@@ -119,6 +118,8 @@ def _web_line(ns: argparse.Namespace, web: TestWebProcess) -> str:
 
 
 def run(ns: argparse.Namespace) -> int:
+    from webtrawl_bench.report import describe, summary  # on use: it loads the runner and the test web
+
     if ns.hosts is None:
         ns.hosts = DEFAULT_HOSTS[ns.web]
     if ns.hosts < 1 or ns.runs < 1 or ns.seconds <= 0 or ns.seeds < 1:
