@@ -33,6 +33,7 @@ def test_bench_crawls_for_a_fixed_time_and_reports_cpu_per_process_kind(tmp_path
     warc = sum(p.stat().st_size for p in (work / "p0-run0" / "out").rglob("*.warc.gz*"))
     assert 0 < run["warc_bytes"] <= warc and run["warc_kb_per_pair"] > 0  # the window's share of what was written
     assert data["machine"]["nproc"] >= 1
+    assert run["probe_us"] > 0  # the machine's speed in the window: a number for every run (NaN fails this)
 
 
 def test_bench_preload_queues_urls_that_are_never_fetched(tmp_path: Path, work: Path) -> None:

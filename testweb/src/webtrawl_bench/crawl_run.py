@@ -22,6 +22,7 @@ from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl_bench.preload import preload
+from webtrawl_bench.probe import median_us, probe_us
 from webtrawl_bench.procstat import NODE_KINDS, ProcessWatch, count_by_kind, cpu_by_kind
 from webtrawl_bench.redisstat import RedisSample, bloom_bytes, sample, used_memory
 from webtrawl_bench.spec import CrawlSpec, follow_args
@@ -55,6 +56,7 @@ class RunResult:
     web_mix: WebMix | None = None  # the same from its access log, per 60 s, in the terms of the real web's figures
     window_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)  # wall clock (ms): the node's start, the window's bounds
     warc_bytes: int = 0  # .warc.gz bytes written in the window (the counter ``warc`` counts its record pairs)
+    probe_us: float = float("nan")  # the machine's speed in the window (probe.py): median us of the bench's probe
 
     @property
     def robots_requests(self) -> int:
@@ -118,6 +120,7 @@ class RunResult:
             "warc_kb_per_pair": self.warc_kb_per_pair if self.counters.get("warc") else None,
             "preloaded": self.preloaded,
             "preload_seconds": self.preload_seconds,
+            "probe_us": self.probe_us,
         }
 
 
@@ -190,7 +193,8 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
             _wait(node, watch, spec.warmup)
             cpu0, red0, t0, web0 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
             w0, warc0 = time.time() * 1000.0, _warc_bytes(out)
-            _wait(node, watch, spec.window)
+            probes: list[float] = []
+            _wait(node, watch, spec.window, probes)
             cpu1, red1, t1, web1 = watch.sample(), sample(client, frontier), time.monotonic(), web.stats()
             w1, warc1 = time.time() * 1000.0, _warc_bytes(out)
             watch.poll()
@@ -202,6 +206,7 @@ def run_once(web: TestWebProcess, spec: CrawlSpec, workdir: Path, log: Any = Non
     result.web_counts = {k: web1[k] - web0.get(k, 0) for k in web1 if web1[k] - web0.get(k, 0)}
     result.window_ms = (run_start_ms, w0, w1)
     result.warc_bytes = warc1 - warc0
+    result.probe_us = median_us(probes)
     if web.log_path.is_file():  # the node has stopped: all its requests are in the log
         entries = load_log(web.log_path)
         result.new_connections = connections_opened(entries, run_start_ms, (w0, w1))
@@ -230,12 +235,15 @@ def _wait_started(node: NodeProcess, watch: ProcessWatch, frontier: RedisFrontie
         _wait(node, watch, 0.25)
 
 
-def _wait(node: NodeProcess, watch: ProcessWatch, seconds: float) -> None:
+def _wait(node: NodeProcess, watch: ProcessWatch, seconds: float, probes: list[float] | None = None) -> None:
+    """Poll the node's processes for ``seconds``; with ``probes``, time the speed probe at each poll too."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if node.proc.poll() is not None:
             raise RuntimeError(f"the crawl exited early with status {node.proc.returncode}; see its node.log")
         watch.poll()
+        if probes is not None:
+            probes.append(probe_us())
         time.sleep(min(_POLL_S, max(0.0, end - time.monotonic())))
 
 

@@ -24,6 +24,7 @@ def describe(run: RunResult) -> str:
         f"  node CPU: {run.ms_per_page():.2f} ms/page ("
         + ", ".join(f"{k} x{procs.get(k, 0)} {run.ms_per_page(k):.2f}" for k in _KINDS)
         + f"); test web (not counted) {run.ms_per_page('testweb'):.2f} ms/page",
+        f"  speed probe: {run.probe_us:.0f} us of the bench's own CPU (median in the window; lower is faster)",
         f"  robots.txt: {run.robots_requests:,} requests = {run.robots_requests / max(1, run.pages):.3f} per page"
         + (
             " (test web: " + ", ".join(f"{k} {v:,}" for k, v in sorted(run.web_counts.items()) if "robots" in k) + ")"
@@ -71,6 +72,7 @@ def summary(runs: Sequence[RunResult]) -> str:
         *((f"  {k} ms/page", _per_kind(k)) for k in _KINDS),
         ("test web ms/page (not counted)", lambda r: r.ms_per_page("testweb")),
         ("pages per node CPU-second", lambda r: r.pages / max(1e-9, r.node_cpu())),
+        ("speed probe us (lower: faster)", lambda r: r.probe_us),
         ("new connections/page", lambda r: r.new_connections / max(1, r.pages)),
         ("robots.txt requests/page", lambda r: r.robots_requests / max(1, r.pages)),
         ("Redis round trips/page", lambda r: r.redis_reads / max(1, r.pages)),
