@@ -36,6 +36,7 @@ import psutil
 from webtrawl_bench import MODEL_URLS, CrawlSpec, TestWebProcess, WebSpec
 from webtrawl_bench.cli import machine
 from webtrawl_bench.crawl_run import RunResult, run_once
+from webtrawl_bench.probe import median_us, probe_us
 from webtrawl_bench.procstat import NODE_TOTAL
 from webtrawl_bench.testweb_proc import DEFAULT_HOSTS, WEBS
 
@@ -181,9 +182,12 @@ def _scrapy_main(info_path: Path, out: Path, delay: float, budget: float, concur
 
 
 class ScrapyResult:
-    def __init__(self, seconds: float, pages: int, cpu: float, peak_rss: int, items: int, robots: int = 0) -> None:
+    def __init__(
+        self, seconds: float, pages: int, cpu: float, peak_rss: int, items: int, robots: int = 0, probe: float = 0.0
+    ) -> None:
         self.seconds, self.pages, self.cpu, self.peak_rss, self.items = seconds, pages, cpu, peak_rss, items
         self.robots = robots
+        self.probe_us = probe  # the machine's speed in the window (webtrawl_bench.probe), as webtrawl's run has it
 
     @property
     def pages_per_cpu_s(self) -> float:
@@ -200,6 +204,7 @@ class ScrapyResult:
             "peak_rss": self.peak_rss,
             "items": self.items,
             "robots_requests": self.robots,
+            "probe_us": self.probe_us,
         }
 
 
@@ -237,12 +242,14 @@ def run_scrapy(web: TestWebProcess, spec: CrawlSpec, workdir: Path) -> ScrapyRes
         peak = max(peak, int(ps.memory_info().rss))
         return float(times.user + times.system)
 
-    def wait(seconds: float) -> None:
+    def wait(seconds: float, probes: list[float] | None = None) -> None:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             if proc.poll() is not None:
                 raise RuntimeError(f"scrapy exited early ({proc.returncode}); see {workdir / 'scrapy.log'}")
             cpu_now()
+            if probes is not None:
+                probes.append(probe_us())
             time.sleep(min(1.0, max(0.0, end - time.monotonic())))
 
     try:
@@ -253,7 +260,8 @@ def run_scrapy(web: TestWebProcess, spec: CrawlSpec, workdir: Path) -> ScrapyRes
             wait(0.25)  # like webtrawl's, the warm-up starts with the first response
         wait(spec.warmup)
         c0, p0, t0 = cpu_now(), _progress(workdir / "progress.json"), time.monotonic()
-        wait(spec.window)
+        probes: list[float] = []
+        wait(spec.window, probes)
         c1, p1, t1 = cpu_now(), _progress(workdir / "progress.json"), time.monotonic()
     finally:
         if proc.poll() is None:
@@ -265,7 +273,7 @@ def run_scrapy(web: TestWebProcess, spec: CrawlSpec, workdir: Path) -> ScrapyRes
             proc.wait()
     pages = (p1["responses"] - p1["robots"]) - (p0["responses"] - p0["robots"])
     robots = p1["robots"] - p0["robots"]
-    return ScrapyResult(t1 - t0, pages, c1 - c0, peak, p1["items"] - p0["items"], robots)
+    return ScrapyResult(t1 - t0, pages, c1 - c0, peak, p1["items"] - p0["items"], robots, median_us(probes))
 
 
 def _trawl_line(r: RunResult) -> str:
@@ -275,7 +283,7 @@ def _trawl_line(r: RunResult) -> str:
         f"(fetchers {r.ms_per_page('fetcher'):.2f}, parsers {r.ms_per_page('parser'):.2f}, redis "
         f"{r.ms_per_page('redis'):.2f}, supervisor {r.ms_per_page('supervisor'):.2f} ms/page; robots.txt "
         f"{r.robots_requests / max(1, r.pages):.3f}/page; peak RSS of all its processes at once "
-        f"{r.peak_rss.get(NODE_TOTAL, 0) / 2**20:.0f} MiB)"
+        f"{r.peak_rss.get(NODE_TOTAL, 0) / 2**20:.0f} MiB; speed probe {r.probe_us:.0f} us)"
     )
 
 
@@ -283,7 +291,8 @@ def _scrapy_line(r: ScrapyResult) -> str:
     return (
         f"scrapy:   {r.pages:,} pages in {r.seconds:.0f}s = {r.pages / r.seconds:.1f} pages/s, CPU {r.cpu:.1f}s "
         f"= {1000 * r.cpu / max(1, r.pages):.2f} ms/page = {r.pages_per_cpu_s:.1f} pages per CPU-second "
-        f"(robots.txt {r.robots / max(1, r.pages):.3f}/page; peak RSS {r.peak_rss / 2**20:.0f} MiB)"
+        f"(robots.txt {r.robots / max(1, r.pages):.3f}/page; peak RSS {r.peak_rss / 2**20:.0f} MiB; speed probe "
+        f"{r.probe_us:.0f} us)"
     )
 
 
