@@ -132,9 +132,10 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
             client = redis.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
-            sentinels = redis.sentinel.Sentinel(hosts, socket_timeout=_OPTIONS["socket_timeout"])  # type: ignore[no-untyped-call]
+            sentinels: Any = redis.sentinel.Sentinel  # typed only since redis-py 8: Any for every version we take
+            sentinels = sentinels(hosts, socket_timeout=_OPTIONS["socket_timeout"])
             opts = {**_OPTIONS, **auth, **options}
-            client = sentinels.master_for(service, redis_class=redis.Redis, **opts)  # type: ignore[no-untyped-call]
+            client = sentinels.master_for(service, redis_class=redis.Redis, **opts)
         else:
             client = redis.Redis.from_url(url, **{**_OPTIONS, **options})
     except _client_errors() as exc:
@@ -169,7 +170,8 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
             client = redis.asyncio.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
-            sentinels = redis.asyncio.sentinel.Sentinel(hosts, socket_timeout=_OPTIONS["socket_timeout"])  # type: ignore[no-untyped-call]
+            sentinels: Any = redis.asyncio.sentinel.Sentinel  # as in connect_sync
+            sentinels = sentinels(hosts, socket_timeout=_OPTIONS["socket_timeout"])
             opts = {**_OPTIONS, **auth, **options}
             client = sentinels.master_for(service, redis_class=redis.asyncio.Redis, **opts)
         else:

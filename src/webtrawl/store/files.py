@@ -25,10 +25,9 @@ from typing import Any
 from webtrawl.errors import ConfigError
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import Drop, PageOutput, Sink, SinkContext
-from webtrawl.store.batchlog import Mark
 from webtrawl.store.jsonl import JsonlWriter
 from webtrawl.store.recovery import seal_open_files
-from webtrawl.store.sinks.files import check_writable
+from webtrawl.store.sinks.files import SeriesSink
 from webtrawl.store.sinks.rows import Rows
 from webtrawl.store.warc import WarcWriter
 
@@ -51,7 +50,7 @@ class _Progress:
         self._key, self.rows, self.done = None, [], 0
 
 
-class JsonlSink:
+class JsonlSink(SeriesSink):
     """One JSONL stream (``records``, ``items`` or ``dropped``) in rotated chunk files: the crawl's own, or a copy
     elsewhere (``--items-to jsonl:DIR``). Lines are what ``rows`` makes of a batch (the record, the items as
     ``{"url", "fetch_time", "index", "fields"}``); ``trawl export`` writes flat keyed rows (:meth:`write_rows`)."""
@@ -67,7 +66,8 @@ class JsonlSink:
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = JsonlWriter(directory, prefix, chunk, recipients)
-        self.writer.series.hold = True  # a full file is sealed by commit(), once its batch is completed
+        self.file = self.writer.series
+        self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.directory = directory
         self.name = name or str(directory)
         self._rows = rows
@@ -79,27 +79,12 @@ class JsonlSink:
     def write_rows(self, rows: Rows) -> None:
         self._write(rows, lambda: rows.rows)
 
-    def probe(self) -> None:
-        check_writable(self.directory, self.name)
-
     def _write(self, key: object, rows: Callable[[], list[Any]]) -> None:
         progress = self._progress
         progress.start(key, rows)
         while progress.done < len(progress.rows):  # one write() per chunk file the rows span
             progress.done += self.writer.write_some(progress.rows[progress.done :])
         progress.finish()
-
-    def flush(self) -> None:
-        self.writer.flush()
-
-    def marks(self) -> list[Mark]:
-        return [self.writer.series.mark()]
-
-    def commit(self) -> None:
-        self.writer.series.commit()
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 def records_of(batch: Sequence[PageOutput]) -> list[Any]:
@@ -149,7 +134,7 @@ class DroppedSink(JsonlSink):
         return lines
 
 
-class WarcSink:
+class WarcSink(SeriesSink):
     """Request/response records of every page whose output asks for them (``PageOutput.warc``)."""
 
     def __init__(
@@ -157,7 +142,8 @@ class WarcSink:
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
         self.writer = WarcWriter(directory, prefix, max_bytes, recipients)
-        self.writer.series.hold = True  # a full file is sealed by commit(), once its batch is completed
+        self.file = self.writer.series
+        self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.name = name or str(directory)
         self._progress = _Progress()
 
@@ -170,18 +156,6 @@ class WarcSink:
             self.writer.write_pair(out.page, out.record.content_hash, revisit)
             progress.done += 1
         progress.finish()
-
-    def flush(self) -> None:
-        self.writer.flush()
-
-    def marks(self) -> list[Mark]:
-        return [self.writer.series.mark()]
-
-    def commit(self) -> None:
-        self.writer.series.commit()
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 def _directory(spec: SinkUrl, stream: str, ctx: SinkContext) -> Path:
