@@ -15,9 +15,12 @@ from urllib.parse import unquote
 import redis
 import redis.asyncio
 import redis.asyncio.cluster
+import redis.asyncio.retry
 import redis.asyncio.sentinel
 import redis.cluster
+import redis.retry
 import redis.sentinel
+from redis.backoff import NoBackoff
 
 from webtrawl.errors import RedisUnavailable, StateError
 
@@ -32,6 +35,11 @@ _OPTIONS: dict[str, Any] = {
     "socket_connect_timeout": 5,
     "socket_timeout": 10,
 }
+# retry: our own code waits out an outage (frontier/retry.py, node/outage.py) and says so; redis-py's own retries
+# (none in 5.x, 3 with back-off in 6-7, 10 in 8; a cluster's up to ~10 s) would hide a failover from it, stall the
+# supervisor's tick and run a lease script again. One immediate retry on a broken connection only: a stale socket
+# is reopened, a server that is gone is reported at once, a timeout (a partition) is not waited out twice.
+_RETRIED = (redis.exceptions.ConnectionError,)
 _SENTINEL = "redis+sentinel://"
 _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
@@ -54,6 +62,15 @@ def unreachable(url: str, exc: BaseException) -> RedisUnavailable:
 
 def lost_connection(exc: BaseException) -> RedisUnavailable:
     return RedisUnavailable(f"lost the connection to Redis: {one_line(exc)}")
+
+
+def _sync(options: dict[str, Any]) -> dict[str, Any]:
+    """A client's options: ours, its own retry policy (a client may change it), then the caller's."""
+    return {**_OPTIONS, "retry": redis.retry.Retry(NoBackoff(), 1, _RETRIED), **options}
+
+
+def _async(options: dict[str, Any]) -> dict[str, Any]:
+    return {**_OPTIONS, "retry": redis.asyncio.retry.Retry(NoBackoff(), 1, _RETRIED), **options}
 
 
 def _client_errors() -> tuple[type[BaseException], ...]:
@@ -129,15 +146,14 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
     try:
         if cluster:
             _check_cluster_url(url)
-            client = redis.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
+            client = redis.cluster.RedisCluster.from_url(url, **_sync(options))
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
             sentinels: Any = redis.sentinel.Sentinel  # typed only since redis-py 8: Any for every version we take
             sentinels = sentinels(hosts, socket_timeout=_OPTIONS["socket_timeout"])
-            opts = {**_OPTIONS, **auth, **options}
-            client = sentinels.master_for(service, redis_class=redis.Redis, **opts)
+            client = sentinels.master_for(service, redis_class=redis.Redis, **_sync({**auth, **options}))
         else:
-            client = redis.Redis.from_url(url, **{**_OPTIONS, **options})
+            client = redis.Redis.from_url(url, **_sync(options))
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:
@@ -167,15 +183,14 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
     try:
         if cluster:
             _check_cluster_url(url)
-            client = redis.asyncio.cluster.RedisCluster.from_url(url, **{**_OPTIONS, **options})
+            client = redis.asyncio.cluster.RedisCluster.from_url(url, **_async(options))
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
             sentinels: Any = redis.asyncio.sentinel.Sentinel  # as in connect_sync
             sentinels = sentinels(hosts, socket_timeout=_OPTIONS["socket_timeout"])
-            opts = {**_OPTIONS, **auth, **options}
-            client = sentinels.master_for(service, redis_class=redis.asyncio.Redis, **opts)
+            client = sentinels.master_for(service, redis_class=redis.asyncio.Redis, **_async({**auth, **options}))
         else:
-            client = redis.asyncio.Redis.from_url(url, **{**_OPTIONS, **options})
+            client = redis.asyncio.Redis.from_url(url, **_async(options))
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:
