@@ -55,6 +55,7 @@ def test_invalid_url_in_seeds_file_names_its_line(tmp_path: Path) -> None:
         (["--no-such-flag"], "unrecognized arguments"),
         (["--scope", "galaxy"], "scope"),
         (["--max-body", "lots"], "max-body"),
+        (["--max-body", "1GiB"], "--max-body: at most 192MiB"),
         (["--include", "("], "bad regex"),
         (["--resolve", "nohost"], "HOST=IP"),
     ],

@@ -26,6 +26,7 @@ from webtrawl.values import (
     non_negative_float,
     non_negative_int,
     one_line,
+    parse_body_size,
     parse_bool,
     parse_duration,
     parse_size,
@@ -179,7 +180,7 @@ _POLITENESS = _group(
 # limits: sizes, URL lengths, depths, caps
 _LIMITS = _group(
     "limits",
-    Option("max_body", parse_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
+    Option("max_body", parse_body_size, "largest body to download (e.g. 10MiB); larger ones are cut"),
     Option("max_decompressed", parse_size, "largest decompressed body"),
     Option("max_robots", parse_size, "largest robots.txt read (RFC 9309: at least 500KiB)"),
     Option(

@@ -40,12 +40,13 @@ import msgspec
 
 from webtrawl.heap import huge_pages
 from webtrawl.messages import PAGE_DECODER, PAGE_ENCODER, Page
+from webtrawl.values import BODY_CAP
 
 HEADER = struct.Struct(">II")  # length of the page without its body, length of the body
 BARRIER = HEADER.pack(0, 0)
 DONE = b"\x01"  # a parser's answer to a barrier: everything received before it is stored and completed
 ACK = struct.Struct(">I")  # a parser to a fetcher, after each batch: how many more of its pages are stored
-_MAX_FRAME = 256 * 1024 * 1024
+_MAX_FRAME = BODY_CAP + 64 * 1024 * 1024  # a body at --max-body's cap and the page's other fields
 SOCKET_BUFFER = 1024 * 1024
 
 

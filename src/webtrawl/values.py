@@ -27,6 +27,8 @@ _DURATION_MULT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _WHOLE_RE = re.compile(r"^\s*[-+]?\d+\s*$")
 _NODE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # no '/' or space: lease owners are "<node id>/f<index>"
 _LABEL_RE = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
+BODY_CAP = 192 * 1024 * 1024
+"""The largest --max-body: a page reaches its parser in one frame (``pagepipe``), whose limit leaves room beside it."""
 
 
 def parse_size(text: str | int) -> int:
@@ -37,6 +39,15 @@ def parse_size(text: str | int) -> int:
     if not m:
         raise ValueError(f"not a size: {text!r} (use e.g. 10MiB, 500k or 1048576)")
     return int(float(m.group(1)) * _SIZE_MULT[m.group(2).lower()])
+
+
+def parse_body_size(text: str | int) -> int:
+    """:func:`parse_size`, at most :data:`BODY_CAP`: a larger body could not reach a parser, and its page would be
+    fetched again and again."""
+    size = parse_size(text)
+    if size > BODY_CAP:
+        raise ValueError(f"at most {BODY_CAP // 1024**2}MiB (a page goes to its parser in one piece), not {text!r}")
+    return size
 
 
 def parse_duration(text: str | float) -> float:

@@ -214,6 +214,7 @@ def test_running_the_same_out_again_resumes_the_crawl(make_testweb: Callable[...
     [
         ({"delay": "soon"}, ["--delay", "soon"]),
         ({"ports": "80,70000"}, ["--ports", "80,70000"]),
+        ({"max_body": "1GiB"}, ["--max-body", "1GiB"]),  # a body over the parser frames' cap
         ({"resolve": ["site0.test"]}, ["--resolve", "site0.test"]),
         ({"items_to": ["csv:items"]}, ["--items-to", "csv:items"]),
         ({"proxy": ["socks://p:1"]}, ["--proxy", "socks://p:1"]),
