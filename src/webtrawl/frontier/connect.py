@@ -64,13 +64,18 @@ def lost_connection(exc: BaseException) -> RedisUnavailable:
     return RedisUnavailable(f"lost the connection to Redis: {one_line(exc)}")
 
 
+def _client_options(retry: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """A client's options: ours, its own retry policy (``retry`` is redis-py's sync or asyncio ``Retry`` class: a
+    client may change the object it is given), then the caller's."""
+    return {**_OPTIONS, "retry": retry(NoBackoff(), 1, _RETRIED), **options}
+
+
 def _sync(options: dict[str, Any]) -> dict[str, Any]:
-    """A client's options: ours, its own retry policy (a client may change it), then the caller's."""
-    return {**_OPTIONS, "retry": redis.retry.Retry(NoBackoff(), 1, _RETRIED), **options}
+    return _client_options(redis.retry.Retry, options)
 
 
 def _async(options: dict[str, Any]) -> dict[str, Any]:
-    return {**_OPTIONS, "retry": redis.asyncio.retry.Retry(NoBackoff(), 1, _RETRIED), **options}
+    return _client_options(redis.asyncio.retry.Retry, options)
 
 
 def _client_errors() -> tuple[type[BaseException], ...]:
@@ -149,8 +154,8 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
             client = redis.cluster.RedisCluster.from_url(url, **_sync(options))
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
-            sentinels: Any = redis.sentinel.Sentinel  # typed only since redis-py 8: Any for every version we take
-            sentinels = sentinels(hosts, socket_timeout=_OPTIONS["socket_timeout"])
+            sentinel_class: Any = redis.sentinel.Sentinel  # typed only since redis-py 8: Any for every version
+            sentinels = sentinel_class(hosts, socket_timeout=_OPTIONS["socket_timeout"])
             client = sentinels.master_for(service, redis_class=redis.Redis, **_sync({**auth, **options}))
         else:
             client = redis.Redis.from_url(url, **_sync(options))
@@ -186,8 +191,8 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
             client = redis.asyncio.cluster.RedisCluster.from_url(url, **_async(options))
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
-            sentinels: Any = redis.asyncio.sentinel.Sentinel  # as in connect_sync
-            sentinels = sentinels(hosts, socket_timeout=_OPTIONS["socket_timeout"])
+            sentinel_class: Any = redis.asyncio.sentinel.Sentinel  # as in connect_sync
+            sentinels = sentinel_class(hosts, socket_timeout=_OPTIONS["socket_timeout"])
             client = sentinels.master_for(service, redis_class=redis.asyncio.Redis, **_async({**auth, **options}))
         else:
             client = redis.asyncio.Redis.from_url(url, **_async(options))

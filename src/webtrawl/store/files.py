@@ -68,7 +68,6 @@ class JsonlSink(SeriesSink):
         self.writer = JsonlWriter(directory, prefix, chunk, recipients)
         self.file = self.writer.series
         self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
-        self.directory = directory
         self.name = name or str(directory)
         self._rows = rows
         self._progress = _Progress()
