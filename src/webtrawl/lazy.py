@@ -16,6 +16,10 @@ def lazy_exports(package: str, where: Mapping[str, str]) -> Callable[[str], obje
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(module), name)
+        try:
+            loaded = importlib.import_module(module)
+        except AttributeError as exc:  # `from package import name` would report it as "cannot import name", hiding it
+            raise ImportError(f"importing {module} for {package}.{name}: {exc}") from exc
+        return getattr(loaded, name)
 
     return __getattr__

@@ -4,6 +4,7 @@ resume of the same ``out``, and the one-line errors of bad input."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import logging
 import multiprocessing
@@ -26,6 +27,7 @@ from tests.fixtures.shop_web import ShopWeb
 from tests.node.crawlrun import stats
 from webtrawl import ConfigError, Crawler, CrawlResult, InputError
 from webtrawl.cli import main
+from webtrawl.node.supervisor import Node
 from webtrawl_testweb import TestWeb, WebOptions
 
 SCRIPT = """
@@ -207,6 +209,43 @@ def test_running_the_same_out_again_resumes_the_crawl(make_testweb: Callable[...
     fetched = [json.loads(line)["url"] for path in out_files(out, "records") for line in path.read_text().splitlines()]
     assert len(fetched) == len(set(fetched))  # nothing fetched twice
     _check_titles(web, second)
+
+
+def _locked(out: Path) -> bool:
+    """Whether a crawl holds ``out`` (its ``node.lock``), as a second ``trawl crawl`` would find it."""
+    with (out / "node.lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return False
+
+
+def test_a_second_crawl_into_a_running_crawls_out_is_refused_in_one_line(testweb: TestWeb, tmp_path: Path) -> None:
+    out = tmp_path / "crawl"
+    crawler = Crawler(title, out=out, urls=testweb.seeds(3), **small_crawl(testweb))
+    thread = threading.Thread(target=crawler.run)
+    thread.start()
+    try:
+        while not ((out / "node.lock").exists() and _locked(out)):
+            assert thread.is_alive()
+            thread.join(0.02)
+        with pytest.raises(InputError, match=rf"^another trawl process is already crawling into {out}$"):
+            Crawler(title, out=out, urls=testweb.seeds(1), **small_crawl(testweb)).run()
+    finally:
+        crawler.stop()
+        thread.join()
+
+
+def test_a_finished_run_releases_its_out_while_the_program_still_holds_the_node(
+    make_testweb: Callable[..., TestWeb], tmp_path: Path
+) -> None:
+    web = _small_web(make_testweb)
+    out = tmp_path / "crawl"
+    node = Node(Crawler(title, out=out, urls=web.seeds(1), max_pages=2, **small_crawl(web)).config)
+    node.run()
+    assert not _locked(out)  # was released only when the node was collected: a resume in the same program failed
 
 
 @pytest.mark.parametrize(

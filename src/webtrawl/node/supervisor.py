@@ -104,19 +104,25 @@ class Node:
     def run(self) -> int:
         self.cfg, self.start_urls = startup.check_components(self.cfg)
         self._lock_file = startup.prepare_out(self.cfg, self.out)
-        if self.configure_logging:
-            self.log_setup.apply("trawl")
-        rollback_begun(self.out / BATCH_LOGS)  # a killed node's begun batches, before their files are sealed
-        for stream in STREAMS:  # every stream a killed parser may have left open
-            seal_open_files(self.out / stream)
-        output = self.cfg.output
-        seal_left_open([*output.items_to, *output.records_to], self.cfg.crawl.node_id)
-        redis_url = self._start_redis()
         try:
-            return self._run(redis_url)
+            if self.configure_logging:
+                self.log_setup.apply("trawl")
+            rollback_begun(self.out / BATCH_LOGS)  # a killed node's begun batches, before their files are sealed
+            for stream in STREAMS:  # every stream a killed parser may have left open
+                seal_open_files(self.out / stream)
+            output = self.cfg.output
+            seal_left_open([*output.items_to, *output.records_to], self.cfg.crawl.node_id)
+            redis_url = self._start_redis()
+            try:
+                return self._run(redis_url)
+            finally:
+                if self.redis is not None:
+                    self.redis.stop()
         finally:
-            if self.redis is not None:
-                self.redis.stop()
+            # Released here, not when the node is collected: a program that runs the same out again (a resume
+            # from the API) would find it still locked until a garbage collection freed the node's cycles.
+            self._lock_file.close()
+            self._lock_file = None
 
     def _start_redis(self) -> str:
         if self.cfg.crawl.redis:
