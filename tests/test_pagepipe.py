@@ -8,6 +8,7 @@ import struct
 from pathlib import Path
 
 import msgspec
+import uvloop
 
 from webtrawl.messages import Lease, Page
 from webtrawl.pagepipe import BARRIER, PageReceiver, frame
@@ -331,3 +332,29 @@ def test_a_fetcher_that_closes_its_connections_loses_nothing(tmp_path: Path) -> 
         assert lost == []
     finally:
         receiver.close()
+
+
+def test_a_link_whose_transport_closed_before_its_watch_heard_is_passed_over(tmp_path: Path) -> None:
+    """A parser's hang-up closes the transport one loop turn before the link's watch task marks it closed; a page
+    sent in between went to uvloop's ``writelines`` on a closed transport, which raises: the fetch task failed and
+    its page was fetched again. Now that link counts as gone and the page goes to another parser."""
+    first, second = PageReceiver(tmp_path / "p0.sock"), PageReceiver(tmp_path / "p1.sock")
+
+    async def main() -> list[Page]:
+        sender = PageSender([first.path, second.path])
+        await sender.send(_page(0))  # p0, then p1: each sender link is open
+        await sender.send(_page(1))
+        link = sender._peers[0].link  # the state between the transport's close and the watch's wake-up
+        assert link is not None
+        link.writer.transport.abort()
+        await asyncio.sleep(0)  # one loop turn: uvloop has closed the handle, the watch task has not run yet
+        assert link.open and "closed=True" in repr(link.writer.transport)
+        await sender.send(_page(2))
+        await sender.close()
+        return await asyncio.to_thread(_receive, second, 2)
+
+    try:
+        assert [p.lease.url for p in uvloop.run(main())] == ["http://a.test/1", "http://a.test/2"]
+    finally:
+        first.close()
+        second.close()

@@ -64,7 +64,9 @@ class _Peer:
         self.retry_at = 0.0
 
     async def connect(self, now: float) -> _Link | None:
-        if self.link is not None and self.link.open:
+        # A hang-up closes the transport a loop turn before the link's watch marks it: writing to it then raises
+        # (uvloop), so a closing transport is a link gone too. Its watch still reports the unconfirmed pages.
+        if self.link is not None and self.link.open and not self.link.writer.is_closing():
             return self.link
         if self.link is not None:
             self.reset(now)
