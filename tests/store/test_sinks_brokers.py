@@ -14,6 +14,8 @@ from tests.fixtures.tcp_proxy import TcpProxy
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.store.registry import open_sink, probe
+from webtrawl.store.sinks.broker import BrokerSink
+from webtrawl.store.sinks.rows import Rows, What
 
 
 def _stream(subject: str) -> str:
@@ -138,3 +140,28 @@ def test_amqp_exchange_with_no_queue_bound_pauses_instead_of_losing_rows(amqp_qu
 
         asyncio.run(drop())
     assert [mid for mid, _, _ in queue_messages(amqp_queue)] == [f"wt-1700000000/http://a.test/1/{i}" for i in (0, 1)]
+
+
+class _LostAnswer(BrokerSink):
+    """A broker client that never answers a publish (aiormq 6.8 lost the future of one after a cut)."""
+
+    transient = (asyncio.TimeoutError,)
+    deadline = 0.2
+
+    def write_rows(self, rows: Rows) -> None:
+        self._run(self._never())
+
+    async def _never(self) -> None:
+        await asyncio.Event().wait()
+
+    async def _disconnect(self) -> None:
+        pass
+
+
+def test_a_client_that_never_answers_is_a_broker_gone_after_the_write_deadline() -> None:
+    sink = _LostAnswer(What.ITEMS, "crawl", "lost", "lost-sink")
+    try:
+        with pytest.raises(SinkUnavailable, match=r"^lost: TimeoutError$"):
+            sink.write([products("http://a.test/1", 1)])
+    finally:
+        sink.close()

@@ -48,17 +48,20 @@ class LoopThread:
     """A private asyncio event loop in a daemon thread, for a sink whose client library is asyncio (nats-py,
     aio-pika) but whose caller, the parser, is synchronous: :meth:`run` waits there for one coroutine."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, deadline: float) -> None:
         self._name = name
+        self._deadline = deadline
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """The coroutine's result; TimeoutError after ``deadline`` s (it is cancelled): a client library that loses
+        a future (aiormq 6.8 did, under a broker cut) would otherwise hold the parser forever."""
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self._loop.run_forever, name=self._name, daemon=True)
             self._thread.start()
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        return asyncio.run_coroutine_threadsafe(asyncio.wait_for(coro, self._deadline), self._loop).result()
 
     def stop(self) -> None:
         if self._loop is None:
@@ -77,11 +80,12 @@ class BrokerSink:
     ``_publish`` and ``_disconnect``."""
 
     transient: tuple[type[BaseException], ...] = ()
+    deadline = 120.0  # for one write, past the clients' own timeouts (connect and publish: 30 s each at most)
 
     def __init__(self, what: What, crawl_id: str, name: str, thread: str) -> None:
         self.name = name
         self.rows = RowMaker(what, crawl_id)
-        self._loop = LoopThread(thread)
+        self._loop = LoopThread(thread, self.deadline)
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self.write_rows(self.rows(batch))
