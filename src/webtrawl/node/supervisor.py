@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import Any
 
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import ChildFailed, InputError, RedisUnavailable, StateError
@@ -83,7 +83,6 @@ class Node:
         self.interrupts = 0
         self.counters: Counters | None = None  # the crawl's counters at the last tick (at the end: webtrawl's stats)
         self.redis: EmbeddedRedis | None = None
-        self._lock_file: IO[str] | None = None
         self.ops: Operations | None = None
         self._sampler = ProcessSampler()
         self.start_urls: list[str] = []  # --spider: the spider's start_urls, seeds like the command line's
@@ -103,7 +102,7 @@ class Node:
     # --- run ------------------------------------------------------------------------------------------------
     def run(self) -> int:
         self.cfg, self.start_urls = startup.check_components(self.cfg)
-        self._lock_file = startup.prepare_out(self.cfg, self.out)
+        lock_file = startup.prepare_out(self.cfg, self.out)
         try:
             if self.configure_logging:
                 self.log_setup.apply("trawl")
@@ -121,8 +120,7 @@ class Node:
         finally:
             # Released here, not when the node is collected: a program that runs the same out again (a resume
             # from the API) would find it still locked until a garbage collection freed the node's cycles.
-            self._lock_file.close()
-            self._lock_file = None
+            lock_file.close()
 
     def _start_redis(self) -> str:
         if self.cfg.crawl.redis:
