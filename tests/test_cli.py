@@ -163,3 +163,5 @@ def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
     assert json.loads(status.stdout)["counters"]["drop:robots-unavailable"] == 1  # port 1 answers nothing
     _assert_one_line_error(_trawl("status", "--out", str(tmp_path)), 2, "holds no crawl")
     _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")
+    _assert_one_line_error(_trawl("stop", "--out", str(out)), 2, f"no crawl is running in {out}")
+    _assert_one_line_error(_trawl("stop"), 2, "trawl stop needs --out DIR (a crawl on this machine) or --redis")

@@ -119,7 +119,10 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
         "--serve", type=int, metavar="PORT", help="serve the whole crawl's web dashboard on PORT until Ctrl-C"
     )
     add_arguments(status, names=["ui_bind", "ui_token", "park_after"])
-    stop = sub.add_parser("stop", help="ask every node of a shared crawl to drain and exit")
+    stop = sub.add_parser(
+        "stop", help="ask a crawl to drain and exit: --out DIR for a crawl on this machine, --redis URL for every node"
+    )
+    stop.add_argument("--out", type=Path, help="the output directory of a crawl running on this machine")
     for admin in (status, stop):
         admin.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
         add_arguments(admin, names=_ADMIN_OPTIONS)
@@ -182,9 +185,16 @@ def _cmd_status(ns: argparse.Namespace) -> int:
 
 
 def _cmd_stop(ns: argparse.Namespace) -> int:
+    if ns.out is not None:
+        from webtrawl.node.stats import stop_out
+
+        return stop_out(ns.out)
     from webtrawl.node.shared import stop
 
-    return stop(_shared_config(ns, _ADMIN_OPTIONS))
+    cfg = _shared_config(ns, _ADMIN_OPTIONS)
+    if not cfg.crawl.redis:
+        raise InputError("trawl stop needs --out DIR (a crawl on this machine) or --redis URL (a shared crawl)")
+    return stop(cfg)
 
 
 def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:

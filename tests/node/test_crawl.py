@@ -11,9 +11,11 @@ import os
 import random
 import re
 import signal
+import subprocess
 from collections import Counter
 from pathlib import Path
 
+from tests.node.clusterrun import TRAWL
 from tests.node.crawlrun import Crawl, records, stats, wait_until, warc_responses
 from webtrawl_testweb import (
     TestWeb,
@@ -207,6 +209,28 @@ def test_kill_9_of_a_parser_gives_the_pages_it_had_not_stored_back_at_once(testw
     _assert_complete_and_polite(testweb, seeds, mark)
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
     _assert_one_record_a_page(out)
+
+
+def test_trawl_stop_out_drains_a_crawl_on_this_machine_and_a_resume_is_not_stopped_by_it(
+    testweb: TestWeb, tmp_path: Path
+) -> None:
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*testweb.seeds(3), *_args(testweb)])
+    wait_until(lambda: len(records(out)) >= 50, 300, "50 records", crawl)
+    asked = subprocess.run([*TRAWL, "stop", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert (asked.returncode, asked.stdout) == (0, f"asked the crawl in {out} to drain and exit\n"), asked.stderr
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    assert "stopping: trawl stop requested" in crawl.log()
+    first = stats(out)["counters"]
+    assert first["inflight"] == 0  # drained: nothing left leased
+    assert first["queued"] > 0  # and stopped early
+
+    # The stop asked of the first run is not heard again by the next one: it crawls until its own limit.
+    resume = Crawl(out, [*_args(testweb), "--max-pages", str(first["fetched"] + 20)], log_name="resume.log")
+    assert resume.wait(300) == 0, resume.log()[-4000:]
+    assert "stopping: --max-pages" in resume.log()
+    assert "trawl stop requested" not in resume.log()
+    assert stats(out)["counters"]["fetched"] > first["fetched"]
 
 
 def _assert_one_record_a_page(out: Path) -> None:

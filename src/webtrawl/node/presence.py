@@ -138,6 +138,20 @@ def request_stop(client: SyncClient, prefix: str) -> int:
     return int(client.incr(_keys(prefix)[2]))
 
 
+class StopWatch:
+    """Whether ``trawl stop`` was asked since this node started: the stop generation read at start, compared.
+    A shared crawl's node has one in its :class:`Presence`; a crawl on one machine has one alone (``trawl stop
+    --out``), without announcing itself."""
+
+    def __init__(self, client: SyncClient, prefix: str) -> None:
+        self.client = client
+        self._key = _keys(prefix)[2]
+        self._seen = int(client.get(self._key) or 0)
+
+    def stop_requested(self) -> bool:
+        return int(self.client.get(self._key) or 0) > self._seen
+
+
 class Presence:
     """This node's entry: claimed at start, refreshed by :meth:`beat`, marked stopped by :meth:`leave`."""
 
@@ -146,7 +160,8 @@ class Presence:
         self.node_id = node_id
         self.ttl_ms = max(1000, round(ttl_s * 1000))
         self.interval = ttl_s / 5
-        node_key, self._nodes_key, self._stop_key = _keys(prefix)
+        self._prefix = prefix
+        node_key, self._nodes_key, _ = _keys(prefix)
         self._key = node_key + node_id
         self._static = {
             "host": socket.gethostname(),
@@ -154,7 +169,6 @@ class Presence:
             "out": str(out.resolve()),
             "started": str(int(time.time() * 1000)),
         }
-        self._stop_seen = 0
         self._last_beat = float("-inf")
         self._fetched_key = _fetched_key(prefix)
         self._fetched_before = 0  # pages fetched by this node's earlier runs
@@ -171,7 +185,7 @@ class Presence:
                     f"node id {self.node_id!r} is in use by a live node on {other.get('host')} "
                     f"(out {other.get('out')}): give this node another --node-id"
                 )
-        self._stop_seen = int(self.client.get(self._stop_key) or 0)
+        self.stops = StopWatch(self.client, self._prefix)
         self._fetched_before = int(self.client.hget(self._fetched_key, self.node_id) or 0)
         now_ms = int(time.time() * 1000)
         self.client.zremrangebyscore(self._nodes_key, "-inf", now_ms - _FORGET_AFTER_MS)
@@ -200,7 +214,7 @@ class Presence:
         pipe.execute()
 
     def stop_requested(self) -> bool:
-        return int(self.client.get(self._stop_key) or 0) > self._stop_seen
+        return self.stops.stop_requested()
 
     def leave(self, stats: dict[str, int | float | str]) -> None:
         """A clean exit: the entry stays a day with state ``stopped`` so status can tell it from a lost node."""

@@ -1,4 +1,4 @@
-"""``trawl stats``: the counters of a crawl, live or stopped.
+"""``trawl stats``: the counters of a crawl, live or stopped; ``trawl stop --out``: stop a crawl on this machine.
 
 ``bytes-per-queued-url`` is Redis memory without the seen filter (its bitmaps are allocated whole)
 divided by the queued URLs, shown only from 1000 queued URLs on (below, Redis's fixed costs dominate).
@@ -9,6 +9,7 @@ estimate from the filter's fill, since a Bloom filter cannot tell which ones.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from webtrawl.frontier.connect import redis_used_memory
 from webtrawl.metrics import format_stats
 from webtrawl.metrics.progress import waiting_for
 from webtrawl.metrics.report import MIN_QUEUED_PER_URL, expected_false_positives
+from webtrawl.node.presence import request_stop
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.saved import load_saved_settings
 
@@ -115,3 +117,36 @@ def crawl_id_of(out: Path, redis_url: str | None) -> str:
         settings = FrontierSettings()
         frontier = RedisFrontier.open(connect_sync(url), settings, create=False)
         return crawl_id(settings.prefix, frontier.meta())
+
+
+def stop_out(out: Path) -> int:
+    """``trawl stop --out DIR``: the crawl running in ``out`` drains (finishes its in-flight pages) and exits, as on
+    Ctrl-C. Through its embedded Redis, not a signal: a crawl run from the API lives in a thread of a program that a
+    signal would end."""
+    redis_url, _cluster = _saved_redis(out, None, None)
+    if redis_url:
+        raise InputError(f"the crawl in {out} runs on a shared Redis: 'trawl stop --redis URL' stops all its nodes")
+    if not _locked(out / "node.lock"):
+        raise InputError(f"no crawl is running in {out}")
+    url = EmbeddedRedis.running_url(out / "redis")
+    if url is None:
+        raise InputError(f"no crawl is running in {out} (its Redis is not up)")
+    client = connect_sync(url)
+    try:
+        request_stop(client, FrontierSettings().prefix)
+    finally:
+        client.close()
+    print(f"asked the crawl in {out} to drain and exit")
+    return 0
+
+
+def _locked(lock_path: Path) -> bool:
+    """Whether a node holds ``out``'s lock now (``startup.prepare_out`` takes it for the whole run)."""
+    try:
+        with lock_path.open("rb") as probe:
+            fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except FileNotFoundError:
+        return False
+    except BlockingIOError:
+        return True
+    return False

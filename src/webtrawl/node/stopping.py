@@ -18,7 +18,7 @@ from webtrawl.fetch.args import STOP_GRACE_S
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import RedisFrontier
 from webtrawl.node.children import Children
-from webtrawl.node.presence import Presence
+from webtrawl.node.presence import StopWatch
 
 log = logging.getLogger("webtrawl.node")
 
@@ -69,7 +69,7 @@ def local_stop_reason(crawl: CrawlOptions, budget: PageBudget, elapsed: float) -
 def stop_reason(
     crawl: CrawlOptions,
     budget: PageBudget,
-    presence: Presence | None,
+    stops: StopWatch | None,
     frontier: RedisFrontier,
     elapsed: float,
     waits_for_seeds: bool,
@@ -78,7 +78,7 @@ def stop_reason(
     local = local_stop_reason(crawl, budget, elapsed)
     if local:
         return local
-    if presence is not None and presence.stop_requested():
+    if stops is not None and stops.stop_requested():
         return "trawl stop requested"
     if crawl.keep_running and waits_for_seeds:
         return ""

@@ -34,7 +34,7 @@ from webtrawl.node.guard import MemoryGuard
 from webtrawl.node.logs import LogSetup
 from webtrawl.node.operate import Operations, shown_settings
 from webtrawl.node.outage import RedisWatch
-from webtrawl.node.presence import Presence, heartbeat_ttl, resolve_node_id
+from webtrawl.node.presence import Presence, StopWatch, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
 from webtrawl.parse.fence import check_process_ttl
@@ -72,6 +72,7 @@ class Node:
         self.wait_for_seeds = wait_for_seeds
         self.configure_logging = configure_logging
         self.presence: Presence | None = None
+        self.stops: StopWatch | None = None  # 'trawl stop' heard through Redis, set once Redis is reached
         self.fetcher_stats = FetcherStats(cfg.crawl.effective_fetchers())
         self.budget = PageBudget(cfg.crawl.max_pages, self.fetcher_stats)
         self._node_rate = RateWindow(60.0)
@@ -141,6 +142,9 @@ class Node:
             presence.claim()
             presence.beat("starting", self._node_stats())
             self.presence = presence
+            self.stops = presence.stops
+        else:  # a crawl on this machine: 'trawl stop --out' raises the stop generation in its embedded Redis
+            self.stops = StopWatch(self.client, settings.prefix)
         self.ops = Operations(cfg.operations, crawl, shown_settings(cfg), self.out, self.client, settings.prefix)
         # the batches its parsers had stored when the node was killed are completed before their leases are taken back
         neardup = NearDuplicateIndex(self.client, settings.prefix, frontier.shards)
@@ -249,7 +253,9 @@ class Node:
                     reason = (
                         local_stop_reason(crawl, self.budget, elapsed)
                         or watch.too_long()
-                        or watch.run(stop_reason, crawl, self.budget, presence, frontier, elapsed, self.wait_for_seeds)
+                        or watch.run(
+                            stop_reason, crawl, self.budget, self.stops, frontier, elapsed, self.wait_for_seeds
+                        )
                         or ""
                     )
                     finished_seen = finished_seen + 1 if reason == "finished" else 0
