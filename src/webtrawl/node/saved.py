@@ -9,6 +9,7 @@ from typing import Any
 from webtrawl.errors import StateError
 
 SAVED_SETTINGS = "crawl.json"
+NODE_LOCK = "node.lock"  # held by the node crawling into the directory, for its whole run
 
 
 def load_saved_settings(out: Path) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
 from webtrawl.node.presence import Presence
-from webtrawl.node.saved import SAVED_SETTINGS, load_saved_settings
+from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import iter_seeds
 from webtrawl.parse.args import ParserArgs
 
@@ -43,7 +43,7 @@ def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
         probe.unlink()
     except OSError as exc:
         raise InputError(f"output directory {out} is not writable: {exc.strerror or exc}") from None
-    lock_file = (out / "node.lock").open("w")
+    lock_file = (out / NODE_LOCK).open("w")
     try:
         fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -24,7 +24,7 @@ from webtrawl.metrics.progress import waiting_for
 from webtrawl.metrics.report import MIN_QUEUED_PER_URL, expected_false_positives
 from webtrawl.node.presence import request_stop
 from webtrawl.node.redis_server import EmbeddedRedis
-from webtrawl.node.saved import load_saved_settings
+from webtrawl.node.saved import NODE_LOCK, load_saved_settings
 
 
 @contextlib.contextmanager
@@ -126,7 +126,7 @@ def stop_out(out: Path) -> int:
     redis_url, _cluster = _saved_redis(out, None, None)
     if redis_url:
         raise InputError(f"the crawl in {out} runs on a shared Redis: 'trawl stop --redis URL' stops all its nodes")
-    if not _locked(out / "node.lock"):
+    if not _locked(out / NODE_LOCK):
         raise InputError(f"no crawl is running in {out}")
     url = EmbeddedRedis.running_url(out / "redis")
     if url is None:
