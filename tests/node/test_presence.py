@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import tracemalloc
 import uuid
@@ -11,11 +12,13 @@ import pytest
 import redis
 import redis.cluster
 
+from tests.node.clusterrun import NodeRun, trawl
 from tests.node.crawlrun import wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
 from webtrawl.frontier import FrontierSettings, RedisFrontier
-from webtrawl.node.presence import Presence, list_nodes, request_stop, resolve_node_id
+from webtrawl.node.presence import Presence, StopWatch, list_nodes, request_stop, resolve_node_id
+from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.shared import seed
 from webtrawl_testweb.local_cluster import LocalRedisCluster
 
@@ -63,16 +66,15 @@ def test_status_tells_live_stopped_and_lost_nodes_apart(redis_client: redis.Redi
     assert (shown["fetched"], shown["rate"], shown["leases"]) == (10, 2.5, 7)
 
 
-def test_stop_reaches_running_nodes_but_not_nodes_started_later(redis_client: redis.Redis, tmp_path: Path) -> None:
+def test_stop_reaches_running_nodes_but_not_nodes_started_later(redis_client: redis.Redis) -> None:
     prefix = _prefix()
-    running = Presence(redis_client, prefix, "n1", tmp_path / "n1", ttl_s=30)
-    running.claim()
+    running = StopWatch(redis_client, prefix)
     assert not running.stop_requested()
     request_stop(redis_client, prefix)
     assert running.stop_requested()
-    later = Presence(redis_client, prefix, "n2", tmp_path / "n2", ttl_s=30)
-    later.claim()
+    later = StopWatch(redis_client, prefix)
     assert not later.stop_requested()
+    assert not StopWatch(redis_client, _prefix()).stop_requested()  # another crawl's stop is not this one's
 
 
 def _seed_file(path: Path, start: int, count: int) -> Path:
@@ -101,3 +103,24 @@ def test_trawl_seed_streams_a_file_in_memory_that_does_not_grow_with_it(
     assert 0 < large < small * 1.5, (small, large)
     counters = RedisFrontier.open(cluster_client, FrontierSettings(), create=False).counters()
     assert counters.queued == 22_000 and counters.get("added") == 22_000
+
+
+def test_a_node_waiting_for_seeds_is_listed_as_waiting_and_obeys_trawl_stop(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()  # a crawl of its own: the node uses the default key prefix
+    shared = ["--redis", server.url]
+    node = NodeRun(tmp_path / "node", [*shared, "--node-id", "early"])
+    try:
+        wait_until(lambda: "waiting for 'trawl seed'" in node.log(), 120, "the node to wait for seeds", node)
+        wait_until(lambda: _states(shared) == [("early", "waiting")], 60, "the node listed as waiting", node)
+        trawl("stop", *shared)
+        assert node.wait(120) == 0, node.log()[-4000:]
+        assert _states(shared) == [("early", "stopped")]
+    finally:
+        if node.proc.poll() is None:
+            node.kill()
+        server.stop()
+    assert "stopping: trawl stop requested" in node.log()
+
+
+def _states(shared: list[str]) -> list[tuple[str, str]]:
+    return [(n["id"], n["state"]) for n in json.loads(trawl("status", *shared, "--json").stdout)["nodes"]]

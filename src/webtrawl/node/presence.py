@@ -140,8 +140,8 @@ def request_stop(client: SyncClient, prefix: str) -> int:
 
 class StopWatch:
     """Whether ``trawl stop`` was asked since this node started: the stop generation read at start, compared.
-    A shared crawl's node has one in its :class:`Presence`; a crawl on one machine has one alone (``trawl stop
-    --out``), without announcing itself."""
+    Every node keeps one, apart from its :class:`Presence`: a crawl on one machine obeys ``trawl stop --out``
+    without announcing itself."""
 
     def __init__(self, client: SyncClient, prefix: str) -> None:
         self.client = client
@@ -160,7 +160,6 @@ class Presence:
         self.node_id = node_id
         self.ttl_ms = max(1000, round(ttl_s * 1000))
         self.interval = ttl_s / 5
-        self._prefix = prefix
         node_key, self._nodes_key, _ = _keys(prefix)
         self._key = node_key + node_id
         self._static = {
@@ -185,7 +184,6 @@ class Presence:
                     f"node id {self.node_id!r} is in use by a live node on {other.get('host')} "
                     f"(out {other.get('out')}): give this node another --node-id"
                 )
-        self.stops = StopWatch(self.client, self._prefix)
         self._fetched_before = int(self.client.hget(self._fetched_key, self.node_id) or 0)
         now_ms = int(time.time() * 1000)
         self.client.zremrangebyscore(self._nodes_key, "-inf", now_ms - _FORGET_AFTER_MS)
@@ -212,9 +210,6 @@ class Presence:
         pipe.pexpire(self._key, ttl_ms or self.ttl_ms)
         pipe.zadd(self._nodes_key, {self.node_id: now_ms})
         pipe.execute()
-
-    def stop_requested(self) -> bool:
-        return self.stops.stop_requested()
 
     def leave(self, stats: dict[str, int | float | str]) -> None:
         """A clean exit: the entry stays a day with state ``stopped`` so status can tell it from a lost node."""

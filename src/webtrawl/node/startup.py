@@ -17,7 +17,7 @@ from webtrawl.errors import InputError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
-from webtrawl.node.presence import Presence
+from webtrawl.node.presence import Presence, StopWatch
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import iter_seeds
 from webtrawl.parse.args import ParserArgs
@@ -106,6 +106,7 @@ def seed(
     cfg: CrawlConfig,
     start_urls: list[str],
     frontier: RedisFrontier,
+    stops: StopWatch,
     presence: Presence | None,
     node_stats: Callable[[], dict[str, int | float | str]],
     *,
@@ -120,7 +121,7 @@ def seed(
         frontier.add_seed_hosts(new_seeds)
     seeds = sorted(frontier.seed_hosts())
     if not seeds and wait:
-        seeds = _wait_for_seeds(cfg.crawl.node_id, frontier, presence, node_stats)
+        return _wait_for_seeds(cfg.crawl.node_id, frontier, stops, presence, node_stats)
     if not seeds:
         raise InputError(
             "no seeds: give URLs, --seeds FILE, a --spider with start_urls, or --out of an existing crawl to resume"
@@ -131,15 +132,16 @@ def seed(
 def _wait_for_seeds(
     node_id: str,
     frontier: RedisFrontier,
+    stops: StopWatch,
     presence: Presence | None,
     node_stats: Callable[[], dict[str, int | float | str]],
 ) -> list[str]:
     """A node may start before ``trawl seed``: it waits (listed as waiting) until seeds arrive or a stop."""
     log.info("node %s: no seeds in this crawl yet; waiting for 'trawl seed'", node_id)
     while True:
+        if stops.stop_requested():
+            return []
         if presence is not None:
-            if presence.stop_requested():
-                return []
             presence.beat("waiting", node_stats())
         seeds = sorted(frontier.seed_hosts())
         if seeds:

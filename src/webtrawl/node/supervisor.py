@@ -136,15 +136,14 @@ class Node:
         self.client = connect_sync(redis_url, cluster=crawl.cluster)
         settings = FrontierSettings.from_config(cfg)
         frontier = RedisFrontier.open(self.client, settings)
-        if crawl.redis:  # a shared Redis: announce this node, refuse a duplicate id, obey 'trawl stop'
+        # 'trawl stop' (--redis for a shared crawl, --out for one on this machine) raises this crawl's stop generation
+        self.stops = StopWatch(self.client, settings.prefix)
+        if crawl.redis:  # a shared Redis: announce this node, refuse a duplicate id
             ttl = heartbeat_ttl(cfg.frontier.lease_ttl)
             presence = Presence(self.client, settings.prefix, crawl.node_id, self.out, ttl)
             presence.claim()
             presence.beat("starting", self._node_stats())
             self.presence = presence
-            self.stops = presence.stops
-        else:  # a crawl on this machine: 'trawl stop --out' raises the stop generation in its embedded Redis
-            self.stops = StopWatch(self.client, settings.prefix)
         self.ops = Operations(cfg.operations, crawl, shown_settings(cfg), self.out, self.client, settings.prefix)
         # the batches its parsers had stored when the node was killed are completed before their leases are taken back
         neardup = NearDuplicateIndex(self.client, settings.prefix, frontier.shards)
@@ -152,7 +151,9 @@ class Node:
         taken = frontier.reclaim_owner(crawl.node_id)
         if taken:
             log.info("took back %d URLs leased by a previous run of node %s", taken, crawl.node_id)
-        seeds = startup.seed(cfg, self.start_urls, frontier, self.presence, self._node_stats, wait=self.wait_for_seeds)
+        seeds = startup.seed(
+            cfg, self.start_urls, frontier, self.stops, self.presence, self._node_stats, wait=self.wait_for_seeds
+        )
         if not seeds:
             log.info("stopping: trawl stop requested")
             self._leave()
