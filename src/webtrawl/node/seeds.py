@@ -11,6 +11,10 @@ from webtrawl.errors import BadUrl, InputError, SchemeError
 from webtrawl.formats import canonicalize
 from webtrawl.messages import NewUrl
 
+# The first seed URLs of a crawl are stored as its seed hosts, for the host/domain scope; a seed file of millions of
+# URLs keeps its first ones, as 'trawl crawl' and 'trawl seed' both do.
+MAX_SEED_HOSTS = 10_000
+
 
 def _lines(path: Path) -> Iterator[tuple[str, int, str]]:
     """(file name, line number, line) of a seeds file read as bytes, each line decoded as UTF-8: a byte that is not

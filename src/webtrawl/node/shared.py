@@ -27,11 +27,10 @@ from webtrawl.metrics.report import (
     reasons,
 )
 from webtrawl.node.presence import NodeStatus, list_nodes, request_stop
-from webtrawl.node.seeds import iter_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds
 
 log = logging.getLogger("webtrawl.node")
 
-MAX_SEED_HOSTS = 10_000  # seed URLs stored for the host/domain scope (as trawl crawl does)
 _LOG_EVERY_S = 5.0
 
 

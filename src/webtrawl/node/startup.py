@@ -19,7 +19,7 @@ from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
 from webtrawl.node.presence import Presence, StopWatch
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
-from webtrawl.node.seeds import iter_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds
 from webtrawl.parse.args import ParserArgs
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("webtrawl.node")
 
 _SEED_POLL = 1.0
-_MAX_SEED_HOSTS = 10_000  # seed URLs kept for the host/domain scope
 
 
 def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
@@ -116,7 +115,7 @@ def seed(
     new_seeds: list[str] = []
     for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *cfg.discovery.sitemap], cfg.crawl.seeds_file):
         frontier.add(batch)
-        new_seeds.extend(u.url for u in batch[: _MAX_SEED_HOSTS - len(new_seeds)])
+        new_seeds.extend(u.url for u in batch[: MAX_SEED_HOSTS - len(new_seeds)])
     if new_seeds:
         frontier.add_seed_hosts(new_seeds)
     seeds = sorted(frontier.seed_hosts())
