@@ -52,9 +52,11 @@ def test_a_live_node_id_elsewhere_is_refused_but_its_own_restart_is_not(
 def test_status_tells_live_stopped_and_lost_nodes_apart(redis_client: redis.Redis, tmp_path: Path) -> None:
     prefix = _prefix()
     nodes = {name: Presence(redis_client, prefix, name, tmp_path / name, ttl_s=30) for name in ("a", "b", "c")}
+    for node in nodes.values():
+        node.claim()
     nodes["a"].beat("crawling", {"fetched": 10, "rate": 2.5, "leases": 7})
     nodes["b"].leave({"fetched": 4})
-    nodes["c"].beat("crawling", {"fetched": 1}, ttl_ms=1)  # then dies: its heartbeat expires
+    nodes["c"].beat("crawling", {"fetched": 3}, ttl_ms=1)  # then dies: its heartbeat expires
     wait_until(lambda: list_nodes(redis_client, prefix)[-1].state == "lost", 10, "node c to be lost")
     listed = {n.node_id: n for n in list_nodes(redis_client, prefix)}
     assert [(n, listed[n].state, listed[n].live) for n in "abc"] == [
@@ -64,6 +66,8 @@ def test_status_tells_live_stopped_and_lost_nodes_apart(redis_client: redis.Redi
     ]
     shown = listed["a"].as_dict(0)
     assert (shown["fetched"], shown["rate"], shown["leases"]) == (10, 2.5, 7)
+    lost = listed["c"].as_dict(0)  # what it fetched, and where it ran: the machine to look at
+    assert (lost["fetched"], lost["host"], lost["out"]) == (3, socket.gethostname(), str((tmp_path / "c").resolve()))
 
 
 def test_stop_reaches_running_nodes_but_not_nodes_started_later(redis_client: redis.Redis) -> None:

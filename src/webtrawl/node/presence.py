@@ -10,7 +10,9 @@ Every node that crawls from a shared Redis (``--redis``) announces itself; all k
     stop        integer, INCR by ``trawl stop``: a node drains and exits when it grows past the value it saw at
                 start. A counter, not a flag, so that nodes started after a stop crawl normally (no clock involved).
     fetched     hash id -> pages the node fetched over all its runs (HINCRBY by each heartbeat's increase, no
-                TTL): a restarted node goes on from its earlier total instead of from zero.
+                TTL): a restarted node goes on from its earlier total instead of from zero, and a lost node
+                still shows what it fetched.
+    where       hash id -> "host:out" of the node's last run (no TTL): status names the machine of a lost node.
 
 Fetchers report what the heartbeat needs through :class:`FetcherStats`, a small shared-memory array.
 """
@@ -50,6 +52,10 @@ def _keys(prefix: str) -> tuple[str, str, str]:
 
 def _fetched_key(prefix: str) -> str:
     return global_tag(prefix) + "fetched"
+
+
+def _where_key(prefix: str) -> str:
+    return global_tag(prefix) + "where"
 
 
 def _text(value: Any) -> str:
@@ -116,19 +122,27 @@ class NodeStatus:
 
 
 def list_nodes(client: SyncClient, prefix: str) -> list[NodeStatus]:
-    """Nodes seen within the last day, live ones first; two round trips whatever the number of nodes."""
+    """Nodes seen within the last day, live ones first; two round trips whatever the number of nodes.
+
+    A lost node's entry has expired: it is shown with its total of pages and the place of its last run."""
     node_key, nodes_key, _ = _keys(prefix)
     members: list[tuple[Any, float]] = list(client.zrange(nodes_key, 0, -1, withscores=True))  # type: ignore[arg-type]
     if not members:
         return []
+    ids = [_text(member) for member, _score in members]
     pipe = client.pipeline(transaction=False)
-    for member, _score in members:
-        pipe.hgetall(node_key + _text(member))
+    for node_id in ids:
+        pipe.hgetall(node_key + node_id)
+    pipe.hmget(_fetched_key(prefix), ids)
+    pipe.hmget(_where_key(prefix), ids)
+    *entries, totals, places = pipe.execute()
     found = []
-    for (member, score), raw in zip(members, pipe.execute(), strict=True):
+    for node_id, (_member, score), raw, total, place in zip(ids, members, entries, totals, places, strict=True):
         values = {_text(k): _text(v) for k, v in raw.items()}
-        state = values.get("state", "lost") if values else "lost"
-        found.append(NodeStatus(_text(member), state, int(score), values))
+        if not values:
+            host, _, out = _text(place or b"").partition(":")
+            values = {"state": "lost", "fetched": _text(total or b"0"), "host": host, "out": out}
+        found.append(NodeStatus(node_id, values.get("state", "lost"), int(score), values))
     found.sort(key=lambda n: (not n.live, n.node_id))
     return found
 
@@ -170,6 +184,7 @@ class Presence:
         }
         self._last_beat = float("-inf")
         self._fetched_key = _fetched_key(prefix)
+        self._where_key = _where_key(prefix)
         self._fetched_before = 0  # pages fetched by this node's earlier runs
         self._fetched_counted = 0  # pages of this run already added to the node's total in Redis
 
@@ -185,6 +200,7 @@ class Presence:
                     f"(out {other.get('out')}): give this node another --node-id"
                 )
         self._fetched_before = int(self.client.hget(self._fetched_key, self.node_id) or 0)
+        self.client.hset(self._where_key, self.node_id, f"{self._static['host']}:{self._static['out']}")
         now_ms = int(time.time() * 1000)
         self.client.zremrangebyscore(self._nodes_key, "-inf", now_ms - _FORGET_AFTER_MS)
 
