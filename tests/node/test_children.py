@@ -66,8 +66,12 @@ def test_children_and_their_restarts_start_with_their_stages_loaded(tmp_path: Pa
 
 
 def _run_to_its_end(child: Child) -> None:
-    Children().add(child)
-    wait_until(lambda: not child.alive(), 60, f"{child.name}'s exit")
+    children = Children()  # held: its lifeline's end is what keeps the child alive
+    children.add(child)
+    try:
+        wait_until(lambda: not child.alive(), 60, f"{child.name}'s exit")
+    finally:
+        children.close()
 
 
 def test_a_child_sees_the_environment_of_its_start_not_the_fork_servers(
@@ -91,6 +95,19 @@ def test_a_child_killed_from_outside_is_restarted_every_time() -> None:
             os.kill(pid, signal.SIGKILL)
             wait_until(lambda: not children.members[0].alive(), 30, f"death after kill {kill}")
             assert "killed by signal 9" in children.restart_dead()[0]
+    finally:
+        children.kill()
+
+
+def test_children_end_when_their_supervisors_lifeline_closes_as_at_its_death() -> None:
+    children = Children()
+    for i in range(2):
+        children.add(Child("parser", i, "tests.node.failing_child:run_a_while", "60"))
+    try:
+        assert len(children.pids("parser")) == 2
+        children.close()  # what the kernel does to the supervisor's fds when it dies
+        wait_until(lambda: not any(c.alive() for c in children.members), 30, "the children to end")
+        assert [c.process.exitcode for c in children.members if c.process] == [-signal.SIGKILL] * 2
     finally:
         children.kill()
 

@@ -7,6 +7,7 @@ JSONL records.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -121,6 +122,43 @@ def test_kill_9_of_the_whole_node_then_resume_loses_nothing(testweb: TestWeb, tm
     extra_fetches = sum(count - 1 for count in duplicates.values())
     assert extra_fetches <= taken_back, (extra_fetches, taken_back)
     _assert_one_record_a_page(out)  # fetched twice, stored once: the parsers' batch logs
+
+
+def test_kill_9_of_the_supervisor_alone_ends_its_children_and_resume_loses_nothing(
+    testweb: TestWeb, tmp_path: Path
+) -> None:
+    """``kill -9 PID`` of the node's own process, not its group: its fetchers and parsers must not go on as
+    orphans, leasing and writing the out's files beside the node that resumes it."""
+    seeds = testweb.seeds(3)
+    mark = testweb.mark()
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*seeds, *_args(testweb)])
+    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    children = crawl.children()
+    assert sorted(children) == ["fetcher-0", "fetcher-1", "parser-0"]
+    os.kill(crawl.proc.pid, signal.SIGKILL)
+    crawl.wait(30)
+    try:
+        wait_until(lambda: not any(_running(pid) for pid in children.values()), 60, "the children to end")
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # orphans left (a failure): not to crawl on beside other tests
+            os.killpg(crawl.proc.pid, signal.SIGKILL)
+
+    resume = Crawl(out, _args(testweb), log_name="resume.log")
+    assert resume.wait(600) == 0, resume.log()[-4000:]
+    duplicates = _assert_complete_and_polite(testweb, seeds, mark)
+    found = re.search(r"took back (\d+) URLs", resume.log())
+    assert sum(count - 1 for count in duplicates.values()) <= (int(found.group(1)) if found else 0)
+    _assert_one_record_a_page(out)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a dead child its fork server has not reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
 
 
 def test_kill_9_of_one_fetcher_is_restarted_and_its_leases_re_leased(testweb: TestWeb, tmp_path: Path) -> None:

@@ -6,6 +6,12 @@ fork of it, ready at once, where ``spawn`` had each child import its whole stack
 interpreter, not the supervisor: no inherited locks, threads, sockets or event loops, as with ``spawn``; a child
 still imports the script that started the crawl and gets the environment of its start (``logs.child_entry``).
 
+A child outlives no supervisor: each holds the reading end of the node's lifeline, a pipe whose only writing end
+the supervisor keeps and never writes. When the supervisor dies, even by kill -9 alone (an operator's ``kill -9
+PID``, a service manager that signals one process), the pipe reads EOF and every child kills itself
+(``logs.child_entry``): what is left is a node killed whole, which a restart recovers, instead of orphans that go on
+leasing and writing the out's files beside the restarted node's.
+
 A child that dies while the node is running is reported and started again with the same index; the new fetcher
 takes back the leases of its previous life by its owner id. One that keeps dying with an error soon after its start
 (a setting, a file or a library it cannot use) would be restarted forever: after :data:`START_FAILURES` such deaths
@@ -66,10 +72,10 @@ class Child:
     def name(self) -> str:
         return f"{self.kind}-{self.index}"
 
-    def start(self) -> None:
+    def start(self, lifeline: Connection | None = None) -> None:
         prestart()  # the stages are what the server imports, whoever starts the first child
         receive, send = CONTEXT.Pipe(duplex=False)
-        args = (self.log_setup, self.name, self.target, self.args, send, dict(os.environ))
+        args = (self.log_setup, self.name, self.target, self.args, send, dict(os.environ), lifeline)
         self.process = CONTEXT.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
         self.process.start()
         send.close()  # the child holds the only sending end: at its death the pipe reads EOF
@@ -109,11 +115,21 @@ class Children:
 
     pid_file: Path | None = None
     members: list[Child] = field(default_factory=list)
+    _lifeline: tuple[Connection, Connection] | None = None  # (the children's reading end, the writing end)
 
     def add(self, child: Child) -> None:
+        if self._lifeline is None:
+            self._lifeline = CONTEXT.Pipe(duplex=False)
         self.members.append(child)
-        child.start()
+        child.start(self._lifeline[0])
         self._write_pids()
+
+    def close(self) -> None:
+        """The children are gone: close the lifeline (a program that runs crawls one after another keeps no fds)."""
+        if self._lifeline is not None:
+            for end in self._lifeline:
+                end.close()
+            self._lifeline = None
 
     def _write_pids(self) -> None:
         if self.pid_file is None:
@@ -142,7 +158,7 @@ class Children:
                 )
             child.restarts += 1
             messages.append(f"{child.name} (pid {child.pid}) died ({how}); restarting it (restart #{child.restarts})")
-            child.start()
+            child.start(self._lifeline[0] if self._lifeline is not None else None)
         if messages:
             self._write_pids()
         return messages

@@ -15,7 +15,9 @@ import json
 import logging
 import logging.handlers
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -114,18 +116,22 @@ def child_entry(
     args: Any,
     report: Connection | None = None,
     environ: dict[str, str] | None = None,
+    lifeline: Connection | None = None,
 ) -> None:
     """A child process's real entry point: its logging first (warnings to stderr as before), then its work.
     ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run. An error
     that ends the child is sent, as one line, through ``report`` (with whether it is about the crawl's state, e.g.
     Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting.
-    ``environ``: the starter's environment now (a fork server's is that of its own start, maybe a crawl ago)."""
+    ``environ``: the starter's environment now (a fork server's is that of its own start, maybe a crawl ago).
+    ``lifeline``: reads EOF when the supervisor is gone; the child then kills itself (see ``node.children``)."""
     if environ is not None and environ != os.environ:
         os.environ.clear()
         os.environ.update(environ)
     try:
         if setup is not None:
             setup.apply(name, stderr_level=logging.WARNING)
+        if lifeline is not None:
+            threading.Thread(target=_die_with_supervisor, args=(lifeline,), name="lifeline", daemon=True).start()
         module, _, function = target.partition(":")
         work: Callable[[Any], None] = getattr(importlib.import_module(module), function)
         work(args)
@@ -134,6 +140,15 @@ def child_entry(
             with contextlib.suppress(OSError):
                 report.send((error_line(exc), isinstance(exc, StateError)))
         raise
+
+
+def _die_with_supervisor(lifeline: Connection) -> None:
+    """Block until the lifeline reads EOF (nothing is ever written), then end as a kill -9 would: the supervisor that
+    would drain, restart or stop this child is gone, and what a killed node leaves is what a restart recovers."""
+    with contextlib.suppress(OSError):
+        lifeline.poll(None)
+    logging.getLogger("webtrawl.node").error("the node's supervisor is gone: this child ends with it")
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def error_line(exc: BaseException) -> str:

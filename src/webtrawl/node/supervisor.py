@@ -119,6 +119,7 @@ class Node:
                 if self.redis is not None:
                     self.redis.stop()
         finally:
+            self.children.close()  # a child still alive now (the node failed) ends with it, as at the node's death
             # Released here, not when the node is collected: a program that runs the same out again (a resume
             # from the API) would find it still locked until a garbage collection freed the node's cycles.
             lock_file.close()
