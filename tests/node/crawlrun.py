@@ -44,9 +44,9 @@ class Crawl:
         path = self.out / "children.json"
         return json.loads(path.read_text()) if path.exists() else {}
 
-    def interrupt(self) -> None:
-        """Ctrl-C at a terminal: SIGINT to the whole foreground process group."""
-        os.killpg(self.proc.pid, signal.SIGINT)
+    def interrupt(self, signum: int = signal.SIGINT) -> None:
+        """Ctrl-C at a terminal: SIGINT to the whole foreground process group (or another signal to all of it)."""
+        os.killpg(self.proc.pid, signum)
 
     def kill_node(self) -> None:
         """kill -9 of everything the node runs: the process group and the embedded Redis server."""

@@ -16,6 +16,8 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.node.clusterrun import TRAWL
 from tests.node.crawlrun import Crawl, records, stats, wait_until, warc_responses
 from webtrawl_testweb import (
@@ -278,13 +280,18 @@ def _assert_one_record_a_page(out: Path) -> None:
     assert {uri: n for uri, n in responses.items() if n > 1} == {}
 
 
-def test_ctrl_c_drains_cleanly_and_resume_continues(testweb: TestWeb, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "systemctl-stop"])
+def test_a_stop_signal_to_the_whole_process_group_drains_cleanly_and_resume_continues(
+    signum: signal.Signals, testweb: TestWeb, tmp_path: Path
+) -> None:
+    """Ctrl-C at a terminal, or 'systemctl stop' (SIGTERM to every process of the unit): the children leave the
+    stop to the supervisor, which drains them."""
     seeds = testweb.seeds(3)
     mark = testweb.mark()
     out = tmp_path / "crawl"
     crawl = Crawl(out, [*seeds, *_args(testweb)])
     wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
-    crawl.interrupt()
+    crawl.interrupt(signum)
     assert crawl.wait(300) == 0, crawl.log()[-4000:]
     first = stats(out)["counters"]
     assert first["inflight"] == 0  # drained: nothing left leased

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -49,7 +48,6 @@ _TRIM_BACKSTOP_S = 10.0  # the longest between two looks
 
 def run_fetcher(args: FetcherArgs) -> None:
     """Process entry point."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
     return_freed_buffers()
     collect_less()
     try:

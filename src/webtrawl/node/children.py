@@ -40,9 +40,10 @@ from webtrawl.node.logs import LogSetup, child_entry
 log = logging.getLogger("webtrawl.node")
 
 CONTEXT = multiprocessing.get_context("forkserver")
-# What the fork server imports before it forks anyone: the stages a node's children run. A module that fails to
-# import there (an extra not installed) is imported in the child instead, and fails there with its own error.
-_STAGES = ["webtrawl.node.logs", "webtrawl.fetch.worker", "webtrawl.parse.worker"]
+# What the fork server imports before it forks anyone: its own signal setup, then the stages a node's children run.
+# A module that fails to import there (an extra not installed) is imported in the child instead, and fails there
+# with its own error.
+_STAGES = ["webtrawl.node._forkserver", "webtrawl.node.logs", "webtrawl.fetch.worker", "webtrawl.parse.worker"]
 START_FAILURES = 3  # deaths in a row, each with an error within START_WINDOW_S of its start, that stop the node
 START_WINDOW_S = 30.0  # a child that lived longer got to work: its death is a crash to restart from, not a loop
 

@@ -124,6 +124,10 @@ def child_entry(
     Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting.
     ``environ``: the starter's environment now (a fork server's is that of its own start, maybe a crawl ago).
     ``lifeline``: reads EOF when the supervisor is gone; the child then kills itself (see ``node.children``)."""
+    # The supervisor decides when a child stops: a signal meant for the node that reaches its whole process group
+    # or cgroup (Ctrl-C at a terminal, 'systemctl stop') is the supervisor's to turn into a drain.
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop_signal, signal.SIG_IGN)
     if environ is not None and environ != os.environ:
         os.environ.clear()
         os.environ.update(environ)

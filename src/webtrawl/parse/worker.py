@@ -7,7 +7,6 @@ batch does, in the order that makes crashes harmless, is :mod:`webtrawl.parse.ba
 from __future__ import annotations
 
 import logging
-import signal
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +70,6 @@ def _tracker(args: ParserArgs, client: Any, prefix: str) -> ContentTracker | Non
 
 def run_parser(args: ParserArgs) -> None:
     """Process entry point."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
     tune_process()
     _Parser(args).run()
 
