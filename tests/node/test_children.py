@@ -99,7 +99,7 @@ def test_a_child_killed_from_outside_is_restarted_every_time() -> None:
         children.kill()
 
 
-def test_children_end_when_their_supervisors_lifeline_closes_as_at_its_death() -> None:
+def test_children_end_when_the_node_closes_their_pipes_as_at_its_death() -> None:
     children = Children()
     for i in range(2):
         children.add(Child("parser", i, "tests.node.failing_child:run_a_while", "60"))

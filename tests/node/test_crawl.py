@@ -154,6 +154,31 @@ def test_kill_9_of_the_supervisor_alone_ends_its_children_and_resume_loses_nothi
     _assert_one_record_a_page(out)
 
 
+def test_kill_9_of_the_fork_server_restarts_the_children_without_two_of_a_kind_writing(
+    testweb: TestWeb, tmp_path: Path
+) -> None:
+    """The supervisor learns of its children's exits through the fork server: killed, every child looks dead. The
+    node starts new ones; the old ones, still running, must end rather than write the same files beside them."""
+    seeds = testweb.seeds(3)
+    mark = testweb.mark()
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*seeds, *_args(testweb)])
+    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    old = crawl.children()
+    fork_server = _parent(old["parser-0"])
+    assert fork_server != crawl.proc.pid and {_parent(pid) for pid in old.values()} == {fork_server}
+    os.kill(fork_server, signal.SIGKILL)
+    wait_until(lambda: not any(_running(pid) for pid in old.values()), 60, "the old children to end", crawl)
+    assert crawl.wait(600) == 0, crawl.log()[-4000:]
+    assert "restarting it" in crawl.log()
+    _assert_complete_and_polite(testweb, seeds, mark)  # pages in flight at the kill may be fetched twice
+    _assert_one_record_a_page(out)  # but stored once
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def _running(pid: int) -> bool:
     """Alive and not a zombie (a dead child its fork server has not reaped yet)."""
     try:

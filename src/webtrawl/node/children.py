@@ -6,11 +6,12 @@ fork of it, ready at once, where ``spawn`` had each child import its whole stack
 interpreter, not the supervisor: no inherited locks, threads, sockets or event loops, as with ``spawn``; a child
 still imports the script that started the crawl and gets the environment of its start (``logs.child_entry``).
 
-A child outlives no supervisor: each holds the reading end of the node's lifeline, a pipe whose only writing end
-the supervisor keeps and never writes. When the supervisor dies, even by kill -9 alone (an operator's ``kill -9
-PID``, a service manager that signals one process), the pipe reads EOF and every child kills itself
-(``logs.child_entry``): what is left is a node killed whole, which a restart recovers, instead of orphans that go on
-leasing and writing the out's files beside the restarted node's.
+A child outlives neither its supervisor nor the supervisor's belief that it is alive. It holds the sending end of a
+pipe whose only reading end the supervisor keeps (the child reports its last error through it), and kills itself
+when that end closes (``logs.child_entry``): when the supervisor dies, even by a kill -9 of its pid alone, and when
+the supervisor takes the child for dead and starts another in its place (its fork server, through which it learns of
+exits, was killed). What is left is a node, or a child, killed whole, which a restart recovers, never two processes
+leasing and writing the same files.
 
 A child that dies while the node is running is reported and started again with the same index; the new fetcher
 takes back the leases of its previous life by its owner id. One that keeps dying with an error soon after its start
@@ -73,16 +74,21 @@ class Child:
     def name(self) -> str:
         return f"{self.kind}-{self.index}"
 
-    def start(self, lifeline: Connection | None = None) -> None:
+    def start(self) -> None:
+        self.close()  # an earlier life that is somehow still running ends now, before this one starts
         prestart()  # the stages are what the server imports, whoever starts the first child
         receive, send = CONTEXT.Pipe(duplex=False)
-        args = (self.log_setup, self.name, self.target, self.args, send, dict(os.environ), lifeline)
+        args = (self.log_setup, self.name, self.target, self.args, send, dict(os.environ))
         self.process = CONTEXT.Process(target=child_entry, args=args, name=f"trawl-{self.name}", daemon=False)
         self.process.start()
         send.close()  # the child holds the only sending end: at its death the pipe reads EOF
+        self._errors, self._started = receive, time.monotonic()
+
+    def close(self) -> None:
+        """Close this node's end of the child's pipe: a child still running kills itself."""
         if self._errors is not None:
             self._errors.close()
-        self._errors, self._started = receive, time.monotonic()
+            self._errors = None
 
     def died(self) -> str:
         """How the dead child ended, for the log; counts a death at start (an error, soon after it started, that is
@@ -116,21 +122,17 @@ class Children:
 
     pid_file: Path | None = None
     members: list[Child] = field(default_factory=list)
-    _lifeline: tuple[Connection, Connection] | None = None  # (the children's reading end, the writing end)
 
     def add(self, child: Child) -> None:
-        if self._lifeline is None:
-            self._lifeline = CONTEXT.Pipe(duplex=False)
         self.members.append(child)
-        child.start(self._lifeline[0])
+        child.start()
         self._write_pids()
 
     def close(self) -> None:
-        """The children are gone: close the lifeline (a program that runs crawls one after another keeps no fds)."""
-        if self._lifeline is not None:
-            for end in self._lifeline:
-                end.close()
-            self._lifeline = None
+        """The node is done: a child still running ends (a program that runs crawls one after another keeps no
+        children and no fds)."""
+        for child in self.members:
+            child.close()
 
     def _write_pids(self) -> None:
         if self.pid_file is None:
@@ -159,7 +161,7 @@ class Children:
                 )
             child.restarts += 1
             messages.append(f"{child.name} (pid {child.pid}) died ({how}); restarting it (restart #{child.restarts})")
-            child.start(self._lifeline[0] if self._lifeline is not None else None)
+            child.start()
         if messages:
             self._write_pids()
         return messages

@@ -15,6 +15,7 @@ import json
 import logging
 import logging.handlers
 import os
+import select
 import signal
 import sys
 import threading
@@ -116,14 +117,13 @@ def child_entry(
     args: Any,
     report: Connection | None = None,
     environ: dict[str, str] | None = None,
-    lifeline: Connection | None = None,
 ) -> None:
     """A child process's real entry point: its logging first (warnings to stderr as before), then its work.
     ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run. An error
     that ends the child is sent, as one line, through ``report`` (with whether it is about the crawl's state, e.g.
     Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting.
     ``environ``: the starter's environment now (a fork server's is that of its own start, maybe a crawl ago).
-    ``lifeline``: reads EOF when the supervisor is gone; the child then kills itself (see ``node.children``)."""
+    The child kills itself when the supervisor closes its end of ``report`` or dies (see ``node.children``)."""
     # The supervisor decides when a child stops: a signal meant for the node that reaches its whole process group
     # or cgroup (Ctrl-C at a terminal, 'systemctl stop') is the supervisor's to turn into a drain.
     for stop_signal in (signal.SIGINT, signal.SIGTERM):
@@ -134,8 +134,8 @@ def child_entry(
     try:
         if setup is not None:
             setup.apply(name, stderr_level=logging.WARNING)
-        if lifeline is not None:
-            threading.Thread(target=_die_with_supervisor, args=(lifeline,), name="lifeline", daemon=True).start()
+        if report is not None:
+            threading.Thread(target=_end_with_supervisor, args=(report,), name="lifeline", daemon=True).start()
         module, _, function = target.partition(":")
         work: Callable[[Any], None] = getattr(importlib.import_module(module), function)
         work(args)
@@ -146,12 +146,15 @@ def child_entry(
         raise
 
 
-def _die_with_supervisor(lifeline: Connection) -> None:
-    """Block until the lifeline reads EOF (nothing is ever written), then end as a kill -9 would: the supervisor that
-    would drain, restart or stop this child is gone, and what a killed node leaves is what a restart recovers."""
+def _end_with_supervisor(report: Connection) -> None:
+    """Block until the reading end of ``report`` closes (poll reports POLLERR on the sending end), then end as a
+    kill -9 would: the supervisor that would drain, restart or stop this child is gone or has given it up, and what a
+    killed child leaves is what a restart recovers."""
+    watch = select.poll()
+    watch.register(report.fileno(), 0)  # no event asked: only POLLERR / POLLHUP, which poll always reports
     with contextlib.suppress(OSError):
-        lifeline.poll(None)
-    logging.getLogger("webtrawl.node").error("the node's supervisor is gone: this child ends with it")
+        watch.poll()
+    logging.getLogger("webtrawl.node").error("the node's supervisor is gone or gave this child up: it ends")
     os.kill(os.getpid(), signal.SIGKILL)
 
 
