@@ -46,6 +46,17 @@ def _args(web: TestWeb, *extra: str) -> list[str]:
     ]
 
 
+def _crawl_until(web: TestWeb, tmp_path: Path, count: int, *extra: str) -> tuple[list[str], int, Path, Crawl]:
+    """A crawl of three seeds, running, once it has stored ``count`` records: its seeds, the test web's log mark
+    before it, its out and the crawl."""
+    seeds = web.seeds(3)
+    mark = web.mark()
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*seeds, *_args(web, *extra)])
+    wait_until(lambda: len(records(out)) >= count, 300, f"{count} records", crawl)
+    return seeds, mark, out, crawl
+
+
 def _assert_complete_and_polite(web: TestWeb, seeds: list[str], mark: int) -> dict[str, int]:
     """The crawl fetched exactly the reachable pages, politely, robots first; returns the duplicate counts."""
     entries = web.entries(since=mark)
@@ -131,11 +142,7 @@ def test_kill_9_of_the_supervisor_alone_ends_its_children_and_resume_loses_nothi
 ) -> None:
     """``kill -9 PID`` of the node's own process, not its group: its fetchers and parsers must not go on as
     orphans, leasing and writing the out's files beside the node that resumes it."""
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    crawl = Crawl(out, [*seeds, *_args(testweb)])
-    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    seeds, mark, out, crawl = _crawl_until(testweb, tmp_path, 100)
     children = crawl.children()
     assert sorted(children) == ["fetcher-0", "fetcher-1", "parser-0"]
     os.kill(crawl.proc.pid, signal.SIGKILL)
@@ -159,11 +166,7 @@ def test_kill_9_of_the_fork_server_restarts_the_children_without_two_of_a_kind_w
 ) -> None:
     """The supervisor learns of its children's exits through the fork server: killed, every child looks dead. The
     node starts new ones; the old ones, still running, must end rather than write the same files beside them."""
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    crawl = Crawl(out, [*seeds, *_args(testweb)])
-    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    seeds, mark, out, crawl = _crawl_until(testweb, tmp_path, 100)
     old = crawl.children()
     fork_server = _parent(old["parser-0"])
     assert fork_server != crawl.proc.pid and {_parent(pid) for pid in old.values()} == {fork_server}
@@ -189,11 +192,7 @@ def _running(pid: int) -> bool:
 
 
 def test_kill_9_of_one_fetcher_is_restarted_and_its_leases_re_leased(testweb: TestWeb, tmp_path: Path) -> None:
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    crawl = Crawl(out, [*seeds, *_args(testweb, "--concurrency", "32")])
-    wait_until(lambda: len(records(out)) >= 200, 300, "200 records", crawl)
+    seeds, mark, out, crawl = _crawl_until(testweb, tmp_path, 200, "--concurrency", "32")
     victim = crawl.children()["fetcher-0"]
     os.kill(victim, signal.SIGKILL)
     wait_until(lambda: crawl.children().get("fetcher-0") not in (None, victim), 60, "fetcher-0 restarted", crawl)
@@ -227,11 +226,7 @@ def test_kill_9_of_a_fetcher_while_its_parser_is_behind_leaves_one_record_a_page
     """The dead fetcher's pages wait in the stopped parser (its socket, its batch) while the fetcher's next life
     starts: that life takes the dead one's leases back only once the parser has stored them, so none is fetched
     and recorded a second time."""
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    crawl = Crawl(out, [*seeds, *_args(testweb, "--concurrency", "32")])
-    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    seeds, mark, out, crawl = _crawl_until(testweb, tmp_path, 100, "--concurrency", "32")
     parser, victim = crawl.children()["parser-0"], crawl.children()["fetcher-0"]
     stopped_at = testweb.mark()
     os.kill(parser, signal.SIGSTOP)
@@ -256,11 +251,7 @@ def test_kill_9_of_a_fetcher_while_its_parser_is_behind_leaves_one_record_a_page
 def test_kill_9_of_a_parser_gives_the_pages_it_had_not_stored_back_at_once(testweb: TestWeb, tmp_path: Path) -> None:
     """The pages a parser dies with are fetched again as soon as it is gone, not after --process-ttl (600 s here,
     longer than the crawl is given to end): the fetchers take back those it had not confirmed as stored."""
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    crawl = Crawl(out, [*seeds, *_args(testweb, "--concurrency", "32", "--process-ttl", "600")])
-    wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
+    seeds, mark, out, crawl = _crawl_until(testweb, tmp_path, 100, "--concurrency", "32", "--process-ttl", "600")
     victim = crawl.children()["parser-0"]
     stopped_at = testweb.mark()
     os.kill(victim, signal.SIGSTOP)  # what it receives from now on, it never stores
@@ -311,11 +302,7 @@ def test_a_stop_signal_to_the_whole_process_group_drains_cleanly_and_resume_cont
 ) -> None:
     """Ctrl-C at a terminal, or 'systemctl stop' (SIGTERM to every process of the unit): the children leave the
     stop to the supervisor, which drains them."""
-    seeds = testweb.seeds(3)
-    mark = testweb.mark()
-    out = tmp_path / "crawl"
-    crawl = Crawl(out, [*seeds, *_args(testweb)])
-    wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
+    seeds, mark, out, crawl = _crawl_until(testweb, tmp_path, 150)
     crawl.interrupt(signum)
     assert crawl.wait(300) == 0, crawl.log()[-4000:]
     first = stats(out)["counters"]
