@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import tracemalloc
 import uuid
@@ -109,21 +110,27 @@ def test_trawl_seed_streams_a_file_in_memory_that_does_not_grow_with_it(
     assert counters.queued == 22_000 and counters.get("added") == 22_000
 
 
-def test_a_node_waiting_for_seeds_is_listed_as_waiting_and_obeys_trawl_stop(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["trawl stop", "SIGTERM"])
+def test_a_node_waiting_for_seeds_is_listed_as_waiting_and_stops_cleanly(how: str, tmp_path: Path) -> None:
+    """A node started before 'trawl seed' (a deployment scaled up first), stopped before any seed came: by 'trawl
+    stop', or by SIGTERM (a deployment scaled down). It leaves as stopped, not lost."""
     server = EmbeddedRedis(tmp_path / "redis").start()  # a crawl of its own: the node uses the default key prefix
     shared = ["--redis", server.url]
     node = NodeRun(tmp_path / "node", [*shared, "--node-id", "early"])
     try:
         wait_until(lambda: "waiting for 'trawl seed'" in node.log(), 120, "the node to wait for seeds", node)
         wait_until(lambda: _states(shared) == [("early", "waiting")], 60, "the node listed as waiting", node)
-        trawl("stop", *shared)
+        if how == "SIGTERM":
+            node.proc.send_signal(signal.SIGTERM)
+        else:
+            trawl("stop", *shared)
         assert node.wait(120) == 0, node.log()[-4000:]
         assert _states(shared) == [("early", "stopped")]
     finally:
         if node.proc.poll() is None:
             node.kill()
         server.stop()
-    assert "stopping: trawl stop requested" in node.log()
+    assert ("stopping: trawl stop requested" in node.log()) == (how == "trawl stop")
 
 
 def _states(shared: list[str]) -> list[tuple[str, str]]:

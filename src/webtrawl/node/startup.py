@@ -17,7 +17,7 @@ from webtrawl.errors import InputError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
-from webtrawl.node.presence import Presence, StopWatch
+from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds
 from webtrawl.parse.args import ParserArgs
@@ -105,7 +105,7 @@ def seed(
     cfg: CrawlConfig,
     start_urls: list[str],
     frontier: RedisFrontier,
-    stops: StopWatch,
+    stopped: Callable[[], bool],
     presence: Presence | None,
     node_stats: Callable[[], dict[str, int | float | str]],
     *,
@@ -120,7 +120,7 @@ def seed(
         frontier.add_seed_hosts(new_seeds)
     seeds = sorted(frontier.seed_hosts())
     if not seeds and wait:
-        return _wait_for_seeds(cfg.crawl.node_id, frontier, stops, presence, node_stats)
+        return _wait_for_seeds(cfg.crawl.node_id, frontier, stopped, presence, node_stats)
     if not seeds:
         raise InputError(
             "no seeds: give URLs, --seeds FILE, a --spider with start_urls, or --out of an existing crawl to resume"
@@ -131,14 +131,14 @@ def seed(
 def _wait_for_seeds(
     node_id: str,
     frontier: RedisFrontier,
-    stops: StopWatch,
+    stopped: Callable[[], bool],
     presence: Presence | None,
     node_stats: Callable[[], dict[str, int | float | str]],
 ) -> list[str]:
     """A node may start before ``trawl seed``: it waits (listed as waiting) until seeds arrive or a stop."""
     log.info("node %s: no seeds in this crawl yet; waiting for 'trawl seed'", node_id)
     while True:
-        if stops.stop_requested():
+        if stopped():  # 'trawl stop', or a stop signal
             return []
         if presence is not None:
             presence.beat("waiting", node_stats())

@@ -152,11 +152,17 @@ class Node:
         taken = frontier.reclaim_owner(crawl.node_id)
         if taken:
             log.info("took back %d URLs leased by a previous run of node %s", taken, crawl.node_id)
+        with stop_signals(self._on_signal):  # from here on a stop signal drains, also while waiting for seeds
+            return self._seed_and_watch(frontier, settings, redis_url)
+
+    def _seed_and_watch(self, frontier: RedisFrontier, settings: FrontierSettings, redis_url: str) -> int:
+        cfg, crawl = self.cfg, self.cfg.crawl
         seeds = startup.seed(
-            cfg, self.start_urls, frontier, self.stops, self.presence, self._node_stats, wait=self.wait_for_seeds
+            cfg, self.start_urls, frontier, self._stop_asked, self.presence, self._node_stats, wait=self.wait_for_seeds
         )
         if not seeds:
-            log.info("stopping: trawl stop requested")
+            if not self.interrupts:  # a signal said so already
+                log.info("stopping: trawl stop requested")
             self._leave()
             return 0
         announce_new = cfg.extraction.changes and frontier.counters().get("fetched") > 0  # a page never held: new
@@ -166,8 +172,7 @@ class Node:
             self.budget.before = frontier.counters().get("fetched")
             self.budget.shared = CONTEXT.Value("q", max(0, crawl.max_pages - self.budget.before))
         self._add_children(settings, redis_url, seeds, announce_new)
-        with stop_signals(self._on_signal):
-            return self._watch(frontier)
+        return self._watch(frontier)
 
     def _add_children(self, settings: FrontierSettings, redis_url: str, seeds: list[str], announce_new: bool) -> None:
         cfg = self.cfg
@@ -202,6 +207,10 @@ class Node:
                 pauses=(self.memory_guard.pause, self.disk_full),
             )
             self.children.add(Child("fetcher", i, "webtrawl.fetch.worker:run_fetcher", fargs, log_setup=self.log_setup))
+
+    def _stop_asked(self) -> bool:
+        """A stop signal came, or 'trawl stop' (before the children run: the watch loop has its own stop reasons)."""
+        return self.stop_leasing.is_set() or (self.stops is not None and self.stops.stop_requested())
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.interrupts += 1
