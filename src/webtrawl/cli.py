@@ -72,7 +72,7 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         help="destination (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, sqlite:///PATH.db, postgresql://...;"
         " wacz:FILE.wacz packages the crawl's WARCs (with its index and pages list) for replay tools",
     )
-    export.add_argument("--redis", help="Redis URL, if the crawl used --redis (for the crawl's id)")
+    export.add_argument("--redis", help="the crawl's Redis, for its id (default: the one its --out names)")
     export.add_argument("--crawl-id", help="the crawl id of the rows (default: the crawl's own, from its frontier)")
     export.add_argument("--identity", type=Path, metavar="FILE", help="age identity file of an encrypted crawl")
 

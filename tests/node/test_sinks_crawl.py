@@ -215,6 +215,18 @@ def test_two_nodes_on_a_redis_cluster_one_killed_write_one_row_per_item_to_one_t
     assert set(found) == set(truth) and max(found.values()) == 1 and len(found) > 300
     assert len(crawls) == 1
 
+    # A node's out exported later without --redis: its saved settings name the cluster, whose crawl id the rows keep.
+    target = f"sqlite:///{tmp_path}/n2.db?table=items"
+    done = subprocess.run(
+        [sys.executable, "-m", "webtrawl", "export", "--out", str(survivor.out), "--to", target],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(tmp_path / "n2.db") as conn:
+        assert conn.execute("SELECT DISTINCT crawl FROM items").fetchall() == crawls
+
 
 USER_SINK = "tests.fixtures.usersink:CollectingSink"
 

@@ -110,12 +110,14 @@ def _print_host(client: Any, out: Path, host: str, as_json: bool) -> int:
 
 
 def crawl_id_of(out: Path, redis_url: str | None) -> str:
-    """The id a crawl's rows carry in the table sinks (read from its frontier, live or stopped)."""
+    """The id a crawl's rows carry in the table sinks (read from its frontier, live or stopped; a node of a shared
+    crawl reads it from the Redis or Redis Cluster its out names)."""
     from webtrawl.formats.sinkurl import crawl_id
 
+    redis_url, cluster = _saved_redis(out, redis_url, None)
     with _redis_for(out, redis_url) as url:
         settings = FrontierSettings()
-        frontier = RedisFrontier.open(connect_sync(url), settings, create=False)
+        frontier = RedisFrontier.open(connect_sync(url, cluster=cluster), settings, create=False)
         return crawl_id(settings.prefix, frontier.meta())
 
 
