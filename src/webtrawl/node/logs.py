@@ -152,10 +152,10 @@ def _end_with_supervisor(report: Connection) -> None:
     killed child leaves is what a restart recovers."""
     watch = select.poll()
     watch.register(report.fileno(), 0)  # no event asked: only POLLERR / POLLHUP, which poll always reports
-    with contextlib.suppress(OSError):
-        watch.poll()
-    logging.getLogger("webtrawl.node").error("the node's supervisor is gone or gave this child up: it ends")
-    os.kill(os.getpid(), signal.SIGKILL)
+    events = watch.poll()
+    if any(event & (select.POLLERR | select.POLLHUP) for _fd, event in events):  # not POLLNVAL: our own close
+        logging.getLogger("webtrawl.node").error("the node's supervisor is gone or gave this child up: it ends")
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def error_line(exc: BaseException) -> str:
