@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import time
 import tracemalloc
 import uuid
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.node.crawlrun import wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
 from webtrawl.frontier import FrontierSettings, RedisFrontier
+from webtrawl.frontier.keys import global_tag
 from webtrawl.node.presence import Presence, StopWatch, list_nodes, request_stop, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.shared import seed
@@ -69,6 +71,23 @@ def test_status_tells_live_stopped_and_lost_nodes_apart(redis_client: redis.Redi
     assert (shown["fetched"], shown["rate"], shown["leases"]) == (10, 2.5, 7)
     lost = listed["c"].as_dict(0)  # what it fetched, and where it ran: the machine to look at
     assert (lost["fetched"], lost["host"], lost["out"]) == (3, socket.gethostname(), str((tmp_path / "c").resolve()))
+
+
+def test_a_node_not_seen_for_a_day_is_forgotten_when_another_starts(
+    redis_client: redis.Redis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prefix = _prefix()
+    day_ago = time.time() - 86_400 - 60
+    with monkeypatch.context() as past:
+        past.setattr(time, "time", lambda: day_ago)  # the clock of the node's heartbeat, a day back
+        old = Presence(redis_client, prefix, "old-pod", tmp_path / "old", ttl_s=30)
+        old.claim()
+        old.beat("crawling", {"fetched": 5}, ttl_ms=1)  # then lost
+    assert [n.node_id for n in list_nodes(redis_client, prefix)] == ["old-pod"]
+    Presence(redis_client, prefix, "new-pod", tmp_path / "new", ttl_s=30).claim()
+    assert list_nodes(redis_client, prefix) == []  # the new one has not beaten yet; the old one is gone
+    places = redis_client.hkeys(f"{global_tag(prefix)}where")  # and its place too: the hash stays as small
+    assert places == [b"new-pod"]
 
 
 def test_stop_reaches_running_nodes_but_not_nodes_started_later(redis_client: redis.Redis) -> None:

@@ -12,7 +12,8 @@ Every node that crawls from a shared Redis (``--redis``) announces itself; all k
     fetched     hash id -> pages the node fetched over all its runs (HINCRBY by each heartbeat's increase, no
                 TTL): a restarted node goes on from its earlier total instead of from zero, and a lost node
                 still shows what it fetched.
-    where       hash id -> "host:out" of the node's last run (no TTL): status names the machine of a lost node.
+    where       hash id -> "host:out" of the node's last run: status names the machine of a lost node. Dropped
+                with the node from ``nodes`` (a deployment's pods each have a new id).
 
 Fetchers report what the heartbeat needs through :class:`FetcherStats`, a small shared-memory array.
 """
@@ -201,8 +202,12 @@ class Presence:
                 )
         self._fetched_before = int(self.client.hget(self._fetched_key, self.node_id) or 0)
         self.client.hset(self._where_key, self.node_id, f"{self._static['host']}:{self._static['out']}")
-        now_ms = int(time.time() * 1000)
-        self.client.zremrangebyscore(self._nodes_key, "-inf", now_ms - _FORGET_AFTER_MS)
+        forgotten = self.client.zrangebyscore(self._nodes_key, "-inf", int(time.time() * 1000) - _FORGET_AFTER_MS)
+        if forgotten:  # with their places: a deployment's every pod has a new id, the hash would only grow
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zrem(self._nodes_key, *forgotten)
+            pipe.hdel(self._where_key, *forgotten)
+            pipe.execute()
 
     def due(self, now: float) -> bool:
         return now - self._last_beat >= self.interval
