@@ -61,9 +61,10 @@ test-compiled: compile
 
 # The suite against the lowest versions pyproject.toml admits for what it asks for directly (uv's lowest-direct
 # resolution; what those pull in comes at its newest), in a virtualenv of its own made as $(VENV) is: a lower bound
-# we declare is one the tests ran against. All but the node's end-to-end tests (one crawl of them), for CI's time.
+# we declare is one the tests ran against. All but the node's end-to-end tests (one crawl of them) and the bench
+# harness's (it runs the same crawler), for CI's time.
 LOWEST := .venv-lowest
-LOWEST_TESTS := $(filter-out tests/node/ tests/__pycache__/ tests/fixtures/,$(wildcard tests/*/)) $(wildcard tests/test_*.py) \
+LOWEST_TESTS := $(filter-out tests/node/ tests/bench/ tests/__pycache__/ tests/fixtures/,$(wildcard tests/*/)) $(wildcard tests/test_*.py) \
 	tests/node/test_crawl.py
 test-lowest:
 	rm -rf $(LOWEST)
