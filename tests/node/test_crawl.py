@@ -220,6 +220,13 @@ def _pages_since(web: TestWeb, mark: int) -> int:
     return sum(1 for entry in web.entries(since=mark) if not entry.path.startswith("/robots"))
 
 
+def _queued_bytes(pid: int) -> int:
+    """The most bytes waiting unread in one of the Unix sockets of process ``pid`` (``ss``'s Recv-Q)."""
+    listing = subprocess.run(["ss", "-xpH"], capture_output=True, text=True, check=True).stdout
+    mine = (line.split() for line in listing.splitlines() if f"pid={pid}," in line)
+    return max((int(fields[2]) for fields in mine if fields[1] == "ESTAB"), default=0)
+
+
 def test_kill_9_of_a_fetcher_while_its_parser_is_behind_leaves_one_record_a_page(
     testweb: TestWeb, tmp_path: Path
 ) -> None:
@@ -256,6 +263,10 @@ def test_kill_9_of_a_parser_gives_the_pages_it_had_not_stored_back_at_once(testw
     stopped_at = testweb.mark()
     os.kill(victim, signal.SIGSTOP)  # what it receives from now on, it never stores
     wait_until(lambda: _pages_since(testweb, stopped_at) >= 20, 60, "20 pages for the stopped parser", crawl)
+    # On a busy machine the fetchers may not have handed it a whole page yet (then it dies with nothing to take
+    # back): wait until one of its sockets holds two pages' worth, so at least one whole page it will never store.
+    frame = 2 * (max(max(e.nbytes, e.decoded) for e in testweb.entries(since=stopped_at)) + 16_384)
+    wait_until(lambda: _queued_bytes(victim) >= frame, 60, "a whole page in the stopped parser's socket", crawl)
     os.kill(victim, signal.SIGKILL)
     assert crawl.wait(240) == 0, crawl.log()[-4000:]
 
