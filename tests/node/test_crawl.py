@@ -186,7 +186,7 @@ def _running(pid: int) -> bool:
     """Alive and not a zombie (a dead child its fork server has not reaped yet)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before or while it was read
         return False
     return state != "Z"
 
