@@ -25,9 +25,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The end-to-end tests mostly wait (politeness delays, kills, restarts): two workers, a test file each at a time
-# (--dist loadfile: a file's tests keep their order and its module fixtures); JOBS=0 runs them in one process.
-JOBS ?= 2
+# The end-to-end tests mostly wait (politeness delays, kills, restarts): with two workers the suite kept half of two
+# cores busy, so four, a test file each at a time (--dist loadfile: a file's tests keep their order and its module
+# fixtures); JOBS=0 runs them in one process.
+JOBS ?= 4
 unit: $(STAMP)
 	$(BIN)/pytest -q -n $(JOBS) --dist loadfile $(ARGS)
 

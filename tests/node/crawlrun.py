@@ -10,13 +10,20 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 
-from webtrawl_testweb import TestWeb, politeness_violations, robots_first_violations
+from webtrawl_testweb import (
+    TestWeb,
+    duplicate_fetches,
+    fetched_urls,
+    politeness_violations,
+    robots_first_violations,
+)
 from webtrawl_testweb.accesslog import LogEntry
 
 
@@ -153,3 +160,56 @@ def polite_crawl(web: TestWeb, out: Path, *args: str, delay: float, resumed: boo
     if not resumed:
         assert robots_first_violations(entries) == []
     return entries
+
+
+DELAY = 0.5  # the end-to-end crawls' --delay, against which their politeness is checked
+
+
+def node_args(web: TestWeb, *extra: str) -> list[str]:
+    """The end-to-end tests' node: two fetchers, one parser, a short delay and robots.txt retry, and ``extra``."""
+    return [
+        *web.crawl_args(),
+        "--delay",
+        str(DELAY),
+        "--fetchers",
+        "2",
+        "--parsers",
+        "1",
+        "--robots-retry",
+        "0.2",
+        *extra,
+    ]
+
+
+def crawl_until(web: TestWeb, tmp_path: Path, count: int, *extra: str) -> tuple[list[str], int, Path, Crawl]:
+    """A crawl of three seeds, running, once it has stored ``count`` records: its seeds, the test web's log mark
+    before it, its out and the crawl."""
+    seeds = web.seeds(3)
+    mark = web.mark()
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*seeds, *node_args(web, *extra)])
+    wait_until(lambda: len(records(out)) >= count, 300, f"{count} records", crawl)
+    return seeds, mark, out, crawl
+
+
+def assert_complete_and_polite(web: TestWeb, seeds: list[str], mark: int) -> dict[str, int]:
+    """The crawl fetched exactly the reachable pages, politely, robots first; returns the duplicate counts."""
+    entries = web.entries(since=mark)
+    expected = web.model.expected_crawl(seeds)
+    fetched = set(fetched_urls(entries))
+    known = {url for url in fetched if web.model.is_known(url)}
+    assert known == set(expected.fetched), (
+        f"missing {sorted(set(expected.fetched) - known)[:10]}, unexpected {sorted(known - set(expected.fetched))[:10]}"
+    )
+    assert not fetched & set(expected.disallowed), "robots.txt disallowed pages were fetched"
+    assert not fetched & set(expected.unavailable), "pages of a host whose robots.txt answers 503 were fetched"
+    assert politeness_violations(entries, DELAY, web.model.crawl_delays()) == []
+    assert robots_first_violations(entries) == []
+    return duplicate_fetches(entries)
+
+
+def assert_one_record_a_page(out: Path) -> None:
+    urls = Counter(row["url"] for row in records(out))
+    assert {url: n for url, n in urls.items() if n > 1} == {}
+    responses = Counter(uri for uri, _ in warc_responses(out))
+    assert {uri: n for uri, n in responses.items() if n > 1} == {}

@@ -13,8 +13,14 @@ from pathlib import Path
 
 from tests.fixtures.fault_proxy import FaultProxy
 from tests.fixtures.restartable_redis import RestartableRedis
-from tests.node.crawlrun import Crawl, records, wait_until
-from tests.node.test_crawl import _args, _assert_complete_and_polite, _assert_one_record_a_page
+from tests.node.crawlrun import (
+    Crawl,
+    assert_complete_and_polite,
+    assert_one_record_a_page,
+    node_args,
+    records,
+    wait_until,
+)
 from webtrawl.frontier.scripts import SCRIPTS
 from webtrawl_testweb import TestWeb
 
@@ -35,7 +41,7 @@ def test_kill_9_of_a_parser_inside_a_batch_leaves_one_record_a_page(testweb: Tes
     seeds = testweb.seeds(3)
     mark = testweb.mark()
     out, gate = tmp_path / "crawl", tmp_path / "gate"
-    crawl = Crawl(out, [*seeds, *_args(testweb, "--records-to", f"{GATE_SINK}?gate={gate}")])
+    crawl = Crawl(out, [*seeds, *node_args(testweb, "--records-to", f"{GATE_SINK}?gate={gate}")])
     wait_until(lambda: len(records(out)) >= 50, 300, "50 records", crawl)
     victim = _held_in_a_batch(gate, crawl)
     written = len(records(out))  # the held batch's lines are among them
@@ -43,10 +49,10 @@ def test_kill_9_of_a_parser_inside_a_batch_leaves_one_record_a_page(testweb: Tes
     assert crawl.wait(600) == 0, crawl.log()[-4000:]
 
     assert len(records(out)) > written
-    _assert_one_record_a_page(out)
+    assert_one_record_a_page(out)
     logs = "".join(path.read_text() for path in (out / "logs").glob("parser-*.log"))
     assert "rolled back a batch a killed parser had begun" in logs, logs[-3000:]
-    _assert_complete_and_polite(testweb, seeds, mark)
+    assert_complete_and_polite(testweb, seeds, mark)
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
 
 
@@ -56,16 +62,16 @@ def test_kill_9_of_the_node_inside_a_batch_then_resume_leaves_one_record_a_page(
     seeds = testweb.seeds(3)
     mark = testweb.mark()
     out, gate = tmp_path / "crawl", tmp_path / "gate"
-    crawl = Crawl(out, [*seeds, *_args(testweb, "--records-to", f"{GATE_SINK}?gate={gate}")])
+    crawl = Crawl(out, [*seeds, *node_args(testweb, "--records-to", f"{GATE_SINK}?gate={gate}")])
     wait_until(lambda: len(records(out)) >= 50, 300, "50 records", crawl)
     _held_in_a_batch(gate, crawl)
     crawl.kill_node()
 
-    resume = Crawl(out, _args(testweb, "--records-to", f"{GATE_SINK}?gate={gate}"), log_name="resume.log")
+    resume = Crawl(out, node_args(testweb, "--records-to", f"{GATE_SINK}?gate={gate}"), log_name="resume.log")
     assert resume.wait(600) == 0, resume.log()[-4000:]
-    _assert_one_record_a_page(out)
+    assert_one_record_a_page(out)
     assert "rolled back a batch a killed parser had begun" in resume.log(), resume.log()[-3000:]
-    _assert_complete_and_polite(testweb, seeds, mark)
+    assert_complete_and_polite(testweb, seeds, mark)
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
 
 
@@ -80,15 +86,15 @@ def test_kill_9_of_the_node_once_a_batch_is_stored_then_resume_completes_it(
     out = tmp_path / "crawl"
     complete = b"EVALSHA\r\n$40\r\n" + SCRIPTS["complete"].sha.encode()
     with FaultProxy(restartable_redis.port) as proxy:
-        crawl = Crawl(out, [*seeds, *_args(testweb, "--redis", proxy.url())])
+        crawl = Crawl(out, [*seeds, *node_args(testweb, "--redis", proxy.url())])
         wait_until(lambda: len(records(out)) >= 50, 300, "50 records", crawl)
         held = proxy.hold_on(complete)
         wait_until(held.is_set, 120, "a completion held on its way to Redis", crawl)
         crawl.kill_node()
 
-    resume = Crawl(out, _args(testweb, "--redis", restartable_redis.url), log_name="resume.log")
+    resume = Crawl(out, node_args(testweb, "--redis", restartable_redis.url), log_name="resume.log")
     assert resume.wait(600) == 0, resume.log()[-4000:]
-    _assert_one_record_a_page(out)
+    assert_one_record_a_page(out)
     assert re.search(r"completed the [1-9]\d* page\(s\) a killed parser had stored", resume.log()), resume.log()
-    _assert_complete_and_polite(testweb, seeds, mark)
+    assert_complete_and_polite(testweb, seeds, mark)
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}

@@ -15,8 +15,7 @@ from typing import Any
 import redis.cluster
 
 from tests.node.clusterrun import NodeRun, leases_of, trawl
-from tests.node.crawlrun import records, wait_until
-from tests.node.test_crawl import DELAY, _assert_complete_and_polite
+from tests.node.crawlrun import DELAY, assert_complete_and_polite, records, wait_until
 from webtrawl.config import load
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.node.shared import status
@@ -97,7 +96,7 @@ def test_two_nodes_fetch_every_page_once_politely_and_stop_on_request(
         assert "stopping: trawl stop requested" in node.log()
 
     # zero duplicates, zero politeness or robots violations across the two nodes
-    assert _assert_complete_and_polite(testweb, seeds, mark) == {}
+    assert assert_complete_and_polite(testweb, seeds, mark) == {}
     urls = _all_records(*outs)
     assert len(urls) == len(set(urls)) and set(testweb.model.expected_crawl(seeds).fetched) <= set(urls)
 
@@ -124,7 +123,7 @@ def test_kill_9_of_one_node_the_other_takes_over_its_leases_and_finishes(
 
     _wait_rarely(lambda: _node(url, "n1").get("state") == "lost", 60, "status to show n1 lost")
     assert survivor.wait(300) == 0, survivor.log()[-3000:]
-    duplicates = _assert_complete_and_polite(testweb, seeds, mark)
+    duplicates = assert_complete_and_polite(testweb, seeds, mark)
     assert sum(count - 1 for count in duplicates.values()) <= dead_leases, (duplicates, dead_leases)
     assert leases_of(cluster_client, "n1") == 0
     assert _status(url)["counters"]["reclaimed"] >= dead_leases
@@ -156,5 +155,5 @@ def test_a_node_restarted_with_its_id_takes_back_its_own_leases_at_once(
     completed = sum(int(n) for n in re.findall(r"completed the (\d+) page\(s\) a killed parser had stored", log))
     completed -= sum(int(n) for n in re.findall(r"(\d+) completion\(s\) discarded", log))
     assert found and int(found.group(1)) + completed == held, log[-3000:]
-    duplicates = _assert_complete_and_polite(testweb, seeds, mark)
+    duplicates = assert_complete_and_polite(testweb, seeds, mark)
     assert sum(count - 1 for count in duplicates.values()) <= held

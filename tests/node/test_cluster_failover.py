@@ -9,9 +9,8 @@ from pathlib import Path
 import redis.cluster
 
 from tests.node.clusterrun import NodeRun
-from tests.node.crawlrun import records, wait_until
+from tests.node.crawlrun import assert_complete_and_polite, records, wait_until
 from tests.node.test_cluster import _all_records, _args, _seed
-from tests.node.test_crawl import _assert_complete_and_polite
 from webtrawl.frontier.keys import global_tag
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.local_cluster import LocalRedisCluster
@@ -52,5 +51,5 @@ def test_a_master_killed_9_mid_crawl_is_ridden_out_by_two_nodes(
         log = node.log()
         assert "alert redis: lost the connection to Redis" in log and "Traceback" not in log, log[-4000:]
         assert "alert redis resolved: Redis is back" in log
-    _assert_complete_and_polite(testweb, seeds, mark)  # every page (a page may be fetched twice), politely
+    assert_complete_and_polite(testweb, seeds, mark)  # every page (a page may be fetched twice), politely
     assert set(testweb.model.expected_crawl(seeds).fetched) <= set(_all_records(*outs))

@@ -23,8 +23,7 @@ import redis
 from tests.fixtures.fault_proxy import FaultProxy
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.node.clusterrun import NodeRun, trawl
-from tests.node.crawlrun import records, wait_until
-from tests.node.test_crawl import DELAY, _assert_complete_and_polite
+from tests.node.crawlrun import DELAY, assert_complete_and_polite, records, wait_until
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl_testweb import TestWeb
 
@@ -67,7 +66,7 @@ def _two_nodes(
         for node in (first, other):
             if node.proc.poll() is None:
                 node.kill()
-    _assert_complete_and_polite(web, seeds, mark)  # every page; no two requests on a host closer than the gap
+    assert_complete_and_polite(web, seeds, mark)  # every page; no two requests on a host closer than the gap
     mine, theirs = ([row["url"] for row in records(node.out)] for node in (first, other))
     twice = (len(mine) - len(set(mine))) + (len(theirs) - len(set(theirs))) + len(set(mine) & set(theirs))
     discarded = _DISCARDED_RE.findall(first.log())

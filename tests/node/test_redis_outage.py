@@ -13,8 +13,7 @@ from pathlib import Path
 
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.fixtures.sentinel_redis import SentinelPair
-from tests.node.crawlrun import Crawl, records, wait_until
-from tests.node.test_crawl import _args, _assert_complete_and_polite
+from tests.node.crawlrun import Crawl, assert_complete_and_polite, node_args, records, wait_until
 from webtrawl_testweb import TestWeb
 
 _LOST = "alert redis: lost the connection to Redis"
@@ -47,7 +46,7 @@ def _crawl(web: TestWeb, tmp_path: Path, *extra: str) -> tuple[Crawl, list[str],
     mark = web.mark()
     hooked = tmp_path / "alerts.txt"
     hook = ["--alert-cmd", f'echo "$TRAWL_ALERT_NAME $TRAWL_ALERT_STATE" >> {hooked}']
-    return Crawl(tmp_path / "crawl", [*seeds, *_args(web, *extra, *hook)]), seeds, mark, hooked
+    return Crawl(tmp_path / "crawl", [*seeds, *node_args(web, *extra, *hook)]), seeds, mark, hooked
 
 
 def test_an_external_redis_restarted_twice_under_a_running_node_loses_nothing(
@@ -81,7 +80,7 @@ def _check_lossless(crawl: Crawl, web: TestWeb, seeds: list[str], mark: int, hoo
     assert log.count(_LOST) == outages and log.count(_BACK) == outages and "Traceback" not in log, log[-4000:]
     assert "Traceback" not in _logs(crawl.out) and "fetch task failed" not in _logs(crawl.out)
     assert hooked.read_text().split("\n").count("redis firing") == outages
-    duplicates = _assert_complete_and_polite(web, seeds, mark)
+    duplicates = assert_complete_and_polite(web, seeds, mark)
     urls = [row["url"] for row in records(crawl.out)]
     assert set(web.model.expected_crawl(seeds).fetched) <= set(urls)
     assert duplicates == {} and len(urls) == len(set(urls)), duplicates
@@ -104,7 +103,7 @@ def test_a_stop_while_redis_is_away_ends_the_node_without_hanging(
     testweb: TestWeb, restartable_redis: RestartableRedis, tmp_path: Path
 ) -> None:
     out = tmp_path / "crawl"
-    args = [*testweb.seeds(3), *_args(testweb, "--redis", restartable_redis.url, "--max-time", "20")]
+    args = [*testweb.seeds(3), *node_args(testweb, "--redis", restartable_redis.url, "--max-time", "20")]
     with _running(Crawl(out, args)) as crawl:
         wait_until(lambda: len(records(out)) >= 30, 300, "30 records", crawl)
         restartable_redis.kill()  # and never back: --max-time comes while the node waits for it
@@ -128,5 +127,5 @@ def test_a_sentinel_managed_master_killed_9_fails_over_and_the_crawl_loses_nothi
     assert log.count(_LOST) == 1 and log.count(_BACK) == 1 and "Traceback" not in log, log[-4000:]
     assert "Traceback" not in _logs(crawl.out) and "fetch task failed" not in _logs(crawl.out)
     assert hooked.read_text().split("\n").count("redis firing") == 1
-    _assert_complete_and_polite(testweb, seeds, mark)  # a page acknowledged but not yet replicated may come twice
+    assert_complete_and_polite(testweb, seeds, mark)  # a page acknowledged but not yet replicated may come twice
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
