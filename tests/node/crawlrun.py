@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -48,8 +49,7 @@ class Crawl:
         return self.log_path.read_text(errors="replace")
 
     def children(self) -> dict[str, int]:
-        path = self.out / "children.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return children_of(self.out)
 
     def interrupt(self, signum: int = signal.SIGINT) -> None:
         """Ctrl-C at a terminal: SIGINT to the whole foreground process group (or another signal to all of it)."""
@@ -65,6 +65,21 @@ class Crawl:
                 os.kill(redis_pid, signal.SIGKILL)
         self.proc.wait(30)
         _wait_gone(redis_pid)
+
+
+def children_of(out: Path) -> dict[str, int]:
+    """The pids of a node's children by name (fetcher-0, parser-0...), as its supervisor last wrote them."""
+    path = out / "children.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a dead child its fork server has not reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):  # gone before or while it was read
+        return False
+    return state != "Z"
 
 
 def _wait_gone(pid: int | None) -> None:
@@ -213,3 +228,19 @@ def assert_one_record_a_page(out: Path) -> None:
     assert {url: n for url, n in urls.items() if n > 1} == {}
     responses = Counter(uri for uri, _ in warc_responses(out))
     assert {uri: n for uri, n in responses.items() if n > 1} == {}
+
+
+def taken_back(log: str) -> int:
+    """How many URLs a resumed node took back from the crashed run before it (0 if it logged none)."""
+    found = re.search(r"took back (\d+) URLs", log)
+    return int(found.group(1)) if found else 0
+
+
+def resume_to_the_end(web: TestWeb, out: Path, seeds: list[str], mark: int) -> None:
+    """Resume the crawl in ``out`` after a crash and check its end: complete and polite, only pages in flight at the
+    crash (the resumed node took them back) fetched twice, and stored once all the same."""
+    resume = Crawl(out, node_args(web), log_name="resume.log")
+    assert resume.wait(600) == 0, resume.log()[-4000:]
+    duplicates = assert_complete_and_polite(web, seeds, mark)
+    assert sum(count - 1 for count in duplicates.values()) <= taken_back(resume.log())
+    assert_one_record_a_page(out)  # fetched twice, stored once: the parsers' batch logs

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
+from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
 from webtrawl.extract.chunks import chunk_markdown
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.watch import LISTED
@@ -177,8 +176,7 @@ def test_kill_9_and_resume_lose_no_chunk(make_testweb: Callable[..., TestWeb], t
     crawl.kill_node()
     resume = Crawl(out, args, log_name="resume.log")
     assert resume.wait(300) == 0, resume.log()[-4000:]
-    found = re.search(r"took back (\d+) URLs", resume.log())
-    taken_back = int(found.group(1)) if found else 0
+    taken = taken_back(resume.log())
 
     written = Counter((row["url"], row["chunk_id"]) for row in records(out, "chunks"))
     expected: Counter[tuple[str, str]] = Counter()
@@ -189,4 +187,4 @@ def test_kill_9_and_resume_lose_no_chunk(make_testweb: Callable[..., TestWeb], t
     assert set(written) == set(expected)  # none lost, none made up
     doubled = {url for (url, _), n in written.items() if n > 1}
     assert all(n <= expected[key] for key, n in written.items())  # written twice only if fetched (recorded) twice
-    assert len(doubled) <= taken_back
+    assert len(doubled) <= taken

@@ -13,12 +13,12 @@ from collections import Counter
 from pathlib import Path
 
 from tests.node.crawlrun import (
-    Crawl,
     assert_complete_and_polite,
     assert_one_record_a_page,
     crawl_until,
-    node_args,
     records,
+    resume_to_the_end,
+    running,
     wait_until,
 )
 from webtrawl_testweb import TestWeb
@@ -26,15 +26,6 @@ from webtrawl_testweb import TestWeb
 
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (a dead child its fork server has not reaped yet)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):  # gone before or while it was read
-        return False
-    return state != "Z"
 
 
 def _pages_since(web: TestWeb, mark: int) -> int:
@@ -61,17 +52,12 @@ def test_kill_9_of_the_supervisor_alone_ends_its_children_and_resume_loses_nothi
     os.kill(crawl.proc.pid, signal.SIGKILL)
     crawl.wait(30)
     try:
-        wait_until(lambda: not any(_running(pid) for pid in children.values()), 60, "the children to end")
+        wait_until(lambda: not any(running(pid) for pid in children.values()), 60, "the children to end")
     finally:
         with contextlib.suppress(ProcessLookupError):  # orphans left (a failure): not to crawl on beside other tests
             os.killpg(crawl.proc.pid, signal.SIGKILL)
 
-    resume = Crawl(out, node_args(testweb), log_name="resume.log")
-    assert resume.wait(600) == 0, resume.log()[-4000:]
-    duplicates = assert_complete_and_polite(testweb, seeds, mark)
-    found = re.search(r"took back (\d+) URLs", resume.log())
-    assert sum(count - 1 for count in duplicates.values()) <= (int(found.group(1)) if found else 0)
-    assert_one_record_a_page(out)
+    resume_to_the_end(testweb, out, seeds, mark)
 
 
 def test_kill_9_of_the_fork_server_restarts_the_children_without_two_of_a_kind_writing(
@@ -84,7 +70,7 @@ def test_kill_9_of_the_fork_server_restarts_the_children_without_two_of_a_kind_w
     fork_server = _parent(old["parser-0"])
     assert fork_server != crawl.proc.pid and {_parent(pid) for pid in old.values()} == {fork_server}
     os.kill(fork_server, signal.SIGKILL)
-    wait_until(lambda: not any(_running(pid) for pid in old.values()), 60, "the old children to end", crawl)
+    wait_until(lambda: not any(running(pid) for pid in old.values()), 60, "the old children to end", crawl)
     assert crawl.wait(600) == 0, crawl.log()[-4000:]
     assert "restarting it" in crawl.log()
     assert_complete_and_polite(testweb, seeds, mark)  # pages in flight at the kill may be fetched twice

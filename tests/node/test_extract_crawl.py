@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from tests.extract.corpus import SPIDERS
 from tests.extract.spiders import _bucket
-from tests.node.crawlrun import Crawl, records, stats, wait_until
+from tests.node.crawlrun import Crawl, records, stats, taken_back, wait_until
 from webtrawl_testweb import TestWeb, WebOptions, duplicate_fetches
 
 DELAY = 0.2
@@ -90,8 +89,7 @@ def test_kill_9_and_resume_lose_and_double_no_items(make_testweb: Callable[..., 
 
     resume = Crawl(out, args, log_name="resume.log")
     assert resume.wait(300) == 0, resume.log()[-4000:]
-    found = re.search(r"took back (\d+) URLs", resume.log())
-    taken_back = int(found.group(1)) if found else 0
+    taken = taken_back(resume.log())
 
     items = _items(out)
     per_url = Counter(i["url"] for i in items)
@@ -99,7 +97,7 @@ def test_kill_9_and_resume_lose_and_double_no_items(make_testweb: Callable[..., 
     assert set(per_url) == pages  # every fetched page has its items: none lost
     # A URL's items are written twice only if it was in flight at the kill (fetched again after the resume).
     doubled = {url: n for url, n in per_url.items() if n > 1}
-    assert sum(n - 1 for n in doubled.values()) <= taken_back, (doubled, taken_back)
+    assert sum(n - 1 for n in doubled.values()) <= taken, (doubled, taken)
     assert set(doubled) <= set(duplicate_fetches(web.entries(since=mark)))
     assert not list((out / "items").glob("*.open"))  # the killed parser's file was sealed (cut to whole lines)
 

@@ -16,7 +16,7 @@ import pytest
 from tests.extract.shop import __file__ as shop_file
 from tests.fixtures.shop_web import ShopWeb
 from tests.node.clusterrun import NodeRun
-from tests.node.crawlrun import Crawl, records, wait_until
+from tests.node.crawlrun import Crawl, records, taken_back, wait_until
 from webtrawl import CrawlResult
 from webtrawl_testweb import duplicate_fetches
 from webtrawl_testweb.local_cluster import LocalRedisCluster
@@ -83,14 +83,13 @@ def test_kill_9_and_rerun_lose_and_double_no_item(
 
     rerun = Crawl(out, _args(shop_web), log_name="rerun.log")  # the saved settings name the spider
     assert rerun.wait(300) == 0, rerun.log()[-4000:]
-    found = re.search(r"took back (\d+) URLs", rerun.log())
-    taken_back = int(found.group(1)) if found else 0
+    taken = taken_back(rerun.log())
 
     items = _items(out)
     _check_products(shop_web, items)  # none lost, each with its category after the kill
     # An item is written twice only for a page in flight at the kill (fetched again after the rerun).
     doubled = {url: n for url, n in Counter(i["url"] for i in items).items() if n > 1}
-    assert sum(n - 1 for n in doubled.values()) <= taken_back, (doubled, taken_back)
+    assert sum(n - 1 for n in doubled.values()) <= taken, (doubled, taken)
     assert set(doubled) <= set(duplicate_fetches(shop_web.log.entries()))
     # What a reader gets (the API's items(), like trawl export): each product once, its last fetch's item.
     read = list(CrawlResult(out).items())
