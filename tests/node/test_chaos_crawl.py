@@ -211,6 +211,10 @@ def test_the_hostile_web_is_crawled_to_the_end_with_nothing_lost(chaos_web: Test
     asked = set(web.dns.asked)
     assert asked <= {*DNS_RECORDS, "nxdomain.chaos-dns.example"}
     assert {"internal.chaos-dns.example", "nxdomain.chaos-dns.example"} <= asked
+    # A name that does not resolve is given up at its first try, and its records say so (not "5 times in a row").
+    nxdomain = [row for row in rows if "//nxdomain.chaos-dns.example" in row["url"]]
+    assert nxdomain and {row["error"] for row in nxdomain} == {"dns"}
+    assert all("unreachable (dns)" in row["error_detail"] for row in nxdomain), nxdomain[0]["error_detail"]
 
     # Accounting: every link of every stored page is in a record or in the dropped stream.
     accounted = set(by_url) | {url for url, _ in dropped_urls}

@@ -22,13 +22,13 @@ from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
 from webtrawl.fetch.response import Response
+from webtrawl.politeness.backoff import HOST_BROKEN_REASONS
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import whole_lines
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_HOPS = 5
 _GAP_MARGIN_S = 0.01  # as in the fetcher: the server's view of our request's end lags ours a little
-_HOST_BROKEN = frozenset({"dns", "tls"})  # robots.txt failures that are not worth retrying (see backoff.py)
 
 
 class RobotsStore(Protocol):
@@ -125,7 +125,7 @@ class RobotsCache:
         ttl = self._pol.robots_ttl
         if rules.unavailable:
             rules.failures = previous.failures + 1 if previous is not None and previous.unavailable else 1
-            if rules.error in _HOST_BROKEN:  # no name or no trustworthy TLS: retrying robots.txt will not help
+            if rules.error in HOST_BROKEN_REASONS:  # retrying robots.txt will not help
                 rules.failures = max(rules.failures, self._unavailable_limit)
             if rules.failures < self._unavailable_limit:
                 ttl = min(ttl, self._retry_base_s * 2 ** (rules.failures - 1))

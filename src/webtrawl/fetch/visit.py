@@ -38,7 +38,7 @@ from webtrawl.fetch.wake import WakeEvent
 from webtrawl.formats.recrawl import conditional_headers
 from webtrawl.frontier import Held, Release, Stale, UrlAction
 from webtrawl.messages import Lease, Page
-from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
+from webtrawl.politeness import HOST_BROKEN_REASONS, HostOutcome, RobotsRules, jittered, outcome_for
 
 log = logging.getLogger("webtrawl.fetch")
 
@@ -338,9 +338,12 @@ class Visits:
             delay_ms = max(wait_ms, host_gap_ms(self.pol, rules))
             await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, robots_wait=True)
             return
-        detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
+        if rules.error in HOST_BROKEN_REASONS:  # given up at its first failure (fetch/robots.py): say so
+            detail = f"robots.txt unreachable ({rules.error}): the host fails for every URL, so it is not retried"
+        else:
+            detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
         # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
-        reason = rules.error if rules.error in ("dns", "tls", "proxy") else "robots-unavailable"
+        reason = rules.error if rules.error in (*HOST_BROKEN_REASONS, "proxy") else "robots-unavailable"
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:

@@ -2,8 +2,16 @@
 
 This package imports no other stage (fetching robots.txt lives in ``webtrawl.fetch.robots``)."""
 
-from webtrawl.politeness.backoff import HostOutcome, jittered, outcome_for, parse_retry_after
+from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, HostOutcome, jittered, outcome_for, parse_retry_after
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import product_token
 
-__all__ = ["HostOutcome", "RobotsRules", "jittered", "outcome_for", "parse_retry_after", "product_token"]
+__all__ = [
+    "HOST_BROKEN_REASONS",
+    "HostOutcome",
+    "RobotsRules",
+    "jittered",
+    "outcome_for",
+    "parse_retry_after",
+    "product_token",
+]

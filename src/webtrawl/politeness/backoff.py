@@ -44,7 +44,7 @@ from webtrawl.config import Politeness
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _TRANSIENT_REASONS = frozenset({"timeout", "connect", "reset", "transport", "dns-timeout", "render"})
-_HOST_BROKEN_REASONS = frozenset({"dns", "tls"})
+HOST_BROKEN_REASONS = frozenset({"dns", "tls"})  # no name, or no trustworthy TLS: every URL of the host fails
 _NO_REQUEST_REASONS = frozenset(
     {"ip-policy", "port-policy", "scheme", "bad-url", "robots", "robots-unavailable", "policy"}
 )
@@ -101,7 +101,7 @@ def outcome_for(
             return HostOutcome(delay_ms=delay_ms, retry=True)
         if reason in _TRANSIENT_REASONS:
             return HostOutcome(delay_ms=delay_ms, failed=True, retry=True)
-        return HostOutcome(delay_ms=delay_ms, failed=reason in _HOST_BROKEN_REASONS)
+        return HostOutcome(delay_ms=delay_ms, failed=reason in HOST_BROKEN_REASONS)
     retry_after_ms = 0
     if status in _RETRY_AFTER_STATUSES:
         retry_after_ms = _retry_after_ms(headers, politeness.backoff_max, time.time() if now is None else now)
