@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import termios
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -29,15 +31,28 @@ from webtrawl_testweb.accesslog import LogEntry
 
 
 class Crawl:
-    """One ``trawl crawl`` (or ``node``) process group, in its own session like a terminal job, logging to a file."""
+    """One ``trawl crawl`` (or ``node``) process group, in its own session like a terminal job, logging to a file;
+    or, given ``terminal`` (the tty end of a pty), with that tty as its controlling terminal and its output."""
 
-    def __init__(self, out: Path, args: list[str], log_name: str = "crawl.log", command: str = "crawl") -> None:
+    def __init__(
+        self, out: Path, args: list[str], log_name: str = "crawl.log", command: str = "crawl", terminal: int = -1
+    ) -> None:
         self.out = out
         out.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = out.parent / f"{out.name}-{log_name}"
         cmd = [sys.executable, "-m", "webtrawl", command, *args, "--out", str(out), "--progress", "log"]
         self._log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        if terminal < 0:
+            self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        else:  # the new session's leader takes the tty as its controlling terminal: a hang-up signals the node
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=terminal,
+                stdout=terminal,
+                stderr=terminal,
+                start_new_session=True,
+                preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            )
 
     def wait(self, timeout: float = 300) -> int:
         try:
@@ -49,7 +64,8 @@ class Crawl:
         return self.log_path.read_text(errors="replace")
 
     def children(self) -> dict[str, int]:
-        return children_of(self.out)
+        path = self.out / "children.json"
+        return json.loads(path.read_text()) if path.exists() else {}
 
     def interrupt(self, signum: int = signal.SIGINT) -> None:
         """Ctrl-C at a terminal: SIGINT to the whole foreground process group (or another signal to all of it)."""
@@ -67,12 +83,6 @@ class Crawl:
         _wait_gone(redis_pid)
 
 
-def children_of(out: Path) -> dict[str, int]:
-    """The pids of a node's children by name (fetcher-0, parser-0...), as its supervisor last wrote them."""
-    path = out / "children.json"
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
 def running(pid: int) -> bool:
     """Alive and not a zombie (a dead child its fork server has not reaped yet)."""
     try:
@@ -83,16 +93,8 @@ def running(pid: int) -> bool:
 
 
 def _wait_gone(pid: int | None) -> None:
-    if pid is None:
-        return
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"process {pid} did not die")
+    if pid is not None:
+        wait_until(lambda: not running(pid), 30, f"process {pid} to die")
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str, crawl: Crawl | None = None) -> None:

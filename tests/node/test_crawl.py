@@ -8,14 +8,11 @@ JSONL records. A crawl, a kill -9 of the whole node, and the ways to stop one; t
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import random
 import select
 import signal
 import subprocess
-import sys
-import termios
 import threading
 from pathlib import Path
 
@@ -25,7 +22,6 @@ from tests.node.clusterrun import TRAWL
 from tests.node.crawlrun import (
     Crawl,
     assert_complete_and_polite,
-    children_of,
     crawl_until,
     node_args,
     records,
@@ -110,27 +106,19 @@ def test_a_closed_terminal_ends_the_node_at_once_and_the_same_command_resumes_it
     mark = testweb.mark()
     out = tmp_path / "crawl"
     terminal, tty = os.openpty()
-    cmd = [sys.executable, "-m", "webtrawl", "crawl", *seeds, *node_args(testweb), "--out", str(out)]
-    node = subprocess.Popen(  # in a session of its own, with the tty as its controlling terminal
-        cmd,
-        stdin=tty,
-        stdout=tty,
-        stderr=tty,
-        start_new_session=True,
-        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
-    )
+    crawl = Crawl(out, [*seeds, *node_args(testweb)], terminal=tty)
     os.close(tty)
     stop_reading = threading.Event()
     reader = threading.Thread(target=_read_until, args=(terminal, stop_reading), daemon=True)
     reader.start()
     try:
-        wait_until(lambda: len(records(out)) >= 50 or node.poll() is not None, 300, "50 records")
-        children = children_of(out).values()
+        wait_until(lambda: len(records(out)) >= 50, 300, "50 records", crawl)
+        children = crawl.children().values()
     finally:
         stop_reading.set()
         reader.join()
         os.close(terminal)  # the hang-up
-    assert node.wait(60) == -signal.SIGHUP
+    assert crawl.wait(60) == -signal.SIGHUP
     wait_until(lambda: not any(running(pid) for pid in children), 60, "the children to end")
 
     resume_to_the_end(testweb, out, seeds, mark)
