@@ -72,6 +72,25 @@ local function block_test_set(key, fm, fk, h1)
   end
   return has, bytes, off
 end
+-- whether an older filter (full: never written again) has the URL: block_test_set's bits read from the block's
+-- string, up to the first one not set (a new URL is tested against every older filter, and usually fails at once)
+local function block_has(key, fm, fk, h1)
+  local first = (h1 % (fm / 512)) * 64
+  local blk = call('GETRANGE', key, fmt('%d', first), fmt('%d', first + 63))
+  for j = 1, fk do
+    local p
+    if j <= 8 then
+      p = words[j] % 512
+    else
+      local u = words[j - 7 > 8 and j - 15 or j - 7]
+      p = (words[j - 8] + 2 * ((u - u % 512) / 512) + 1) % 512
+    end
+    local r = p % 8
+    local v = sbyte(blk, (p - r) / 8 + 1) -- nil past the end of a bitmap that never grew that far: not set
+    if not v or v % W2[r + 1] < W[r + 1] then return false end
+  end
+  return true
+end
 -- write back the bytes of block_test_set (a bitmap still growing grows to the block's end, within its size)
 local function block_write(key, bytes, off)
   call('SETRANGE', key, off, schar(unpack(bytes, 1, 64)))
@@ -169,7 +188,7 @@ while i <= nargs do
         -- not in the newest filter: a URL all of whose bits one older filter has was seen before it started
         local older = newest - 1
         while new and older >= 0 do
-          if block_test_set(filter_key(sp, older), chain[older + 1][1], chain[older + 1][2], h1) then new = false end
+          if block_has(filter_key(sp, older), chain[older + 1][1], chain[older + 1][2], h1) then new = false end
           older = older - 1
         end
       else
