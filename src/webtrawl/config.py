@@ -24,6 +24,12 @@ from webtrawl.options import BY_NAME, OPTIONS, Option
 from webtrawl.values import parse_bool
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
+# A new crawl's frontier (FrontierOptions, and FrontierSettings for the stages and tests that build one alone).
+# The seen filter's first bitmaps hold EXPECTED_URLS (3.2 MiB at the default rate): a broad crawl's first minute
+# or so on a node; each time it grows, every new URL costs Redis one more block read (benchmarks/RESULTS.md).
+SHARDS = 64
+EXPECTED_URLS = 1_000_000
+BLOOM_ERROR = 0.0001
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +143,9 @@ class DiscoveryOptions:
 class FrontierOptions:
     """How the frontier is built (most fixed when a crawl is created) and when leases expire."""
 
-    shards: int = 64
-    expected_urls: int = 100_000  # the seen filter's first bitmaps; it grows past that
-    bloom_error: float = 0.0001
+    shards: int = SHARDS
+    expected_urls: int = EXPECTED_URLS  # the seen filter's first bitmaps; it grows past that
+    bloom_error: float = BLOOM_ERROR
     politeness_key: str = "host"
     lease_ttl: float = 120.0
     process_ttl: float = 600.0

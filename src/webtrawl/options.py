@@ -259,7 +259,7 @@ _FRONTIER = _group(
         "what one politeness gap covers: a host name, a registered domain (public suffix list) or a server address "
         "(all host names on one IP); fixed when the crawl is created",
     ),
-    Option("expected_urls", non_negative_int, "URLs the seen filter holds before it grows (keeping --bloom-error)"),
+    Option("expected_urls", non_negative_int, "URLs the seen filter holds before it grows (then +1 read/new URL)"),
     Option("bloom_error", probability, "target false-positive rate of the seen-URL filter"),
     Option("shards", shard_count, "virtual shards of the frontier (fixed when a crawl is created)"),
     Option("lease_ttl", non_negative_float, "seconds before a fetch lease of a dead process is taken back"),

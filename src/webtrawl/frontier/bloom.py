@@ -5,9 +5,10 @@ A shard's first bitmap (``SP bloom``) holds ``--expected-urls / shards`` URLs; w
 starts the next one (``SP bloom1``, ``SP bloom2``...), :data:`GROWTH` times larger, at a false-positive rate
 :data:`TIGHTENING` times lower, so the chain's compound rate stays under ``--bloom-error`` however far it grows:
 filter i gets ``error * (1 - r) * r^i`` and those sum to ``error``. A URL is seen if any filter of the chain has all
-its bits; a new URL's bits go to the newest. A 100-page crawl so keeps a few hundred KiB of bitmaps instead of one
-sized for ten million URLs up front. The chain (bits, hashes and capacity of each filter) is fixed when the crawl is
-created (meta ``bloom_chain``); a crawl from before it has one bitmap (``bloom_m``, ``bloom_k``) and keeps it.
+its bits; a new URL's bits go to the newest. A 100-page crawl so keeps 3 MiB of bitmaps (the default, a million
+URLs) instead of one sized for a billion up front; a new URL costs one block read per filter of the chain. The
+chain (bits, hashes and capacity of each filter) is fixed when the crawl is created (meta ``bloom_chain``); a crawl
+from before it has one bitmap (``bloom_m``, ``bloom_k``) and keeps it.
 
 Positions come from ``redis.sha1hex(url)``, h1 and h2 the first two 32-bit words of the digest (what the client
 sends), by enhanced double hashing (Dillinger & Manolios 2004): ``x = h1 mod m, y = h2 mod m``, then for each hash

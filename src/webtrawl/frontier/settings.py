@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webtrawl.config import CrawlConfig
+from webtrawl.config import BLOOM_ERROR, EXPECTED_URLS, SHARDS, CrawlConfig
 
 CANON_VERSION = 1  # bump when URL canonicalization changes: stored in meta so a resumed crawl can tell
 
@@ -12,9 +12,9 @@ CANON_VERSION = 1  # bump when URL canonicalization changes: stored in meta so a
 @dataclass(frozen=True, slots=True)
 class FrontierSettings:
     prefix: str = "wt"
-    shards: int = 64  # only used when the crawl is created; the stored value wins afterwards
-    expected_urls: int = 100_000  # sizes the first Bloom filter of each shard's chain at creation (it grows)
-    bloom_error: float = 0.0001
+    shards: int = SHARDS  # only used when the crawl is created; the stored value wins afterwards
+    expected_urls: int = EXPECTED_URLS  # sizes the first Bloom filter of each shard's chain at creation (it grows)
+    bloom_error: float = BLOOM_ERROR
     host_queue_cap: int = 200_000
     host_budget: int = 100_000  # 0: no limit
     frontier_cap: int = 100_000_000  # 0: no limit

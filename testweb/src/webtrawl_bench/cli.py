@@ -60,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fetchers", type=int, default=crawl.fetchers, help="fetcher processes (0: node default)")
     parser.add_argument("--parsers", type=int, default=crawl.parsers, help="parser processes (0: node default)")
     parser.add_argument("--concurrency", type=int, default=crawl.concurrency, help="requests in flight per fetcher")
+    parser.add_argument(
+        "--expected-urls",
+        type=int,
+        default=crawl.expected_urls,
+        help="the crawl's --expected-urls (the seen filter's first size; default: trawl crawl's)",
+    )
     parser.add_argument("--no-warc", dest="warc", action="store_false", help="crawl without WARC output")
     parser.add_argument(
         "--follow-all",
@@ -165,7 +171,7 @@ def run(ns: argparse.Namespace) -> int:
                     warc=ns.warc,
                     follow_all=follow_all,
                     preload=size,
-                    expected_urls=max(10_000_000, 2 * size),
+                    expected_urls=max(ns.expected_urls, 2 * size),
                     extra=tuple(ns.crawl_arg),
                 )
                 for i in range(ns.runs):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from webtrawl.config import EXPECTED_URLS
+
 # The URL forms the test web's model links to (pages, redirects, nofollow targets, private pages, /away). The
 # corpus pages' own relative links (~32 per page) all answer 404 on the test web; following them would make
 # 404s most of the fetches. See benchmarks/RESULTS.md ("corpus fraction and links followed").
@@ -34,7 +36,7 @@ class CrawlSpec:
     warc: bool = True
     follow_all: bool = False
     preload: int = 0
-    expected_urls: int = 10_000_000
+    expected_urls: int = EXPECTED_URLS  # the crawl's own default: the seen filter a user's crawl has
     extra: tuple[str, ...] = ()  # more ``trawl crawl`` flags
 
 
