@@ -101,6 +101,66 @@ def test_web_label_mapping() -> None:
     assert rec.title == "€ price"
 
 
+# WHATWG Encoding Standard labels that Python's codec registry does not know (or reads as another encoding), each
+# with a short page in that encoding: too little text for detection to tell, so only the label can.
+_WHATWG_ONLY_LABELS = [
+    ("windows-874", "cp874", "ภาษาไทย"),
+    ("dos-874", "cp874", "หน้าแรก"),
+    ("iso-8859-8-i", "iso8859-8", "כותרת"),
+    ("logical", "iso8859-8", "שלום"),
+    ("x-euc-jp", "euc_jp", "日本"),
+    ("windows-949", "cp949", "한국"),
+    ("x-cp1251", "cp1251", "Дом"),
+    ("koi8", "koi8-r", "Дом"),
+    ("x-mac-cyrillic", "mac-cyrillic", "Дом"),
+    ("csisolatin9", "iso8859-15", "Déjà €"),
+    ("mac", "mac-roman", "Café"),
+]
+
+
+@pytest.mark.parametrize(("label", "codec", "title"), _WHATWG_ONLY_LABELS, ids=[c[0] for c in _WHATWG_ONLY_LABELS])
+def test_whatwg_labels_python_does_not_know_are_obeyed(label: str, codec: str, title: str) -> None:
+    body = f"<html><head><title>{title}</title></head><body>{title}</body></html>".encode(codec)
+    rec = _run(body, f"text/html; charset={label}")
+    assert (rec.encoding, rec.encoding_source, rec.title) == (codec_for(codec), "header", title)
+    meta = f"<html><head><meta charset={label}><title>{title}</title></head></html>".encode(codec)
+    assert (_run(meta).encoding_source, _run(meta).title) == ("meta", title)
+
+
+def test_every_whatwg_label_maps_to_its_encoding() -> None:
+    # The Encoding Standard's label table, by the Python codec that decodes each encoding as browsers do
+    # ("replacement" and x-user-defined aside).
+    table = {
+        "cp874": "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874",
+        "cp932": "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
+        "cp949": "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 "
+        "windows-949",
+        "euc_jp": "cseucpkdfmtjapanese euc-jp x-euc-jp",
+        "gb18030": "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk gb18030",
+        "big5hkscs": "big5 big5-hkscs cn-big5 csbig5 x-x-big5",
+        "cp1252": "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 iso88591 "
+        "iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 x-cp1252",
+        "cp1251": "cp1251 windows-1251 x-cp1251",
+        "cp1254": "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 l5 latin5 windows-1254",
+        "iso8859-8": "csiso88598e csiso88598i csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-8859-8-i "
+        "iso-ir-138 iso8859-8 iso88598 iso_8859-8 logical visual",
+        "iso8859-6": "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 iso-8859-6-e "
+        "iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6",
+        "iso8859-7": "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 iso88597 "
+        "iso_8859-7 sun_eu_greek",
+        "iso8859-15": "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9",
+        "koi8-r": "cskoi8r koi koi8 koi8-r koi8_r",
+        "koi8-u": "koi8-ru koi8-u",
+        "mac-roman": "csmacintosh mac macintosh x-mac-roman",
+        "mac-cyrillic": "x-mac-cyrillic x-mac-ukrainian",
+        "utf-8": "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8",
+        "utf-16-le": "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le",
+        "utf-16-be": "unicodefffe utf-16be",
+    }
+    expected = {label: codec for codec, labels in table.items() for label in labels.split()}
+    assert {label: codec_for(label) for label in expected} == expected
+
+
 def test_undeclared_utf8_is_detected() -> None:
     rec = _run(_html("Заголовок").encode("utf-8"))
     assert (rec.encoding, rec.encoding_source, rec.title) == ("utf-8", "detected", "Заголовок")

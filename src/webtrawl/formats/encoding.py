@@ -6,8 +6,8 @@ Latin-1/windows-1252 header (a common server default) on non-ASCII bytes that ar
 text the author wrote; the browser's mojibake helps nobody. Detection first tries strict UTF-8 (a body that decodes
 as UTF-8 is UTF-8 for every practical purpose, and the check costs microseconds) and only then asks
 charset-normalizer about a bounded prefix, which costs milliseconds. Labels are mapped the WHATWG way where Python's
-codec of the same name would decode differently (``iso-8859-1`` is really windows-1252 on the web); labels that are
-unknown or not text codecs are ignored."""
+codec of the same name would decode differently (``iso-8859-1`` is really windows-1252 on the web) or does not exist
+(``windows-874``, ``iso-8859-8-i``); labels that are unknown to both or not text codecs are ignored."""
 
 from __future__ import annotations
 
@@ -21,22 +21,33 @@ _DETECT_BYTES = 32 * 1024
 _UTF8_SLICE = 4 * 1024  # its str (up to 16 KiB) stays in L1/L2; smaller slices cost more calls than they save
 _utf_8_decode = codecs.utf_8_decode
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
-# WHATWG Encoding Standard labels whose Python codec of the same name is narrower than what browsers decode.
+# WHATWG Encoding Standard labels that Python's codec registry reads as a narrower encoding (``iso-8859-1`` is
+# really windows-1252 on the web) or does not know at all (``windows-874``, ``iso-8859-8-i``, ``x-cp1251``...): an
+# unknown label would be ignored and a short page left to detection, which guesses wrong (Thai read as Shift_JIS).
 _WEB_ALIASES = {
-    "iso8859-1": "cp1252",
-    "ascii": "cp1252",
-    "latin-1": "cp1252",
-    "iso8859-9": "cp1254",
-    "iso8859-11": "cp874",
-    "tis-620": "cp874",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "shift_jis": "cp932",
-    "x-sjis": "cp932",
-    "euc_kr": "cp949",
-    "big5": "big5hkscs",
-    "unicode-1-1-utf-8": "utf-8",
-    "x-unicode20utf8": "utf-8",
+    **dict.fromkeys(("iso8859-1", "iso88591", "ascii", "latin-1", "x-cp1252"), "cp1252"),
+    **dict.fromkeys(("iso8859-9", "iso88599", "x-cp1254"), "cp1254"),
+    **dict.fromkeys(("iso8859-11", "iso885911", "tis-620", "windows-874", "dos-874"), "cp874"),
+    **dict.fromkeys(("gb2312", "gbk", "x-gbk", "gb_2312", "gb_2312-80", "csgb2312"), "gb18030"),
+    **dict.fromkeys(("shift_jis", "x-sjis", "windows-31j"), "cp932"),
+    **dict.fromkeys(("euc_kr", "cseuckr", "csksc56011987", "iso-ir-149", "ks_c_5601-1989", "ksc_5601"), "cp949"),
+    "windows-949": "cp949",
+    **dict.fromkeys(("big5", "cn-big5", "x-x-big5"), "big5hkscs"),
+    **dict.fromkeys(("x-euc-jp", "cseucpkdfmtjapanese"), "euc_jp"),
+    **{f"x-cp125{n}": f"cp125{n}" for n in range(9)},
+    **{f"iso8859{n}": f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15)},
+    **dict.fromkeys(("iso-8859-6-e", "iso-8859-6-i", "csiso88596e", "csiso88596i"), "iso8859-6"),
+    **dict.fromkeys(("iso-8859-8-e", "iso-8859-8-i", "csiso88598e", "csiso88598i", "logical", "visual"), "iso8859-8"),
+    "sun_eu_greek": "iso8859-7",
+    "csisolatin9": "iso8859-15",
+    **dict.fromkeys(("koi", "koi8"), "koi8-r"),
+    "koi8-ru": "koi8-u",
+    **dict.fromkeys(("mac", "csmacintosh", "x-mac-roman"), "mac-roman"),
+    **dict.fromkeys(("x-mac-cyrillic", "x-mac-ukrainian"), "mac-cyrillic"),
+    **dict.fromkeys(("unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8"), "utf-8"),
+    # UTF-16 without a byte order is little-endian on the web
+    **dict.fromkeys(("utf-16", "unicode", "unicodefeff", "csunicode", "ucs-2", "iso-10646-ucs-2"), "utf-16-le"),
+    "unicodefffe": "utf-16-be",
 }
 _REFUSED = frozenset({"utf-7", "x-user-defined", "replacement"})
 _COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
