@@ -141,3 +141,24 @@ def test_properties(url: str, base: str | None) -> None:
     assert parts.path.startswith("/")
     assert not parts.fragment and "#" not in canon
     assert canon.isascii() and " " not in canon
+
+
+@pytest.mark.parametrize(
+    ("url", "encoding", "expected"),
+    [
+        ("http://example.com/ü?ü=ü", "cp1252", "http://example.com/%C3%BC?%FC=%FC"),  # the path stays UTF-8
+        ("?q=日本", "cp932", "http://example.com/dir/page.html?q=%93%FA%96%7B"),
+        ("//other.example/?q=ソ", "cp932", "http://other.example/?q=%83%5C"),  # a trail byte '\' is encoded too
+        ("x?q=ツ&r=é", "cp1252", "http://example.com/dir/x?q=%26%2312484%3B&r=%E9"),  # what it cannot hold: &#N;
+        ("HTTP:x?q=é", "iso8859-15", "http://example.com/dir/x?q=%E9"),
+        ("?q=é", "utf-16-le", "http://example.com/dir/page.html?q=%C3%A9"),  # UTF-16 pages send UTF-8
+        ("?q=é", "no-such-codec", "http://example.com/dir/page.html?q=%C3%A9"),
+        ("?q=ツ", "cp864", "http://example.com/dir/page.html?q=%E3%83%84"),  # cannot even write "&#12484;"
+        ("?q=é%41%e9", "cp1252", "http://example.com/dir/page.html?q=%E9A%E9"),
+    ],
+)
+def test_query_in_the_document_encoding(url: str, encoding: str, expected: str) -> None:
+    # WHATWG URL: an http(s) URL's query is encoded in the document's encoding, as browsers send it.
+    assert canonicalize(url, BASE, encoding) == expected
+    assert canonicalize(expected) == expected
+    assert canonicalize(expected, BASE, encoding) == expected

@@ -215,3 +215,33 @@ def test_utf8_check_equals_a_whole_decode(seed: int) -> None:
     except UnicodeDecodeError:
         whole = False
     assert _valid_utf8(body, cut_ok=False) == whole
+
+
+# WHATWG URL: the query of an http(s) link is encoded in the document's encoding (the path always in UTF-8); what
+# that encoding cannot hold ("&#12484;" on a latin-1 page) becomes "&#N;", percent-encoded. A browser on these
+# pages requests exactly these URLs.
+_QUERY_CASES = [
+    ("shift_jis", "/検索?q=日本&n=1", "http://site.example/%E6%A4%9C%E7%B4%A2?q=%93%FA%96%7B&n=1"),
+    ("windows-1251", "find?q=Москва", "http://site.example/dir/find?q=%CC%EE%F1%EA%E2%E0"),
+    ("gb18030", "http://other.example/s?wd=中文#frag", "http://other.example/s?wd=%D6%D0%CE%C4"),
+    ("iso-8859-1", "?q=café &#12484;", "http://site.example/dir/page.html?q=caf%E9%20%26%2312484%3B"),
+    ("euc-kr", "//other.example/?q=한국", "http://other.example/?q=%C7%D1%B1%B9"),
+]
+
+
+@pytest.mark.parametrize(("charset", "href", "url"), _QUERY_CASES, ids=[c[0] for c in _QUERY_CASES])
+def test_link_queries_are_encoded_in_the_page_encoding(charset: str, href: str, url: str) -> None:
+    body = f"<html><head><title>t</title></head><body><a href='{href}'>x</a></body></html>".encode(charset)
+    out = process_page(make_page(body, content_type=f"text/html; charset={charset}"), make_ctx())
+    assert [n.url for n in out.new_urls] == [url]
+
+
+def test_a_utf16_page_and_base_href_use_utf8_and_the_page_encoding() -> None:
+    html = "<html><head><base href='/b/?q=été'></head><body><a href='?x=été'>x</a><a href='#top'>y</a></body></html>"
+    out = process_page(make_page(codecs.BOM_UTF16_LE + html.encode("utf-16-le")), make_ctx())
+    assert [n.url for n in out.new_urls] == [
+        "http://site.example/b/?x=%C3%A9t%C3%A9",
+        "http://site.example/b/?q=%C3%A9t%C3%A9",
+    ]
+    out = process_page(make_page(html.encode("cp1252"), content_type="text/html; charset=windows-1252"), make_ctx())
+    assert [n.url for n in out.new_urls] == ["http://site.example/b/?x=%E9t%E9", "http://site.example/b/?q=%E9t%E9"]
