@@ -68,6 +68,28 @@ def test_a_latin1_default_header_on_utf8_bytes_is_skipped() -> None:
     assert _run(cut, "text/html; charset=utf-8").encoding_source == "header"
 
 
+# A UTF-8 page with one character cut in half (a teaser cut by a byte count, as PHP's substr does): one invalid
+# sequence among many valid ones does not make the page another encoding.
+_FRENCH = "<p>Une recette de crème brûlée à la française, très appréciée. Voilà le secret du caramel doré.</p>" * 5
+_CUT_TEASER = "<p>Lire aussi : « Les crêpes de la Chandeleur, une tradition fran".encode() + "ç".encode()[:1] + b"</p>"
+_STRAY_BYTE_PAGE = f"<html><head><title>Crème brûlée</title></head><body>{_FRENCH}".encode() + _CUT_TEASER
+
+
+@pytest.mark.parametrize("content_type", ["text/html; charset=UTF-8", "text/html", "text/html; charset=ISO-8859-1"])
+def test_a_utf8_page_with_one_stray_byte_is_read_as_utf8(content_type: str) -> None:
+    rec = _run(_STRAY_BYTE_PAGE + b"</body></html>", content_type)
+    assert (rec.encoding, rec.title) == ("utf-8", "Crème brûlée")
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [(RUSSIAN, "windows-1251"), ("日本語のページです。東京の天気とニュース。" * 20, "euc_jp"), (_FRENCH, "cp1252")],
+)
+def test_a_utf8_header_on_legacy_bytes_is_still_disproved(text: str, codec: str) -> None:
+    rec = _run(_html("t").replace(RUSSIAN, text).encode(codec), "text/html; charset=utf-8")
+    assert rec.encoding != "utf-8"
+
+
 def test_meta_charset_and_http_equiv() -> None:
     body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
     rec = _run(body)
@@ -195,7 +217,9 @@ def test_utf8_is_checked_across_slices_as_a_whole(shift: int) -> None:
     assert choose_encoding(body, "text/html; charset=utf-8") == ("utf-8", "header", 0)
     assert choose_encoding(body, "text/html") == ("utf-8", "detected", 0)
     bad = body[:70_001] + b"\xff" + body[70_002:]
-    assert choose_encoding(bad, "text/html; charset=utf-8")[1] != "header"
+    assert not _valid_utf8(bad)
+    # ...and one stray byte among 80,000 characters leaves the page UTF-8 (test_a_utf8_page_with_one_stray_byte...)
+    assert choose_encoding(bad, "text/html; charset=utf-8") == ("utf-8", "header", 0)
     cut = body[:-1]  # "𝄞中 " ends the text: dropping the space leaves whole characters; one more byte cuts "中"
     assert choose_encoding(cut[:-1], "text/html; charset=utf-8") == ("utf-8", "header", 0)
     assert _valid_utf8(cut[:-1]) and not _valid_utf8(cut[:-1], cut_ok=False)  # detection wants it whole
