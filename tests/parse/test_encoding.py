@@ -90,6 +90,18 @@ def test_a_utf8_header_on_legacy_bytes_is_still_disproved(text: str, codec: str)
     assert rec.encoding != "utf-8"
 
 
+@pytest.mark.parametrize("content_type", ["text/html", "text/html; charset=utf-8", "text/html; charset=ISO-8859-1"])
+def test_a_meta_charset_the_bytes_disprove_is_skipped_like_a_header(content_type: str) -> None:
+    # An old template's <meta charset=iso-8859-1> on a site that now serves UTF-8, and a <meta charset=utf-8> on
+    # windows-1251 bytes: the same proof that skips a header skips the meta tag.
+    utf8 = _html("Grüße aus München", '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">')
+    rec = _run(utf8.encode("utf-8"), content_type)
+    assert (rec.encoding, rec.title) == ("utf-8", "Grüße aus München")
+    if "iso" not in content_type.lower():  # (a Latin-1 header on windows-1251 bytes wins, as in a browser)
+        rec = _run(_html("Погода в Москве", '<meta charset="utf-8">').encode("windows-1251"), content_type)
+        assert (rec.encoding, rec.title) == ("cp1251", "Погода в Москве")
+
+
 def test_meta_charset_and_http_equiv() -> None:
     body = _html("Заголовок", '<meta charset="windows-1251">').encode("windows-1251")
     rec = _run(body)

@@ -1,8 +1,9 @@
 """Which character encoding an HTML body is in, in the order a browser decides it.
 
 BOM > Content-Type charset > ``<meta>`` prescan of the first 1024 bytes (HTML spec 13.2.3.2) > detection > UTF-8,
-except that a header that the bytes prove wrong is skipped: a charset=utf-8 header on bytes that are not UTF-8, or a
-Latin-1/windows-1252 header (a common server default) on non-ASCII bytes that are valid UTF-8. Bytes that are
+except that a header or meta charset that the bytes prove wrong is skipped: UTF-8 named for bytes that are not
+UTF-8, or Latin-1/windows-1252 (a common server default, and old templates' meta tag) for non-ASCII bytes that
+are valid UTF-8. Bytes that are
 UTF-8 but for a few stray ones (a character cut in half) count as UTF-8: one bad byte does not make a page another
 encoding. A crawler wants the
 text the author wrote; the browser's mojibake helps nobody. Detection first tries strict UTF-8 (a body that decodes
@@ -159,8 +160,8 @@ def _mostly_utf8(body: bytes, cut_ok: bool = True) -> bool:
     return extra >= _STRAY_RATIO * bad
 
 
-def _header_disproved(codec: str, body: bytes) -> bool:
-    """The bytes contradict the header's charset (see the module docstring)."""
+def _disproved(codec: str, body: bytes) -> bool:
+    """The bytes contradict the charset a header or meta tag names (see the module docstring)."""
     if codec == "utf-8":
         return not _mostly_utf8(body)
     if codec == "cp1252":
@@ -176,10 +177,10 @@ def choose_encoding(body: bytes, content_type: str) -> tuple[str, str, int]:
     label = header_charset(content_type)
     if label is not None:
         codec_h = codec_for(label)
-        if codec_h is not None and not _header_disproved(codec_h, body):
+        if codec_h is not None and not _disproved(codec_h, body):
             return codec_h, "header", 0
     codec_m = prescan_meta(body)
-    if codec_m is not None:
+    if codec_m is not None and not _disproved(codec_m, body):
         return codec_m, "meta", 0
     if _mostly_utf8(body, cut_ok=False):
         return "utf-8", "detected", 0
