@@ -46,6 +46,14 @@ CASES = [
     ("http://user:pw@example.com/", None, "http://user:pw@example.com/"),
     ("http://@example.com/", None, "http://example.com/"),
     ("http://127.0.0.1:8000/x", None, "http://127.0.0.1:8000/x"),
+    # WHATWG URL: a host that ends in a number is an IPv4 address, in any spelling inet_aton takes, written dotted
+    ("http://127.1/", None, "http://127.0.0.1/"),
+    ("http://2130706433/x", None, "http://127.0.0.1/x"),
+    ("http://0x7F.0.0.1:8080/", None, "http://127.0.0.1:8080/"),
+    ("http://0177.0.0.01/", None, "http://127.0.0.1/"),
+    ("http://93.184.216.34./", None, "http://93.184.216.34/"),
+    ("http://\uff11\uff12\uff17.0.0.1/", None, "http://127.0.0.1/"),
+    ("//0x5db8d822/a", BASE, "http://93.184.216.34/a"),
     ("  http://example.com/a\t\nb  ", None, "http://example.com/ab"),
     ("http:\\\\example.com\\a\\b?c\\d", None, "http://example.com/a/b?c%5Cd"),
     ("http:///example.com/", None, "http://example.com/"),
@@ -93,6 +101,12 @@ def test_canonical_form(url: str, base: str | None, expected: str) -> None:
         ("http://a..b/", None, BadUrl),
         ("http://exa_mple.ünicode/", None, BadUrl),
         ("http://-bad-.example/", None, BadUrl),
+        ("http://999.1.1.1/", None, BadUrl),
+        ("http://1.2.3.4.5/", None, BadUrl),
+        ("http://example.123/", None, BadUrl),
+        ("http://example.0x12/", None, BadUrl),
+        ("https: 127.1/", None, BadUrl),
+        ("http://127.0.0.1\x0b/", None, BadUrl),
     ],
 )
 def test_refused(url: str, base: str | None, error: type[Exception]) -> None:
@@ -102,7 +116,7 @@ def test_refused(url: str, base: str | None, error: type[Exception]) -> None:
 
 def test_version_is_pinned() -> None:
     # Changing the output for any input must bump CANON_VERSION (stored frontiers hold canonical strings).
-    assert CANON_VERSION == 1
+    assert CANON_VERSION == 2
 
 
 _URL_CHARS = st.sampled_from(list("abcXYZ019-._~:/?#[]@!$&'()*+,;=% \"<>\\^`{|}\t\nüé€\u0000\U0001f600"))

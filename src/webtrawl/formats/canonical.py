@@ -1,8 +1,8 @@
 """URL canonicalization: one string per resource, so the frontier's seen-filter and the politeness key agree.
 
 Conservative on purpose: only rewrites that cannot change what a server returns (case of scheme and host,
-IDNA, default port, fragment, percent-encoding of unreserved characters, dot segments). The query is never
-reordered. Link parsing follows the WHATWG URL rules a browser applies to ``href`` (whitespace stripped,
+IDNA, IPv4 spellings, default port, fragment, percent-encoding of unreserved characters, dot segments). The query
+is never reordered. Link parsing follows the WHATWG URL rules a browser applies to ``href`` (whitespace stripped,
 tab/newline removed, ``\\`` read as ``/``, ``http:foo`` relative to an http base, a query's non-ASCII characters
 encoded in the page's encoding), so we fetch what a person clicking would fetch.
 
@@ -22,9 +22,10 @@ from functools import lru_cache
 
 import idna
 
+from webtrawl.addrpolicy import parse_ip_literal
 from webtrawl.errors import BadUrl, SchemeError
 
-CANON_VERSION = 1
+CANON_VERSION = 2  # 2: IPv4 hosts in WHATWG dotted form
 
 _DEFAULT_PORT = {"http": "80", "https": "443"}
 _C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
@@ -44,6 +45,7 @@ _FAST_ABS_RE = re.compile(rf"(https?)://([^/?#\\\x00-\x20]+)({_CLEAN_PATH})(?:{_
 _FAST_REL_RE = re.compile(rf"(?!//)({_CLEAN_PATH})(?:{_CLEAN_QUERY})?(#.*)?\Z", re.S)
 _HOST_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?)*\.?\Z")
 _MAX_HOST = 253 + 1
+_IPV4_CHARS_RE = re.compile(r"[0-9a-fx.]+\Z")
 _HIGH_BYTES_RE = re.compile(rb"[\x80-\xff]+")
 _QUERY_ERRORS = "webtrawl-url-query"
 
@@ -139,9 +141,22 @@ def _host(host: str) -> str:
             host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
         except (idna.IDNAError, UnicodeError, ValueError) as exc:
             raise BadUrl(f"bad host name {host!r}: {exc}") from None
+    if _ends_in_number(host):  # WHATWG URL: an IPv4 address (127.1, 0x7f.0.0.1, 2130706433...), written dotted
+        ip = parse_ip_literal(host) if _IPV4_CHARS_RE.match(host) else None  # (it would strip a space)
+        if ip is None:
+            raise BadUrl(f"bad IPv4 address {host!r}")
+        return str(ip)
     if len(host) > _MAX_HOST or _HOST_RE.match(host) is None:
         raise BadUrl(f"bad host name {host!r}")
     return host
+
+
+def _ends_in_number(host: str) -> bool:
+    """WHATWG URL "ends in a number": the last label (a final dot aside) is decimal, or hex after ``0x``."""
+    last = host[:-1].rpartition(".")[2] if host.endswith(".") else host.rpartition(".")[2]
+    if last.isdigit():
+        return True
+    return last[:2] == "0x" and all(c in "0123456789abcdef" for c in last[2:])
 
 
 def _decode_pct(text: str) -> str:
