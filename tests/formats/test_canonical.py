@@ -64,6 +64,8 @@ CASES = [
     ("../up.html", BASE, "http://example.com/up.html"),
     ("/abs", BASE, "http://example.com/abs"),
     ("//cdn.example.net/x", BASE, "http://cdn.example.net/x"),
+    ("///cdn.example.net/x", BASE, "http://cdn.example.net/x"),  # WHATWG: any number of slashes before the host
+    ("\\/\\cdn.example.net/x", BASE, "http://cdn.example.net/x"),
     ("?z=9", BASE, "http://example.com/dir/page.html?z=9"),
     ("#top", BASE, "http://example.com/dir/page.html?q=1"),
     ("", BASE, "http://example.com/dir/page.html?q=1"),

@@ -303,8 +303,8 @@ def _absolute(scheme: str, rest: str, encoding: str | None = None) -> str:
 
 def _resolve(scheme: str, netloc: str, bpath: str, bquery: str, ref: str, encoding: str | None = None) -> str:
     """RFC 3986 5.2.2 reference resolution against a canonical base."""
-    if ref.startswith("//"):
-        return _absolute(scheme, ref[2:], encoding)
+    if ref.startswith("//"):  # WHATWG: an http(s) authority after any number of slashes ("///host/")
+        return _absolute(scheme, ref.lstrip("/"), encoding)
     path, q, query = ref.partition("?")
     newquery = "?" + _query(query, encoding) if q else ""
     if not path:
