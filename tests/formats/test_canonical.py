@@ -41,6 +41,9 @@ CASES = [
     ("http://BÜCHER.example/", None, "http://xn--bcher-kva.example/"),
     ("http://xn--bcher-kva.example/", None, "http://xn--bcher-kva.example/"),
     ("http://例え.テスト/", None, "http://xn--r8jz45g.xn--zckzah/"),
+    ("http://b%C3%BCcher.example/", None, "http://xn--bcher-kva.example/"),
+    ("http://%41ü.example/", None, "http://xn--a-eha.example/"),  # an escape and a character written as such
+    ("http://%e4%be%8b%E3%81%88.テスト/", None, "http://xn--r8jz45g.xn--zckzah/"),
     ("http://[::1]:8080/", None, "http://[::1]:8080/"),
     ("http://[0:0:0:0:0:0:0:1]/", None, "http://[::1]/"),
     ("http://user:pw@example.com/", None, "http://user:pw@example.com/"),
@@ -103,6 +106,7 @@ def test_canonical_form(url: str, base: str | None, expected: str) -> None:
         ("http://a..b/", None, BadUrl),
         ("http://exa_mple.ünicode/", None, BadUrl),
         ("http://-bad-.example/", None, BadUrl),
+        ("http://b%FCcher.example/", None, BadUrl),  # not UTF-8
         ("http://999.1.1.1/", None, BadUrl),
         ("http://1.2.3.4.5/", None, BadUrl),
         ("http://example.123/", None, BadUrl),

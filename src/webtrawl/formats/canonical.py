@@ -19,6 +19,7 @@ import codecs
 import ipaddress
 import re
 from functools import lru_cache
+from urllib.parse import unquote
 
 import idna
 
@@ -160,10 +161,10 @@ def _ends_in_number(host: str) -> bool:
 
 
 def _decode_pct(text: str) -> str:
+    """A host's %XX escapes decoded as UTF-8; characters written as such stay (``%41ü``: ``Aü``)."""
     try:
-        raw = _PCT_RE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "%", text)
-        return raw.encode("latin-1").decode("utf-8")
-    except (UnicodeError, ValueError):
+        return unquote(text, errors="strict")
+    except UnicodeError:
         raise BadUrl(f"bad percent-encoding in host {text!r}") from None
 
 
