@@ -195,6 +195,27 @@ def test_every_whatwg_label_maps_to_its_encoding() -> None:
     assert {label: codec_for(label) for label in expected} == expected
 
 
+_LATE = [
+    ("windows-874", "cp874", "ภาษาไทย"),
+    ("iso-8859-8-i", "iso8859-8", "שלום עולם"),
+    ("x-euc-jp", "euc_jp", "日本語"),
+]
+
+
+@pytest.mark.parametrize(("label", "codec", "title"), _LATE, ids=[c[0] for c in _LATE])
+def test_a_meta_charset_in_the_head_after_the_first_kilobyte_is_obeyed(label: str, codec: str, title: str) -> None:
+    # Browsers obey a <meta charset> anywhere in the head (Chromium scans on until the body; the HTML spec's parser
+    # changes the encoding when it meets one); detection cannot tell these short pages apart.
+    scripts = "<script>var config = {a: 1, b: 2, c: 'x'};</script>\n" * 30
+    html = f"<html><head>{scripts}<meta charset={label}><title>{title}</title></head><body>{title}</body></html>"
+    rec = _run(html.encode(codec))
+    assert (rec.encoding, rec.encoding_source, rec.title) == (codec_for(codec), "meta", title)
+    # valid UTF-8 still wins over a late meta tag, and a meta tag in the body is not the page's
+    assert _run(html.encode("utf-8")).encoding == "utf-8"
+    in_body = html.replace(f"<meta charset={label}>", "").replace("<body>", f"<body><meta charset={label}>")
+    assert _run(in_body.encode(codec)).encoding_source == "detected"
+
+
 def test_undeclared_utf8_is_detected() -> None:
     rec = _run(_html("Заголовок").encode("utf-8"))
     assert (rec.encoding, rec.encoding_source, rec.title) == ("utf-8", "detected", "Заголовок")

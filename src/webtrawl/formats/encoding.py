@@ -1,16 +1,15 @@
 """Which character encoding an HTML body is in, in the order a browser decides it.
 
-BOM > Content-Type charset > ``<meta>`` prescan of the first 1024 bytes (HTML spec 13.2.3.2) > detection > UTF-8,
-except that a header or meta charset that the bytes prove wrong is skipped: UTF-8 named for bytes that are not
-UTF-8, or Latin-1/windows-1252 (a common server default, and old templates' meta tag) for non-ASCII bytes that
-are valid UTF-8. Bytes that are
-UTF-8 but for a few stray ones (a character cut in half) count as UTF-8: one bad byte does not make a page another
-encoding. A crawler wants the
-text the author wrote; the browser's mojibake helps nobody. Detection first tries strict UTF-8 (a body that decodes
-as UTF-8 is UTF-8 for every practical purpose, and the check costs microseconds) and only then asks
-charset-normalizer about a bounded prefix, which costs milliseconds. Labels are mapped the WHATWG way where Python's
-codec of the same name would decode differently (``iso-8859-1`` is really windows-1252 on the web) or does not exist
-(``windows-874``, ``iso-8859-8-i``); labels that are unknown to both or not text codecs are ignored."""
+BOM > Content-Type charset > ``<meta>`` prescan of the first 1024 bytes (HTML spec 13.2.3.2) > UTF-8 if the bytes
+are UTF-8 > a ``<meta>`` later in the head (browsers obey it too) > detection > UTF-8, except that a header or meta
+charset that the bytes prove wrong is skipped: UTF-8 named for bytes that are not UTF-8, or Latin-1/windows-1252 (a
+common server default, and old templates' meta tag) for non-ASCII bytes that are valid UTF-8. Bytes that are UTF-8
+but for a few stray ones (a character cut in half) count as UTF-8: one bad byte does not make a page another
+encoding. A crawler wants the text the author wrote; the browser's mojibake helps nobody. Detection first tries
+UTF-8 (a body that decodes as UTF-8 is UTF-8 for every practical purpose, and the check costs microseconds) and only
+then asks charset-normalizer about a bounded prefix, which costs milliseconds. Labels are mapped the WHATWG way where
+Python's codec of the same name would decode differently (``iso-8859-1`` is really windows-1252 on the web) or does
+not exist (``windows-874``, ``iso-8859-8-i``); labels that are unknown to both or not text codecs are ignored."""
 
 from __future__ import annotations
 
@@ -20,6 +19,8 @@ import re
 import charset_normalizer
 
 _PRESCAN_BYTES = 1024
+_LATE_META_BYTES = 64 * 1024  # how far into a head a late meta tag is looked for
+_BODY_RE = re.compile(rb"<body[\s>/]", re.I)
 _DETECT_BYTES = 32 * 1024
 # Valid multi-byte UTF-8 characters per invalid sequence from which bytes are UTF-8 with a few stray bytes (a
 # character cut in half by a teaser's byte count, a Latin-1 byte in a UTF-8 template). Legacy text read as UTF-8
@@ -88,7 +89,18 @@ def header_charset(content_type: str) -> str | None:
 
 def prescan_meta(body: bytes) -> str | None:
     """Codec named by the first usable ``<meta charset>`` / ``http-equiv=content-type`` in the first 1 KiB."""
-    head = body[:_PRESCAN_BYTES]
+    return _meta_charset(body[:_PRESCAN_BYTES])
+
+
+def late_meta(body: bytes) -> str | None:
+    """Codec named by a meta tag in the head past the first 1 KiB (big scripts and styles before it): browsers obey
+    it too (Chromium scans on to the body, the HTML parser changes the encoding when it meets one)."""
+    head = body[:_LATE_META_BYTES]
+    start = _BODY_RE.search(head)
+    return _meta_charset(head[: start.start()] if start else head)
+
+
+def _meta_charset(head: bytes) -> str | None:
     if b"<!--" in head:
         head = _COMMENT_RE.sub(b"", head)
     for m in _META_RE.finditer(head):
@@ -184,6 +196,10 @@ def choose_encoding(body: bytes, content_type: str) -> tuple[str, str, int]:
         return codec_m, "meta", 0
     if _mostly_utf8(body, cut_ok=False):
         return "utf-8", "detected", 0
+    if codec_m is None:
+        codec_m = late_meta(body)
+        if codec_m is not None and not _disproved(codec_m, body):
+            return codec_m, "meta", 0
     best = charset_normalizer.from_bytes(body[:_DETECT_BYTES]).best()
     codec_d = codec_for(best.encoding) if best is not None else None
     if codec_d is not None:
