@@ -81,6 +81,20 @@ def test_a_utf8_page_with_one_stray_byte_is_read_as_utf8(content_type: str) -> N
     assert (rec.encoding, rec.title) == ("utf-8", "Crème brûlée")
 
 
+@pytest.mark.parametrize("declared", ['<meta charset="utf-8">', ""])
+def test_a_declared_utf8_page_with_few_characters_and_a_stray_byte_stays_utf8(declared: str) -> None:
+    # Three curly quotes and two Latin-1 bytes: too few characters for a ratio to tell, so a UTF-8 declaration
+    # stands (as in a browser) rather than detection's guess (mac-latin2); a short page whose every non-ASCII byte
+    # is invalid is still legacy text.
+    text = "Some English text about things. " * 40 + "It\u2019s " * 3
+    body = f"<html><head>{declared}<title>t</title></head><body>{text}".encode() + b"caf\xe9 " * 2 + b"</body></html>"
+    assert choose_encoding(body, "text/html; charset=utf-8")[:2] == ("utf-8", "header")
+    if declared:
+        assert choose_encoding(body, "text/html")[:2] == ("utf-8", "meta")
+    short = _html("Привет").replace(RUSSIAN, "Привет").encode("windows-1251")
+    assert choose_encoding(short, "text/html; charset=utf-8")[1] != "header"
+
+
 @pytest.mark.parametrize(
     ("text", "codec"),
     [(RUSSIAN, "windows-1251"), ("日本語のページです。東京の天気とニュース。" * 20, "euc_jp"), (_FRENCH, "cp1252")],

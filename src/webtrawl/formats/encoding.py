@@ -140,9 +140,11 @@ def _valid_utf8(body: bytes, cut_ok: bool = True) -> bool:
     return True
 
 
-def _mostly_utf8(body: bytes, cut_ok: bool = True) -> bool:
+def _mostly_utf8(body: bytes, cut_ok: bool = True, declared: bool = False) -> bool:
     """UTF-8, but for a few stray bytes (at least ``_STRAY_RATIO`` valid multi-byte characters per invalid
-    sequence): browsers read such a page as UTF-8 with a replacement character or two, and so should we.
+    sequence): browsers read such a page as UTF-8 with a replacement character or two, and so should we. When the
+    page says it is UTF-8 (``declared``), fewer than ``_STRAY_BUDGET`` invalid sequences beside some valid
+    multi-byte characters do not disprove it either: too few to tell, and the author's word stands.
 
     Bodies that are not valid UTF-8 are decoded again slice by slice, counting; legacy text is given up after
     ``_STRAY_BUDGET`` invalid sequences that the valid ones cannot outweigh: ~25 us for a 200 KB Latin-1 page, where
@@ -169,13 +171,13 @@ def _mostly_utf8(body: bytes, cut_ok: bool = True) -> bool:
             break
         extra += used - len(text)
         pos += used
-    return extra >= _STRAY_RATIO * bad
+    return extra >= _STRAY_RATIO * bad or (declared and extra > 0 and bad < _STRAY_BUDGET)
 
 
 def _disproved(codec: str, body: bytes) -> bool:
     """The bytes contradict the charset a header or meta tag names (see the module docstring)."""
     if codec == "utf-8":
-        return not _mostly_utf8(body)
+        return not _mostly_utf8(body, declared=True)
     if codec == "cp1252":
         return not body.isascii() and _mostly_utf8(body)
     return False
