@@ -139,6 +139,18 @@ def test_unknown_or_non_text_labels_fall_through() -> None:
         assert (rec.encoding, rec.encoding_source, rec.title) == ("cp1251", "meta", "Заголовок")
 
 
+@pytest.mark.parametrize("label", ["undefined", "idna", "punycode", "unicode_escape", "raw-unicode-escape"])
+def test_python_codecs_that_are_no_page_encoding_are_ignored(label: str) -> None:
+    # "charset=undefined" (a template's JavaScript variable) made the parser raise: Python has an "undefined" codec
+    # that fails every decode, and "idna"/"punycode" fail on any non-ASCII byte; the escape codecs rewrite "\\x41".
+    body = _html("Заголовок \\x41", '<meta charset="utf-8">').encode("utf-8")
+    rec = _run(body, f"text/html; charset={label}")
+    assert (rec.encoding, rec.encoding_source, rec.title) == ("utf-8", "meta", "Заголовок \\x41")
+    assert codec_for(label) is None
+    rec = _run(_html("Заголовок", f'<meta charset="{label}">').encode("utf-8"))
+    assert (rec.encoding, rec.title) == ("utf-8", "Заголовок")
+
+
 def test_web_label_mapping() -> None:
     assert codec_for("ISO-8859-1") == "cp1252"  # browsers decode latin-1 labels as windows-1252
     assert codec_for("us-ascii") == "cp1252"

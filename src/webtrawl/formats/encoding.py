@@ -58,7 +58,12 @@ _WEB_ALIASES = {
     **dict.fromkeys(("utf-16", "unicode", "unicodefeff", "csunicode", "ucs-2", "iso-10646-ucs-2"), "utf-16-le"),
     "unicodefffe": "utf-16-be",
 }
-_REFUSED = frozenset({"utf-7", "x-user-defined", "replacement"})
+# Labels no page is decoded with: UTF-7 and x-user-defined (WHATWG), and Python codecs that are no character set of
+# a document: "undefined" fails every decode (and "charset=undefined" is on the web, from template variables),
+# idna/punycode fail on any non-ASCII byte, the escape codecs would rewrite "\\x41" in the text.
+_REFUSED = frozenset(
+    {"utf-7", "x-user-defined", "replacement", "undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape"}
+)
 _COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
 _META_RE = re.compile(rb"<meta[\s/]([^>]*)", re.I)
 _ATTR_RE = re.compile(rb"""([^\s=/>]+)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
