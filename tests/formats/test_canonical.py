@@ -41,11 +41,22 @@ CASES = [
     ("http://BÜCHER.example/", None, "http://xn--bcher-kva.example/"),
     ("http://xn--bcher-kva.example/", None, "http://xn--bcher-kva.example/"),
     ("http://例え.テスト/", None, "http://xn--r8jz45g.xn--zckzah/"),
+    ("http://b%C3%BCcher.example/", None, "http://xn--bcher-kva.example/"),
+    ("http://%41ü.example/", None, "http://xn--a-eha.example/"),  # an escape and a character written as such
+    ("http://%e4%be%8b%E3%81%88.テスト/", None, "http://xn--r8jz45g.xn--zckzah/"),
     ("http://[::1]:8080/", None, "http://[::1]:8080/"),
     ("http://[0:0:0:0:0:0:0:1]/", None, "http://[::1]/"),
     ("http://user:pw@example.com/", None, "http://user:pw@example.com/"),
     ("http://@example.com/", None, "http://example.com/"),
     ("http://127.0.0.1:8000/x", None, "http://127.0.0.1:8000/x"),
+    # WHATWG URL: a host that ends in a number is an IPv4 address, in any spelling inet_aton takes, written dotted
+    ("http://127.1/", None, "http://127.0.0.1/"),
+    ("http://2130706433/x", None, "http://127.0.0.1/x"),
+    ("http://0x7F.0.0.1:8080/", None, "http://127.0.0.1:8080/"),
+    ("http://0177.0.0.01/", None, "http://127.0.0.1/"),
+    ("http://93.184.216.34./", None, "http://93.184.216.34/"),
+    ("http://\uff11\uff12\uff17.0.0.1/", None, "http://127.0.0.1/"),
+    ("//0x5db8d822/a", BASE, "http://93.184.216.34/a"),
     ("  http://example.com/a\t\nb  ", None, "http://example.com/ab"),
     ("http:\\\\example.com\\a\\b?c\\d", None, "http://example.com/a/b?c%5Cd"),
     ("http:///example.com/", None, "http://example.com/"),
@@ -56,6 +67,8 @@ CASES = [
     ("../up.html", BASE, "http://example.com/up.html"),
     ("/abs", BASE, "http://example.com/abs"),
     ("//cdn.example.net/x", BASE, "http://cdn.example.net/x"),
+    ("///cdn.example.net/x", BASE, "http://cdn.example.net/x"),  # WHATWG: any number of slashes before the host
+    ("\\/\\cdn.example.net/x", BASE, "http://cdn.example.net/x"),
     ("?z=9", BASE, "http://example.com/dir/page.html?z=9"),
     ("#top", BASE, "http://example.com/dir/page.html?q=1"),
     ("", BASE, "http://example.com/dir/page.html?q=1"),
@@ -93,6 +106,13 @@ def test_canonical_form(url: str, base: str | None, expected: str) -> None:
         ("http://a..b/", None, BadUrl),
         ("http://exa_mple.ünicode/", None, BadUrl),
         ("http://-bad-.example/", None, BadUrl),
+        ("http://b%FCcher.example/", None, BadUrl),  # not UTF-8
+        ("http://999.1.1.1/", None, BadUrl),
+        ("http://1.2.3.4.5/", None, BadUrl),
+        ("http://example.123/", None, BadUrl),
+        ("http://example.0x12/", None, BadUrl),
+        ("https: 127.1/", None, BadUrl),
+        ("http://127.0.0.1\x0b/", None, BadUrl),
     ],
 )
 def test_refused(url: str, base: str | None, error: type[Exception]) -> None:
@@ -102,7 +122,7 @@ def test_refused(url: str, base: str | None, error: type[Exception]) -> None:
 
 def test_version_is_pinned() -> None:
     # Changing the output for any input must bump CANON_VERSION (stored frontiers hold canonical strings).
-    assert CANON_VERSION == 1
+    assert CANON_VERSION == 2
 
 
 _URL_CHARS = st.sampled_from(list("abcXYZ019-._~:/?#[]@!$&'()*+,;=% \"<>\\^`{|}\t\nüé€\u0000\U0001f600"))
@@ -141,3 +161,24 @@ def test_properties(url: str, base: str | None) -> None:
     assert parts.path.startswith("/")
     assert not parts.fragment and "#" not in canon
     assert canon.isascii() and " " not in canon
+
+
+@pytest.mark.parametrize(
+    ("url", "encoding", "expected"),
+    [
+        ("http://example.com/ü?ü=ü", "cp1252", "http://example.com/%C3%BC?%FC=%FC"),  # the path stays UTF-8
+        ("?q=日本", "cp932", "http://example.com/dir/page.html?q=%93%FA%96%7B"),
+        ("//other.example/?q=ソ", "cp932", "http://other.example/?q=%83%5C"),  # a trail byte '\' is encoded too
+        ("x?q=ツ&r=é", "cp1252", "http://example.com/dir/x?q=%26%2312484%3B&r=%E9"),  # what it cannot hold: &#N;
+        ("HTTP:x?q=é", "iso8859-15", "http://example.com/dir/x?q=%E9"),
+        ("?q=é", "utf-16-le", "http://example.com/dir/page.html?q=%C3%A9"),  # UTF-16 pages send UTF-8
+        ("?q=é", "no-such-codec", "http://example.com/dir/page.html?q=%C3%A9"),
+        ("?q=ツ", "cp864", "http://example.com/dir/page.html?q=%E3%83%84"),  # cannot even write "&#12484;"
+        ("?q=é%41%e9", "cp1252", "http://example.com/dir/page.html?q=%E9A%E9"),
+    ],
+)
+def test_query_in_the_document_encoding(url: str, encoding: str, expected: str) -> None:
+    # WHATWG URL: an http(s) URL's query is encoded in the document's encoding, as browsers send it.
+    assert canonicalize(url, BASE, encoding) == expected
+    assert canonicalize(expected) == expected
+    assert canonicalize(expected, BASE, encoding) == expected

@@ -1,10 +1,10 @@
 """URL canonicalization: one string per resource, so the frontier's seen-filter and the politeness key agree.
 
 Conservative on purpose: only rewrites that cannot change what a server returns (case of scheme and host,
-IDNA, default port, fragment, percent-encoding of unreserved characters, dot segments). The query is never
-reordered. Link parsing follows the WHATWG URL rules a browser applies to ``href`` (whitespace stripped,
-tab/newline removed, ``\\`` read as ``/``, ``http:foo`` relative to an http base), so we fetch what a person
-clicking would fetch.
+IDNA, IPv4 spellings, default port, fragment, percent-encoding of unreserved characters, dot segments). The query
+is never reordered. Link parsing follows the WHATWG URL rules a browser applies to ``href`` (whitespace stripped,
+tab/newline removed, ``\\`` read as ``/``, ``http:foo`` relative to an http base, a query's non-ASCII characters
+encoded in the page's encoding), so we fetch what a person clicking would fetch.
 
 It runs for every link of every page, so an href already in canonical form (most are) costs one regex match and
 one cached host lookup, other all-ASCII ones a handful of ``str`` scans; the slow paths (IDNA, percent-encoding)
@@ -15,15 +15,18 @@ strings.
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
 import re
 from functools import lru_cache
+from urllib.parse import unquote
 
 import idna
 
+from webtrawl.addrpolicy import parse_ip_literal
 from webtrawl.errors import BadUrl, SchemeError
 
-CANON_VERSION = 1
+CANON_VERSION = 2  # 2: IPv4 hosts in WHATWG dotted form
 
 _DEFAULT_PORT = {"http": "80", "https": "443"}
 _C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
@@ -43,6 +46,20 @@ _FAST_ABS_RE = re.compile(rf"(https?)://([^/?#\\\x00-\x20]+)({_CLEAN_PATH})(?:{_
 _FAST_REL_RE = re.compile(rf"(?!//)({_CLEAN_PATH})(?:{_CLEAN_QUERY})?(#.*)?\Z", re.S)
 _HOST_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?)*\.?\Z")
 _MAX_HOST = 253 + 1
+_IPV4_CHARS_RE = re.compile(r"[0-9a-fx.]+\Z")
+_HIGH_BYTES_RE = re.compile(rb"[\x80-\xff]+")
+_QUERY_ERRORS = "webtrawl-url-query"
+
+
+def _unencodable(exc: UnicodeError) -> tuple[str, int]:
+    """WHATWG URL "percent-encode after encoding": a character the document's encoding cannot hold is written as
+    ``&#N;``, percent-encoded (so it is not read as a parameter separator)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return "".join(f"%26%23{ord(c)}%3B" for c in exc.object[exc.start : exc.end]), exc.end
+
+
+codecs.register_error(_QUERY_ERRORS, _unencodable)
 
 
 def _pct_fix(m: re.Match[str]) -> str:
@@ -64,6 +81,22 @@ def _norm(part: str) -> str:
     if "%" in part:
         part = _PCT_RE.sub(_pct_fix, part)
     return _UNSAFE_RE.sub(_quote_run, part)
+
+
+def _quote_bytes(m: re.Match[bytes]) -> bytes:
+    return "".join(f"%{b:02X}" for b in m.group()).encode("ascii")
+
+
+def _query(query: str, encoding: str | None) -> str:
+    """A normalised query; its non-ASCII characters encoded in ``encoding`` (the document's, WHATWG URL: browsers
+    send ``?q=caf%E9`` from a windows-1252 page), or in UTF-8 when that is None, a UTF encoding or unknown."""
+    if encoding is not None and not query.isascii() and not encoding.startswith("utf"):
+        try:
+            data = query.encode(encoding, _QUERY_ERRORS)
+        except (LookupError, UnicodeError):  # (cp864 cannot write the '%' of the replacement: UTF-8 then)
+            return _norm(query)
+        query = _HIGH_BYTES_RE.sub(_quote_bytes, data).decode("ascii")  # ASCII bytes (also a trail byte) as they are
+    return _norm(query)
 
 
 def _remove_dot_segments(path: str) -> str:
@@ -109,16 +142,29 @@ def _host(host: str) -> str:
             host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
         except (idna.IDNAError, UnicodeError, ValueError) as exc:
             raise BadUrl(f"bad host name {host!r}: {exc}") from None
+    if _ends_in_number(host):  # WHATWG URL: an IPv4 address (127.1, 0x7f.0.0.1, 2130706433...), written dotted
+        ip = parse_ip_literal(host) if _IPV4_CHARS_RE.match(host) else None  # (it would strip a space)
+        if ip is None:
+            raise BadUrl(f"bad IPv4 address {host!r}")
+        return str(ip)
     if len(host) > _MAX_HOST or _HOST_RE.match(host) is None:
         raise BadUrl(f"bad host name {host!r}")
     return host
 
 
+def _ends_in_number(host: str) -> bool:
+    """WHATWG URL "ends in a number": the last label (a final dot aside) is decimal, or hex after ``0x``."""
+    last = host[:-1].rpartition(".")[2] if host.endswith(".") else host.rpartition(".")[2]
+    if last.isdigit():
+        return True
+    return last[:2] == "0x" and all(c in "0123456789abcdef" for c in last[2:])
+
+
 def _decode_pct(text: str) -> str:
+    """A host's %XX escapes decoded as UTF-8; characters written as such stay (``%41ü``: ``Aü``)."""
     try:
-        raw = _PCT_RE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "%", text)
-        return raw.encode("latin-1").decode("utf-8")
-    except (UnicodeError, ValueError):
+        return unquote(text, errors="strict")
+    except UnicodeError:
         raise BadUrl(f"bad percent-encoding in host {text!r}") from None
 
 
@@ -172,8 +218,9 @@ def _join(scheme: str, netloc: str, path: str, query: str) -> str:
     return scheme + "://" + netloc + path + query
 
 
-def canonicalize(url: str, base: str | None = None) -> str:
-    """The canonical absolute http(s) URL for ``url`` (resolved against ``base``).
+def canonicalize(url: str, base: str | None = None, encoding: str | None = None) -> str:
+    """The canonical absolute http(s) URL for ``url`` (resolved against ``base``). ``encoding``: the Python codec of
+    the document the link is in, which its query's non-ASCII characters are encoded in (None: UTF-8).
 
     Raises :class:`~webtrawl.errors.SchemeError` for other schemes and :class:`~webtrawl.errors.BadUrl` for
     URLs that cannot be parsed. Idempotent: ``canonicalize(canonicalize(u)) == canonicalize(u)``.
@@ -197,10 +244,10 @@ def canonicalize(url: str, base: str | None = None) -> str:
                 return scheme + "://" + netloc + (url if m.start(2) < 0 else url[: m.start(2)])
         elif first == "#":
             return _join(*_split_base(base))  # the base itself
-    return _canonicalize(url, base)
+    return _canonicalize(url, base, encoding)
 
 
-def _canonicalize(url: str, base: str | None) -> str:
+def _canonicalize(url: str, base: str | None, encoding: str | None = None) -> str:
     """The general path of :func:`canonicalize`, for every shape of href."""
     s = url.strip(_C0_AND_SPACE)
     if "\t" in s or "\n" in s or "\r" in s:
@@ -209,9 +256,9 @@ def _canonicalize(url: str, base: str | None) -> str:
     if hash_at >= 0:
         s = s[:hash_at]
     if s.startswith("https://"):  # fast path: most links are absolute and lower-case
-        return _absolute("https", (s[8:] if "\\" not in s else _backslashes(s[8:])).lstrip("/"))
+        return _absolute("https", (s[8:] if "\\" not in s else _backslashes(s[8:])).lstrip("/"), encoding)
     if s.startswith("http://"):
-        return _absolute("http", (s[7:] if "\\" not in s else _backslashes(s[7:])).lstrip("/"))
+        return _absolute("http", (s[7:] if "\\" not in s else _backslashes(s[7:])).lstrip("/"), encoding)
     m = _SCHEME_RE.match(s)
     if m is not None:
         scheme = m.group(1).lower()
@@ -223,14 +270,14 @@ def _canonicalize(url: str, base: str | None) -> str:
         if not rest.startswith("//") and base is not None:
             bscheme, bnetloc, bpath, bquery = _split_base(base)
             if bscheme == scheme:
-                return _resolve(bscheme, bnetloc, bpath, bquery, rest)
-        return _absolute(scheme, rest.lstrip("/"))
+                return _resolve(bscheme, bnetloc, bpath, bquery, rest, encoding)
+        return _absolute(scheme, rest.lstrip("/"), encoding)
     if base is None:
         raise BadUrl(f"relative URL without a base: {url[:100]!r}")
     if "\\" in s:
         s = _backslashes(s)
     bscheme, bnetloc, bpath, bquery = _split_base(base)
-    return _resolve(bscheme, bnetloc, bpath, bquery, s)
+    return _resolve(bscheme, bnetloc, bpath, bquery, s, encoding)
 
 
 def _backslashes(s: str) -> str:
@@ -241,7 +288,7 @@ def _backslashes(s: str) -> str:
     return s[:q].replace("\\", "/") + s[q:]
 
 
-def _absolute(scheme: str, rest: str) -> str:
+def _absolute(scheme: str, rest: str, encoding: str | None = None) -> str:
     """``rest`` is ``authority[/path][?query]`` (the slashes after the scheme already gone)."""
     end = len(rest)
     for sep in "/?":
@@ -252,15 +299,15 @@ def _absolute(scheme: str, rest: str) -> str:
         raise BadUrl(f"no host in {scheme}://{rest[:100]}")
     netloc = _netloc(rest[:end], scheme)
     path, q, query = rest[end:].partition("?")
-    return _join(scheme, netloc, _path(path), "?" + _norm(query) if q else "")
+    return _join(scheme, netloc, _path(path), "?" + _query(query, encoding) if q else "")
 
 
-def _resolve(scheme: str, netloc: str, bpath: str, bquery: str, ref: str) -> str:
+def _resolve(scheme: str, netloc: str, bpath: str, bquery: str, ref: str, encoding: str | None = None) -> str:
     """RFC 3986 5.2.2 reference resolution against a canonical base."""
-    if ref.startswith("//"):
-        return _absolute(scheme, ref[2:])
+    if ref.startswith("//"):  # WHATWG: an http(s) authority after any number of slashes ("///host/")
+        return _absolute(scheme, ref.lstrip("/"), encoding)
     path, q, query = ref.partition("?")
-    newquery = "?" + _norm(query) if q else ""
+    newquery = "?" + _query(query, encoding) if q else ""
     if not path:
         return _join(scheme, netloc, bpath, newquery if q else bquery)
     if path[0] != "/":

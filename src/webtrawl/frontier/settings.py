@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from webtrawl.config import BLOOM_ERROR, EXPECTED_URLS, SHARDS, CrawlConfig
 
-CANON_VERSION = 1  # bump when URL canonicalization changes: stored in meta so a resumed crawl can tell
+CANON_VERSION = 2  # bump when URL canonicalization changes: stored in meta so a resumed crawl can tell
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,18 +20,25 @@ if TYPE_CHECKING:
     from webtrawl.parse.process import ParseContext
 
 
-def canonical_or_raw(href: str, base: str) -> str:
+def canonical_or_raw(href: str, base: str, encoding: str | None = None) -> str:
     try:
-        return canonicalize(href, base)
+        return canonicalize(href, base, encoding)
     except WebtrawlError:
         return href
 
 
-def drop_all(url: str, base: str, links: list[tuple[str, bool]], reason: str, dropped: list[tuple[str, str]]) -> None:
+def drop_all(
+    url: str,
+    base: str,
+    links: list[tuple[str, bool]],
+    reason: str,
+    dropped: list[tuple[str, str]],
+    encoding: str | None = None,
+) -> None:
     """Every distinct link of a page that is not followed at all (nofollow page, depth limit)."""
     seen = {url}
     for href, _ in links:
-        target = canonical_or_raw(href, base)[:_MAX_RECORDED]
+        target = canonical_or_raw(href, base, encoding)[:_MAX_RECORDED]
         if target not in seen:
             seen.add(target)
             dropped.append((target, reason))
@@ -57,8 +64,11 @@ def follow_links(
     dropped: list[tuple[str, str]],
     priority_of: Callable[[str], int] | None = None,
     route_of: Callable[[str], str] | None = None,
+    encoding: str | None = None,
 ) -> list[NewUrl]:
     """Canonical, de-duplicated, filtered outlinks; each refusal counted as ``drop:<reason>`` and listed.
+
+    ``encoding``: the Python codec of the page the links are in; their queries are encoded in it (WHATWG URL).
 
     ``priority_of``: raw href -> the explicit priority level a rule or callback gave it (-1: none); a link found
     several times keeps its best one. ``route_of``: raw href -> the route a spider gave it ("": none); a link found
@@ -69,7 +79,7 @@ def follow_links(
     if limits.max_depth > 0 and depth > limits.max_depth:
         if links:
             counters[DROP_PREFIX + "depth"] = len({href for href, _ in links})
-            drop_all(page.lease.url, base, links, "depth", dropped)
+            drop_all(page.lease.url, base, links, "depth", dropped, encoding)
         return []
     honor_nofollow = ctx.politeness.honor_nofollow
     max_len = limits.max_url_length
@@ -84,7 +94,7 @@ def follow_links(
     out: list[NewUrl] = []
     for href, rel_nofollow in links:
         if rel_nofollow and honor_nofollow:
-            drop(counters, "nofollow", dropped, canonical_or_raw(href, base))
+            drop(counters, "nofollow", dropped, canonical_or_raw(href, base, encoding))
             continue
         if href in done:
             unparsed = done[href]
@@ -96,7 +106,7 @@ def follow_links(
             drop(counters, "url-too-long", dropped, href)
             continue
         try:
-            url = canonicalize(href, base)
+            url = canonicalize(href, base, encoding)
         except WebtrawlError as exc:
             done[href] = exc.reason
             drop(counters, exc.reason, dropped, href)

@@ -268,10 +268,10 @@ def _html(
     base = url
     if found.base:
         with contextlib.suppress(WebtrawlError):
-            base = canonicalize(found.base, url)
+            base = canonicalize(found.base, url, codec)
     if found.canonical:
         with contextlib.suppress(WebtrawlError):
-            record.canonical = canonicalize(found.canonical, base)
+            record.canonical = canonicalize(found.canonical, base, codec)
     counters = {"pages": 1}
     links = found.links
     tree = found.tree
@@ -303,9 +303,9 @@ def _html(
     if record.nofollow and ctx.politeness.honor_nofollow:
         if links:
             counters[DROP_PREFIX + "nofollow"] = len(links)
-            drop_all(url, base, links, "nofollow", dropped)
+            drop_all(url, base, links, "nofollow", dropped, codec)
     else:
-        new_urls = follow_links(page, ctx, base, links, counters, dropped, ranking, routing)
+        new_urls = follow_links(page, ctx, base, links, counters, dropped, ranking, routing, codec)
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, items)
 
