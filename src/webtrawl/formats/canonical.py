@@ -26,7 +26,7 @@ import idna
 from webtrawl.addrpolicy import parse_ip_literal
 from webtrawl.errors import BadUrl, SchemeError
 
-CANON_VERSION = 2  # 2: IPv4 hosts in WHATWG dotted form
+CANON_VERSION = 2  # bump when the output for any input changes (frontiers keep it in meta); 2: IPv4 dotted
 
 _DEFAULT_PORT = {"http": "80", "https": "443"}
 _C0_AND_SPACE = "".join(chr(i) for i in range(0x21))

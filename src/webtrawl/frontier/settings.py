@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from webtrawl.config import BLOOM_ERROR, EXPECTED_URLS, SHARDS, CrawlConfig
-
-CANON_VERSION = 2  # bump when URL canonicalization changes: stored in meta so a resumed crawl can tell
+from webtrawl.formats.canonical import CANON_VERSION  # stored in meta so a resumed crawl can tell
 
 
 @dataclass(frozen=True, slots=True)
