@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webtrawl.config import EXPECTED_URLS
+from webtrawl.config import FrontierOptions
 
 # The URL forms the test web's model links to (pages, redirects, nofollow targets, private pages, /away). The
 # corpus pages' own relative links (~32 per page) all answer 404 on the test web; following them would make
@@ -36,7 +36,7 @@ class CrawlSpec:
     warc: bool = True
     follow_all: bool = False
     preload: int = 0
-    expected_urls: int = EXPECTED_URLS  # the crawl's own default: the seen filter a user's crawl has
+    expected_urls: int = FrontierOptions().expected_urls  # the crawl's own: the seen filter a user's crawl has
     extra: tuple[str, ...] = ()  # more ``trawl crawl`` flags
 
 
