@@ -125,6 +125,10 @@ def test_try_fetches_a_url_once_under_the_address_policy(testweb: TestWeb, tmp_p
         ('[[rule]]\nurl = "x"\n', "r.toml:1: every rule needs a \\[rule.fields\\] table"),
         ('[[rule]]\nurl = "x"\nheaders = { "X K" = "v" }\n[rule.fields]\na = "h1"\n', "r.toml:3: headers: not a valid"),
         ('[[rule]]\nurl = "x"\nheaders = { "X" = 1 }\n[rule.fields]\na = "h1"\n', "r.toml:3: headers must be a table"),
+        # a field named as a rule's key (README's url and name fields): its own line, not the rule's key's
+        ('[[rule]]\nurl = "x"\n[rule.fields]\nurl = "css:a[[::attr(href)"\n', r"r.toml:4: url: css 'a\[\[::attr"),
+        ('[[rule]]\nname = "p"\nurl = "x"\n[rule.fields]\nname = { css = "h", type = "s" }\n', "r.toml:5: field"),
+        ('[[rule]]\nurl = "x"\nitems = "css:li"\n[rule.fields.items]\ncss = "b"\nre = "("\n', "r.toml:4: items: regex"),
     ],
 )
 def test_a_broken_rules_file_is_one_error_line_with_file_and_line(tmp_path: Path, content: str, message: str) -> None:
