@@ -315,3 +315,17 @@ def test_no_trawl_toml_or_environment_is_read(tmp_path: Path, monkeypatch: pytes
     crawler = Crawler(out=tmp_path / "crawl", urls=["http://site0.test/"])
     assert crawler.config.politeness.delay == 1.0 and crawler.config.crawl.max_pages == 0
     assert os.environ["TRAWL_MAX_PAGES"] == "bogus"
+
+
+def test_a_resume_may_swap_a_spider_for_a_callback_or_rules_and_back(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """``extract`` and ``spider`` are one choice: the one given replaces the other one the crawl saved (as any given
+    option replaces its saved value), not 'give one of them' to a user who gave one."""
+    out = tmp_path / "crawl"
+    first = Crawler(Shop, out=out, max_pages=3, **shop_options(shop_web)).run()
+    assert first.stats["fetched"] == 3 and first.stats["queued"] > 0
+    second = Crawler(title, out=out, max_pages=6).run()
+    assert second.stats["fetched"] == 6
+    assert not Crawler(title, out=out).config.extraction.spider
+    assert not Crawler(Shop, out=out).config.extraction.extract  # saved: title; given: the spider
+    titled = [i for i in second.items() if "title" in i["fields"]]
+    assert titled and all(i["fields"]["title"] for i in titled)  # the resumed pages went to the callback
