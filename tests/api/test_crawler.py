@@ -329,3 +329,13 @@ def test_a_resume_may_swap_a_spider_for_a_callback_or_rules_and_back(shop_web: S
     assert not Crawler(Shop, out=out).config.extraction.extract  # saved: title; given: the spider
     titled = [i for i in second.items() if "title" in i["fields"]]
     assert titled and all(i["fields"]["title"] for i in titled)  # the resumed pages went to the callback
+
+
+def test_a_counter_the_crawl_never_counted_reads_zero(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """The README's example prints ``result.stats["items"]``: a crawl that found no item (here: only the home page)
+    printed a KeyError traceback instead of '0 items'."""
+    result = Crawler(Shop, out=tmp_path / "crawl", max_pages=1, **shop_options(shop_web)).run()
+    assert result.stats["fetched"] == 1
+    assert result.stats["items"] == 0 and result.stats["err:extract-error"] == 0
+    assert "items" not in result.stats and result.stats.get("items") is None  # what was counted stays as it was
+    assert CrawlResult(tmp_path / "crawl").stats["items"] == 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webtrawl.api.options import crawl_config, option_flags
-from webtrawl.api.result import CrawlResult
+from webtrawl.api.result import CrawlResult, Stats
 from webtrawl.api.target import check_main_guard, check_not_reimported, target_options
 from webtrawl.errors import ConfigError
 
@@ -100,7 +100,7 @@ class Crawler:
         finally:
             with self._lock:
                 self._node, self._stop = None, False  # a later run() starts afresh (and resumes)
-        stats = dict(node.counters.values) if node.counters is not None else {}
+        stats = Stats(node.counters.values) if node.counters is not None else Stats()
         return CrawlResult(self.out, stats, interrupted=status == _INTERRUPTED)
 
     def stop(self) -> None:
