@@ -108,3 +108,24 @@ def test_an_xpath_result_goes_to_parsel_by_the_same_path() -> None:
     assert isinstance(spans[1], LexborSelector)
     assert spans[1].xpath("text()").get() == "b"  # relative: parsel, on the element //span found there
     assert page.xpath("//p[1]/a/text()").get() == "next"  # a position: parsel
+
+
+_CASES = """<html lang="EN"><body><form><input type="TEXT" name="upper"><input type="text" name="lower"></form>
+<a rel="NoFollow" href="/upper">u</a><a rel="nofollow" href="/lower">l</a>
+<div dir="RTL" class="x">r</div></body></html>"""
+# Attributes whose values HTML's CSS matches in any case (type, rel, lang, dir...): XPath compares them exactly.
+XPATH_EXACT = [
+    "//input[@type='text']/@name",
+    "//a[@rel='nofollow']/@href",
+    "//a[contains(@rel, 'Follow')]/@href",
+    "//a[starts-with(@rel, 'no')]/@href",
+    "//html[@lang='en']/@lang",
+    "//div[@dir='rtl']/text()",
+]
+
+
+@pytest.mark.parametrize("xpath", XPATH_EXACT)
+def test_an_xpath_attribute_test_is_exact_in_every_attribute_as_lxml_has_it(xpath: str) -> None:
+    doc = Document(url="http://shop.example/", text=_CASES)
+    assert Page(doc).xpath(xpath).getall() == Selector(text=_CASES).xpath(xpath).getall()
+    assert "selector" not in doc.__dict__  # still run on the lexbor tree
