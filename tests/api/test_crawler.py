@@ -339,3 +339,18 @@ def test_a_counter_the_crawl_never_counted_reads_zero(shop_web: ShopWeb, tmp_pat
     assert result.stats["items"] == 0 and result.stats["err:extract-error"] == 0
     assert "items" not in result.stats and result.stats.get("items") is None  # what was counted stays as it was
     assert CrawlResult(tmp_path / "crawl").stats["items"] == 0
+
+
+def test_bad_seed_urls_raise_one_config_error_at_once(tmp_path: Path) -> None:
+    """``urls=[3]`` was an AttributeError from inside run(), ``urls=None`` a TypeError, a URL that is not http(s)
+    an InputError (not a ValueError) once the node had started."""
+    out = tmp_path / "crawl"
+    with pytest.raises(ConfigError, match=r"^urls: not a URL string: 3$"):
+        Crawler(out=out, urls=["http://site0.test/", 3])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match=r"^urls: not an http\(s\) URL: 'ftp://site0\.test/' \(not an http"):
+        Crawler(out=out, urls=["ftp://site0.test/"])
+    with pytest.raises(ConfigError, match=r"^urls: not an http\(s\) URL: 'site0\.test/a'"):
+        Crawler(out=out, urls="site0.test/a")
+    assert not out.exists()
+    assert Crawler(out=out, urls=None).config.crawl.seeds == ()  # as if not given
+    assert Crawler(out=out, urls=(" http://Site0.test/a ",)).config.crawl.seeds == (" http://Site0.test/a ",)

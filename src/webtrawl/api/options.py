@@ -29,6 +29,25 @@ def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
     return flags
 
 
+def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
+    """``urls=`` as a list, each checked to be an http(s) URL as a seed is (:class:`ConfigError` now, rather than an
+    error from inside ``run()``); None is no URLs, one string one URL."""
+    from webtrawl.errors import BadUrl, SchemeError
+    from webtrawl.formats import canonicalize
+
+    if urls is None:
+        return []
+    found = [urls] if isinstance(urls, str) else list(urls)
+    for url in found:
+        if not isinstance(url, str):
+            raise ConfigError(f"urls: not a URL string: {url!r}")
+        try:
+            canonicalize(url.strip())
+        except (BadUrl, SchemeError) as exc:
+            raise ConfigError(f"urls: not an http(s) URL: {url.strip()!r} ({exc})") from None
+    return found
+
+
 def _closest(name: str) -> str:
     wanted = name.replace("-", "_").lower()
     if wanted in BY_NAME:
