@@ -354,3 +354,17 @@ def test_bad_seed_urls_raise_one_config_error_at_once(tmp_path: Path) -> None:
     assert not out.exists()
     assert Crawler(out=out, urls=None).config.crawl.seeds == ()  # as if not given
     assert Crawler(out=out, urls=(" http://Site0.test/a ",)).config.crawl.seeds == (" http://Site0.test/a ",)
+
+
+def test_a_broken_rules_file_raises_one_config_error_at_once(tmp_path: Path) -> None:
+    """Crawler("rules.toml") is checked where the options are: a ValueError with trawl's FILE:LINE line, not an
+    InputError from inside run() once the node had started."""
+    rules, out = tmp_path / "r.toml", tmp_path / "crawl"
+    rules.write_text('[[rule]]\nurl = "x"\n[rule.fields]\na = "css:h1[["\n')
+    with pytest.raises(ConfigError, match=rf"^{rules}:4: a: css 'h1\[\[' does not compile"):
+        Crawler(rules, out=out, urls=["http://site0.test/"])
+    with pytest.raises(ConfigError, match=rf"^{rules}:4: a: css"):
+        Crawler(out=out, urls=["http://site0.test/"], extract=str(rules))
+    with pytest.raises(ConfigError, match=r"^cannot read rules file .*nope\.toml: No such file"):
+        Crawler(tmp_path / "nope.toml", out=out)
+    assert not out.exists()

@@ -78,7 +78,9 @@ def crawl_config(
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
-    does a --fetcher that names no Fetcher class."""
+    do a --fetcher that names no Fetcher class and a rules file that does not load (user code is imported when the
+    crawl starts, after the script's ``__main__`` guard is checked)."""
+    _check_rules(cfg.extraction.extract)
     if cfg.fetch.fetcher:
         from webtrawl.fetch.base import check_fetchers
 
@@ -91,3 +93,23 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
         for stream, urls in (*streams, ("chunks", out.chunks_to), ("changes", out.changes_to)):
             for url in urls:
                 probe(url, stream, out.encrypt_to)
+
+
+def _check_rules(spec: str) -> None:
+    """``--extract`` naming a rules file: loaded, its FILE:LINE error a :class:`ConfigError`."""
+    if not spec:
+        return
+    from webtrawl.errors import InputError
+    from webtrawl.extract.callback import is_callback_spec
+
+    path = Path(spec).expanduser()
+    if is_callback_spec(spec) and not path.is_file():
+        return
+    from webtrawl.extract.rules import load_rules
+
+    try:
+        load_rules(path)
+    except ConfigError:
+        raise
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
