@@ -188,3 +188,25 @@ def test_try_a_spider_callback_with_data_on_a_saved_page(tmp_path: Path) -> None
     }
     bad = _trawl(*args[:-1], "[1]", str(page))
     assert bad.returncode == 2 and bad.stderr.startswith("trawl: error: --data: Follow data must be a dict")
+
+
+_FEED_CALLBACK = """
+def parse(page):
+    yield {"type": page.content_type, "links": page.xpath("//item/link/text()").getall(), "text": page.text[:6]}
+"""
+
+
+def test_a_saved_feed_or_json_file_is_tried_as_its_kind_as_a_crawl_would_fetch_it(tmp_path: Path) -> None:
+    """A saved .xml or .json file was always read as HTML: an XML <link> became an empty void element (xpath found
+    nothing) and a rule's content_type never matched, where the crawl gets the server's type for the same bytes."""
+    (tmp_path / "cb.py").write_text(_FEED_CALLBACK)
+    catalog = b'<?xml version="1.0"?><catalog><item><title>T</title><link>http://a.test/1</link></item></catalog>'
+    (tmp_path / "catalog.xml").write_bytes(catalog)
+    (tmp_path / "api.json").write_text('{"next": 2}')
+    (tmp_path / "page.html").write_text("<p>x</p>")
+    (tmp_path / "saved").write_text("<p>x</p>")  # no suffix: HTML, as before
+    lines = _lines(_trawl("--extract", "cb:parse", "catalog.xml", "api.json", "page.html", "saved", cwd=tmp_path))
+    types = [line["items"][0]["type"] for line in lines]  # type: ignore[index]
+    assert types == ["application/xml", "application/json", "text/html", "text/html"]
+    assert lines[0]["items"][0]["links"] == ["http://a.test/1"]  # type: ignore[index]
+    assert lines[1]["items"][0]["text"] == '{"next'  # type: ignore[index]
