@@ -193,3 +193,13 @@ def test_two_nodes_replacing_the_same_urls_at_once_leave_one_whole_set_each(db: 
     assert len(found) == len(urls)
     for url, writers in found.items():
         assert len(writers) == 1 and {"a": 2, "b": 5, "c": 3}[next(iter(writers))] == writers.total(), (url, writers)
+
+
+def test_fields_named_like_the_key_columns_keep_a_column_each(db: Db) -> None:
+    """A field ``url`` goes to ``url_``; a field ``url_`` beside it went there too and one value was lost."""
+    sink = db.sink(table="named")
+    fields = {"url": "a", "url_": "b", "url__": "c", "idx_": 7, "_extra": "d", "fetch_time_": "e"}
+    sink.write([page("http://a.test/1", [fields])])
+    rows = db.query("SELECT url_, url__, url___, idx__, _extra_, fetch_time__, _extra FROM named")
+    assert rows == [("a", "b", "c", 7, "d", "e", None)]
+    sink.close()
