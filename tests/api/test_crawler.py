@@ -368,3 +368,19 @@ def test_a_broken_rules_file_raises_one_config_error_at_once(tmp_path: Path) -> 
     with pytest.raises(ConfigError, match=r"^cannot read rules file .*nope\.toml: No such file"):
         Crawler(tmp_path / "nope.toml", out=out)
     assert not out.exists()
+
+
+def test_a_resume_refuses_a_setting_fixed_when_the_crawl_was_created(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """--politeness-key and --shards are the frontier's shape: a resume given another value went on with the
+    crawl's own, silently, and saved the new one in crawl.json, which then said what the crawl did not do."""
+    out = tmp_path / "crawl"
+    Crawler(Shop, out=out, max_pages=1, **shop_options(shop_web)).run()
+    for options, message in [
+        ({"politeness_key": "domain"}, r"--politeness-key: .* with host, and it stays: .*--out, for domain\)$"),
+        ({"shards": 8}, r"--shards: .* was created with 64, and it stays"),
+    ]:
+        with pytest.raises(InputError, match=rf"^{message}"):
+            Crawler(Shop, out=out, **options).run()
+        assert json.loads((out / "crawl.json").read_text())["politeness_key"] == "host"
+    resumed = Crawler(Shop, out=out, max_pages=2, politeness_key="host", shards=64).run()  # the same: fine
+    assert resumed.stats["fetched"] == 2
