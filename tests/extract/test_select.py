@@ -1,4 +1,4 @@
-"""Selectors of a rules file on a page: ``jsonld:<path>`` paths with list positions."""
+"""Selectors of a rules file on a page: ``jsonld:<path>`` paths with list positions, ``follow`` run by parsel."""
 
 from __future__ import annotations
 
@@ -38,3 +38,22 @@ every_price = { jsonld = "Product.offers.price", all = true }
             "every_price": ["12.50", "13"],  # without a position a list's members are all walked, as before
         }
     ]
+
+
+def test_a_follow_selector_on_lxml_takes_hrefs_only_never_an_elements_html(tmp_path: Path) -> None:
+    """``follow`` run by parsel (an XPath with a position) on a link without attributes queued its HTML,
+    ``<a>next</a>``, as a URL; with attributes but no href it was skipped (as lexbor's path does)."""
+    rules = tmp_path / "r.toml"
+    rules.write_text(
+        """
+[[rule]]
+url = "/c/"
+follow = "xpath://ul/li[position() <= 3]/a"
+[rule.fields]
+title = "css:h1::text"
+"""
+    )
+    html = b"""<html><body><h1>Cat</h1><ul><li><a href="/p/1">1</a></li><li><a>next</a></li>
+<li><a class="x">x</a></li></ul></body></html>"""
+    out = run(make_page(html, url="http://shop.example/c/1"), extract=str(rules))
+    assert [n.url for n in out.new_urls] == ["http://shop.example/p/1"]

@@ -175,9 +175,9 @@ def _hrefs(select: Select, doc: Document) -> list[str]:
         return [h for n in select.nodes(doc, None) if (h := n.attributes.get("href"))]
     out = []
     for node in select.nodes(doc, None):
-        value = node.attrib.get("href") if node.attrib else None
-        if value is None and not node.attrib:
-            value = node.get()  # an attribute or text node (xpath //a/@href)
+        # an attribute or text node (xpath //a/@href) is the URL; an element gives its href (an <a> without
+        # attributes has none: its HTML is no URL)
+        value = node.root if isinstance(node.root, str) else node.attrib.get("href")
         if value:
             out.append(str(value).strip())
     return out
