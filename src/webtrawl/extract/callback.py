@@ -29,6 +29,10 @@ def load_callback(spec: str) -> Extractor:
     no arguments."""
     found = load_object(spec, "--extract", "callback")
     if isinstance(found, type):
+        if _is_spider(found):
+            raise InputError(
+                f"--extract {spec}: {found.__name__} is a Spider: give it as --spider {spec} (spider= in Python)"
+            )
         try:
             extractor = found()
         except Exception as exc:
@@ -41,6 +45,12 @@ def load_callback(spec: str) -> Extractor:
     if not callable(found):
         raise InputError(f"--extract {spec}: {spec.rpartition(':')[2]} is not a function")
     return CallbackExtractor(spec, found)
+
+
+def _is_spider(cls: Any) -> bool:
+    from webtrawl.extract.spider import Spider
+
+    return issubclass(cls, Spider)
 
 
 class CallbackExtractor:
