@@ -25,6 +25,7 @@ from webtrawl.config import CrawlConfig, add_arguments
 from webtrawl.errors import InputError, UserCodeError, WebtrawlError
 from webtrawl.extract import absolute_spec, build_extraction
 from webtrawl.extract.routing import decode_route, encode_route
+from webtrawl.extract.spider import SpiderExtractor
 from webtrawl.messages import Lease, Page
 from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
@@ -77,13 +78,21 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     ext = cfg.extraction
     cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
     route = _route(ns)
+    if ns.callback and not cfg.extraction.spider:
+        raise InputError("--callback needs --spider: a --extract callback has no other callbacks")
+    extraction = build_extraction(cfg.extraction)
+    if ns.callback and extraction is not None and isinstance(extraction.extractor, SpiderExtractor):
+        try:
+            extraction.extractor.callback(ns.callback)  # a typo: one line, not an extract-error per input
+        except UserCodeError as exc:
+            raise InputError(f"--callback: {exc}") from None
     ctx = ParseContext(
         limits=cfg.limits,
         politeness=cfg.politeness,
         product_token=cfg.fetch.product_token,
         scope=Scope("any", [], [], []),
         url_allowed=AddressPolicy(cfg.fetch.ip_allow, cfg.fetch.ports).url_allowed,
-        extraction=build_extraction(cfg.extraction),
+        extraction=extraction,
     )
     for label, page in _pages(cfg, ns):
         if route:

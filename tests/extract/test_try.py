@@ -210,3 +210,17 @@ def test_a_saved_feed_or_json_file_is_tried_as_its_kind_as_a_crawl_would_fetch_i
     assert types == ["application/xml", "application/json", "text/html", "text/html"]
     assert lines[0]["items"][0]["links"] == ["http://a.test/1"]  # type: ignore[index]
     assert lines[1]["items"][0]["text"] == '{"next'  # type: ignore[index]
+
+
+def test_a_callback_the_spider_lacks_or_without_a_spider_is_one_error_line(tmp_path: Path) -> None:
+    """--callback with a typo printed a line per input with an extract-error; without --spider it was ignored."""
+    page = tmp_path / "listing.html"
+    page.write_text("<h1>Garden</h1>")
+    spider = f"{Path(__file__).with_name('shop.py')}:ShopSpider"
+    typo = _trawl("--spider", spider, "--callback", "parse_listin", str(page))
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr == "trawl: error: --callback: ShopSpider has no callback 'parse_listin'\n"
+    (tmp_path / "cb.py").write_text("def parse(page):\n    yield {}\n")
+    plain = _trawl("--extract", "cb:parse", "--callback", "parse_listing", str(page), cwd=tmp_path)
+    assert plain.returncode == 2 and plain.stdout == ""
+    assert plain.stderr == "trawl: error: --callback needs --spider: a --extract callback has no other callbacks\n"
