@@ -203,3 +203,13 @@ def test_fields_named_like_the_key_columns_keep_a_column_each(db: Db) -> None:
     rows = db.query("SELECT url_, url__, url___, idx__, _extra_, fetch_time__, _extra FROM named")
     assert rows == [("a", "b", "c", 7, "d", "e", None)]
     sink.close()
+
+
+def test_a_sqlite_option_misspelt_is_refused_at_start(tmp_path: Path) -> None:
+    """``?tabel=products`` was ignored: the rows went to the table ``items``, as MySQL's and PostgreSQL's sinks
+    refuse an unknown option."""
+    with pytest.raises(ConfigError, match=r"^sink 'sqlite:///.*x\.db\?tabel=p': unknown option 'tabel' \(use table\)$"):
+        probe(f"sqlite:///{tmp_path / 'x.db'}?tabel=p", "items")
+    with pytest.raises(ConfigError, match=r"unknown option 'mode'"):
+        probe(f"sqlite:///{tmp_path / 'x.db'}?table=p&mode=ro", "items")
+    assert not (tmp_path / "x.db").exists()
