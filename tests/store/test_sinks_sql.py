@@ -213,3 +213,16 @@ def test_a_sqlite_option_misspelt_is_refused_at_start(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"unknown option 'mode'"):
         probe(f"sqlite:///{tmp_path / 'x.db'}?table=p&mode=ro", "items")
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_table_that_cannot_be_created_fails_at_start_and_a_probe_creates_nothing(db: Db) -> None:
+    """?table=nosuch.items (a schema / database that does not exist) passed the probe: then every parser died at its
+    first batch with a traceback, three times, and the node stopped with 'parser-0 died at start'."""
+    if db.kind == "sqlite":
+        pytest.skip("SQLite has no schemas: its table is always creatable in a writable file")
+    with pytest.raises(ConfigError, match=r"nosuch_wt") as info:
+        probe(db.url + "?table=nosuch_wt.items", "items")
+    assert "\n" not in str(info.value)
+    probe(db.url + "?table=fresh", "items")  # a table that can be created: fine, and not created by the probe
+    found = db.query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'fresh'")
+    assert found == [(0,)]
