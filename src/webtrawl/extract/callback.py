@@ -9,6 +9,7 @@ import path, as it is for ``python -m``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import InputError, UserCodeError
@@ -74,6 +75,25 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
     :class:`UserCodeError` for a callback or data it refuses)."""
     result = ExtractResult()
+    try:
+        _collect(out, result, route)
+    except UserCodeError as exc:
+        exc.where = exc.where or _yield_site(out)  # what the callback yielded is at fault: where it yielded it
+        raise
+    if not page.follow_page_links:
+        result.links, result.extra_links = result.extra_links, []
+    return result
+
+
+def _yield_site(out: Any) -> str:
+    """``file:line`` where a generator callback is suspended (its last yield), "" for a returned value."""
+    frame, code = getattr(out, "gi_frame", None), getattr(out, "gi_code", None)
+    if frame is None or code is None:
+        return ""
+    return f"{Path(code.co_filename).name}:{frame.f_lineno}"
+
+
+def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) -> None:
     for value in _values(out):
         if isinstance(value, Follow | str):
             url = value.url if isinstance(value, Follow) else value
@@ -94,9 +114,6 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
             result.items.append(dict(value))
         else:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
-    if not page.follow_page_links:
-        result.links, result.extra_links = result.extra_links, []
-    return result
 
 
 def _values(out: Any) -> Iterable[Any]:
