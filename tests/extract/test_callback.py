@@ -130,3 +130,10 @@ def test_a_bad_yield_is_reported_at_the_users_yield_without_our_traceback(caplog
     )
     (logged,) = [r for r in caplog.records if "failed on" in r.getMessage()]
     assert f"(spiders.py:{line})" in logged.getMessage() and "Traceback" not in logged.getMessage()
+
+
+def test_follow_data_that_is_not_a_dict_is_an_extract_error_even_when_empty() -> None:
+    """Follow(url, data=[]) (or "") was followed without a word, as if no data was given; data=[1] was refused."""
+    out = run(make_page(b"<h1>p</h1>"), extract=_spider("list_data"))
+    assert out.record.error == "extract-error"
+    assert str(out.record.error_detail).startswith("UserCodeError: Follow data must be a dict, not a list")

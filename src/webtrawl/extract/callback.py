@@ -106,7 +106,7 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) ->
                 if value.priority is not None:
                     best = result.priorities.get(url, value.priority)  # the same link twice: its best rank
                     result.priorities[url] = min(best, value.priority)
-                if value.callback is not None or value.data:
+                if value.callback is not None or value.data is not None:
                     routed = route(value)
                     if routed:
                         result.routes.setdefault(url, routed)  # the same link twice: its first route
