@@ -373,6 +373,9 @@ def load(
     for name, raw in (flags or {}).items():
         if raw is not None and name in BY_NAME:
             raws[name] = (raw, BY_NAME[name].flag)
+    for one, other in (("extract", "spider"), ("spider", "extract")):  # one or the other: the given one replaces
+        if one in raws and other in raws and raws[one][1] is not _SAVED and raws[other][1] is _SAVED:
+            del raws[other]  # the other one a resumed crawl saved
     values: dict[str, Any] = {}
     for name, (raw, source) in raws.items():
         opt = BY_NAME[name]

@@ -194,9 +194,11 @@ class BadUrl(PolicyError):
 
 
 class UserCodeError(WebtrawlError):
-    """The user's extraction rules or callback failed on one page: recorded on that page, the crawl goes on."""
+    """The user's extraction rules or callback failed on one page: recorded on that page, the crawl goes on.
+    ``where``: ``file:line`` of the user's code at fault (a callback's yield), "" if not known."""
 
     reason = "extract-error"
+    where = ""
 
 
 class SinkUnavailable(WebtrawlError):

@@ -25,6 +25,7 @@ from webtrawl.config import CrawlConfig, add_arguments
 from webtrawl.errors import InputError, UserCodeError, WebtrawlError
 from webtrawl.extract import absolute_spec, build_extraction
 from webtrawl.extract.routing import decode_route, encode_route
+from webtrawl.extract.spider import SpiderExtractor
 from webtrawl.messages import Lease, Page
 from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
@@ -44,11 +45,16 @@ OPTIONS = [
     *("nameservers", "ca_file", "insecure", "ip_allow", "ports", "max_body", "max_decompressed", "connect", "total"),
 ]
 _TEXT_FIELDS = ("text", "text_title", "author", "date", "language")
+# A saved file's type by its suffix (.gz aside), as a server would send it: a feed or an API's JSON is tried as the
+# crawl would get it (parsel's XML parser, a rule's content_type), anything else as HTML.
+_SAVED_TYPES = {".xml": "application/xml", ".rss": "application/rss+xml", ".atom": "application/atom+xml"}
+_SAVED_TYPES |= {".json": "application/json", ".txt": "text/plain", ".xhtml": "application/xhtml+xml"}
 _ENCODER = msgspec.json.Encoder()
 
 
 def add_arguments_to(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("inputs", nargs="*", metavar="FILE_OR_URL", help="saved HTML files (.gz too) or URLs")
+    saved = "saved pages (.gz too; .xml, .json, .txt as their type, others as HTML) or URLs"
+    parser.add_argument("inputs", nargs="*", metavar="FILE_OR_URL", help=saved)
     parser.add_argument("--warc", action="append", default=[], type=Path, metavar="FILE", help="a WARC's responses")
     parser.add_argument("--identity", type=Path, metavar="FILE", help="age identity file for an encrypted --warc")
     parser.add_argument("--url", help="the URL a saved file stands for (default: file://PATH)")
@@ -72,13 +78,21 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     ext = cfg.extraction
     cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
     route = _route(ns)
+    if ns.callback and not cfg.extraction.spider:
+        raise InputError("--callback needs --spider: a --extract callback has no other callbacks")
+    extraction = build_extraction(cfg.extraction)
+    if ns.callback and extraction is not None and isinstance(extraction.extractor, SpiderExtractor):
+        try:
+            extraction.extractor.callback(ns.callback)  # a typo: one line, not an extract-error per input
+        except UserCodeError as exc:
+            raise InputError(f"--callback: {exc}") from None
     ctx = ParseContext(
         limits=cfg.limits,
         politeness=cfg.politeness,
         product_token=cfg.fetch.product_token,
         scope=Scope("any", [], [], []),
         url_allowed=AddressPolicy(cfg.fetch.ip_allow, cfg.fetch.ports).url_allowed,
-        extraction=build_extraction(cfg.extraction),
+        extraction=extraction,
     )
     for label, page in _pages(cfg, ns):
         if route:
@@ -144,7 +158,8 @@ def _file_page(path: Path, url: str | None) -> Page:
         body = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    headers = [("Content-Type", "text/html")]
+    name = path.name.lower().removesuffix(".gz")
+    headers = [("Content-Type", _SAVED_TYPES.get(name[name.rfind(".") :] if "." in name else "", "text/html"))]
     if body[:2] == b"\x1f\x8b":
         headers.append(("Content-Encoding", "gzip"))
     target = url or path.resolve().as_uri()

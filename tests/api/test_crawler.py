@@ -315,3 +315,72 @@ def test_no_trawl_toml_or_environment_is_read(tmp_path: Path, monkeypatch: pytes
     crawler = Crawler(out=tmp_path / "crawl", urls=["http://site0.test/"])
     assert crawler.config.politeness.delay == 1.0 and crawler.config.crawl.max_pages == 0
     assert os.environ["TRAWL_MAX_PAGES"] == "bogus"
+
+
+def test_a_resume_may_swap_a_spider_for_a_callback_or_rules_and_back(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """``extract`` and ``spider`` are one choice: the one given replaces the other one the crawl saved (as any given
+    option replaces its saved value), not 'give one of them' to a user who gave one."""
+    out = tmp_path / "crawl"
+    first = Crawler(Shop, out=out, max_pages=3, **shop_options(shop_web)).run()
+    assert first.stats["fetched"] == 3 and first.stats["queued"] > 0
+    second = Crawler(title, out=out, max_pages=6).run()
+    assert second.stats["fetched"] == 6
+    assert not Crawler(title, out=out).config.extraction.spider
+    assert not Crawler(Shop, out=out).config.extraction.extract  # saved: title; given: the spider
+    titled = [i for i in second.items() if "title" in i["fields"]]
+    assert titled and all(i["fields"]["title"] for i in titled)  # the resumed pages went to the callback
+
+
+def test_a_counter_the_crawl_never_counted_reads_zero(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """The README's example prints ``result.stats["items"]``: a crawl that found no item (here: only the home page)
+    printed a KeyError traceback instead of '0 items'."""
+    result = Crawler(Shop, out=tmp_path / "crawl", max_pages=1, **shop_options(shop_web)).run()
+    assert result.stats["fetched"] == 1
+    assert result.stats["items"] == 0 and result.stats["err:extract-error"] == 0
+    assert "items" not in result.stats and result.stats.get("items") is None  # what was counted stays as it was
+    assert CrawlResult(tmp_path / "crawl").stats["items"] == 0
+
+
+def test_bad_seed_urls_raise_one_config_error_at_once(tmp_path: Path) -> None:
+    """``urls=[3]`` was an AttributeError from inside run(), ``urls=None`` a TypeError, a URL that is not http(s)
+    an InputError (not a ValueError) once the node had started."""
+    out = tmp_path / "crawl"
+    with pytest.raises(ConfigError, match=r"^urls: not a URL string: 3$"):
+        Crawler(out=out, urls=["http://site0.test/", 3])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match=r"^urls: not an http\(s\) URL: 'ftp://site0\.test/' \(not an http"):
+        Crawler(out=out, urls=["ftp://site0.test/"])
+    with pytest.raises(ConfigError, match=r"^urls: not an http\(s\) URL: 'site0\.test/a'"):
+        Crawler(out=out, urls="site0.test/a")
+    assert not out.exists()
+    assert Crawler(out=out, urls=None).config.crawl.seeds == ()  # as if not given
+    assert Crawler(out=out, urls=(" http://Site0.test/a ",)).config.crawl.seeds == (" http://Site0.test/a ",)
+
+
+def test_a_broken_rules_file_raises_one_config_error_at_once(tmp_path: Path) -> None:
+    """Crawler("rules.toml") is checked where the options are: a ValueError with trawl's FILE:LINE line, not an
+    InputError from inside run() once the node had started."""
+    rules, out = tmp_path / "r.toml", tmp_path / "crawl"
+    rules.write_text('[[rule]]\nurl = "x"\n[rule.fields]\na = "css:h1[["\n')
+    with pytest.raises(ConfigError, match=rf"^{rules}:4: a: css 'h1\[\[' does not compile"):
+        Crawler(rules, out=out, urls=["http://site0.test/"])
+    with pytest.raises(ConfigError, match=rf"^{rules}:4: a: css"):
+        Crawler(out=out, urls=["http://site0.test/"], extract=str(rules))
+    with pytest.raises(ConfigError, match=r"^cannot read rules file .*nope\.toml: No such file"):
+        Crawler(tmp_path / "nope.toml", out=out)
+    assert not out.exists()
+
+
+def test_a_resume_refuses_a_setting_fixed_when_the_crawl_was_created(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """--politeness-key and --shards are the frontier's shape: a resume given another value went on with the
+    crawl's own, silently, and saved the new one in crawl.json, which then said what the crawl did not do."""
+    out = tmp_path / "crawl"
+    Crawler(Shop, out=out, max_pages=1, **shop_options(shop_web)).run()
+    for options, message in [
+        ({"politeness_key": "domain"}, r"--politeness-key: .* with host, and it stays: .*--out, for domain\)$"),
+        ({"shards": 8}, r"--shards: .* was created with 64, and it stays"),
+    ]:
+        with pytest.raises(InputError, match=rf"^{message}"):
+            Crawler(Shop, out=out, **options).run()
+        assert json.loads((out / "crawl.json").read_text())["politeness_key"] == "host"
+    resumed = Crawler(Shop, out=out, max_pages=2, politeness_key="host", shards=64).run()  # the same: fine
+    assert resumed.stats["fetched"] == 2

@@ -90,6 +90,10 @@ def bad_priority(page: Page) -> Iterator[Any]:
     yield Follow("/x", priority=9)
 
 
+def list_data(page: Page) -> Iterator[Any]:
+    yield Follow("/x", data=[])  # type: ignore[arg-type]  # what a user may pass: no dict
+
+
 class Headlines:
     """An extractor class (``--extract tests.extract.spiders:Headlines``) with both optional capabilities: it sends
     a header to ``/api/`` URLs, tells the fetcher a page without an ``<h1>`` found nothing (``--render auto``) and

@@ -113,3 +113,27 @@ def test_items_that_are_not_json_objects_are_extract_errors(spider: str, detail:
 def test_scrub_pii_masks_items() -> None:
     out = run(make_page(b"<h1>x</h1>"), extract=_spider("contacts"), scrub_pii=True)
     assert out.items == [{"who": "Mail [email] or call [phone]", "n": 3, "on": "2019-11-19"}]
+
+
+def test_a_bad_yield_is_reported_at_the_users_yield_without_our_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """'the callback gave a int' said (callback.py:86), a line of webtrawl's, and logged webtrawl's own frames;
+    every such error of every callback shared that place, so only the first of them was ever logged."""
+    import inspect
+
+    from tests.extract import spiders
+
+    line = inspect.getsource(spiders).splitlines().index("    yield 42") + 1
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("bad_yield"))
+    assert (
+        out.record.error_detail
+        == f"UserCodeError: the callback gave a int, not a dict, Follow or URL string (spiders.py:{line})"
+    )
+    (logged,) = [r for r in caplog.records if "failed on" in r.getMessage()]
+    assert f"(spiders.py:{line})" in logged.getMessage() and "Traceback" not in logged.getMessage()
+
+
+def test_follow_data_that_is_not_a_dict_is_an_extract_error_even_when_empty() -> None:
+    """Follow(url, data=[]) (or "") was followed without a word, as if no data was given; data=[1] was refused."""
+    out = run(make_page(b"<h1>p</h1>"), extract=_spider("list_data"))
+    assert out.record.error == "extract-error"
+    assert str(out.record.error_detail).startswith("UserCodeError: Follow data must be a dict, not a list")

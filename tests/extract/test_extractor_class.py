@@ -53,3 +53,9 @@ def test_a_class_that_is_not_an_extractor_is_refused_at_load() -> None:
     with pytest.raises(InputError, match="NotAnExtractor has no extract"):
         load_extractor("tests.extract.spiders:NotAnExtractor")
     assert load_extractor(CLASS).name == "headlines"
+
+
+def test_a_spider_given_as_extract_is_refused_with_what_to_do() -> None:
+    """Crawler("shop.py:Shop") or --extract shop.py:Shop said 'Shop has no extract(doc) method (see Extractor)'."""
+    with pytest.raises(InputError, match=r"^--extract tests\.api\.pages:Shop: Shop is a Spider: give it as --spider"):
+        load_extractor("tests.api.pages:Shop")

@@ -108,3 +108,41 @@ def test_an_xpath_result_goes_to_parsel_by_the_same_path() -> None:
     assert isinstance(spans[1], LexborSelector)
     assert spans[1].xpath("text()").get() == "b"  # relative: parsel, on the element //span found there
     assert page.xpath("//p[1]/a/text()").get() == "next"  # a position: parsel
+
+
+_CASES = """<html lang="EN"><body><form><input type="TEXT" name="upper"><input type="text" name="lower"></form>
+<a rel="NoFollow" href="/upper">u</a><a rel="nofollow" href="/lower">l</a>
+<div dir="RTL" class="x">r</div></body></html>"""
+# Attributes whose values HTML's CSS matches in any case (type, rel, lang, dir...): XPath compares them exactly.
+XPATH_EXACT = [
+    "//input[@type='text']/@name",
+    "//a[@rel='nofollow']/@href",
+    "//a[contains(@rel, 'Follow')]/@href",
+    "//a[starts-with(@rel, 'no')]/@href",
+    "//html[@lang='en']/@lang",
+    "//div[@dir='rtl']/text()",
+]
+
+
+@pytest.mark.parametrize("xpath", XPATH_EXACT)
+def test_an_xpath_attribute_test_is_exact_in_every_attribute_as_lxml_has_it(xpath: str) -> None:
+    doc = Document(url="http://shop.example/", text=_CASES)
+    assert Page(doc).xpath(xpath).getall() == Selector(text=_CASES).xpath(xpath).getall()
+    assert "selector" not in doc.__dict__  # still run on the lexbor tree
+
+
+_EMBEDDED = """<html><body><script id="data" type="application/json">{"product": {"name": "Mug", "sizes": [1, 2]}}
+</script><ul><li class="a">1</li><li>2</li></ul></body></html>"""
+
+
+def test_the_rest_of_parsels_selector_answers_as_parsel_does() -> None:
+    """Scrapy's embedded-JSON idiom (``.css("script#data::text").jmespath(...)``), ``.root`` and ``.type``: not
+    only the README's list (a LexborSelector raised AttributeError)."""
+    page, lxml = Page(Document(url="http://shop.example/", text=_EMBEDDED)), Selector(text=_EMBEDDED)
+    for sel in (page, lxml):
+        assert sel.css("script#data::text").jmespath("product.sizes").getall() == [1, 2]
+        assert sel.css("script#data::text")[0].jmespath("product.name").get() == "Mug"
+        assert sel.css("li")[0].root.tag == "li" and sel.css("li")[0].root.get("class") == "a"
+        assert sel.css("li")[0].type == "html"
+    with pytest.raises(AttributeError, match="read-only"):
+        page.css("li")[0].drop()  # would change parsel's tree and not lexbor's: the page is read-only

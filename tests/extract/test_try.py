@@ -125,6 +125,10 @@ def test_try_fetches_a_url_once_under_the_address_policy(testweb: TestWeb, tmp_p
         ('[[rule]]\nurl = "x"\n', "r.toml:1: every rule needs a \\[rule.fields\\] table"),
         ('[[rule]]\nurl = "x"\nheaders = { "X K" = "v" }\n[rule.fields]\na = "h1"\n', "r.toml:3: headers: not a valid"),
         ('[[rule]]\nurl = "x"\nheaders = { "X" = 1 }\n[rule.fields]\na = "h1"\n', "r.toml:3: headers must be a table"),
+        # a field named as a rule's key (README's url and name fields): its own line, not the rule's key's
+        ('[[rule]]\nurl = "x"\n[rule.fields]\nurl = "css:a[[::attr(href)"\n', r"r.toml:4: url: css 'a\[\[::attr"),
+        ('[[rule]]\nname = "p"\nurl = "x"\n[rule.fields]\nname = { css = "h", type = "s" }\n', "r.toml:5: field"),
+        ('[[rule]]\nurl = "x"\nitems = "css:li"\n[rule.fields.items]\ncss = "b"\nre = "("\n', "r.toml:4: items: regex"),
     ],
 )
 def test_a_broken_rules_file_is_one_error_line_with_file_and_line(tmp_path: Path, content: str, message: str) -> None:
@@ -184,3 +188,39 @@ def test_try_a_spider_callback_with_data_on_a_saved_page(tmp_path: Path) -> None
     }
     bad = _trawl(*args[:-1], "[1]", str(page))
     assert bad.returncode == 2 and bad.stderr.startswith("trawl: error: --data: Follow data must be a dict")
+
+
+_FEED_CALLBACK = """
+def parse(page):
+    yield {"type": page.content_type, "links": page.xpath("//item/link/text()").getall(), "text": page.text[:6]}
+"""
+
+
+def test_a_saved_feed_or_json_file_is_tried_as_its_kind_as_a_crawl_would_fetch_it(tmp_path: Path) -> None:
+    """A saved .xml or .json file was always read as HTML: an XML <link> became an empty void element (xpath found
+    nothing) and a rule's content_type never matched, where the crawl gets the server's type for the same bytes."""
+    (tmp_path / "cb.py").write_text(_FEED_CALLBACK)
+    catalog = b'<?xml version="1.0"?><catalog><item><title>T</title><link>http://a.test/1</link></item></catalog>'
+    (tmp_path / "catalog.xml").write_bytes(catalog)
+    (tmp_path / "api.json").write_text('{"next": 2}')
+    (tmp_path / "page.html").write_text("<p>x</p>")
+    (tmp_path / "saved").write_text("<p>x</p>")  # no suffix: HTML, as before
+    lines = _lines(_trawl("--extract", "cb:parse", "catalog.xml", "api.json", "page.html", "saved", cwd=tmp_path))
+    types = [line["items"][0]["type"] for line in lines]  # type: ignore[index]
+    assert types == ["application/xml", "application/json", "text/html", "text/html"]
+    assert lines[0]["items"][0]["links"] == ["http://a.test/1"]  # type: ignore[index]
+    assert lines[1]["items"][0]["text"] == '{"next'  # type: ignore[index]
+
+
+def test_a_callback_the_spider_lacks_or_without_a_spider_is_one_error_line(tmp_path: Path) -> None:
+    """--callback with a typo printed a line per input with an extract-error; without --spider it was ignored."""
+    page = tmp_path / "listing.html"
+    page.write_text("<h1>Garden</h1>")
+    spider = f"{Path(__file__).with_name('shop.py')}:ShopSpider"
+    typo = _trawl("--spider", spider, "--callback", "parse_listin", str(page))
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr == "trawl: error: --callback: ShopSpider has no callback 'parse_listin'\n"
+    (tmp_path / "cb.py").write_text("def parse(page):\n    yield {}\n")
+    plain = _trawl("--extract", "cb:parse", "--callback", "parse_listing", str(page), cwd=tmp_path)
+    assert plain.returncode == 2 and plain.stdout == ""
+    assert plain.stderr == "trawl: error: --callback needs --spider: a --extract callback has no other callbacks\n"

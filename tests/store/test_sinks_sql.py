@@ -193,3 +193,36 @@ def test_two_nodes_replacing_the_same_urls_at_once_leave_one_whole_set_each(db: 
     assert len(found) == len(urls)
     for url, writers in found.items():
         assert len(writers) == 1 and {"a": 2, "b": 5, "c": 3}[next(iter(writers))] == writers.total(), (url, writers)
+
+
+def test_fields_named_like_the_key_columns_keep_a_column_each(db: Db) -> None:
+    """A field ``url`` goes to ``url_``; a field ``url_`` beside it went there too and one value was lost."""
+    sink = db.sink(table="named")
+    fields = {"url": "a", "url_": "b", "url__": "c", "idx_": 7, "_extra": "d", "fetch_time_": "e"}
+    sink.write([page("http://a.test/1", [fields])])
+    rows = db.query("SELECT url_, url__, url___, idx__, _extra_, fetch_time__, _extra FROM named")
+    assert rows == [("a", "b", "c", 7, "d", "e", None)]
+    sink.close()
+
+
+def test_a_sqlite_option_misspelt_is_refused_at_start(tmp_path: Path) -> None:
+    """``?tabel=products`` was ignored: the rows went to the table ``items``, as MySQL's and PostgreSQL's sinks
+    refuse an unknown option."""
+    with pytest.raises(ConfigError, match=r"^sink 'sqlite:///.*x\.db\?tabel=p': unknown option 'tabel' \(use table\)$"):
+        probe(f"sqlite:///{tmp_path / 'x.db'}?tabel=p", "items")
+    with pytest.raises(ConfigError, match=r"unknown option 'mode'"):
+        probe(f"sqlite:///{tmp_path / 'x.db'}?table=p&mode=ro", "items")
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_table_that_cannot_be_created_fails_at_start_and_a_probe_creates_nothing(db: Db) -> None:
+    """?table=nosuch.items (a schema / database that does not exist) passed the probe: then every parser died at its
+    first batch with a traceback, three times, and the node stopped with 'parser-0 died at start'."""
+    if db.kind == "sqlite":
+        pytest.skip("SQLite has no schemas: its table is always creatable in a writable file")
+    with pytest.raises(ConfigError, match=r"nosuch_wt") as info:
+        probe(db.url + "?table=nosuch_wt.items", "items")
+    assert "\n" not in str(info.value)
+    probe(db.url + "?table=fresh", "items")  # a table that can be created: fine, and not created by the probe
+    found = db.query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'fresh'")
+    assert found == [(0,)]

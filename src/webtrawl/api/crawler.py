@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webtrawl.api.options import crawl_config, option_flags
-from webtrawl.api.result import CrawlResult
+from webtrawl.api.options import crawl_config, option_flags, seed_urls
+from webtrawl.api.result import CrawlResult, Stats
 from webtrawl.api.target import check_main_guard, check_not_reimported, target_options
 from webtrawl.errors import ConfigError
 
@@ -46,7 +46,7 @@ class Crawler:
         /,
         *,
         out: str | Path,
-        urls: Iterable[str] = (),
+        urls: Iterable[str] | str | None = (),
         configure_logging: bool = False,
         **options: Any,
     ) -> None:
@@ -58,9 +58,7 @@ class Crawler:
         flags.update(named)
         flags["out"] = out
         flags.setdefault("progress", "log")
-        if isinstance(urls, str):
-            urls = [urls]
-        self._setup(crawl_config(flags, seeds=list(urls)), configure_logging)
+        self._setup(crawl_config(flags, seeds=seed_urls(urls)), configure_logging)
 
     @classmethod
     def from_config(cls, config: CrawlConfig, *, configure_logging: bool = False) -> Crawler:
@@ -100,7 +98,7 @@ class Crawler:
         finally:
             with self._lock:
                 self._node, self._stop = None, False  # a later run() starts afresh (and resumes)
-        stats = dict(node.counters.values) if node.counters is not None else {}
+        stats = Stats(node.counters.values) if node.counters is not None else Stats()
         return CrawlResult(self.out, stats, interrupted=status == _INTERRUPTED)
 
     def stop(self) -> None:

@@ -29,6 +29,25 @@ def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
     return flags
 
 
+def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
+    """``urls=`` as a list, each checked to be an http(s) URL as a seed is (:class:`ConfigError` now, rather than an
+    error from inside ``run()``); None is no URLs, one string one URL."""
+    from webtrawl.errors import BadUrl, SchemeError
+    from webtrawl.formats import canonicalize
+
+    if urls is None:
+        return []
+    found = [urls] if isinstance(urls, str) else list(urls)
+    for url in found:
+        if not isinstance(url, str):
+            raise ConfigError(f"urls: not a URL string: {url!r}")
+        try:
+            canonicalize(url.strip())
+        except (BadUrl, SchemeError) as exc:
+            raise ConfigError(f"urls: not an http(s) URL: {url.strip()!r} ({exc})") from None
+    return found
+
+
 def _closest(name: str) -> str:
     wanted = name.replace("-", "_").lower()
     if wanted in BY_NAME:
@@ -59,7 +78,9 @@ def crawl_config(
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
-    does a --fetcher that names no Fetcher class."""
+    do a --fetcher that names no Fetcher class and a rules file that does not load (user code is imported when the
+    crawl starts, after the script's ``__main__`` guard is checked)."""
+    _check_rules(cfg.extraction.extract)
     if cfg.fetch.fetcher:
         from webtrawl.fetch.base import check_fetchers
 
@@ -72,3 +93,23 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
         for stream, urls in (*streams, ("chunks", out.chunks_to), ("changes", out.changes_to)):
             for url in urls:
                 probe(url, stream, out.encrypt_to)
+
+
+def _check_rules(spec: str) -> None:
+    """``--extract`` naming a rules file: loaded, its FILE:LINE error a :class:`ConfigError`."""
+    if not spec:
+        return
+    from webtrawl.errors import InputError
+    from webtrawl.extract.callback import is_callback_spec
+
+    path = Path(spec).expanduser()
+    if is_callback_spec(spec) and not path.is_file():
+        return
+    from webtrawl.extract.rules import load_rules
+
+    try:
+        load_rules(path)
+    except ConfigError:
+        raise
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None

@@ -8,15 +8,28 @@ from pathlib import Path
 from typing import Any
 
 
+class Stats(dict[str, int]):
+    """A crawl's counters by name. A counter the crawl never counted reads 0 (``stats["items"]`` of a crawl that
+    found no item): Redis holds no key for a zero. ``in`` and ``get`` still tell what was counted."""
+
+    def __missing__(self, key: str) -> int:
+        return 0
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlResult:
     """One run of a crawl. ``stats`` are the whole crawl's counters when it stopped (a resumed crawl's include its
     earlier runs): ``fetched``, ``items``, ``queued``, ``err:<reason>``, ``drop:<reason>``... as ``trawl stats``
-    shows them. ``interrupted``: the run was stopped at once (a second Ctrl-C), without draining."""
+    shows them (one never counted reads 0). ``interrupted``: the run was stopped at once (a second Ctrl-C), without
+    draining."""
 
     out: Path
-    stats: Mapping[str, int] = field(default_factory=dict)
+    stats: Mapping[str, int] = field(default_factory=Stats)
     interrupted: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.stats, Stats):
+            object.__setattr__(self, "stats", Stats(self.stats))
 
     def items(self, identity: Path | str | None = None) -> Iterator[dict[str, Any]]:
         """The stored items (``items/*.jsonl``): ``{"url", "fetch_time", "index", "fields"}``, read lazily. A page

@@ -9,6 +9,7 @@ import path, as it is for ``python -m``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import InputError, UserCodeError
@@ -29,6 +30,10 @@ def load_callback(spec: str) -> Extractor:
     no arguments."""
     found = load_object(spec, "--extract", "callback")
     if isinstance(found, type):
+        if _is_spider(found):
+            raise InputError(
+                f"--extract {spec}: {found.__name__} is a Spider: give it as --spider {spec} (spider= in Python)"
+            )
         try:
             extractor = found()
         except Exception as exc:
@@ -41,6 +46,12 @@ def load_callback(spec: str) -> Extractor:
     if not callable(found):
         raise InputError(f"--extract {spec}: {spec.rpartition(':')[2]} is not a function")
     return CallbackExtractor(spec, found)
+
+
+def _is_spider(cls: Any) -> bool:
+    from webtrawl.extract.spider import Spider
+
+    return issubclass(cls, Spider)
 
 
 class CallbackExtractor:
@@ -64,6 +75,25 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
     :class:`UserCodeError` for a callback or data it refuses)."""
     result = ExtractResult()
+    try:
+        _collect(out, result, route)
+    except UserCodeError as exc:
+        exc.where = exc.where or _yield_site(out)  # what the callback yielded is at fault: where it yielded it
+        raise
+    if not page.follow_page_links:
+        result.links, result.extra_links = result.extra_links, []
+    return result
+
+
+def _yield_site(out: Any) -> str:
+    """``file:line`` where a generator callback is suspended (its last yield), "" for a returned value."""
+    frame, code = getattr(out, "gi_frame", None), getattr(out, "gi_code", None)
+    if frame is None or code is None:
+        return ""
+    return f"{Path(code.co_filename).name}:{frame.f_lineno}"
+
+
+def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) -> None:
     for value in _values(out):
         if isinstance(value, Follow | str):
             url = value.url if isinstance(value, Follow) else value
@@ -76,7 +106,7 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
                 if value.priority is not None:
                     best = result.priorities.get(url, value.priority)  # the same link twice: its best rank
                     result.priorities[url] = min(best, value.priority)
-                if value.callback is not None or value.data:
+                if value.callback is not None or value.data is not None:
                     routed = route(value)
                     if routed:
                         result.routes.setdefault(url, routed)  # the same link twice: its first route
@@ -84,9 +114,6 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
             result.items.append(dict(value))
         else:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
-    if not page.follow_page_links:
-        result.links, result.extra_links = result.extra_links, []
-    return result
 
 
 def _values(out: Any) -> Iterable[Any]:

@@ -11,7 +11,9 @@ _INT = re.compile(r"[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
 _DATE_FORMATS = ("%d %B %Y", "%B %d, %Y", "%b %d, %Y", "%d %b %Y", "%B %d %Y", "%b. %d, %Y", "%Y/%m/%d", "%d.%m.%Y")
-_SEPARATORS = str.maketrans("", "", ",\u00a0\u202f _'")
+# A thousands separator: between a digit and a group of exactly three digits ("1,299.00", "12 345 678", "1'299"),
+# so that numbers side by side ("12.99 9.99", "42 43 44", "10, 12") are not read as one.
+_SEPARATOR = re.compile(r"(?<=\d)[,\u00a0\u202f _'](?=\d{3}(?!\d))")
 
 
 def convert(value: Any, kind: str) -> Any:
@@ -22,10 +24,10 @@ def convert(value: Any, kind: str) -> Any:
         return int(value) if kind == "int" else float(value)
     text = str(value).strip()
     if kind == "int":
-        m = _INT.search(text.translate(_SEPARATORS))
+        m = _INT.search(_SEPARATOR.sub("", text))
         return int(m.group(0)) if m else None
     if kind == "float":
-        m = _FLOAT.search(text.translate(_SEPARATORS))
+        m = _FLOAT.search(_SEPARATOR.sub("", text))
         return float(m.group(0)) if m else None
     return to_date(text)
 

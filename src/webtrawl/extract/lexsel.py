@@ -1,7 +1,8 @@
 """Scrapy-style selectors for callbacks, run on the lexbor tree the parser already built (no second parse).
 
 ``Page.css()`` returns a parsel ``SelectorList`` of :class:`LexborSelector` items that answer as parsel's do:
-``.get()``, ``.getall()``, ``.re()``, ``.re_first()``, ``.attrib``, nested ``.css()``, and the pseudo-elements
+``.get()``, ``.getall()``, ``.re()``, ``.re_first()``, ``.attrib``, ``.jmespath()``, nested ``.css()`` (the rest of
+parsel's Selector, ``.root`` and such, from the same result in parsel's tree), and the pseudo-elements
 ``::text`` (the element's own text nodes; ``h1 ::text``, ``*::text`` or a bare ``::text``: every text node below
 it) and ``::attr(name)``. An element's ``.get()`` is its HTML as lexbor serializes it. ``xpath()`` runs there too
 for the absolute paths extract/xpathcss.py translates. What lexbor cannot run (CSS it does not compile, other XPath,
@@ -115,6 +116,22 @@ class LexborSelector:
         if self._value is not None:
             return {}
         return {name: value or "" for name, value in self._node.attributes.items()}
+
+    type = "html"  # an XML page never gets here: parsel runs its queries
+
+    def jmespath(self, query: str, **kwargs: Any) -> Found:
+        """JSON in a text result (``script#data::text``) queried as parsel does, without parsing the page again."""
+        if self._value is not None:
+            return Selector(root=self._value, type="html").jmespath(query, **kwargs)  # parsel's own text result
+        return self._parsel().jmespath(query, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        """The rest of parsel's Selector (``root``, ``namespaces``...): the same result's, in parsel's tree."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in ("drop", "remove"):
+            raise AttributeError(f"{name}(): a callback's page is read-only (the crawler stores it as fetched)")
+        return getattr(self._parsel(), name)
 
     def _parsel(self) -> Selector:
         """The same result in parsel's tree; the element's own HTML parsed alone if lxml's tree differs there."""

@@ -118,6 +118,8 @@ class Extraction:
         if isinstance(exc, TimeLimit):
             detail = f"{what} ran past --extract-timeout {self.timeout:g}s"
             where = ""
+        elif isinstance(exc, UserCodeError):  # webtrawl's own check of what the user gave: the user's place
+            detail, where = f"{type(exc).__name__}: {exc}", f" ({exc.where})" if exc.where else ""
         else:
             frames = traceback.extract_tb(exc.__traceback__)
             where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
@@ -127,7 +129,8 @@ class Extraction:
         key = (type(exc).__name__, where)
         if key not in self._logged and len(self._logged) < _MAX_LOGGED:
             self._logged.add(key)
-            tb = "" if isinstance(exc, TimeLimit) else "".join(traceback.format_exception(exc)).rstrip()
+            plain = isinstance(exc, TimeLimit | UserCodeError)  # no traceback of webtrawl's own frames
+            tb = "" if plain else "".join(traceback.format_exception(exc)).rstrip()
             log.error(
                 "%s failed on %s: %s (logged once per distinct error)%s",
                 what,

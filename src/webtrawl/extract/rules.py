@@ -175,9 +175,9 @@ def _hrefs(select: Select, doc: Document) -> list[str]:
         return [h for n in select.nodes(doc, None) if (h := n.attributes.get("href"))]
     out = []
     for node in select.nodes(doc, None):
-        value = node.attrib.get("href") if node.attrib else None
-        if value is None and not node.attrib:
-            value = node.get()  # an attribute or text node (xpath //a/@href)
+        # an attribute or text node (xpath //a/@href) is the URL; an element gives its href (an <a> without
+        # attributes has none: its HTML is no URL)
+        value = node.root if isinstance(node.root, str) else node.attrib.get("href")
         if value:
             out.append(str(value).strip())
     return out
@@ -284,47 +284,48 @@ def _valid_header(name: str, value: str) -> bool:
 
 def _field(name: str, spec: Any, index: int, lines: _Lines) -> FieldRule:
     if isinstance(spec, str):
-        return FieldRule(name, _select(spec, index, name, lines))
+        return FieldRule(name, _select(spec, index, name, lines, field=True))
     if not isinstance(spec, dict):
-        raise lines.error(index, name, f"field {name!r} must be a selector string or a table")
+        raise lines.error(index, name, f"field {name!r} must be a selector string or a table", field=True)
     unknown = set(spec) - _FIELD_KEYS
     if unknown:
         key = sorted(unknown)[0]
         allowed = ", ".join(sorted(_FIELD_KEYS))
-        raise lines.error(index, name, f"field {name!r}: unknown key {key!r} (allowed: {allowed})")
+        raise lines.error(index, name, f"field {name!r}: unknown key {key!r} (allowed: {allowed})", field=True)
     sources = [k for k in KINDS if k in spec and not (k == "re" and len([s for s in KINDS if s in spec]) > 1)]
     if len(sources) != 1:
-        raise lines.error(index, name, f"field {name!r} needs exactly one of css, xpath, re, jsonld, meta")
+        raise lines.error(index, name, f"field {name!r} needs exactly one of {', '.join(KINDS)}", field=True)
     kind = sources[0]
-    select = _select(f"{kind}:{spec[kind]}", index, name, lines)
+    select = _select(f"{kind}:{spec[kind]}", index, name, lines, field=True)
     refine_re = None
     if kind != "re" and "re" in spec:
-        refine_re = _regex(str(spec["re"]), index, name, lines)
+        refine_re = _regex(str(spec["re"]), index, name, lines, field=True)
     type_name = str(spec.get("type", "str"))
     if type_name not in TYPES:
-        raise lines.error(index, name, f"field {name!r}: type must be one of {', '.join(TYPES)}, not {type_name!r}")
+        message = f"field {name!r}: type must be one of {', '.join(TYPES)}, not {type_name!r}"
+        raise lines.error(index, name, message, field=True)
     all_values = spec.get("all", False)
     if not isinstance(all_values, bool):
-        raise lines.error(index, name, f"field {name!r}: all must be true or false")
+        raise lines.error(index, name, f"field {name!r}: all must be true or false", field=True)
     return FieldRule(name, select, all_values, type_name, spec.get("default"), refine_re)
 
 
-def _select(spec: Any, index: int, key: str, lines: _Lines) -> Select:
+def _select(spec: Any, index: int, key: str, lines: _Lines, field: bool = False) -> Select:
     if not isinstance(spec, str):
-        raise lines.error(index, key, f"{key}: a selector must be a string")
+        raise lines.error(index, key, f"{key}: a selector must be a string", field)
     if spec.startswith("css:") and spec.split(":", 1)[1].strip() in ("", "::text"):
-        raise lines.error(index, key, f"{key}: empty css selector")
+        raise lines.error(index, key, f"{key}: empty css selector", field)
     try:
         return Select.parse(spec)
     except SelectorProblem as exc:
-        raise lines.error(index, key, f"{key}: {exc}") from None
+        raise lines.error(index, key, f"{key}: {exc}", field) from None
 
 
-def _regex(text: str, index: int, key: str, lines: _Lines) -> re.Pattern[str]:
+def _regex(text: str, index: int, key: str, lines: _Lines, field: bool = False) -> re.Pattern[str]:
     try:
         return re.compile(text)
     except re.error as exc:
-        raise lines.error(index, key, f"{key}: regex {text!r} does not compile: {exc}") from None
+        raise lines.error(index, key, f"{key}: regex {text!r} does not compile: {exc}", field) from None
 
 
 class _Lines:
@@ -335,11 +336,19 @@ class _Lines:
         self.lines = source.splitlines()
         self.starts = [i for i, line in enumerate(self.lines) if re.match(r"\s*\[\[\s*rule\s*\]\]", line)]
 
-    def error(self, rule: int, key: str | None, message: str) -> InputError:
+    def error(self, rule: int, key: str | None, message: str, field: bool = False) -> InputError:
+        """``field``: ``key`` names a field, searched in the rule's fields (a field named ``url`` or ``name`` is
+        not the rule's own key of that name)."""
         start = self.starts[rule] if rule < len(self.starts) else 0
         end = self.starts[rule + 1] if rule + 1 < len(self.starts) else len(self.lines)
         line = start
+        if field:
+            fields = (i for i in range(start, end) if _FIELDS_TABLE.match(self.lines[i]))
+            start = next(fields, start)
         if key is not None:
             pattern = re.compile(rf"\s*(?:\[\s*rule\.fields\.)?[\"']?{re.escape(key)}[\"']?\s*(?:=|\])")
-            line = next((i for i in range(start, end) if pattern.match(self.lines[i])), start)
+            line = next((i for i in range(start, end) if pattern.match(self.lines[i])), line)
         return InputError(f"{self.path}:{line + 1}: {message}")
+
+
+_FIELDS_TABLE = re.compile(r"\s*\[\s*rule\s*\.\s*fields\s*[.\]]")  # [rule.fields] or [rule.fields.NAME]

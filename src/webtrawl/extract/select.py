@@ -239,7 +239,8 @@ def _html_of(scope: Any) -> str:
 
 
 def _jsonld(objects: list[dict[str, Any]], path: tuple[str, ...], first: bool) -> list[Any]:
-    """Values at ``path`` (dot-separated keys; a leading ``Type`` picks objects of that ``@type``)."""
+    """Values at ``path`` (dot-separated keys, or a position in a list: ``offers.0.price``; a leading ``Type`` picks
+    objects of that ``@type``)."""
     if path and not any(path[0] in obj for obj in objects):
         wanted = path[0]
         typed = [o for o in objects if wanted == o.get("@type") or wanted in (o.get("@type") or [])]
@@ -251,11 +252,12 @@ def _jsonld(objects: list[dict[str, Any]], path: tuple[str, ...], first: bool) -
         for key in path:
             step: list[Any] = []
             for value in current:
+                if isinstance(value, list) and key.isdigit():  # a position: that member of the list
+                    step.extend(value[int(key) : int(key) + 1])
+                    continue
                 for v in value if isinstance(value, list) else [value]:
                     if isinstance(v, dict) and key in v:
                         step.append(v[key])
-                    elif isinstance(v, list) and key.isdigit() and int(key) < len(v):
-                        step.append(v[int(key)])
             current = step
         for value in current:
             for v in value if isinstance(value, list) else [value]:

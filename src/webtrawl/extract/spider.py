@@ -62,9 +62,10 @@ class SpiderExtractor:
 
     def extract(self, doc: Document) -> ExtractResult:
         page = Page(doc, self.spider.follow_page_links)
-        return collect(self._callback(page.callback)(page), page, self._route)
+        return collect(self.callback(page.callback)(page), page, self._route)
 
-    def _callback(self, name: str) -> Callable[[Page], Any]:
+    def callback(self, name: str) -> Callable[[Page], Any]:
+        """The spider's method ``name``; :class:`UserCodeError` if it has none (or the name is private)."""
         method = getattr(self.spider, name, None) if not name.startswith("_") else None
         if method is None or not callable(method):
             raise UserCodeError(f"{type(self.spider).__name__} has no callback {name!r}")
@@ -72,5 +73,5 @@ class SpiderExtractor:
 
     def _route(self, follow: Follow) -> str:
         name = DEFAULT_CALLBACK if follow.callback is None else follow.callback
-        self._callback(name)  # a name the spider lacks fails on the page that yields it, not on the next one
+        self.callback(name)  # a name the spider lacks fails on the page that yields it, not on the next one
         return encode_route(name, follow.data)

@@ -3,7 +3,9 @@
 An absolute location path of element steps (``//div/h2``, ``/html/body``, ``*``), each with attribute predicates
 (``[@id]``, ``[@class='x']``, ``[contains(@class, 'x')]``, ``[starts-with(@href, 'x')]``), ending in an element, in
 ``/text()`` or ``//text()`` (text nodes, as ``::text`` and `` ::text``) or ``/@name`` (``::attr(name)``). Names must
-be lower-case, as lxml's HTML parser stores them (an upper-case XPath name matches nothing there). Anything else
+be lower-case, as lxml's HTML parser stores them (an upper-case XPath name matches nothing there). Values are
+compared case-sensitively (CSS's ``s`` flag), as XPath does: HTML's CSS matches the values of ``type``, ``rel``,
+``lang``, ``dir`` and a few more in any case. Anything else
 (positions, functions, axes, relative paths, unions, ``tbody`` and ``table/tr``, which differ between the two
 trees) returns None: parsel runs it on lxml as before.
 """
@@ -60,10 +62,10 @@ def _condition(predicate: str) -> str | None:
     if m := _HAS.fullmatch(predicate):
         return f"[{m.group(1)}]"
     if m := _EQUALS.fullmatch(predicate):
-        return f"[{m.group(1)}={_quoted(_value(m, 2))}]"
+        return f"[{m.group(1)}={_quoted(_value(m, 2))} s]"
     if m := _FUNCTION.fullmatch(predicate):
         value = _value(m, 3)
-        return f"[{m.group(2)}{_OPERATOR[m.group(1)]}{_quoted(value)}]" if value else None  # '' matches all
+        return f"[{m.group(2)}{_OPERATOR[m.group(1)]}{_quoted(value)} s]" if value else None  # '' matches all
     return None
 
 

@@ -106,6 +106,9 @@ def parse(url: str) -> SinkUrl:
     if row.form == "file":
         if not path.startswith("///") or len(path) == 3:
             raise ConfigError(f"sink {name!r}: write {scheme}:///relative.db or {scheme}:////absolute/path.db")
+        unknown = next((k for k, _ in query if k != "table"), None)
+        if unknown is not None:  # a misspelt table= would send the rows to the default table
+            raise ConfigError(f"sink {name!r}: unknown option {unknown!r} (use table)")
         return SinkUrl(scheme, urllib.parse.unquote(path[3:]), _table(table, name), name)
     if query:
         raise ConfigError(f"sink {name!r}: a {scheme} sink takes no ?options")

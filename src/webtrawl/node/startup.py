@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from webtrawl.config import CrawlConfig, ExtractionOptions, to_saved
+from webtrawl.config import CrawlConfig, ExtractionOptions, option_value, to_saved
 from webtrawl.errors import InputError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
@@ -20,6 +20,7 @@ from webtrawl.frontier.connect import mask_url
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds
+from webtrawl.options import BY_NAME
 from webtrawl.parse.args import ParserArgs
 
 if TYPE_CHECKING:
@@ -60,13 +61,24 @@ def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
 
 def _check_recrawl(cfg: CrawlConfig, out: Path) -> None:
     """--recrawl-after on a crawl created without it would silently fetch nothing again: its pages never entered
-    the recrawl set (only a fetch made with --recrawl-after puts a page there)."""
+    the recrawl set (only a fetch made with --recrawl-after puts a page there). The frontier's shape
+    (--politeness-key, --shards) is its own once created: another value would be ignored, and saved as if not."""
     previous = load_saved_settings(out)
     if previous is not None and cfg.discovery.recrawl_after > 0 and not previous.get("recrawl_after"):
         raise InputError(
             f"{out} was crawled without --recrawl-after, so its pages are in no recrawl set and none would be "
             "fetched again: start a new crawl (another --out) with --recrawl-after"
         )
+    for name in _FIXED:
+        was, now = (previous or {}).get(name), option_value(cfg, BY_NAME[name])
+        if was is not None and was != now:
+            raise InputError(
+                f"{BY_NAME[name].flag}: {out} was created with {was}, and it stays: the frontier is built on it "
+                f"(start a new crawl, another --out, for {now})"
+            )
+
+
+_FIXED = ("politeness_key", "shards")  # options the frontier is built on when the crawl is created
 
 
 def socket_dir(out: Path) -> Path:

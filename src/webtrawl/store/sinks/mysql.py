@@ -109,9 +109,18 @@ class MysqlSink(SqlSink):
                 conn.close()
 
     def probe(self) -> None:
-        """At start: reach the server and check the table (if it exists) is one of ours. ConfigError if not."""
+        """At start: reach the server and check the table (if it exists) is one of ours, or that the database it is
+        to be created in exists (``?table=DB.NAME``). ConfigError if not."""
         try:
-            self._load()
+            _, exists = self._load()
+            database = self.table.rpartition(".")[0]
+            if not exists and database:
+                with self._db().cursor() as cur:
+                    cur.execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (database,))
+                    found = cur.fetchone()
+                self._db().commit()
+                if found is None:
+                    raise ConfigError(f"{self.name}: no database {database!r} to create table {self.table} in")
         except SinkUnavailable as exc:
             raise ConfigError(f"cannot connect to {exc}") from None
         except pymysql.Error as exc:

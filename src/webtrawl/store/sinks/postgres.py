@@ -87,10 +87,14 @@ class PostgresSink(SqlSink):
             self._conn = None
 
     def probe(self) -> None:
-        """At start: reach the server and check the table (if it exists) is one of ours. ConfigError if not."""
+        """At start: reach the server and check the table (if it exists) is one of ours, or that it can be created
+        (its schema exists, the user may create it: tried in a transaction rolled back). ConfigError if not."""
         try:
             with self._db().transaction():
-                self._load()
+                schema, exists = self._load()
+                if not exists:
+                    self._execute(self._create_sql(schema, {}))
+                    raise psycopg.Rollback()  # ends the transaction, created nothing
         except SinkUnavailable as exc:
             raise ConfigError(f"cannot connect to {exc}") from None
         except psycopg.Error as exc:
