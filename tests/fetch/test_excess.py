@@ -1,0 +1,89 @@
+"""Bytes past the end of an answer (a Content-Length shorter than the body, a 204/304 or a redirect with a body):
+the answer is kept as framed and the connection is not used again, as browsers and curl do (fetch/excess.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_raw
+from webtrawl.errors import ConnectionReset
+
+PAGE = "<html><title>café 東京</title></html>".encode()
+CHARS = len(PAGE.decode())  # a length counted in characters, not bytes: shorter than the body
+BIG = b"<p>" + b"x" * 300_000 + b"</p>"
+
+CASES = {
+    "length in characters": (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s" % (CHARS, PAGE),
+        200,
+        PAGE[:CHARS],
+    ),
+    "and Connection: close": (
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello world",
+        200,
+        b"hello",
+    ),
+    "204 with a body": (b"HTTP/1.1 204 No Content\r\nContent-Length: %d\r\n\r\n%s" % (len(PAGE), PAGE), 204, b""),
+    "304 with a body": (b"HTTP/1.1 304 Not Modified\r\n\r\n" + PAGE, 304, b""),
+    "redirect with a body": (
+        b"HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 0\r\n\r\n<a href=/next>moved</a>",
+        302,
+        b"",
+    ),
+    "after an interim answer": (
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokay",
+        200,
+        b"ok",
+    ),
+    "bare LF line ends": (b"HTTP/1.1 200 OK\nContent-Length: 2\n\nokay", 200, b"ok"),
+    "a big body": (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s<html>" % (len(BIG), BIG), 200, BIG),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_an_answer_followed_by_more_bytes_is_kept_and_its_connection_closed(name: str) -> None:
+    answer, status, body = CASES[name]
+    connections: list[int] = []
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(len(connections))
+        while not reader.at_eof():
+            try:
+                await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(answer)
+            await writer.drain()
+
+    async def fetch_twice() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg()) as client:
+            for _ in range(2):
+                resp = await client.fetch(f"http://site.test:{port}/")
+                assert (resp.status, resp.body, resp.truncated) == (status, body, False)
+        assert len(connections) == 2  # the connection is out of step with the server: not reused
+
+    run(fetch_twice())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort",  # the body is cut: still a failure
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n",  # broken chunking
+        b"HTTP/1.1 200 OK\r\nBroken header line\r\nContent-Length: 2\r\n\r\nok",
+    ],
+)
+def test_a_broken_answer_is_still_a_reset(answer: bytes) -> None:
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answer)
+        await writer.drain()
+
+    async def body() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg()) as client:
+            with pytest.raises(ConnectionReset):
+                await client.fetch(f"http://site.test:{port}/")
+
+    run(body())
