@@ -22,7 +22,7 @@ from yarl import URL
 
 from webtrawl.config import FetchOptions, Limits
 from webtrawl.errors import BadUrl, ConnectError, ConnectionReset, FetchTimeout, NoLiveProxy, SchemeError, WebtrawlError
-from webtrawl.fetch import excess
+from webtrawl.fetch import tolerant
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool
@@ -95,8 +95,8 @@ class HttpClient:
             keepalive_timeout=self.keepalive_s + 1.0,  # a backstop: trim_idle() closes them first, and aborts
             socket_factory=open_socket,
         )
-        # each connection's protocol keeps an answer followed by bytes past its end (fetch/excess.py)
-        excess.install(connector)
+        # each connection's protocol keeps an answer followed by bytes past its end (fetch/tolerant.py)
+        tolerant.install(connector)
         self._connector = connector
         self._trimmer = asyncio.create_task(self._trim_loop())
         self._session = aiohttp.ClientSession(

@@ -1,5 +1,6 @@
-"""Bytes past the end of an answer (a Content-Length shorter than the body, a 204/304 or a redirect with a body):
-the answer is kept as framed and the connection is not used again, as browsers and curl do (fetch/excess.py)."""
+"""Answers browsers read that aiohttp's parser refuses (fetch/tolerant.py): bytes past the end of an answer (a
+Content-Length shorter than the body, a 204/304 or a redirect with a body) are dropped and the connection is not
+used again, as browsers and curl do; heads with the faults browsers pass over are read as browsers read them."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def test_an_answer_followed_by_more_bytes_is_kept_and_its_connection_closed(name
     [
         b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort",  # the body is cut: still a failure
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n",  # broken chunking
-        b"HTTP/1.1 200 OK\r\nBroken header line\r\nContent-Length: 2\r\n\r\nok",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokay",  # lengths that differ
+        b"HTTP/1.1 200 OK\r\nBroken header line\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok",  # a NUL
     ],
 )
 def test_a_broken_answer_is_still_a_reset(answer: bytes) -> None:
@@ -87,3 +89,54 @@ def test_a_broken_answer_is_still_a_reset(answer: bytes) -> None:
                 await client.fetch(f"http://site.test:{port}/")
 
     run(body())
+
+
+HEAD_FAULTS = {  # the head's fields after the status line -> the headers read (Transfer-Encoding aside)
+    "a line without a colon": (b"X-Powered-By PHP/5.2\r\nContent-Length: 2\r\n", [("Content-Length", "2")]),
+    "a blank before the colon": (
+        b"Content-Type : text/html\r\nContent-Length: 2\r\n",
+        [("Content-Type", "text/html"), ("Content-Length", "2")],
+    ),
+    "the same length twice": (b"Content-Length: 2\r\nContent-Length: 2\r\n", [("Content-Length", "2")]),
+    "the same length listed twice": (b"Content-Length: 2, 2\r\n", [("Content-Length", "2")]),
+    "a length beside chunking": (b"Content-Length: 9\r\nTransfer-Encoding: chunked\r\n", []),
+}
+
+
+@pytest.mark.parametrize("name", list(HEAD_FAULTS))
+@pytest.mark.parametrize("extra", [b"", b"<html>bytes past the end"])
+def test_a_head_with_a_fault_browsers_pass_over_is_read_as_they_read_it(name: str, extra: bytes) -> None:
+    fields, expected_headers = HEAD_FAULTS[name]
+    chunked = b"chunked" in fields
+    body = b"2\r\nok\r\n0\r\n\r\n" if chunked else b"ok"
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\n" + fields + b"\r\n" + body + extra)
+        await writer.drain()
+
+    async def fetch() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg()) as client:
+            resp = await client.fetch(f"http://site.test:{port}/")
+        assert (resp.status, resp.body) == (200, b"ok")
+        assert [(k, v.strip()) for k, v in resp.headers if k.lower() != "transfer-encoding"] == expected_headers
+
+    run(fetch())
+
+
+def test_a_mended_head_with_a_big_body_reads_the_body_to_its_end() -> None:
+    """The new parser takes over the connection: the body that comes after the mended head goes to it."""
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nNo colon here\r\nContent-Length: %d\r\n\r\n" % len(BIG))
+        for at in range(0, len(BIG), 10_000):
+            writer.write(BIG[at : at + 10_000])
+            await writer.drain()
+
+    async def fetch() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg()) as client:
+            resp = await client.fetch(f"http://site.test:{port}/")
+        assert (resp.status, resp.body, resp.truncated) == (200, BIG, False)
+
+    run(fetch())
