@@ -52,6 +52,13 @@ _KEEPALIVE_S = 15.0
 _Origin = tuple[str, int | None, bool]  # host, port, TLS: the part of aiohttp's ConnectionKey that names an origin
 
 
+def _as_received(reason: str) -> str:
+    """The reason phrase as the headers are given: its bytes as received, read as latin-1. aiohttp reads it as UTF-8
+    with surrogate escapes, and a byte that is not UTF-8 (``200 Tr\\xe8s bien``) left a lone surrogate, which no
+    encoder takes: the page could not be sent to a parser (and the WARC wrote other bytes for a UTF-8 one)."""
+    return reason if reason.isascii() else reason.encode("utf-8", "surrogateescape").decode("latin-1")
+
+
 def _origin_of(url: URL) -> _Origin:
     return url.raw_host or "", url.port, url.scheme == "https"
 
@@ -276,7 +283,7 @@ class HttpClient:
                 self.bytes_read += sum(map(len, chunks))
                 return Response(
                     status=resp.status,
-                    reason=resp.reason or "",
+                    reason=_as_received(resp.reason or ""),
                     http_version=f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1",
                     headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers],
                     body=body,
