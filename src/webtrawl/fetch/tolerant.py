@@ -148,6 +148,7 @@ class _Guard:
         return messages, False, b""
 
 
+_STATUS = re.compile(rb"HTTP/(\d\.\d)[ \t]+(\d{3})(?:[ \t]+(.*))?\Z", re.IGNORECASE | re.DOTALL)
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
 
@@ -155,10 +156,12 @@ def mend_head(head: bytes) -> bytes | None:
     """An answer's head as browsers read it, for the parser that refused it; None if there is nothing to mend or it
     cannot be. A line without a colon (or whose name is not a token) is dropped, blanks before the colon are cut,
     ``Content-Length`` given several times with one value (``30`` twice, ``30, 30``) is given once, and a
-    ``Content-Length`` beside ``Transfer-Encoding: chunked`` is dropped (RFC 9112 6.3: chunked wins). Lengths
-    that differ stay an error, as in browsers."""
+    ``Content-Length`` beside ``Transfer-Encoding: chunked`` is dropped (RFC 9112 6.3: chunked wins), one that is
+    not a number (``-1``) is dropped (the body then runs to the connection's end), and the status line may have
+    more than one blank or a lower-case ``http/``. Lengths that differ stay an error, as in browsers."""
     lines = [line.removesuffix(b"\r") for line in head.split(b"\n")]
-    out = [lines[0]]
+    status = _STATUS.match(lines[0])
+    out = [b"HTTP/%s %s%s" % (status[1], status[2], b" " + status[3] if status[3] else b"") if status else lines[0]]
     lengths: list[bytes] = []
     chunked = False
     for line in lines[1:]:
@@ -178,9 +181,10 @@ def mend_head(head: bytes) -> bytes | None:
         if low == b"transfer-encoding" and b"chunked" in value.lower():
             chunked = True
         out.append(name + b":" + value)
-    if lengths and not chunked:
-        if len(set(lengths)) != 1 or not lengths[0].isdigit():
+    numbers = {int(length) for length in lengths if length.isdigit()}
+    if numbers and not chunked:
+        if len(numbers) != 1:
             return None
-        out.append(b"Content-Length: " + lengths[0])
+        out.append(b"Content-Length: %d" % numbers.pop())
     mended = b"\r\n".join(out) + b"\r\n\r\n"
     return mended if mended != head else None
