@@ -21,7 +21,16 @@ import aiohttp
 from yarl import URL
 
 from webtrawl.config import FetchOptions, Limits
-from webtrawl.errors import BadUrl, ConnectError, ConnectionReset, FetchTimeout, NoLiveProxy, SchemeError, WebtrawlError
+from webtrawl.errors import (
+    BadUrl,
+    ConnectError,
+    ConnectionReset,
+    FetchTimeout,
+    NoLiveProxy,
+    SchemeError,
+    TurnTimeout,
+    WebtrawlError,
+)
 from webtrawl.fetch import tolerant
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
@@ -33,6 +42,7 @@ from webtrawl.fetch.wire import (
     PeerResponse,
     ProxyDown,
     TrackedRequest,
+    Turn,
     abort_transports,
     map_error,
     open_socket,
@@ -237,6 +247,8 @@ class HttpClient:
             except ProxyDown:
                 self.proxies.failed(proxy)  # the host was not reached: try it through the next proxy at once
                 continue
+            except TurnTimeout:
+                raise  # this fetcher's load: says nothing of the proxy
             except (ConnectError, ConnectionReset, FetchTimeout):
                 self.proxies.failed(proxy)  # dropped or stalled: the proxy's fault or the host's, not known yet
                 raise
@@ -260,6 +272,7 @@ class HttpClient:
         started = time.perf_counter()
         sent: list[asyncio.Transport] = []
         SENT_TRANSPORTS.set(sent)
+        turn = Turn()
         try:
             async with (
                 asyncio.timeout(self._fetch.timeouts.total if timeout is None else timeout),
@@ -271,7 +284,7 @@ class HttpClient:
                 ) as resp,
             ):
                 try:
-                    chunks, truncated = await read_body(resp, cap, self._big_bodies)
+                    chunks, truncated = await read_body(resp, cap, self._big_bodies, turn)
                 except BaseException:
                     abort_transports(sent)  # before aiohttp's graceful close, and before the host's gap starts
                     raise
@@ -292,12 +305,14 @@ class HttpClient:
                     ip=resp.peer if isinstance(resp, PeerResponse) else "",
                     request_headers=[(str(k), str(v)) for k, v in resp.request_info.headers.items()],
                     fetch_time=fetch_time,
-                    elapsed_ms=(time.perf_counter() - started) * 1000.0,
+                    elapsed_ms=(time.perf_counter() - started - turn.waited) * 1000.0,  # the server's time
                 )
         except WebtrawlError:
             raise
         except Exception as exc:
             abort_transports(sent)  # given up before the body (timeout while waiting for the answer, broken reply)
+            if isinstance(exc, TimeoutError) and turn.waiting:
+                raise TurnTimeout("timed out while other big bodies took their turns") from exc
             raise map_error(exc) from exc
         except BaseException:
             abort_transports(sent)  # cancelled (a stop abandons the request): it must end at the server as well
