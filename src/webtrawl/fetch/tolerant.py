@@ -72,6 +72,11 @@ class _Guard:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._parser, name)
 
+    def feed_eof(self) -> Any:
+        """The connection closed. After an answer that ended before extra bytes there is nothing unfinished: the
+        refused parser would raise, and aiohttp would set that error on the answer's body not yet read."""
+        return None if self._ended else self._parser.feed_eof()
+
     def feed_data(self, data: bytes) -> Any:
         if self._ended:
             return _NOTHING
