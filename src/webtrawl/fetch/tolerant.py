@@ -33,6 +33,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 _HEAD_END = re.compile(rb"\r?\n\r?\n")  # the parser accepts bare LF line ends too
 _NOTHING: tuple[tuple[()], bool, bytes] = ((), False, b"")
+_MAX_HEAD = 64 * 1024  # the most of a refused head kept while waiting for its end (the client's lines are 16 KiB)
 _MAX_HEADS = 8  # heads (interim 1xx answers, then the final one) read, at most, when an answer is parsed again
 
 
@@ -68,6 +69,7 @@ class _Guard:
         self._head: list[bytes] = []  # what was fed before the answer's head was parsed (the head, maybe more)
         self._payload: Any = None  # the body of the answer handed on
         self._ended = False  # an answer ended before bytes that are no part of it: drop whatever comes
+        self._refused: HttpProcessingError | None = None  # the head was refused before its end came: wait for it
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._parser, name)
@@ -75,32 +77,45 @@ class _Guard:
     def feed_eof(self) -> Any:
         """The connection closed. After an answer that ended before extra bytes there is nothing unfinished: the
         refused parser would raise, and aiohttp would set that error on the answer's body not yet read."""
-        return None if self._ended else self._parser.feed_eof()
+        if self._ended or self._refused is not None:  # a refused head never came whole: the close is the error
+            return None
+        return self._parser.feed_eof()
 
     def feed_data(self, data: bytes) -> Any:
         if self._ended:
             return _NOTHING
         if self._payload is None:
             self._head.append(data)  # not copied: joined only if the answer has to be parsed again
+        if self._refused is not None:
+            return self._again(self._refused)
         try:
             result = self._parser.feed_data(data)
-        except HttpProcessingError:
+        except HttpProcessingError as exc:
             if self._payload is not None:  # handed on already: whole if the error came after its body
                 if not self._payload.is_eof():
                     raise
                 self._end(idle=True)
                 return _NOTHING
-            received = b"".join(self._head)
-            recovered = self._parse_again(received, lenient=False) or self._parse_again(received, lenient=True)
-            if recovered is None:
-                raise
-            return recovered
+            return self._again(exc)
         messages = result[0]
         if messages:
             self._head = []
             if messages[-1][0].code >= 200:  # the final answer (not an interim 1xx one)
                 self._payload = messages[-1][1]
         return result
+
+    def _again(self, refused: HttpProcessingError) -> Any:
+        """Parse what came for this answer again (as it came, then mended); raise ``refused`` if that fails. A head
+        refused before its end came (a head longer than a TCP segment) waits for its end, up to _MAX_HEAD bytes."""
+        received = b"".join(self._head)
+        if _HEAD_END.search(received) is None and len(received) <= _MAX_HEAD:
+            self._refused = refused
+            return _NOTHING
+        self._refused = None
+        recovered = self._parse_again(received, lenient=False) or self._parse_again(received, lenient=True)
+        if recovered is None:
+            raise refused
+        return recovered
 
     def _end(self, *, idle: bool) -> None:
         """The answer ended before bytes that are no part of it: drop what comes, never reuse the connection."""
