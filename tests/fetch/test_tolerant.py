@@ -194,3 +194,20 @@ def test_a_refused_head_whose_end_never_comes_is_still_an_error() -> None:
                 await client.fetch(f"http://site.test:{port}/")
 
     run(fetch())
+
+
+def test_bytes_that_do_not_start_as_an_answer_fail_at_once_though_the_connection_stays_open() -> None:
+    """Only a head that starts as one waits for its end: anything else is refused at once, not at the time limit."""
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"<html>no status line, no blank line")
+        await writer.drain()
+        await reader.read()  # open until the client gives up
+
+    async def fetch() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg(timeouts={"total": 30.0})) as client:
+            with pytest.raises(ConnectionReset):  # a FetchTimeout would mean it waited
+                await client.fetch(f"http://site.test:{port}/")
+
+    run(fetch())

@@ -106,9 +106,10 @@ class _Guard:
 
     def _again(self, refused: HttpProcessingError) -> Any:
         """Parse what came for this answer again (as it came, then mended); raise ``refused`` if that fails. A head
-        refused before its end came (a head longer than a TCP segment) waits for its end, up to _MAX_HEAD bytes."""
+        refused before its end came (a head longer than a TCP segment) waits for its end, up to _MAX_HEAD bytes;
+        bytes that do not even start as an answer (a stale one's extra bytes on a reused connection) do not wait."""
         received = b"".join(self._head)
-        if _HEAD_END.search(received) is None and len(received) <= _MAX_HEAD:
+        if _HEAD_END.search(received) is None and len(received) <= _MAX_HEAD and received[:5].upper() == b"HTTP/":
             self._refused = refused
             return _NOTHING
         self._refused = None
