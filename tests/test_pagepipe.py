@@ -47,9 +47,9 @@ def _through_pipe(receiver: PageReceiver, sent: list[Page], parts: int = 0) -> l
     async def main() -> list[Page]:
         task = asyncio.create_task(send())
         pages: list[Page] = []
-        while len(pages) < len(sent):
+        while len(pages) < len(sent) and not (task.done() and task.exception()):
             pages += await asyncio.to_thread(receiver.poll, 0.05)
-        await task
+        await task  # raises what the sender raised
         return pages
 
     return asyncio.run(main())
@@ -358,3 +358,20 @@ def test_a_link_whose_transport_closed_before_its_watch_heard_is_passed_over(tmp
     finally:
         first.close()
         second.close()
+
+
+def test_a_page_that_cannot_be_framed_arrives_as_an_error_page_for_its_url(tmp_path: Path) -> None:
+    """A field no encoder takes (a bug: a lone surrogate, as aiohttp once left in a non-UTF-8 reason phrase) must
+    not kill the fetch task: its URL's lease is already the parsers', so it would wait out --process-ttl, be fetched
+    again and fail again. The parsers get an error page for it instead, then the pages after it as usual."""
+    receiver = PageReceiver(tmp_path / "p0.sock")
+    broken = msgspec.structs.replace(_page(1), reason="Tr\udce8s bien", keep_until=123.5)
+    try:
+        got = _through_pipe(receiver, [broken, _page(2)])
+    finally:
+        receiver.close()
+    assert [(p.lease.token, p.error, p.keep_until) for p in got] == [
+        (broken.lease.token, "fetch-bug", 123.5),
+        (_page(2).lease.token, "", 0.0),
+    ]
+    assert "could not be sent to a parser" in got[0].error_detail and got[1].body == _page(2).body

@@ -88,6 +88,11 @@ class FetchTimeout(TransportError):
     reason = "timeout"
 
 
+class TurnTimeout(FetchTimeout):
+    """The time limit ran out while the fetcher held the body back (big bodies take turns, ``fetch/wire.py``): the
+    fetcher's load, not the server's slowness, so the URL is given back (no retry used, no back-off)."""
+
+
 class ConnectionReset(TransportError):
     reason = "reset"
 

@@ -7,15 +7,36 @@ import asyncio
 import collections
 import contextlib
 import itertools
+import logging
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import msgspec
+
 from webtrawl.messages import Page
 from webtrawl.pagepipe import ACK, BARRIER, DONE, SOCKET_BUFFER, frame
 
+log = logging.getLogger("webtrawl.fetch")
 _STOP_POLL_S = 0.25  # how often a barrier's wait looks at the stop flag (a process flag: no event to await)
 LostPages = Callable[[list[tuple[int, str]]], None]  # the (shard, token) of pages a dead parser had not stored
+
+
+FETCH_BUG = "fetch-bug"  # the reason of a page that could not be framed (a bug): its record says so
+
+
+def _framed(page: Page, body_parts: Sequence[bytes]) -> tuple[bytearray, Sequence[bytes]]:
+    """``frame(page)``, or, if the page cannot be encoded (a field no encoder takes: a bug, such as a lone surrogate
+    once in a reason phrase), the frame of an error page for its URL, so that a parser records and completes it.
+    Raising here killed the fetch task after its lease was released for the parsers: the URL waited out
+    --process-ttl, was fetched again and failed again, forever."""
+    try:
+        return frame(page, body_parts)
+    except (msgspec.EncodeError, UnicodeError, TypeError, ValueError) as exc:
+        log.exception("%s: the page could not be sent to a parser; it is recorded as %s", page.lease.url, FETCH_BUG)
+        detail = f"the page could not be sent to a parser: {type(exc).__name__}: {exc}"
+        failed = Page(lease=page.lease, error=FETCH_BUG, error_detail=detail[:300], keep_until=page.keep_until)
+        return frame(failed)
 
 
 class _Link:
@@ -147,7 +168,7 @@ class PageSender:
                 link = await peer.connect(loop.time())
                 if link is not None:
                     try:
-                        head, body = frame(page, body_parts)
+                        head, body = _framed(page, body_parts)
                         # One writev on uvloop (a fetcher's loop): fewer syscalls than a write per buffer, no join.
                         # (asyncio's own loop joins the buffers: one copy of the body, as before the split frame.)
                         link.writer.writelines([head, *body])

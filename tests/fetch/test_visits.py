@@ -15,7 +15,7 @@ import pytest
 from tests.fetch.servers import local_cfg
 from tests.fixtures.fake_frontier import FakeFrontier
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import ConnectError, InputError
+from webtrawl.errors import ConnectError, InputError, TurnTimeout
 from webtrawl.fetch.base import (
     FetcherContext,
     Fetchers,
@@ -154,6 +154,15 @@ def test_a_connection_error_is_retried_and_then_recorded_with_its_reason() -> No
     setup.run(lease(n=1), lease(n=2), lease(retries=1, n=3))
     assert [r.action for r in setup.frontier.releases] == [UrlAction.HEAD, UrlAction.RETRY, UrlAction.KEEP]
     assert [(p.error, p.status) for p in setup.pages.pages] == [("connect", 0)]
+
+
+def test_a_page_that_ran_out_of_time_waiting_for_a_big_body_turn_goes_back_to_its_queue() -> None:
+    """The fetcher's own load (fetch/wire.py): no retry used, no host failure, no record."""
+    setup = Setup({ROBOTS: answer(404), PAGE: TurnTimeout("timed out while other big bodies took their turns")})
+    setup.run(lease(n=1), lease(n=2))
+    given_back = setup.frontier.releases[-1]
+    assert (given_back.action, given_back.failed, given_back.counters) == (UrlAction.HEAD, False, {})
+    assert setup.pages.pages == [] and setup.budget == 12  # neither lease used its page (robots.txt, given back)
 
 
 def test_a_redirect_is_handed_on_as_it_came_and_not_followed() -> None:

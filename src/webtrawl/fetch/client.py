@@ -21,7 +21,17 @@ import aiohttp
 from yarl import URL
 
 from webtrawl.config import FetchOptions, Limits
-from webtrawl.errors import BadUrl, ConnectError, ConnectionReset, FetchTimeout, NoLiveProxy, SchemeError, WebtrawlError
+from webtrawl.errors import (
+    BadUrl,
+    ConnectError,
+    ConnectionReset,
+    FetchTimeout,
+    NoLiveProxy,
+    SchemeError,
+    TurnTimeout,
+    WebtrawlError,
+)
+from webtrawl.fetch import tolerant
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool
@@ -32,6 +42,7 @@ from webtrawl.fetch.wire import (
     PeerResponse,
     ProxyDown,
     TrackedRequest,
+    Turn,
     abort_transports,
     map_error,
     open_socket,
@@ -49,6 +60,13 @@ _TRIM_EVERY_S = 0.25  # how often idle connections past their keep-alive or beyo
 # 2.3x its CPU, because a host of a 3,000-6,000-host crawl often comes back within 15 s (benchmarks/RESULTS.md).
 _KEEPALIVE_S = 15.0
 _Origin = tuple[str, int | None, bool]  # host, port, TLS: the part of aiohttp's ConnectionKey that names an origin
+
+
+def _as_received(reason: str) -> str:
+    """The reason phrase as the headers are given: its bytes as received, read as latin-1. aiohttp reads it as UTF-8
+    with surrogate escapes, and a byte that is not UTF-8 (``200 Tr\\xe8s bien``) left a lone surrogate, which no
+    encoder takes: the page could not be sent to a parser (and the WARC wrote other bytes for a UTF-8 one)."""
+    return reason if reason.isascii() else reason.encode("utf-8", "surrogateescape").decode("latin-1")
 
 
 def _origin_of(url: URL) -> _Origin:
@@ -94,6 +112,8 @@ class HttpClient:
             keepalive_timeout=self.keepalive_s + 1.0,  # a backstop: trim_idle() closes them first, and aborts
             socket_factory=open_socket,
         )
+        # each connection's protocol keeps an answer followed by bytes past its end (fetch/tolerant.py)
+        tolerant.install(connector)
         self._connector = connector
         self._trimmer = asyncio.create_task(self._trim_loop())
         self._session = aiohttp.ClientSession(
@@ -227,6 +247,8 @@ class HttpClient:
             except ProxyDown:
                 self.proxies.failed(proxy)  # the host was not reached: try it through the next proxy at once
                 continue
+            except TurnTimeout:
+                raise  # this fetcher's load: says nothing of the proxy
             except (ConnectError, ConnectionReset, FetchTimeout):
                 self.proxies.failed(proxy)  # dropped or stalled: the proxy's fault or the host's, not known yet
                 raise
@@ -250,6 +272,7 @@ class HttpClient:
         started = time.perf_counter()
         sent: list[asyncio.Transport] = []
         SENT_TRANSPORTS.set(sent)
+        turn = Turn()
         try:
             async with (
                 asyncio.timeout(self._fetch.timeouts.total if timeout is None else timeout),
@@ -261,7 +284,7 @@ class HttpClient:
                 ) as resp,
             ):
                 try:
-                    chunks, truncated = await read_body(resp, cap, self._big_bodies)
+                    chunks, truncated = await read_body(resp, cap, self._big_bodies, turn)
                 except BaseException:
                     abort_transports(sent)  # before aiohttp's graceful close, and before the host's gap starts
                     raise
@@ -273,7 +296,7 @@ class HttpClient:
                 self.bytes_read += sum(map(len, chunks))
                 return Response(
                     status=resp.status,
-                    reason=resp.reason or "",
+                    reason=_as_received(resp.reason or ""),
                     http_version=f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1",
                     headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers],
                     body=body,
@@ -282,12 +305,14 @@ class HttpClient:
                     ip=resp.peer if isinstance(resp, PeerResponse) else "",
                     request_headers=[(str(k), str(v)) for k, v in resp.request_info.headers.items()],
                     fetch_time=fetch_time,
-                    elapsed_ms=(time.perf_counter() - started) * 1000.0,
+                    elapsed_ms=(time.perf_counter() - started - turn.waited) * 1000.0,  # the server's time
                 )
         except WebtrawlError:
             raise
         except Exception as exc:
             abort_transports(sent)  # given up before the body (timeout while waiting for the answer, broken reply)
+            if isinstance(exc, TimeoutError) and turn.waiting:
+                raise TurnTimeout("timed out while other big bodies took their turns") from exc
             raise map_error(exc) from exc
         except BaseException:
             abort_transports(sent)  # cancelled (a stop abandons the request): it must end at the server as well

@@ -17,7 +17,7 @@ class Response(msgspec.Struct):
     """A complete HTTP answer, any status. ``body`` is still content-encoded; ``truncated``: cut at a cap."""
 
     status: int
-    reason: str = ""
+    reason: str = ""  # as received, latin-1 decoded (like the headers)
     http_version: str = "1.1"
     headers: list[tuple[str, str]] = msgspec.field(default_factory=list)  # as received, latin-1 decoded
     body: bytes = b""

@@ -22,6 +22,7 @@ from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
 from webtrawl.fetch.response import Response
+from webtrawl.formats.canonical import header_url
 from webtrawl.politeness.backoff import HOST_BROKEN_REASONS
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import whole_lines
@@ -150,7 +151,7 @@ class RobotsCache:
             location = resp.header("location")
             if resp.status in _REDIRECTS and location:
                 previous_host = urlsplit(url).hostname
-                url = urljoin(url, location.strip())
+                url = urljoin(url, header_url(location.strip()))  # raw UTF-8 bytes are UTF-8
                 if urlsplit(url).hostname == previous_host:
                     # Another request to the same host: it gets the same politeness gap as any other. The host
                     # stays leased meanwhile, so nothing else is sent to it.

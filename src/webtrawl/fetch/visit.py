@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from webtrawl.errors import PolicyError, RedisUnavailable, TransportError
+from webtrawl.errors import PolicyError, RedisUnavailable, TransportError, TurnTimeout
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs
 from webtrawl.fetch.base import FetcherBusy, Fetchers, FetchRequest
 from webtrawl.fetch.batcher import ReleaseBatcher
@@ -354,7 +354,7 @@ class Visits:
             return None
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
-        except FetcherBusy as exc:
+        except (FetcherBusy, TurnTimeout) as exc:  # this fetcher's load, not the host's fault: not a failure
             log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
             await self._give_back(lease)
             return None

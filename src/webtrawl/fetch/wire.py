@@ -10,6 +10,8 @@ import contextlib
 import contextvars
 import socket
 import ssl
+import time
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -99,17 +101,30 @@ def open_socket(addr_info: tuple[Any, ...]) -> socket.socket:
     return sock
 
 
-async def read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> tuple[list[bytes], bool]:
+@dataclass(slots=True)
+class Turn:
+    """How a body's wait for its turn went (see read_body): the caller tells a timeout while waiting by it."""
+
+    waiting: bool = False  # waiting for a turn right now
+    waited: float = 0.0  # seconds spent waiting
+
+
+async def read_body(
+    resp: ClientResponse, cap: int, big: asyncio.Semaphore, turn: Turn | None = None
+) -> tuple[list[bytes], bool]:
     """Stream the body up to ``cap`` bytes, in the chunks it came in; reading one byte past it tells a cut body from
     an exact fit.
 
     A body that grows past ``BIG_BODY`` reads on only with a permit of ``big``: a fetcher holds a few such bodies
     at once, not one per request in flight (128 pages of 10 MiB would be 2.5 GiB). Waiting costs no memory: aiohttp
-    stops reading the socket while its buffer is full. The chunks are not joined here: a caller that only writes
-    the body out (the parsers' channel) writes them as they are (see HttpClient.fetch's ``parts``)."""
+    stops reading the socket while its buffer is full. The wait is the fetcher's, not the server's: ``turn`` says
+    how long it took and whether the request is waiting now (a time limit that runs out then is not the host's
+    fault; the limit itself must hold, self-fencing counts on it). The chunks are not joined here: a caller that
+    only writes the body out (the parsers' channel) writes them as they are (see HttpClient.fetch's ``parts``)."""
     chunks: list[bytes] = []
     size = 0
     permit = False
+    turn = turn if turn is not None else Turn()
     try:
         async for chunk in resp.content.iter_any():
             size += len(chunk)
@@ -118,8 +133,12 @@ async def read_body(resp: ClientResponse, cap: int, big: asyncio.Semaphore) -> t
                 return chunks, True
             chunks.append(chunk)
             if size > BIG_BODY and not permit:
+                asked = time.monotonic()
+                turn.waiting = True
                 await big.acquire()
                 permit = True
+                turn.waiting = False
+                turn.waited = time.monotonic() - asked
         return chunks, False
     finally:
         if permit:

@@ -218,6 +218,24 @@ def _join(scheme: str, netloc: str, path: str, query: str) -> str:
     return scheme + "://" + netloc + path + query
 
 
+def header_url(value: str) -> str:
+    """The URL a header value names (``Location``), from the value as the client hands it over: its bytes read as
+    latin-1 (``fetch/client.py``). Servers send non-ASCII URLs as raw UTF-8 (``Location: /café``), which browsers
+    and curl read as UTF-8; left as latin-1 text, canonicalize encoded each byte's character again
+    (``/caf%C3%83%C2%A9``: a URL the server never named). Bytes that are not UTF-8 are percent-encoded as they are,
+    as curl does (``/caf%E9`` for a latin-1 ``é``)."""
+    if value.isascii():
+        return value
+    try:
+        raw = value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value  # not a header as received (already text)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(chr(b) if b < 0x80 else f"%{b:02X}" for b in raw)
+
+
 def canonicalize(url: str, base: str | None = None, encoding: str | None = None) -> str:
     """The canonical absolute http(s) URL for ``url`` (resolved against ``base``). ``encoding``: the Python codec of
     the document the link is in, which its query's non-ASCII characters are encoded in (None: UTF-8).

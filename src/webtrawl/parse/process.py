@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.config import Limits, Politeness
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
-from webtrawl.formats.canonical import canonicalize
+from webtrawl.formats.canonical import canonicalize, header_url
 from webtrawl.formats.encoding import choose_encoding
 from webtrawl.messages import NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
@@ -365,7 +365,7 @@ def _redirect(page: Page, ctx: ParseContext, record: PageRecord, headers: dict[s
     if not locations or not locations[0].strip():
         return _fail(record, HttpError(page.status).klass, f"HTTP {page.status} without Location", True)
     try:
-        target = canonicalize(locations[0], page.lease.url)
+        target = canonicalize(header_url(locations[0]), page.lease.url)
     except WebtrawlError as exc:
         return _fail(record, exc.reason, f"Location {locations[0][:200]!r}: {exc}", True)
     record.redirect = target
