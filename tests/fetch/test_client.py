@@ -202,6 +202,11 @@ def test_connection_closed_mid_body_is_a_reset() -> None:
         b"this is not http\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nbroken\r\n",
         b"",  # closes without a word
+        # what fetch/tolerant.py does not forgive, as browsers do not
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort",  # the body is cut
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n",  # broken chunking
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokay",  # lengths that differ
+        b"HTTP/1.1 200 OK\r\nBroken header line\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok",  # a NUL
     ],
 )
 def test_bad_framing_is_a_reset(answer: bytes) -> None:

@@ -68,29 +68,6 @@ def test_an_answer_followed_by_more_bytes_is_kept_and_its_connection_closed(name
     run(fetch_twice())
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort",  # the body is cut: still a failure
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n",  # broken chunking
-        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokay",  # lengths that differ
-        b"HTTP/1.1 200 OK\r\nBroken header line\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok",  # a NUL
-    ],
-)
-def test_a_broken_answer_is_still_a_reset(answer: bytes) -> None:
-    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(answer)
-        await writer.drain()
-
-    async def body() -> None:
-        async with serve_raw(server) as port, local_client(local_cfg()) as client:
-            with pytest.raises(ConnectionReset):
-                await client.fetch(f"http://site.test:{port}/")
-
-    run(body())
-
-
 HEAD_FAULTS = {  # the head's fields after the status line -> the headers read (Transfer-Encoding aside)
     "a line without a colon": (b"X-Powered-By PHP/5.2\r\nContent-Length: 2\r\n", [("Content-Length", "2")]),
     "a blank before the colon": (
