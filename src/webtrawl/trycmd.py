@@ -25,7 +25,7 @@ from webtrawl.config import CrawlConfig, add_arguments
 from webtrawl.errors import InputError, UserCodeError, WebtrawlError
 from webtrawl.extract import absolute_spec, build_extraction
 from webtrawl.extract.routing import decode_route, encode_route
-from webtrawl.extract.spider import SpiderExtractor
+from webtrawl.extract.spider import load_spider
 from webtrawl.messages import Lease, Page
 from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
@@ -81,9 +81,9 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     if ns.callback and not cfg.extraction.spider:
         raise InputError("--callback needs --spider: a --extract callback has no other callbacks")
     extraction = build_extraction(cfg.extraction)
-    if ns.callback and extraction is not None and isinstance(extraction.extractor, SpiderExtractor):
+    if ns.callback:
         try:
-            extraction.extractor.callback(ns.callback)  # a typo: one line, not an extract-error per input
+            load_spider(cfg.extraction.spider).callback(ns.callback)  # a typo: one line, not an error per input
         except UserCodeError as exc:
             raise InputError(f"--callback: {exc}") from None
     ctx = ParseContext(
