@@ -87,6 +87,18 @@ def test_a_sitemap_page_adds_its_own_hosts_urls_at_its_depth() -> None:
     assert process_page(page, off).new_urls == []
 
 
+def test_blank_lines_before_the_xml_declaration_still_make_a_sitemap() -> None:
+    # WordPress themes and plugins often print a newline before <?xml ...?>; expat refuses a declaration that is not
+    # first, so such a sitemap was read as a plain page and none of its URLs were queued
+    body = _urlset(2)
+    for raw in (b"\n\r\n  " + body, b"\xef\xbb\xbf\n" + body):
+        for payload, mime in ((raw, "application/xml"), (gzip.compress(raw), "application/gzip")):
+            page = make_page(payload, url="http://site.example/sitemap.xml", content_type=mime)
+            out = process_page(page, make_ctx())
+            assert out.record.sitemap == "urlset", (raw[:8], mime)
+            assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
+
+
 def test_link_sources_beyond_anchors() -> None:
     html = b"""<html><head><link rel=canonical href=/c><link rel="alternate" hreflang=de href=/de>
     <link rel=next href=/2><link rel=stylesheet href=/s.css><meta http-equiv=Refresh content="5; URL='/r'">
