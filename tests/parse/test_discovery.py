@@ -99,6 +99,24 @@ def test_blank_lines_before_the_xml_declaration_still_make_a_sitemap() -> None:
             assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
 
 
+def test_rss_items_whose_link_is_an_href_or_follows_an_atom_self_link() -> None:
+    # feeds mixing in Atom: <atom:link rel="self"> before <link> hid the <link> (the first child named link won), and
+    # an item whose only link is <link href="..."/> or <atom:link href="..."/> was dropped (no URL queued)
+    atom = 'xmlns:atom="http://www.w3.org/2005/Atom"'
+    body = (
+        f"<rss {atom}><channel><title>t</title>"
+        '<item><atom:link rel="self" href="http://a.test/feed/1"/><link>http://a.test/1</link>'
+        '<guid isPermaLink="false">id-1</guid></item>'
+        '<item><link href="http://a.test/2"/></item>'
+        '<item><atom:link href="http://a.test/3"/><guid isPermaLink="false">id-3</guid></item>'
+        '<item><link>http://a.test/4</link><enclosure url="http://a.test/4.mp3"/></item>'
+        "</channel></rss>"
+    ).encode()
+    found = parse(body)
+    assert found is not None and found.kind == "rss"
+    assert [e.url for e in found.entries] == [f"http://a.test/{i}" for i in range(1, 5)]
+
+
 def test_link_sources_beyond_anchors() -> None:
     html = b"""<html><head><link rel=canonical href=/c><link rel="alternate" hreflang=de href=/de>
     <link rel=next href=/2><link rel=stylesheet href=/s.css><meta http-equiv=Refresh content="5; URL='/r'">

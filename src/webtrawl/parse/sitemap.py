@@ -143,7 +143,12 @@ def _entry(kind: str, elem: ET.Element) -> SitemapEntry | None:
                     break
         updated = _text(children.get("updated")) or _text(children.get("published"))
         return SitemapEntry(href, lastmod=updated) if href else None
-    link = _text(children.get("link"))
+    link = ""
+    for child in elem:  # <link>URL</link>, or an Atom-style <link href="URL"/> (some feeds, or next to <link>)
+        if _local(child.tag) == "link" and child.get("rel", "alternate").strip().lower() == "alternate":
+            link = (child.text or "").strip() or (child.get("href") or "").strip()
+            if link:
+                break
     if not link:
         guid = children.get("guid")
         if guid is not None and guid.get("isPermaLink", "true").lower() != "false":
