@@ -117,6 +117,16 @@ def test_rss_items_whose_link_is_an_href_or_follows_an_atom_self_link() -> None:
     assert [e.url for e in found.entries] == [f"http://a.test/{i}" for i in range(1, 5)]
 
 
+def test_a_gzip_sitemap_served_with_the_types_storage_services_give_it() -> None:
+    # a sitemap.xml.gz uploaded to S3 without a type is served as binary/octet-stream (S3's default), and Windows
+    # hosts send application/x-gzip-compressed: such a sitemap was kept as an opaque file, its URLs never queued
+    for mime in ("binary/octet-stream", "application/x-gzip-compressed"):
+        page = make_page(gzip.compress(_urlset(2)), url="http://site.example/sitemap.xml.gz", content_type=mime)
+        out = process_page(page, make_ctx())
+        assert out.record.sitemap == "urlset", mime
+        assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
+
+
 def test_link_sources_beyond_anchors() -> None:
     html = b"""<html><head><link rel=canonical href=/c><link rel="alternate" hreflang=de href=/de>
     <link rel=next href=/2><link rel=stylesheet href=/s.css><meta http-equiv=Refresh content="5; URL='/r'">

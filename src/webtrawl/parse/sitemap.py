@@ -23,10 +23,12 @@ _STEP = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _BLANKS = b" \t\r\n"
+# binary/octet-stream: what Amazon S3 serves a file uploaded without a type (often a sitemap.xml.gz)
 _XML_TYPES = frozenset(
     {
         "text/xml", "application/xml", "application/rss+xml", "application/atom+xml", "application/rdf+xml",
-        "application/gzip", "application/x-gzip", "application/octet-stream", "text/plain", "",
+        "application/gzip", "application/x-gzip", "application/x-gzip-compressed", "application/octet-stream",
+        "binary/octet-stream", "text/plain", "",
     }
 )  # fmt: skip
 _ROOTS = {"urlset": "urlset", "sitemapindex": "index", "rss": "rss", "feed": "atom", "rdf": "rss"}
