@@ -87,6 +87,46 @@ def test_a_sitemap_page_adds_its_own_hosts_urls_at_its_depth() -> None:
     assert process_page(page, off).new_urls == []
 
 
+def test_blank_lines_before_the_xml_declaration_still_make_a_sitemap() -> None:
+    # WordPress themes and plugins often print a newline before <?xml ...?>; expat refuses a declaration that is not
+    # first, so such a sitemap was read as a plain page and none of its URLs were queued
+    body = _urlset(2)
+    for raw in (b"\n\r\n  " + body, b"\xef\xbb\xbf\n" + body):
+        for payload, mime in ((raw, "application/xml"), (gzip.compress(raw), "application/gzip")):
+            page = make_page(payload, url="http://site.example/sitemap.xml", content_type=mime)
+            out = process_page(page, make_ctx())
+            assert out.record.sitemap == "urlset", (raw[:8], mime)
+            assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
+
+
+def test_rss_items_whose_link_is_an_href_or_follows_an_atom_self_link() -> None:
+    # feeds mixing in Atom: <atom:link rel="self"> before <link> hid the <link> (the first child named link won), and
+    # an item whose only link is <link href="..."/> or <atom:link href="..."/> was dropped (no URL queued)
+    atom = 'xmlns:atom="http://www.w3.org/2005/Atom"'
+    body = (
+        f"<rss {atom}><channel><title>t</title>"
+        '<item><atom:link rel="self" href="http://a.test/feed/1"/><link>http://a.test/1</link>'
+        '<guid isPermaLink="false">id-1</guid></item>'
+        '<item><link href="http://a.test/2"/></item>'
+        '<item><atom:link href="http://a.test/3"/><guid isPermaLink="false">id-3</guid></item>'
+        '<item><link>http://a.test/4</link><enclosure url="http://a.test/4.mp3"/></item>'
+        "</channel></rss>"
+    ).encode()
+    found = parse(body)
+    assert found is not None and found.kind == "rss"
+    assert [e.url for e in found.entries] == [f"http://a.test/{i}" for i in range(1, 5)]
+
+
+def test_a_gzip_sitemap_served_with_the_types_storage_services_give_it() -> None:
+    # a sitemap.xml.gz uploaded to S3 without a type is served as binary/octet-stream (S3's default), and Windows
+    # hosts send application/x-gzip-compressed: such a sitemap was kept as an opaque file, its URLs never queued
+    for mime in ("binary/octet-stream", "application/x-gzip-compressed"):
+        page = make_page(gzip.compress(_urlset(2)), url="http://site.example/sitemap.xml.gz", content_type=mime)
+        out = process_page(page, make_ctx())
+        assert out.record.sitemap == "urlset", mime
+        assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
+
+
 def test_link_sources_beyond_anchors() -> None:
     html = b"""<html><head><link rel=canonical href=/c><link rel="alternate" hreflang=de href=/de>
     <link rel=next href=/2><link rel=stylesheet href=/s.css><meta http-equiv=Refresh content="5; URL='/r'">

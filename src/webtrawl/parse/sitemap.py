@@ -21,10 +21,14 @@ MAX_URLS = 50_000  # sitemaps.org: at most 50,000 URLs per file
 MAX_BYTES = 50 * 1024 * 1024  # and at most 50 MB (52,428,800 bytes) uncompressed
 _STEP = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+_BLANKS = b" \t\r\n"
+# binary/octet-stream: what Amazon S3 serves a file uploaded without a type (often a sitemap.xml.gz)
 _XML_TYPES = frozenset(
     {
         "text/xml", "application/xml", "application/rss+xml", "application/atom+xml", "application/rdf+xml",
-        "application/gzip", "application/x-gzip", "application/octet-stream", "text/plain", "",
+        "application/gzip", "application/x-gzip", "application/x-gzip-compressed", "application/octet-stream",
+        "binary/octet-stream", "text/plain", "",
     }
 )  # fmt: skip
 _ROOTS = {"urlset": "urlset", "sitemapindex": "index", "rss": "rss", "feed": "atom", "rdf": "rss"}
@@ -88,6 +92,22 @@ class _Body:
                 return
 
 
+def _trimmed(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks without the blank lines some servers put before ``<?xml`` (expat refuses a declaration that is not
+    first; ``may_be_sitemap`` skips them too). A UTF-8 byte order mark stays in front."""
+    first = True
+    for chunk in chunks:
+        if first and chunk.startswith(_BOM):
+            yield _BOM
+            chunk = chunk[len(_BOM) :]
+        first = False
+        chunk = chunk.lstrip(_BLANKS)
+        if chunk:
+            yield chunk
+            yield from chunks
+            return
+
+
 def _local(tag: str) -> str:
     return tag.rpartition("}")[2].lower()
 
@@ -125,7 +145,12 @@ def _entry(kind: str, elem: ET.Element) -> SitemapEntry | None:
                     break
         updated = _text(children.get("updated")) or _text(children.get("published"))
         return SitemapEntry(href, lastmod=updated) if href else None
-    link = _text(children.get("link"))
+    link = ""
+    for child in elem:  # <link>URL</link>, or an Atom-style <link href="URL"/> (some feeds, or next to <link>)
+        if _local(child.tag) == "link" and child.get("rel", "alternate").strip().lower() == "alternate":
+            link = (child.text or "").strip() or (child.get("href") or "").strip()
+            if link:
+                break
     if not link:
         guid = children.get("guid")
         if guid is not None and guid.get("isPermaLink", "true").lower() != "false":
@@ -142,7 +167,7 @@ def parse(payload: bytes, *, max_urls: int = MAX_URLS, max_bytes: int = MAX_BYTE
     out: Sitemap | None = None
     try:
         body = _Body(payload, max_bytes)
-        for chunk in body:
+        for chunk in _trimmed(iter(body)):
             parser.feed(chunk)
             for event, item in cast(Iterator[tuple[str, ET.Element]], parser.read_events()):
                 elem = item
