@@ -224,7 +224,7 @@ class Node:
 
     def _watch(self, frontier: RedisFrontier) -> int:
         ops_cfg = self.cfg.operations
-        display = ProgressDisplay(ops_cfg.progress)
+        display = ProgressDisplay(ops_cfg.progress, line_format=self.log_setup.progress_line())
         restore_logging = log_through(display, ops_cfg.log_format) if self.configure_logging else lambda: None
         ops = self.ops
         assert ops is not None
