@@ -223,7 +223,7 @@ def _cmd_export(ns: argparse.Namespace) -> int:
     packages = [wacz_path(url) for url in ns.to if is_wacz(url)]
     urls = [normalize(url) for url in ns.to if not is_wacz(url)]
     for url in urls:
-        probe(url, ns.what)
+        probe(url, ns.what, flag="--to")
     for path in packages:
         done = export_wacz(ns.out, path, identity=ns.identity)
         print(f"packaged {done.warcs} WARC file(s) and {done.pages} pages as {done.path}")

@@ -81,3 +81,21 @@ def test_the_hook_gets_the_alert_in_variables_and_as_json(tmp_path: object) -> N
     assert (out / "env.txt").read_text() == "memory firing\n"
     doc = json.loads((out / "doc.json").read_text())
     assert doc["name"] == "memory" and doc["state"] == "firing" and doc["node"] == "n1" and doc["value"] == 10
+
+
+@pytest.mark.parametrize(
+    ("failed", "threshold", "said"),
+    [(14, 0.01, "1.4% of the 1000 URLs"), (6, 0.005, "0.6% of the 1000 URLs"), (300, 0.1, "30% of the 1000 URLs")],
+)
+def test_the_error_rate_message_tells_the_rate_from_its_threshold(failed: int, threshold: float, said: str) -> None:
+    """An alert that fires says a rate above its threshold: '1% ... (threshold 1%)' reads as if it should not
+    have fired, and '--alert-error-rate 0.005' is no '0%'."""
+    alerts = Alerts(AlertSettings(error_rate=threshold, window_s=10, min_urls=20, stall_s=0, disk_free=0))
+    events = []
+    for t in range(0, 11):
+        events += alerts.evaluate(_sample(t, stored=100 * t, errors=failed * t // 10))
+    assert [(e.name, e.state) for e in events] == [("error-rate", "firing")]
+    message = events[0].message
+    assert message.startswith(said), message
+    shown = {"0.01": "1%", "0.005": "0.5%", "0.1": "10%"}[str(threshold)]
+    assert message.endswith(f"(threshold {shown})"), message

@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.node.crawlrun import Crawl, free_port, quick_args, records
+from tests.node.crawlrun import Crawl, free_port, node_args, quick_args, records
 from webtrawl.metrics.report import format_bytes
 from webtrawl_testweb import TestWeb
 
@@ -125,3 +125,18 @@ def test_a_bounded_crawl_counts_its_progress_and_eta_down_to_the_end(testweb: Te
     assert "success=" in lines[-1] and "written=" in lines[-1]
     downloaded = sum(row["bytes"] or 0 for row in records(out))
     assert downloaded > 0 and f"downloaded={format_bytes(downloaded)} " in lines[-1]
+
+
+def test_log_format_json_makes_every_line_on_the_terminal_json(testweb: TestWeb, tmp_path: Path) -> None:
+    """A log shipper reading the node's stdout and stderr with --log-format json gets JSON objects only: the
+    progress lines (--progress log, as without a terminal) are INFO records of webtrawl.progress."""
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*testweb.seeds(2), *node_args(testweb), "--max-pages", "20", "--log-format", "json"])
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    lines = [line for line in crawl.log().splitlines() if line.strip()]
+    not_json = [line for line in lines if not line.startswith("{")]
+    assert not_json == []
+    rows = [json.loads(line) for line in lines]
+    progress = [row for row in rows if row["logger"] == "webtrawl.progress"]
+    assert progress and progress[-1]["msg"].endswith("state=stopped") and progress[-1]["level"] == "INFO"
+    assert "stored=20 " in progress[-1]["msg"]

@@ -77,6 +77,22 @@ def test_export_command_errors_are_one_line(tmp_path: Path) -> None:
     assert "exported 4 items rows of 3 URLs" in done.stdout
 
 
+def test_export_command_names_the_option_the_user_gave_for_a_sink_it_cannot_import(tmp_path: Path) -> None:
+    """``trawl export --what records --to nosuchmodule:Sink``: the error names --to, the option typed, not the
+    crawl's --items-to or --records-to (which this command does not have)."""
+    _crawl(tmp_path)
+    run = [sys.executable, "-m", "webtrawl", "export", "--out", str(tmp_path), "--crawl-id", "x"]
+    for what in ("items", "records"):
+        done = subprocess.run(
+            [*run, "--what", what, "--to", "nosuchmodule:Sink"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("trawl: error: --to nosuchmodule:Sink: cannot import nosuchmodule"), done.stderr
+
+
 def test_export_to_jsonl_writes_flat_keyed_rows_and_a_user_sink_without_write_rows_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "c1"
     _crawl(out)

@@ -91,6 +91,21 @@ class Alert:
 Check = tuple[bool, float, float, str]  # (holds, value, threshold, message)
 
 
+def _percents(value: float, threshold: float) -> tuple[str, str]:
+    """``value`` and ``threshold`` as percentages: the threshold as given (0.005 is 0.5%, not 0%), the value with
+    the fewest decimals that tell it from the threshold (1.4% above 1%, not 1%), at most 4."""
+
+    def text(share: float, decimals: int) -> str:
+        return f"{share * 100:.{decimals}f}"
+
+    def trimmed(digits: str) -> str:
+        return (digits.rstrip("0").rstrip(".") if "." in digits else digits) + "%"
+
+    places = next((d for d in range(5) if abs(float(text(threshold, d)) - threshold * 100) < 1e-9), 4)
+    shown = next((d for d in range(places, 5) if text(value, d) != text(threshold, d)), 4)
+    return trimmed(text(value, shown)), trimmed(text(threshold, places))
+
+
 class Alerts:
     """Evaluates the conditions on each :class:`Sample`; ``active`` holds the alerts firing now."""
 
@@ -116,9 +131,10 @@ class Alerts:
         if ended < max(1, s.min_urls):
             return None
         rate = (now.errors - first.errors) / ended
+        shown, limit = _percents(rate, s.error_rate)
         message = (
-            f"{rate:.0%} of the {ended} URLs that ended in the last {format_duration(s.window_s)} failed "
-            f"(threshold {s.error_rate:.0%})"
+            f"{shown} of the {ended} URLs that ended in the last {format_duration(s.window_s)} failed "
+            f"(threshold {limit})"
         )
         return rate > s.error_rate, rate, s.error_rate, message
 

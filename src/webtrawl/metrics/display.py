@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import IO, TextIO
 
@@ -147,7 +148,10 @@ class ProgressDisplay:
         log_interval_s: float = 10.0,
         *,
         console: Console | None = None,
+        line_format: Callable[[str], str] | None = None,
     ) -> None:
+        """``line_format``: what a log-mode line becomes (with ``--log-format json``, a JSON log record, so a log
+        shipper reading stderr gets JSON only)."""
         if mode not in MODES:
             raise ValueError(f"progress mode must be one of {', '.join(MODES)}, not {mode!r}")
         if console is None:
@@ -159,6 +163,7 @@ class ProgressDisplay:
             mode = "live" if live_ok else "log"
         self.mode = mode
         self.log_interval_s = log_interval_s
+        self.line_format = line_format
         self._live: Live | None = None
         self._last_logged: float | None = None
         self._pending: tuple[Snapshot, RateWindow] | None = None  # newest snapshot not yet logged
@@ -187,7 +192,8 @@ class ProgressDisplay:
             self._write(*self._pending)
 
     def _write(self, snapshot: Snapshot, rates: RateWindow) -> None:
-        self.stream.write(log_line(snapshot, rates) + "\n")
+        line = log_line(snapshot, rates)
+        self.stream.write((self.line_format(line) if self.line_format else line) + "\n")
         self.stream.flush()
         self._last_logged = snapshot.at
         self._pending = None

@@ -75,6 +75,18 @@ class LogSetup:
             return JsonFormatter({"node": self.node} if self.node else None)
         return logging.Formatter(TEXT_FORMAT, datefmt="%H:%M:%S")
 
+    def progress_line(self) -> Callable[[str], str] | None:
+        """How the progress line is written in the log format (JSON: an INFO record of ``webtrawl.progress``)."""
+        if self.fmt != "json":
+            return None
+        formatter = self.formatter()
+
+        def as_record(line: str) -> str:
+            record = logging.LogRecord("webtrawl.progress", logging.INFO, __file__, 0, line, None, None)
+            return formatter.format(record)
+
+        return as_record
+
     def file_handler(self, name: str) -> logging.Handler | None:
         if self.directory is None or self.max_bytes <= 0:
             return None

@@ -29,15 +29,15 @@ _PARSER_MIN_S = 2.0
 
 @dataclass
 class PageBudget:
-    """--max-pages over the whole crawl: the fetches before this run plus those of this run's fetchers."""
+    """--max-pages over the whole crawl: the URLs ended before this run plus those of this run's fetchers."""
 
     max_pages: int
     stats: FetcherStats
     shared: Synchronized[int] | None = None  # pages the fetchers may still reserve (None: no --max-pages)
-    before: int = 0  # the crawl's fetches before this run
+    before: int = 0  # the URLs the crawl ended before this run (its "stored" records)
 
     def done(self) -> int | None:
-        """Pages --max-pages has used up, as the stop condition counts them: the crawl's fetches before this run
+        """Pages --max-pages has used up, as the stop condition counts them: the URLs the crawl ended before this run
         plus the URLs this run's fetchers ended. Never the budget they merely reserved: a reservation may be given
         back (robots.txt first, a retry, an abandoned request), and progress must not run backwards."""
         if self.shared is None:

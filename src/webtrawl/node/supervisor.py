@@ -169,7 +169,9 @@ class Node:
         if cfg.discovery.recrawl_after > 0:  # a new round: the pages of the recrawl set whose time has come
             log.info("recrawl: %d pages due again", frontier.requeue_due())
         if crawl.max_pages:
-            self.budget.before = frontier.counters().get("fetched")
+            # the URLs the runs before this one ended, counted as its fetchers count theirs (one record each,
+            # a URL refused by robots.txt or failed without a fetch too): "fetched" would leave those out
+            self.budget.before = frontier.counters().get("stored")
             self.budget.shared = CONTEXT.Value("q", max(0, crawl.max_pages - self.budget.before))
         self._add_children(settings, redis_url, seeds, announce_new)
         return self._watch(frontier)
@@ -222,7 +224,7 @@ class Node:
 
     def _watch(self, frontier: RedisFrontier) -> int:
         ops_cfg = self.cfg.operations
-        display = ProgressDisplay(ops_cfg.progress)
+        display = ProgressDisplay(ops_cfg.progress, line_format=self.log_setup.progress_line())
         restore_logging = log_through(display, ops_cfg.log_format) if self.configure_logging else lambda: None
         ops = self.ops
         assert ops is not None

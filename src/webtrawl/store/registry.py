@@ -47,9 +47,10 @@ def _flag(stream: str) -> str:
     return f"--{stream}-to" if stream in ("items", "records") else f"sink for {stream}"
 
 
-def _user_class(spec: SinkUrl, stream: str) -> Callable[..., Any]:
-    """The user's sink class, imported; ConfigError if it is not one."""
-    cls = load_object(spec.target, _flag(stream))
+def _user_class(spec: SinkUrl, stream: str, flag: str = "") -> Callable[..., Any]:
+    """The user's sink class, imported; ConfigError if it is not one. ``flag``: the option that named it, if
+    not the crawl's own for ``stream``."""
+    cls = load_object(spec.target, flag or _flag(stream))
     missing = [method for method in _SINK_METHODS if not callable(getattr(cls, method, None))]
     if not callable(cls) or missing:
         raise ConfigError(f"sink {spec.name!r}: {spec.target} is not a sink class (needs write, flush and close)")
@@ -74,14 +75,15 @@ def open_sink(url: str, stream: str, ctx: SinkContext) -> Sink:
     return built
 
 
-def probe(url: str, stream: str, encrypt_to: tuple[str, ...] = ()) -> None:
+def probe(url: str, stream: str, encrypt_to: tuple[str, ...] = (), flag: str = "") -> None:
     """Fail now, with one line, if the sink cannot be written: unreachable server, wrong password, missing
     database, a table that is not ours, a directory we cannot create, pyarrow not installed, an import path that
     names no sink class or options its class does not take. A built-in is opened (and its ``probe()`` run if it
-    has one) and closed; a user's class is imported and its options checked against its signature, not built."""
+    has one) and closed; a user's class is imported and its options checked against its signature, not built.
+    ``flag``: the option the user gave ``url`` to, for the error (default: the crawl's own for ``stream``)."""
     spec = parse(url)
     if spec.scheme not in BUILTIN:
-        cls = _user_class(spec, stream)
+        cls = _user_class(spec, stream, flag)
         try:
             inspect.signature(cls).bind(stream, None, **dict(spec.options))
         except TypeError as exc:
