@@ -207,6 +207,7 @@ def test_connection_closed_mid_body_is_a_reset() -> None:
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n",  # broken chunking
         b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokay",  # lengths that differ
         b"HTTP/1.1 200 OK\r\nBroken header line\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok",  # a NUL
+        b"HTTP/1.1 200 OK\r\nX-Powered-By PHP/5.2\r\nContent-Le",  # a refused head whose end never comes
     ],
 )
 def test_bad_framing_is_a_reset(answer: bytes) -> None:

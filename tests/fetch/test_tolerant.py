@@ -159,20 +159,6 @@ def test_a_head_refused_before_its_end_came_is_read_once_its_end_comes() -> None
     run(fetch())
 
 
-def test_a_refused_head_whose_end_never_comes_is_still_an_error() -> None:
-    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nX-Powered-By PHP/5.2\r\nContent-Le")
-        await writer.drain()  # and the connection closes
-
-    async def fetch() -> None:
-        async with serve_raw(server) as port, local_client(local_cfg()) as client:
-            with pytest.raises(ConnectionReset):
-                await client.fetch(f"http://site.test:{port}/")
-
-    run(fetch())
-
-
 def test_bytes_that_do_not_start_as_an_answer_fail_at_once_though_the_connection_stays_open() -> None:
     """Only a head that starts as one waits for its end: anything else is refused at once, not at the time limit."""
 
