@@ -33,7 +33,7 @@ _SEED_POLL = 1.0
 
 def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
     """Create and lock ``out`` (the returned file holds the lock) and save the settings a resume reuses."""
-    _check_recrawl(cfg, out)
+    _check_resume(cfg, out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for sub in ("records", "warc"):
@@ -59,7 +59,7 @@ def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
     return lock_file
 
 
-def _check_recrawl(cfg: CrawlConfig, out: Path) -> None:
+def _check_resume(cfg: CrawlConfig, out: Path) -> None:
     """--recrawl-after on a crawl created without it would silently fetch nothing again: its pages never entered
     the recrawl set (only a fetch made with --recrawl-after puts a page there). The frontier's shape
     (--politeness-key, --shards) is its own once created: another value would be ignored, and saved as if not."""
