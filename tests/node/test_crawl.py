@@ -139,7 +139,7 @@ def test_trawl_stop_out_drains_a_crawl_on_this_machine_and_a_resume_is_not_stopp
     assert first["queued"] > 0  # and stopped early
 
     # The stop asked of the first run is not heard again by the next one: it crawls until its own limit.
-    resume = Crawl(out, [*node_args(testweb), "--max-pages", str(first["fetched"] + 20)], log_name="resume.log")
+    resume = Crawl(out, [*node_args(testweb), "--max-pages", str(first["stored"] + 20)], log_name="resume.log")
     assert resume.wait(300) == 0, resume.log()[-4000:]
     assert "stopping: --max-pages" in resume.log()
     assert "trawl stop requested" not in resume.log()
