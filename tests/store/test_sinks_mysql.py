@@ -59,3 +59,17 @@ def test_bad_target_is_one_line_at_start_with_the_password_masked(mysql_url: str
         probe(url, "items")
     text = str(info.value)
     assert message in text and "s3cret" not in text and "\n" not in text
+
+
+def test_a_table_name_with_two_dots_is_read_where_it_was_created(mysql_url: str) -> None:
+    """``DB.a.b`` is table ``a.b`` in database DB, when created and when its columns are read back: a later batch with
+    a new field adds a column to that table instead of failing to find it."""
+    database = mysql_url.rsplit("/", 1)[1]
+    sink = open_sink(f"{mysql_url}?table={database}.a.b", "items", ctx(Path("/nonexistent")))
+    sink.write([page("http://a.test/1", [{"price": 1}])])
+    sink.close()
+    sink = open_sink(f"{mysql_url}?table={database}.a.b", "items", ctx(Path("/nonexistent")))
+    sink.write([page("http://a.test/2", [{"price": 2, "name": "two"}])])
+    sink.close()
+    rows = mysql_query(mysql_url, "SELECT url, price, name FROM `a.b` ORDER BY url")
+    assert rows == [("http://a.test/1", 1, None), ("http://a.test/2", 2, "two")]

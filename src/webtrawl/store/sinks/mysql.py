@@ -26,7 +26,7 @@ from webtrawl.optional import missing_extra
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
 from webtrawl.store.sinks.schema import Kind, Schema
-from webtrawl.store.sinks.sqltable import SqlSink, quote
+from webtrawl.store.sinks.sqltable import SqlSink, quote, split_table
 
 try:
     import pymysql
@@ -113,7 +113,7 @@ class MysqlSink(SqlSink):
         to be created in exists (``?table=DB.NAME``). ConfigError if not."""
         try:
             _, exists = self._load()
-            database = self.table.rpartition(".")[0]
+            database = split_table(self.table)[0]
             if not exists and database:
                 with self._db().cursor() as cur:
                     cur.execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (database,))
@@ -199,7 +199,7 @@ class MysqlSink(SqlSink):
         )
 
     def _columns(self) -> dict[str, str] | None:
-        schema, _, table = self.table.rpartition(".")
+        schema, table = split_table(self.table)
         with self._db().cursor() as cur:
             cur.execute(
                 "SELECT COLUMN_NAME, DATA_TYPE, EXTRA FROM information_schema.COLUMNS WHERE"

@@ -26,9 +26,17 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def split_table(name: str) -> tuple[str, str]:
+    """``schema.table`` -> (schema, table), ``table`` -> ("", table): the first dot splits, so ``db.a.b`` is table
+    ``a.b`` in ``db`` wherever the name is read (creating, quoting, reading the columns back)."""
+    schema, dot, table = name.partition(".")
+    return (schema, table) if dot else ("", name)
+
+
 def quote_table(name: str) -> str:
     """``schema.table`` or ``table``, each part quoted."""
-    return ".".join(quote(part) for part in name.split(".", 1))
+    schema, table = split_table(name)
+    return f"{quote(schema)}.{quote(table)}" if "." in name else quote(table)
 
 
 class SqlSink(ABC):
