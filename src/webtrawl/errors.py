@@ -90,7 +90,10 @@ class FetchTimeout(TransportError):
 
 class TurnTimeout(FetchTimeout):
     """The time limit ran out while the fetcher held the body back (big bodies take turns, ``fetch/wire.py``): the
-    fetcher's load, not the server's slowness, so the URL is given back (no retry used, no back-off)."""
+    fetcher's load, not the server's slowness, so the URL goes back to its queue without a back-off (a retry is
+    used: once they are all used up it is recorded with this reason)."""
+
+    reason = "turn-timeout"
 
 
 class ConnectionReset(TransportError):

@@ -157,12 +157,17 @@ def test_a_connection_error_is_retried_and_then_recorded_with_its_reason() -> No
 
 
 def test_a_page_that_ran_out_of_time_waiting_for_a_big_body_turn_goes_back_to_its_queue() -> None:
-    """The fetcher's own load (fetch/wire.py): no retry used, no host failure, no record."""
+    """The fetcher's own load (fetch/wire.py): no host failure; a retry is used, so it cannot go round for ever."""
     setup = Setup({ROBOTS: answer(404), PAGE: TurnTimeout("timed out while other big bodies took their turns")})
     setup.run(lease(n=1), lease(n=2))
     given_back = setup.frontier.releases[-1]
-    assert (given_back.action, given_back.failed, given_back.counters) == (UrlAction.HEAD, False, {})
+    assert (given_back.action, given_back.failed, given_back.counters) == (UrlAction.RETRY, False, {"retries": 1})
+    assert given_back.delay_ms == DELAY_MS + GAP_MARGIN_MS  # the host's gap holds: a request was made
     assert setup.pages.pages == [] and setup.budget == 12  # neither lease used its page (robots.txt, given back)
+    setup.run(lease(retries=1, n=3))  # --max-retries 1: this try is the last
+    last = setup.frontier.releases[-1]
+    assert (last.action, last.failed) == (UrlAction.KEEP, False)
+    assert [(p.error, p.status) for p in setup.pages.pages] == [("turn-timeout", 0)]
 
 
 def test_a_redirect_is_handed_on_as_it_came_and_not_followed() -> None:

@@ -249,6 +249,21 @@ class Visits:
         )
         return True
 
+    async def _busy(self, lease: Lease, exc: FetcherBusy | TurnTimeout) -> None:
+        """The fetcher's own load kept it from fetching ``lease`` in time (no free renderer, a big body's turn that
+        never came): no host failure, no back-off. The URL goes to the tail of its queue and uses one of its
+        retries, so a URL that can never get its turn (hosts that stall for ever ahead of it) ends as a recorded
+        error once they are used up, as Scrapy's and Heritrix's retry limits end it, rather than go round its queue
+        for ever and keep the crawl from ending."""
+        gap_ms = self._gaps.get(lease.token, round(self.pol.delay * 1000))  # a request may have been made
+        if lease.retries < self.pol.max_retries:
+            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
+            self.give_back_budget(1)
+            await self._release(lease, UrlAction.RETRY, delay_ms=gap_ms, counters={"retries": 1})
+            return
+        detail = f"{exc} (tried {lease.retries + 1} times)"
+        await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=detail), HostOutcome(gap_ms))
+
     async def handle(self, lease: Lease) -> None:
         """One leased URL, then the next ones of the same host while the frontier holds it for us."""
         session = 0
@@ -355,8 +370,7 @@ class Visits:
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
         except (FetcherBusy, TurnTimeout) as exc:  # this fetcher's load, not the host's fault: not a failure
-            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
-            await self._give_back(lease)
+            await self._busy(lease, exc)
             return None
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
