@@ -100,6 +100,15 @@ class ConnectionReset(TransportError):
     reason = "reset"
 
 
+class BadHttp(TransportError):
+    """The answer's head is not HTTP/1.x that even browsers read (a bad status line or an HTTP/0.9 answer, a NUL in a
+    header, more than 256 headers, a line over 16 KiB, Content-Length values that differ): the server sends the same
+    again, so it is retried once only (what a second try mends is the rare connection fed stray bytes), and its
+    host backs off as after any failure."""
+
+    reason = "bad-http"
+
+
 class RenderError(TransportError):
     """The browser could not render the page (it crashed or was killed, or the page's time budget ran out)."""
 

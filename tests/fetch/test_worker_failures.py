@@ -1,4 +1,5 @@
-"""A fetcher process under strain: many Redis commands at once, and a fetch task that dies of a bug."""
+"""A fetcher process under strain: many Redis commands at once, a fetch task that dies of a bug, and URLs it can
+never fetch (no room for them in time, or a host that answers garbage): each ends, recorded."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import redis
 from aiohttp import web
 
-from tests.fetch.servers import local_cfg, local_client, run, serve_app
+from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_app, serve_raw
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, delete_prefix
 from tests.frontier.helpers import host_key, host_state, new_urls
 from webtrawl.config import CrawlConfig, Limits, RenderOptions
@@ -101,15 +102,18 @@ def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap
 
 
 async def _lease_until_done(args: FetcherArgs, deps: Callable[[AsyncRedisFrontier], VisitDeps]) -> None:
-    """The fetcher's lease loop over the real frontier, one URL at a time, until nothing is left to lease."""
+    """The fetcher's lease loop over the real frontier, one URL at a time, until nothing is queued (at most 10
+    visits: a URL that goes round for ever stops there)."""
     frontier = await open_frontier(args)
     visits = Visits(args, deps(frontier))
     try:
-        for _ in range(10):
-            leases = await frontier.lease(args.owner, 1)
-            if not leases:
-                return
-            await visits.handle(leases[0])
+        async with asyncio.timeout(10):
+            for _ in range(10):
+                while not (leases := await frontier.lease(args.owner, 1)):
+                    if (await frontier.counters()).queued == 0:
+                        return
+                    await asyncio.sleep(0.01)  # the host's next turn (a back-off) is not due yet
+                await visits.handle(leases[0])
     finally:
         await frontier.client.aclose()
 
@@ -186,3 +190,44 @@ def test_a_url_no_renderer_is_ever_free_for_ends_as_a_recorded_error(
     run(_lease_until_done(args, deps))
     assert fake.requested("http://a.test/app") == 3
     _ended_as(sync, pages, "fetcher-busy")
+
+
+def test_a_host_that_answers_garbage_is_tried_twice_per_url_and_backed_off(
+    redis_client: redis.Redis, redis_url: str, settings: FrontierSettings
+) -> None:
+    """A head with a NUL (or 300 headers, a 17 KiB line...) comes the same every time: the URL is recorded as
+    ``bad-http`` after one retry (not --max-retries of a ``reset``), and each answer is a failure of its host, so a
+    host that answers garbage to every URL is backed off (and parked) as one that fails otherwise."""
+    cfg = local_cfg(politeness={"delay": 0.0, "max_retries": 3, "backoff_base": 0.001})
+    sync = RedisFrontier.open(redis_client, settings)
+    args = _args(cfg, redis_url, settings, budget=100)
+    pages = PageCollector()
+    asked: list[bytes] = []
+
+    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await read_request(reader)
+        asked.append(head.split(b" ")[1])
+        if head.startswith(b"GET /robots.txt"):
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+
+    async def body() -> None:
+        async with serve_raw(garbage) as port, local_client(cfg) as client:
+            sync.add(new_urls(f"http://a.test:{port}/page"))
+
+            def deps(frontier: AsyncRedisFrontier) -> VisitDeps:
+                robots = RobotsCache(frontier, client, cfg.fetch, cfg.politeness, cfg.limits)
+                ctx = FetcherContext(cfg.fetch, cfg.rendering, cfg.limits, 60.0, client, robots)
+                route = RenderRoute(RenderOptions(), Limits())
+                batcher = ReleaseBatcher(frontier.release)
+                return VisitDeps(frontier, batcher, robots, Fetchers(HttpFetcher(ctx)), route, pages, client)
+
+            await _lease_until_done(args, deps)
+
+    run(body())
+    assert asked == [b"/robots.txt", b"/page", b"/page"]
+    (page,) = pages.pages
+    assert page.error == "bad-http" and "Invalid HTTP header" in page.error_detail, page.error_detail
+    assert host_state(sync, "a.test")["f"] == "2"  # both answers counted against the host: it is backed off

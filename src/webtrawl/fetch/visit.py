@@ -236,7 +236,8 @@ class Visits:
 
     async def _retry(self, lease: Lease, outcome: HostOutcome) -> bool:
         """Put a transiently failed URL back in its queue unless its retries are used up."""
-        if not outcome.retry or lease.retries >= self.pol.max_retries:
+        limit = self.pol.max_retries if outcome.max_retries < 0 else min(outcome.max_retries, self.pol.max_retries)
+        if not outcome.retry or lease.retries >= limit:
             return False
         self.give_back_budget(1)
         await self._release(
