@@ -29,7 +29,8 @@ from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.testing import Answer, FakeFetcher, FakeWeb, PageCollector, answer
-from webtrawl.fetch.visit import GAP_MARGIN_MS, VisitDeps, Visits
+from webtrawl.fetch.visit import GAP_MARGIN_MS, Visits
+from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.worker import _Fetcher
 from webtrawl.frontier import FrontierSettings, UrlAction
 from webtrawl.messages import Lease

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_app, serve_raw
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, delete_prefix
-from tests.frontier.helpers import host_key, host_state, new_urls
+from tests.frontier.helpers import host_state, new_urls, queue
 from webtrawl.config import CrawlConfig, Limits, RenderOptions
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs, open_frontier
 from webtrawl.fetch.base import FetcherBusy, FetcherContext, Fetchers, HttpFetcher
@@ -23,7 +23,8 @@ from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.testing import FakeFetcher, FakeWeb, PageCollector, answer
-from webtrawl.fetch.visit import VisitDeps, Visits
+from webtrawl.fetch.visit import FETCH_BUG, Visits
+from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.wire import BIG_BODIES, BIG_BODY
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, RedisFrontier
 from webtrawl.node.children import CONTEXT
@@ -97,8 +98,34 @@ def test_a_task_that_dies_of_a_bug_gives_its_url_back_and_the_host_keeps_its_gap
     assert sync.lease("other/f0", 5) == []  # the host waits its gap first
     now_ms = int(redis_client.time()[0]) * 1000
     assert int(host_state(sync, "a.test")["n"]) - now_ms > 5000  # the host's delay counts from the give-back
-    assert redis_client.lrange(host_key(sync, "a.test", "q"), 0, -1) == [b"0/1", b"0/2"]  # at the head, in order
+    # behind the host's other URL, one of its retries used: a URL that meets the bug every time cannot loop
+    assert queue(sync, "a.test") == ["0/2", "0.0.1/1"]  # <depth>.<hops>.<retries><path>
     assert args.budget is not None and args.budget.value == 8  # the page was not fetched
+
+
+def test_a_url_that_meets_a_bug_every_time_ends_recorded_as_fetch_bug(
+    redis_client: redis.Redis, redis_url: str, settings: FrontierSettings
+) -> None:
+    """It was given back to the head of its queue every time, without limit: the crawl never ended."""
+    cfg = local_cfg(politeness={"delay": 0.0, "max_retries": 2})
+    sync = RedisFrontier.open(redis_client, settings)
+    sync.add(new_urls("http://a.test/1"))
+    args = _args(cfg, redis_url, settings, budget=100)
+    pages = PageCollector()
+    web = FakeWeb()
+
+    def deps(frontier: AsyncRedisFrontier) -> VisitDeps:
+        robots: Any = _BrokenRobots()
+        route = RenderRoute(RenderOptions(), Limits())
+        return VisitDeps(
+            frontier, ReleaseBatcher(frontier.release), robots, Fetchers(FakeFetcher(web)), route, pages, web
+        )
+
+    run(_lease_until_done(args, deps))
+    (page,) = pages.pages
+    assert page.error == FETCH_BUG
+    assert page.error_detail == "RuntimeError: a bug in the fetch path (tried 3 times)"
+    assert sync.counters().values.get("retries") == 2
 
 
 async def _lease_until_done(args: FetcherArgs, deps: Callable[[AsyncRedisFrontier], VisitDeps]) -> None:
