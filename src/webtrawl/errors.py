@@ -90,11 +90,23 @@ class FetchTimeout(TransportError):
 
 class TurnTimeout(FetchTimeout):
     """The time limit ran out while the fetcher held the body back (big bodies take turns, ``fetch/wire.py``): the
-    fetcher's load, not the server's slowness, so the URL is given back (no retry used, no back-off)."""
+    fetcher's load, not the server's slowness, so the URL goes back to its queue without a back-off (a retry is
+    used: once they are all used up it is recorded with this reason)."""
+
+    reason = "turn-timeout"
 
 
 class ConnectionReset(TransportError):
     reason = "reset"
+
+
+class BadHttp(TransportError):
+    """The answer's head is not HTTP/1.x that even browsers read (a bad status line or an HTTP/0.9 answer, a NUL in a
+    header, more than 256 headers, a line over 16 KiB, Content-Length values that differ): the server sends the same
+    again, so it is retried once only (what a second try mends is the rare connection fed stray bytes), and its
+    host backs off as after any failure."""
+
+    reason = "bad-http"
 
 
 class RenderError(TransportError):

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_raw
-from webtrawl.errors import ConnectionReset
+from webtrawl.errors import BadHttp
 
 PAGE = "<html><title>café 東京</title></html>".encode()
 CHARS = len(PAGE.decode())  # a length counted in characters, not bytes: shorter than the body
@@ -170,7 +170,28 @@ def test_bytes_that_do_not_start_as_an_answer_fail_at_once_though_the_connection
 
     async def fetch() -> None:
         async with serve_raw(server) as port, local_client(local_cfg(timeouts={"total": 30.0})) as client:
-            with pytest.raises(ConnectionReset):  # a FetchTimeout would mean it waited
+            with pytest.raises(BadHttp):  # a FetchTimeout would mean it waited
+                await client.fetch(f"http://site.test:{port}/")
+
+    run(fetch())
+
+
+def test_a_body_whose_chunking_breaks_fails_at_once_not_at_the_time_limit() -> None:
+    """A chunk size that is no number, after the head and part of the body were read: aiohttp closed the connection
+    and left the body's read waiting until --total, which then ended as a ``timeout`` (retried, host backed off)."""
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.1)  # the body's read has begun
+        writer.write(b"zz\r\nbroken\r\n")
+        await writer.drain()
+        await reader.read()  # open until the client gives up
+
+    async def fetch() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg(timeouts={"total": 30.0})) as client:
+            with pytest.raises(BadHttp, match="chunk size"):  # a FetchTimeout would mean it waited
                 await client.fetch(f"http://site.test:{port}/")
 
     run(fetch())

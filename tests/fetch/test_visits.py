@@ -15,7 +15,7 @@ import pytest
 from tests.fetch.servers import local_cfg
 from tests.fixtures.fake_frontier import FakeFrontier
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import ConnectError, InputError, TurnTimeout
+from webtrawl.errors import BadHttp, ConnectError, InputError, TurnTimeout
 from webtrawl.fetch.base import (
     FetcherContext,
     Fetchers,
@@ -29,7 +29,8 @@ from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.testing import Answer, FakeFetcher, FakeWeb, PageCollector, answer
-from webtrawl.fetch.visit import GAP_MARGIN_MS, VisitDeps, Visits
+from webtrawl.fetch.visit import GAP_MARGIN_MS, Visits
+from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.worker import _Fetcher
 from webtrawl.frontier import FrontierSettings, UrlAction
 from webtrawl.messages import Lease
@@ -45,7 +46,7 @@ class Setup:
     """One fetcher's visits over fakes, with a budget of 10 pages."""
 
     def __init__(self, answers: dict[str, Answer | list[Answer]], budget: int = 10, **cfg: Any) -> None:
-        self.cfg: CrawlConfig = local_cfg(delay=DELAY_MS / 1000, max_retries=1, **cfg)
+        self.cfg: CrawlConfig = local_cfg(**{"delay": DELAY_MS / 1000, "max_retries": 1, **cfg})
         self.web = FakeWeb(answers)
         self.frontier = FakeFrontier()
         self.plain = FakeFetcher(self.web)
@@ -157,12 +158,31 @@ def test_a_connection_error_is_retried_and_then_recorded_with_its_reason() -> No
 
 
 def test_a_page_that_ran_out_of_time_waiting_for_a_big_body_turn_goes_back_to_its_queue() -> None:
-    """The fetcher's own load (fetch/wire.py): no retry used, no host failure, no record."""
+    """The fetcher's own load (fetch/wire.py): no host failure; a retry is used, so it cannot go round for ever."""
     setup = Setup({ROBOTS: answer(404), PAGE: TurnTimeout("timed out while other big bodies took their turns")})
     setup.run(lease(n=1), lease(n=2))
     given_back = setup.frontier.releases[-1]
-    assert (given_back.action, given_back.failed, given_back.counters) == (UrlAction.HEAD, False, {})
+    assert (given_back.action, given_back.failed, given_back.counters) == (UrlAction.RETRY, False, {"retries": 1})
+    assert given_back.delay_ms == DELAY_MS + GAP_MARGIN_MS  # the host's gap holds: a request was made
     assert setup.pages.pages == [] and setup.budget == 12  # neither lease used its page (robots.txt, given back)
+    setup.run(lease(retries=1, n=3))  # --max-retries 1: this try is the last
+    last = setup.frontier.releases[-1]
+    assert (last.action, last.failed) == (UrlAction.KEEP, False)
+    assert [(p.error, p.status) for p in setup.pages.pages] == [("turn-timeout", 0)]
+
+
+def test_an_answer_that_is_not_http_is_retried_once_whatever_max_retries_says() -> None:
+    """The server sends the same bytes again: a second try mends only a connection fed stray bytes. Its host backs
+    off for it, as for any failure: a host that answers garbage is slowed down."""
+    bad = BadHttp("not an HTTP/1.x answer: Too many headers received")
+    setup = Setup({ROBOTS: answer(404), PAGE: bad}, max_retries=3)
+    setup.run(lease(n=1), lease(n=2))
+    retry = setup.frontier.releases[-1]
+    assert (retry.action, retry.failed, retry.counters) == (UrlAction.RETRY, True, {"retries": 1})
+    setup.run(lease(retries=1, n=3))
+    last = setup.frontier.releases[-1]
+    assert (last.action, last.failed) == (UrlAction.KEEP, True)
+    assert [(p.error, p.status) for p in setup.pages.pages] == [("bad-http", 0)]
 
 
 def test_a_redirect_is_handed_on_as_it_came_and_not_followed() -> None:

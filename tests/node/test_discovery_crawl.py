@@ -46,7 +46,7 @@ def test_sitemaps_and_feeds_find_pages_no_link_reaches(testweb: TestWeb, tmp_pat
     # robots.txt Sitemap: -> index -> a plain and a gzip sitemap; an RSS and an Atom feed given with --sitemap
     missing = disc.sitemap_pages() - fetched
     assert not missing, sorted(missing)
-    # <link rel=canonical/alternate/next>, <iframe>, <frame> and meta refresh are links too
+    # <link rel=canonical/alternate/next>, <iframe>, <frame>, meta refresh and Refresh headers are links too
     assert disc.linked_only() <= fetched, sorted(disc.linked_only() - fetched)
     # requisites only with --requisites
     assert not disc.requisites() & fetched

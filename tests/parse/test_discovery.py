@@ -151,3 +151,24 @@ def test_refresh_targets() -> None:
     assert refresh_target("1.5, URL = 'a b' ") == "a b"
     assert refresh_target("0;'/unclosed") == "'/unclosed"  # an unmatched quote is part of the URL
     assert refresh_target("0; url=") == ""
+
+
+def test_a_refresh_response_header_is_a_link_as_a_meta_refresh_is() -> None:
+    """``Refresh: 0; url=/next`` (browsers follow it) on an HTML page and on an empty body of no type; the same rules
+    as any link of the page: X-Robots-Tag nofollow and --sitemaps only keep it unfollowed."""
+    refresh = [("Refresh", "0; url=/next")]
+    html = process_page(make_page(b"<html><body>moved</body></html>", headers=refresh), make_ctx())
+    empty = process_page(make_page(b"", content_type=None, headers=refresh), make_ctx())
+    for out in (html, empty):
+        assert [u.url for u in out.new_urls] == ["http://site.example/next"], out.record
+        assert out.new_urls[0].depth == 1 and out.record.outlinks == 1
+    nofollow = process_page(
+        make_page(b"", content_type=None, headers=[*refresh, ("X-Robots-Tag", "nofollow")]), make_ctx()
+    )
+    assert nofollow.new_urls == [] and nofollow.dropped == [("http://site.example/next", "nofollow")]
+    only = process_page(
+        make_page(b"", content_type=None, headers=refresh), dataclasses.replace(make_ctx(), sitemaps="only")
+    )
+    assert only.new_urls == []
+    reload = process_page(make_page(b"", content_type=None, headers=[("Refresh", "30")]), make_ctx())
+    assert reload.new_urls == []  # a plain reload names no page

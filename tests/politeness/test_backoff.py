@@ -53,6 +53,7 @@ def test_parse_retry_after(value: str, expected: float | None) -> None:
         (None, "timeout", True, True),
         (None, "connect", True, True),
         (None, "reset", True, True),
+        (None, "bad-http", True, True),
         (None, "dns", True, False),
         (None, "tls", True, False),
         (None, "too-large", False, False),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import gzip
 import zlib
 from collections import Counter
@@ -227,6 +228,29 @@ def test_unavailable_is_retried_with_growing_gaps_then_kept_for_the_robots_ttl()
             assert not healed.unavailable and healed.failures == 0
             assert healed.allowed(f"{origin}/y") and not healed.allowed(f"{origin}/x")
             assert app[HITS]["down.test"] == 4
+
+    run(body())
+
+
+@pytest.mark.parametrize("retry_after", ["600", email.utils.formatdate(Clock().now + 600, usegmt=True)])
+@pytest.mark.parametrize("status", [503, 429])
+def test_an_unavailable_robots_txt_is_not_asked_again_before_its_retry_after(status: int, retry_after: str) -> None:
+    """A robots.txt answered 503 or 429 with ``Retry-After: 600`` (seconds or an HTTP date) was asked again after
+    --robots-retry (60 s), as if the server had said nothing; a page's 503 honoured it (politeness/backoff.py)."""
+
+    async def later(request: web.Request) -> web.Response:
+        return web.Response(status=status, headers={"Retry-After": retry_after})
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, clock):
+            app[BEHAVIOUR]["later.test"] = later
+            origin = f"http://later.test:{port}"
+            rules = await cache.fetch(origin)
+            assert rules.unavailable and rules.expires_at == clock.now + 600
+            clock.now += 599
+            assert await cache.cached(origin) is rules  # not asked again before the server's time
+            clock.now += 2
+            assert await cache.cached(origin) is None
 
     run(body())
 

@@ -33,7 +33,10 @@ _DEFAULT = {"plain": "http", "render": "browser"}
 
 
 class FetcherBusy(Exception):
-    """The fetcher cannot take this URL in time (every renderer is busy): give the URL back, it is not a failure."""
+    """The fetcher cannot take this URL in time (every renderer is busy): give the URL back, it is not the host's
+    failure (a retry is used: once they are all used up the URL is recorded with ``reason``)."""
+
+    reason = "fetcher-busy"
 
 
 class FetchRequest(msgspec.Struct, frozen=True):

@@ -23,7 +23,7 @@ from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
 from webtrawl.fetch.response import Response
 from webtrawl.formats.canonical import header_url
-from webtrawl.politeness.backoff import HOST_BROKEN_REASONS
+from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, outcome_for
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import whole_lines
 
@@ -117,7 +117,7 @@ class RobotsCache:
         else:
             # only its failure count is read: not remembered (that would compile a matcher about to be replaced)
             previous = self._lru.get(origin) or await self._stored(origin)
-        rules = await self._download(origin)
+        rules, retry_after_s = await self._download(origin)
         if self._sitemaps_found is not None and rules.sitemaps:
             # before the rules are stored: a crash in between fetches robots.txt again and adds the sitemaps again
             # (the seen filter drops the repeats), where the other order could lose them for the robots TTL
@@ -128,8 +128,8 @@ class RobotsCache:
             rules.failures = previous.failures + 1 if previous is not None and previous.unavailable else 1
             if rules.error in HOST_BROKEN_REASONS:  # retrying robots.txt will not help
                 rules.failures = max(rules.failures, self._unavailable_limit)
-            if rules.failures < self._unavailable_limit:
-                ttl = min(ttl, self._retry_base_s * 2 ** (rules.failures - 1))
+            if rules.failures < self._unavailable_limit:  # a server's Retry-After (capped) may ask for longer
+                ttl = min(ttl, max(self._retry_base_s * 2 ** (rules.failures - 1), retry_after_s))
         rules.expires_at = now + ttl
         # The store keeps every state for the full robots TTL so the count of unavailable results survives
         # between the short-lived unavailable states; freshness is decided by expires_at inside the value.
@@ -137,7 +137,8 @@ class RobotsCache:
         self._remember(origin, rules)
         return rules
 
-    async def _download(self, origin: str) -> RobotsRules:
+    async def _download(self, origin: str) -> tuple[RobotsRules, float]:
+        """The rules robots.txt gives, and the seconds a 429 or 503 answer's Retry-After asks for (0: none)."""
         url = origin.rstrip("/") + "/robots.txt"
         for hop in range(_MAX_HOPS + 1):
             try:
@@ -145,9 +146,9 @@ class RobotsCache:
             except PolicyError as exc:
                 if hop == 0:
                     raise  # the origin itself is refused: so is every page on it
-                return self._rules(b"", status=0, error=f"redirect-{exc.reason}")
+                return self._rules(b"", status=0, error=f"redirect-{exc.reason}"), 0.0
             except TransportError as exc:
-                return self._rules(b"", status=0, unavailable=True, error=exc.reason)
+                return self._rules(b"", status=0, unavailable=True, error=exc.reason), 0.0
             location = resp.header("location")
             if resp.status in _REDIRECTS and location:
                 previous_host = urlsplit(url).hostname
@@ -157,8 +158,10 @@ class RobotsCache:
                     # stays leased meanwhile, so nothing else is sent to it.
                     await asyncio.sleep(self._pol.delay + _GAP_MARGIN_S)
                 continue
-            return self._from_response(resp)
-        return self._rules(b"", status=0, error="redirects")
+            # the Retry-After rules of a page's answer (statuses, cap), so robots.txt cannot be asked again sooner
+            outcome = outcome_for(resp.status, None, resp.headers, self._pol, None, now=self._clock())
+            return self._from_response(resp), outcome.retry_after_ms / 1000.0
+        return self._rules(b"", status=0, error="redirects"), 0.0
 
     def _from_response(self, resp: Response) -> RobotsRules:
         status = resp.status

@@ -16,8 +16,10 @@ an error raised once the answer's body is complete hands on the answer and drops
 parser refused is parsed again by a new parser, first as it came (up to its framed end: bytes past it are
 dropped), then with its head mended (:func:`mend_head`). The crawler never pipelines, so nothing after an answer on
 its connection can be wanted; after dropped bytes the connection is closed rather than reused, as curl does. Any
-other error (a cut body, broken chunking, lengths that differ, a NUL in a header) is raised as before. The WARC
-holds the head as parsed (as for any answer: obs-fold lines joined, line ends made CRLF), so a mended one.
+other error (a cut body, broken chunking, lengths that differ, a NUL in a header) is raised as before; one inside
+a body already handed on (a chunk size that is no number) also ends that body's read at once as a
+:class:`BrokenBody`: aiohttp closed the connection but left the read waiting until the time limit. The WARC holds
+the head as parsed (as for any answer: obs-fold lines joined, line ends made CRLF), so a mended one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import re
 from typing import Any, cast
 
 import aiohttp
+from aiohttp.client_exceptions import ClientPayloadError
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.http_exceptions import HttpProcessingError
 
@@ -35,6 +38,10 @@ _HEAD_END = re.compile(rb"\r?\n\r?\n")  # the parser accepts bare LF line ends t
 _NOTHING: tuple[tuple[()], bool, bytes] = ((), False, b"")
 _MAX_HEAD = 64 * 1024  # the most of a refused head kept while waiting for its end (the client's lines are 16 KiB)
 _MAX_HEADS = 8  # heads (interim 1xx answers, then the final one) read, at most, when an answer is parsed again
+
+
+class BrokenBody(ClientPayloadError):
+    """The body's framing broke in the bytes that came (not a connection cut before its end)."""
 
 
 def install(connector: aiohttp.TCPConnector) -> None:
@@ -93,6 +100,8 @@ class _Guard:
         except HttpProcessingError as exc:
             if self._payload is not None:  # handed on already: whole if the error came after its body
                 if not self._payload.is_eof():
+                    self._ended = True  # nothing more to read: the connection is closed for this error
+                    self._payload.set_exception(BrokenBody(f"broken body: {' '.join(exc.message.split())}"), exc)
                     raise
                 self._end(idle=True)
                 return _NOTHING

@@ -9,31 +9,25 @@ then leases the host's next URL to this fetcher at once, due at the host's next-
 until then and fetches it over the connection it still has open, up to ``session_pages`` pages in a row. Sleeping
 sessions do not count against ``concurrency`` (they send nothing); politeness is the frontier's as before.
 
-Everything it talks to comes in through :class:`VisitDeps` (frontier, robots cache, fetchers, the parsers'
-channel), so the fetcher's decisions are unit-tested with fakes (:mod:`webtrawl.fetch.testing`).
+Everything it talks to comes in through :class:`~webtrawl.fetch.visitdeps.VisitDeps` (frontier, robots cache,
+fetchers, the parsers' channel), so the fetcher's decisions are unit-tested with fakes
+(:mod:`webtrawl.fetch.testing`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
 from urllib.parse import urlsplit
 
 from webtrawl.errors import PolicyError, RedisUnavailable, TransportError, TurnTimeout
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs
-from webtrawl.fetch.base import FetcherBusy, Fetchers, FetchRequest
-from webtrawl.fetch.batcher import ReleaseBatcher
-from webtrawl.fetch.discovery import AddressGate
-from webtrawl.fetch.fence import Fence
+from webtrawl.fetch.base import FetcherBusy, FetchRequest
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
 from webtrawl.fetch.response import Response
-from webtrawl.fetch.robots import RobotsCache
-from webtrawl.fetch.route import RenderRoute
+from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.wake import WakeEvent
 from webtrawl.formats.recrawl import conditional_headers
 from webtrawl.frontier import Held, Release, Stale, UrlAction
@@ -45,43 +39,8 @@ log = logging.getLogger("webtrawl.fetch")
 # A server sees our request end a little after we do (its last write returns after our last read): keeping the gap
 # a few milliseconds longer than configured makes it hold from the server's side too.
 GAP_MARGIN_MS = 10
+FETCH_BUG = "fetch-bug"  # the error of a URL whose fetch task failed with a bug every time it was tried
 _SIGNALS_S = 0.05  # how stale a hold decision's view of the node's stop and pause signals may be
-
-
-class VisitFrontier(Protocol):
-    """What a visit asks of the frontier besides releases (the async Redis frontier; a fake in tests)."""
-
-    async def recrawl_state(self, shard: int, url: str) -> str: ...
-
-    async def mark_render(self, host: str) -> None: ...
-
-
-class PageChannel(Protocol):
-    """Where fetched pages go: the parsers (``pagepipe.PageSender``)."""
-
-    async def send(self, page: Page, body_parts: Sequence[bytes] = ()) -> None: ...
-
-
-class Connections(Protocol):
-    """What host sessions need of the connection pool (``HttpClient``)."""
-
-    keepalive_s: float
-    max_idle: int
-
-    def keeping_idle(self, url: str) -> contextlib.AbstractContextManager[None]: ...
-
-
-@dataclass
-class VisitDeps:
-    frontier: VisitFrontier
-    releases: ReleaseBatcher
-    robots: RobotsCache
-    fetchers: Fetchers
-    route: RenderRoute
-    sender: PageChannel
-    connections: Connections
-    gate: AddressGate | None = None  # --politeness-key ip: the address gates
-    fence: Fence = field(default_factory=Fence)  # self-fencing (fetch/fence.py); Fence() never fences
 
 
 class Visits:
@@ -236,7 +195,8 @@ class Visits:
 
     async def _retry(self, lease: Lease, outcome: HostOutcome) -> bool:
         """Put a transiently failed URL back in its queue unless its retries are used up."""
-        if not outcome.retry or lease.retries >= self.pol.max_retries:
+        limit = self.pol.max_retries if outcome.max_retries < 0 else min(outcome.max_retries, self.pol.max_retries)
+        if not outcome.retry or lease.retries >= limit:
             return False
         self.give_back_budget(1)
         await self._release(
@@ -248,6 +208,21 @@ class Visits:
             counters={"retries": 1},
         )
         return True
+
+    async def _busy(self, lease: Lease, exc: FetcherBusy | TurnTimeout) -> None:
+        """The fetcher's own load kept it from fetching ``lease`` in time (no free renderer, a big body's turn that
+        never came): no host failure, no back-off. The URL goes to the tail of its queue and uses one of its
+        retries, so a URL that can never get its turn (hosts that stall for ever ahead of it) ends as a recorded
+        error once they are used up, as Scrapy's and Heritrix's retry limits end it, rather than go round its queue
+        for ever and keep the crawl from ending."""
+        gap_ms = self._gaps.get(lease.token, round(self.pol.delay * 1000))  # a request may have been made
+        if lease.retries < self.pol.max_retries:
+            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
+            self.give_back_budget(1)
+            await self._release(lease, UrlAction.RETRY, delay_ms=gap_ms, counters={"retries": 1})
+            return
+        detail = f"{exc} (tried {lease.retries + 1} times)"
+        await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=detail), HostOutcome(gap_ms))
 
     async def handle(self, lease: Lease) -> None:
         """One leased URL, then the next ones of the same host while the frontier holds it for us."""
@@ -269,12 +244,28 @@ class Visits:
         except RedisUnavailable:
             # stopping while Redis is away: the lease stays and is taken back when the node starts again
             log.info("%s: Redis is away; %s is taken back on the next start", self.args.owner, lease.url)
-        except Exception:
+        except Exception as exc:
             # A bug, not a fetch failure: log it and give the URL back rather than leave the host leased until
             # --lease-ttl. Nothing may have been written for it; if a request was made, the gap below covers it.
             log.exception("fetch task failed")
             if next_lease is not None and next_lease.token in self._unreleased:
-                await self._give_back(next_lease)
+                await self._after_bug(next_lease, exc)
+
+    async def _after_bug(self, lease: Lease, exc: Exception) -> None:
+        """A URL whose fetch task failed with a bug goes back to its queue using a retry, so one that meets the bug
+        every time ends recorded as ``fetch-bug`` instead of going round for ever (the crawl would never end)."""
+        gap_ms = self._gaps.get(lease.token, round(self.pol.delay * 1000))
+        try:
+            if lease.retries < self.pol.max_retries:
+                await self._release(lease, UrlAction.RETRY, delay_ms=gap_ms, counters={"retries": 1})
+                self.give_back_budget(1)
+            else:
+                detail = f"{type(exc).__name__}: {exc} (tried {lease.retries + 1} times)"
+                await self._finish(lease, Page(lease=lease, error=FETCH_BUG, error_detail=detail), HostOutcome(gap_ms))
+        except Exception:
+            log.exception("could not end %s after a bug; it goes back to its queue", lease.url)
+            if lease.token in self._unreleased:
+                await self._give_back(lease)
 
     async def _give_back(self, lease: Lease) -> None:
         """Put an unfinished URL back at the head of its queue, its host free after its politeness gap from now
@@ -355,8 +346,7 @@ class Visits:
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
         except (FetcherBusy, TurnTimeout) as exc:  # this fetcher's load, not the host's fault: not a failure
-            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
-            await self._give_back(lease)
+            await self._busy(lease, exc)
             return None
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)

@@ -26,9 +26,11 @@ from aiohttp.client_exceptions import (
 )
 from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
+from aiohttp.http_exceptions import HttpProcessingError
 
 from webtrawl.config import FetchOptions
 from webtrawl.errors import (
+    BadHttp,
     BadUrl,
     ConfigError,
     ConnectError,
@@ -38,6 +40,7 @@ from webtrawl.errors import (
     TlsError,
     TransportError,
 )
+from webtrawl.fetch.tolerant import BrokenBody
 
 _MAX_MESSAGE = 200
 
@@ -165,17 +168,30 @@ def map_error(exc: Exception) -> TransportError | BadUrl:
         return ConnectError(_short(exc.os_error) if exc.os_error else _short(exc))
     if isinstance(exc, InvalidURL | ValueError):
         return BadUrl(_short(exc))
+    if isinstance(exc, BrokenBody) or (
+        isinstance(exc, ClientResponseError) and isinstance(exc.__cause__, HttpProcessingError)
+    ):
+        # the parser refused the answer's bytes (fetch/tolerant.py mends what browsers pass over): not a cut connection
+        return BadHttp(_clip("not an HTTP/1.x answer: " + _text(exc)))
     if isinstance(exc, aiohttp.ClientError | ConnectionError | OSError):
         # server hung up, closed mid-body, or sent something that is not HTTP/1.x framing
         return ConnectionReset(_short(exc))
     raise exc
 
 
-def _short(exc: BaseException) -> str:
+def _text(exc: BaseException) -> str:
     raw = exc.message if isinstance(exc, ClientResponseError) else str(exc)
-    text = " ".join(raw.replace("\\n", " ").split()) or type(exc).__name__
+    return " ".join(raw.replace("\\n", " ").split())
+
+
+def _short(exc: BaseException) -> str:
+    text = _text(exc) or type(exc).__name__
     if type(exc).__name__ not in text:
         text = f"{type(exc).__name__}: {text}"
+    return _clip(text)
+
+
+def _clip(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
 

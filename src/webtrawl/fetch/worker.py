@@ -23,7 +23,8 @@ from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.fence import ABANDON_S, Fence, request_bound
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
-from webtrawl.fetch.visit import VisitDeps, Visits
+from webtrawl.fetch.visit import Visits
+from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.wake import WakeEvent
 from webtrawl.frontier import AsyncRedisFrontier
 from webtrawl.frontier.retry import Outage

@@ -13,6 +13,8 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
+from webtrawl.formats.canonical import header_url
+
 _MAX_DEPTH = 512  # Blink caps the DOM depth at 512 too; deeper nesting only serves to attack parsers
 _TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*>")
 _TAG_RE_B = re.compile(rb"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*>")
@@ -92,6 +94,14 @@ def refresh_target(content: str) -> str:
         rest = rest[1:-1]
     target = rest.strip()
     return "" if target[:1].isdigit() and target.replace(".", "").isdigit() else target
+
+
+def header_refresh(values: list[str] | None) -> list[tuple[str, bool]]:
+    """The link a ``Refresh: 0; url=/next`` response header names (its values as received), as a ``<meta
+    http-equiv=refresh>`` names one: browsers follow both, and a site that moves pages with the header alone left
+    their targets unfound."""
+    target = refresh_target(header_url(values[0])) if values else ""
+    return [(target, False)] if target else []
 
 
 def _nesting_is_bounded(html: bytes | str) -> bool:

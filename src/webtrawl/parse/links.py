@@ -44,6 +44,30 @@ def drop_all(
             dropped.append((target, reason))
 
 
+Links = list[tuple[str, bool]]  # (raw href, rel=nofollow) of a page's links
+
+
+def follow_page_links(
+    page: Page,
+    ctx: ParseContext,
+    nofollow: bool,
+    base: str,
+    links: Links,
+    counters: dict[str, int],
+    dropped: list[tuple[str, str]],
+    priority_of: Callable[[str], int] | None = None,
+    route_of: Callable[[str], str] | None = None,
+    encoding: str | None = None,
+) -> list[NewUrl]:
+    """:func:`follow_links`, or on a page whose robots say ``nofollow`` (when honoured) none: each listed as such."""
+    if not (nofollow and ctx.politeness.honor_nofollow):
+        return follow_links(page, ctx, base, links, counters, dropped, priority_of, route_of, encoding)
+    if links:
+        counters[DROP_PREFIX + "nofollow"] = len(links)
+        drop_all(page.lease.url, base, links, "nofollow", dropped, encoding)
+    return []
+
+
 _MAX_RECORDED = 2048  # a dropped href that is not a URL is recorded cut to this length
 _MAX_ORIGINS = 10_000  # bound of ParseContext.origin_verdicts (cleared when full; a verdict costs microseconds)
 _UNCHECKED = "\x00unchecked"  # an origin without a verdict in ParseContext.origin_verdicts (compared by identity)

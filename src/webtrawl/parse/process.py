@@ -23,8 +23,8 @@ from webtrawl.formats.encoding import choose_encoding
 from webtrawl.messages import NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
 from webtrawl.parse.decompress import content_codings, decompress
-from webtrawl.parse.html import extract, header_directives
-from webtrawl.parse.links import drop, drop_all, follow_links, refusal
+from webtrawl.parse.html import extract, header_directives, header_refresh
+from webtrawl.parse.links import Links, drop, drop_all, follow_links, follow_page_links, refusal
 from webtrawl.parse.recrawl import revisit_kind, sitemap_hint
 from webtrawl.parse.scope import Scope, host_and_port
 from webtrawl.parse.simhash import page_text, simhash
@@ -174,8 +174,9 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         return Processed(record, [], {"revisits": 1}, True)
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
+    refresh = header_refresh(headers.get("refresh"))
     if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built
-        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots)
+        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh)
     if ctx.sitemaps != "off" and mime not in _HTML_TYPES and may_be_sitemap(payload, mime):
         found = parse_sitemap(payload, max_bytes=min(MAX_BYTES, ctx.limits.max_decompressed))
         if found is not None:
@@ -184,9 +185,19 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     if mime not in _HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
         _set_robots(record, robots)
         if ctx.extraction is not None and _TEXTY.search(mime):
-            return _extract_other(page, ctx, record, payload, content_type)
+            return _extract_other(page, ctx, record, payload, content_type, refresh)
+        if refresh and ctx.sitemaps != "only":
+            return _refreshed(page, ctx, record, refresh)
         return Processed(record, [], {"non-html": 1}, _storable(record, ctx))
-    return _html(page, ctx, record, payload, content_type, robots)
+    return _html(page, ctx, record, payload, content_type, robots, refresh)
+
+
+def _refreshed(page: Page, ctx: ParseContext, record: PageRecord, refresh: Links) -> Processed:
+    """A page that is not HTML (often an empty body) whose Refresh header names where to go."""
+    counters, dropped = {"non-html": 1}, list[tuple[str, str]]()
+    new_urls = follow_page_links(page, ctx, record.nofollow, page.lease.url, refresh, counters, dropped)
+    record.outlinks = len(new_urls)
+    return Processed(record, new_urls, counters, _storable(record, ctx), dropped)
 
 
 def _document(page: Page, record: PageRecord, text: str | bytes, tree: Any = None) -> Document:
@@ -205,7 +216,9 @@ def _document(page: Page, record: PageRecord, text: str | bytes, tree: Any = Non
     )
 
 
-def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, content_type: str) -> Processed:
+def _extract_other(
+    page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, content_type: str, refresh: Links
+) -> Processed:
     """A JSON, XML or text page with extraction on: the user's code sees its decoded text (no main text)."""
     assert ctx.extraction is not None
     codec, source, bom = choose_encoding(payload, content_type)
@@ -215,6 +228,8 @@ def _extract_other(page: Page, ctx: ParseContext, record: PageRecord, payload: b
     counters = {"non-html": 1}
     _count_extraction(record, counters)
     links = [(href, False) for href in (result.links if result.links is not None else result.extra_links)]
+    if result.links is None and ctx.sitemaps != "only":
+        links += refresh
     dropped: list[tuple[str, str]] = []
     new_urls = (
         follow_links(page, ctx, page.lease.url, links, counters, dropped, _ranking(result), _routing(result))
@@ -253,9 +268,9 @@ def _set_robots(record: PageRecord, robots: set[str]) -> None:
 
 
 def _html(
-    page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, content_type: str, robots: set[str]
+    page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, ctype: str, robots: set[str], refresh: Links
 ) -> Processed:
-    codec, source, bom = choose_encoding(payload, content_type)
+    codec, source, bom = choose_encoding(payload, ctype)
     # lexbor reads bytes as UTF-8 (bad bytes become U+FFFD): skip a decode + re-encode for most of the web.
     doc: bytes | str = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
     found = extract(doc, ctx.product_token)
@@ -273,7 +288,7 @@ def _html(
         with contextlib.suppress(WebtrawlError):
             record.canonical = canonicalize(found.canonical, base, codec)
     counters = {"pages": 1}
-    links = found.links
+    links = found.links + refresh if refresh else found.links
     tree = found.tree
     if ctx.requisites and found.requisites:
         links = links + [(src, False) for src in found.requisites]
@@ -296,16 +311,10 @@ def _html(
         value = simhash(main)
         if value is not None:
             record.simhash = f"{value:016x}"
-    new_urls: list[NewUrl] = []
     dropped: list[tuple[str, str]] = []
     if ctx.sitemaps == "only":  # only sitemaps and feeds discover URLs: links of pages are not looked at
         links = []
-    if record.nofollow and ctx.politeness.honor_nofollow:
-        if links:
-            counters[DROP_PREFIX + "nofollow"] = len(links)
-            drop_all(url, base, links, "nofollow", dropped, codec)
-    else:
-        new_urls = follow_links(page, ctx, base, links, counters, dropped, ranking, routing, codec)
+    new_urls = follow_page_links(page, ctx, record.nofollow, base, links, counters, dropped, ranking, routing, codec)
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped, items)
 

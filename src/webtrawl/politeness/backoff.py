@@ -13,6 +13,7 @@ result                         failed  retry  note
 500, 502, 504                  yes     yes    the host is struggling
 other 5xx (501, 505, ...)      yes     no     permanent for this URL, still a host failure
 timeout, connect, reset        yes     yes    transient transport errors
+bad-http                       yes     once   a head that is not HTTP/1.x: the same comes again
 render                         yes     yes    the browser died or the render ran out of time
 render-memory                  no      no     the page passed --render-page-memory (crashed)
 proxy                          no      yes    every --proxy is dead: the host was not contacted
@@ -44,6 +45,7 @@ from webtrawl.config import Politeness
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _TRANSIENT_REASONS = frozenset({"timeout", "connect", "reset", "transport", "dns-timeout", "render"})
+_ONCE_REASONS = frozenset({"bad-http"})  # retried at most once, whatever --max-retries says
 HOST_BROKEN_REASONS = frozenset({"dns", "tls"})  # no name, or no trustworthy TLS: every URL of the host fails
 _NO_REQUEST_REASONS = frozenset(
     {"ip-policy", "port-policy", "scheme", "bad-url", "robots", "robots-unavailable", "policy"}
@@ -58,6 +60,7 @@ class HostOutcome(msgspec.Struct, frozen=True):
     failed: bool = False  # counts as a host failure: exponential back-off, parking after many
     retry_after_ms: int = 0  # the server's Retry-After, capped at backoff_max; 0: none
     retry: bool = False  # the URL may be tried again (the caller checks lease.retries against the cap)
+    max_retries: int = -1  # a cap on its retries below --max-retries; -1: none
 
 
 def parse_retry_after(value: str, now: float) -> float | None:
@@ -101,6 +104,8 @@ def outcome_for(
             return HostOutcome(delay_ms=delay_ms, retry=True)
         if reason in _TRANSIENT_REASONS:
             return HostOutcome(delay_ms=delay_ms, failed=True, retry=True)
+        if reason in _ONCE_REASONS:
+            return HostOutcome(delay_ms=delay_ms, failed=True, retry=True, max_retries=1)
         return HostOutcome(delay_ms=delay_ms, failed=reason in HOST_BROKEN_REASONS)
     retry_after_ms = 0
     if status in _RETRY_AFTER_STATUSES:

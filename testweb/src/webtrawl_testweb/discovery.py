@@ -7,7 +7,8 @@ The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these 
   (``application/gzip``); together they list the ``/only/...`` pages, which no link reaches, plus a URL of another
   host and a disallowed one. ``/only/1.html`` reaches further pages only through ``<link rel=canonical/alternate/
   next>``, an ``<iframe>``, a meta refresh and, as requisites, an image, a style sheet and a script;
-  ``/only/2.html`` is a frameset.
+  ``/only/2.html`` is a frameset; ``/only/3.html`` (HTML) and ``/only/4.html`` (an empty body) name a page in a
+  ``Refresh`` response header.
 * ``feed.disc.test`` (http): an RSS feed and an Atom feed, each listing pages no link reaches.
 * ``other.disc.test``: the host the cross-submission rule protects; any request to it is a crawler bug.
 * ``dup.disc.test`` (http): ``/a.html`` and ``/b.html`` carry the same long text but for one word (near-duplicates),
@@ -35,7 +36,10 @@ _HTML = "text/html; charset=utf-8"
 _XML = "application/xml"
 _NOT_FOUND = Reply(404, body=b"not found\n")
 _PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + bytes(20)
-LINKED_ONLY = ("/canon.html", "/alt.html", "/next.html", "/frame.html", "/framed.html", "/refreshed.html")
+LINKED_ONLY = (
+    *("/canon.html", "/alt.html", "/next.html", "/frame.html", "/framed.html", "/refreshed.html"),
+    *("/header-refreshed.html", "/moved.html"),
+)
 REQUISITES = ("/img/logo.png", "/css/site.css", "/js/app.js")
 _ONLY = tuple(f"/only/{i}.html" for i in range(1, 6))
 _ONLY_GZ = tuple(f"/only/gz-{i}.html" for i in range(1, 4))
@@ -116,7 +120,7 @@ class DiscoveryWeb:
         return smap | {self.url("feed.disc.test", p) for p in (*_POSTS, *_ENTRIES)}
 
     def linked_only(self) -> set[str]:
-        """Pages reached only through link rel, frames and meta refresh of /only/1.html and /only/2.html."""
+        """Pages reached only through link rel, frames, meta refresh and Refresh headers of /only/1.html to 4."""
         return {self.url("smap.disc.test", p) for p in LINKED_ONLY}
 
     def requisites(self) -> set[str]:
@@ -189,6 +193,15 @@ class DiscoveryWeb:
         if path == "/only/2.html":
             text = '<!DOCTYPE html>\n<html><head><title>frames</title></head>\n<frameset><frame src="/framed.html">'
             return Reply(200, body=(text + "</frameset></html>\n").encode(), content_type=_HTML)
+        if path == "/only/3.html":  # a Refresh response header, as a meta refresh
+            return Reply(
+                200,
+                body=_page("only 3").body,
+                content_type=_HTML,
+                headers=(("Refresh", "5; url=/header-refreshed.html"),),
+            )
+        if path == "/only/4.html":  # moved by a Refresh header alone: an empty body of no type
+            return Reply(200, content_type="", headers=(("Refresh", "0;URL='/moved.html'"),))
         if path in _ONLY or path in _ONLY_GZ or path in LINKED_ONLY or path.startswith("/private/"):
             return _page(path)
         if path == "/img/logo.png":
