@@ -209,20 +209,20 @@ class Visits:
         )
         return True
 
-    async def _busy(self, lease: Lease, exc: FetcherBusy | TurnTimeout) -> None:
-        """The fetcher's own load kept it from fetching ``lease`` in time (no free renderer, a big body's turn that
-        never came): no host failure, no back-off. The URL goes to the tail of its queue and uses one of its
-        retries, so a URL that can never get its turn (hosts that stall for ever ahead of it) ends as a recorded
-        error once they are used up, as Scrapy's and Heritrix's retry limits end it, rather than go round its queue
-        for ever and keep the crawl from ending."""
+    async def _retry_or_end(self, lease: Lease, reason: str, detail: str) -> None:
+        """A URL not fetched for a reason of this fetcher's own (no free renderer, a big body's turn that never
+        came, a bug in its task): no host failure, no back-off. It goes to the tail of its queue using one of its
+        retries, so one that can never be fetched (hosts that stall for ever ahead of it, a bug it meets every
+        time) ends as a recorded ``reason`` once they are used up, as Scrapy's and Heritrix's retry limits end it,
+        rather than go round its queue for ever and keep the crawl from ending."""
         gap_ms = self._gaps.get(lease.token, round(self.pol.delay * 1000))  # a request may have been made
         if lease.retries < self.pol.max_retries:
-            log.info("%s: %s; %s goes back to its queue", self.args.owner, exc, lease.url)
-            self.give_back_budget(1)
+            log.info("%s: %s; %s goes back to its queue", self.args.owner, detail, lease.url)
             await self._release(lease, UrlAction.RETRY, delay_ms=gap_ms, counters={"retries": 1})
+            self.give_back_budget(1)  # after the release: if it fails, the caller's give-back returns the budget
             return
-        detail = f"{exc} (tried {lease.retries + 1} times)"
-        await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=detail), HostOutcome(gap_ms))
+        detail = f"{detail} (tried {lease.retries + 1} times)"
+        await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail), HostOutcome(gap_ms))
 
     async def handle(self, lease: Lease) -> None:
         """One leased URL, then the next ones of the same host while the frontier holds it for us."""
@@ -252,16 +252,9 @@ class Visits:
                 await self._after_bug(next_lease, exc)
 
     async def _after_bug(self, lease: Lease, exc: Exception) -> None:
-        """A URL whose fetch task failed with a bug goes back to its queue using a retry, so one that meets the bug
-        every time ends recorded as ``fetch-bug`` instead of going round for ever (the crawl would never end)."""
-        gap_ms = self._gaps.get(lease.token, round(self.pol.delay * 1000))
+        """A URL whose fetch task failed with a bug: :meth:`_retry_or_end` as ``fetch-bug``."""
         try:
-            if lease.retries < self.pol.max_retries:
-                await self._release(lease, UrlAction.RETRY, delay_ms=gap_ms, counters={"retries": 1})
-                self.give_back_budget(1)
-            else:
-                detail = f"{type(exc).__name__}: {exc} (tried {lease.retries + 1} times)"
-                await self._finish(lease, Page(lease=lease, error=FETCH_BUG, error_detail=detail), HostOutcome(gap_ms))
+            await self._retry_or_end(lease, FETCH_BUG, f"{type(exc).__name__}: {exc}")
         except Exception:
             log.exception("could not end %s after a bug; it goes back to its queue", lease.url)
             if lease.token in self._unreleased:
@@ -346,7 +339,7 @@ class Visits:
         try:
             resp = await self._fetch_with(lease, rules, conditional_headers(recrawl) if recrawl else {})
         except (FetcherBusy, TurnTimeout) as exc:  # this fetcher's load, not the host's fault: not a failure
-            await self._busy(lease, exc)
+            await self._retry_or_end(lease, exc.reason, str(exc))
             return None
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
