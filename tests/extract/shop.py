@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import urljoin
 
 from webtrawl.extract import Follow, Page, Spider
 
@@ -33,6 +34,48 @@ class ShopSpider(Spider):
             "listing": page.data["listing"],
             "callback": page.callback,
         }
+
+
+CATEGORY_NAMES = ("Garden Tools", "Kitchen", "Books", "Bikes")  # the shop's (tests/fixtures/shop_web.py)
+
+
+class StartRequestsShop(ShopSpider):
+    """Ported from Scrapy: ``start_requests()`` seeds each category's first listing page with its callback and
+    data (the home page is never fetched); ``start_urls`` is ignored then, as in Scrapy."""
+
+    start_urls = ["http://not-crawled.test/"]
+
+    def start_requests(self) -> Iterator[Any]:
+        base = os.environ["SHOP_START"]
+        for c, name in enumerate(CATEGORY_NAMES):
+            yield Follow(urljoin(base, f"/c/{c}/1"), callback=self.parse_listing, data={"category": name})
+
+
+class AsyncStartShop(ShopSpider):
+    """Scrapy 2.13's ``async def start()``: the same seeds from an async generator."""
+
+    async def start(self) -> AsyncIterator[Any]:
+        base = os.environ["SHOP_START"]
+        for c, name in enumerate(CATEGORY_NAMES):
+            yield Follow(urljoin(base, f"/c/{c}/1"), callback="parse_listing", data={"category": name})
+
+
+class StartsBadly(Spider):
+    """``start_requests()`` going wrong in the way ``SHOP_START_FAULT`` names."""
+
+    def start_requests(self) -> Iterator[Any]:
+        fault = os.environ.get("SHOP_START_FAULT", "")
+        yield "http://shop.test/fine"
+        if fault == "raise":
+            raise RuntimeError("database away")
+        if fault == "item":
+            yield {"name": "not a seed"}
+        if fault == "callback":
+            yield Follow("http://shop.test/c/0/1", callback="parse_gone")
+        if fault == "relative":
+            yield Follow("/c/0/1")
+        if fault == "data":
+            yield Follow("http://shop.test/c/0/1", data={"when": object()})
 
 
 class Broken(Spider):

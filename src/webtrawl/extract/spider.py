@@ -6,15 +6,22 @@
 (:class:`~webtrawl.extract.base.Follow` with ``callback=`` and ``data=``, or plain strings, which go to ``parse``).
 Unlike a ``--extract`` function, a spider follows only what its callbacks yield (``follow_page_links = True`` on
 the class, or on one page, adds the page's own links, routed to ``parse``).
+
+A ported Scrapy spider seeds its crawl with ``start_requests()`` or Scrapy 2.13's ``async def start()``: they are
+called once per run in the supervisor (never in the parsers), and what they yield becomes seeds with their callback
+and data, queued in the frontier like any other seed (so a resume has them, routes included).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from webtrawl.errors import InputError, UserCodeError
-from webtrawl.extract.base import ExtractResult, Follow
+from webtrawl.extract.base import ExtractResult, Follow, StartRequest
 from webtrawl.extract.callback import collect
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
@@ -33,6 +40,12 @@ class Spider:
 
     def parse(self, page: Page) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no parse(self, page) method")
+
+    def start_requests(self) -> Iterable[Follow | str]:
+        """The crawl's seeds, as Scrapy's ``start_requests``: ``Follow(url, callback=..., data=...)`` or URL strings
+        (to ``parse``). By default the ``start_urls``; override it (or define ``async def start(self)``, Scrapy
+        2.13's, an async generator of the same) to seed pages with their own callbacks and data."""
+        return iter(self.start_urls)
 
 
 def load_spider(spec: str) -> SpiderExtractor:
@@ -60,6 +73,39 @@ class SpiderExtractor:
     def start_urls(self) -> list[str]:
         return list(self.spider.start_urls)
 
+    def start_requests(self) -> list[StartRequest]:
+        """The seeds ``start()`` (an async generator), else ``start_requests()``, yields; :class:`InputError` naming
+        the spider if it fails or yields something that is not a seed (an item, a Scrapy ``Request``...)."""
+        spider, what = self.spider, "start_requests()"
+        try:
+            if inspect.isasyncgenfunction(getattr(type(spider), "start", None)):
+                what = "start()"
+                found: Iterable[Any] = _drain(spider.start())  # type: ignore[attr-defined]
+            else:
+                found = spider.start_requests()
+            seeds = (self._start_request(value, what) for value in _iterate(found, what))
+            return [seed for seed in seeds if seed is not None]
+        except InputError:
+            raise
+        except Exception as exc:
+            raise InputError(f"--spider {self.name}: {what} failed: {type(exc).__name__}: {exc}") from None
+
+    def _start_request(self, value: Any, what: str) -> StartRequest | None:
+        follow = Follow(value) if isinstance(value, str) else value
+        if isinstance(follow, Follow) and follow.url is None:
+            return None  # as in a callback: Follow(something.get()) that found nothing
+        if not isinstance(follow, Follow) or not isinstance(follow.url, str):
+            got = type(value).__name__ if not isinstance(value, Follow) else f"Follow({follow.url!r})"
+            raise InputError(
+                f"--spider {self.name}: {what} yielded a {got}: it yields seeds, Follow(url, callback=..., data=...) "
+                "or URL strings (items come from callbacks)"
+            )
+        try:
+            route = self._route(follow) if follow.callback is not None or follow.data is not None else ""
+        except UserCodeError as exc:
+            raise InputError(f"--spider {self.name}: {what} yielded {follow!r}: {exc}") from None
+        return StartRequest(follow.url, route, -1 if follow.priority is None else follow.priority)
+
     def extract(self, doc: Document) -> ExtractResult:
         page = Page(doc, self.spider.follow_page_links)
         return collect(self.callback(page.callback)(page), page, self._route)
@@ -75,3 +121,20 @@ class SpiderExtractor:
         name = DEFAULT_CALLBACK if follow.callback is None else follow.callback
         self.callback(name)  # a name the spider lacks fails on the page that yields it, not on the next one
         return encode_route(name, follow.data)
+
+
+def _iterate(found: Any, what: str) -> Iterator[Any]:
+    if found is None or isinstance(found, str | Follow):
+        raise InputError(f"{what} must yield its seeds (or return a list of them), not return {found!r}")
+    return iter(found)
+
+
+def _drain(gen: AsyncIterator[Any]) -> list[Any]:
+    """What an async generator yields, run to its end on an event loop of its own (in a thread: the caller may be
+    running one already)."""
+
+    async def collect() -> list[Any]:
+        return [value async for value in gen]
+
+    with ThreadPoolExecutor(1, thread_name_prefix="webtrawl-start") as pool:
+        return pool.submit(asyncio.run, collect()).result()
