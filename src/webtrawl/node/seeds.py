@@ -9,6 +9,7 @@ from typing import BinaryIO
 
 from webtrawl.errors import BadUrl, InputError, SchemeError
 from webtrawl.formats import canonicalize
+from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.messages import NewUrl
 
 # The first seed URLs of a crawl are stored as its seed hosts, for the host/domain scope; a seed file of millions of
@@ -52,6 +53,11 @@ def seed_url(text: str, where: str, *, route: str = "", priority: int = -1) -> N
         return NewUrl(canonicalize(candidate), depth=0, priority=priority, route=route)
     except (BadUrl, SchemeError) as exc:
         raise InputError(f"{where}: not an http(s) URL: {candidate!r} ({exc})") from None
+
+
+def sitemap_seeds(urls: Iterable[str]) -> list[NewUrl]:
+    """``--sitemap`` URLs as seeds marked as sitemaps (so a text sitemap is read as one, parse/sitemap.py)."""
+    return [seed_url(url, "--sitemap", route=SITEMAP_ROUTE) for url in urls]
 
 
 def iter_seeds(urls: Iterable[str | NewUrl], path: Path | None, batch: int = 1000) -> Iterator[list[NewUrl]]:

@@ -20,7 +20,7 @@ from webtrawl.frontier.connect import mask_url
 from webtrawl.messages import NewUrl
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
-from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, seed_url
+from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, seed_url, sitemap_seeds
 from webtrawl.options import BY_NAME
 from webtrawl.parse.args import ParserArgs
 
@@ -130,7 +130,8 @@ def seed(
 ) -> list[str]:
     """Add this run's seeds; the seed hosts of the crawl (empty: a stop came while waiting for seeds)."""
     new_seeds: list[str] = []
-    for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *cfg.discovery.sitemap], cfg.crawl.seeds_file):
+    sitemaps = sitemap_seeds(cfg.discovery.sitemap)
+    for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
         frontier.add(batch)
         new_seeds.extend(u.url for u in batch[: MAX_SEED_HOSTS - len(new_seeds)])
     if new_seeds:
