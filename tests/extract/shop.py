@@ -78,6 +78,35 @@ class StartsBadly(Spider):
             yield Follow("http://shop.test/c/0/1", data={"when": object()})
 
 
+class PortedShop(Spider):
+    """A Scrapy spider ported line by line: ``response.follow`` of selectors, ``follow_all``, ``urljoin``, and
+    ``allowed_domains`` (its products also link to an offsite page)."""
+
+    allowed_domains = ["shop.test"]
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        for a in page.css("a.cat"):
+            yield page.follow(a, self.parse_listing, data={"category": a.css("::text").get()})
+
+    def parse_listing(self, page: Page) -> Iterator[Any]:
+        data = {**page.data, "listing": page.url}
+        yield from page.follow_all(css="a.product", callback=self.parse_product, data=data)
+        for href in page.css("a.next::attr(href)"):
+            yield page.follow(href, "parse_listing", data=page.data)
+
+    def parse_product(self, page: Page) -> Iterator[Any]:
+        yield {"name": page.css("h1::text").get(), "image": page.urljoin(page.css("img::attr(src)").get() or "")}
+        yield from page.follow_all(page.css("a.elsewhere::attr(href)").getall(), "parse_product")
+
+
+class WithSettings(Spider):
+    custom_settings = {"DOWNLOAD_DELAY": 2}
+
+
+class BadDomains(Spider):
+    allowed_domains = ["http://shop.test/"]
+
+
 class Broken(Spider):
     """Each of its callbacks fails in its own way; ``parse`` routes to them by the page's path."""
 

@@ -81,6 +81,11 @@ class Extraction:
         """A spider's seeds (its start_requests(), by default its start_urls); none for other extractors."""
         return self.extractor.start_requests() if isinstance(self.extractor, StartRequests) else []
 
+    def allowed_domains(self) -> tuple[str, ...]:
+        """A spider's ``allowed_domains`` (the only hosts, with their subdomains, its links may lead to); none for
+        other extractors."""
+        return tuple(getattr(self.extractor, "allowed_domains", ()))
+
     def sets_recrawl(self) -> bool:
         """Whether the extractor gives some page its own recrawl interval (a rule's recrawl_after)."""
         return self._recrawl is not None and self._recrawl.sets_recrawl

@@ -37,6 +37,9 @@ class Spider:
     name: ClassVar[str] = ""
     start_urls: ClassVar[list[str]] = []
     follow_page_links: ClassVar[bool] = False
+    # Scrapy's offsite rule: links (and redirects) to other hosts than these and their subdomains are dropped
+    # (reason scope); empty: any host the crawl's --scope allows
+    allowed_domains: ClassVar[list[str]] = []
 
     def parse(self, page: Page) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no parse(self, page) method")
@@ -61,7 +64,22 @@ def load_spider(spec: str) -> SpiderExtractor:
     urls = spider.start_urls
     if isinstance(urls, str) or not all(isinstance(url, str) for url in urls):
         raise InputError(f"--spider {spec}: start_urls must be a list of URL strings")
+    _check_domains(spec, spider.allowed_domains)
+    if getattr(spider, "custom_settings", None):
+        raise InputError(
+            f"--spider {spec}: custom_settings is Scrapy's and is not read: give the crawl's options to "
+            "Crawler(..., delay=2.0) or as trawl crawl flags (--delay 2), and remove custom_settings"
+        )
     return SpiderExtractor(spec, spider)
+
+
+def _check_domains(spec: str, domains: Any) -> None:
+    """allowed_domains: host names, as Scrapy takes them (a URL or a port there would match nothing)."""
+    if isinstance(domains, str) or not all(isinstance(d, str) for d in domains):
+        raise InputError(f"--spider {spec}: allowed_domains must be a list of domain names")
+    for domain in domains:
+        if not domain.strip(".") or any(c in domain for c in ":/ "):
+            raise InputError(f"--spider {spec}: allowed_domains holds domain names ('example.com'), not {domain!r}")
 
 
 class SpiderExtractor:
@@ -72,6 +90,10 @@ class SpiderExtractor:
     @property
     def start_urls(self) -> list[str]:
         return list(self.spider.start_urls)
+
+    @property
+    def allowed_domains(self) -> list[str]:
+        return list(self.spider.allowed_domains)
 
     def start_requests(self) -> list[StartRequest]:
         """The seeds ``start()`` (an async generator), else ``start_requests()``, yields; :class:`InputError` naming
