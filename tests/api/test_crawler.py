@@ -22,7 +22,7 @@ import pytest
 
 from tests.api.helpers import check_shop, html_pages, out_files, shop_options, small_crawl, title_per_page
 from tests.api.pages import Shop, title
-from tests.extract.shop import AsyncStartShop, StartRequestsShop, StartsBadly
+from tests.extract.shop import AsyncStartShop, PortedShop, StartRequestsShop, StartsBadly
 from tests.extract.spiders import Headlines
 from tests.fixtures.shop_web import ShopWeb
 from tests.node.crawlrun import stats
@@ -358,6 +358,21 @@ def test_a_spiders_start_requests_seed_the_crawl_with_their_callbacks_and_a_resu
     check_shop(shop_web, result)
     fetched = {r["url"] for r in result.records()}
     assert shop_web.url("/") not in fetched and "http://not-crawled.test/" not in fetched
+
+
+def test_a_spider_ported_from_scrapy_scrapes_the_shop_and_stays_on_its_allowed_domains(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """page.follow of selectors, follow_all(css=), urljoin and allowed_domains, end to end: every product once with
+    its category; the offsite link each product yields is dropped (scope), never fetched."""
+    result = Crawler(PortedShop, out=tmp_path / "crawl", **shop_options(shop_web)).run()
+    check_shop(shop_web, result)
+    assert not [r for r in result.records() if "offsite.test" in r["url"]]
+    dropped = [
+        json.loads(line) for path in out_files(tmp_path / "crawl", "dropped") for line in path.read_text().splitlines()
+    ]
+    offsite = {row["url"] for row in dropped if row["reason"] == "scope"}
+    assert offsite == {url.replace("//shop.test", "//offsite.test") for url in shop_web.category_of}
 
 
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(

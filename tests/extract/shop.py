@@ -95,8 +95,10 @@ class PortedShop(Spider):
             yield page.follow(href, "parse_listing", data=page.data)
 
     def parse_product(self, page: Page) -> Iterator[Any]:
-        yield {"name": page.css("h1::text").get(), "image": page.urljoin(page.css("img::attr(src)").get() or "")}
+        image = page.urljoin(page.css("img::attr(src)").get() or "")
+        yield {"name": page.css("h1::text").get(), "category": page.data.get("category"), "image": image}
         yield from page.follow_all(page.css("a.elsewhere::attr(href)").getall(), "parse_product")
+        yield page.follow(page.url.replace("//shop.test", "//offsite.test"), "parse_product")  # never followed
 
 
 class WithSettings(Spider):

@@ -193,7 +193,7 @@ def test_a_scrapy_style_spider_follows_selectors_and_joins_urls_as_scrapy_does()
     )
     route = encode_route("parse_product", None)
     out = run(make_page(product, url="http://shop.test/p/1", route=route), spider=_spider("PortedShop"))
-    assert out.items == [{"name": "Rake", "image": "http://shop.test/media/rake.png"}]
+    assert out.items == [{"name": "Rake", "category": None, "image": "http://shop.test/media/rake.png"}]
 
 
 def test_a_spiders_allowed_domains_drop_offsite_links_as_scrapy_does() -> None:
@@ -212,7 +212,8 @@ def test_a_spiders_allowed_domains_drop_offsite_links_as_scrapy_does() -> None:
     )
     out = process_page(make_page(html, url="http://shop.test/p/1", route=encode_route("parse_product", None)), ctx)
     assert [n.url for n in out.new_urls] == ["http://img.shop.test/y"]
-    assert out.dropped == [("http://other.test/x", "scope"), ("http://notshop.test/z", "scope")]
+    offsite = ["http://other.test/x", "http://notshop.test/z", "http://offsite.test/p/1"]
+    assert out.dropped == [(url, "scope") for url in offsite]
     redirect = make_page(b"", url="http://shop.test/go/2", status=301, headers=[("Location", "http://other.test/p")])
     assert process_page(redirect, ctx).dropped == [("http://other.test/p", "scope")]
 
