@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -89,6 +90,7 @@ class PortedShop(Spider):
             yield page.follow(a, self.parse_listing, data={"category": a.css("::text").get()})
 
     def parse_listing(self, page: Page) -> Iterator[Any]:
+        self.logger.info("listing %s", page.url)
         data = {**page.data, "listing": page.url}
         yield from page.follow_all(css="a.product", callback=self.parse_product, data=data)
         for href in page.css("a.next::attr(href)"):
@@ -109,6 +111,12 @@ class BadDomains(Spider):
     allowed_domains = ["http://shop.test/"]
 
 
+@dataclasses.dataclass
+class Product:
+    name: str
+    price: float
+
+
 class Broken(Spider):
     """Each of its callbacks fails in its own way; ``parse`` routes to them by the page's path."""
 
@@ -124,6 +132,10 @@ class Broken(Spider):
             yield Follow("/next", callback="parse_nothing")
         if path == "private":
             yield Follow("/next", callback="_helper")
+        if path == "cb-kwargs":
+            yield page.follow("/next", self.parse, cb_kwargs={"category": "x"})
+        if path == "dataclass":
+            yield Product("Rake", 9.5)
         yield {"ok": path}
 
     def _helper(self, page: Page) -> None:

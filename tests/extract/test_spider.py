@@ -88,6 +88,7 @@ def test_a_link_the_page_also_has_takes_the_route_a_follow_gives_it() -> None:
         ("not-json", "Follow data is not JSON-able"),
         ("unknown", "Broken has no callback 'parse_nothing'"),
         ("private", "Broken has no callback '_helper'"),
+        ("cb-kwargs", "page.follow takes no cb_kwargs: pass data={...} (the next page's page.data) instead"),
     ],
 )
 def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, detail: str) -> None:
@@ -97,6 +98,13 @@ def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, d
     assert out.items == [] and out.new_urls == []  # a spider follows only what it yields: nothing
     fine = process_page(make_page(b"<a href=/x>x</a>", url="http://shop.test/fine"), ctx)
     assert fine.record.error is None and fine.items == [{"ok": "fine"}]
+
+
+def test_a_dataclass_item_is_an_item_as_in_scrapy() -> None:
+    """Scrapy projects declare items as dataclasses (itemadapter): each was a page's extract-error."""
+    out = run(make_page(b"<h1>x</h1>", url="http://shop.test/dataclass"), spider=_spider("Broken"))
+    assert out.record.error is None
+    assert out.items == [{"name": "Rake", "price": 9.5}, {"ok": "dataclass"}]
 
 
 def test_a_page_routed_to_a_callback_the_spider_lost_is_an_extract_error() -> None:

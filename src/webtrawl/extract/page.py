@@ -108,10 +108,15 @@ class Page:
         *,
         data: dict[str, Any] | None = None,
         priority: int | None = None,
+        **scrapy: Any,
     ) -> Follow:
         """A :class:`Follow` of ``url`` (Scrapy's ``response.follow``): a URL (relative ones are resolved against
         the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``) or an attribute selector
-        (``page.css("a::attr(href)")[0]``). ``callback`` and ``data`` as for ``Follow``."""
+        (``page.css("a::attr(href)")[0]``). ``callback`` and ``data`` as for ``Follow``; Scrapy's other arguments
+        (``cb_kwargs``, ``meta``...) are refused with what to use instead."""
+        if scrapy:
+            names = ", ".join(sorted(scrapy))
+            raise ValueError(f"page.follow takes no {names}: pass data={{...}} (the next page's page.data) instead")
         return Follow(_href(url), priority, callback=callback, data=data)
 
     def follow_all(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
@@ -40,6 +41,12 @@ class Spider:
     # Scrapy's offsite rule: links (and redirects) to other hosts than these and their subdomains are dropped
     # (reason scope); empty: any host the crawl's --scope allows
     allowed_domains: ClassVar[list[str]] = []
+
+    @property
+    def logger(self) -> logging.Logger:
+        """Scrapy's ``self.logger``: a logger named after the spider (its ``name``, else its class); a parser's
+        lines go to its log file under ``<out>/logs/``."""
+        return logging.getLogger(self.name or type(self).__name__)
 
     def parse(self, page: Page) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no parse(self, page) method")
