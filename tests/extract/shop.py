@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import urljoin
 
 from webtrawl.extract import Follow, Page, Spider
 
@@ -35,6 +37,86 @@ class ShopSpider(Spider):
         }
 
 
+CATEGORY_NAMES = ("Garden Tools", "Kitchen", "Books", "Bikes")  # the shop's (tests/fixtures/shop_web.py)
+
+
+class StartRequestsShop(ShopSpider):
+    """Ported from Scrapy: ``start_requests()`` seeds each category's first listing page with its callback and
+    data (the home page is never fetched); ``start_urls`` is ignored then, as in Scrapy."""
+
+    start_urls = ["http://not-crawled.test/"]
+
+    def start_requests(self) -> Iterator[Any]:
+        base = os.environ["SHOP_START"]
+        for c, name in enumerate(CATEGORY_NAMES):
+            yield Follow(urljoin(base, f"/c/{c}/1"), callback=self.parse_listing, data={"category": name})
+
+
+class AsyncStartShop(ShopSpider):
+    """Scrapy 2.13's ``async def start()``: the same seeds from an async generator."""
+
+    async def start(self) -> AsyncIterator[Any]:
+        base = os.environ["SHOP_START"]
+        for c, name in enumerate(CATEGORY_NAMES):
+            yield Follow(urljoin(base, f"/c/{c}/1"), callback="parse_listing", data={"category": name})
+
+
+class StartsBadly(Spider):
+    """``start_requests()`` going wrong in the way ``SHOP_START_FAULT`` names."""
+
+    def start_requests(self) -> Iterator[Any]:
+        fault = os.environ.get("SHOP_START_FAULT", "")
+        yield "http://shop.test/fine"
+        if fault == "raise":
+            raise RuntimeError("database away")
+        if fault == "item":
+            yield {"name": "not a seed"}
+        if fault == "callback":
+            yield Follow("http://shop.test/c/0/1", callback="parse_gone")
+        if fault == "relative":
+            yield Follow("/c/0/1")
+        if fault == "data":
+            yield Follow("http://shop.test/c/0/1", data={"when": object()})
+
+
+class PortedShop(Spider):
+    """A Scrapy spider ported line by line: ``response.follow`` of selectors, ``follow_all``, ``urljoin``, and
+    ``allowed_domains`` (its products also link to an offsite page)."""
+
+    allowed_domains = ["shop.test"]
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        for a in page.css("a.cat"):
+            yield page.follow(a, self.parse_listing, data={"category": a.css("::text").get()})
+
+    def parse_listing(self, page: Page) -> Iterator[Any]:
+        self.logger.info("listing %s", page.url)
+        data = {**page.data, "listing": page.url}
+        yield from page.follow_all(css="a.product", callback=self.parse_product, data=data)
+        for href in page.css("a.next::attr(href)"):
+            yield page.follow(href, "parse_listing", data=page.data)
+
+    def parse_product(self, page: Page) -> Iterator[Any]:
+        image = page.urljoin(page.css("img::attr(src)").get() or "")
+        yield {"name": page.css("h1::text").get(), "category": page.data.get("category"), "image": image}
+        yield from page.follow_all(page.css("a.elsewhere::attr(href)").getall(), "parse_product")
+        yield page.follow(page.url.replace("//shop.test", "//offsite.test"), "parse_product")  # never followed
+
+
+class WithSettings(Spider):
+    custom_settings = {"DOWNLOAD_DELAY": 2}
+
+
+class BadDomains(Spider):
+    allowed_domains = ["http://shop.test/"]
+
+
+@dataclasses.dataclass
+class Product:
+    name: str
+    price: float
+
+
 class Broken(Spider):
     """Each of its callbacks fails in its own way; ``parse`` routes to them by the page's path."""
 
@@ -50,6 +132,10 @@ class Broken(Spider):
             yield Follow("/next", callback="parse_nothing")
         if path == "private":
             yield Follow("/next", callback="_helper")
+        if path == "cb-kwargs":
+            yield page.follow("/next", self.parse, cb_kwargs={"category": "x"})
+        if path == "dataclass":
+            yield Product("Rake", 9.5)
         yield {"ok": path}
 
     def _helper(self, page: Page) -> None:

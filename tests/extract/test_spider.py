@@ -3,6 +3,7 @@ user code can get routing wrong recorded as the yielding page's extract-error.""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from tests.extract.helpers import extract_ctx, run
+from tests.extract.shop import CATEGORY_NAMES
 from tests.parse.helpers import make_page
-from webtrawl.config import CrawlConfig
+from webtrawl.config import CrawlConfig, DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
 from webtrawl.errors import ConfigError, InputError
-from webtrawl.extract import load_spider
+from webtrawl.extract import build_extraction, load_spider
+from webtrawl.extract.base import StartRequest
 from webtrawl.extract.routing import MAX_DATA_BYTES, decode_route, encode_route
 from webtrawl.extract.rules import load_rules
 from webtrawl.parse import process_page
+from webtrawl.parse.worker import build_context
 
 SHOP = Path(__file__).with_name("shop.py")
 HOME = b"<h1>Shop</h1><a class=cat href=/c/0/1>Garden</a><a class=cat href=/c/1/1>Books</a><a href=/about>about</a>"
@@ -84,6 +88,7 @@ def test_a_link_the_page_also_has_takes_the_route_a_follow_gives_it() -> None:
         ("not-json", "Follow data is not JSON-able"),
         ("unknown", "Broken has no callback 'parse_nothing'"),
         ("private", "Broken has no callback '_helper'"),
+        ("cb-kwargs", "page.follow takes no cb_kwargs: pass data={...} (the next page's page.data) instead"),
     ],
 )
 def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, detail: str) -> None:
@@ -93,6 +98,13 @@ def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, d
     assert out.items == [] and out.new_urls == []  # a spider follows only what it yields: nothing
     fine = process_page(make_page(b"<a href=/x>x</a>", url="http://shop.test/fine"), ctx)
     assert fine.record.error is None and fine.items == [{"ok": "fine"}]
+
+
+def test_a_dataclass_item_is_an_item_as_in_scrapy() -> None:
+    """Scrapy projects declare items as dataclasses (itemadapter): each was a page's extract-error."""
+    out = run(make_page(b"<h1>x</h1>", url="http://shop.test/dataclass"), spider=_spider("Broken"))
+    assert out.record.error is None
+    assert out.items == [{"name": "Rake", "price": 9.5}, {"ok": "dataclass"}]
 
 
 def test_a_page_routed_to_a_callback_the_spider_lost_is_an_extract_error() -> None:
@@ -127,6 +139,102 @@ def test_unrouted_links_cost_nothing() -> None:
 )
 def test_a_spider_that_cannot_be_built_fails_at_start(name: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
+        load_spider(_spider(name))
+
+
+def test_start_requests_gives_seeds_with_their_callbacks_and_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Scrapy spider's start_requests() (or 2.13's async start()) seeds the crawl: not silently ignored."""
+    monkeypatch.setenv("SHOP_START", "http://shop.test/")
+    for name in ("StartRequestsShop", "AsyncStartShop"):
+        extraction = build_extraction(ExtractionOptions(spider=_spider(name)))
+        assert extraction is not None
+        seeds = extraction.start_requests()
+        assert [(s.url, decode_route(s.route)) for s in seeds] == [
+            (f"http://shop.test/c/{c}/1", ("parse_listing", {"category": category}))
+            for c, category in enumerate(CATEGORY_NAMES)
+        ], name
+    plain = build_extraction(ExtractionOptions(spider=_spider()))
+    assert plain is not None
+    assert plain.start_requests() == [StartRequest("http://shop.test/", "", -1)]  # by default its start_urls
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("raise", "start_requests() failed: RuntimeError: database away"),
+        ("item", "start_requests() yielded a dict: it yields seeds, Follow(url, callback=..., data=...) or URL"),
+        ("callback", "yielded Follow('http://shop.test/c/0/1', callback='parse_gone'): StartsBadly has no callback"),
+        ("data", "Follow data is not JSON-able"),
+    ],
+)
+def test_start_requests_going_wrong_is_one_clear_error_at_start(
+    fault: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHOP_START_FAULT", fault)
+    extraction = build_extraction(ExtractionOptions(spider=_spider("StartsBadly")))
+    assert extraction is not None
+    with pytest.raises(InputError) as caught:
+        extraction.start_requests()
+    assert str(caught.value).startswith(f"--spider {_spider('StartsBadly')}: ")
+    assert message in str(caught.value)
+
+
+def test_a_scrapy_style_spider_follows_selectors_and_joins_urls_as_scrapy_does() -> None:
+    """``page.follow(selector, callback)``, ``page.follow_all(css=...)`` and ``page.urljoin`` (Scrapy's
+    ``response.follow``/``follow_all``/``urljoin``) were missing: a ported spider failed on every page."""
+    home = run(make_page(HOME, url="http://shop.test/"), spider=_spider("PortedShop"))
+    assert [(n.url, decode_route(n.route)) for n in home.new_urls] == [
+        ("http://shop.test/c/0/1", ("parse_listing", {"category": "Garden"})),
+        ("http://shop.test/c/1/1", ("parse_listing", {"category": "Books"})),
+    ]
+    listing = run(
+        make_page(LISTING, url="http://shop.test/c/0/1", route=home.new_urls[0].route), spider=_spider("PortedShop")
+    )
+    data = {"category": "Garden", "listing": "http://shop.test/c/0/1"}
+    assert [(n.url, decode_route(n.route)) for n in listing.new_urls] == [
+        ("http://shop.test/p/1", ("parse_product", data)),
+        ("http://shop.test/go/2", ("parse_product", data)),
+        ("http://shop.test/c/0/2", ("parse_listing", {"category": "Garden"})),
+    ]
+    product = (
+        b"<base href='/media/'><h1>Rake</h1><img src='rake.png'><a class=elsewhere href='http://other.test/x'>o</a>"
+    )
+    route = encode_route("parse_product", None)
+    out = run(make_page(product, url="http://shop.test/p/1", route=route), spider=_spider("PortedShop"))
+    assert out.items == [{"name": "Rake", "category": None, "image": "http://shop.test/media/rake.png"}]
+
+
+def test_a_spiders_allowed_domains_drop_offsite_links_as_scrapy_does() -> None:
+    """``allowed_domains`` was silently ignored: a ported spider followed links to any host."""
+    ctx = build_context(
+        [],
+        fetch=FetchOptions(),
+        limits=Limits(),
+        politeness=Politeness(),
+        discovery=DiscoveryOptions(),
+        extraction=ExtractionOptions(spider=_spider("PortedShop")),
+    )
+    html = (
+        b"<h1>Rake</h1><a class=elsewhere href='http://other.test/x'>o</a>"
+        b"<a class=elsewhere href='http://img.shop.test/y'>sub</a><a class=elsewhere href='http://notshop.test/z'>n</a>"
+    )
+    out = process_page(make_page(html, url="http://shop.test/p/1", route=encode_route("parse_product", None)), ctx)
+    assert [n.url for n in out.new_urls] == ["http://img.shop.test/y"]
+    offsite = ["http://other.test/x", "http://notshop.test/z", "http://offsite.test/p/1"]
+    assert out.dropped == [(url, "scope") for url in offsite]
+    redirect = make_page(b"", url="http://shop.test/go/2", status=301, headers=[("Location", "http://other.test/p")])
+    assert process_page(redirect, ctx).dropped == [("http://other.test/p", "scope")]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("WithSettings", "custom_settings is Scrapy's and is not read: give the crawl's options to Crawler("),
+        ("BadDomains", "allowed_domains holds domain names ('example.com'), not 'http://shop.test/'"),
+    ],
+)
+def test_scrapy_attributes_webtrawl_would_not_honour_are_refused_at_start(name: str, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
         load_spider(_spider(name))
 
 

@@ -64,6 +64,27 @@ def test_sitemaps_and_feeds_find_pages_no_link_reaches(testweb: TestWeb, tmp_pat
     assert _dropped(out)[disc.url("other.disc.test", "/stolen.html")] == "sitemap-host"
 
 
+def test_text_sitemaps_are_read_when_reached_as_sitemaps_and_only_then(testweb: TestWeb, tmp_path: Path) -> None:
+    """sitemaps.org's text sitemaps (one URL per line) named by robots.txt, by a sitemap index (gzip) or by
+    --sitemap were fetched and never read: the pages only they list were not crawled. A text page of URLs that
+    nothing names a sitemap stays a page."""
+    disc = testweb.discovery
+    out = tmp_path / "crawl"
+    entries = _crawl(testweb, out, disc.text_sitemap_seed, "--sitemap", disc.given_text_sitemap)
+    fetched = fetched_urls(entries)
+    missing = disc.text_sitemap_pages() - fetched
+    assert not missing, sorted(missing)
+    plain, listed = disc.not_a_sitemap()
+    assert plain in fetched and not listed & fetched
+    assert not [e for e in entries if e.host == "other.disc.test"]  # the cross-submission rule holds
+
+    by_url = {row["url"]: row for row in records(out)}
+    for path in ("/sitemap.txt", "/more.txt.gz", "/given.txt"):
+        assert by_url[disc.url("text.disc.test", path)]["sitemap"] == "text", path
+    assert "sitemap" not in by_url[plain]
+    assert _dropped(out)[disc.url("other.disc.test", "/stolen-text.html")] == "sitemap-host"
+
+
 def test_requisites_are_fetched_only_when_asked_and_sitemaps_off_ignores_them(testweb: TestWeb, tmp_path: Path) -> None:
     disc = testweb.discovery
     entries = _crawl(

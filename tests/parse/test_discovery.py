@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import gzip
 
+from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.parse import process_page
 from webtrawl.parse.html import extract, refresh_target
-from webtrawl.parse.sitemap import parse
+from webtrawl.parse.sitemap import parse, parse_text
 
 from .helpers import make_ctx, make_page
 
@@ -125,6 +126,62 @@ def test_a_gzip_sitemap_served_with_the_types_storage_services_give_it() -> None
         out = process_page(page, make_ctx())
         assert out.record.sitemap == "urlset", mime
         assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
+
+
+def _text_sitemap(n: int, host: str = "site.example") -> bytes:
+    return "".join(f"http://{host}/p/{i}\n" for i in range(n)).encode()
+
+
+def test_a_text_sitemap_reached_as_a_sitemap_adds_its_own_hosts_urls() -> None:
+    """sitemaps.org's text format (one URL per line): it was kept as a plain text file, its URLs never queued."""
+    body = b"\xef\xbb\xbf" + _text_sitemap(3).replace(b"\n", b"\r\n") + b"\n  \nhttp://elsewhere.example/x\n"
+    for payload, mime in ((body, "text/plain"), (gzip.compress(body), "application/gzip"), (body, "")):
+        page = make_page(payload, url="http://site.example/sitemap.txt", content_type=mime, route=SITEMAP_ROUTE)
+        out = process_page(page, make_ctx())
+        assert out.record.sitemap == "text", mime
+        assert [(u.url, u.depth, u.route) for u in out.new_urls] == [
+            (f"http://site.example/p/{i}", 0, "") for i in range(3)
+        ]
+        assert out.dropped == [("http://elsewhere.example/x", "sitemap-host")]
+
+
+def test_a_text_page_of_urls_not_reached_as_a_sitemap_stays_a_page() -> None:
+    page = make_page(_text_sitemap(3), url="http://site.example/urls.txt", content_type="text/plain")
+    out = process_page(page, make_ctx())
+    assert not out.record.sitemap and out.new_urls == [] and out.counters == {"non-html": 1}
+    # reached as a sitemap, but it is a page (HTML, or text that is no list of URLs): a page still
+    for body, mime in (
+        (b"<html><a href=/a>a</a></html>", "text/html"),
+        (b"hello\nhttp://site.example/a\n", "text/plain"),
+    ):
+        marked = make_page(body, url="http://site.example/sitemap.txt", content_type=mime, route=SITEMAP_ROUTE)
+        assert not process_page(marked, make_ctx()).record.sitemap, body
+
+
+def test_a_sitemap_index_marks_its_sitemaps_so_a_text_one_is_read() -> None:
+    index = f"<sitemapindex {NS}><sitemap><loc>http://site.example/s.txt</loc></sitemap></sitemapindex>".encode()
+    out = process_page(
+        make_page(index, url="http://site.example/index.xml", content_type="application/xml"), make_ctx()
+    )
+    assert [(u.url, u.route) for u in out.new_urls] == [("http://site.example/s.txt", SITEMAP_ROUTE)]
+
+
+def test_a_text_sitemap_is_capped_like_an_xml_one_and_skips_what_is_no_url() -> None:
+    big = _text_sitemap(50_010)
+    for body in (big, gzip.compress(big)):
+        found = parse_text(body)
+        assert found is not None and len(found.entries) == 50_000 and found.capped
+    cut = parse_text(big, max_bytes=1000)
+    assert (
+        cut is not None
+        and cut.capped
+        and [e.url for e in cut.entries] == [f"http://site.example/p/{i}" for i in range(len(cut.entries))]
+    )
+    mixed = parse_text(b"http://a.test/1\nnot a url\n" + b"x" * 200_000 + b"\nhttp://a.test/2")
+    assert (
+        mixed is not None and mixed.broken and [e.url for e in mixed.entries] == ["http://a.test/1", "http://a.test/2"]
+    )
+    assert parse_text(b"<?xml version='1.0'?><urlset/>") is None
 
 
 def test_link_sources_beyond_anchors() -> None:

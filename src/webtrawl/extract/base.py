@@ -6,16 +6,17 @@ Extractors are built inside the parser process from what the config names (``--e
 is parsed by lexbor once for links and CSS rules; XPath and the callback's selectors parse it a second time with
 lxml (parsel), only when used.
 
-Two optional capabilities let the rest of the crawler ask an extractor, whatever its class, for more:
-:class:`RequestHints` (the fetcher: headers per request, and whether a page yields nothing, for ``--render auto``)
-and :class:`RecrawlHints` (the parser: a recrawl interval per page). The built-in rules implement both.
+Optional capabilities let the rest of the crawler ask an extractor, whatever its class, for more:
+:class:`RequestHints` (the fetcher: headers per request, and whether a page yields nothing, for ``--render auto``),
+:class:`RecrawlHints` (the parser: a recrawl interval per page) and :class:`StartRequests` (the supervisor: seeds
+with their routes, a spider's). The built-in rules implement the first two.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from webtrawl.extract.document import Document
 from webtrawl.names import PRIORITY_LEVELS
@@ -131,4 +132,22 @@ class RecrawlHints(Protocol):
 
     def recrawl_after(self, url: str, content_type: str) -> float:
         """Seconds until ``url`` is due again, 0 for the crawl's ``--recrawl-after``."""
+        ...
+
+
+class StartRequest(NamedTuple):
+    """A seed an extractor gives the crawl (a spider's ``start_requests()``): its URL as given, its route (a
+    callback and data, :mod:`webtrawl.extract.routing`) and its priority level (-1: none)."""
+
+    url: str
+    route: str
+    priority: int
+
+
+@runtime_checkable
+class StartRequests(Protocol):
+    """Optional: the seeds an extractor brings (a spider's), asked once per run by the supervisor, never per page."""
+
+    def start_requests(self) -> list[StartRequest]:
+        """The seeds; :class:`~webtrawl.errors.InputError` (one line for the user) if the user's code fails."""
         ...

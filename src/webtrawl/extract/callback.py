@@ -8,6 +8,7 @@ import path, as it is for ``python -m``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,8 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) ->
                         result.routes.setdefault(url, routed)  # the same link twice: its first route
         elif isinstance(value, Mapping):
             result.items.append(dict(value))
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            result.items.append(dataclasses.asdict(value))  # a Scrapy project's dataclass items, as itemadapter
         else:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
 

@@ -8,10 +8,14 @@ extract/lexsel.py); other XPath, and CSS lexbor cannot run, parse the page with 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from functools import cached_property
 from typing import Any
+from urllib.parse import urljoin
 
 from parsel import SelectorList
 
+from webtrawl.extract.base import Follow
 from webtrawl.extract.document import Document
 from webtrawl.extract.lexsel import page_css, page_xpath
 from webtrawl.extract.routing import decode_route
@@ -85,5 +89,73 @@ class Page:
         compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
         return [m.group(1) if compiled.groups else m.group(0) for m in compiled.finditer(self._doc.text)]
 
+    def urljoin(self, url: str) -> str:
+        """``url`` made absolute against the page (its ``<base href>`` if it has one), as Scrapy's
+        ``response.urljoin``: the URL a ``Follow`` of the same relative URL leads to."""
+        return urljoin(self._base, url)
+
+    @cached_property
+    def _base(self) -> str:
+        if "html" not in self.content_type:
+            return self.url
+        href = self.css("base::attr(href)").get()
+        return urljoin(self.url, href.strip()) if href and href.strip() else self.url
+
+    def follow(
+        self,
+        url: Any,
+        callback: str | Callable[..., Any] | None = None,
+        *,
+        data: dict[str, Any] | None = None,
+        priority: int | None = None,
+        **scrapy: Any,
+    ) -> Follow:
+        """A :class:`Follow` of ``url`` (Scrapy's ``response.follow``): a URL (relative ones are resolved against
+        the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``) or an attribute selector
+        (``page.css("a::attr(href)")[0]``). ``callback`` and ``data`` as for ``Follow``; Scrapy's other arguments
+        (``cb_kwargs``, ``meta``...) are refused with what to use instead."""
+        if scrapy:
+            names = ", ".join(sorted(scrapy))
+            raise ValueError(f"page.follow takes no {names}: pass data={{...}} (the next page's page.data) instead")
+        return Follow(_href(url), priority, callback=callback, data=data)
+
+    def follow_all(
+        self,
+        urls: Iterable[Any] | None = None,
+        callback: str | Callable[..., Any] | None = None,
+        *,
+        data: dict[str, Any] | None = None,
+        priority: int | None = None,
+        css: str | None = None,
+        xpath: str | None = None,
+    ) -> list[Follow]:
+        """:meth:`follow` for each of ``urls``, or of what ``css`` or ``xpath`` selects (Scrapy's
+        ``response.follow_all``)."""
+        if (urls is not None) + (css is not None) + (xpath is not None) != 1:
+            raise ValueError("follow_all takes one of urls, css= or xpath=")
+        found: Iterable[Any] = (
+            urls if urls is not None else self.css(css) if css is not None else self.xpath(xpath or "")
+        )
+        return [self.follow(url, callback, data=data, priority=priority) for url in found]
+
     def __repr__(self) -> str:
         return f"<Page {self.url} {self.status}>"
+
+
+def _href(url: Any) -> str | None:
+    """What ``page.follow`` follows: a string as it is; an element selector's href; a text or attribute selector's
+    value."""
+    if url is None or isinstance(url, str):
+        return url
+    if isinstance(url, SelectorList):
+        raise ValueError("page.follow takes one URL or selector, not a list of them: use page.follow_all")
+    attrib, get = getattr(url, "attrib", None), getattr(url, "get", None)
+    if not isinstance(attrib, dict) or get is None:
+        raise ValueError(f"page.follow wants a URL string or a selector, not a {type(url).__name__}")
+    if not attrib:
+        value = get()
+        return value if isinstance(value, str) else None
+    href = attrib.get("href")
+    if href is None:
+        raise ValueError("page.follow: the selected element has no href (select an <a>, <link> or <area>)")
+    return str(href)

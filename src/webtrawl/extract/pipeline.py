@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from webtrawl.errors import UserCodeError
-from webtrawl.extract.base import Extractor, ExtractResult, RecrawlHints
+from webtrawl.extract.base import Extractor, ExtractResult, RecrawlHints, StartRequest, StartRequests
 from webtrawl.extract.callback import is_callback_spec, load_callback
 from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
@@ -77,9 +77,14 @@ class Extraction:
             self._text(doc, record)
         return result
 
-    def start_urls(self) -> list[str]:
-        """A spider's start_urls (seeds of the crawl); none for other extractors."""
-        return list(getattr(self.extractor, "start_urls", ()))
+    def start_requests(self) -> list[StartRequest]:
+        """A spider's seeds (its start_requests(), by default its start_urls); none for other extractors."""
+        return self.extractor.start_requests() if isinstance(self.extractor, StartRequests) else []
+
+    def allowed_domains(self) -> tuple[str, ...]:
+        """A spider's ``allowed_domains`` (the only hosts, with their subdomains, its links may lead to); none for
+        other extractors."""
+        return tuple(getattr(self.extractor, "allowed_domains", ()))
 
     def sets_recrawl(self) -> bool:
         """Whether the extractor gives some page its own recrawl interval (a rule's recrawl_after)."""

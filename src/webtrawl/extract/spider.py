@@ -6,15 +6,23 @@
 (:class:`~webtrawl.extract.base.Follow` with ``callback=`` and ``data=``, or plain strings, which go to ``parse``).
 Unlike a ``--extract`` function, a spider follows only what its callbacks yield (``follow_page_links = True`` on
 the class, or on one page, adds the page's own links, routed to ``parse``).
+
+A ported Scrapy spider seeds its crawl with ``start_requests()`` or Scrapy 2.13's ``async def start()``: they are
+called once per run in the supervisor (never in the parsers), and what they yield becomes seeds with their callback
+and data, queued in the frontier like any other seed (so a resume has them, routes included).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from webtrawl.errors import InputError, UserCodeError
-from webtrawl.extract.base import ExtractResult, Follow
+from webtrawl.extract.base import ExtractResult, Follow, StartRequest
 from webtrawl.extract.callback import collect
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
@@ -30,9 +38,24 @@ class Spider:
     name: ClassVar[str] = ""
     start_urls: ClassVar[list[str]] = []
     follow_page_links: ClassVar[bool] = False
+    # Scrapy's offsite rule: links (and redirects) to other hosts than these and their subdomains are dropped
+    # (reason scope); empty: any host the crawl's --scope allows
+    allowed_domains: ClassVar[list[str]] = []
+
+    @property
+    def logger(self) -> logging.Logger:
+        """Scrapy's ``self.logger``: a logger named after the spider (its ``name``, else its class); a parser's
+        lines go to its log file under ``<out>/logs/``."""
+        return logging.getLogger(self.name or type(self).__name__)
 
     def parse(self, page: Page) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no parse(self, page) method")
+
+    def start_requests(self) -> Iterable[Follow | str]:
+        """The crawl's seeds, as Scrapy's ``start_requests``: ``Follow(url, callback=..., data=...)`` or URL strings
+        (to ``parse``). By default the ``start_urls``; override it (or define ``async def start(self)``, Scrapy
+        2.13's, an async generator of the same) to seed pages with their own callbacks and data."""
+        return iter(self.start_urls)
 
 
 def load_spider(spec: str) -> SpiderExtractor:
@@ -48,7 +71,22 @@ def load_spider(spec: str) -> SpiderExtractor:
     urls = spider.start_urls
     if isinstance(urls, str) or not all(isinstance(url, str) for url in urls):
         raise InputError(f"--spider {spec}: start_urls must be a list of URL strings")
+    _check_domains(spec, spider.allowed_domains)
+    if getattr(spider, "custom_settings", None):
+        raise InputError(
+            f"--spider {spec}: custom_settings is Scrapy's and is not read: give the crawl's options to "
+            "Crawler(..., delay=2.0) or as trawl crawl flags (--delay 2), and remove custom_settings"
+        )
     return SpiderExtractor(spec, spider)
+
+
+def _check_domains(spec: str, domains: Any) -> None:
+    """allowed_domains: host names, as Scrapy takes them (a URL or a port there would match nothing)."""
+    if isinstance(domains, str) or not all(isinstance(d, str) for d in domains):
+        raise InputError(f"--spider {spec}: allowed_domains must be a list of domain names")
+    for domain in domains:
+        if not domain.strip(".") or any(c in domain for c in ":/ "):
+            raise InputError(f"--spider {spec}: allowed_domains holds domain names ('example.com'), not {domain!r}")
 
 
 class SpiderExtractor:
@@ -59,6 +97,43 @@ class SpiderExtractor:
     @property
     def start_urls(self) -> list[str]:
         return list(self.spider.start_urls)
+
+    @property
+    def allowed_domains(self) -> list[str]:
+        return list(self.spider.allowed_domains)
+
+    def start_requests(self) -> list[StartRequest]:
+        """The seeds ``start()`` (an async generator), else ``start_requests()``, yields; :class:`InputError` naming
+        the spider if it fails or yields something that is not a seed (an item, a Scrapy ``Request``...)."""
+        spider, what = self.spider, "start_requests()"
+        try:
+            if inspect.isasyncgenfunction(getattr(type(spider), "start", None)):
+                what = "start()"
+                found: Iterable[Any] = _drain(spider.start())  # type: ignore[attr-defined]
+            else:
+                found = spider.start_requests()
+            seeds = (self._start_request(value, what) for value in _iterate(found, what))
+            return [seed for seed in seeds if seed is not None]
+        except InputError:
+            raise
+        except Exception as exc:
+            raise InputError(f"--spider {self.name}: {what} failed: {type(exc).__name__}: {exc}") from None
+
+    def _start_request(self, value: Any, what: str) -> StartRequest | None:
+        follow = Follow(value) if isinstance(value, str) else value
+        if isinstance(follow, Follow) and follow.url is None:
+            return None  # as in a callback: Follow(something.get()) that found nothing
+        if not isinstance(follow, Follow) or not isinstance(follow.url, str):
+            got = type(value).__name__ if not isinstance(value, Follow) else f"Follow({follow.url!r})"
+            raise InputError(
+                f"--spider {self.name}: {what} yielded a {got}: it yields seeds, Follow(url, callback=..., data=...) "
+                "or URL strings (items come from callbacks)"
+            )
+        try:
+            route = self._route(follow) if follow.callback is not None or follow.data is not None else ""
+        except UserCodeError as exc:
+            raise InputError(f"--spider {self.name}: {what} yielded {follow!r}: {exc}") from None
+        return StartRequest(follow.url, route, -1 if follow.priority is None else follow.priority)
 
     def extract(self, doc: Document) -> ExtractResult:
         page = Page(doc, self.spider.follow_page_links)
@@ -75,3 +150,20 @@ class SpiderExtractor:
         name = DEFAULT_CALLBACK if follow.callback is None else follow.callback
         self.callback(name)  # a name the spider lacks fails on the page that yields it, not on the next one
         return encode_route(name, follow.data)
+
+
+def _iterate(found: Any, what: str) -> Iterator[Any]:
+    if found is None or isinstance(found, str | Follow):
+        raise InputError(f"{what} must yield its seeds (or return a list of them), not return {found!r}")
+    return iter(found)
+
+
+def _drain(gen: AsyncIterator[Any]) -> list[Any]:
+    """What an async generator yields, run to its end on an event loop of its own (in a thread: the caller may be
+    running one already)."""
+
+    async def collect() -> list[Any]:
+        return [value async for value in gen]
+
+    with ThreadPoolExecutor(1, thread_name_prefix="webtrawl-start") as pool:
+        return pool.submit(asyncio.run, collect()).result()

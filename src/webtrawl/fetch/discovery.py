@@ -14,6 +14,7 @@ from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.errors import WebtrawlError
 from webtrawl.fetch.dns import Resolver
 from webtrawl.formats.canonical import canonicalize
+from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.frontier import AsyncRedisFrontier
 from webtrawl.messages import Lease, NewUrl
 
@@ -21,7 +22,8 @@ MAX_ROBOTS_SITEMAPS = 1000  # Sitemap: lines of one robots.txt that are followed
 
 
 def robots_sitemaps(origin: str, urls: list[str], policy: AddressPolicy) -> list[NewUrl]:
-    """A robots.txt's ``Sitemap:`` URLs on its own host, at depth 0 like seeds.
+    """A robots.txt's ``Sitemap:`` URLs on its own host, at depth 0 like seeds, marked as sitemaps (a text one is
+    read only so).
 
     The host already passed the scope and the address policy (its URL was leased); only the port is checked again.
     """
@@ -38,7 +40,7 @@ def robots_sitemaps(origin: str, urls: list[str], policy: AddressPolicy) -> list
         except ValueError:
             continue
         if host and parts.hostname == host and policy.url_allowed(host, port) is None:
-            new.append(NewUrl(url, 0))
+            new.append(NewUrl(url, 0, route=SITEMAP_ROUTE))
     return new
 
 

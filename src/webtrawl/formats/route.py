@@ -7,6 +7,10 @@ there) and the recrawl state after the depth (:mod:`webtrawl.formats.recrawl`).
 from __future__ import annotations
 
 ROUTE_MARK = "^"  # starts a route; never the first character of what a route may precede (a rest, a depth's end)
+# The route of a URL reached as a sitemap (robots.txt Sitemap:, --sitemap, a sitemap index's): what lets a text
+# sitemap, which has no markup to tell it by, be read as one. No spider method is named so (not an identifier), and
+# a spider's page with it goes to ``parse`` (webtrawl.extract.routing). Only sitemap URLs carry it: a few bytes each.
+SITEMAP_ROUTE = "@sitemap"
 
 
 def frame_route(route: str) -> str:

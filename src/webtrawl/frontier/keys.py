@@ -72,15 +72,17 @@ is digits, dots and ``~`` only and ``rest`` never starts with one of them, so no
 costs its path plus one byte. A script that rewrites the metadata (retries + 1) keeps ``~<level>`` as the head of
 ``rest``. Lease tokens are ``<owner>.<shard>-<seq>``: the part before the last ``.`` is the fetcher that took it.
 
-``^<n>:<route>`` is a spider's route (``Lease.route``/``NewUrl.route``: the callback name and the JSON data the link
-was followed with, :mod:`webtrawl.extract.routing`), ``n`` its length in UTF-8 bytes; ``rest`` never starts with
-``^``. Only links a spider routed carry it: every other entry is byte for byte what it was. The route lives inline in
-the entry, not in a hash of its own keyed by URL, because the entry already goes everywhere the URL goes: into the
-lease record (``L``) and back to the head of the queue on reclaim (expired or by owner), to the tail on a retry (the
-scripts treat it as the head of ``rest``, like ``~<level>``), into the recrawl state (``rc``, after the depth), and
-it is in the same slot on a cluster and in the AOF like the entry. A hash would need a write per add, a delete per
-completion and care in every script, for the same bytes. Its size is capped where it is made (16 KiB of JSON).
-Dedup is by URL alone: a URL already seen is not added again, so its route is the one of its first discovery.
+``^<n>:<route>`` is a spider's route (``Lease.route``/``NewUrl.route``: the callback name and the JSON data the link was
+followed with, :mod:`webtrawl.extract.routing`), ``n`` its length in UTF-8 bytes; ``rest`` never starts with ``^``. Only
+links a spider (or a rule's data) routed carry it, and URLs reached as sitemaps (``@sitemap``,
+:mod:`webtrawl.formats.route`, which lets a text sitemap be read as one): every other entry is byte for byte what it
+was. The route lives inline in the entry, not in a hash of its own keyed by URL, because the entry already goes
+everywhere the URL goes: into the lease record (``L``) and back to the head of the queue on reclaim (expired or by
+owner), to the tail on a retry (the scripts treat it as the head of ``rest``, like ``~<level>``), into the recrawl state
+(``rc``, after the depth), and it is in the same slot on a cluster and in the AOF like the entry. A hash would need a
+write per add, a delete per completion and care in every script, for the same bytes. Its size is capped where it is made
+(16 KiB of JSON). Dedup is by URL alone: a URL already seen is not added again, so its route is the one of its first
+discovery.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import BinaryIO
 
 from webtrawl.errors import BadUrl, InputError, SchemeError
 from webtrawl.formats import canonicalize
+from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.messages import NewUrl
 
 # The first seed URLs of a crawl are stored as its seed hosts, for the host/domain scope; a seed file of millions of
@@ -45,28 +46,35 @@ def _lines(path: Path) -> Iterator[tuple[str, int, str]]:
             stream.close()
 
 
-def _seed(text: str, where: str) -> NewUrl:
+def seed_url(text: str, where: str, *, route: str = "", priority: int = -1) -> NewUrl:
+    """A seed as the frontier takes it (canonical, depth 0); :class:`InputError` saying ``where`` it came from."""
     candidate = text.strip()
     try:
-        return NewUrl(canonicalize(candidate), depth=0)
+        return NewUrl(canonicalize(candidate), depth=0, priority=priority, route=route)
     except (BadUrl, SchemeError) as exc:
         raise InputError(f"{where}: not an http(s) URL: {candidate!r} ({exc})") from None
 
 
-def iter_seeds(urls: Iterable[str], path: Path | None, batch: int = 1000) -> Iterator[list[NewUrl]]:
-    """Batches of canonical seed URLs; blank lines and ``#`` comments in the file are skipped.
+def sitemap_seeds(urls: Iterable[str]) -> list[NewUrl]:
+    """``--sitemap`` URLs as seeds marked as sitemaps (so a text sitemap is read as one, parse/sitemap.py)."""
+    return [seed_url(url, "--sitemap", route=SITEMAP_ROUTE) for url in urls]
+
+
+def iter_seeds(urls: Iterable[str | NewUrl], path: Path | None, batch: int = 1000) -> Iterator[list[NewUrl]]:
+    """Batches of canonical seed URLs (``urls`` made by :func:`seed_url` already pass as they are); blank lines and
+    ``#`` comments in the file are skipped.
 
     Streaming keeps memory flat for seed files of any size; an invalid line stops with its line number.
     """
     out: list[NewUrl] = []
     for url in urls:
-        out.append(_seed(url, "seed"))
+        out.append(url if isinstance(url, NewUrl) else seed_url(url, "seed"))
     if path is not None:
         for name, number, line in _lines(path):
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
                 continue
-            out.append(_seed(stripped, f"{name}:{number}"))
+            out.append(seed_url(stripped, f"{name}:{number}"))
             if len(out) >= batch:
                 yield out
                 out = []

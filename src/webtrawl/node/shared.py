@@ -27,7 +27,7 @@ from webtrawl.metrics.report import (
     reasons,
 )
 from webtrawl.node.presence import NodeStatus, list_nodes, request_stop
-from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, sitemap_seeds
 
 log = logging.getLogger("webtrawl.node")
 
@@ -45,15 +45,14 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
 
     Memory stays flat whatever the file's size: one batch of URLs at a time, no per-process seen cache.
     """
-    urls = [*urls, *cfg.discovery.sitemap]
-    if path is None and not urls:
+    if path is None and not urls and not cfg.discovery.sitemap:
         raise InputError("give a seeds FILE (- for stdin), URLs or --sitemap URLs")
     client = _client(cfg)
     frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
     totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
     kept = 0
     logged = time.monotonic()
-    for batch in iter_seeds(urls, path):
+    for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
         result = frontier.add(batch)
         totals["read"] += len(batch)
         totals["added"] += result.added

@@ -17,9 +17,10 @@ from webtrawl.errors import InputError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
+from webtrawl.messages import NewUrl
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
-from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, seed_url, sitemap_seeds
 from webtrawl.options import BY_NAME
 from webtrawl.parse.args import ParserArgs
 
@@ -89,19 +90,23 @@ def socket_dir(out: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix="trawl-"))  # unix socket paths are limited to ~107 bytes
 
 
-def check_components(cfg: CrawlConfig) -> tuple[CrawlConfig, list[str]]:
+def check_components(cfg: CrawlConfig) -> tuple[CrawlConfig, list[NewUrl]]:
     """User extraction code and rules fail here, once, with file and line: not in every parser later; --render
     without Chromium or Playwright too, before anything starts. The stages are imported only when used: the
     supervisor stays small (the children import their own). Returns the config with --extract and --spider made
-    absolute, and a spider's start_urls (seeds like the command line's)."""
-    start_urls: list[str] = []
+    absolute, and a spider's seeds (its start_requests(), by default its start_urls, with their routes)."""
+    start_urls: list[NewUrl] = []
     if cfg.extraction.enabled():
         from webtrawl.extract import absolute_spec, build_extraction
 
         ext = cfg.extraction
         cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
         extraction = build_extraction(cfg.extraction)
-        start_urls = extraction.start_urls() if extraction is not None else []
+        if extraction is not None:
+            where = f"--spider {cfg.extraction.spider}: start_requests()"
+            start_urls = [
+                seed_url(s.url, where, route=s.route, priority=s.priority) for s in extraction.start_requests()
+            ]
         if extraction is not None and cfg.discovery.recrawl_after <= 0 and extraction.sets_recrawl():
             raise InputError(
                 f"{cfg.extraction.extract}: a rule's recrawl_after needs --recrawl-after (which starts rounds)"
@@ -115,7 +120,7 @@ def check_components(cfg: CrawlConfig) -> tuple[CrawlConfig, list[str]]:
 
 def seed(
     cfg: CrawlConfig,
-    start_urls: list[str],
+    start_urls: list[NewUrl],
     frontier: RedisFrontier,
     stopped: Callable[[], bool],
     presence: Presence | None,
@@ -125,7 +130,8 @@ def seed(
 ) -> list[str]:
     """Add this run's seeds; the seed hosts of the crawl (empty: a stop came while waiting for seeds)."""
     new_seeds: list[str] = []
-    for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *cfg.discovery.sitemap], cfg.crawl.seeds_file):
+    sitemaps = sitemap_seeds(cfg.discovery.sitemap)
+    for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
         frontier.add(batch)
         new_seeds.extend(u.url for u in batch[: MAX_SEED_HOSTS - len(new_seeds)])
     if new_seeds:

@@ -25,6 +25,7 @@ from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import redis_used_memory
 from webtrawl.frontier.retry import is_transient
+from webtrawl.messages import NewUrl
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node import startup
@@ -86,7 +87,7 @@ class Node:
         self.redis: EmbeddedRedis | None = None
         self.ops: Operations | None = None
         self._sampler = ProcessSampler()
-        self.start_urls: list[str] = []  # --spider: the spider's start_urls, seeds like the command line's
+        self.start_urls: list[NewUrl] = []  # --spider: its start_requests() (start_urls), seeds with their routes
         self._processes: dict[str, dict[str, float]] = {}
         ops = cfg.operations
         level = logging.getLogger().getEffectiveLevel()

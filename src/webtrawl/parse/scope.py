@@ -44,7 +44,14 @@ def _searcher(patterns: list[re.Pattern[str]]) -> Callable[[str], object] | None
 class Scope:
     """``allows(url)`` for canonical URLs. Seeds that do not canonicalize are skipped (refused earlier)."""
 
-    def __init__(self, mode: str, seeds: list[str], include: Iterable[str], exclude: Iterable[str]) -> None:
+    def __init__(
+        self,
+        mode: str,
+        seeds: list[str],
+        include: Iterable[str],
+        exclude: Iterable[str],
+        allowed_domains: Iterable[str] = (),
+    ) -> None:
         if mode not in ("any", "host", "domain"):
             raise ConfigError(f"scope must be any, host or domain, not {mode!r}")
         self.mode = mode
@@ -62,12 +69,17 @@ class Scope:
         self._hosts = frozenset(hosts)
         self._domains = frozenset(registered_domain(h) for h in hosts) if mode == "domain" else frozenset()
         self._domain_cache: dict[str, bool] = {}
-        self._trivial = mode == "any" and not include and not exclude
+        # a spider's allowed_domains (Scrapy's offsite rule): those hosts and their subdomains, on top of the rest
+        self._allowed = tuple(d.lower().strip(".") for d in allowed_domains)
+        self._allowed_cache: dict[str, bool] = {}
+        self._trivial = mode == "any" and not include and not exclude and not self._allowed
 
     def allows(self, url: str) -> bool:
         if self._trivial:
             return True
         if self.mode != "any" and not self._host_allowed(host_and_port(url)[0].rstrip(".")):
+            return False
+        if self._allowed and not self._in_allowed_domains(host_and_port(url)[0].rstrip(".")):
             return False
         if self._include is not None and not self._include(url):
             return False
@@ -83,6 +95,15 @@ class Scope:
             if len(self._domain_cache) > 100_000:
                 self._domain_cache.clear()
             known = self._domain_cache[host] = registered_domain(host) in self._domains
+        return known
+
+    def _in_allowed_domains(self, host: str) -> bool:
+        known = self._allowed_cache.get(host)
+        if known is None:
+            if len(self._allowed_cache) > 100_000:
+                self._allowed_cache.clear()
+            known = any(host == d or host.endswith("." + d) for d in self._allowed)
+            self._allowed_cache[host] = known
         return known
 
 

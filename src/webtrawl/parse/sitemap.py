@@ -6,6 +6,10 @@ expansion attacks since 2.4), and every finished entry is removed from the tree 
 whatever the file's size. Reading stops at the protocol's caps (50,000 URLs, 50 MB uncompressed per file); whatever
 came before the cap, or before broken XML, is kept. A body whose first element is not one of these formats is not
 a sitemap (``parse`` returns None) and is treated as any other page.
+
+Text sitemaps (sitemaps.org: UTF-8, one absolute URL per line, the same caps) have no markup to recognise them by,
+so only a URL reached as a sitemap (robots.txt ``Sitemap:``, ``--sitemap``, a sitemap index) is read as one
+(``parse_text``); any other text/plain page stays a page.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ class SitemapEntry(msgspec.Struct, frozen=True):
 
 
 class Sitemap(msgspec.Struct):
-    kind: str  # urlset, index, rss, atom
+    kind: str  # urlset, index, rss, atom, text
     entries: list[SitemapEntry]
     capped: bool = False  # reading stopped at MAX_URLS or MAX_BYTES
     broken: bool = False  # the XML (or the gzip stream) was broken; the entries before the fault are kept
@@ -197,3 +201,61 @@ def parse(payload: bytes, *, max_urls: int = MAX_URLS, max_bytes: int = MAX_BYTE
         if out is not None:
             out.broken = True
     return out
+
+
+_TEXT_TYPES = frozenset({"text/plain", "", "application/octet-stream", "binary/octet-stream"})
+_GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/x-gzip-compressed"})
+_URL_STARTS = (b"http://", b"https://")
+_MAX_LINE = 64 * 1024  # longer than any URL a crawl keeps (--max-url-length)
+TEXT = "text"
+
+
+def may_be_text_sitemap(payload: bytes, mime: str) -> bool:
+    """Cheap test before reading a URL reached as a sitemap as a text one: a plain-text type (or none, or gzip) and
+    a body that is gzip or starts with an absolute http(s) URL (not XML, not HTML)."""
+    if payload[:2] == _GZIP_MAGIC:
+        return mime in _TEXT_TYPES or mime in _GZIP_TYPES
+    return mime in _TEXT_TYPES and payload[:512].lstrip(_BOM + _BLANKS)[:8].lower().startswith(_URL_STARTS)
+
+
+def parse_text(payload: bytes, *, max_urls: int = MAX_URLS, max_bytes: int = MAX_BYTES) -> Sitemap | None:
+    """The URLs of a text sitemap (gzip or not); None if its first line is not an absolute http(s) URL (an XML
+    sitemap, an HTML page). A later line that is not one (or is longer than any URL) is skipped: ``broken``."""
+    out = Sitemap(TEXT, [])
+    body = _Body(payload, max_bytes)
+    try:
+        for line in _lines(body, out):
+            url = line.strip(_BLANKS).removeprefix(_BOM)
+            if not url:
+                continue
+            if not url[:8].lower().startswith(_URL_STARTS):
+                if not out.entries and not out.broken:
+                    return None
+                out.broken = True
+                continue
+            out.entries.append(SitemapEntry(url.decode("utf-8", "replace")))
+            if len(out.entries) >= max_urls:
+                out.capped = True
+                return out
+    except zlib.error:
+        out.broken = True
+    out.capped = out.capped or body.cut
+    return out
+
+
+def _lines(body: _Body, out: Sitemap) -> Iterator[bytes]:
+    """The body's lines; one longer than :data:`_MAX_LINE` is dropped whole (``out.broken``), so a body without
+    newlines costs no more than one with them. A last line the byte cap cut is dropped (a URL cut short)."""
+    rest = b""
+    skipping = False
+    for chunk in body:
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        if skipping and lines:
+            lines[0], skipping = b"", False  # the end of the overlong line
+        if not skipping:
+            yield from lines
+        if len(rest) > _MAX_LINE:
+            rest, skipping, out.broken = b"", True, True
+    if rest and not skipping and not body.cut:
+        yield rest

@@ -90,14 +90,16 @@ def build_context(
     extraction: ExtractionOptions,
 ) -> ParseContext:
     policy = AddressPolicy(fetch.ip_allow, fetch.ports)
+    built = _extraction(extraction)
+    allowed = built.allowed_domains() if built is not None else ()
     return ParseContext(
         limits=limits,
         politeness=politeness,
         product_token=fetch.product_token,
-        scope=Scope(discovery.scope, seeds, discovery.include, discovery.exclude),
+        scope=Scope(discovery.scope, seeds, discovery.include, discovery.exclude, allowed),
         url_allowed=policy.url_allowed,
         traps=TrapGuard(limits.max_path_repeats, limits.max_query_variants),
-        extraction=_extraction(extraction),
+        extraction=built,
         sitemaps=discovery.sitemaps,
         requisites=discovery.requisites,
         near_duplicates=discovery.near_duplicates or discovery.skip_near_duplicates,

@@ -10,6 +10,10 @@ The synthetic web (``model.py``) stays exactly as it was: a crawl reaches these 
   ``/only/2.html`` is a frameset; ``/only/3.html`` (HTML) and ``/only/4.html`` (an empty body) name a page in a
   ``Refresh`` response header.
 * ``feed.disc.test`` (http): an RSS feed and an Atom feed, each listing pages no link reaches.
+* ``text.disc.test`` (http): text sitemaps (one URL per line). robots.txt names ``/sitemap.txt`` (``text/plain``)
+  and an index listing ``/more.txt.gz`` (gzip); ``/given.txt`` is one for ``--sitemap``. They list the ``/t/...``
+  pages, which no link reaches, and a URL of another host. Its root page links to ``/urls.txt``, a text page of
+  URLs that is not a sitemap (nothing names it one): the ``/not/...`` pages it lists must not be fetched.
 * ``other.disc.test``: the host the cross-submission rule protects; any request to it is a crawler bug.
 * ``dup.disc.test`` (http): ``/a.html`` and ``/b.html`` carry the same long text but for one word (near-duplicates),
   ``/c.html`` another text; only ``/b.html`` links to ``/trap/1.html`` and only ``/c.html`` to ``/c-next.html``.
@@ -45,6 +49,10 @@ _ONLY = tuple(f"/only/{i}.html" for i in range(1, 6))
 _ONLY_GZ = tuple(f"/only/gz-{i}.html" for i in range(1, 4))
 _POSTS = tuple(f"/post/{i}.html" for i in range(1, 4))
 _ENTRIES = tuple(f"/entry/{i}.html" for i in range(1, 3))
+_TEXT_LISTED = tuple(f"/t/{i}.html" for i in range(1, 4))
+_TEXT_INDEXED = tuple(f"/t/gz-{i}.html" for i in range(1, 3))
+_TEXT_GIVEN = ("/t/given.html",)
+_TEXT = "text/plain; charset=utf-8"
 
 
 def _page(title: str, head: str = "", body: str = "") -> Reply:
@@ -119,6 +127,23 @@ class DiscoveryWeb:
         smap = {self.url("smap.disc.test", p) for p in (*_ONLY, *_ONLY_GZ)}
         return smap | {self.url("feed.disc.test", p) for p in (*_POSTS, *_ENTRIES)}
 
+    @property
+    def text_sitemap_seed(self) -> str:
+        return self.url("text.disc.test", "/")
+
+    @property
+    def given_text_sitemap(self) -> str:
+        """A text sitemap nothing names: for ``--sitemap``."""
+        return self.url("text.disc.test", "/given.txt")
+
+    def text_sitemap_pages(self) -> set[str]:
+        """Pages only text sitemaps list: robots.txt's, the index's gzip one and ``--sitemap``'s."""
+        return {self.url("text.disc.test", p) for p in (*_TEXT_LISTED, *_TEXT_INDEXED, *_TEXT_GIVEN)}
+
+    def not_a_sitemap(self) -> tuple[str, set[str]]:
+        """A linked text page of URLs (not named a sitemap anywhere), and the pages only it lists."""
+        return self.url("text.disc.test", "/urls.txt"), {self.url("text.disc.test", "/not/1.html")}
+
     def linked_only(self) -> set[str]:
         """Pages reached only through link rel, frames, meta refresh and Refresh headers of /only/1.html to 4."""
         return {self.url("smap.disc.test", p) for p in LINKED_ONLY}
@@ -147,6 +172,8 @@ class DiscoveryWeb:
             return self._smap(path)
         if host == "feed.disc.test":
             return self._feed(path)
+        if host == "text.disc.test":
+            return self._text(path)
         if host == "dup.disc.test":
             return self._dup(path)
         ranked = self.ranking.respond(host, path)
@@ -231,6 +258,35 @@ class DiscoveryWeb:
             body = f'<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom"><title>atom</title>\n{entries}'
             return Reply(200, body=(body + "</feed>\n").encode(), content_type="application/atom+xml")
         if path in _POSTS or path in _ENTRIES:
+            return _page(path)
+        return _NOT_FOUND
+
+    def _text(self, path: str) -> Reply:
+        u = self.url
+
+        def listing(paths: tuple[str, ...]) -> bytes:
+            return "".join(f"{u('text.disc.test', p)}\n" for p in paths).encode()
+
+        if path == "/robots.txt":
+            text = f"User-agent: *\nDisallow:\n\nSitemap: {u('text.disc.test', '/sitemap.txt')}\n"
+            return Reply(200, body=(text + f"Sitemap: {u('text.disc.test', '/index.xml')}\n").encode())
+        if path == "/":
+            return _page("text sitemaps", body='<a href="/urls.txt">some URLs</a>\n')
+        if path == "/sitemap.txt":  # a BOM, CRLF line ends, a blank line: all allowed
+            stolen = f"{u('other.disc.test', '/stolen-text.html')}\n".encode()
+            text_body = b"\xef\xbb\xbf" + listing(_TEXT_LISTED).replace(b"\n", b"\r\n") + b"\r\n" + stolen
+            return Reply(200, body=text_body, content_type=_TEXT)
+        if path == "/index.xml":
+            loc = f"<sitemap><loc>{u('text.disc.test', '/more.txt.gz')}</loc></sitemap>"
+            index = f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{loc}</sitemapindex>\n'
+            return Reply(200, body=index.encode(), content_type=_XML)
+        if path == "/more.txt.gz":
+            return Reply(200, body=gzip.compress(listing(_TEXT_INDEXED), mtime=0), content_type="application/gzip")
+        if path == "/given.txt":
+            return Reply(200, body=listing(_TEXT_GIVEN), content_type=_TEXT)
+        if path == "/urls.txt":
+            return Reply(200, body=listing(("/not/1.html",)), content_type=_TEXT)
+        if path in (*_TEXT_LISTED, *_TEXT_INDEXED, *_TEXT_GIVEN, "/not/1.html"):
             return _page(path)
         return _NOT_FOUND
 
