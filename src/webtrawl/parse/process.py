@@ -29,8 +29,7 @@ from webtrawl.parse.links import Links, drop, drop_all, follow_links, follow_pag
 from webtrawl.parse.recrawl import revisit_kind, sitemap_hint
 from webtrawl.parse.scope import Scope, host_and_port
 from webtrawl.parse.simhash import page_text, simhash
-from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, may_be_sitemap, may_be_text_sitemap, parse_text
-from webtrawl.parse.sitemap import parse as parse_sitemap
+from webtrawl.parse.sitemap import MAX_BYTES, Sitemap, read_sitemap
 from webtrawl.parse.traps import TrapGuard
 from webtrawl.redact import redact
 from webtrawl.store.base import Change, Chunk, PageRecord
@@ -179,7 +178,8 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built
         return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh)
     if ctx.sitemaps != "off" and mime not in _HTML_TYPES:
-        found = _read_sitemap(page, payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed))
+        as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap
+        found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
             _set_robots(record, robots)
             return _sitemap(page, ctx, record, found)
@@ -199,14 +199,6 @@ def _refreshed(page: Page, ctx: ParseContext, record: PageRecord, refresh: Links
     new_urls = follow_page_links(page, ctx, record.nofollow, page.lease.url, refresh, counters, dropped)
     record.outlinks = len(new_urls)
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped)
-
-
-def _read_sitemap(page: Page, payload: bytes, mime: str, max_bytes: int) -> Sitemap | None:
-    """The page as a sitemap or feed, recognised by its markup; a URL reached as a sitemap may be a text one too."""
-    found = parse_sitemap(payload, max_bytes=max_bytes) if may_be_sitemap(payload, mime) else None
-    if found is None and page.lease.route == SITEMAP_ROUTE and may_be_text_sitemap(payload, mime):
-        found = parse_text(payload, max_bytes=max_bytes)
-    return found
 
 
 def _document(page: Page, record: PageRecord, text: str | bytes, tree: Any = None) -> Document:

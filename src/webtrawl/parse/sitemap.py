@@ -259,3 +259,11 @@ def _lines(body: _Body, out: Sitemap) -> Iterator[bytes]:
             rest, skipping, out.broken = b"", True, True
     if rest and not skipping and not body.cut:
         yield rest
+
+
+def read_sitemap(payload: bytes, mime: str, max_bytes: int, as_sitemap: bool) -> Sitemap | None:
+    """The page as a sitemap or feed, recognised by its markup; a URL reached ``as_sitemap`` may be a text one too."""
+    found = parse(payload, max_bytes=max_bytes) if may_be_sitemap(payload, mime) else None
+    if found is None and as_sitemap and may_be_text_sitemap(payload, mime):
+        found = parse_text(payload, max_bytes=max_bytes)
+    return found
