@@ -174,8 +174,10 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         return Processed(record, [], {"revisits": 1}, True)
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
-    if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built
-        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots)
+    if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built (in UTF-8),
+        # but the document's encoding is the HTTP answer's: its links' queries are encoded in it, as a browser does
+        codec, source, _ = choose_encoding(payload, content_type)
+        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, (codec, source))
     if ctx.sitemaps != "off" and mime not in _HTML_TYPES and may_be_sitemap(payload, mime):
         found = parse_sitemap(payload, max_bytes=min(MAX_BYTES, ctx.limits.max_decompressed))
         if found is not None:
@@ -253,8 +255,15 @@ def _set_robots(record: PageRecord, robots: set[str]) -> None:
 
 
 def _html(
-    page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, content_type: str, robots: set[str]
+    page: Page,
+    ctx: ParseContext,
+    record: PageRecord,
+    payload: bytes,
+    content_type: str,
+    robots: set[str],
+    document: tuple[str, str] | None = None,
 ) -> Processed:
+    """``document``: (codec, source) of the page when ``payload`` is not its own bytes (a rendered DOM)."""
     codec, source, bom = choose_encoding(payload, content_type)
     # lexbor reads bytes as UTF-8 (bad bytes become U+FFFD): skip a decode + re-encode for most of the web.
     doc: bytes | str = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
@@ -262,6 +271,7 @@ def _html(
     robots |= found.robots
     _set_robots(record, robots)
     record.title = found.title
+    codec, source = document or (codec, source)  # links' queries are encoded in the document's encoding
     record.encoding = codec
     record.encoding_source = source
     url = page.lease.url

@@ -1,0 +1,54 @@
+"""Pages that behave as real sites do, rendered end to end in real headless Chromium (:class:`JsWeb`): a page in a
+legacy encoding whose links carry non-ASCII queries, a page that sends itself elsewhere by script, and a page
+whose script and data requests are redirected (once within the host, once to a refused address).
+
+One crawl (module fixture) with ``--render always``; the tests read its records and the JS web's request log.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.node.crawlrun import Crawl, records
+from webtrawl_testweb.accesslog import LogEntry
+from webtrawl_testweb.jsweb import SJIS_QUERIES, JsWeb
+
+pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
+if shutil.which("chromium") is None:
+    pytest.skip("Debian's chromium package is not installed", allow_module_level=True)
+
+
+@dataclass
+class Result:
+    web: JsWeb
+    rows: dict[str, dict[str, Any]]
+    entries: list[LogEntry]
+    trap_hits: int
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Result]:
+    out = tmp_path_factory.mktemp("pages") / "crawl"
+    with JsWeb() as web:
+        mark, trapped = web.log.mark(), len(web.trap_hits)
+        seeds = [web.url(host) for host in ("sjis.js.test", "nav.js.test", "redir.js.test")]
+        args = [*web.crawl_args("127.0.0.1/32"), "--delay", "0.1", "--fetchers", "1", "--parsers", "1"]
+        args += ["--render", "always", "--renderers", "2", "--max-depth", "1", "--render-allow-hosts", "127.0.0.2"]
+        crawl = Crawl(out, [*seeds, *args])
+        assert crawl.wait(180) == 0, crawl.log()[-4000:]
+        rows = records(out)
+        assert len(rows) == len({row["url"] for row in rows}), "one record per URL"
+        yield Result(web, {row["url"]: row for row in rows}, web.entries(since=mark), len(web.trap_hits) - trapped)
+
+
+def test_a_legacy_encoded_pages_link_queries_are_sent_in_its_encoding(crawled: Result) -> None:
+    # A browser on that Shift_JIS page requests both links (the HTML's and the script's) with Shift_JIS queries.
+    sent = {e.path for e in crawled.entries if e.host == "sjis.js.test"}
+    assert set(SJIS_QUERIES) <= sent, sorted(sent)
+    home = crawled.rows[crawled.web.url("sjis.js.test")]
+    assert home["rendered"] is True and home["title"] == "日本語" and home["encoding"] == "cp932", home
