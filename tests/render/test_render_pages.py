@@ -52,3 +52,22 @@ def test_a_legacy_encoded_pages_link_queries_are_sent_in_its_encoding(crawled: R
     assert set(SJIS_QUERIES) <= sent, sorted(sent)
     home = crawled.rows[crawled.web.url("sjis.js.test")]
     assert home["rendered"] is True and home["title"] == "日本語" and home["encoding"] == "cp932", home
+
+
+def test_a_page_that_sends_itself_elsewhere_is_recorded_as_it_was_built(crawled: Result) -> None:
+    # The render is of the page: its script's navigation is refused, and the page's own DOM (not Chromium's
+    # error page for the refused navigation) gives the record's title and links.
+    web, rows = crawled.web, crawled.rows
+    home = rows[web.url("nav.js.test")]
+    assert home["title"] == "Nav home" and home["render_blocked"] == {"render-navigation": 1}, home
+    assert rows[web.url("nav.js.test", "/linked")]["status"] == 200
+
+
+def test_redirected_requests_of_a_page_are_followed_and_checked(crawled: Result) -> None:
+    # The script's redirect within the host is followed (the script runs and builds its link); the data request
+    # redirected to the refused address is refused by the address policy, never sent.
+    web, rows = crawled.web, crawled.rows
+    home = rows[web.url("redir.js.test")]
+    assert home["render_blocked"] == {"ip-policy": 1}, home
+    assert rows[web.url("redir.js.test", "/built")]["status"] == 200, sorted(rows)
+    assert crawled.trap_hits == 0

@@ -58,6 +58,7 @@ PENDING_SCRIPT = """(() => {
   };
   Object.defineProperty(window, "__trawlPending", { get: () => pending });
 })();"""
+_LOADED = "() => document.readyState === 'complete'"
 _BYTES_PER_MAX_BODY = 4  # a render keeps at most 4 x --max-body of its requests' bodies
 _HOP_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
@@ -105,7 +106,9 @@ class PageRender:
             await context.add_init_script(PENDING_SCRIPT)
             page = await context.new_page()
             page.on("crash", self._crash)
-            await page.goto(self.url, wait_until="load")
+            # the load event seen in the page: Playwright's own wait never ends once a script's navigation was aborted
+            await page.goto(self.url, wait_until="commit")
+            await page.wait_for_function(_LOADED)
             await self._settle(page)
             for _ in range(opts.render_scrolls):
                 if not await self._scroll(page):
@@ -197,8 +200,9 @@ class PageRender:
 
     async def _answer(self, route: Route, request: Request) -> None:
         if request.is_navigation_request() and request.frame.parent_frame is None:
-            if self._navigated:  # a script sending the page elsewhere: the render is of this page
-                await self._refuse(route, "render-navigation")
+            if self._navigated:  # a script sending the page elsewhere: the render is of this page. Aborted, not
+                # blocked: a blocked navigation replaces the page with Chromium's error page, an aborted one is dropped
+                await self._refuse(route, "render-navigation", "aborted")
                 return
             self._navigated = True
             await self._fulfill(route, self.first)
