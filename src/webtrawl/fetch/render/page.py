@@ -207,27 +207,39 @@ class PageRender:
             self._navigated = True
             await self._fulfill(route, self.first)
             return
-        url = request.url
+        url: str | None = request.url
+        # Redirects are followed here, each hop checked as a request of its own: Chromium would send the request a
+        # fulfilled redirect leads to without routing it (to its dead proxy: the script or data would be lost).
+        for _ in range(1 + self.owner.limits.max_redirects):
+            assert url is not None
+            reason = await self._refusal(url, request)
+            if reason:
+                await self._refuse(route, reason)
+                return
+            self.requests += 1
+            try:
+                async with self._one:
+                    resp = await self.owner.client.fetch(url, timeout=self.owner.fetch_opts.timeouts.total)
+            except (TransportError, PolicyError) as exc:
+                await self._refuse(route, exc.reason, "failed")
+                return
+            self.exchanges.append(_exchange(url, resp))
+            self._bytes += len(resp.body)
+            url = resp.redirect_target(url)
+            if url is None:
+                await self._fulfill(route, resp)
+                return
+        await self._refuse(route, "redirects", "failed")
+
+    async def _refusal(self, url: str, request: Request) -> str:
+        """Why the page may not have ``url`` (the rules, then the address policy, then robots.txt), or ``""``."""
         reason = self._check(url, request.method, request.resource_type)
         if not reason:
             try:
                 await self.owner.client.check_target(url)  # the address policy, before anything is sent
             except (TransportError, PolicyError) as exc:
                 reason = exc.reason
-        reason = reason or await self._robots(url)
-        if reason:
-            await self._refuse(route, reason)
-            return
-        self.requests += 1
-        try:
-            async with self._one:
-                resp = await self.owner.client.fetch(url, timeout=self.owner.fetch_opts.timeouts.total)
-        except (TransportError, PolicyError) as exc:
-            await self._refuse(route, exc.reason, "failed")
-            return
-        self.exchanges.append(_exchange(url, resp))
-        self._bytes += len(resp.body)
-        await self._fulfill(route, resp)
+        return reason or await self._robots(url)
 
     def _check(self, url: str, method: str, resource_type: str) -> str:
         parts = urlsplit(url)
