@@ -61,6 +61,9 @@ def test_a_page_that_sends_itself_elsewhere_is_recorded_as_it_was_built(crawled:
     home = rows[web.url("nav.js.test")]
     assert home["title"] == "Nav home" and home["render_blocked"] == {"render-navigation": 1}, home
     assert rows[web.url("nav.js.test", "/linked")]["status"] == 200
+    # where the script sent it is a link of the page, as a redirect or a <meta http-equiv=refresh> would be
+    assert rows[web.url("nav.js.test", "/moved")]["title"] == "Nav /moved", sorted(rows)
+    assert home["outlinks"] == 2
 
 
 def test_redirected_requests_of_a_page_are_followed_and_checked(crawled: Result) -> None:

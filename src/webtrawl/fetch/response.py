@@ -39,6 +39,7 @@ class Response(msgspec.Struct):
     dom: bytes | None = None
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
     render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
+    navigations: list[str] = msgspec.field(default_factory=list)  # where the page's scripts sent it (refused)
 
     def redirect_target(self, url: str) -> str | None:
         """Where this answer to ``url`` sends the client, if it is a redirect with a Location (resolved against
@@ -72,6 +73,7 @@ class Response(msgspec.Struct):
             "dom": self.dom,
             "exchanges": self.exchanges,
             "render_blocked": self.render_blocked,
+            "navigations": self.navigations,
         }
 
     def header(self, name: str) -> str | None:

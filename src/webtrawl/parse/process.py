@@ -283,7 +283,7 @@ def _html(
         with contextlib.suppress(WebtrawlError):
             record.canonical = canonicalize(found.canonical, base, codec)
     counters = {"pages": 1}
-    links = found.links
+    links = found.links if not page.navigations else found.links + [(nav, False) for nav in page.navigations]
     tree = found.tree
     if ctx.requisites and found.requisites:
         links = links + [(src, False) for src in found.requisites]

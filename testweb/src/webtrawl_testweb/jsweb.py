@@ -328,8 +328,9 @@ class JsWeb:
         elif kind == "cookie" and path == "/":
             return 200, _plain("Cookie home", ["/check"]), html
         elif kind == "sjis":
-            page = _SJIS_PAGE.encode("shift_jis") if path == "/" else _plain(f"Sjis {path}", [])
-            return 200, page, html + "; charset=shift_jis" if path == "/" else html
+            if path == "/":
+                return 200, _SJIS_PAGE.encode("shift_jis"), html + "; charset=shift_jis"
+            return 200, _plain(f"Sjis {path}", []), html
         elif kind == "nav":
             return 200, _NAV_PAGE.encode() if path == "/" else _plain(f"Nav {path}", []), html
         elif kind == "redir":

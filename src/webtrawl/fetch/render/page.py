@@ -58,6 +58,7 @@ PENDING_SCRIPT = """(() => {
   };
   Object.defineProperty(window, "__trawlPending", { get: () => pending });
 })();"""
+_MAX_NAVIGATIONS = 5  # the script's navigations of the page kept as its links (a page may loop on them)
 _LOADED = "() => document.readyState === 'complete'"
 _BYTES_PER_MAX_BODY = 4  # a render keeps at most 4 x --max-body of its requests' bodies
 _HOP_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"})
@@ -82,6 +83,7 @@ class PageRender:
         self.exchanges: list[Exchange] = []
         self.blocked: dict[str, int] = {}
         self.requests = 1  # the page itself
+        self.navigations: list[str] = []
         self._navigated = False
         self._inflight = 0
         self._changes = 0
@@ -131,6 +133,7 @@ class PageRender:
             dom=dom,
             exchanges=self.exchanges,
             render_blocked=self.blocked,
+            navigations=self.navigations,
             elapsed_ms=self.first.elapsed_ms + (time.perf_counter() - started) * 1000.0,
         )
 
@@ -202,6 +205,8 @@ class PageRender:
         if request.is_navigation_request() and request.frame.parent_frame is None:
             if self._navigated:  # a script sending the page elsewhere: the render is of this page. Aborted, not
                 # blocked: a blocked navigation replaces the page with Chromium's error page, an aborted one is dropped
+                if len(self.navigations) < _MAX_NAVIGATIONS:
+                    self.navigations.append(request.url)  # a link of the page, as a redirect's Location would be
                 await self._refuse(route, "render-navigation", "aborted")
                 return
             self._navigated = True
