@@ -1,6 +1,6 @@
 """Pages that behave as real sites do, rendered end to end in real headless Chromium (:class:`JsWeb`): a page in a
-legacy encoding whose links carry non-ASCII queries, a page that sends itself elsewhere by script, and a page
-whose script and data requests are redirected (once within the host, once to a refused address).
+legacy encoding whose links carry non-ASCII queries, a page that sends itself elsewhere by script, a page whose
+script and data requests are redirected (once within the host, once to a refused address), and a slow page.
 
 One crawl (module fixture) with ``--render always``; the tests read its records and the JS web's request log.
 """
@@ -36,9 +36,10 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Result]:
     out = tmp_path_factory.mktemp("pages") / "crawl"
     with JsWeb() as web:
         mark, trapped = web.log.mark(), len(web.trap_hits)
-        seeds = [web.url(host) for host in ("sjis.js.test", "nav.js.test", "redir.js.test")]
+        seeds = [web.url(host) for host in ("sjis.js.test", "nav.js.test", "redir.js.test", "slow.js.test")]
         args = [*web.crawl_args("127.0.0.1/32"), "--delay", "0.1", "--fetchers", "1", "--parsers", "1"]
         args += ["--render", "always", "--renderers", "2", "--max-depth", "1", "--render-allow-hosts", "127.0.0.2"]
+        args += ["--render-timeout", "45"]
         crawl = Crawl(out, [*seeds, *args])
         assert crawl.wait(180) == 0, crawl.log()[-4000:]
         rows = records(out)
@@ -74,3 +75,9 @@ def test_redirected_requests_of_a_page_are_followed_and_checked(crawled: Result)
     assert home["render_blocked"] == {"ip-policy": 1}, home
     assert rows[web.url("redir.js.test", "/built")]["status"] == 200, sorted(rows)
     assert crawled.trap_hits == 0
+
+
+def test_a_slow_page_gets_the_whole_render_timeout(crawled: Result) -> None:
+    # Its script comes after 32 s, past Playwright's own 30 s default: --render-timeout 45 is the limit that holds.
+    row = crawled.rows[crawled.web.url("slow.js.test")]
+    assert row["title"] == "Slow done" and row["retries"] == 0, row

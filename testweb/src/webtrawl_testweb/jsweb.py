@@ -21,6 +21,8 @@ for benchmarks):
 - ``nav.js.test``: ``/`` (text and a link to ``/linked``) sends itself to ``/moved`` by script (``location.href``).
 - ``redir.js.test``: ``/`` loads ``/static/old.js``, which redirects to ``/static/new.js`` (it builds a link to
   ``/built``), and fetches ``/api/away``, which redirects to the trap on 127.0.0.2.
+- ``slow.js.test``: ``/`` loads ``/static/slow.js``, answered after ``slow_s`` seconds (past Playwright's own 30 s
+  default timeout); it sets the title to ``Slow done``.
 - ``evil.js.test``: ``/`` builds a link to ``/done`` and, meanwhile, fetches ``/private/secret`` (disallowed by
   robots.txt), ``http://127.0.0.2:<trap>/steal`` (an address outside ``--ip-allow 127.0.0.1/32``), an image and a
   script of another host.
@@ -141,8 +143,11 @@ class JsWeb:
 
     __test__ = False
 
-    def __init__(self, *, items: int = 5, screens: int = 8, plain_pages: int = 3, mem_mb: int = 128) -> None:
+    def __init__(
+        self, *, items: int = 5, screens: int = 8, plain_pages: int = 3, mem_mb: int = 128, slow_s: float = 32.0
+    ) -> None:
         self.items = items
+        self.slow_s = slow_s
         self.mem_mb = mem_mb
         self.screens = screens
         self.plain_pages = plain_pages
@@ -251,6 +256,8 @@ class JsWeb:
         status, body, ctype = 404, b"not found\n", "text/plain"
         try:
             status, body, ctype = self._reply(host, request.path, request.query.get("screen", ""))
+            if host.startswith("slow.") and request.path == "/static/slow.js":
+                await asyncio.sleep(self.slow_s)
             if host.startswith("cookie.") and request.path == "/check":
                 title = "cookie: " + (request.cookies.get("visit") or "none")
                 status, body, ctype = 200, _plain(title, []), "text/html"
@@ -340,6 +347,10 @@ class JsWeb:
             if path == "/static/new.js":
                 return 200, _NEW_JS.encode(), js
             return 200, _REDIR_PAGE.encode() if path == "/" else _plain(f"Redir {path}", []), html
+        elif kind == "slow":
+            if path == "/static/slow.js":
+                return 200, b"document.title = 'Slow done';", js
+            return 200, _plain("Slow", []).replace(b"</body>", b'<script src="/static/slow.js"></script></body>'), html
         elif kind == "other" and path == "/static/lib.js":
             return 200, b"window.lib = 1;\n", js
         return 404, b"not found\n", "text/plain"

@@ -103,6 +103,8 @@ class PageRender:
             viewport={"width": 1280, "height": 1024},
             accept_downloads=False,
         )
+        # --render-timeout (around the whole render) is the limit, not Playwright's own 30 s default per call
+        context.set_default_timeout(0)
         try:
             await context.route("**/*", self._route)
             await context.add_init_script(PENDING_SCRIPT)
