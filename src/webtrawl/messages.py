@@ -80,12 +80,14 @@ class Page(msgspec.Struct):
     elapsed_ms: float = 0.0
     recrawl: str = ""  # --recrawl-after: the URL's state in the recrawl set when it was leased (validators, digest)
     # Set when a browser rendered the page: why (``always``, ``include``, ``host``, ``shell: ...``), the DOM after
-    # its scripts ran (UTF-8 HTML, what the parser reads instead of ``body``), the other requests it made, and the
-    # requests it was refused (reason -> count). ``body`` stays the navigation response as received.
+    # its scripts ran (UTF-8 HTML, what the parser reads instead of ``body``), the other requests it made, the
+    # requests it was refused (reason -> count) and the URLs its scripts sent it to (``location.href = ...``: the
+    # render stays on the page, the parser takes them as links). ``body`` stays the navigation response as received.
     render_reason: str = ""
     dom: bytes | None = None
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
     render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
+    navigations: list[str] = msgspec.field(default_factory=list)
     # When the frontier may take the URL back from the parsers (the release + --process-ttl, counted from before the
     # release was sent), in time.monotonic() seconds: system-wide, so the fetchers and parsers of a node share it.
     # A parser drops a page it could not store in time (parse/fence.py); 0: no deadline (not from a fetcher).

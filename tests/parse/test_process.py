@@ -14,7 +14,7 @@ import pytest
 
 from webtrawl.messages import NewUrl
 from webtrawl.parse import Scope, process_page
-from webtrawl.parse.process import _iso
+from webtrawl.parse.record import _iso
 
 from .helpers import URL, make_ctx, make_page
 

@@ -17,7 +17,8 @@ from tests.parse.helpers import make_page
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.parse.output import page_output, parse_bug_output
-from webtrawl.parse.process import Processed, base_record
+from webtrawl.parse.process import Processed
+from webtrawl.parse.record import base_record
 from webtrawl.store import Drop, PageOutput, SinkContext
 from webtrawl.store.fanout import FanOut
 from webtrawl.store.files import DroppedSink, JsonlSink, records_of

@@ -7,10 +7,14 @@ load aiohttp.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urljoin
 
 import msgspec
 
+from webtrawl.formats.canonical import header_url
 from webtrawl.messages import Exchange
+
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class Response(msgspec.Struct):
@@ -35,6 +39,15 @@ class Response(msgspec.Struct):
     dom: bytes | None = None
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
     render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
+    navigations: list[str] = msgspec.field(default_factory=list)  # where the page's scripts sent it (refused)
+
+    def redirect_target(self, url: str) -> str | None:
+        """Where this answer to ``url`` sends the client, if it is a redirect with a Location (resolved against
+        ``url``; raw UTF-8 bytes in it are UTF-8), else None."""
+        location = self.header("location")
+        if self.status not in REDIRECTS or not location:
+            return None
+        return urljoin(url, header_url(location.strip()))
 
     def wire(self) -> dict[str, Any]:
         """The answer as received (what a Page and a rendered page's Exchange both carry), as keyword arguments."""
@@ -60,6 +73,7 @@ class Response(msgspec.Struct):
             "dom": self.dom,
             "exchanges": self.exchanges,
             "render_blocked": self.render_blocked,
+            "navigations": self.navigations,
         }
 
     def header(self, name: str) -> str | None:

@@ -16,18 +16,16 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Protocol
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
 from webtrawl.fetch.response import Response
-from webtrawl.formats.canonical import header_url
 from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, outcome_for
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import whole_lines
 
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_HOPS = 5
 _GAP_MARGIN_S = 0.01  # as in the fetcher: the server's view of our request's end lags ours a little
 
@@ -149,10 +147,10 @@ class RobotsCache:
                 return self._rules(b"", status=0, error=f"redirect-{exc.reason}"), 0.0
             except TransportError as exc:
                 return self._rules(b"", status=0, unavailable=True, error=exc.reason), 0.0
-            location = resp.header("location")
-            if resp.status in _REDIRECTS and location:
+            target = resp.redirect_target(url)
+            if target is not None:
                 previous_host = urlsplit(url).hostname
-                url = urljoin(url, header_url(location.strip()))  # raw UTF-8 bytes are UTF-8
+                url = target
                 if urlsplit(url).hostname == previous_host:
                     # Another request to the same host: it gets the same politeness gap as any other. The host
                     # stays leased meanwhile, so nothing else is sent to it.

@@ -7,7 +7,8 @@ output every sink takes, and builds the record of a page the parser itself faile
 from __future__ import annotations
 
 from webtrawl.messages import Page
-from webtrawl.parse.process import Processed, base_record
+from webtrawl.parse.process import Processed
+from webtrawl.parse.record import base_record
 from webtrawl.redact import redact
 from webtrawl.store.base import Drop, Item, PageOutput
 

@@ -8,10 +8,8 @@ refusals, HTTP errors, bombs, non-HTML, redirects and parsed HTML all end in exa
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,6 +24,7 @@ from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
 from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.html import extract, header_directives, header_refresh
 from webtrawl.parse.links import Links, drop, drop_all, follow_links, follow_page_links, refusal
+from webtrawl.parse.record import base_record
 from webtrawl.parse.recrawl import revisit_kind, sitemap_hint
 from webtrawl.parse.scope import Scope, host_and_port
 from webtrawl.parse.simhash import page_text, simhash
@@ -91,41 +90,6 @@ class Processed:
     changes: list[Change] = field(default_factory=list)  # --changes: the page's change row, if it changed
 
 
-def _iso(ts: float) -> str:
-    ts = ts if ts > 0 else time.time()
-    return _utc_second(int(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
-
-
-@functools.lru_cache(maxsize=8)
-def _utc_second(second: int) -> str:
-    """The pages of a batch were fetched within a few seconds: ``strftime`` once per second, not per page."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-
-
-def base_record(page: Page) -> PageRecord:
-    """The record of ``page`` before parsing: what the fetcher knows (also the parse-bug record's shape)."""
-    lease = page.lease
-    record = PageRecord(
-        url=lease.url,
-        final_url=lease.url,
-        status=page.status,
-        bytes=len(page.body),
-        fetch_time=_iso(page.fetch_time),
-        elapsed_ms=round(page.elapsed_ms, 1),
-        depth=lease.depth,
-        hops=lease.hops,
-        retries=lease.retries,
-        ip=page.ip,
-        truncated=page.truncated,
-    )
-    if page.dom is not None:
-        record.rendered = True
-        record.render_reason = page.render_reason
-        record.render_requests = 1 + len(page.exchanges)
-        record.render_blocked = dict(page.render_blocked)
-    return record
-
-
 def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for name, value in headers:
@@ -175,8 +139,11 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     x_robots = headers.get("x-robots-tag")
     robots = header_directives(x_robots, ctx.product_token) if x_robots else set()
     refresh = header_refresh(headers.get("refresh"))
-    if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built
-        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh)
+    if page.dom is not None:  # rendered: links, title and items come from the DOM the scripts built (in UTF-8),
+        # but the document's encoding is the HTTP answer's: its links' queries are encoded in it, as a browser does
+        document = choose_encoding(payload, content_type)[:2]
+        navigations = [(url, False) for url in page.navigations]  # where its scripts sent it: links of the page
+        return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh + navigations, document)
     if ctx.sitemaps != "off" and mime not in _HTML_TYPES:
         as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
@@ -269,8 +236,17 @@ def _set_robots(record: PageRecord, robots: set[str]) -> None:
 
 
 def _html(
-    page: Page, ctx: ParseContext, record: PageRecord, payload: bytes, ctype: str, robots: set[str], refresh: Links
+    page: Page,
+    ctx: ParseContext,
+    record: PageRecord,
+    payload: bytes,
+    ctype: str,
+    robots: set[str],
+    extra: Links,
+    document: tuple[str, str] | None = None,
 ) -> Processed:
+    """``extra``: links besides the document's (the Refresh header's, a rendered page's script navigations);
+    ``document``: (codec, source) of the page when ``payload`` is not its own bytes (a rendered DOM)."""
     codec, source, bom = choose_encoding(payload, ctype)
     # lexbor reads bytes as UTF-8 (bad bytes become U+FFFD): skip a decode + re-encode for most of the web.
     doc: bytes | str = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
@@ -278,6 +254,7 @@ def _html(
     robots |= found.robots
     _set_robots(record, robots)
     record.title = found.title
+    codec, source = document or (codec, source)  # links' queries are encoded in the document's encoding
     record.encoding = codec
     record.encoding_source = source
     url = page.lease.url
@@ -289,7 +266,7 @@ def _html(
         with contextlib.suppress(WebtrawlError):
             record.canonical = canonicalize(found.canonical, base, codec)
     counters = {"pages": 1}
-    links = found.links + refresh if refresh else found.links
+    links = found.links + extra if extra else found.links
     tree = found.tree
     if ctx.requisites and found.requisites:
         links = links + [(src, False) for src in found.requisites]

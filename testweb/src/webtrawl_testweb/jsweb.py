@@ -16,6 +16,13 @@ for benchmarks):
   find items only after a render. ``/`` links to ``/more`` in its HTML.
 - ``mem.js.test``: ``/`` runs a script that keeps ``mem_mb`` MB of JavaScript arrays (the per-page memory budget).
 - ``cookie.js.test``: ``/`` sets a cookie and links to ``/check``, whose title says whether the cookie came back.
+- ``sjis.js.test``: ``/`` is a Shift_JIS page linking to ``/search?q=日本`` in its HTML and to ``/js?q=東京`` from
+  a script; a browser sends both queries in Shift_JIS (:data:`SJIS_QUERIES`). Any other path is a plain page.
+- ``nav.js.test``: ``/`` (text and a link to ``/linked``) sends itself to ``/moved`` by script (``location.href``).
+- ``redir.js.test``: ``/`` loads ``/static/old.js``, which redirects to ``/static/new.js`` (it builds a link to
+  ``/built``), and fetches ``/api/away``, which redirects to the trap on 127.0.0.2.
+- ``slow.js.test``: ``/`` loads ``/static/slow.js``, answered after ``slow_s`` seconds (past Playwright's own 30 s
+  default timeout); it sets the title to ``Slow done``.
 - ``evil.js.test``: ``/`` builds a link to ``/done`` and, meanwhile, fetches ``/private/secret`` (disallowed by
   robots.txt), ``http://127.0.0.2:<trap>/steal`` (an address outside ``--ip-allow 127.0.0.1/32``), an image and a
   script of another host.
@@ -90,6 +97,16 @@ fetch('/api/products').then(r => r.json()).then(d => {
     d.map(name => '<div class="product"><h2>' + name + '</h2></div>').join('');
 });
 """
+_SJIS_PAGE = """<!doctype html><html><head><meta charset="shift_jis"><title>日本語</title></head><body>
+<p>日本語のページです。</p><a href="/search?q=日本">検索</a><div id="r"></div>
+<script>document.getElementById("r").innerHTML = '<a href="/js?q=東京">東京</a>';</script></body></html>"""
+SJIS_QUERIES = ("/search?q=%93%FA%96%7B", "/js?q=%93%8C%8B%9E")  # as a browser sends them from that page
+_NAV_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Nav home</title></head>
+<body><p>This page moves on.</p><a href="/linked">linked</a><script>location.href = "/moved";</script></body></html>"""
+_REDIR_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Redirects</title></head>
+<body><div id="out"></div><script src="/static/old.js"></script><script>fetch("/api/away").catch(() => {});</script>
+</body></html>"""
+_NEW_JS = """document.getElementById('out').innerHTML = '<a href="/built">built</a>';"""
 _SHOP_LIST = b'<div id="products"></div><script src="/static/shop.js"></script></body>'
 _MEM_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Memory</title></head><body><p>Big</p><script>
 window.keep = [];
@@ -126,8 +143,11 @@ class JsWeb:
 
     __test__ = False
 
-    def __init__(self, *, items: int = 5, screens: int = 8, plain_pages: int = 3, mem_mb: int = 128) -> None:
+    def __init__(
+        self, *, items: int = 5, screens: int = 8, plain_pages: int = 3, mem_mb: int = 128, slow_s: float = 32.0
+    ) -> None:
         self.items = items
+        self.slow_s = slow_s
         self.mem_mb = mem_mb
         self.screens = screens
         self.plain_pages = plain_pages
@@ -236,10 +256,16 @@ class JsWeb:
         status, body, ctype = 404, b"not found\n", "text/plain"
         try:
             status, body, ctype = self._reply(host, request.path, request.query.get("screen", ""))
+            if host.startswith("slow.") and request.path == "/static/slow.js":
+                await asyncio.sleep(self.slow_s)
             if host.startswith("cookie.") and request.path == "/check":
                 title = "cookie: " + (request.cookies.get("visit") or "none")
                 status, body, ctype = 200, _plain(title, []), "text/html"
-            resp = web.Response(status=status, body=body, content_type=ctype.split(";")[0], charset="utf-8")
+            mime, _, params = ctype.partition(";")
+            charset = params.partition("charset=")[2].strip() or "utf-8"
+            resp = web.Response(status=status, body=body, content_type=mime, charset=charset)
+            if status in (301, 302):  # a redirect's body is its Location
+                resp.headers["Location"] = body.decode()
             if host.startswith("cookie.") and request.path == "/":
                 resp.set_cookie("visit", "yes")
             await resp.prepare(request)
@@ -308,6 +334,23 @@ class JsWeb:
             return 200, (_MEM_PAGE % {"chunks": self.mem_mb}).encode(), html  # 2^17 doubles: 1 MiB a chunk
         elif kind == "cookie" and path == "/":
             return 200, _plain("Cookie home", ["/check"]), html
+        elif kind == "sjis":
+            if path == "/":
+                return 200, _SJIS_PAGE.encode("shift_jis"), html + "; charset=shift_jis"
+            return 200, _plain(f"Sjis {path}", []), html
+        elif kind == "nav":
+            return 200, _NAV_PAGE.encode() if path == "/" else _plain(f"Nav {path}", []), html
+        elif kind == "redir":
+            redirects = {"/static/old.js": "/static/new.js", "/api/away": f"http://{TRAP_HOST}:{self.trap_port}/"}
+            if path in redirects:
+                return 302, redirects[path].encode(), "text/plain"
+            if path == "/static/new.js":
+                return 200, _NEW_JS.encode(), js
+            return 200, _REDIR_PAGE.encode() if path == "/" else _plain(f"Redir {path}", []), html
+        elif kind == "slow":
+            if path == "/static/slow.js":
+                return 200, b"document.title = 'Slow done';", js
+            return 200, _plain("Slow", []).replace(b"</body>", b'<script src="/static/slow.js"></script></body>'), html
         elif kind == "other" and path == "/static/lib.js":
             return 200, b"window.lib = 1;\n", js
         return 404, b"not found\n", "text/plain"

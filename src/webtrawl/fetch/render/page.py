@@ -58,6 +58,8 @@ PENDING_SCRIPT = """(() => {
   };
   Object.defineProperty(window, "__trawlPending", { get: () => pending });
 })();"""
+_MAX_NAVIGATIONS = 5  # the script's navigations of the page kept as its links (a page may loop on them)
+_LOADED = "() => document.readyState === 'complete'"
 _BYTES_PER_MAX_BODY = 4  # a render keeps at most 4 x --max-body of its requests' bodies
 _HOP_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
@@ -81,6 +83,7 @@ class PageRender:
         self.exchanges: list[Exchange] = []
         self.blocked: dict[str, int] = {}
         self.requests = 1  # the page itself
+        self.navigations: list[str] = []
         self._navigated = False
         self._inflight = 0
         self._changes = 0
@@ -100,12 +103,16 @@ class PageRender:
             viewport={"width": 1280, "height": 1024},
             accept_downloads=False,
         )
+        # --render-timeout (around the whole render) is the limit, not Playwright's own 30 s default per call
+        context.set_default_timeout(0)
         try:
             await context.route("**/*", self._route)
             await context.add_init_script(PENDING_SCRIPT)
             page = await context.new_page()
             page.on("crash", self._crash)
-            await page.goto(self.url, wait_until="load")
+            # the load event seen in the page: Playwright's own wait never ends once a script's navigation was aborted
+            await page.goto(self.url, wait_until="commit")
+            await page.wait_for_function(_LOADED)
             await self._settle(page)
             for _ in range(opts.render_scrolls):
                 if not await self._scroll(page):
@@ -128,6 +135,7 @@ class PageRender:
             dom=dom,
             exchanges=self.exchanges,
             render_blocked=self.blocked,
+            navigations=self.navigations,
             elapsed_ms=self.first.elapsed_ms + (time.perf_counter() - started) * 1000.0,
         )
 
@@ -197,33 +205,48 @@ class PageRender:
 
     async def _answer(self, route: Route, request: Request) -> None:
         if request.is_navigation_request() and request.frame.parent_frame is None:
-            if self._navigated:  # a script sending the page elsewhere: the render is of this page
-                await self._refuse(route, "render-navigation")
+            if self._navigated:  # a script sending the page elsewhere: the render is of this page. Aborted, not
+                # blocked: a blocked navigation replaces the page with Chromium's error page, an aborted one is dropped
+                if len(self.navigations) < _MAX_NAVIGATIONS:
+                    self.navigations.append(request.url)  # a link of the page, as a redirect's Location would be
+                await self._refuse(route, "render-navigation", "aborted")
                 return
             self._navigated = True
             await self._fulfill(route, self.first)
             return
-        url = request.url
+        url: str | None = request.url
+        # Redirects are followed here, each hop checked as a request of its own: Chromium would send the request a
+        # fulfilled redirect leads to without routing it (to its dead proxy: the script or data would be lost).
+        for _ in range(1 + self.owner.limits.max_redirects):
+            assert url is not None
+            reason = await self._refusal(url, request)
+            if reason:
+                await self._refuse(route, reason)
+                return
+            self.requests += 1
+            try:
+                async with self._one:
+                    resp = await self.owner.client.fetch(url, timeout=self.owner.fetch_opts.timeouts.total)
+            except (TransportError, PolicyError) as exc:
+                await self._refuse(route, exc.reason, "failed")
+                return
+            self.exchanges.append(_exchange(url, resp))
+            self._bytes += len(resp.body)
+            url = resp.redirect_target(url)
+            if url is None:
+                await self._fulfill(route, resp)
+                return
+        await self._refuse(route, "redirects", "failed")
+
+    async def _refusal(self, url: str, request: Request) -> str:
+        """Why the page may not have ``url`` (the rules, then the address policy, then robots.txt), or ``""``."""
         reason = self._check(url, request.method, request.resource_type)
         if not reason:
             try:
                 await self.owner.client.check_target(url)  # the address policy, before anything is sent
             except (TransportError, PolicyError) as exc:
                 reason = exc.reason
-        reason = reason or await self._robots(url)
-        if reason:
-            await self._refuse(route, reason)
-            return
-        self.requests += 1
-        try:
-            async with self._one:
-                resp = await self.owner.client.fetch(url, timeout=self.owner.fetch_opts.timeouts.total)
-        except (TransportError, PolicyError) as exc:
-            await self._refuse(route, exc.reason, "failed")
-            return
-        self.exchanges.append(_exchange(url, resp))
-        self._bytes += len(resp.body)
-        await self._fulfill(route, resp)
+        return reason or await self._robots(url)
 
     def _check(self, url: str, method: str, resource_type: str) -> str:
         parts = urlsplit(url)
