@@ -102,9 +102,9 @@ class ConnectionReset(TransportError):
 
 class BadHttp(TransportError):
     """The answer's head is not HTTP/1.x that even browsers read (a bad status line or an HTTP/0.9 answer, a NUL in a
-    header, more than 256 headers, a line over 16 KiB, Content-Length values that differ): the server sends the same
-    again, so it is retried once only (what a second try mends is the rare connection fed stray bytes), and its
-    host backs off as after any failure."""
+    header, more than 256 headers, a line over 16 KiB, a head over 256 KiB, Content-Length values that differ): the
+    server sends the same again, so it is retried once only (what a second try mends is the rare connection fed
+    stray bytes), and its host backs off as after any failure."""
 
     reason = "bad-http"
 

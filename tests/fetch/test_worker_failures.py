@@ -219,12 +219,22 @@ def test_a_url_no_renderer_is_ever_free_for_ends_as_a_recorded_error(
     _ended_as(sync, pages, "fetcher-busy")
 
 
+GARBAGE = {  # an answer the fetcher refuses -> what the page's error_detail says
+    "a NUL in a header": (b"HTTP/1.1 200 OK\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok", "Invalid HTTP header"),
+    "a head over 256 KiB": (
+        b"HTTP/1.1 200 OK\r\n" + b"X-Pad: %s\r\n" % (b"p" * 1500) * 200 + b"Content-Length: 2\r\n\r\nok",
+        "response head over 256 KiB",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(GARBAGE))
 def test_a_host_that_answers_garbage_is_tried_twice_per_url_and_backed_off(
-    redis_client: redis.Redis, redis_url: str, settings: FrontierSettings
+    redis_client: redis.Redis, redis_url: str, settings: FrontierSettings, kind: str
 ) -> None:
-    """A head with a NUL (or 300 headers, a 17 KiB line...) comes the same every time: the URL is recorded as
-    ``bad-http`` after one retry (not --max-retries of a ``reset``), and each answer is a failure of its host, so a
-    host that answers garbage to every URL is backed off (and parked) as one that fails otherwise."""
+    """A head with a NUL (or 300 headers, a 17 KiB line, a head over 256 KiB...) comes the same every time: the URL
+    is recorded as ``bad-http`` after one retry (not --max-retries of a ``reset``), and each answer is a failure of
+    its host, so a host that answers garbage to every URL is backed off (and parked) as one that fails otherwise."""
     cfg = local_cfg(politeness={"delay": 0.0, "max_retries": 3, "backoff_base": 0.001})
     sync = RedisFrontier.open(redis_client, settings)
     args = _args(cfg, redis_url, settings, budget=100)
@@ -237,7 +247,7 @@ def test_a_host_that_answers_garbage_is_tried_twice_per_url_and_backed_off(
         if head.startswith(b"GET /robots.txt"):
             writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
         else:
-            writer.write(b"HTTP/1.1 200 OK\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok")
+            writer.write(GARBAGE[kind][0])
         await writer.drain()
 
     async def body() -> None:
@@ -256,5 +266,5 @@ def test_a_host_that_answers_garbage_is_tried_twice_per_url_and_backed_off(
     run(body())
     assert asked == [b"/robots.txt", b"/page", b"/page"]
     (page,) = pages.pages
-    assert page.error == "bad-http" and "Invalid HTTP header" in page.error_detail, page.error_detail
+    assert page.error == "bad-http" and GARBAGE[kind][1] in page.error_detail, page.error_detail
     assert host_state(sync, "a.test")["f"] == "2"  # both answers counted against the host: it is backed off

@@ -20,6 +20,11 @@ other error (a cut body, broken chunking, lengths that differ, a NUL in a header
 a body already handed on (a chunk size that is no number) also ends that body's read at once as a
 :class:`BrokenBody`: aiohttp closed the connection but left the read waiting until the time limit. The WARC holds
 the head as parsed (as for any answer: obs-fold lines joined, line ends made CRLF), so a mended one.
+
+The guard also caps the bytes of an answer's head (:data:`MAX_RESPONSE_HEAD`, interim 1xx heads included): the
+client's per-line limits let the parser take 256 lines of 16 KiB, ~4 MiB of head per request in flight, so one
+hostile server could make a fetcher hold hundreds of MiB. Browsers cap the whole head (Chrome: 256 KiB,
+ERR_RESPONSE_HEADERS_TOO_BIG); past it the answer is refused (``bad-http``) before the parser sees more.
 """
 
 from __future__ import annotations
@@ -32,11 +37,12 @@ from typing import Any, cast
 import aiohttp
 from aiohttp.client_exceptions import ClientPayloadError
 from aiohttp.client_proto import ResponseHandler
-from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
 
 _HEAD_END = re.compile(rb"\r?\n\r?\n")  # the parser accepts bare LF line ends too
 _NOTHING: tuple[tuple[()], bool, bytes] = ((), False, b"")
 _MAX_HEAD = 64 * 1024  # the most of a refused head kept while waiting for its end (the client's lines are 16 KiB)
+MAX_RESPONSE_HEAD = 256 * 1024  # the most bytes of an answer's head read, as Chrome's cap (see the module's doc)
 _MAX_HEADS = 8  # heads (interim 1xx answers, then the final one) read, at most, when an answer is parsed again
 
 
@@ -74,6 +80,7 @@ class _Guard:
         self._parser = parser
         self._params = params
         self._head: list[bytes] = []  # what was fed before the answer's head was parsed (the head, maybe more)
+        self._head_size = 0  # the bytes fed before the final answer's head was parsed (see MAX_RESPONSE_HEAD)
         self._payload: Any = None  # the body of the answer handed on
         self._ended = False  # an answer ended before bytes that are no part of it: drop whatever comes
         self._refused: HttpProcessingError | None = None  # the head was refused before its end came: wait for it
@@ -91,8 +98,11 @@ class _Guard:
     def feed_data(self, data: bytes) -> Any:
         if self._ended:
             return _NOTHING
-        if self._payload is None:
+        if self._payload is None:  # a body's chunk pays this check only
             self._head.append(data)  # not copied: joined only if the answer has to be parsed again
+            self._head_size += len(data)
+            if self._head_size > MAX_RESPONSE_HEAD:
+                self._check_head_size(data)
         if self._refused is not None:
             return self._again(self._refused)
         try:
@@ -112,6 +122,20 @@ class _Guard:
             if messages[-1][0].code >= 200:  # the final answer (not an interim 1xx one)
                 self._payload = messages[-1][1]
         return result
+
+    def _check_head_size(self, data: bytes) -> None:
+        """Raise if the head does not end within MAX_RESPONSE_HEAD bytes. ``data``, the chunk that took the count
+        past it, may hold the head's end and then body bytes: only the bytes up to the cap are searched (with the
+        end of the chunk before, for a blank line split between chunks). A 1xx head that ends there lets this
+        chunk through, and the next chunk of the head is refused: the parser never holds more than one chunk
+        past the cap."""
+        allowed = MAX_RESPONSE_HEAD - (self._head_size - len(data))
+        if allowed > 0:
+            before = self._head[-2][-3:] if len(self._head) > 1 else b""
+            if _HEAD_END.search(before + data[:allowed]) is not None:
+                return
+        self._ended = True  # nothing of this answer is read on: the connection closes for the error
+        raise BadHttpMessage(f"response head over {MAX_RESPONSE_HEAD // 1024} KiB")
 
     def _again(self, refused: HttpProcessingError) -> Any:
         """Parse what came for this answer again (as it came, then mended); raise ``refused`` if that fails. A head
