@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import signal
 import time
 from pathlib import Path
 from types import FrameType
@@ -215,12 +216,15 @@ class Node:
         return self.stop_leasing.is_set() or (self.stops is not None and self.stops.stop_requested())
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.interrupts += 1
-        if self.interrupts == 1:
-            log.warning("stopping: finishing in-flight pages (press Ctrl-C again to quit at once)")
-            self.stop_leasing.set()
-        else:
+        """The first stop signal drains; a second Ctrl-C or SIGTERM quits at once. A hang-up never does: the shell
+        and the kernel may both send it when a terminal closes, and nobody is there to have pressed anything."""
+        if self.interrupts and signum != signal.SIGHUP:
             raise KeyboardInterrupt
+        if not self.interrupts:
+            name = signal.Signals(signum).name
+            log.warning("stopping (%s): finishing in-flight pages (press Ctrl-C again to quit at once)", name)
+            self.stop_leasing.set()
+        self.interrupts += 1
 
     def _watch(self, frontier: RedisFrontier) -> int:
         ops_cfg = self.cfg.operations
