@@ -10,6 +10,7 @@ a host application (signals, log handlers) in :mod:`~webtrawl.node.embed`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -244,6 +245,7 @@ class Node:
         last_reclaim = started
         finished_seen = 0
         state = "crawling"
+        shown: Snapshot | None = None
         try:
             while True:
                 now = time.monotonic()
@@ -263,6 +265,10 @@ class Node:
                     if exporter is not None:
                         exporter.update(snapshot)
                     ops.publish(snapshot, rates, self._node_stats())
+                    shown = snapshot
+                elif shown is not None:  # the dashboard keeps the last figures, says they are old, shows the alert
+                    away = dataclasses.replace(shown, extra={**shown.extra, "state": "paused: Redis out of reach"})
+                    ops.publish(away, rates, self._node_stats())
                 if self.cfg.fetch.proxy:
                     self._proxy_alert(ops)
                 if not self.stop_leasing.is_set():
