@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from tests.node.crawlrun import running, wait_until
 from webtrawl.errors import StateError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, Release, UrlAction, connect_sync
 from webtrawl.messages import NewUrl
@@ -68,6 +72,40 @@ def test_start_works_after_a_kill_9_left_pidfile_and_socket(tmp_path: Path) -> N
     with EmbeddedRedis(_dir(tmp_path)) as again:
         assert not again.adopted
         assert connect_sync(again.url).ping()
+
+
+_STARTER = """
+import sys
+from webtrawl.frontier import connect_sync
+from webtrawl.node.redis_server import EmbeddedRedis
+from tests.node.crawlrun import running, wait_until
+server = EmbeddedRedis(sys.argv[1]).start()
+connect_sync(server.url).set("written-before-the-kill", "1")
+print(server.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a parent-death signal is Linux's")
+def test_a_kill_9_of_the_process_that_started_the_server_ends_it_cleanly(tmp_path: Path) -> None:
+    """A node killed with kill -9 leaves no redis-server running for ever: the server ends with it, flushing its
+    AOF, and the next start reads back what it had acknowledged."""
+    starter = subprocess.Popen(
+        [sys.executable, "-c", _STARTER, str(_dir(tmp_path))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert starter.stdout is not None
+    pid = int(starter.stdout.readline())
+    starter.kill()
+    starter.wait()
+    try:
+        wait_until(lambda: not running(pid), 30, f"redis-server {pid} to end with its starter")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not (_dir(tmp_path) / "redis.pid").exists()  # a clean shutdown, not a death
+    with EmbeddedRedis(_dir(tmp_path)) as again:
+        assert not again.adopted
+        assert connect_sync(again.url).get("written-before-the-kill") == b"1"
 
 
 def test_start_adopts_a_server_still_running_for_the_dir(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import io
 import re
 
@@ -51,6 +52,31 @@ def test_auto_mode_on_a_pipe_logs_and_off_mode_is_silent() -> None:
     with ProgressDisplay("off", stream=out) as display:
         display.update(snapshot(0.0), RateWindow())
     assert out.getvalue() == ""
+
+
+class _HungUpTerminal(io.StringIO):
+    """A terminal that a closed window or ssh session hung up: every write from now on fails with EIO."""
+
+    hung_up = False
+
+    def write(self, text: str) -> int:
+        if self.hung_up:
+            raise OSError(errno.EIO, "Input/output error")
+        return super().write(text)
+
+
+@pytest.mark.parametrize("mode", ["log", "live"])
+def test_a_hung_up_terminal_ends_the_display_not_the_crawl(mode: str) -> None:
+    """The node drains on the hang-up (SIGHUP) and shows its progress meanwhile: the display must not raise."""
+    out = _HungUpTerminal()
+    display = ProgressDisplay(mode, stream=out, log_interval_s=0.0)
+    rates = RateWindow(60.0)
+    for at in (0.0, 1.0):
+        rates.add(snapshot(at))
+        display.update(snapshot(at), rates)
+        out.hung_up = True
+    display.close()
+    assert display.mode == "off"
 
 
 def test_unknown_mode_is_refused() -> None:

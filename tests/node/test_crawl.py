@@ -97,11 +97,14 @@ def _read_until(fd: int, stop: threading.Event) -> None:
                 os.read(fd, 65536)
 
 
-def test_a_closed_terminal_ends_the_node_at_once_and_the_same_command_resumes_it(
-    testweb: TestWeb, tmp_path: Path
-) -> None:
-    """A closed window or a dropped ssh session hangs up the node's terminal: SIGHUP ends all its processes at
-    once, as a crash does (README), and the same command resumes the crawl, nothing lost or stored twice."""
+def _redis_pid(out: Path) -> int:
+    return int((out / "redis" / "redis.pid").read_text())
+
+
+def test_a_closed_terminal_drains_the_node_and_the_same_command_resumes_it(testweb: TestWeb, tmp_path: Path) -> None:
+    """A closed window or a dropped ssh session hangs up the node's terminal: SIGHUP drains the node as SIGTERM
+    does (README), its embedded Redis is shut down, not left running, and the same command resumes the crawl,
+    nothing lost or stored twice."""
     seeds = testweb.seeds(3)
     mark = testweb.mark()
     out = tmp_path / "crawl"
@@ -114,14 +117,29 @@ def test_a_closed_terminal_ends_the_node_at_once_and_the_same_command_resumes_it
     try:
         wait_until(lambda: len(records(out)) >= 50, 300, "50 records", crawl)
         children = crawl.children().values()
+        redis_pid = _redis_pid(out)
     finally:
         stop_reading.set()
         reader.join()
         os.close(terminal)  # the hang-up
-    assert crawl.wait(60) == -signal.SIGHUP
-    wait_until(lambda: not any(running(pid) for pid in children), 60, "the children to end")
+    assert crawl.wait(60) == 0
+    assert not any(running(pid) for pid in [*children, redis_pid])
+    assert stats(out)["counters"]["inflight"] == 0  # drained: nothing left leased
 
     resume_to_the_end(testweb, out, seeds, mark)
+
+
+def test_a_hang_up_sent_to_the_whole_process_group_drains_the_node_once(testweb: TestWeb, tmp_path: Path) -> None:
+    """The shell passes a hang-up on to every process of its jobs, and may send it twice: the children and their
+    fork server leave the stop to the supervisor, which drains once and exits 0, not at once as on a second Ctrl-C."""
+    _seeds, _mark, out, crawl = crawl_until(testweb, tmp_path, 50)
+    crawl.interrupt(signal.SIGHUP)
+    wait_until(lambda: "stopping (SIGHUP)" in crawl.log(), 60, "the drain to begin", crawl)
+    crawl.interrupt(signal.SIGHUP)
+    assert crawl.wait(60) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert "died" not in log and "quitting at once" not in log, log[-4000:]
+    assert stats(out)["counters"]["inflight"] == 0
 
 
 def test_trawl_stop_out_drains_a_crawl_on_this_machine_and_a_resume_is_not_stopped_by_it(

@@ -45,17 +45,22 @@ def test_kill_9_of_the_supervisor_alone_ends_its_children_and_resume_loses_nothi
     testweb: TestWeb, tmp_path: Path
 ) -> None:
     """``kill -9 PID`` of the node's own process, not its group: its fetchers and parsers must not go on as
-    orphans, leasing and writing the out's files beside the node that resumes it."""
+    orphans, leasing and writing the out's files beside the node that resumes it, nor its embedded redis-server
+    run on for ever if the crawl is never resumed."""
     seeds, mark, out, crawl = crawl_until(testweb, tmp_path, 100)
     children = crawl.children()
     assert sorted(children) == ["fetcher-0", "fetcher-1", "parser-0"]
+    redis_pid = int((out / "redis" / "redis.pid").read_text())
     os.kill(crawl.proc.pid, signal.SIGKILL)
     crawl.wait(30)
     try:
         wait_until(lambda: not any(running(pid) for pid in children.values()), 60, "the children to end")
+        wait_until(lambda: not running(redis_pid), 60, "the embedded redis-server to end")
     finally:
         with contextlib.suppress(ProcessLookupError):  # orphans left (a failure): not to crawl on beside other tests
             os.killpg(crawl.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(redis_pid, signal.SIGKILL)
 
     resume_to_the_end(testweb, out, seeds, mark)
 

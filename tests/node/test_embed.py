@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+import pytest
+
 from tests.node.crawlrun import records
 from webtrawl.config import add_arguments, load
 from webtrawl.node.embed import stop_signals
@@ -37,6 +39,21 @@ def test_stop_signals_are_taken_on_the_main_thread_and_given_back() -> None:
     finally:
         for sig, old in before.items():
             signal.signal(sig, old)
+
+
+@pytest.mark.parametrize("found", [signal.SIG_DFL, signal.SIG_IGN, _app_handler], ids=["default", "nohup", "app"])
+def test_a_hang_up_is_taken_only_where_it_would_kill_the_program(found: object) -> None:
+    """A closed terminal (SIGHUP) drains the node instead of killing it; under nohup (ignored) or an application's
+    own SIGHUP handler (a reload, say) the hang-up stays what it was."""
+    before = signal.signal(signal.SIGHUP, found)  # type: ignore[arg-type]
+    try:
+        with stop_signals(_node_handler):
+            during = signal.getsignal(signal.SIGHUP)
+        after = signal.getsignal(signal.SIGHUP)
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert during is (_node_handler if found == signal.SIG_DFL else found)
+    assert after == found
 
 
 def test_stop_signals_are_not_touched_from_another_thread() -> None:

@@ -1,19 +1,24 @@
 """A Redis restart under a running node (kill -9, AOF kept): the node pauses with one alert, reconnects, reloads its
 scripts, goes on, and loses nothing. Checked where users see it: the access log (every page, politely), the
-records, the node's log and its alert hook."""
+records, the node's log, its alert hook and its dashboard; and the crawl's dashboard (``trawl status --serve``)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.fixtures.sentinel_redis import SentinelPair
-from tests.node.crawlrun import Crawl, assert_complete_and_polite, node_args, records, wait_until
+from tests.node.clusterrun import TRAWL, trawl
+from tests.node.crawlrun import Crawl, assert_complete_and_polite, free_port, node_args, records, wait_until
 from webtrawl_testweb import TestWeb
 
 _LOST = "alert redis: lost the connection to Redis"
@@ -52,25 +57,45 @@ def _crawl(web: TestWeb, tmp_path: Path, *extra: str) -> tuple[Crawl, list[str],
 def test_an_external_redis_restarted_twice_under_a_running_node_loses_nothing(
     testweb: TestWeb, restartable_redis: RestartableRedis, tmp_path: Path
 ) -> None:
-    crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", restartable_redis.url)
+    ui_port = free_port()
+    crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", restartable_redis.url, "--ui-port", str(ui_port))
     with _running(crawl):
-        _restart_twice(crawl, restartable_redis)
+        _restart_twice(crawl, restartable_redis, ui_port)
     _check_lossless(crawl, testweb, seeds, mark, hooked, outages=2)
 
 
-def _restart_twice(crawl: Crawl, server: RestartableRedis) -> None:
+def _dashboard(port: int) -> dict[str, Any]:
+    """What the node's dashboard shows now (``{}`` while it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5) as answer:
+            doc: dict[str, Any] = json.loads(answer.read() or b"{}")
+            return doc
+    except (OSError, ValueError):
+        return {}
+
+
+def _shows_redis_alert(port: int) -> bool:
+    doc = _dashboard(port)
+    return any(a["name"] == "redis" for a in (doc.get("alerts") or {}).get("active", []))
+
+
+def _restart_twice(crawl: Crawl, server: RestartableRedis, ui_port: int) -> None:
     out = crawl.out
     for outage in (1, 2):
         stored = len(records(out))
         wait_until(lambda: len(records(out)) >= stored + 150, 300, "150 more records", crawl)  # noqa: B023
         server.kill()
         wait_until(lambda: crawl.log().count(_LOST) == outage, 60, "the node to report the outage", crawl)  # noqa: B023
+        # whoever watches the node's dashboard learns of the outage there too, not from figures that stopped moving
+        wait_until(lambda: _shows_redis_alert(ui_port), 30, "the dashboard to show the outage", crawl)
+        assert _dashboard(ui_port)["state"] == "paused: Redis out of reach"
         # down until both fetchers have met the outage (each logs it once in its own file; a parser with no page
         # to store has nothing to ask Redis)
         wait_until(lambda: _waiting(out) == [outage] * 2, 60, "the fetchers to wait for Redis", crawl)  # noqa: B023
         time.sleep(3.0)  # the scenario, not a race: the server stays down a while (the nodes' back-off grows)
         server.start()
         wait_until(lambda: crawl.log().count(_BACK) == outage, 60, "the node to see Redis back", crawl)  # noqa: B023
+        wait_until(lambda: not _shows_redis_alert(ui_port), 30, "the dashboard to drop the alert", crawl)
     assert crawl.wait(600) == 0, crawl.log()[-4000:]
 
 
@@ -129,3 +154,33 @@ def test_a_sentinel_managed_master_killed_9_fails_over_and_the_crawl_loses_nothi
     assert hooked.read_text().split("\n").count("redis firing") == 1
     assert_complete_and_polite(testweb, seeds, mark)  # a page acknowledged but not yet replicated may come twice
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
+
+
+def test_the_crawl_dashboard_says_when_it_cannot_read_the_crawl(
+    restartable_redis: RestartableRedis, tmp_path: Path
+) -> None:
+    """``trawl status --serve`` while the crawl's Redis is away: it goes on serving (it used to exit), keeps its last
+    figures but says they are old and why, and drops the warning once Redis answers again."""
+    trawl("seed", "--redis", restartable_redis.url, "--url", "http://site0.test/")
+    port = free_port()
+    serve = subprocess.Popen(
+        [*TRAWL, "status", "--redis", restartable_redis.url, "--serve", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until(lambda: _dashboard(port).get("counters") is not None, 60, "the dashboard to show the crawl")
+        assert not _shows_redis_alert(port)
+        queued = _dashboard(port)["queued"]
+
+        restartable_redis.kill()
+        wait_until(lambda: _shows_redis_alert(port), 60, "the dashboard to say Redis is away")
+        away = _dashboard(port)
+        assert away["state"] == "Redis out of reach" and away["queued"] == queued  # the last figures, marked old
+
+        restartable_redis.start()
+        wait_until(lambda: not _shows_redis_alert(port), 60, "the warning to go once Redis is back")
+    finally:
+        serve.terminate()
+        serve.wait(30)

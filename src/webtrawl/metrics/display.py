@@ -169,6 +169,12 @@ class ProgressDisplay:
         self._pending: tuple[Snapshot, RateWindow] | None = None  # newest snapshot not yet logged
 
     def update(self, snapshot: Snapshot, rates: RateWindow) -> None:
+        try:
+            self._update(snapshot, rates)
+        except OSError:
+            self._gone()
+
+    def _update(self, snapshot: Snapshot, rates: RateWindow) -> None:
         if self.mode == "live":
             panel = render(snapshot, rates)
             if self._live is None:
@@ -185,11 +191,21 @@ class ProgressDisplay:
 
     def close(self) -> None:
         """Leave the final state on screen: the last panel stays, or the last log line is written."""
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
-        if self._pending is not None:
-            self._write(*self._pending)
+        try:
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
+            if self._pending is not None:
+                self._write(*self._pending)
+        except OSError:
+            self._gone()
+
+    def _gone(self) -> None:
+        """The terminal or pipe shown on is gone (a closed window or ssh session: EIO; a reader that quit: EPIPE).
+        Progress is for whoever watches; the crawl goes on, and drains, without it."""
+        self.mode = "off"
+        self._live = None
+        self._pending = None
 
     def _write(self, snapshot: Snapshot, rates: RateWindow) -> None:
         line = log_line(snapshot, rates)

@@ -27,6 +27,7 @@ import logging
 import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
+import multiprocessing.resource_tracker
 import os
 import signal
 import time
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ChildFailed
-from webtrawl.node.logs import LogSetup, child_entry
+from webtrawl.node.logs import STOP_SIGNALS, LogSetup, child_entry
 
 log = logging.getLogger("webtrawl.node")
 
@@ -51,9 +52,19 @@ START_WINDOW_S = 30.0  # a child that lived longer got to work: its death is a c
 
 def prestart() -> None:
     """Start the fork server now (it imports the stages while the caller goes on); idempotent. Without it, the
-    first child's start starts it."""
+    first child's start starts it.
+
+    multiprocessing's resource tracker (which the node's shared events and counters register with) and the fork
+    server start with the stop signals blocked, a mask they keep across their exec: the tracker ignores only SIGINT
+    and SIGTERM, and a hang-up the shell passes on to the node's process group would kill it mid-drain (it comes
+    back empty, and every release of a shared object is then a traceback)."""
     multiprocessing.forkserver.set_forkserver_preload(_STAGES)
-    multiprocessing.forkserver.ensure_running()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        multiprocessing.resource_tracker.ensure_running()
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """How a node shares its process with the application that runs it: signal handlers and root log handlers.
 
-The command line owns its process, an application embedding the crawler does not: a node takes SIGINT/SIGTERM only
-on the main thread (Python delivers signals there alone, and ``signal.signal`` fails elsewhere) and gives the
-previous handlers back when it ends; it replaces the root log handlers only when asked (``configure_logging``).
+The command line owns its process, an application embedding the crawler does not: a node takes SIGINT/SIGTERM (and
+SIGHUP, unless it is ignored, as under nohup, or handled already) only on the main thread (Python delivers signals
+there alone, and ``signal.signal`` fails elsewhere) and gives the previous handlers back when it ends; it replaces the
+root log handlers only when asked (``configure_logging``).
 """
 
 from __future__ import annotations
@@ -17,18 +18,19 @@ from types import FrameType
 from rich.logging import RichHandler
 
 from webtrawl.metrics import ProgressDisplay
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from webtrawl.node.logs import STOP_SIGNALS
 
 
 @contextlib.contextmanager
 def stop_signals(handler: Callable[[int, FrameType | None], None]) -> Iterator[bool]:
-    """``handler`` takes SIGINT and SIGTERM while the block runs, if this is the main thread (yields whether it
-    does); the handlers found are restored afterwards."""
+    """``handler`` takes SIGINT, SIGTERM and SIGHUP while the block runs, if this is the main thread (yields whether
+    it does); the handlers found are restored afterwards. SIGHUP only if its action is the default one (death, as of
+    a crash): one ignored (nohup) or handled by the application stays as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield False
         return
-    previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+    taken = [sig for sig in STOP_SIGNALS if sig != signal.SIGHUP or signal.getsignal(sig) == signal.SIG_DFL]
+    previous = {sig: signal.signal(sig, handler) for sig in taken}
     try:
         yield True
     finally:

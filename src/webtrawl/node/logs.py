@@ -29,6 +29,9 @@ from typing import Any
 from webtrawl.errors import StateError, WebtrawlError
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# What drains a node: Ctrl-C, 'systemctl stop' / Kubernetes (SIGTERM), a closed terminal or ssh session (SIGHUP).
+# The supervisor takes them (node.embed), its children and their fork server ignore them.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _RESERVED = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 
 
@@ -137,8 +140,9 @@ def child_entry(
     ``environ``: the starter's environment now (a fork server's is that of its own start, maybe a crawl ago).
     The child kills itself when the supervisor closes its end of ``report`` or dies (see ``node.children``)."""
     # The supervisor decides when a child stops: a signal meant for the node that reaches its whole process group
-    # or cgroup (Ctrl-C at a terminal, 'systemctl stop') is the supervisor's to turn into a drain.
-    for stop_signal in (signal.SIGINT, signal.SIGTERM):
+    # or cgroup (Ctrl-C at a terminal, 'systemctl stop', a hang-up the shell passes on) is the supervisor's to turn
+    # into a drain.
+    for stop_signal in STOP_SIGNALS:
         signal.signal(stop_signal, signal.SIG_IGN)
     if environ is not None and environ != os.environ:
         os.environ.clear()

@@ -3,15 +3,21 @@
 Why embedded: a user should be able to run ``trawl crawl URL --out dir`` without installing or configuring Redis, and
 still get a crawl that survives a crash: the server writes an append-only file (fsync every second) under
 ``<out>/redis/`` and a later run on the same directory continues where the last one stopped. It listens on a unix
-socket only (no TCP port, socket mode 700), so nothing else on the machine can reach it.
+socket only (no TCP port, socket mode 700), so nothing else on the machine can reach it. On Linux it ends with the
+process that started it, even after a kill -9 of that process (a parent-death signal: SIGTERM, on which Redis
+flushes its AOF and removes its pidfile and socket): a crashed node leaves no server running for ever, and the next
+run starts one that reads the AOF back.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +37,7 @@ _START_TIMEOUT_S = 20.0
 _STOP_TIMEOUT_S = 30.0
 _LOAD_TIMEOUT_S = 1800.0  # reading a large AOF back
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def find_redis_binary() -> str:
@@ -94,6 +101,26 @@ def _is_server(pid: int | None) -> bool:
         return False
 
 
+def _ended_with_starter() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the server get SIGTERM when the thread that starts it dies (Linux only; kept
+    across the exec of a binary that is not set-user-ID). Resolved before the fork: the function that runs between
+    fork and exec only calls prctl and getppid."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    starter = os.getpid()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != starter:  # the starter died before the signal was armed
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
 class EmbeddedRedis:
     """Start, find and stop the crawl's own redis-server for ``data_dir``."""
 
@@ -153,7 +180,12 @@ class EmbeddedRedis:
         try:
             # own session: a Ctrl-C meant for the crawler must not kill Redis before stop() flushed the AOF
             self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=_ended_with_starter(),
             )
         except OSError as exc:
             raise StateError(f"cannot start {cmd[0]}: {exc}") from None

@@ -16,6 +16,7 @@ import redis
 from webtrawl.config import CrawlConfig
 from webtrawl.frontier import FrontierSettings
 from webtrawl.frontier.base import Counters
+from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics.dashboard import Dashboard
 from webtrawl.metrics.history import History
 from webtrawl.metrics.progress import Progress
@@ -75,6 +76,15 @@ def _document(report: dict[str, Any], history: History, errors: RateWindow, host
     )
 
 
+def _unreadable(shown: dict[str, Any], since: str, exc: Exception) -> dict[str, Any]:
+    """The last figures, marked as old: a page that only stopped changing would tell whoever watches that the crawl
+    stalled, when it is its Redis (a restart, a failover, a partition) that this dashboard cannot reach."""
+    alerts = dict(shown.get("alerts") or {})
+    message = f"cannot read the crawl since {since} ({' '.join(str(exc).split())}): the figures are from then"
+    alerts["active"] = [{"name": "redis", "message": message}, *(alerts.get("active") or [])]
+    return {**shown, "alerts": alerts, "state": "Redis out of reach"}
+
+
 def serve_status(cfg: CrawlConfig, port: int) -> int:
     """Poll the crawl once a second and serve its dashboard until Ctrl-C or SIGTERM."""
     client = _client(cfg)
@@ -90,6 +100,8 @@ def serve_status(cfg: CrawlConfig, port: int) -> int:
     history, errors = History(), RateWindow(60.0)
     hosts: dict[str, Any] = {"slowest": [], "failing": []}
     hosts_at = float("-inf")
+    shown: dict[str, Any] = {}
+    away_since = ""
     print(f"dashboard on {dashboard.url} (Ctrl-C to stop)", flush=True)
     try:
         while not stop.is_set():
@@ -97,9 +109,18 @@ def serve_status(cfg: CrawlConfig, port: int) -> int:
                 if time.monotonic() - hosts_at >= _HOSTS_EVERY_S:
                     hosts_at = time.monotonic()
                     hosts = sample_hosts(client, prefix)
-                dashboard.publish(_document(status(cfg, client), history, errors, hosts))
-            except redis.RedisError as exc:
-                log.warning("cannot read the crawl: %s", exc)
+                shown = _document(status(cfg, client), history, errors, hosts)
+                dashboard.publish(shown)
+                if away_since:
+                    log.info("the crawl can be read again")
+                    away_since = ""
+            except Exception as exc:
+                if not isinstance(exc, redis.RedisError) and not is_transient(exc):
+                    raise
+                if not away_since:
+                    away_since = time.strftime("%H:%M:%S")
+                    log.warning("cannot read the crawl: %s", exc)
+                dashboard.publish(_unreadable(shown, away_since, exc))
             stop.wait(_POLL_S)
     except KeyboardInterrupt:
         pass

@@ -10,9 +10,11 @@ a host application (signals, log handlers) in :mod:`~webtrawl.node.embed`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
+import signal
 import time
 from pathlib import Path
 from types import FrameType
@@ -216,12 +218,15 @@ class Node:
         return self.stop_leasing.is_set() or (self.stops is not None and self.stops.stop_requested())
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.interrupts += 1
-        if self.interrupts == 1:
-            log.warning("stopping: finishing in-flight pages (press Ctrl-C again to quit at once)")
-            self.stop_leasing.set()
-        else:
+        """The first stop signal drains; a second Ctrl-C or SIGTERM quits at once. A hang-up never does: the shell
+        and the kernel may both send it when a terminal closes, and nobody is there to have pressed anything."""
+        if self.interrupts and signum != signal.SIGHUP:
             raise KeyboardInterrupt
+        if not self.interrupts:
+            name = signal.Signals(signum).name
+            log.warning("stopping (%s): finishing in-flight pages (press Ctrl-C again to quit at once)", name)
+            self.stop_leasing.set()
+        self.interrupts += 1
 
     def _watch(self, frontier: RedisFrontier) -> int:
         ops_cfg = self.cfg.operations
@@ -241,6 +246,7 @@ class Node:
         last_reclaim = started
         finished_seen = 0
         state = "crawling"
+        shown: Snapshot | None = None
         try:
             while True:
                 now = time.monotonic()
@@ -260,6 +266,10 @@ class Node:
                     if exporter is not None:
                         exporter.update(snapshot)
                     ops.publish(snapshot, rates, self._node_stats())
+                    shown = snapshot
+                elif shown is not None:  # the dashboard keeps the last figures, says they are old, shows the alert
+                    away = dataclasses.replace(shown, extra={**shown.extra, "state": "paused: Redis out of reach"})
+                    ops.publish(away, rates, self._node_stats())
                 if self.cfg.fetch.proxy:
                     self._proxy_alert(ops)
                 if not self.stop_leasing.is_set():
