@@ -12,10 +12,8 @@ run starts one that reads the AOF back.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -37,7 +35,6 @@ _START_TIMEOUT_S = 20.0
 _STOP_TIMEOUT_S = 30.0
 _LOAD_TIMEOUT_S = 1800.0  # reading a large AOF back
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def find_redis_binary() -> str:
@@ -101,24 +98,13 @@ def _is_server(pid: int | None) -> bool:
         return False
 
 
-def _ended_with_starter() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the server get SIGTERM when the thread that starts it dies (Linux only; kept
-    across the exec of a binary that is not set-user-ID). Resolved before the fork: the function that runs between
-    fork and exec only calls prctl and getppid."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    starter = os.getpid()
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-        if os.getppid() != starter:  # the starter died before the signal was armed
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    return arm
+def _ended_with_starter() -> list[str]:
+    """The command prefix that makes the server get SIGTERM when the thread that starts it dies: util-linux's
+    ``setpriv --pdeathsig`` (Linux; the signal is kept across the exec of redis-server), else nothing. Not a
+    ``preexec_fn`` calling prctl: Python code between fork and exec can deadlock when the process has threads
+    (an application embedding the crawler, a notebook's kernel)."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return [setpriv, "--pdeathsig", "TERM"] if setpriv else []
 
 
 class EmbeddedRedis:
@@ -161,8 +147,10 @@ class EmbeddedRedis:
             self.adopted = self._running = True
             return self
         self._remove_stale_files()
+        binary = find_redis_binary()
         cmd = [
-            find_redis_binary(),
+            *_ended_with_starter(),
+            binary,
             *("--port", "0"),
             *("--unixsocket", str(self.socket_path)),
             *("--unixsocketperm", "700"),
@@ -185,10 +173,9 @@ class EmbeddedRedis:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                preexec_fn=_ended_with_starter(),
             )
         except OSError as exc:
-            raise StateError(f"cannot start {cmd[0]}: {exc}") from None
+            raise StateError(f"cannot start {binary}: {exc}") from None
         proc = self._proc
         try:
             self._wait_ready(lambda: proc.poll() is None, "redis-server")
