@@ -10,6 +10,9 @@ COPY src ./src
 RUN pip install --no-cache-dir --prefix=/install .
 
 FROM python:3.11-slim
+# tini as PID 1: it passes SIGTERM on to trawl (a PID 1 without a handler yet ignores it) and reaps orphans (a
+# renderer's Chromium helpers); trawl's supervisor then drains its own children.
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 10001 trawl \
     && mkdir -p /data \
     && chown trawl /data
@@ -21,5 +24,5 @@ VOLUME ["/data"]
 EXPOSE 9100
 # SIGTERM drains (in-flight pages are finished and stored) and exits 0; give it the grace period it needs.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["trawl"]
+ENTRYPOINT ["tini", "--", "trawl"]
 CMD ["--help"]

@@ -145,7 +145,8 @@ def test_the_dockerfile_builds_from_files_that_exist_and_runs_trawl() -> None:
         for source in sources:
             assert (ROOT / source).exists(), source
     text = (ROOT / "Dockerfile").read_text()
-    assert 'ENTRYPOINT ["trawl"]' in text and "EXPOSE 9100" in text
+    assert 'ENTRYPOINT ["tini", "--", "trawl"]' in text and "EXPOSE 9100" in text  # tini: PID 1 (docs/deploy.md)
+    assert "install -y --no-install-recommends tini" in text
 
 
 def test_what_the_dockerfile_copies_is_enough_to_build_the_package(tmp_path: Path) -> None:
