@@ -25,6 +25,7 @@ for benchmarks):
   default timeout); it sets the title to ``Slow done``.
 - ``hang.js.test``: ``/`` builds its title (``Hang built``) and a link to ``/built`` by an inline script, then loads
   ``/static/hang.js``, which is never answered (until the client gives up): a browser user still sees the page.
+- ``post.js.test``: ``/`` (a link to ``/linked``) submits a form with ``method=post`` to ``/posted`` on load.
 - ``evil.js.test``: ``/`` builds a link to ``/done`` and, meanwhile, fetches ``/private/secret`` (disallowed by
   robots.txt), ``http://127.0.0.2:<trap>/steal`` (an address outside ``--ip-allow 127.0.0.1/32``), an image and a
   script of another host.
@@ -111,6 +112,10 @@ _HANG_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Hang</ti
 document.title = "Hang built";
 document.getElementById("out").innerHTML = '<a href="/built">built</a>';
 </script><script src="/static/hang.js"></script></body></html>"""
+_POST_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Post home</title></head>
+<body><p>This page posts a form.</p><a href="/linked">linked</a>
+<form method="post" action="/posted"><input type="hidden" name="q" value="1"></form>
+<script>document.forms[0].submit();</script></body></html>"""
 _REDIR_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Redirects</title></head>
 <body><div id="out"></div><script src="/static/old.js"></script><script>fetch("/api/away").catch(() => {});</script>
 </body></html>"""
@@ -365,6 +370,8 @@ class JsWeb:
             return 200, _REDIR_PAGE.encode() if path == "/" else _plain(f"Redir {path}", []), html
         elif kind == "hang":
             return 200, _HANG_PAGE.encode() if path == "/" else _plain(f"Hang {path}", []), html
+        elif kind == "post":
+            return 200, _POST_PAGE.encode() if path == "/" else _plain(f"Post {path}", []), html
         elif kind == "slow":
             if path == "/static/slow.js":
                 return 200, b"document.title = 'Slow done';", js

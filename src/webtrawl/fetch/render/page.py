@@ -215,6 +215,9 @@ class PageRender:
         if request.is_navigation_request() and request.frame.parent_frame is None:
             if self._navigated:  # a script sending the page elsewhere: the render is of this page. Aborted, not
                 # blocked: a blocked navigation replaces the page with Chromium's error page, an aborted one is dropped
+                if request.method != "GET":  # a posted form: a crawler does not post, nor GET it as a link
+                    await self._refuse(route, "render-method", "aborted")
+                    return
                 if len(self.navigations) < _MAX_NAVIGATIONS:
                     self.navigations.append(request.url)  # a link of the page, as a redirect's Location would be
                 await self._refuse(route, "render-navigation", "aborted")
