@@ -36,7 +36,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Result]:
         mark = web.log.mark()
         seeds = [web.url("hang.js.test"), web.url("post.js.test")]
         args = [*web.crawl_args("127.0.0.1/32"), "--delay", "0.1", "--fetchers", "1", "--parsers", "1"]
-        args += ["--render", "always", "--renderers", "2", "--max-depth", "1", "--render-timeout", "8"]
+        args += ["--render", "always", "--renderers", "2", "--max-depth", "1", "--render-timeout", "12"]
         crawl = Crawl(out, [*seeds, *args])
         assert crawl.wait(120) == 0, crawl.log()[-4000:]
         rows = records(out)
