@@ -23,6 +23,9 @@ for benchmarks):
   ``/built``), and fetches ``/api/away``, which redirects to the trap on 127.0.0.2.
 - ``slow.js.test``: ``/`` loads ``/static/slow.js``, answered after ``slow_s`` seconds (past Playwright's own 30 s
   default timeout); it sets the title to ``Slow done``.
+- ``hang.js.test``: ``/`` builds its title (``Hang built``) and a link to ``/built`` by an inline script, then loads
+  ``/static/hang.js``, which is never answered (until the client gives up): a browser user still sees the page.
+- ``post.js.test``: ``/`` (a link to ``/linked``) submits a form with ``method=post`` to ``/posted`` on load.
 - ``evil.js.test``: ``/`` builds a link to ``/done`` and, meanwhile, fetches ``/private/secret`` (disallowed by
   robots.txt), ``http://127.0.0.2:<trap>/steal`` (an address outside ``--ip-allow 127.0.0.1/32``), an image and a
   script of another host.
@@ -38,6 +41,7 @@ connection made to it: a crawl that keeps the address policy never connects.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import socket
@@ -103,6 +107,15 @@ _SJIS_PAGE = """<!doctype html><html><head><meta charset="shift_jis"><title>æ—¥æ
 SJIS_QUERIES = ("/search?q=%93%FA%96%7B", "/js?q=%93%8C%8B%9E")  # as a browser sends them from that page
 _NAV_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Nav home</title></head>
 <body><p>This page moves on.</p><a href="/linked">linked</a><script>location.href = "/moved";</script></body></html>"""
+_HANG_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Hang</title></head>
+<body><div id="out"></div><script>
+document.title = "Hang built";
+document.getElementById("out").innerHTML = '<a href="/built">built</a>';
+</script><script src="/static/hang.js"></script></body></html>"""
+_POST_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Post home</title></head>
+<body><p>This page posts a form.</p><a href="/linked">linked</a>
+<form method="post" action="/posted"><input type="hidden" name="q" value="1"></form>
+<script>document.forms[0].submit();</script></body></html>"""
 _REDIR_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Redirects</title></head>
 <body><div id="out"></div><script src="/static/old.js"></script><script>fetch("/api/away").catch(() => {});</script>
 </body></html>"""
@@ -258,6 +271,8 @@ class JsWeb:
             status, body, ctype = self._reply(host, request.path, request.query.get("screen", ""))
             if host.startswith("slow.") and request.path == "/static/slow.js":
                 await asyncio.sleep(self.slow_s)
+            if host.startswith("hang.") and request.path == "/static/hang.js":
+                await self._until_gone(request)  # never answered: the client gives up
             if host.startswith("cookie.") and request.path == "/check":
                 title = "cookie: " + (request.cookies.get("visit") or "none")
                 status, body, ctype = 200, _plain(title, []), "text/html"
@@ -268,8 +283,9 @@ class JsWeb:
                 resp.headers["Location"] = body.decode()
             if host.startswith("cookie.") and request.path == "/":
                 resp.set_cookie("visit", "yes")
-            await resp.prepare(request)
-            await resp.write_eof()
+            with contextlib.suppress(ConnectionResetError):  # the client went away (gave up on a hung answer)
+                await resp.prepare(request)
+                await resp.write_eof()
             return resp
         finally:
             self.log.end(
@@ -285,6 +301,11 @@ class JsWeb:
                     path=raw_path,
                 )
             )
+
+    async def _until_gone(self, request: web.BaseRequest) -> None:
+        """Wait until the client closes the connection (or the web stops); aiohttp does not cancel a handler then."""
+        while not self._done.done() and request.transport is not None and not request.transport.is_closing():
+            await asyncio.sleep(0.05)
 
     def _reply(self, host: str, path: str, screen: str) -> tuple[int, bytes, str]:
         html, js, data = "text/html", "application/javascript", "application/json"
@@ -347,6 +368,10 @@ class JsWeb:
             if path == "/static/new.js":
                 return 200, _NEW_JS.encode(), js
             return 200, _REDIR_PAGE.encode() if path == "/" else _plain(f"Redir {path}", []), html
+        elif kind == "hang":
+            return 200, _HANG_PAGE.encode() if path == "/" else _plain(f"Hang {path}", []), html
+        elif kind == "post":
+            return 200, _POST_PAGE.encode() if path == "/" else _plain(f"Post {path}", []), html
         elif kind == "slow":
             if path == "/static/slow.js":
                 return 200, b"document.title = 'Slow done';", js

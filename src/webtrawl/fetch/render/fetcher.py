@@ -88,8 +88,10 @@ class BrowserFetcher:
         except PlaywrightError as exc:
             raise RenderError(f"Chromium did not start: {_short(exc)}") from None
         try:
-            async with asyncio.timeout(self.opts.render_timeout):
-                return await PageRender(self, request.url, request.reason, first, rules).run(browser)
+            async with asyncio.timeout(self.opts.render_timeout) as budget:
+                deadline = budget.when()
+                assert deadline is not None
+                return await PageRender(self, request.url, request.reason, first, rules, deadline).run(browser)
         except TimeoutError:
             raise RenderError(f"render took longer than {self.opts.render_timeout:g}s") from None
         except PlaywrightError as exc:  # the browser crashed or was killed, the page broke

@@ -8,6 +8,9 @@ blocked unless ``--render-resources``), ``--render-max-requests`` (and 4 x ``--m
 (the page's own, or ``--render-allow-hosts``), the address and port policy (on the name's addresses, as for any
 fetch), and robots.txt (the origin's rules; another allowed host's robots.txt is fetched on first use and cached).
 Allowed requests go out one at a time (a render is one visit of its host) and are kept, as received, for the WARC.
+Each has until the render's deadline minus the time the render needs to finish (and never more than ``--total``): a
+request that hangs fails (``timeout``) and the page is taken with what it has, as a browser user would see it,
+instead of the whole render timing out.
 
 The render ends when no request has been in flight for ``QUIET_S`` and the page's own count of its running
 ``fetch``/``XMLHttpRequest`` calls (an init script) is zero (and after ``--render-scrolls`` scrolls to the
@@ -27,7 +30,7 @@ from playwright.async_api import Browser, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from webtrawl.decompress import content_codings, decompress
-from webtrawl.errors import PolicyError, RenderMemory, TransportError, WebtrawlError
+from webtrawl.errors import FetchTimeout, PolicyError, RenderMemory, TransportError, WebtrawlError
 from webtrawl.fetch.response import Response
 from webtrawl.messages import Exchange
 from webtrawl.politeness import RobotsRules
@@ -58,6 +61,7 @@ PENDING_SCRIPT = """(() => {
   };
   Object.defineProperty(window, "__trawlPending", { get: () => pending });
 })();"""
+FINISH_MAX_S = 5.0  # what a render keeps for itself after its last request (a quarter of --render-timeout if less)
 _MAX_NAVIGATIONS = 5  # the script's navigations of the page kept as its links (a page may loop on them)
 _LOADED = "() => document.readyState === 'complete'"
 _BYTES_PER_MAX_BODY = 4  # a render keeps at most 4 x --max-body of its requests' bodies
@@ -72,13 +76,17 @@ def origin_of(url: str) -> str:
 class PageRender:
     """The state of one render; :meth:`run` returns ``first`` with the DOM, the exchanges and the refusals."""
 
-    def __init__(self, owner: BrowserFetcher, url: str, reason: str, first: Response, rules: RobotsRules) -> None:
+    def __init__(
+        self, owner: BrowserFetcher, url: str, reason: str, first: Response, rules: RobotsRules, deadline: float
+    ) -> None:
         self.owner = owner
         self.url = url
         self.reason = reason
         self.first = first
         self.rules = rules
         self.origin = origin_of(url)
+        # the event loop's time by which the page's requests are done: the render then still has time to finish
+        self.requests_until = deadline - min(FINISH_MAX_S, owner.opts.render_timeout / 4)
         self.host = (urlsplit(url).hostname or "").lower()
         self.exchanges: list[Exchange] = []
         self.blocked: dict[str, int] = {}
@@ -207,6 +215,9 @@ class PageRender:
         if request.is_navigation_request() and request.frame.parent_frame is None:
             if self._navigated:  # a script sending the page elsewhere: the render is of this page. Aborted, not
                 # blocked: a blocked navigation replaces the page with Chromium's error page, an aborted one is dropped
+                if request.method != "GET":  # a posted form: a crawler does not post, nor GET it as a link
+                    await self._refuse(route, "render-method", "aborted")
+                    return
                 if len(self.navigations) < _MAX_NAVIGATIONS:
                     self.navigations.append(request.url)  # a link of the page, as a redirect's Location would be
                 await self._refuse(route, "render-navigation", "aborted")
@@ -226,7 +237,7 @@ class PageRender:
             self.requests += 1
             try:
                 async with self._one:
-                    resp = await self.owner.client.fetch(url, timeout=self.owner.fetch_opts.timeouts.total)
+                    resp = await self.owner.client.fetch(url, timeout=self._time_left())
             except (TransportError, PolicyError) as exc:
                 await self._refuse(route, exc.reason, "failed")
                 return
@@ -237,6 +248,13 @@ class PageRender:
                 await self._fulfill(route, resp)
                 return
         await self._refuse(route, "redirects", "failed")
+
+    def _time_left(self) -> float:
+        """The time limit of a request starting now (FetchTimeout if none is left)."""
+        left = self.requests_until - asyncio.get_running_loop().time()
+        if left <= 0:
+            raise FetchTimeout("the render's time for its requests is over")
+        return min(self.owner.fetch_opts.timeouts.total, left)
 
     async def _refusal(self, url: str, request: Request) -> str:
         """Why the page may not have ``url`` (the rules, then the address policy, then robots.txt), or ``""``."""
