@@ -101,6 +101,7 @@ class PageRender:
         self._handlers: set[asyncio.Task[object]] = set()  # route handlers still running
         self._bytes = 0  # body bytes of the exchanges so far
         self._crashed = False  # the page's renderer died (V8's heap limit, --render-page-memory)
+        self._ended = False  # the render is over: a request the page still makes (an unload handler's) is refused
 
     async def run(self, browser: Browser) -> Response:
         started = time.perf_counter()
@@ -134,6 +135,7 @@ class PageRender:
                 ) from None
             raise
         finally:
+            self._ended = True  # before the handlers stop: one that starts later (the context closing) sends nothing
             await self._stop_handlers()
             with contextlib.suppress(Exception):
                 await context.close()
@@ -194,6 +196,10 @@ class PageRender:
 
     # --- requests -------------------------------------------------------------------------------------------
     async def _route(self, route: Route) -> None:
+        if self._ended:  # its release may be on its way: nothing more may reach the host for this render
+            with contextlib.suppress(PlaywrightError):
+                await self._refuse(route, "render-ended", "aborted")
+            return
         task = asyncio.current_task()
         if task is not None:
             self._handlers.add(task)
