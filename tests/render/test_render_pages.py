@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
-from tests.node.crawlrun import Crawl, records
-from webtrawl_testweb.accesslog import LogEntry
+from tests.render.jscrawl import Result, render_crawl
 from webtrawl_testweb.jsweb import SJIS_QUERIES, JsWeb
 
 pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
@@ -23,28 +20,12 @@ if shutil.which("chromium") is None:
     pytest.skip("Debian's chromium package is not installed", allow_module_level=True)
 
 
-@dataclass
-class Result:
-    web: JsWeb
-    rows: dict[str, dict[str, Any]]
-    entries: list[LogEntry]
-    trap_hits: int
-
-
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Result]:
-    out = tmp_path_factory.mktemp("pages") / "crawl"
     with JsWeb() as web:
-        mark, trapped = web.log.mark(), len(web.trap_hits)
-        seeds = [web.url(host) for host in ("sjis.js.test", "nav.js.test", "redir.js.test", "slow.js.test")]
-        args = [*web.crawl_args("127.0.0.1/32"), "--delay", "0.1", "--fetchers", "1", "--parsers", "1"]
-        args += ["--render", "always", "--renderers", "2", "--max-depth", "1", "--render-allow-hosts", "127.0.0.2"]
-        args += ["--render-timeout", "45"]
-        crawl = Crawl(out, [*seeds, *args])
-        assert crawl.wait(180) == 0, crawl.log()[-4000:]
-        rows = records(out)
-        assert len(rows) == len({row["url"] for row in rows}), "one record per URL"
-        yield Result(web, {row["url"]: row for row in rows}, web.entries(since=mark), len(web.trap_hits) - trapped)
+        out = tmp_path_factory.mktemp("pages") / "crawl"
+        hosts = ["sjis.js.test", "nav.js.test", "redir.js.test", "slow.js.test"]
+        yield render_crawl(out, web, hosts, ["--render-allow-hosts", "127.0.0.2", "--render-timeout", "45"], 180)
 
 
 def test_a_legacy_encoded_pages_link_queries_are_sent_in_its_encoding(crawled: Result) -> None:

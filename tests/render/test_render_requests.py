@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
-from tests.node.crawlrun import Crawl, records
-from webtrawl_testweb.accesslog import LogEntry
+from tests.render.jscrawl import Result, render_crawl
 from webtrawl_testweb.jsweb import JsWeb
 
 pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
@@ -22,26 +19,11 @@ if shutil.which("chromium") is None:
     pytest.skip("Debian's chromium package is not installed", allow_module_level=True)
 
 
-@dataclass
-class Result:
-    web: JsWeb
-    rows: dict[str, dict[str, Any]]
-    entries: list[LogEntry]
-
-
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Result]:
-    out = tmp_path_factory.mktemp("requests") / "crawl"
     with JsWeb() as web:
-        mark = web.log.mark()
-        seeds = [web.url("hang.js.test"), web.url("post.js.test")]
-        args = [*web.crawl_args("127.0.0.1/32"), "--delay", "0.1", "--fetchers", "1", "--parsers", "1"]
-        args += ["--render", "always", "--renderers", "2", "--max-depth", "1", "--render-timeout", "12"]
-        crawl = Crawl(out, [*seeds, *args])
-        assert crawl.wait(120) == 0, crawl.log()[-4000:]
-        rows = records(out)
-        assert len(rows) == len({row["url"] for row in rows}), "one record per URL"
-        yield Result(web, {row["url"]: row for row in rows}, web.entries(since=mark))
+        out = tmp_path_factory.mktemp("requests") / "crawl"
+        yield render_crawl(out, web, ["hang.js.test", "post.js.test"], ["--render-timeout", "12"], 120)
 
 
 def test_a_page_whose_script_never_answers_is_rendered_with_what_it_has(crawled: Result) -> None:
