@@ -1,8 +1,10 @@
 """When a node stops, and how: the stop conditions (--max-time, --max-pages, trawl stop, an empty frontier) and the
 drain that ends the children in the order that loses no URL.
 
-A stop (--max-time, --max-pages, trawl stop, SIGTERM, Ctrl-C) ends the node within 10 s: fetchers get their abandon
-grace plus time to hand back URLs and pages, parsers what is left of the bound (at least ``_PARSER_MIN_S``).
+A stop (--max-time, --max-pages, trawl stop, SIGTERM, SIGHUP, Ctrl-C) ends the node within 10 s while Redis answers:
+fetchers get their abandon grace plus time to hand back URLs and pages, parsers what is left of the bound (at least
+``_PARSER_MIN_S``). With Redis out of reach (a partition) the supervisor's own Redis calls each wait out their socket
+timeouts: ~47 s was seen, within the grace period docs/deploy.md asks for (150 s).
 """
 
 from __future__ import annotations
