@@ -1,0 +1,60 @@
+"""A spider ported from Scrapy, run through the Python API on the shop web: its start_requests() (or Scrapy 2.13's
+async start()) seed the crawl, and page.follow, follow_all, urljoin and allowed_domains work as a Scrapy user
+expects."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.api.helpers import check_shop, out_files, shop_options
+from tests.extract.shop import AsyncStartShop, PortedShop, StartRequestsShop, StartsBadly
+from tests.fixtures.shop_web import ShopWeb
+from webtrawl import Crawler, InputError, Spider
+
+
+@pytest.mark.parametrize("spider", [StartRequestsShop, AsyncStartShop])
+def test_a_spiders_start_requests_seed_the_crawl_with_their_callbacks_and_a_resume_keeps_them(
+    spider: type[Spider], shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Scrapy spider ported with its start_requests() (or 2.13's async start()): the method was silently ignored
+    (no seeds: the crawl stopped at once). Its seeds reach their callbacks with their data, and a run stopped early
+    resumes with them: every product once, with its category, the home page never fetched."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    out = tmp_path / "crawl"
+    first = Crawler(spider, out=out, max_pages=3, **shop_options(shop_web, urls=[])).run()
+    assert first.stats["fetched"] == 3 and first.stats["queued"] > 0
+    assert {r["url"] for r in first.records()} <= {shop_web.url(f"/c/{c}/1") for c in range(4)}  # seeds first
+    result = Crawler(spider, out=out, max_pages=0).run()
+    check_shop(shop_web, result)
+    fetched = {r["url"] for r in result.records()}
+    assert shop_web.url("/") not in fetched and "http://not-crawled.test/" not in fetched
+
+
+def test_a_spider_ported_from_scrapy_scrapes_the_shop_and_stays_on_its_allowed_domains(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """page.follow of selectors, follow_all(css=), urljoin and allowed_domains, end to end: every product once with
+    its category; the offsite link each product yields is dropped (scope), never fetched."""
+    result = Crawler(PortedShop, out=tmp_path / "crawl", **shop_options(shop_web)).run()
+    check_shop(shop_web, result)
+    assert not [r for r in result.records() if "offsite.test" in r["url"]]
+    dropped = [
+        json.loads(line) for path in out_files(tmp_path / "crawl", "dropped") for line in path.read_text().splitlines()
+    ]
+    offsite = {row["url"] for row in dropped if row["reason"] == "scope"}
+    assert offsite == {url.replace("//shop.test", "//offsite.test") for url in shop_web.category_of}
+
+
+def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(
+    shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHOP_START_FAULT", "relative")
+    out = tmp_path / "crawl"
+    with pytest.raises(
+        InputError, match=r"^--spider .*StartsBadly: start_requests\(\): not an http\(s\) URL: '/c/0/1'"
+    ):
+        Crawler(StartsBadly, out=out, **shop_options(shop_web, urls=[])).run()
+    assert not (out / "redis").exists()  # nothing started
