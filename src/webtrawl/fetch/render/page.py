@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -101,6 +102,7 @@ class PageRender:
         self._handlers: set[asyncio.Task[object]] = set()  # route handlers still running
         self._bytes = 0  # body bytes of the exchanges so far
         self._crashed = False  # the page's renderer died (V8's heap limit, --render-page-memory)
+        self._crash_seen = asyncio.Event()
         self._ended = False  # the render is over: a request the page still makes (an unload handler's) is refused
 
     async def run(self, browser: Browser) -> Response:
@@ -121,7 +123,7 @@ class PageRender:
             page.on("crash", self._crash)
             # the load event seen in the page: Playwright's own wait never ends once a script's navigation was aborted
             await page.goto(self.url, wait_until="commit")
-            await page.wait_for_function(_LOADED)
+            await self._unless_crashed(page.wait_for_function(_LOADED))
             await self._settle(page)
             for _ in range(opts.render_scrolls):
                 if not await self._scroll(page):
@@ -151,6 +153,23 @@ class PageRender:
 
     def _crash(self, page: Page) -> None:
         self._crashed = True
+        self._crash_seen.set()
+
+    async def _unless_crashed(self, waiting: Awaitable[object]) -> None:
+        """``waiting``, or PlaywrightError as soon as the page's renderer crashes: older Playwright (1.40, the lowest
+        the render extra allows) leaves a wait in a crashed page pending, and a --render-page-memory crash then ran
+        out the whole render timeout (recorded as ``render``, not ``render-memory``)."""
+        wait = asyncio.ensure_future(waiting)
+        crash = asyncio.ensure_future(self._crash_seen.wait())
+        try:
+            await asyncio.wait((wait, crash), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            crash.cancel()
+            if not wait.done():
+                wait.cancel()
+        if not wait.done() or wait.cancelled():
+            raise PlaywrightError("the page crashed")
+        wait.result()
 
     async def _stop_handlers(self) -> None:
         """End requests still running (the render timed out, or a page never went quiet): each is aborted, so no
