@@ -22,7 +22,7 @@ _STOP_POLL_S = 0.25  # how often a barrier's wait looks at the stop flag (a proc
 LostPages = Callable[[list[tuple[int, str]]], None]  # the (shard, token) of pages a dead parser had not stored
 
 
-FETCH_BUG = "fetch-bug"  # the reason of a page that could not be framed (a bug): its record says so
+FETCH_BUG = "fetch-bug"  # a page that could not be framed, or a URL whose fetch task failed with a bug every time
 
 
 def _framed(page: Page, body_parts: Sequence[bytes]) -> tuple[bytearray, Sequence[bytes]]:

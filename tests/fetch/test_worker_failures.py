@@ -23,12 +23,13 @@ from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
 from webtrawl.fetch.testing import FakeFetcher, FakeWeb, PageCollector, answer
-from webtrawl.fetch.visit import FETCH_BUG, Visits
+from webtrawl.fetch.visit import Visits
 from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.wire import BIG_BODIES, BIG_BODY
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, RedisFrontier
 from webtrawl.node.children import CONTEXT
 from webtrawl.node.startup import fetcher_args
+from webtrawl.pagesend import FETCH_BUG
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from webtrawl.fetch.wake import WakeEvent
 from webtrawl.formats.recrawl import conditional_headers
 from webtrawl.frontier import Held, Release, Stale, UrlAction
 from webtrawl.messages import Lease, Page
+from webtrawl.pagesend import FETCH_BUG
 from webtrawl.politeness import HOST_BROKEN_REASONS, HostOutcome, RobotsRules, jittered, outcome_for
 
 log = logging.getLogger("webtrawl.fetch")
@@ -39,7 +40,6 @@ log = logging.getLogger("webtrawl.fetch")
 # A server sees our request end a little after we do (its last write returns after our last read): keeping the gap
 # a few milliseconds longer than configured makes it hold from the server's side too.
 GAP_MARGIN_MS = 10
-FETCH_BUG = "fetch-bug"  # the error of a URL whose fetch task failed with a bug every time it was tried
 _SIGNALS_S = 0.05  # how stale a hold decision's view of the node's stop and pause signals may be
 
 

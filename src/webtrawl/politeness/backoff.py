@@ -41,11 +41,12 @@ from collections.abc import Sequence
 import msgspec
 
 from webtrawl.config import Politeness
+from webtrawl.errors import BadHttp
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _TRANSIENT_REASONS = frozenset({"timeout", "connect", "reset", "transport", "dns-timeout", "render"})
-_ONCE_REASONS = frozenset({"bad-http"})  # retried at most once, whatever --max-retries says
+_ONCE_REASONS = frozenset({BadHttp.reason})  # retried at most once, whatever --max-retries says
 HOST_BROKEN_REASONS = frozenset({"dns", "tls"})  # no name, or no trustworthy TLS: every URL of the host fails
 _NO_REQUEST_REASONS = frozenset(
     {"ip-policy", "port-policy", "scheme", "bad-url", "robots", "robots-unavailable", "policy"}
