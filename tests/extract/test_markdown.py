@@ -7,7 +7,7 @@ from collections import Counter
 
 import msgspec
 
-from tests.extract.corpus import CORPUS, corpus_rows, needs_corpus
+from tests.extract.corpus import CORPUS, TEXT_TIMEOUT, corpus_rows, needs_corpus
 from tests.extract.helpers import extract_ctx, run
 from tests.parse.helpers import make_page
 from webtrawl.parse import process_page
@@ -68,7 +68,7 @@ def test_text_with_markdown_is_the_same_text_without_link_targets() -> None:
 
 @needs_corpus
 def test_markdown_of_every_corpus_article_has_its_text() -> None:
-    ctx = extract_ctx(text=True, markdown=True)
+    ctx = extract_ctx(text=True, markdown=True, extract_timeout=TEXT_TIMEOUT)
     structured = 0
     for page_id, url in corpus_rows():
         gz = (CORPUS / "pages" / f"{page_id}.html.gz").read_bytes()

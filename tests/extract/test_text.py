@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from tests.extract.corpus import CORPUS, corpus_rows, needs_corpus
+from tests.extract.corpus import CORPUS, TEXT_TIMEOUT, corpus_rows, needs_corpus
 from tests.extract.helpers import extract_ctx, run
 from tests.parse.helpers import make_page
 from webtrawl.extract.pii import scrub_text
@@ -14,7 +14,7 @@ from webtrawl.parse import process_page
 
 @needs_corpus
 def test_text_gives_main_text_for_every_corpus_article() -> None:
-    ctx = extract_ctx(text=True)
+    ctx = extract_ctx(text=True, extract_timeout=TEXT_TIMEOUT)
     short = []
     for page_id, url in corpus_rows():
         gz = (CORPUS / "pages" / f"{page_id}.html.gz").read_bytes()

@@ -56,7 +56,11 @@ class PageBudget:
             return False
         if self.used() >= self.max_pages:
             return True
-        return self.shared.value <= 0 and self.stats.leases() == 0
+        # One snapshot under the budget's lock, which fetchers hold to take and give back budget: read apart, the
+        # budget could be read while a fetcher held it and the leases after it gave it back and announced none, a
+        # pair that never was (a loaded node stopped at 1 page of --max-pages 3).
+        with self.shared.get_lock():
+            return self.shared.value <= 0 and self.stats.leases() == 0
 
 
 def local_stop_reason(crawl: CrawlOptions, budget: PageBudget, elapsed: float) -> str:
