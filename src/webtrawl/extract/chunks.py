@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+FENCE = re.compile(r"^\s*(```|~~~)")  # a code fence's opening or closing line (extract/text.py too)
 _SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+")
 
 
@@ -77,7 +77,7 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
         lines.clear()
 
     for line in markdown.splitlines():
-        marker = _FENCE.match(line)
+        marker = FENCE.match(line)
         if fence:
             lines.append(line)
             if marker and marker.group(1) == fence:

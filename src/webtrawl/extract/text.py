@@ -13,10 +13,12 @@ text, so the two agree (benchmarks/RESULTS.md measures how closely).
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.errors import InputError
+from webtrawl.extract.chunks import FENCE
 from webtrawl.extract.document import Document
 from webtrawl.optional import optional_import
 
@@ -61,7 +63,7 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     text = get("text") or ""
     rendered = ""
     if markdown:
-        rendered, text = text, _plain(get("body"), text)
+        rendered, text = _tidy(text), _plain(get("body"), text)
     return MainText(
         text=text[:max_chars],
         title=get("title") or "",
@@ -73,16 +75,48 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
 
 
 def _plain(body: Any, markdown: str) -> str:
-    """The plain text of the tree the Markdown was rendered from (so --text and --markdown tell the same story)."""
+    """The plain text of the tree the Markdown was rendered from (so --text and --markdown tell the same story),
+    made as trafilatura makes its own: formatting and link tags merged into their text, then every element's text
+    trimmed (the tree of a formatting extraction keeps the page source's indentation around them)."""
     if body is None:
         return markdown
     from copy import deepcopy
 
     from lxml import etree  # type: ignore[import-untyped]
-    from trafilatura.utils import normalize_unicode
+    from trafilatura.utils import normalize_unicode, sanitize_tree
     from trafilatura.xml import xmltotxt
 
     body = deepcopy(body)
-    etree.strip_tags(body, "ref")  # a link's text stays, its target goes
+    etree.strip_tags(body, "ref", "hi")  # a link's text stays, its target goes; so does emphasised text
     etree.strip_elements(body, "graphic", with_tail=False)
-    return normalize_unicode(xmltotxt(body, False))
+    sanitize_tree(body)
+    return _BLANK_LINES.sub("\n", normalize_unicode(xmltotxt(body, False))).strip("\n")
+
+
+_BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")  # lines of spaces, tabs or no-break spaces only
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
+
+
+def _tidy(markdown: str) -> str:
+    """trafilatura's Markdown without the page source's indentation it sometimes keeps: a heading or a table row
+    indented four spaces reads as a code block (and a chunk loses its heading). Outside code fences, lines of
+    whitespace become blank (and runs of blank lines one, none between two table rows), and only a nested list item
+    keeps its indent."""
+    out: list[str] = []
+    fence = ""
+    for line in markdown.split("\n"):
+        marker = FENCE.match(line)
+        if fence:
+            fence = "" if marker and marker.group(1) == fence else fence
+        elif marker:
+            fence = marker.group(1)
+            line = line.lstrip()
+        elif not line.strip():
+            line = ""
+        elif not _LIST_ITEM.match(line):
+            line = line.lstrip()
+            if line.startswith("|") and len(out) > 1 and not out[-1] and out[-2].startswith("|"):
+                out.pop()  # rows of one table: a blank line between them would end it
+        if line or not out or out[-1]:
+            out.append(line)
+    return "\n".join(out).strip("\n")
