@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.errors import InputError
-from webtrawl.extract.chunks import FENCE
+from webtrawl.extract.chunks import FENCE, TABLE_DELIMITER
 from webtrawl.extract.document import Document
 from webtrawl.optional import optional_import
 
@@ -119,4 +119,26 @@ def _tidy(markdown: str) -> str:
                 out.pop()  # rows of one table: a blank line between them would end it
         if line or not out or out[-1]:
             out.append(line)
-    return "\n".join(out).strip("\n")
+    return "\n".join(_delimited(out)).strip("\n")
+
+
+def _delimited(lines: list[str]) -> list[str]:
+    """The lines with a delimiter row after each table's first row that lacks one (trafilatura leaves it out when
+    that row has no ``th`` cells): without it the rows are not a table but a paragraph of pipes."""
+    out: list[str] = []
+    fence = ""
+    for n, line in enumerate(lines):
+        out.append(line)
+        marker = FENCE.match(line)
+        if marker and (not fence or marker.group(1) == fence):
+            fence = "" if fence else marker.group(1)
+        elif not fence and _table_starts(lines, n) and not (n + 1 < len(lines) and TABLE_DELIMITER.match(lines[n + 1])):
+            out.append("|" + "---|" * max(len(_PIPE.findall(line.strip())) - 1, 1))
+    return out
+
+
+def _table_starts(lines: list[str], n: int) -> bool:
+    return lines[n].startswith("|") and not (n and lines[n - 1].startswith("|"))
+
+
+_PIPE = re.compile(r"(?<!\\)\|")  # a cell border, not an escaped pipe in a cell's text
