@@ -81,3 +81,12 @@ def test_a_long_paragraph_is_never_cut_inside_a_link() -> None:
     chunks = chunk_markdown(URL, md, 140)
     assert all(len(c.text) <= 140 for c in chunks)
     assert sum(c.text.count(link) for c in chunks) == 3, [c.text for c in chunks]
+
+
+def test_a_heading_path_is_the_headings_text_without_markdown() -> None:
+    md = (
+        "## **Q: How do you [plan](https://docs.example/plan) your day?**\n\nText.\n\n"
+        "### \\[Update\\] *More* on `snake_case` names\n\nMore.\n"
+    )
+    paths = [c.heading_path for c in chunk_markdown(URL, md, 100)]
+    assert paths[-1] == ("Q: How do you plan your day?", "[Update] More on snake_case names")

@@ -28,7 +28,8 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")  # a code fence's opening or closing line (extract/text.py too)
 _SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+")
 TABLE_DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_LINK = re.compile(r"!?\[(?:\\.|[^\]\\\n])*\]\((?:<[^>\n]*>|[^)\s]*)(?:\s+\"[^\"\n]*\")?\)")  # [text](url "title")
+_LINK = re.compile(r"!?\[((?:\\.|[^\]\\\n])*)\]\((?:<[^>\n]*>|[^)\s]*)(?:\s+\"[^\"\n]*\")?\)")  # [text](url "title")
+_MARKUP = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])|\*{1,3}|_{2,3}|`")  # an escape (its character stays), emphasis
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,7 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
                 yield tuple(title for _, title in path), blocks
                 blocks = []
             level = len(heading.group(1))
-            path = [(lv, title) for lv, title in path if lv < level] + [(level, heading.group(2))]
+            path = [(lv, title) for lv, title in path if lv < level] + [(level, _title(heading.group(2)))]
         elif not line.strip():
             end_block()
         else:
@@ -109,6 +110,12 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
     end_block()
     if blocks:
         yield tuple(title for _, title in path), blocks
+
+
+def _title(heading: str) -> str:
+    """A heading's text without its Markdown (emphasis, a link's target, escapes): what an index shows or embeds."""
+    text = _LINK.sub(lambda m: m.group(1), heading)
+    return " ".join(_MARKUP.sub(lambda m: m.group(1) or "", text).split())
 
 
 def _fit(block: str, size: int) -> Iterator[str]:
