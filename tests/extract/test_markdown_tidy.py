@@ -116,3 +116,21 @@ def test_nested_lists_and_code_keep_their_indentation() -> None:
     assert isinstance(md, str)
     assert "- one\n  - nested a\n    - deeper\n- two" in md, md
     assert "```\ndef f():\n    x = 1\n    return x\n```" in md, md
+
+
+def _article(paragraph: str) -> bytes:
+    return f"""<html><body><article><h1>Prices</h1><p>{_FILLER * 3}</p><p>{paragraph}</p>
+<pre><code>def f():
+    return 1
+</code></pre><p>{_FILLER * 3}</p></article></body></html>""".encode()
+
+
+def test_a_page_whose_source_only_changed_its_line_breaks_keeps_its_markdown_and_chunk_ids() -> None:
+    url = "https://docs.example/prices"
+    before = run(make_page(_article("Prices stay the <b>same</b> all year."), url=url), markdown=True).record
+    after = run(
+        make_page(_article("Prices  stay\n      the <b>same</b>\n      all year."), url=url), markdown=True
+    ).record
+    assert isinstance(before.markdown, str) and "Prices stay the **same** all year." in before.markdown
+    assert after.markdown == before.markdown
+    assert chunk_markdown(url, after.markdown, 200) == chunk_markdown(url, before.markdown, 200)

@@ -63,7 +63,8 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     text = get("text") or ""
     rendered = ""
     if markdown:
-        rendered, text = _tidy(text), _plain(get("body"), text)
+        body = get("body")
+        rendered, text = _tidy(_rendered(body) if body is not None else text), _plain(body, text)
     return MainText(
         text=text[:max_chars],
         title=get("title") or "",
@@ -72,6 +73,24 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
         language=get("language") or doc.language,
         markdown=rendered[:max_chars],
     )
+
+
+def _rendered(body: Any) -> str:
+    """The Markdown of the tree with each run of the page source's whitespace (a newline and indent in the middle of
+    a sentence) made one space, as a browser shows it, outside code: so that a page whose source only changed its
+    line breaks or indentation has the same Markdown, and the same chunks, as before."""
+    from trafilatura.xml import xmltotxt
+
+    for node in body.iter():
+        code = any(up.tag == "code" for up in node.iterancestors())
+        if node.text and not code and node.tag != "code":
+            node.text = _SPACES.sub(" ", node.text)
+        if node.tail and not code:
+            node.tail = _SPACES.sub(" ", node.tail)
+    return str(xmltotxt(body, True))
+
+
+_SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's whitespace (a no-break space is not)
 
 
 def _plain(body: Any, markdown: str) -> str:
@@ -100,8 +119,8 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 def _tidy(markdown: str) -> str:
     """trafilatura's Markdown without the page source's indentation it sometimes keeps: a heading or a table row
     indented four spaces reads as a code block (and a chunk loses its heading). Outside code fences, lines of
-    whitespace become blank (and runs of blank lines one, none between two table rows), and only a nested list item
-    keeps its indent."""
+    whitespace become blank (and runs of blank lines one, none between two table rows), and only a list item right
+    under another one keeps its indent (a nested one)."""
     out: list[str] = []
     fence = ""
     for line in markdown.split("\n"):
@@ -113,7 +132,9 @@ def _tidy(markdown: str) -> str:
             line = line.lstrip()
         elif not line.strip():
             line = ""
-        elif not _LIST_ITEM.match(line):
+        elif _LIST_ITEM.match(line) and out and _LIST_ITEM.match(out[-1]):
+            pass  # an item right under another one: its indent says how deep it is nested
+        else:
             line = line.lstrip()
             if line.startswith("|") and len(out) > 1 and not out[-1] and out[-2].startswith("|"):
                 out.pop()  # rows of one table: a blank line between them would end it
