@@ -1,17 +1,18 @@
 """Shell hooks (``--alert-cmd``, ``--on-change``): a command run in the background with one JSON object on stdin.
 
-Each run goes through the shell with extra environment variables, in its own session, its output discarded; a hook
-is never waited for on the crawl's path. At most ``max_running`` run at once (more are skipped with a log line: a
-hook that hangs must not pile up processes), and one still running after a minute is killed.
+Each run goes through the shell with extra environment variables, in its own session, its output discarded, the
+JSON in a temporary file as its stdin; a hook is never waited for on the crawl's path. At most ``max_running`` run
+at once (more are skipped with a log line, unless the caller checks :meth:`Hooks.full` first: a hook that hangs must
+not pile up processes), and one still running after a minute is killed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import subprocess
+import tempfile
 import time
 from typing import Any
 
@@ -25,29 +26,33 @@ class Hooks:
         self.cmd, self.what, self.max_running = cmd, what, max_running
         self._running: list[tuple[float, subprocess.Popen[bytes]]] = []
 
+    def full(self) -> bool:
+        """Whether ``max_running`` runs are still going (finished ones are reaped first)."""
+        self.reap()
+        return len(self._running) >= self.max_running
+
     def run(self, doc: dict[str, Any], env: dict[str, str] | None = None) -> bool:
         """Start the command with ``doc`` as JSON on stdin; False if it was skipped or could not start."""
-        self.reap()
-        if len(self._running) >= self.max_running:
+        if self.full():
             log.error("%s not run: %d earlier runs are still going", self.what, len(self._running))
             return False
         try:
-            proc = subprocess.Popen(
-                self.cmd,
-                shell=True,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                env={**os.environ, **(env or {})},
-                start_new_session=True,
-            )
+            # stdin is a file, not a pipe: a document larger than a pipe holds (64 KiB) cannot block the caller
+            # until the command reads it, nor fail because it never does
+            with tempfile.TemporaryFile() as stdin:
+                stdin.write(json.dumps(doc).encode() + b"\n")
+                stdin.seek(0)
+                proc = subprocess.Popen(
+                    self.cmd,
+                    shell=True,
+                    stdin=stdin,
+                    stdout=subprocess.DEVNULL,
+                    env={**os.environ, **(env or {})},
+                    start_new_session=True,
+                )
         except OSError as exc:
             log.error("%s could not start: %s", self.what, exc)
             return False
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError):  # a hook that does not read stdin is fine
-            proc.stdin.write(json.dumps(doc).encode() + b"\n")
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
         self._running.append((time.monotonic(), proc))
         return True
 

@@ -58,3 +58,35 @@ def test_a_block_larger_than_the_size_is_cut_at_sentences_then_words() -> None:
     assert all(len(c.text) <= 100 for c in chunks)
     assert all(c.text.endswith(".") for c in chunks if "Sentence" in c.text)
     assert "".join(c.text for c in chunks if c.text.startswith("w")) == "w" * 250
+
+
+def test_a_table_cut_in_pieces_repeats_its_header_and_a_code_block_its_fences() -> None:
+    rows = "\n".join(f"| driver {i} | {5000 - i} |" for i in range(30))
+    code = "\n".join(f"    total += {i}  # step {i}" for i in range(30))
+    md = f"## Standings\n\n| Driver | Points |\n|---|---|\n{rows}\n\n## Code\n\n```python\n{code}\n```\n"
+    chunks = chunk_markdown(URL, md, 200)
+    table = [c.text for c in chunks if c.heading_path == ("Standings",)]
+    fenced = [c.text for c in chunks if c.heading_path == ("Code",)]
+    assert len(table) > 1 and len(fenced) > 1 and all(len(c.text) <= 200 for c in chunks)
+    assert all(t.startswith("| Driver | Points |\n|---|---|\n| driver ") for t in table), table
+    assert "\n".join(t.split("\n", 2)[2] for t in table) == rows
+    assert all(f.startswith("```python\n    total") and f.endswith("\n```") for f in fenced), fenced
+    assert "\n".join(line for f in fenced for line in f.split("\n")[1:-1]) == code
+
+
+def test_a_long_paragraph_is_never_cut_inside_a_link() -> None:
+    link = "[the standings of the Cup Series after 36 races](https://news.example/standings/2019/final?season=cup)"
+    words = " ".join(f"word{i}" for i in range(12))
+    md = f"## News\n\n{words} {link}. {words} see {link} and {words} {link}"
+    chunks = chunk_markdown(URL, md, 140)
+    assert all(len(c.text) <= 140 for c in chunks)
+    assert sum(c.text.count(link) for c in chunks) == 3, [c.text for c in chunks]
+
+
+def test_a_heading_path_is_the_headings_text_without_markdown() -> None:
+    md = (
+        "## **Q: How do you [plan](https://docs.example/plan) your day?**\n\nText.\n\n"
+        "### \\[Update\\] *More* on `snake_case` names\n\nMore.\n"
+    )
+    paths = [c.heading_path for c in chunk_markdown(URL, md, 100)]
+    assert paths[-1] == ("Q: How do you plan your day?", "[Update] More on snake_case names")

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
 from webtrawl.extract.chunks import chunk_markdown
 from webtrawl_testweb import TestWeb
@@ -111,13 +113,15 @@ def test_chunks_and_changes_across_recrawl_rounds(testweb: TestWeb, tmp_path: Pa
     assert counters["chunks"] == len(records(out, "chunks"))
 
 
-def test_a_page_its_sitemap_drops_is_gone_once(testweb: TestWeb, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sitemap", ["/sitemap.xml", "/sitemap.txt"])  # a text sitemap: one URL per line
+def test_a_page_its_sitemap_drops_is_gone_once(testweb: TestWeb, tmp_path: Path, sitemap: str) -> None:
     watch = testweb.discovery.watch
     out = tmp_path / "crawl"
     hooked = tmp_path / "hooked.jsonl"
     args = ("--max-depth", "1", "--chunks", "300", "--changes", "--on-change", f"cat >> {hooked}")
     dropped = watch.url("/listed-b.html")
-    _round(testweb, out, watch.url("/sitemap.xml"), *args, resumed=False)
+    seed = ("--sitemap", watch.url(sitemap))  # a text sitemap is read as one only when named as one
+    _round(testweb, out, *seed, *args, resumed=False)
     first = records(out, "chunks")
     assert {watch.url(path) for path in LISTED} <= {row["url"] for row in first}  # and the two pages they link
     watch.drop_listed = True

@@ -3,8 +3,10 @@
 The Markdown is read as blocks (paragraphs, lists, tables, fenced code; a fence or a table is never split by a blank
 line inside it) under the headings above them. Blocks are packed in order into chunks of at most ``SIZE``
 characters; a chunk never spans two sections (a heading starts a new one), and a block larger than ``SIZE`` is cut
-at line, then sentence, then word boundaries. The heading lines themselves are not in a chunk's text: they are its
-``heading_path`` (``["Guide", "Prices"]``), which an index can show or embed with it.
+at line, then sentence, then word boundaries, never inside a link; each piece of a cut table repeats its header row
+and each piece of a cut code block its fences, so that every chunk reads on its own. The heading lines themselves
+are not in a chunk's text: they are its ``heading_path`` (``["Guide", "Prices"]``), which an index can show or embed
+with it.
 
 A chunk's id is content-addressed: ``sha1(url, heading_path, text, n)`` (the first 16 bytes, hex), ``n`` counting
 earlier chunks of the same page with the same heading path and text (a repeated disclaimer stays two chunks). So an
@@ -16,14 +18,18 @@ is the same for the same text on any page, for indexes that share embeddings bet
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+FENCE = re.compile(r"^\s*(```|~~~)")  # a code fence's opening or closing line (extract/text.py too)
 _SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+")
+TABLE_DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_LINK = re.compile(r"!?\[((?:\\.|[^\]\\\n])*)\]\((?:<[^>\n]*>|[^)\s]*)(?:\s+\"[^\"\n]*\")?\)")  # [text](url "title")
+_MARKUP = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])|\*{1,3}|_{2,3}|`")  # an escape (its character stays), emphasis
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +83,7 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
         lines.clear()
 
     for line in markdown.splitlines():
-        marker = _FENCE.match(line)
+        marker = FENCE.match(line)
         if fence:
             lines.append(line)
             if marker and marker.group(1) == fence:
@@ -96,7 +102,7 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
                 yield tuple(title for _, title in path), blocks
                 blocks = []
             level = len(heading.group(1))
-            path = [(lv, title) for lv, title in path if lv < level] + [(level, heading.group(2))]
+            path = [(lv, title) for lv, title in path if lv < level] + [(level, _title(heading.group(2)))]
         elif not line.strip():
             end_block()
         else:
@@ -106,10 +112,24 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
         yield tuple(title for _, title in path), blocks
 
 
+def _title(heading: str) -> str:
+    """A heading's text without its Markdown (emphasis, a link's target, escapes): what an index shows or embeds."""
+    text = _LINK.sub(lambda m: m.group(1), heading)
+    return " ".join(_MARKUP.sub(lambda m: m.group(1) or "", text).split())
+
+
 def _fit(block: str, size: int) -> Iterator[str]:
-    """A block cut into pieces of at most ``size`` characters: at lines, then sentences, then words, then anywhere."""
+    """A block cut into pieces of at most ``size`` characters: at lines, then sentences, then words, then anywhere;
+    never inside a Markdown link or image. A table's pieces each start with its header row, a code block's each
+    are fenced."""
     if len(block) <= size:
         yield block
+        return
+    head, body, tail = _frame(block)
+    room = size - len(head) - len(tail) - 2
+    if head and room >= size // 2:
+        for piece in _fit(body, room):
+            yield "\n".join(line for line in (head, piece, tail) if line)
         return
     for splitter, joiner in _SPLITTERS:
         parts = [p for p in splitter(block) if p.strip()]
@@ -120,10 +140,39 @@ def _fit(block: str, size: int) -> Iterator[str]:
         yield block[start : start + size]
 
 
+def _frame(block: str) -> tuple[str, str, str]:
+    """(the lines each piece repeats before, the rest, the line each repeats after) of a pipe table (its header and
+    delimiter rows) or a fenced code block (its fences); ("", block, "") for any other block."""
+    lines = block.split("\n")
+    if len(lines) > 3 and lines[0].startswith("|") and TABLE_DELIMITER.match(lines[1]):
+        return "\n".join(lines[:2]), "\n".join(lines[2:]), ""
+    if len(lines) > 3 and FENCE.match(lines[0]) and FENCE.match(lines[-1]):
+        return lines[0], "\n".join(lines[1:-1]), lines[-1]
+    return "", block, ""
+
+
+def _outside_links(pattern: re.Pattern[str]) -> Callable[[str], list[str]]:
+    """A splitter at ``pattern``'s matches that are not inside a Markdown link or image (``[text](url)``)."""
+
+    def split(text: str) -> list[str]:
+        links = [m.span() for m in _LINK.finditer(text)]  # in order, not overlapping
+        starts = [a for a, _ in links]
+        parts, start = [], 0
+        for m in pattern.finditer(text):
+            n = bisect.bisect_left(starts, m.start())
+            if not (n and m.start() < links[n - 1][1]):
+                parts.append(text[start : m.start()])
+                start = m.end()
+        parts.append(text[start:])
+        return parts
+
+    return split
+
+
 _SPLITTERS: tuple[tuple[Callable[[str], list[str]], str], ...] = (
     (lambda s: s.split("\n"), "\n"),
-    (_SENTENCE_END.split, " "),
-    (str.split, " "),
+    (_outside_links(_SENTENCE_END), " "),
+    (_outside_links(re.compile(r"\s+")), " "),
 )
 
 

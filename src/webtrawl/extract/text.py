@@ -13,10 +13,12 @@ text, so the two agree (benchmarks/RESULTS.md measures how closely).
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.errors import InputError
+from webtrawl.extract.chunks import FENCE, TABLE_DELIMITER
 from webtrawl.extract.document import Document
 from webtrawl.optional import optional_import
 
@@ -61,7 +63,8 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     text = get("text") or ""
     rendered = ""
     if markdown:
-        rendered, text = text, _plain(get("body"), text)
+        body = get("body")
+        rendered, text = _tidy(_rendered(body) if body is not None else text), _plain(body, text)
     return MainText(
         text=text[:max_chars],
         title=get("title") or "",
@@ -72,17 +75,91 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     )
 
 
+def _rendered(body: Any) -> str:
+    """The Markdown of the tree with each run of the page source's whitespace (a newline and indent in the middle of
+    a sentence) made one space, as a browser shows it, outside code: so that a page whose source only changed its
+    line breaks or indentation has the same Markdown, and the same chunks, as before."""
+    from trafilatura.xml import xmltotxt
+
+    for node in body.iter():
+        code = any(up.tag == "code" for up in node.iterancestors())
+        if node.text and not code and node.tag != "code":
+            node.text = _SPACES.sub(" ", node.text)
+        if node.tail and not code:
+            node.tail = _SPACES.sub(" ", node.tail)
+    return str(xmltotxt(body, True))
+
+
+_SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's whitespace (a no-break space is not)
+
+
 def _plain(body: Any, markdown: str) -> str:
-    """The plain text of the tree the Markdown was rendered from (so --text and --markdown tell the same story)."""
+    """The plain text of the tree the Markdown was rendered from (so --text and --markdown tell the same story),
+    made as trafilatura makes its own: formatting and link tags merged into their text, then every element's text
+    trimmed (the tree of a formatting extraction keeps the page source's indentation around them)."""
     if body is None:
         return markdown
     from copy import deepcopy
 
     from lxml import etree  # type: ignore[import-untyped]
-    from trafilatura.utils import normalize_unicode
+    from trafilatura.utils import normalize_unicode, sanitize_tree
     from trafilatura.xml import xmltotxt
 
     body = deepcopy(body)
-    etree.strip_tags(body, "ref")  # a link's text stays, its target goes
+    etree.strip_tags(body, "ref", "hi")  # a link's text stays, its target goes; so does emphasised text
     etree.strip_elements(body, "graphic", with_tail=False)
-    return normalize_unicode(xmltotxt(body, False))
+    sanitize_tree(body)
+    return _BLANK_LINES.sub("\n", normalize_unicode(xmltotxt(body, False))).strip("\n")
+
+
+_BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")  # lines of spaces, tabs or no-break spaces only
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
+
+
+def _tidy(markdown: str) -> str:
+    """trafilatura's Markdown without the page source's indentation it sometimes keeps: a heading or a table row
+    indented four spaces reads as a code block (and a chunk loses its heading). Outside code fences, lines of
+    whitespace become blank (and runs of blank lines one, none between two table rows), and only a list item right
+    under another one keeps its indent (a nested one)."""
+    out: list[str] = []
+    fence = ""
+    for line in markdown.split("\n"):
+        marker = FENCE.match(line)
+        if fence:
+            fence = "" if marker and marker.group(1) == fence else fence
+        elif marker:
+            fence = marker.group(1)
+            line = line.lstrip()
+        elif not line.strip():
+            line = ""
+        elif _LIST_ITEM.match(line) and out and _LIST_ITEM.match(out[-1]):
+            pass  # an item right under another one: its indent says how deep it is nested
+        else:
+            line = line.lstrip()
+            if line.startswith("|") and len(out) > 1 and not out[-1] and out[-2].startswith("|"):
+                out.pop()  # rows of one table: a blank line between them would end it
+        if line or not out or out[-1]:
+            out.append(line)
+    return "\n".join(_delimited(out)).strip("\n")
+
+
+def _delimited(lines: list[str]) -> list[str]:
+    """The lines with a delimiter row after each table's first row that lacks one (trafilatura leaves it out when
+    that row has no ``th`` cells): without it the rows are not a table but a paragraph of pipes."""
+    out: list[str] = []
+    fence = ""
+    for n, line in enumerate(lines):
+        out.append(line)
+        marker = FENCE.match(line)
+        if marker and (not fence or marker.group(1) == fence):
+            fence = "" if fence else marker.group(1)
+        elif not fence and _table_starts(lines, n) and not (n + 1 < len(lines) and TABLE_DELIMITER.match(lines[n + 1])):
+            out.append("|" + "---|" * max(len(_PIPE.findall(line.strip())) - 1, 1))
+    return out
+
+
+def _table_starts(lines: list[str], n: int) -> bool:
+    return lines[n].startswith("|") and not (n and lines[n - 1].startswith("|"))
+
+
+_PIPE = re.compile(r"(?<!\\)\|")  # a cell border, not an escaped pipe in a cell's text

@@ -8,13 +8,13 @@ and capped. Comparing a new fetch with it gives:
   extract/chunks.py), and a tombstone (``deleted: true``) for each id the state holds that the page no longer has.
   A page fetched for the first time writes all its chunks; an unchanged one none.
 - a change row when the main text or the items differ (``changed``), for a page with no state in a crawl that is
-  past its first run (``new``), or for a page held that now answers 404 or 410 or that its sitemap no longer
-  lists (``gone``: its chunks are tombstoned and its state dropped; parse/unlisted.py). ``text_diff`` is a unified
-  diff of the main text (capped at :data:`MAX_DIFF` characters), ``items_diff`` lists the items added and
-  removed and, for items that are neither, the fields that changed (``{"index": i, "fields": {name: [old,
-  new]}}``). Items equal to one held are matched first, whatever their order; each other new item is then paired
-  with the held one it shares the most field values with (the same name, SKU or URL), in page order; one sharing
-  none is added, and held ones left over are removed.
+  past its first run (``new``), or for a page held that now answers 404 or 410, a permanent redirect (301, 308) or
+  that its sitemap no longer lists (``gone``: its chunks are tombstoned and its state dropped; parse/unlisted.py).
+  ``text_diff`` is a unified diff of the main text (capped at :data:`MAX_DIFF` characters), ``items_diff`` lists the
+  items added and removed and, for items that are neither, the fields that changed (``{"index": i, "fields":
+  {name: [old, new]}}``). Items equal to one held are matched first, whatever their order; each other new item is
+  then paired with the held one it shares the most field values with (the same name, SKU or URL), in page order;
+  one sharing none is added, and held ones left over are removed.
 """
 
 from __future__ import annotations

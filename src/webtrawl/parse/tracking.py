@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from webtrawl.messages import Page
     from webtrawl.parse.process import Processed
 
-GONE_STATUSES = (404, 410)
+GONE_STATUSES = (301, 308, 404, 410)  # not found, gone, and moved for good (the target is tracked as itself)
 
 
 class ContentTracker:
@@ -60,7 +60,7 @@ class ContentTracker:
                 if not _content(out):
                     writes.append((key, url, None))
                 continue
-            if not _content(out):  # 404/410: gone, if we held it
+            if not _content(out):  # 404/410 or a permanent redirect: gone, if we held it
                 if held is not None:
                     out.chunks = chunk_rows(url, when, [], held, gone=True) if self.chunk_size else []
                     out.changes = [c for c in [change_row(url, when, held, None, "", [])] if c] if self.changes else []

@@ -11,7 +11,8 @@
 
 And a sitemap no page links to (``/sitemap.xml``, a seed of its own): it lists ``/listed-a.html``,
 ``/listed-b.html`` and ``/listed-c.html`` (linked from nowhere else, the same every round) until a test sets
-``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200.
+``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200. ``/sitemap.txt`` is the
+same list as a text sitemap (one URL per line), for a crawl that names it with ``--sitemap``.
 """
 
 from __future__ import annotations
@@ -65,8 +66,10 @@ class WatchWeb:
             return _html("Stable", _article("Nothing here changes."), f"<!-- served {self._served} -->")
         if path == "/removed.html" and self.round == 1:
             return _html("Removed soon", _article("This page goes away."))
-        if path == "/sitemap.xml":
+        if path in ("/sitemap.xml", "/sitemap.txt"):
             listed = [p for p in LISTED if not (self.drop_listed and p == "/listed-b.html")]
+            if path == "/sitemap.txt":
+                return Reply(200, body="".join(f"{self.url(p)}\n" for p in listed).encode(), content_type="text/plain")
             urls = "".join(f"<url><loc>{self.url(p)}</loc></url>\n" for p in listed)
             body = f'<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n'
             return Reply(200, body=body.encode(), content_type="application/xml")

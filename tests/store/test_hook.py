@@ -1,0 +1,69 @@
+"""``--on-change CMD``: every change row runs CMD with the row on stdin, however slow CMD is or however large the
+row, and a slow CMD never takes the crawl's parser hostage on a write."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from tests.node.crawlrun import wait_until
+from tests.store.sinkdata import page
+from webtrawl.store import PageOutput
+from webtrawl.store.base import Change
+from webtrawl.store.fanout import FanOut
+from webtrawl.store.hook import CommandSink
+
+
+def _gated(tmp_path: Path) -> str:
+    """A hook that says it started, then waits for the test's gate before it reads its stdin."""
+    (tmp_path / "started").mkdir()
+    gate, out = tmp_path / "gate", tmp_path / "rows.jsonl"
+    started = f'"{tmp_path}/started/$(basename "$TRAWL_CHANGE_URL")"'
+    return f"touch {started}; while [ ! -e {gate} ]; do sleep 0.01; done; cat >> {out}"
+
+
+def _changed(n: int, diff: str = "") -> list[PageOutput]:
+    outs = []
+    for i in range(n):
+        url = f"https://shop.example/p{i}"
+        out = page(url)
+        out.changes = [Change(url, "T2", "T1", "changed", text_diff=diff or f"-old {i}\n+new {i}")]
+        outs.append(out)
+    return outs
+
+
+def _started(tmp_path: Path) -> int:
+    return sum(1 for _ in (tmp_path / "started").iterdir())
+
+
+def test_a_burst_of_changes_past_the_running_limit_runs_every_row(tmp_path: Path) -> None:
+    sink = CommandSink(_gated(tmp_path))
+    fanout = FanOut([sink], retry_s=0.05)
+    batch = _changed(20)  # more than the 16 runs allowed at once
+    writer = threading.Thread(target=fanout.write, args=(batch,))
+    writer.start()
+    try:
+        wait_until(lambda: _started(tmp_path) >= 16, 60, "16 runs started")
+        assert writer.is_alive(), "the write waits for a free run; it does not skip rows"
+    finally:
+        (tmp_path / "gate").touch()
+    writer.join()
+    fanout.close()
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert sorted(row["url"] for row in rows) == sorted(out.record.url for out in batch)
+
+
+def test_a_row_larger_than_a_pipe_does_not_wait_for_the_command_to_read_it(tmp_path: Path) -> None:
+    sink = CommandSink(_gated(tmp_path))
+    big = "\n".join(f"+line {i} of a long diff that a webhook will get" for i in range(4000))  # ~190 KB
+    writer = threading.Thread(target=sink.write, args=(_changed(1, big),))
+    writer.start()
+    try:
+        wait_until(lambda: _started(tmp_path) == 1, 60, "the run started")
+        wait_until(lambda: not writer.is_alive(), 60, "the write to return while the command has not read")
+    finally:
+        (tmp_path / "gate").touch()
+    writer.join()
+    sink.close()
+    assert json.loads((tmp_path / "rows.jsonl").read_text())["text_diff"] == big
