@@ -196,12 +196,14 @@ def test_two_nodes_replacing_the_same_urls_at_once_leave_one_whole_set_each(db: 
 
 
 def test_fields_named_like_the_key_columns_keep_a_column_each(db: Db) -> None:
-    """A field ``url`` goes to ``url_``; a field ``url_`` beside it went there too and one value was lost."""
+    """A field ``url`` goes to ``url_``; a field ``url_`` beside it went there too and one value was lost. A field
+    ``_url_sha256`` (the key's own column in MariaDB and PostgreSQL) was added as a second such column in MariaDB,
+    which refused it, and the crawl waited for it forever."""
     sink = db.sink(table="named")
-    fields = {"url": "a", "url_": "b", "url__": "c", "idx_": 7, "_extra": "d", "fetch_time_": "e"}
+    fields = {"url": "a", "url_": "b", "url__": "c", "idx_": 7, "_extra": "d", "fetch_time_": "e", "_url_sha256": 1}
     sink.write([page("http://a.test/1", [fields])])
-    rows = db.query("SELECT url_, url__, url___, idx__, _extra_, fetch_time__, _extra FROM named")
-    assert rows == [("a", "b", "c", 7, "d", "e", None)]
+    rows = db.query("SELECT url_, url__, url___, idx__, _extra_, fetch_time__, _extra, _url_sha256_ FROM named")
+    assert rows == [("a", "b", "c", 7, "d", "e", None, 1)]
     sink.close()
 
 

@@ -25,7 +25,7 @@ from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import missing_extra
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
-from webtrawl.store.sinks.schema import Kind, Schema
+from webtrawl.store.sinks.schema import URL_KEY, Kind, Schema
 from webtrawl.store.sinks.sqltable import SqlSink, quote, split_table
 
 try:
@@ -33,7 +33,6 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is in dev
     raise missing_extra(exc, needed_by="the mysql/mariadb sink", extra="mysql", package="PyMySQL") from None
 
-_URL_KEY = "_url_sha256"
 _SESSION = "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'ANSI_QUOTES'), time_zone = '+00:00'"
 # What information_schema says -> the SQL type we create (so a table read back maps to the same Kind).
 _BACK = {"mediumtext": "mediumtext", "bigint": "bigint", "double": "double", "tinyint": "boolean"}
@@ -167,7 +166,7 @@ class MysqlSink(SqlSink):
         table = self.qtable.replace("%", "%%")
         with conn.cursor() as cur:
             urls = ", ".join(["UNHEX(SHA2(%s, 256))"] * len(rows.urls))
-            cur.execute(f"DELETE FROM {table} WHERE crawl = %s AND {_URL_KEY} IN ({urls})", [self.crawl_id, *rows.urls])
+            cur.execute(f"DELETE FROM {table} WHERE crawl = %s AND {URL_KEY} IN ({urls})", [self.crawl_id, *rows.urls])
             if not rows.rows:
                 return
             names, cells = schema.cells(rows.rows)
@@ -191,8 +190,8 @@ class MysqlSink(SqlSink):
         for name, kind in {**schema.columns, **need}.items():
             if name not in ("crawl", "url"):
                 defs.append(f"{quote(name)} {self.types[kind]}" + (" NOT NULL" if name in self.keys else ""))
-        defs.append(f"{_URL_KEY} binary(32) GENERATED ALWAYS AS (UNHEX(SHA2(url, 256))) STORED")
-        key = ", ".join(_URL_KEY if k == "url" else quote(k) for k in self.keys)
+        defs.append(f"{URL_KEY} binary(32) GENERATED ALWAYS AS (UNHEX(SHA2(url, 256))) STORED")
+        key = ", ".join(URL_KEY if k == "url" else quote(k) for k in self.keys)
         return (
             f"CREATE TABLE IF NOT EXISTS {self.qtable} ({', '.join(defs)}, UNIQUE KEY webtrawl_key ({key}))"
             " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"

@@ -133,13 +133,20 @@ class SqlSink(ABC):
         for name, kind in columns.items():
             not_null = " NOT NULL" if name in self.keys else ""
             defs.append(f"{quote(name)} {self.types[kind]}{not_null}")
-        key = ", ".join(quote(k) for k in self.keys)
-        return f"CREATE TABLE IF NOT EXISTS {self.qtable} ({', '.join(defs)}, PRIMARY KEY ({key}))"
+        defs.extend(self._hidden_columns())
+        return f"CREATE TABLE IF NOT EXISTS {self.qtable} ({', '.join(defs)}, PRIMARY KEY ({self._key()}))"
+
+    def _hidden_columns(self) -> list[str]:
+        """Definitions of columns the sink fills itself (no field's): none but in PostgreSQL."""
+        return []
+
+    def _key(self) -> str:
+        """The key's columns, quoted: the primary key, and the conflict target of the upsert."""
+        return ", ".join(quote(k) for k in self.keys)
 
     def _add_column_sql(self, name: str, kind: Kind) -> str:
         return f"ALTER TABLE {self.qtable} ADD COLUMN {quote(name)} {self.types[kind]}"
 
     def _upsert_tail(self, names: Sequence[str]) -> str:
-        key = ", ".join(quote(k) for k in self.keys)
         sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in names if n not in self.keys)
-        return f" ON CONFLICT ({key}) DO UPDATE SET {sets}"
+        return f" ON CONFLICT ({self._key()}) DO UPDATE SET {sets}"
