@@ -38,6 +38,12 @@ _SESSION = "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'ANSI_
 _BACK = {"mediumtext": "mediumtext", "bigint": "bigint", "double": "double", "tinyint": "boolean"}
 _BACK |= {"json": "json", "longtext": "json"}  # MariaDB's json is a longtext with a json_valid check
 _OPTIONS = {"unix_socket", "ssl_ca", "ssl_cert", "ssl_key"}
+# Server errors that mean "not now": disk or table full, out of memory or resources, too many connections, shutting
+# down, connection aborted or killed, lock wait timeout or deadlock (two nodes), commit failed, read-only (a
+# failover), a column or table created by another node at once, MySQL's idle disconnect.
+_TRANSIENT = {1021, 1030, 1037, 1038, 1040, 1041, 1050, 1053, 1060, 1077, 1078, 1079, 1080, 1114, 1152, 1158}
+_TRANSIENT |= {1159, 1160, 1161, 1180, 1184, 1203, 1205, 1213, 1290, 1317, 1792, 1836, 1927, 4031}
+_TOO_WIDE = {1117, 1118}  # too many columns, row size too large
 
 
 def connect_params(target: str, name: str) -> dict[str, Any]:
@@ -62,8 +68,13 @@ def connect_params(target: str, name: str) -> dict[str, Any]:
 
 
 def transient(exc: BaseException) -> bool:
-    """Connection lost or refused, server shutting down, too many connections, lock wait, deadlock: not now."""
-    return isinstance(exc, (pymysql.err.OperationalError, pymysql.err.InterfaceError))
+    """Connection lost or refused, server shutting down, too many connections, lock wait, deadlock, disk full,
+    read-only for a failover: not now. PyMySQL makes every other server error an OperationalError too (an unknown
+    column, a row too large, a JSON value MariaDB refuses): those are for good, and raised."""
+    if isinstance(exc, pymysql.err.InterfaceError):
+        return True
+    code = exc.args[0] if isinstance(exc, pymysql.err.OperationalError) and exc.args else None
+    return isinstance(code, int) and (code in _TRANSIENT or 2000 <= code < 3000)  # 2xxx: the client's own
 
 
 def _first_line(exc: BaseException) -> str:
@@ -175,6 +186,16 @@ class MysqlSink(SqlSink):
             marks = ", ".join(["%s"] * len(names))
             sets = ", ".join(f"{_q(n)} = VALUES({_q(n)})" for n in names if n not in self.keys)
             cur.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON DUPLICATE KEY UPDATE {sets}", cells)
+
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        try:
+            self._execute(self._add_column_sql(name, kind))
+        except pymysql.err.OperationalError as exc:
+            if exc.args and exc.args[0] in _TOO_WIDE:
+                self._why_full = _first_line(exc)
+                return False
+            raise
+        return True
 
     @property
     def _lock_name(self) -> str:

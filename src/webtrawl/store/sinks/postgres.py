@@ -63,9 +63,11 @@ def _digest(url: str) -> bytes:
 
 
 def transient(exc: BaseException) -> bool:
-    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
-        return True
-    state = getattr(exc, "sqlstate", None) or ""
+    """The server's SQLSTATE says; without one (the connection is gone), a connection error is. An error of a class
+    not listed (``54000``: an index entry too long, ``54011``: too many columns) is for good: it is raised."""
+    state = getattr(exc, "sqlstate", None)
+    if not state:
+        return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
     return state[:2] in _TRANSIENT_CLASSES or state in _TRANSIENT_STATES
 
 
@@ -181,6 +183,15 @@ class PostgresSink(SqlSink):
         columns = {str(name): str(sql) for name, sql in found}
         self._hashed = not columns or columns.pop(URL_KEY, None) is not None
         return columns or None
+
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        try:
+            with self._db().transaction():  # a savepoint: a refusal leaves the batch's transaction usable
+                self._execute(self._add_column_sql(name, kind))
+        except psycopg.errors.TooManyColumns as exc:  # 1600 at most, the dropped ones included
+            self._why_full = _first_line(exc)
+            return False
+        return True
 
     def _hidden_columns(self) -> list[str]:
         return [f"{URL_KEY} bytea NOT NULL"]

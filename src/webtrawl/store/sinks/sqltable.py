@@ -53,6 +53,7 @@ class SqlSink(ABC):
         self.rows = RowMaker(what, crawl_id)
         self.crawl_id = crawl_id
         self.schema: Schema | None = None  # None: read it from the database at the next write
+        self.full = False  # the table took no more columns: new fields go to _extra
 
     # --- the Sink protocol -------------------------------------------------------------------------------------
     def write(self, batch: Sequence[PageOutput]) -> None:
@@ -92,7 +93,7 @@ class SqlSink(ABC):
         exists = True
         if schema is None:
             schema, exists = self._load()
-        need = schema.missing(rows)
+        need = {} if self.full and exists else schema.missing(rows)
         if need or not exists:
             self._lock_ddl()
             schema, exists = self._load()  # another process may have changed the table meanwhile
@@ -101,9 +102,20 @@ class SqlSink(ABC):
                 self._execute(self._create_sql(schema, need))
                 log.info("%s: created table %s", self.name, self.table)
             elif need:
+                added = []
                 for column, kind in need.items():
-                    self._execute(self._add_column_sql(column, kind))
-                log.info("%s: table %s: added columns %s", self.name, self.table, ", ".join(need))
+                    if not self._add_column(column, kind):
+                        self.full = True
+                        log.warning(
+                            "%s: table %s takes no more columns (%s): new fields go to its _extra column",
+                            self.name,
+                            self.table,
+                            self._why_full,
+                        )
+                        break
+                    added.append(column)
+                if added:
+                    log.info("%s: table %s: added columns %s", self.name, self.table, ", ".join(added))
             schema, exists = self._load()
         self.schema = schema
         return schema
@@ -146,6 +158,13 @@ class SqlSink(ABC):
 
     def _add_column_sql(self, name: str, kind: Kind) -> str:
         return f"ALTER TABLE {self.qtable} ADD COLUMN {quote(name)} {self.types[kind]}"
+
+    _why_full = ""  # what a dialect's database said when it refused a column for the table's size
+
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        """Add a column; False if the table is too wide for another (a dialect knows its database's limits)."""
+        self._execute(self._add_column_sql(name, kind))
+        return True
 
     def _upsert_tail(self, names: Sequence[str]) -> str:
         sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in names if n not in self.keys)
