@@ -73,3 +73,14 @@ def test_a_table_name_with_two_dots_is_read_where_it_was_created(mysql_url: str)
     sink.close()
     rows = mysql_query(mysql_url, "SELECT url, price, name FROM `a.b` ORDER BY url")
     assert rows == [("http://a.test/1", 1, None), ("http://a.test/2", 2, "two")]
+
+
+def test_a_users_table_with_the_key_columns_but_not_ours_is_refused_at_start(mysql_url: str) -> None:
+    """It passed the check of the key columns, then every write failed (no column _url_sha256), which the sink took
+    for an outage: the crawl waited forever."""
+    mysql_query(mysql_url, "CREATE TABLE mine (crawl varchar(255), url text, idx bigint, note text)")
+    with pytest.raises(ConfigError, match=r"table mine has no column '_url_sha256', so it is not a webtrawl items"):
+        probe(mysql_url + "?table=mine", "items")
+    sink = open_sink(mysql_url + "?table=mine", "items", ctx(Path("/nonexistent")))
+    with pytest.raises(ConfigError, match="_url_sha256"):  # nor is it taken for an outage once the crawl runs
+        sink.write([products("http://a.test/1", 1)])

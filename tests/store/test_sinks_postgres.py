@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from tests.store.sinkdata import ctx, page
-from webtrawl.store.registry import open_sink
+from webtrawl.errors import ConfigError
+from webtrawl.store.registry import open_sink, probe
 
 
 def _long_url(n: int) -> str:
@@ -52,3 +54,16 @@ def test_a_table_made_by_an_older_webtrawl_keeps_its_key_on_the_url(pg_url: str)
         columns = [r[0] for r in conn.execute("SELECT attname FROM pg_attribute WHERE attrelid = 'old'::regclass")]
     assert rows == [("http://a.test/1", 0, 2, "x"), ("http://a.test/1", 1, 2, "x")]
     assert "_url_sha256" not in columns
+
+
+def test_a_users_table_with_the_key_columns_but_another_key_is_refused_at_start(pg_url: str) -> None:
+    """It passed the check of the key columns, then every write failed (no constraint for its upsert) and the
+    parsers died on it until the node stopped."""
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("CREATE TABLE mine (crawl text NOT NULL, url text NOT NULL, idx bigint NOT NULL, note text)")
+    with pytest.raises(ConfigError) as info:
+        probe(pg_url + "?table=mine", "items")
+    assert str(info.value).endswith(
+        "table mine has no primary key on (crawl, url, idx), so it is not a webtrawl "
+        "items table (name another with ?table=NAME)"
+    )

@@ -229,6 +229,8 @@ class MysqlSink(SqlSink):
             found = cur.fetchall()
         self._db().commit()  # end the read's snapshot: the next statements must see other nodes' columns
         columns = {str(n): _BACK.get(str(t).lower(), str(t)) for n, t, extra in found if "GENERATED" not in str(extra)}
+        if found and URL_KEY not in {str(n) for n, _, _ in found}:
+            raise self.not_ours(f"no column {URL_KEY!r}")  # every write's DELETE and key would fail
         return columns or None
 
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:

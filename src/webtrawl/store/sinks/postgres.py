@@ -107,10 +107,24 @@ class PostgresSink(SqlSink):
                 if not exists:
                     self._execute(self._create_sql(schema, {}))
                     raise psycopg.Rollback()  # ends the transaction, created nothing
+                self._check_key()
         except SinkUnavailable as exc:
             raise ConfigError(f"cannot connect to {exc}") from None
         except psycopg.Error as exc:
             raise ConfigError(f"{self.name}: {_first_line(exc)}") from None
+
+    def _check_key(self) -> None:
+        """The table's key is ours (an upsert of no row finds it), or ConfigError: a table a user made with the
+        key columns but another key would fail every write."""
+        key = self._key()
+        try:
+            with self._db().transaction():
+                self._execute(
+                    f"INSERT INTO {self.qtable} ({key}) SELECT {key} FROM {self.qtable} WHERE false"
+                    f" ON CONFLICT ({key}) DO NOTHING"
+                )
+        except psycopg.errors.InvalidColumnReference:
+            raise self.not_ours(f"no primary key on ({key.replace(chr(34), '')})") from None
 
     def _db(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:

@@ -127,14 +127,18 @@ class SqlSink(ABC):
             return Schema(self.keys), False
         missing_keys = [k for k in self.keys if k not in existing]
         if missing_keys:
-            raise ConfigError(
-                f"{self.name}: table {self.table} has no column {missing_keys[0]!r}, so it is not a webtrawl "
-                f"{self.what.value} table (name another with ?table=NAME)"
-            )
+            raise self.not_ours(f"no column {missing_keys[0]!r}")
         back = {sql.lower(): kind for kind, sql in self.types.items()}
         columns = {name: back.get(sql.lower(), Kind.TEXT) for name, sql in existing.items() if name not in self.keys}
         columns.pop(EXTRA, None)
         return Schema(self.keys, columns), True
+
+    def not_ours(self, lacks: str) -> ConfigError:
+        """The error for a table of the same name that lacks what a webtrawl table has (``lacks``)."""
+        return ConfigError(
+            f"{self.name}: table {self.table} has {lacks}, so it is not a webtrawl {self.what.value} table"
+            " (name another with ?table=NAME)"
+        )
 
     def _lock_ddl(self) -> None:  # noqa: B027 - SQLite needs nothing
         """Serialise table changes between processes (SQLite's write lock already does)."""
