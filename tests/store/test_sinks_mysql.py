@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +86,22 @@ def test_a_users_table_with_the_key_columns_but_not_ours_is_refused_at_start(mys
     sink = open_sink(mysql_url + "?table=mine", "items", ctx(Path("/nonexistent")))
     with pytest.raises(ConfigError, match="_url_sha256"):  # nor is it taken for an outage once the crawl runs
         sink.write([products("http://a.test/1", 1)])
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for i in range(depth):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+def test_a_value_nested_32_deep_is_kept_as_its_json_text(mysql_url: str) -> None:
+    """MariaDB's json columns refuse a value nested 32 deep or more (a comment thread, a category tree): the write
+    failed, was taken for an outage, and the crawl waited forever."""
+    sink = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    deep, shallow = _nested(40), _nested(31)
+    sink.write([page("http://a.test/1", [{"tree": shallow, "n": 1}, {"tree": deep, "n": "deep"}])])
+    sink.close()
+    rows = mysql_query(mysql_url, "SELECT idx, tree, _extra FROM t ORDER BY idx")
+    assert json.loads(rows[0][1]) == shallow and rows[0][2] is None
+    assert json.loads(json.loads(rows[1][1])) == deep and json.loads(rows[1][2]) == {"n": "deep"}

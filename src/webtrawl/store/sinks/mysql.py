@@ -14,8 +14,10 @@ that goes away raises :class:`~webtrawl.errors.SinkUnavailable` after the rollba
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
+import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,7 +27,7 @@ from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import missing_extra
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
-from webtrawl.store.sinks.schema import URL_KEY, Kind, Schema
+from webtrawl.store.sinks.schema import URL_KEY, Kind, Schema, json_text
 from webtrawl.store.sinks.sqltable import SqlSink, quote, split_table
 
 try:
@@ -44,6 +46,8 @@ _OPTIONS = {"unix_socket", "ssl_ca", "ssl_cert", "ssl_key"}
 _TRANSIENT = {1021, 1030, 1037, 1038, 1040, 1041, 1050, 1053, 1060, 1077, 1078, 1079, 1080, 1114, 1152, 1158}
 _TRANSIENT |= {1159, 1160, 1161, 1180, 1184, 1203, 1205, 1213, 1290, 1317, 1792, 1836, 1927, 4031}
 _TOO_WIDE = {1117, 1118}  # too many columns, row size too large
+_MAX_DEPTH = 32  # MariaDB's json_valid (the check of a json column) refuses a value nested this deep
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def connect_params(target: str, name: str) -> dict[str, Any]:
@@ -86,6 +90,15 @@ def _first_line(exc: BaseException) -> str:
 def _q(name: str) -> str:
     """Quoted for a statement with parameters: PyMySQL formats those with ``%``, so a ``%`` in a name is doubled."""
     return quote(name).replace("%", "%%")
+
+
+def _json_cell(text: str) -> str:
+    """A JSON cell MariaDB takes: one nested 32 deep or more is kept as its JSON text, in a JSON string."""
+    if text.count("[") + text.count("{") < _MAX_DEPTH:
+        return text
+    bare = _JSON_STRING.sub("", text)
+    depth = max(itertools.accumulate(1 if c in "[{" else -1 for c in bare if c in "[]{}"), default=0)
+    return json_text(text) if depth >= _MAX_DEPTH else text
 
 
 def _finite(cells: list[list[Any]], doubles: list[int]) -> None:
@@ -180,7 +193,7 @@ class MysqlSink(SqlSink):
             cur.execute(f"DELETE FROM {table} WHERE crawl = %s AND {URL_KEY} IN ({urls})", [self.crawl_id, *rows.urls])
             if not rows.rows:
                 return
-            names, cells = schema.cells(rows.rows)
+            names, cells = schema.cells(rows.rows, _json_cell)
             _finite(cells, [i for i, n in enumerate(names) if schema.columns[n] is Kind.DOUBLE])
             columns = ", ".join(_q(n) for n in names)
             marks = ", ".join(["%s"] * len(names))
