@@ -124,6 +124,7 @@ class MysqlSink(SqlSink):
         self._params = connect_params(target, name)
         self._conn: pymysql.connections.Connection[Any] | None = None
         self._locked = False
+        self._packet = 0  # the server's max_allowed_packet, once asked
 
     def close(self) -> None:
         if self._conn is not None:
@@ -160,6 +161,7 @@ class MysqlSink(SqlSink):
                     read_timeout=120,
                     write_timeout=120,
                     init_command=_SESSION,
+                    max_allowed_packet=1 << 30,  # the server's own limit is the one that counts (checked per row)
                 )
             except pymysql.Error as exc:
                 raise SinkUnavailable(f"{self.name}: {_first_line(exc)}") from exc
@@ -198,17 +200,26 @@ class MysqlSink(SqlSink):
             columns = ", ".join(_q(n) for n in names)
             marks = ", ".join(["%s"] * len(names))
             sets = ", ".join(f"{_q(n)} = VALUES({_q(n)})" for n in names if n not in self.keys)
-            cur.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON DUPLICATE KEY UPDATE {sets}", cells)
+            insert = f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON DUPLICATE KEY UPDATE {sets}"
+            self._check_size(cur, len(insert), rows.rows, cells)
+            cur.executemany(insert, cells)
 
-    def _add_column(self, name: str, kind: Kind) -> bool:
-        try:
-            self._execute(self._add_column_sql(name, kind))
-        except pymysql.err.OperationalError as exc:
-            if exc.args and exc.args[0] in _TOO_WIDE:
-                self._why_full = _first_line(exc)
-                return False
-            raise
-        return True
+    def _check_size(self, cur: Any, statement: int, rows: list[dict[str, Any]], cells: list[list[Any]]) -> None:
+        """ConfigError for a row larger than the server's max_allowed_packet: the server drops the connection on it,
+        which looks like an outage, and the crawl would wait for it forever."""
+        if not self._packet:
+            cur.execute("SELECT @@max_allowed_packet")
+            self._packet = int(cur.fetchone()[0])
+        for row, cells_of_row in zip(rows, cells, strict=True):
+            chars = sum(len(c) for c in cells_of_row if isinstance(c, str))
+            if statement + 4 * chars + 24 * len(cells_of_row) < self._packet:  # UTF-8: 4 bytes a character at most
+                continue
+            size = statement + sum(len(c.encode()) + 2 if isinstance(c, str) else 24 for c in cells_of_row)
+            if size > self._packet:
+                raise ConfigError(
+                    f"{self.name}: the row {row['url']} #{row.get('idx', 0)} is {size} bytes, over the server's"
+                    f" max_allowed_packet ({self._packet}): raise it (SET GLOBAL max_allowed_packet), then resume"
+                )
 
     @property
     def _lock_name(self) -> str:
