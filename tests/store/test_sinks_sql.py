@@ -207,6 +207,18 @@ def test_fields_named_like_the_key_columns_keep_a_column_each(db: Db) -> None:
     sink.close()
 
 
+def test_field_names_from_a_pages_own_text_keep_a_column_each(db: Db) -> None:
+    """Fields named by a page (``{th: td}`` of a spec table): an empty name or one ending in a space was refused by
+    MariaDB and a ``%`` in one by psycopg (a placeholder), and the parsers died on the page until the node stopped.
+    The empty name is ``_`` and a trailing space gets ``_`` (apart from a field ``_``, in ``__``), everywhere."""
+    sink = db.sink(table="spec")
+    fields = {"": "e", "_": "u", "kg ": 1, "kg": 2, "discount %": 5, "%s": "p", "%(x)s": "q"}
+    sink.write([page("http://a.test/1", [fields])])
+    sink.close()
+    rows = db.query('SELECT "_", "__", "kg _", "kg", "discount %", "%s", "%(x)s", _extra FROM spec')
+    assert rows == [("e", "u", 1, 2, 5, "p", "q", None)]
+
+
 def test_fields_past_the_most_columns_a_table_takes_go_to_extra(db: Db) -> None:
     """Pages whose items have fields of their own (a spec table's rows, say) reach the database's limit on a table's
     columns (PostgreSQL 1600, SQLite 2000, MariaDB's row size at a few hundred): the column was refused, which the

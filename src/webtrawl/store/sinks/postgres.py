@@ -214,7 +214,7 @@ class PostgresSink(SqlSink):
         return ", ".join(URL_KEY if k == "url" and self._hashed else quote(k) for k in self.keys)
 
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:
-        self._db().execute(statement, params)
+        self._db().execute(statement, params or None)  # no parameters: a % in a name is not a placeholder
 
 
 def open_postgres(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:

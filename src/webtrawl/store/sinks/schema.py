@@ -84,9 +84,11 @@ def _coerce(value: Any, kind: Kind) -> Any:
 def column_name(field: str, reserved: Iterable[str]) -> str:
     """The column of a user field: a reserved name (a key column, ``_extra``, ``_url_sha256``) gets a trailing
     ``_``, and so does one that is a reserved name and underscores (``url_`` -> ``url__``: apart from the field
-    ``url``, in ``url_``); names longer than 63 bytes are cut and end in a short hash so two long names stay apart."""
+    ``url``, in ``url_``); so do an empty name and one ending in a space (``""`` -> ``_``, ``"kg "`` -> ``"kg _"``);
+    names longer than 63 bytes are cut and end in a short hash so two long names stay apart."""
     base = field.rstrip("_") if field.endswith("_") else field
-    name = field + "_" if base in reserved or base in (EXTRA, URL_KEY) else field
+    odd = not base or base.endswith(" ")  # MariaDB refuses a column name that is empty or ends in a space
+    name = field + "_" if odd or base in reserved or base in (EXTRA, URL_KEY) else field
     if len(name.encode()) > _MAX_NAME:
         digest = hashlib.sha1(name.encode()).hexdigest()[:8]
         name = name.encode()[: _MAX_NAME - 9].decode(errors="ignore") + "_" + digest
