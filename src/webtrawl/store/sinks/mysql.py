@@ -221,6 +221,16 @@ class MysqlSink(SqlSink):
                     f" max_allowed_packet ({self._packet}): raise it (SET GLOBAL max_allowed_packet), then resume"
                 )
 
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        try:
+            self._execute(self._add_column_sql(name, kind))
+        except pymysql.err.OperationalError as exc:
+            if exc.args and exc.args[0] in _TOO_WIDE:
+                self._why_full = _first_line(exc)
+                return False
+            raise
+        return True
+
     @property
     def _lock_name(self) -> str:
         return f"webtrawl table {self._params['database']}.{self.table}"[:64]
