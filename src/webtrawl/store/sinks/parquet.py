@@ -94,17 +94,19 @@ class ParquetSink(SeriesSink):
 
 def _agreed(path: Path, need: dict[str, Kind]) -> dict[str, Kind]:
     """The types of the new columns ``need`` as the directory's writers agreed on them in ``path`` (the first to add
-    a column typed it), recording those that are new to all of them."""
+    a column typed it), recording those that are new to all of them. Names are kept as digests: a field's name can
+    be a page's text, which ``--encrypt-to`` keeps off the disk."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    keys = {name: hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32] for name in need}
     with path.with_suffix(".lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         known: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
-        if not need.keys() <= known.keys():
-            known.update({name: kind.value for name, kind in need.items() if name not in known})
+        if not set(keys.values()) <= known.keys():
+            known.update({keys[name]: kind.value for name, kind in need.items() if keys[name] not in known})
             tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
             tmp.write_text(json.dumps(known))
             os.replace(tmp, path)
-    return {name: Kind(known[name]) for name in need}
+    return {name: Kind(known[keys[name]]) for name in need}
 
 
 def _frames(data: bytes) -> tuple[list[Any], int]:
