@@ -80,7 +80,11 @@ class ParquetSink(SeriesSink):
         pa = self._pa
         need = self.schema.missing(rows.rows)
         if need:
-            self.schema.add(_agreed(self._columns, need))
+            try:
+                need = _agreed(self._columns, need)
+            except PermissionError:  # an export from a crawl directory it may not write to: this writer's types
+                pass
+            self.schema.add(need)
         names, cells = self.schema.cells(rows.rows)
         fields = [pa.field(n, _arrow_type(self.schema.columns[n])) for n in names]
         columns = [pa.array([row[i] for row in cells], type=f.type) for i, f in enumerate(fields)]
