@@ -80,10 +80,8 @@ class ParquetSink(SeriesSink):
         pa = self._pa
         need = self.schema.missing(rows.rows)
         if need:
-            try:
+            with contextlib.suppress(PermissionError):  # an export from a crawl directory it may not write to
                 need = _agreed(self._columns, need)
-            except PermissionError:  # an export from a crawl directory it may not write to: this writer's types
-                pass
             self.schema.add(need)
         names, cells = self.schema.cells(rows.rows)
         fields = [pa.field(n, _arrow_type(self.schema.columns[n])) for n in names]
