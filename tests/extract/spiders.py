@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,6 +65,15 @@ def bad_yield(page: Page) -> Iterator[Any]:
 
 def contacts(page: Page) -> dict[str, Any]:
     return {"who": "Mail jane.doe@example.com or call +44 20 7946 0958", "n": 3, "on": "2019-11-19"}
+
+
+def cut_escape(page: Page) -> dict[str, Any]:
+    """What a page's JSON-LD with a cut emoji escape gives (``json.loads`` keeps a lone surrogate), in a value, a key
+    and an error message (about a third of the pages); and an emoji split in two."""
+    lone = json.loads('"cut \\ud83d"')
+    if _bucket(page.url) == 0:
+        raise ValueError(lone)
+    return {"name": lone, json.loads('"k\\udc80"'): ["\ud83d" + "\ude00", page.css("h1::text").get()]}
 
 
 def flaky(page: Page) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -127,6 +128,28 @@ def test_a_callback_that_raises_or_loops_is_recorded_and_the_crawl_finishes(
     assert {_bucket(r["url"]) for r in failed} == {0, 1}
     assert stats(out)["counters"]["err:extract-error"] == len(failed)
     assert crawl.log().count("Traceback") == 1  # the raising callback's traceback, once
+
+
+def test_lone_surrogates_in_items_and_errors_are_stored_as_replacement_characters(
+    make_testweb: Callable[..., TestWeb], tmp_path: Path
+) -> None:
+    """A cut ``\\ud83d`` escape in a page's JSON-LD is a lone surrogate once decoded, which UTF-8 cannot hold: it
+    used to kill the parsers (the JSONL write raised) until the node stopped. It is U+FFFD, everywhere."""
+    web = make_testweb(6, 7, options=WebOptions(corpus_fraction=0.0, max_pages=6))
+    out = tmp_path / "crawl"
+    table = f"sqlite:///{tmp_path}/items.db"
+    crawl = Crawl(out, [*web.seeds(2), *_args(web), "--extract", f"{SPIDERS}:cut_escape", "--items-to", table])
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    rows = [r for r in records(out) if r["status"] == 200 and r["content_type"] == "text/html"]
+    failed = [r for r in rows if r["error"] == "extract-error"]
+    assert len(rows) > 10 and failed and len(failed) < len(rows)
+    assert {r["error_detail"].partition(" (")[0] for r in failed} == {"ValueError: cut \ufffd"}
+    items = _items(out)
+    assert len(items) == len(rows) - len(failed)
+    for item in items:
+        assert item["fields"]["name"] == "cut \ufffd" and item["fields"]["k\ufffd"][0] == "\U0001f600"
+    with sqlite3.connect(tmp_path / "items.db") as db:
+        assert db.execute("SELECT DISTINCT name FROM items").fetchall() == [("cut \ufffd",)]
 
 
 def test_an_extractor_class_and_a_user_fetcher_named_by_import_path(

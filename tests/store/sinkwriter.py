@@ -6,6 +6,7 @@ sink and flushed, ``done <b>`` is printed. Killed with SIGKILL by the test at an
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,8 @@ def batch(b: int) -> list:  # type: ignore[type-arg]
 
 def main() -> None:
     start, end, *urls = sys.argv[1:]
-    sinks = [open_sink(url, "items", ctx(Path("."), chunk=60)) for url in urls]
+    out = Path(os.environ.get("SINKWRITER_OUT", "."))  # the crawl's output directory (the Parquet types agreed)
+    sinks = [open_sink(url, "items", ctx(out, chunk=60)) for url in urls]
     for b in range(int(start), int(end)):
         for sink in sinks:
             sink.write(batch(b))

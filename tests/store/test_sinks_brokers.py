@@ -165,3 +165,13 @@ def test_a_client_that_never_answers_is_a_broker_gone_after_the_write_deadline()
             sink.write([products("http://a.test/1", 1)])
     finally:
         sink.close()
+
+
+def test_nats_row_over_the_servers_max_payload_is_one_clear_error(nats_subject: str) -> None:
+    """A row bigger than the server's max_payload (1 MB by default: a page record with the Markdown of a long page)
+    is refused for good; nats-py's MaxPayloadError was taken for an outage, and the crawl waited forever."""
+    sink = open_sink(f"{NATS_SERVER}/{nats_subject}", "items", ctx(Path("/nonexistent")))
+    sink.write([page("http://a.test/1", [{"n": 1}])])
+    with pytest.raises(ConfigError, match=r"the row wt-1700000000/http://a.test/2/0 is \d+ bytes, over the server's"):
+        sink.write([page("http://a.test/2", [{"text": "x" * 2_000_000}])])
+    sink.close()

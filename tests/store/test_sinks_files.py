@@ -137,3 +137,22 @@ def _parquet_urls(directory: Path) -> list[str]:
     return [
         url for path in sorted(directory.glob("*.parquet")) for url in pq.read_table(path).column("url").to_pylist()
     ]
+
+
+def test_parquet_files_of_two_parsers_agree_on_a_fields_type(tmp_path: Path) -> None:
+    """A field that is a number on one parser's first page and text on the other's was a double column in one's files
+    and a string in the other's: ``pq.read_table(DIR)`` refused the directory (ArrowInvalid). The first to see a
+    field types it for both; the other's misfits go to ``_extra``, as in one parser's files."""
+    one = open_sink("parquet:pq", "items", ctx(tmp_path, prefix="n-p0", chunk=1))
+    two = open_sink("parquet:pq", "items", ctx(tmp_path, prefix="n-p1", chunk=1))
+    store(one, [page("http://a.test/1", [{"price": 1.5, "n": 1}])])
+    store(two, [page("http://a.test/2", [{"price": "n/a", "n": 2}])])
+    store(one, [page("http://a.test/3", [{"price": "cheap", "n": 3}])])
+    one.close()
+    two.close()
+    rows = sorted(pq.read_table(tmp_path / "pq").to_pylist(), key=lambda row: row["n"])
+    assert [(row["price"], row["_extra"]) for row in rows] == [
+        (1.5, None),
+        (None, '{"price":"n/a"}'),
+        (None, '{"price":"cheap"}'),
+    ]

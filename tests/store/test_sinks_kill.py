@@ -7,6 +7,7 @@ the sink opens again) and hold every item of every confirmed batch.
 from __future__ import annotations
 
 import csv
+import os
 import signal
 import sqlite3
 import subprocess
@@ -22,14 +23,16 @@ from tests.store.sinkwriter import ITEMS, PAGES
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(start: int, end: int, urls: list[str]) -> subprocess.Popen[str]:
+def _run(start: int, end: int, urls: list[str], out: Path) -> subprocess.Popen[str]:
+    """The writer, with ``out`` as its crawl's output directory."""
     cmd = [sys.executable, "-m", "tests.store.sinkwriter", str(start), str(end), *urls]
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    env = {**os.environ, "SINKWRITER_OUT": str(out)}
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
 
 
-def kill_after(urls: list[str], batches: int) -> int:
+def kill_after(urls: list[str], batches: int, out: Path) -> int:
     """Start a writer, kill -9 it once ``batches`` batches are confirmed; the last confirmed batch."""
-    proc = _run(0, 10_000, urls)
+    proc = _run(0, 10_000, urls, out)
     assert proc.stdout is not None
     confirmed = -1
     for line in proc.stdout:
@@ -43,8 +46,8 @@ def kill_after(urls: list[str], batches: int) -> int:
 
 def test_kill_mid_write_and_resume_leave_one_row_per_item(tmp_path: Path, pg_url: str) -> None:
     urls = [f"sqlite:///{tmp_path}/k.db", pg_url + "?table=k", f"csv:{tmp_path}/csv", f"parquet:{tmp_path}/pq"]
-    confirmed = kill_after(urls, 40)
-    resumed = _run(confirmed + 1, confirmed + 11, urls)
+    confirmed = kill_after(urls, 40, tmp_path)
+    resumed = _run(confirmed + 1, confirmed + 11, urls, tmp_path)
     assert resumed.wait(120) == 0
     last = confirmed + 10
     expected = {(f"http://k.test/{b}-{j}", i) for b in range(last + 1) for j in range(PAGES) for i in range(ITEMS)}

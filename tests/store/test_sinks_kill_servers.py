@@ -22,9 +22,9 @@ def test_kill_mid_write_and_resume(tmp_path: Path, mysql_url: str, nats_subject:
         f"{AMQP_SERVER}?queue={amqp_queue}",
         f"json:{target}",
     ]
-    confirmed = kill_after(urls, 30)
+    confirmed = kill_after(urls, 30, tmp_path)
     assert isinstance(json.loads(target.read_text()), list)  # valid, if not complete, after the kill
-    resumed = _run(confirmed + 1, confirmed + 11, urls)
+    resumed = _run(confirmed + 1, confirmed + 11, urls, tmp_path)
     assert resumed.wait(120) == 0
     last = confirmed + 10
     expected = {(f"http://k.test/{b}-{j}", i) for b in range(last + 1) for j in range(PAGES) for i in range(ITEMS)}

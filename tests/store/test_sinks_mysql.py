@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,3 +75,45 @@ def test_a_table_name_with_two_dots_is_read_where_it_was_created(mysql_url: str)
     sink.close()
     rows = mysql_query(mysql_url, "SELECT url, price, name FROM `a.b` ORDER BY url")
     assert rows == [("http://a.test/1", 1, None), ("http://a.test/2", 2, "two")]
+
+
+def test_a_users_table_with_the_key_columns_but_not_ours_is_refused_at_start(mysql_url: str) -> None:
+    """It passed the check of the key columns, then every write failed (no column _url_sha256), which the sink took
+    for an outage: the crawl waited forever."""
+    mysql_query(mysql_url, "CREATE TABLE mine (crawl varchar(255), url text, idx bigint, note text)")
+    with pytest.raises(ConfigError, match=r"table mine has no column '_url_sha256', so it is not a webtrawl items"):
+        probe(mysql_url + "?table=mine", "items")
+    sink = open_sink(mysql_url + "?table=mine", "items", ctx(Path("/nonexistent")))
+    with pytest.raises(ConfigError, match="_url_sha256"):  # nor is it taken for an outage once the crawl runs
+        sink.write([products("http://a.test/1", 1)])
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for i in range(depth):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+def test_a_value_nested_32_deep_is_kept_as_its_json_text(mysql_url: str) -> None:
+    """MariaDB's json columns refuse a value nested 32 deep or more (a comment thread, a category tree): the write
+    failed, was taken for an outage, and the crawl waited forever."""
+    sink = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    deep, shallow = _nested(40), _nested(31)
+    sink.write([page("http://a.test/1", [{"tree": shallow, "n": 1}, {"tree": deep, "n": "deep"}])])
+    sink.close()
+    rows = mysql_query(mysql_url, "SELECT idx, tree, _extra FROM t ORDER BY idx")
+    assert json.loads(rows[0][1]) == shallow and rows[0][2] is None
+    assert json.loads(json.loads(rows[1][1])) == deep and json.loads(rows[1][2]) == {"n": "deep"}
+
+
+def test_a_row_over_the_servers_max_allowed_packet_is_one_clear_error(mysql_url: str) -> None:
+    """The server drops the connection on a statement over max_allowed_packet (16 MB by default): the sink took it
+    for an outage, and the crawl waited forever. Rows up to it go in."""
+    (packet,) = mysql_query(mysql_url, "SELECT @@max_allowed_packet")[0]
+    sink = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    sink.write([page("http://a.test/1", [{"text": "x" * (packet - 100_000)}])])
+    with pytest.raises(ConfigError, match=r"the row http://a.test/2 #0 is \d+ bytes, over the server's max_allowed"):
+        sink.write([page("http://a.test/2", [{"text": "x" * (packet + 1)}])])
+    sink.close()
+    assert mysql_query(mysql_url, "SELECT url, length(text) FROM t") == [("http://a.test/1", packet - 100_000)]

@@ -36,6 +36,7 @@ log = logging.getLogger("webtrawl.extract")
 EXTRACT_ERROR = UserCodeError.reason
 _MAX_DETAIL = 300
 _MAX_LOGGED = 1000
+_CHECK = msgspec.json.Encoder().encode  # UnicodeEncodeError for a lone surrogate, which no output can hold
 
 
 def load_extractor(spec: str) -> Extractor:
@@ -100,6 +101,9 @@ class Extraction:
             raise UserCodeError("an item's keys must be strings")
         try:
             fields: dict[str, Any] = msgspec.to_builtins(item)
+            _CHECK(fields)
+        except UnicodeEncodeError:
+            fields = _whole_text(fields)
         except (TypeError, ValueError, OverflowError) as exc:
             raise UserCodeError(f"an item is not JSON serialisable: {exc}") from None
         return scrub(fields) if self.scrub_pii else fields
@@ -130,7 +134,7 @@ class Extraction:
             where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
             detail = f"{type(exc).__name__}: {exc}"
         record.error = EXTRACT_ERROR
-        record.error_detail = redact(f"{detail}{where}")[:_MAX_DETAIL]
+        record.error_detail = _whole_text(redact(f"{detail}{where}"))[:_MAX_DETAIL]
         key = (type(exc).__name__, where)
         if key not in self._logged and len(self._logged) < _MAX_LOGGED:
             self._logged.add(key)
@@ -143,6 +147,19 @@ class Extraction:
                 record.error_detail,
                 f"\n{tb}" if tb else "",
             )
+
+
+def _whole_text(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) as U+FFFD, and a split pair joined: UTF-8, so
+    no output (JSONL, a table, a broker) can take one. ``json.loads`` makes them of a cut ``\\ud83d`` escape in a
+    page's JSON-LD, and ``surrogateescape`` of undecodable bytes."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_whole_text(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole_text(k): _whole_text(v) for k, v in value.items()}
+    return value
 
 
 def absolute_spec(spec: str) -> str:

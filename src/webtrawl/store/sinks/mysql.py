@@ -14,8 +14,10 @@ that goes away raises :class:`~webtrawl.errors.SinkUnavailable` after the rollba
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
+import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,7 +27,7 @@ from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import missing_extra
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
-from webtrawl.store.sinks.schema import Kind, Schema
+from webtrawl.store.sinks.schema import URL_KEY, Kind, Schema, json_text
 from webtrawl.store.sinks.sqltable import SqlSink, quote, split_table
 
 try:
@@ -33,12 +35,19 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is in dev
     raise missing_extra(exc, needed_by="the mysql/mariadb sink", extra="mysql", package="PyMySQL") from None
 
-_URL_KEY = "_url_sha256"
 _SESSION = "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'ANSI_QUOTES'), time_zone = '+00:00'"
 # What information_schema says -> the SQL type we create (so a table read back maps to the same Kind).
 _BACK = {"mediumtext": "mediumtext", "bigint": "bigint", "double": "double", "tinyint": "boolean"}
 _BACK |= {"json": "json", "longtext": "json"}  # MariaDB's json is a longtext with a json_valid check
 _OPTIONS = {"unix_socket", "ssl_ca", "ssl_cert", "ssl_key"}
+# Server errors that mean "not now": disk or table full, out of memory or resources, too many connections, shutting
+# down, connection aborted or killed, lock wait timeout or deadlock (two nodes), commit failed, read-only (a
+# failover), a column or table created by another node at once, MySQL's idle disconnect.
+_TRANSIENT = {1021, 1030, 1037, 1038, 1040, 1041, 1050, 1053, 1060, 1077, 1078, 1079, 1080, 1114, 1152, 1158}
+_TRANSIENT |= {1159, 1160, 1161, 1180, 1184, 1203, 1205, 1213, 1290, 1317, 1792, 1836, 1927, 4031}
+_TOO_WIDE = {1117, 1118}  # too many columns, row size too large
+_MAX_DEPTH = 32  # MariaDB's json_valid (the check of a json column) refuses a value nested this deep
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def connect_params(target: str, name: str) -> dict[str, Any]:
@@ -63,8 +72,13 @@ def connect_params(target: str, name: str) -> dict[str, Any]:
 
 
 def transient(exc: BaseException) -> bool:
-    """Connection lost or refused, server shutting down, too many connections, lock wait, deadlock: not now."""
-    return isinstance(exc, (pymysql.err.OperationalError, pymysql.err.InterfaceError))
+    """Connection lost or refused, server shutting down, too many connections, lock wait, deadlock, disk full,
+    read-only for a failover: not now. PyMySQL makes every other server error an OperationalError too (an unknown
+    column, a row too large, a JSON value MariaDB refuses): those are for good, and raised."""
+    if isinstance(exc, pymysql.err.InterfaceError):
+        return True
+    code = exc.args[0] if isinstance(exc, pymysql.err.OperationalError) and exc.args else None
+    return isinstance(code, int) and (code in _TRANSIENT or 2000 <= code < 3000)  # 2xxx: the client's own
 
 
 def _first_line(exc: BaseException) -> str:
@@ -76,6 +90,15 @@ def _first_line(exc: BaseException) -> str:
 def _q(name: str) -> str:
     """Quoted for a statement with parameters: PyMySQL formats those with ``%``, so a ``%`` in a name is doubled."""
     return quote(name).replace("%", "%%")
+
+
+def _json_cell(text: str) -> str:
+    """A JSON cell MariaDB takes: one nested 32 deep or more is kept as its JSON text, in a JSON string."""
+    if text.count("[") + text.count("{") < _MAX_DEPTH:
+        return text
+    bare = _JSON_STRING.sub("", text)
+    depth = max(itertools.accumulate(1 if c in "[{" else -1 for c in bare if c in "[]{}"), default=0)
+    return json_text(text) if depth >= _MAX_DEPTH else text
 
 
 def _finite(cells: list[list[Any]], doubles: list[int]) -> None:
@@ -101,6 +124,7 @@ class MysqlSink(SqlSink):
         self._params = connect_params(target, name)
         self._conn: pymysql.connections.Connection[Any] | None = None
         self._locked = False
+        self._packet = 0  # the server's max_allowed_packet, once asked
 
     def close(self) -> None:
         if self._conn is not None:
@@ -137,6 +161,7 @@ class MysqlSink(SqlSink):
                     read_timeout=120,
                     write_timeout=120,
                     init_command=_SESSION,
+                    max_allowed_packet=1 << 30,  # the server's own limit is the one that counts (checked per row)
                 )
             except pymysql.Error as exc:
                 raise SinkUnavailable(f"{self.name}: {_first_line(exc)}") from exc
@@ -167,15 +192,44 @@ class MysqlSink(SqlSink):
         table = self.qtable.replace("%", "%%")
         with conn.cursor() as cur:
             urls = ", ".join(["UNHEX(SHA2(%s, 256))"] * len(rows.urls))
-            cur.execute(f"DELETE FROM {table} WHERE crawl = %s AND {_URL_KEY} IN ({urls})", [self.crawl_id, *rows.urls])
+            cur.execute(f"DELETE FROM {table} WHERE crawl = %s AND {URL_KEY} IN ({urls})", [self.crawl_id, *rows.urls])
             if not rows.rows:
                 return
-            names, cells = schema.cells(rows.rows)
+            names, cells = schema.cells(rows.rows, _json_cell)
             _finite(cells, [i for i, n in enumerate(names) if schema.columns[n] is Kind.DOUBLE])
             columns = ", ".join(_q(n) for n in names)
             marks = ", ".join(["%s"] * len(names))
             sets = ", ".join(f"{_q(n)} = VALUES({_q(n)})" for n in names if n not in self.keys)
-            cur.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON DUPLICATE KEY UPDATE {sets}", cells)
+            insert = f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON DUPLICATE KEY UPDATE {sets}"
+            self._check_size(cur, len(insert), rows.rows, cells)
+            cur.executemany(insert, cells)
+
+    def _check_size(self, cur: Any, statement: int, rows: list[dict[str, Any]], cells: list[list[Any]]) -> None:
+        """ConfigError for a row larger than the server's max_allowed_packet: the server drops the connection on it,
+        which looks like an outage, and the crawl would wait for it forever."""
+        if not self._packet:
+            cur.execute("SELECT @@max_allowed_packet")
+            self._packet = int(cur.fetchone()[0])
+        for row, cells_of_row in zip(rows, cells, strict=True):
+            chars = sum(len(c) for c in cells_of_row if isinstance(c, str))
+            if statement + 4 * chars + 24 * len(cells_of_row) < self._packet:  # UTF-8: 4 bytes a character at most
+                continue
+            size = statement + sum(len(c.encode()) + 2 if isinstance(c, str) else 24 for c in cells_of_row)
+            if size > self._packet:
+                raise ConfigError(
+                    f"{self.name}: the row {row['url']} #{row.get('idx', 0)} is {size} bytes, over the server's"
+                    f" max_allowed_packet ({self._packet}): raise it (SET GLOBAL max_allowed_packet), then resume"
+                )
+
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        try:
+            self._execute(self._add_column_sql(name, kind))
+        except pymysql.err.OperationalError as exc:
+            if exc.args and exc.args[0] in _TOO_WIDE:
+                self._why_full = _first_line(exc)
+                return False
+            raise
+        return True
 
     @property
     def _lock_name(self) -> str:
@@ -191,8 +245,8 @@ class MysqlSink(SqlSink):
         for name, kind in {**schema.columns, **need}.items():
             if name not in ("crawl", "url"):
                 defs.append(f"{quote(name)} {self.types[kind]}" + (" NOT NULL" if name in self.keys else ""))
-        defs.append(f"{_URL_KEY} binary(32) GENERATED ALWAYS AS (UNHEX(SHA2(url, 256))) STORED")
-        key = ", ".join(_URL_KEY if k == "url" else quote(k) for k in self.keys)
+        defs.append(f"{URL_KEY} binary(32) GENERATED ALWAYS AS (UNHEX(SHA2(url, 256))) STORED")
+        key = ", ".join(URL_KEY if k == "url" else quote(k) for k in self.keys)
         return (
             f"CREATE TABLE IF NOT EXISTS {self.qtable} ({', '.join(defs)}, UNIQUE KEY webtrawl_key ({key}))"
             " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
@@ -209,6 +263,8 @@ class MysqlSink(SqlSink):
             found = cur.fetchall()
         self._db().commit()  # end the read's snapshot: the next statements must see other nodes' columns
         columns = {str(n): _BACK.get(str(t).lower(), str(t)) for n, t, extra in found if "GENERATED" not in str(extra)}
+        if found and URL_KEY not in {str(n) for n, _, _ in found}:
+            raise self.not_ours(f"no column {URL_KEY!r}")  # every write's DELETE and key would fail
         return columns or None
 
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:

@@ -42,6 +42,7 @@ T = TypeVar("T")
 log = logging.getLogger("webtrawl.store")
 DEFAULT_DEDUP_S = 3600.0
 _TIMEOUT_S = 10.0
+_HEADERS = 64  # the bytes a message's header block adds beside its id ("NATS/1.0", "Nats-Msg-Id: ", line ends)
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _TRANSIENT = (nats.errors.Error, OSError, asyncio.TimeoutError, nats.js.errors.ServiceUnavailableError)
 
@@ -141,6 +142,13 @@ class NatsSink(BrokerSink):
     async def _publish(self, found: list[tuple[str, bytes]]) -> None:
         js = await self._connect()
         subject = self.target.subject
+        most = self._nc.max_payload if self._nc is not None else 0
+        for mid, body in found:  # the server refuses it for good, and nats-py says so as if it were an outage
+            if most and len(body) + len(mid) + _HEADERS > most:
+                raise ConfigError(
+                    f"{self.name}: the row {mid} is {len(body)} bytes, over the server's max_payload ({most}):"
+                    " raise max_payload in the NATS server's configuration, then resume"
+                )
         pending = {await js.publish_async(subject, body, headers={"Nats-Msg-Id": mid}) for mid, body in found}
         # publish_async's futures have no time limit, and outlive a lost connection: watch both here
         loop = asyncio.get_running_loop()

@@ -11,14 +11,20 @@ write as a small Parquet file of its own (what a kill leaves: recovered as ``<pr
 sealed ``<prefix>-<seq>.parquet.age`` is the same conversion, made in memory, so no plaintext reaches the disk.
 
 Columns are typed like the table sinks' (:mod:`.schema`): string, int64, double, bool, and JSON text (string) for
-lists and objects; a value that does not fit its column goes to ``_extra`` (JSON text). Files written by different
-parser processes may differ in columns; readers merge them by name (DuckDB ``union_by_name``, Spark
-``mergeSchema``).
+lists and objects; a value that does not fit its column goes to ``_extra`` (JSON text). The parser processes of a
+node agree on a column's type through ``<out>/.parquet-columns/<digest of DIR>.json`` (under a lock, only when a
+field is new to one of them):
+the first to see a field types it for all, so a field that is a number on one's first page and text on another's is
+one type in every file and ``pyarrow.parquet.read_table(DIR)`` reads them all (it refused the mix). Files may still
+differ in columns; readers merge them by name (DuckDB ``union_by_name``, Spark ``mergeSchema``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
+import json
 import os
 import struct
 from collections.abc import Sequence
@@ -62,6 +68,8 @@ class ParquetSink(SeriesSink):
         self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.rows = RowMaker(what, ctx.crawl_id)
         self.schema = Schema(keys_of(what))
+        where = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:16]
+        self._columns = ctx.out_dir / ".parquet-columns" / f"{where}.json"  # the column types the writers agreed on
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self.write_rows(self.rows(batch))
@@ -70,7 +78,11 @@ class ParquetSink(SeriesSink):
         if not rows.rows:
             return
         pa = self._pa
-        self.schema.add(self.schema.missing(rows.rows))
+        need = self.schema.missing(rows.rows)
+        if need:
+            with contextlib.suppress(PermissionError):  # an export from a crawl directory it may not write to
+                need = _agreed(self._columns, need)
+            self.schema.add(need)
         names, cells = self.schema.cells(rows.rows)
         fields = [pa.field(n, _arrow_type(self.schema.columns[n])) for n in names]
         columns = [pa.array([row[i] for row in cells], type=f.type) for i, f in enumerate(fields)]
@@ -80,6 +92,23 @@ class ParquetSink(SeriesSink):
             writer.write_table(table)
         frame = out.getvalue().to_pybytes()
         self.file.write(_FRAME.pack(len(frame)) + frame, len(cells))
+
+
+def _agreed(path: Path, need: dict[str, Kind]) -> dict[str, Kind]:
+    """The types of the new columns ``need`` as the directory's writers agreed on them in ``path`` (the first to add
+    a column typed it), recording those that are new to all of them. Names are kept as digests: a field's name can
+    be a page's text, which ``--encrypt-to`` keeps off the disk."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = {name: hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32] for name in need}
+    with path.with_suffix(".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        known: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+        if not set(keys.values()) <= known.keys():
+            known.update({keys[name]: kind.value for name, kind in need.items() if keys[name] not in known})
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(known))
+            os.replace(tmp, path)
+    return {name: Kind(known[keys[name]]) for name in need}
 
 
 def _frames(data: bytes) -> tuple[list[Any], int]:

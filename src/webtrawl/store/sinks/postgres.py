@@ -5,12 +5,17 @@ URLs' old rows in this crawl are deleted, and one ``INSERT ... SELECT ... ON CON
 the table, so several nodes of one crawl can write one table and a key is never doubled. Table changes (create, add
 columns) are serialised between nodes by a transaction-scoped advisory lock.
 
+The key's URL part is ``_url_sha256`` (bytea, the SHA-256 of the URL's UTF-8, which the sink computes): a B-tree
+entry holds at most ~2.7 KB, less than a long URL (``--max-url-length``). A table made by a webtrawl before that
+has no such column and keeps its key on the whole URL, as it was made (so its URLs must stay under ~2.7 KB).
+
 A server that goes away (restart, network, disk full, too many connections) raises
 :class:`~webtrawl.errors.SinkUnavailable` after the transaction rolled back; the next write reconnects.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zlib
 from collections.abc import Sequence
@@ -22,7 +27,7 @@ from webtrawl.errors import ConfigError, SinkUnavailable
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.sinks.rows import Rows, What
-from webtrawl.store.sinks.schema import Kind
+from webtrawl.store.sinks.schema import URL_KEY, Kind
 from webtrawl.store.sinks.sqltable import SqlSink, quote
 
 _CONNECT = {
@@ -53,10 +58,16 @@ def _json_cell(text: str) -> str:
     return _NUL_JSON.sub(r"\1\\ufffd", text) if "\\u0000" in text else text
 
 
+def _digest(url: str) -> bytes:
+    return hashlib.sha256(url.encode("utf-8", "surrogatepass")).digest()
+
+
 def transient(exc: BaseException) -> bool:
-    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
-        return True
-    state = getattr(exc, "sqlstate", None) or ""
+    """The server's SQLSTATE says; without one (the connection is gone), a connection error is. An error of a class
+    not listed (``54000``: an index entry too long, ``54011``: too many columns) is for good: it is raised."""
+    state = getattr(exc, "sqlstate", None)
+    if not state:
+        return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
     return state[:2] in _TRANSIENT_CLASSES or state in _TRANSIENT_STATES
 
 
@@ -80,6 +91,7 @@ class PostgresSink(SqlSink):
         self._conn: psycopg.Connection[Any] | None = None
         self._stage: tuple[str, ...] | None = None  # columns of the staging table of this connection
         self._lock_space = zlib.crc32(f"webtrawl rows {self.table}".encode()) - (1 << 31)  # an int4
+        self._hashed = True  # the key is on _url_sha256 (False: a table made by an older webtrawl, on url)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -95,10 +107,24 @@ class PostgresSink(SqlSink):
                 if not exists:
                     self._execute(self._create_sql(schema, {}))
                     raise psycopg.Rollback()  # ends the transaction, created nothing
+                self._check_key()
         except SinkUnavailable as exc:
             raise ConfigError(f"cannot connect to {exc}") from None
         except psycopg.Error as exc:
             raise ConfigError(f"{self.name}: {_first_line(exc)}") from None
+
+    def _check_key(self) -> None:
+        """The table's key is ours (an upsert of no row finds it), or ConfigError: a table a user made with the
+        key columns but another key would fail every write."""
+        key = self._key()
+        try:
+            with self._db().transaction():
+                self._execute(
+                    f"INSERT INTO {self.qtable} ({key}) SELECT {key} FROM {self.qtable} WHERE false"
+                    f" ON CONFLICT ({key}) DO NOTHING"
+                )
+        except psycopg.errors.InvalidColumnReference:
+            raise self.not_ours(f"no primary key on ({key.replace(chr(34), '')})") from None
 
     def _db(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:
@@ -132,10 +158,19 @@ class PostgresSink(SqlSink):
             (self._lock_space, buckets),
         )
         schema = self._grow(rows.rows)
-        cur.execute(f"DELETE FROM {self.qtable} WHERE crawl = %s AND url = ANY(%s)", (self.crawl_id, rows.urls))
+        if self._hashed:
+            urls = [_digest(url) for url in rows.urls]
+            cur.execute(f"DELETE FROM {self.qtable} WHERE crawl = %s AND {URL_KEY} = ANY(%s)", (self.crawl_id, urls))
+        else:
+            cur.execute(f"DELETE FROM {self.qtable} WHERE crawl = %s AND url = ANY(%s)", (self.crawl_id, rows.urls))
         if not rows.rows:
             return
         names, cells = schema.cells(rows.rows, _json_cell)
+        if self._hashed:
+            at = names.index("url")
+            names.append(URL_KEY)
+            for row in cells:
+                row.append(_digest(row[at]))
         columns = ", ".join(quote(n) for n in names)
         if self._stage != tuple(names):
             cur.execute(f"DROP TABLE IF EXISTS {_STAGE}")
@@ -159,10 +194,27 @@ class PostgresSink(SqlSink):
             )
             .fetchall()
         )
-        return {str(name): str(sql) for name, sql in found} if found else None
+        columns = {str(name): str(sql) for name, sql in found}
+        self._hashed = not columns or columns.pop(URL_KEY, None) is not None
+        return columns or None
+
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        try:
+            with self._db().transaction():  # a savepoint: a refusal leaves the batch's transaction usable
+                self._execute(self._add_column_sql(name, kind))
+        except psycopg.errors.TooManyColumns as exc:  # 1600 at most, the dropped ones included
+            self._why_full = _first_line(exc)
+            return False
+        return True
+
+    def _hidden_columns(self) -> list[str]:
+        return [f"{URL_KEY} bytea NOT NULL"]
+
+    def _key(self) -> str:
+        return ", ".join(URL_KEY if k == "url" and self._hashed else quote(k) for k in self.keys)
 
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> None:
-        self._db().execute(statement, params)
+        self._db().execute(statement, params or None)  # no parameters: a % in a name is not a placeholder
 
 
 def open_postgres(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:

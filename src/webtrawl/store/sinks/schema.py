@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 EXTRA = "_extra"
+URL_KEY = "_url_sha256"  # the key's URL part in MariaDB and PostgreSQL: a whole URL is too long for an index
 _INT64 = (-(2**63), 2**63 - 1)
 _MAX_NAME = 63  # PostgreSQL's identifier limit; the other sinks share it so every sink names a field the same
 _JSON = msgspec.json.Encoder(order="deterministic")
@@ -81,11 +82,13 @@ def _coerce(value: Any, kind: Kind) -> Any:
 
 
 def column_name(field: str, reserved: Iterable[str]) -> str:
-    """The column of a user field: a reserved name (a key column, ``_extra``) gets a trailing ``_``, and so does one
-    that is a reserved name and underscores (``url_`` -> ``url__``: apart from the field ``url``, in ``url_``); names
-    longer than 63 bytes are cut and end in a short hash so two long names stay apart."""
+    """The column of a user field: a reserved name (a key column, ``_extra``, ``_url_sha256``) gets a trailing
+    ``_``, and so does one that is a reserved name and underscores (``url_`` -> ``url__``: apart from the field
+    ``url``, in ``url_``); so do an empty name and one ending in a space (``""`` -> ``_``, ``"kg "`` -> ``"kg _"``);
+    names longer than 63 bytes are cut and end in a short hash so two long names stay apart."""
     base = field.rstrip("_") if field.endswith("_") else field
-    name = field + "_" if base in reserved or base == EXTRA else field
+    odd = not base or base.endswith(" ")  # MariaDB refuses a column name that is empty or ends in a space
+    name = field + "_" if odd or base in reserved or base in (EXTRA, URL_KEY) else field
     if len(name.encode()) > _MAX_NAME:
         digest = hashlib.sha1(name.encode()).hexdigest()[:8]
         name = name.encode()[: _MAX_NAME - 9].decode(errors="ignore") + "_" + digest

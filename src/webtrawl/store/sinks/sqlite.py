@@ -116,6 +116,16 @@ class SqliteSink(SqlSink):
                 raise SinkUnavailable(f"{self.name}: {exc}") from exc
             raise
 
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        try:
+            self._execute(self._add_column_sql(name, kind))
+        except sqlite3.OperationalError as exc:
+            if "too many columns" not in str(exc):  # SQLITE_MAX_COLUMN, 2000 unless built otherwise
+                raise
+            self._why_full = str(exc)
+            return False
+        return True
+
     def _columns(self) -> dict[str, str] | None:
         found = self._db().execute(f"PRAGMA table_info({quote(self.table)})").fetchall()
         return {row[1]: str(row[2]) for row in found} if found else None

@@ -53,6 +53,7 @@ class SqlSink(ABC):
         self.rows = RowMaker(what, crawl_id)
         self.crawl_id = crawl_id
         self.schema: Schema | None = None  # None: read it from the database at the next write
+        self.full = False  # the table took no more columns: new fields go to _extra
 
     # --- the Sink protocol -------------------------------------------------------------------------------------
     def write(self, batch: Sequence[PageOutput]) -> None:
@@ -92,7 +93,7 @@ class SqlSink(ABC):
         exists = True
         if schema is None:
             schema, exists = self._load()
-        need = schema.missing(rows)
+        need = {} if self.full and exists else schema.missing(rows)
         if need or not exists:
             self._lock_ddl()
             schema, exists = self._load()  # another process may have changed the table meanwhile
@@ -101,9 +102,20 @@ class SqlSink(ABC):
                 self._execute(self._create_sql(schema, need))
                 log.info("%s: created table %s", self.name, self.table)
             elif need:
+                added = []
                 for column, kind in need.items():
-                    self._execute(self._add_column_sql(column, kind))
-                log.info("%s: table %s: added columns %s", self.name, self.table, ", ".join(need))
+                    if not self._add_column(column, kind):
+                        self.full = True
+                        log.warning(
+                            "%s: table %s takes no more columns (%s): new fields go to its _extra column",
+                            self.name,
+                            self.table,
+                            self._why_full,
+                        )
+                        break
+                    added.append(column)
+                if added:
+                    log.info("%s: table %s: added columns %s", self.name, self.table, ", ".join(added))
             schema, exists = self._load()
         self.schema = schema
         return schema
@@ -115,14 +127,18 @@ class SqlSink(ABC):
             return Schema(self.keys), False
         missing_keys = [k for k in self.keys if k not in existing]
         if missing_keys:
-            raise ConfigError(
-                f"{self.name}: table {self.table} has no column {missing_keys[0]!r}, so it is not a webtrawl "
-                f"{self.what.value} table (name another with ?table=NAME)"
-            )
+            raise self.not_ours(f"no column {missing_keys[0]!r}")
         back = {sql.lower(): kind for kind, sql in self.types.items()}
         columns = {name: back.get(sql.lower(), Kind.TEXT) for name, sql in existing.items() if name not in self.keys}
         columns.pop(EXTRA, None)
         return Schema(self.keys, columns), True
+
+    def not_ours(self, lacks: str) -> ConfigError:
+        """The error for a table of the same name that lacks what a webtrawl table has (``lacks``)."""
+        return ConfigError(
+            f"{self.name}: table {self.table} has {lacks}, so it is not a webtrawl {self.what.value} table"
+            " (name another with ?table=NAME)"
+        )
 
     def _lock_ddl(self) -> None:  # noqa: B027 - SQLite needs nothing
         """Serialise table changes between processes (SQLite's write lock already does)."""
@@ -133,13 +149,27 @@ class SqlSink(ABC):
         for name, kind in columns.items():
             not_null = " NOT NULL" if name in self.keys else ""
             defs.append(f"{quote(name)} {self.types[kind]}{not_null}")
-        key = ", ".join(quote(k) for k in self.keys)
-        return f"CREATE TABLE IF NOT EXISTS {self.qtable} ({', '.join(defs)}, PRIMARY KEY ({key}))"
+        defs.extend(self._hidden_columns())
+        return f"CREATE TABLE IF NOT EXISTS {self.qtable} ({', '.join(defs)}, PRIMARY KEY ({self._key()}))"
+
+    def _hidden_columns(self) -> list[str]:
+        """Definitions of columns the sink fills itself (no field's): none but in PostgreSQL."""
+        return []
+
+    def _key(self) -> str:
+        """The key's columns, quoted: the primary key, and the conflict target of the upsert."""
+        return ", ".join(quote(k) for k in self.keys)
 
     def _add_column_sql(self, name: str, kind: Kind) -> str:
         return f"ALTER TABLE {self.qtable} ADD COLUMN {quote(name)} {self.types[kind]}"
 
+    _why_full = ""  # what a dialect's database said when it refused a column for the table's size
+
+    def _add_column(self, name: str, kind: Kind) -> bool:
+        """Add a column; False if the table is too wide for another (a dialect knows its database's limits)."""
+        self._execute(self._add_column_sql(name, kind))
+        return True
+
     def _upsert_tail(self, names: Sequence[str]) -> str:
-        key = ", ".join(quote(k) for k in self.keys)
         sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in names if n not in self.keys)
-        return f" ON CONFLICT ({key}) DO UPDATE SET {sets}"
+        return f" ON CONFLICT ({self._key()}) DO UPDATE SET {sets}"
