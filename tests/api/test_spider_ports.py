@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.api.helpers import check_shop, out_files, shop_options
-from tests.extract.shop import AsyncStartShop, PortedShop, StartRequestsShop, StartsBadly
+from tests.extract.shop import AsyncStartShop, KwargsShop, PortedShop, StartRequestsShop, StartsBadly
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import Crawler, InputError, Spider
 
@@ -46,6 +46,15 @@ def test_a_spider_ported_from_scrapy_scrapes_the_shop_and_stays_on_its_allowed_d
     ]
     offsite = {row["url"] for row in dropped if row["reason"] == "scope"}
     assert offsite == {url.replace("//shop.test", "//offsite.test") for url in shop_web.category_of}
+
+
+def test_a_spider_whose_callbacks_take_scrapys_cb_kwargs_scrapes_the_shop_unchanged(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    result = Crawler(KwargsShop, out=tmp_path / "crawl", **shop_options(shop_web)).run()
+    check_shop(shop_web, result)
+    assert {i["fields"]["number"] for i in result.items()} == set(range(1, shop_web.pages + 1))
+    assert not [r for r in result.records() if r["error"] == "extract-error"]
 
 
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(

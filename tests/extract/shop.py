@@ -103,6 +103,23 @@ class PortedShop(Spider):
         yield page.follow(page.url.replace("//shop.test", "//offsite.test"), "parse_product")  # never followed
 
 
+class KwargsShop(Spider):
+    """Scrapy's ``cb_kwargs``, ported unchanged: the callbacks take the data of their link as keyword parameters."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        for a in page.css("a.cat"):
+            yield page.follow(a, self.parse_listing, cb_kwargs={"category": a.css("::text").get()})
+
+    def parse_listing(self, page: Page, category: str, number: int = 1) -> Iterator[Any]:
+        kwargs = {"category": category, "listing": page.url, "number": number}
+        yield from page.follow_all(css="a.product", callback=self.parse_product, cb_kwargs=kwargs)
+        for a in page.css("a.next"):
+            yield page.follow(a, self.parse_listing, cb_kwargs={"category": category, "number": number + 1})
+
+    def parse_product(self, page: Page, category: str, **rest: Any) -> Iterator[Any]:
+        yield {"name": page.css("h1::text").get(), "category": category, **rest}
+
+
 class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 
@@ -132,14 +149,19 @@ class Broken(Spider):
             yield Follow("/next", callback="parse_nothing")
         if path == "private":
             yield Follow("/next", callback="_helper")
-        if path == "cb-kwargs":
-            yield page.follow("/next", self.parse, cb_kwargs={"category": "x"})
+        if path == "meta":
+            yield page.follow("/next", self.parse, meta={"category": "x"})
+        if path == "no-kwarg":
+            yield Follow("/next", callback=self.parse_needs, data={"other": 1})
         if path == "dataclass":
             yield Product("Rake", 9.5)
         yield {"ok": path}
 
     def _helper(self, page: Page) -> None:
         return None
+
+    def parse_needs(self, page: Page, category: str) -> Iterator[Any]:
+        yield {"category": category}
 
 
 class NotASpider:

@@ -108,16 +108,17 @@ class Page:
         *,
         data: dict[str, Any] | None = None,
         priority: int | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
         **scrapy: Any,
     ) -> Follow:
         """A :class:`Follow` of ``url`` (Scrapy's ``response.follow``): a URL (relative ones are resolved against
         the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``) or an attribute selector
-        (``page.css("a::attr(href)")[0]``). ``callback`` and ``data`` as for ``Follow``; Scrapy's other arguments
-        (``cb_kwargs``, ``meta``...) are refused with what to use instead."""
+        (``page.css("a::attr(href)")[0]``). ``callback``, ``data`` and ``cb_kwargs`` as for ``Follow``; Scrapy's
+        other arguments (``meta``...) are refused with what to use instead."""
         if scrapy:
             names = ", ".join(sorted(scrapy))
             raise ValueError(f"page.follow takes no {names}: pass data={{...}} (the next page's page.data) instead")
-        return Follow(_href(url), priority, callback=callback, data=data)
+        return Follow(_href(url), priority, callback=callback, data=data, cb_kwargs=cb_kwargs)
 
     def follow_all(
         self,
@@ -128,6 +129,7 @@ class Page:
         priority: int | None = None,
         css: str | None = None,
         xpath: str | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
     ) -> list[Follow]:
         """:meth:`follow` for each of ``urls``, or of what ``css`` or ``xpath`` selects (Scrapy's
         ``response.follow_all``)."""
@@ -136,7 +138,7 @@ class Page:
         found: Iterable[Any] = (
             urls if urls is not None else self.css(css) if css is not None else self.xpath(xpath or "")
         )
-        return [self.follow(url, callback, data=data, priority=priority) for url in found]
+        return [self.follow(url, callback, data=data, priority=priority, cb_kwargs=cb_kwargs) for url in found]
 
     def __repr__(self) -> str:
         return f"<Page {self.url} {self.status}>"
