@@ -57,6 +57,29 @@ def test_a_spider_whose_callbacks_take_scrapys_cb_kwargs_scrapes_the_shop_unchan
     assert not [r for r in result.records() if r["error"] == "extract-error"]
 
 
+def test_seeds_outside_a_spiders_allowed_domains_are_dropped_as_scrapys_offsite_filter_drops_start_requests(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """A command-line seed on another host was crawled although the spider's allowed_domains excludes it (Scrapy
+    2.11+ filters start requests too): it is written to dropped/ with reason scope and never fetched."""
+    out = tmp_path / "crawl"
+    offsite = shop_web.url("/").replace("//shop.test", "//offsite.test")
+    result = Crawler(PortedShop, out=out, **shop_options(shop_web, urls=[shop_web.url("/"), offsite])).run()
+    check_shop(shop_web, result)
+    assert not [r for r in result.records() if "offsite.test" in r["url"]]
+    dropped = [json.loads(line) for path in out_files(out, "dropped") for line in path.read_text().splitlines()]
+    assert {"url": offsite, "reason": "scope", "parent": "", "depth": 0} in dropped
+
+
+def test_a_spider_whose_every_seed_is_outside_its_allowed_domains_stops_in_one_line(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    offsite = shop_web.url("/").replace("//shop.test", "//offsite.test")
+    with pytest.raises(InputError, match=r"^every seed \(1\) is outside the spider's allowed_domains \(shop.test\)"):
+        Crawler(PortedShop, out=tmp_path / "crawl", **shop_options(shop_web, urls=[offsite])).run()
+    assert not shop_web.log.entries()
+
+
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(
     shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
