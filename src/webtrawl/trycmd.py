@@ -34,6 +34,7 @@ OPTIONS = [
     *(
         "extract",
         "spider",
+        "spider_arg",
         "text",
         "markdown",
         "scrub_pii",
@@ -83,7 +84,8 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     extraction = build_extraction(cfg.extraction)
     if ns.callback:
         try:
-            load_spider(cfg.extraction.spider).callback(ns.callback)  # a typo: one line, not an error per input
+            # a typo: one line, not an error per input
+            load_spider(cfg.extraction.spider, cfg.extraction.spider_arg).callback(ns.callback)
         except UserCodeError as exc:
             raise InputError(f"--callback: {exc}") from None
     ctx = ParseContext(

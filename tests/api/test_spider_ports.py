@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.api.helpers import check_shop, out_files, shop_options
-from tests.extract.shop import AsyncStartShop, KwargsShop, PortedShop, StartRequestsShop, StartsBadly
+from tests.extract.shop import AsyncStartShop, CategoryShop, KwargsShop, PortedShop, StartRequestsShop, StartsBadly
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import Crawler, InputError, Spider
 
@@ -78,6 +78,19 @@ def test_a_spider_whose_every_seed_is_outside_its_allowed_domains_stops_in_one_l
     with pytest.raises(InputError, match=r"^every seed \(1\) is outside the spider's allowed_domains \(shop.test\)"):
         Crawler(PortedShop, out=tmp_path / "crawl", **shop_options(shop_web, urls=[offsite])).run()
     assert not shop_web.log.entries()
+
+
+def test_spider_arguments_reach_every_parser_and_a_resume_keeps_them(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """Scrapy's ``-a category=Books``: the products of that category only, from both parsers, also after a run
+    stopped early is resumed without the argument given again (crawl.json keeps it, as the crawl's other options)."""
+    out = tmp_path / "crawl"
+    args = {"category": "Books"}
+    first = Crawler(CategoryShop, out=out, max_pages=3, spider_arg=args, **shop_options(shop_web)).run()
+    assert first.stats["fetched"] == 3 and first.stats["queued"] > 0
+    result = Crawler(CategoryShop, out=out, max_pages=0).run()
+    books = {url for url, category in shop_web.category_of.items() if category == "Books"}
+    assert {i["url"] for i in result.items()} == books
+    assert {i["fields"]["category"] for i in result.items()} == {"Books"}
 
 
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(

@@ -120,6 +120,17 @@ class KwargsShop(Spider):
         yield {"name": page.css("h1::text").get(), "category": category, **rest}
 
 
+class CategoryShop(ShopSpider):
+    """Scrapy's ``scrapy crawl shop -a category=Books``: the products of the category the argument names."""
+
+    start_urls = []
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        for link in page.css("a.cat"):
+            if link.css("::text").get() == getattr(self, "category", None):
+                yield Follow(link.attrib["href"], callback="parse_listing", data={"category": self.category})
+
+
 class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 

@@ -42,6 +42,12 @@ class Spider:
     # (reason scope); empty: any host the crawl's --scope allows
     allowed_domains: ClassVar[list[str]] = []
 
+    def __init__(self, **args: str) -> None:
+        """``args`` (``--spider-arg NAME=VALUE``, ``spider_arg=`` in Python) become attributes, as Scrapy's ``-a``
+        arguments do: strings, read as ``self.category`` (or ``getattr(self, "category", None)``)."""
+        for name, value in args.items():
+            setattr(self, name, value)
+
     @property
     def logger(self) -> logging.Logger:
         """Scrapy's ``self.logger``: a logger named after the spider (its ``name``, else its class); a parser's
@@ -58,14 +64,19 @@ class Spider:
         return iter(self.start_urls)
 
 
-def load_spider(spec: str) -> SpiderExtractor:
-    """The spider ``--spider module:Class`` names, built; :class:`InputError` if it cannot be."""
+def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
+    """The spider ``--spider module:Class`` names, built with ``args`` (``--spider-arg NAME=VALUE``);
+    :class:`InputError` if it cannot be."""
     cls = load_object(spec, "--spider", "spider")
     name = spec.rpartition(":")[2]
     if not (isinstance(cls, type) and issubclass(cls, Spider)):
         raise InputError(f"--spider {spec}: {name} is not a subclass of webtrawl.extract.Spider")
+    kwargs = dict(arg.split("=", 1) for arg in args)
+    for key in kwargs:
+        if callable(getattr(cls, key, None)) or isinstance(getattr(cls, key, None), property):
+            raise InputError(f"--spider-arg {key}: {name}.{key} is a method: its argument would replace it")
     try:
-        spider = cls()
+        spider = cls(**kwargs)
     except Exception as exc:
         raise InputError(f"--spider {spec}: {name}() failed: {type(exc).__name__}: {exc}") from None
     urls = spider.start_urls
