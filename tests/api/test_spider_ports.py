@@ -13,6 +13,9 @@ from tests.api.helpers import check_shop, out_files, shop_options
 from tests.extract.shop import AsyncStartShop, CategoryShop, KwargsShop, PortedShop, StartRequestsShop, StartsBadly
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import Crawler, InputError, Spider
+from webtrawl.frontier.connect import connect_sync
+from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.startreqs import start_key
 
 
 @pytest.mark.parametrize("spider", [StartRequestsShop, AsyncStartShop])
@@ -21,8 +24,10 @@ def test_a_spiders_start_requests_seed_the_crawl_with_their_callbacks_and_a_resu
 ) -> None:
     """A Scrapy spider ported with its start_requests() (or 2.13's async start()): the method was silently ignored
     (no seeds: the crawl stopped at once). Its seeds reach their callbacks with their data, and a run stopped early
-    resumes with them: every product once, with its category, the home page never fetched."""
+    resumes with them: every product once, with its category, the home page never fetched. The method runs once
+    per crawl: it ran again on the resume, repeating its side effects for seeds the frontier had."""
     monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    monkeypatch.setenv("SHOP_START_LOG", str(tmp_path / "starts"))
     out = tmp_path / "crawl"
     first = Crawler(spider, out=out, max_pages=3, **shop_options(shop_web, urls=[])).run()
     assert first.stats["fetched"] == 3 and first.stats["queued"] > 0
@@ -31,6 +36,31 @@ def test_a_spiders_start_requests_seed_the_crawl_with_their_callbacks_and_a_resu
     check_shop(shop_web, result)
     fetched = {r["url"] for r in result.records()}
     assert shop_web.url("/") not in fetched and "http://not-crawled.test/" not in fetched
+    assert (tmp_path / "starts").read_text() == "start\n"
+
+
+def test_start_requests_a_kill_interrupted_before_they_were_done_run_again_on_the_resume(
+    shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 between queuing the seeds and marking start_requests() done leaves this node's claim in Redis: the
+    resume takes it over at once and runs the method again (its seeds already queued are dropped as seen): every
+    product once, no seed lost."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    monkeypatch.setenv("SHOP_START_LOG", str(tmp_path / "starts"))
+    out = tmp_path / "crawl"
+    crawler = Crawler(StartRequestsShop, out=out, max_pages=1, **shop_options(shop_web, urls=[]))
+    crawler.run()
+    node_id = crawler.config.crawl.node_id
+    server = EmbeddedRedis(out / "redis").start()
+    try:
+        client = connect_sync(server.url)
+        client.set(start_key("wt"), node_id, px=600_000)  # the state the kill left: its claim, not 'done'
+        client.close()
+    finally:
+        server.stop()
+    result = Crawler(StartRequestsShop, out=out, max_pages=0).run()
+    check_shop(shop_web, result)
+    assert (tmp_path / "starts").read_text() == "start\nstart\n"
 
 
 def test_a_spider_ported_from_scrapy_scrapes_the_shop_and_stays_on_its_allowed_domains(
@@ -86,7 +116,7 @@ def test_spider_arguments_reach_every_parser_and_a_resume_keeps_them(shop_web: S
     out = tmp_path / "crawl"
     args = {"category": "Books"}
     first = Crawler(CategoryShop, out=out, max_pages=3, spider_arg=args, **shop_options(shop_web)).run()
-    assert first.stats["fetched"] == 3 and first.stats["queued"] > 0
+    assert first.stats["queued"] > 0  # stopped early: the resume has the rest
     result = Crawler(CategoryShop, out=out, max_pages=0).run()
     books = {url for url, category in shop_web.category_of.items() if category == "Books"}
     assert {i["url"] for i in result.items()} == books

@@ -40,6 +40,13 @@ class ShopSpider(Spider):
 CATEGORY_NAMES = ("Garden Tools", "Kitchen", "Books", "Bikes")  # the shop's (tests/fixtures/shop_web.py)
 
 
+def _record_start() -> None:
+    """A side effect of start_requests(), as a real one's API call: a line in the file ``SHOP_START_LOG`` names."""
+    if os.environ.get("SHOP_START_LOG"):
+        with open(os.environ["SHOP_START_LOG"], "a") as log:
+            log.write("start\n")
+
+
 class StartRequestsShop(ShopSpider):
     """Ported from Scrapy: ``start_requests()`` seeds each category's first listing page with its callback and
     data (the home page is never fetched); ``start_urls`` is ignored then, as in Scrapy."""
@@ -48,6 +55,7 @@ class StartRequestsShop(ShopSpider):
 
     def start_requests(self) -> Iterator[Any]:
         base = os.environ["SHOP_START"]
+        _record_start()
         for c, name in enumerate(CATEGORY_NAMES):
             yield Follow(urljoin(base, f"/c/{c}/1"), callback=self.parse_listing, data={"category": name})
 
@@ -57,6 +65,7 @@ class AsyncStartShop(ShopSpider):
 
     async def start(self) -> AsyncIterator[Any]:
         base = os.environ["SHOP_START"]
+        _record_start()
         for c, name in enumerate(CATEGORY_NAMES):
             yield Follow(urljoin(base, f"/c/{c}/1"), callback="parse_listing", data={"category": name})
 

@@ -148,7 +148,7 @@ class StartRequest(NamedTuple):
 
 @runtime_checkable
 class StartRequests(Protocol):
-    """Optional: the seeds an extractor brings (a spider's), asked once per run by the supervisor, never per page."""
+    """Optional: the seeds an extractor brings (a spider's), asked once per crawl by a supervisor, never per page."""
 
     def start_requests(self) -> list[StartRequest]:
         """The seeds; :class:`~webtrawl.errors.InputError` (one line for the user) if the user's code fails."""

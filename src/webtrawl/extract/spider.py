@@ -8,8 +8,9 @@ Unlike a ``--extract`` function, a spider follows only what its callbacks yield 
 the class, or on one page, adds the page's own links, routed to ``parse``).
 
 A ported Scrapy spider seeds its crawl with ``start_requests()`` or Scrapy 2.13's ``async def start()``: they are
-called once per run in the supervisor (never in the parsers), and what they yield becomes seeds with their callback
-and data, queued in the frontier like any other seed (so a resume has them, routes included).
+called once per crawl in a supervisor (never in the parsers; ``node/startreqs.py``), and what they yield becomes
+seeds with their callback and data, queued in the frontier like any other seed (so a resume has them, routes
+included).
 """
 
 from __future__ import annotations

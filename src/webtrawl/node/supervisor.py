@@ -27,7 +27,6 @@ from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import redis_used_memory
 from webtrawl.frontier.retry import is_transient
-from webtrawl.messages import NewUrl
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node import startup
@@ -40,6 +39,7 @@ from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, StopWatch, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.seedscope import SeedScope
+from webtrawl.node.startreqs import SpiderStart
 from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
 from webtrawl.parse.fence import check_process_ttl
 from webtrawl.parse.settle import save_states, settle_all
@@ -90,7 +90,7 @@ class Node:
         self.redis: EmbeddedRedis | None = None
         self.ops: Operations | None = None
         self._sampler = ProcessSampler()
-        self.start_urls: list[NewUrl] = []  # --spider: its start_requests() (start_urls), seeds with their routes
+        self.start = SpiderStart()  # --spider: its start_requests() (start_urls), seeds with their routes, once
         self.allowed_domains: tuple[str, ...] = ()  # --spider: its allowed_domains, which the seeds are kept to
         self._processes: dict[str, dict[str, float]] = {}
         ops = cfg.operations
@@ -107,7 +107,8 @@ class Node:
 
     # --- run ------------------------------------------------------------------------------------------------
     def run(self) -> int:
-        self.cfg, self.start_urls, self.allowed_domains = startup.check_components(self.cfg)
+        fresh = not self.cfg.crawl.redis and not (self.out / "redis").exists()  # a new crawl's own new Redis
+        self.cfg, self.start, self.allowed_domains = startup.check_components(self.cfg, fresh)
         lock_file = startup.prepare_out(self.cfg, self.out)
         try:
             if self.configure_logging:
@@ -165,7 +166,7 @@ class Node:
         scope = SeedScope(cfg, self.out, self.allowed_domains)
         seeds = startup.seed(
             cfg,
-            self.start_urls,
+            self.start,
             scope,
             frontier,
             self._stop_asked,
