@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from tests.api.helpers import check_shop, out_files, shop_options
-from tests.extract.shop import AsyncStartShop, CategoryShop, KwargsShop, PortedShop, StartRequestsShop, StartsBadly
+from tests.extract.shop import (
+    ApiShop,
+    AsyncStartShop,
+    CategoryShop,
+    KwargsShop,
+    PortedShop,
+    StartRequestsShop,
+    StartsBadly,
+)
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import Crawler, InputError, Spider
 from webtrawl.frontier.connect import connect_sync
@@ -121,6 +129,17 @@ def test_spider_arguments_reach_every_parser_and_a_resume_keeps_them(shop_web: S
     books = {url for url, category in shop_web.category_of.items() if category == "Books"}
     assert {i["url"] for i in result.items()} == books
     assert {i["fields"]["category"] for i in result.items()} == {"Books"}
+
+
+def test_a_spider_reading_an_apis_json_pages_with_page_json_as_scrapys_response_json(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """Scrapy's scroll tutorial spider: ``response.json()`` was missing (every page an extract-error)."""
+    api = shop_web.url("/api/products?page=1")
+    result = Crawler(ApiShop, out=tmp_path / "crawl", **shop_options(shop_web, urls=[api])).run()
+    products = [i["fields"] for i in result.items()]
+    assert sorted(p["of"] for p in products) == sorted(shop_web.category_of)
+    assert all(p["category"] == shop_web.category_of[p["of"]] for p in products)
 
 
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(

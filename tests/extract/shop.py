@@ -140,6 +140,17 @@ class CategoryShop(ShopSpider):
                 yield Follow(link.attrib["href"], callback="parse_listing", data={"category": self.category})
 
 
+class ApiShop(Spider):
+    """Scrapy's "scroll" tutorial spider, ported: an API's JSON pages, read with ``response.json()``."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        data = page.json()
+        for product in data["products"]:
+            yield {"name": product["name"], "category": product["category"], "of": product["url"]}
+        if data["has_next"]:
+            yield page.follow(f"/api/products?page={data['page'] + 1}")
+
+
 class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 

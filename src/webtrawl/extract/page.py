@@ -7,6 +7,7 @@ extract/lexsel.py); other XPath, and CSS lexbor cannot run, parse the page with 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
@@ -77,6 +78,15 @@ class Page:
     @property
     def meta(self) -> dict[str, str]:
         return self._doc.meta
+
+    def json(self) -> Any:
+        """The page's text read as JSON, as Scrapy's ``response.json()`` (an API's answer); a ``ValueError`` (the
+        page's extract-error) if it is not JSON."""
+        return self._json
+
+    @cached_property
+    def _json(self) -> Any:
+        return json.loads(self._doc.text)
 
     def css(self, query: str) -> SelectorList[Any]:
         return page_css(self._doc, query)
