@@ -151,6 +151,17 @@ class ApiShop(Spider):
             yield page.follow(f"/api/products?page={data['page'] + 1}")
 
 
+class AsyncCallbacks(Spider):
+    """Scrapy's ``async def`` callbacks: an async generator (``parse``) and a coroutine returning a list."""
+
+    async def parse(self, page: Page) -> AsyncIterator[Any]:
+        yield {"name": page.css("h1::text").get()}
+        yield page.follow("/p/2", self.parse_product)
+
+    async def parse_product(self, page: Page) -> list[Any]:
+        return [{"product": page.css("h1::text").get(), "category": page.data.get("category")}]
+
+
 class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 

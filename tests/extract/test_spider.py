@@ -129,6 +129,17 @@ def test_a_page_whose_callback_lacks_a_keyword_parameter_is_an_extract_error() -
     )
 
 
+def test_async_callbacks_run_as_scrapy_runs_them() -> None:
+    """``async def parse(self, response)`` (an async generator, or a coroutine returning items) was each page's
+    extract-error: "the callback gave a async_generator"."""
+    spec = _spider("AsyncCallbacks")
+    home = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1"), spider=spec)
+    assert home.record.error is None and home.items == [{"name": "Rake"}]
+    assert [(n.url, decode_route(n.route)) for n in home.new_urls] == [("http://shop.test/p/2", ("parse_product", {}))]
+    page = make_page(b"<h1>Hoe</h1>", url="http://shop.test/p/2", route=home.new_urls[0].route)
+    assert run(page, spider=spec).items == [{"product": "Hoe", "category": None}]
+
+
 def test_a_dataclass_item_is_an_item_as_in_scrapy() -> None:
     """Scrapy projects declare items as dataclasses (itemadapter): each was a page's extract-error."""
     out = run(make_page(b"<h1>x</h1>", url="http://shop.test/dataclass"), spider=_spider("Broken"))
