@@ -60,6 +60,17 @@ class StartRequestsShop(ShopSpider):
             yield Follow(urljoin(base, f"/c/{c}/1"), callback=self.parse_listing, data={"category": name})
 
 
+class CategoryStartShop(StartRequestsShop):
+    """``start_requests()`` seeding the one category its spider argument names (``--spider-arg category=Books``)."""
+
+    category = ""
+
+    def start_requests(self) -> Iterator[Any]:
+        _record_start()
+        url = urljoin(os.environ["SHOP_START"], f"/c/{CATEGORY_NAMES.index(self.category)}/1")
+        yield Follow(url, callback=self.parse_listing, data={"category": self.category})
+
+
 class AsyncStartShop(ShopSpider):
     """Scrapy 2.13's ``async def start()``: the same seeds from an async generator."""
 

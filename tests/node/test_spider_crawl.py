@@ -118,3 +118,26 @@ def test_two_nodes_on_a_cluster_hand_each_other_routes(
     items = [item for rows in per_node for item in rows]
     assert Counter(i["url"] for i in items).most_common(1)[0][1] == 1
     _check_products(shop_web, items)
+
+
+def test_start_requests_run_once_on_a_cluster_and_spider_arguments_reach_every_node(
+    shop_web: ShopWeb,
+    redis_cluster: LocalRedisCluster,
+    cluster_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two nodes of one crawl: start_requests() ran on each (its side effects twice); with --spider-arg, each
+    node's spider seeds and scrapes the one category the argument names."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    monkeypatch.setenv("SHOP_START_LOG", str(tmp_path / "starts"))
+    outs = [tmp_path / "n1", tmp_path / "n2"]
+    spider = ("--spider", f"{shop_file}:CategoryStartShop", "--spider-arg", "category=Books")
+    cluster = ("--redis", redis_cluster.url, "--cluster", *spider, "--session-pages", "0")
+    nodes = [NodeRun(out, [*_args(shop_web), *cluster, "--node-id", out.name]) for out in outs]
+    for node in nodes:
+        assert node.wait(300) == 0, node.log()[-4000:]
+    items = [item for out in outs for item in records(out, "items")]
+    books = {url for url, category in shop_web.category_of.items() if category == "Books"}
+    assert Counter(i["url"] for i in items) == {url: 1 for url in books}
+    assert (tmp_path / "starts").read_text() == "start\n"
