@@ -204,6 +204,8 @@ class Broken(Spider):
             yield Follow("/next", callback="_helper")
         if path == "meta":
             yield page.follow("/next", self.parse, meta={"category": "x"})
+        if path == "dont-filter":
+            yield page.follow("/next", self.parse, dont_filter=True)
         if path == "no-kwarg":
             yield Follow("/next", callback=self.parse_needs, data={"other": 1})
         if path == "dataclass":

@@ -89,6 +89,7 @@ def test_a_link_the_page_also_has_takes_the_route_a_follow_gives_it() -> None:
         ("unknown", "Broken has no callback 'parse_nothing'"),
         ("private", "Broken has no callback '_helper'"),
         ("meta", "page.follow takes no meta: pass data={...} (the next page's page.data) instead"),
+        ("dont-filter", "page.follow takes no dont_filter: a URL is queued once per crawl (--recrawl-after fetches"),
         ("no-kwarg", "parse_needs() takes category from page.data (Scrapy's cb_kwargs), and Follow('/next', "),
     ],
 )

@@ -126,8 +126,8 @@ class Page:
         (``page.css("a::attr(href)")[0]``). ``callback``, ``data`` and ``cb_kwargs`` as for ``Follow``; Scrapy's
         other arguments (``meta``...) are refused with what to use instead."""
         if scrapy:
-            names = ", ".join(sorted(scrapy))
-            raise ValueError(f"page.follow takes no {names}: pass data={{...}} (the next page's page.data) instead")
+            name = sorted(scrapy)[0]
+            raise ValueError(f"page.follow takes no {name}: {_INSTEAD.get(name, _INSTEAD['meta'])}")
         return Follow(_href(url), priority, callback=callback, data=data, cb_kwargs=cb_kwargs)
 
     def follow_all(
@@ -152,6 +152,18 @@ class Page:
 
     def __repr__(self) -> str:
         return f"<Page {self.url} {self.status}>"
+
+
+# What page.follow says of the arguments of Scrapy's Request it does not take: what to do instead.
+_INSTEAD = {
+    "meta": "pass data={...} (the next page's page.data) instead",
+    "dont_filter": "a URL is queued once per crawl (--recrawl-after fetches pages again)",
+    "headers": "give --header, or a rules file's headers",
+    "cookies": "give --cookies (kept per host)",
+    "errback": "a page that fails has its error in its record (records/*.jsonl)",
+    "method": "webtrawl follows links with GET",
+    "body": "webtrawl follows links with GET",
+}
 
 
 def _href(url: Any) -> str | None:
