@@ -36,10 +36,12 @@ class SeedScope:
         """The seeds of ``batch`` on the allowed domains (all of them with none); the others written as dropped."""
         if not self.domains:
             return batch
-        kept = [url for url in batch if in_domains(urlsplit(url.url).hostname or "", self.domains)]
+        kept: list[NewUrl] = []
+        off: list[NewUrl] = []
+        for url in batch:
+            (kept if in_domains(urlsplit(url.url).hostname or "", self.domains) else off).append(url)
         self.kept += len(kept)
-        if len(kept) < len(batch):
-            off = [url for url in batch if url not in kept]
+        if off:
             self._write([Drop(url.url, ScopeError.reason, "", 0) for url in off])
             first = redact(off[0].url)
             log.warning("%d seed(s) outside the spider's allowed_domains not crawled (first: %s)", len(off), first)
