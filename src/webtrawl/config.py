@@ -172,6 +172,7 @@ class OutputOptions:
 class ExtractionOptions:
     extract: str = ""  # rules file (.toml) or Python callback (module:function); built in each parser
     spider: str = ""  # a webtrawl.extract.Spider subclass (module:Class); built in each parser, instead of extract
+    spider_arg: tuple[str, ...] = ()  # NAME=VALUE: attributes the spider is built with (Scrapy's -a)
     text: bool = False
     markdown: bool = False
     chunks: int = 0  # --chunks SIZE: the Markdown cut into chunks of at most SIZE characters (0: off)
@@ -396,6 +397,8 @@ def _validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
     if ext.extract and ext.spider:
         raise ConfigError("--extract and --spider are two ways to extract: give one of them")
+    if ext.spider_arg and not ext.spider:
+        raise ConfigError("--spider-arg needs --spider: it sets an attribute of the spider")
     if out.items_to and not ext.extracts_items():
         raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
     if ext.extracts_items() and not out.jsonl and not out.items_to:

@@ -8,6 +8,7 @@ blog off all the others, and gives each blog its own politeness gap with ``--pol
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 
 from publicsuffixlist import PublicSuffixList
 
@@ -20,6 +21,18 @@ def _psl() -> PublicSuffixList:
     if _PSL is None:
         _PSL = PublicSuffixList()
     return _PSL
+
+
+def domain_names(domains: Iterable[str]) -> tuple[str, ...]:
+    """A spider's ``allowed_domains`` as :func:`in_domains` matches them: lower-case, no leading or trailing dot."""
+    return tuple(d.lower().strip(".") for d in domains)
+
+
+def in_domains(host: str, domains: tuple[str, ...]) -> bool:
+    """Whether ``host`` is one of ``domains`` (from :func:`domain_names`) or a subdomain of one: Scrapy's offsite
+    rule (``example.com`` allows ``www.example.com``, not ``notexample.com``)."""
+    host = host.rstrip(".")
+    return any(host == d or host.endswith("." + d) for d in domains)
 
 
 def registered_domain(host: str) -> str:

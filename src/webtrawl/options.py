@@ -40,6 +40,7 @@ from webtrawl.values import (
     resolve_pin,
     shard_count,
     sink_url,
+    spider_arg,
 )
 
 
@@ -294,16 +295,10 @@ _OUTPUT = _group(
 _EXTRACTION = _group(
     "extraction",
     Option(
-        "extract",
-        str,
-        "extract items with a rules file (rules.toml) or a Python callback (package.module:function, file.py:function)",
+        "extract", str, "extract items with a rules file (rules.toml) or a callback (mod:function, file.py:function)"
     ),
-    Option(
-        "spider",
-        str,
-        "extract items with a webtrawl.extract.Spider subclass (package.module:Class, file.py:Class): its "
-        "start_urls are seeds, each page goes to the callback its link names (instead of --extract)",
-    ),
+    Option("spider", str, "extract items with a Spider subclass (mod:Class, file.py:Class) instead of --extract"),
+    Option("spider_arg", spider_arg, "NAME=VALUE: set the spider's attribute NAME, as Scrapy's -a (repeatable)", True),
     Option("text", parse_bool, "add each HTML page's main text, title, author, date and language to its record"),
     Option("markdown", parse_bool, "add each HTML page's main content as Markdown (headings, lists, tables, links)"),
     Option("chunks", non_negative_int, "cut the Markdown into chunks of at most this many characters (0: off)"),

@@ -34,6 +34,7 @@ OPTIONS = [
     *(
         "extract",
         "spider",
+        "spider_arg",
         "text",
         "markdown",
         "scrub_pii",
@@ -83,14 +84,15 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
     extraction = build_extraction(cfg.extraction)
     if ns.callback:
         try:
-            load_spider(cfg.extraction.spider).callback(ns.callback)  # a typo: one line, not an error per input
+            # a typo: one line, not an error per input
+            load_spider(cfg.extraction.spider, cfg.extraction.spider_arg).callback(ns.callback)
         except UserCodeError as exc:
             raise InputError(f"--callback: {exc}") from None
     ctx = ParseContext(
         limits=cfg.limits,
         politeness=cfg.politeness,
         product_token=cfg.fetch.product_token,
-        scope=Scope("any", [], [], []),
+        scope=Scope("any", [], [], [], extraction.allowed_domains() if extraction is not None else ()),
         url_allowed=AddressPolicy(cfg.fetch.ip_allow, cfg.fetch.ports).url_allowed,
         extraction=extraction,
     )
@@ -114,6 +116,8 @@ def _line(label: str, page: Page, ctx: ParseContext) -> str:
         "error": record.error,
         "error_detail": record.error_detail,
     }
+    if processed.dropped:  # links not followed, and why (a spider's allowed_domains: scope)
+        doc["dropped"] = dict(processed.dropped)
     routes = {new.url: _shown(new.route) for new in processed.new_urls if new.route}
     if routes:  # --spider: the callback and data each followed link carries
         doc["routes"] = routes

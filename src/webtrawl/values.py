@@ -305,6 +305,14 @@ def header(text: Any) -> str:
     return str(text)
 
 
+def spider_arg(text: Any) -> str:
+    """``NAME=VALUE`` (``--spider-arg category=books``): an attribute of the spider, as Scrapy's ``-a`` sets."""
+    name, sep, _ = str(text).partition("=")
+    if not sep or not name.isidentifier() or name.startswith("_"):
+        raise ValueError(f"not NAME=VALUE (NAME a Python name, not private): {text!r}")
+    return str(text)
+
+
 def parse_headers(items: Iterable[str]) -> list[tuple[str, str]]:
     """``--header 'Name: value'`` items as pairs; ConfigError for anything that is not one header line (the
     fetchers' client and rules files' headers read them with this too)."""

@@ -10,9 +10,20 @@ from pathlib import Path
 import pytest
 
 from tests.api.helpers import check_shop, out_files, shop_options
-from tests.extract.shop import AsyncStartShop, PortedShop, StartRequestsShop, StartsBadly
+from tests.extract.shop import (
+    ApiShop,
+    AsyncStartShop,
+    CategoryShop,
+    KwargsShop,
+    PortedShop,
+    StartRequestsShop,
+    StartsBadly,
+)
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import Crawler, InputError, Spider
+from webtrawl.frontier.connect import connect_sync
+from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.startreqs import start_key
 
 
 @pytest.mark.parametrize("spider", [StartRequestsShop, AsyncStartShop])
@@ -21,8 +32,10 @@ def test_a_spiders_start_requests_seed_the_crawl_with_their_callbacks_and_a_resu
 ) -> None:
     """A Scrapy spider ported with its start_requests() (or 2.13's async start()): the method was silently ignored
     (no seeds: the crawl stopped at once). Its seeds reach their callbacks with their data, and a run stopped early
-    resumes with them: every product once, with its category, the home page never fetched."""
+    resumes with them: every product once, with its category, the home page never fetched. The method runs once
+    per crawl: it ran again on the resume, repeating its side effects for seeds the frontier had."""
     monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    monkeypatch.setenv("SHOP_START_LOG", str(tmp_path / "starts"))
     out = tmp_path / "crawl"
     first = Crawler(spider, out=out, max_pages=3, **shop_options(shop_web, urls=[])).run()
     assert first.stats["fetched"] == 3 and first.stats["queued"] > 0
@@ -31,6 +44,31 @@ def test_a_spiders_start_requests_seed_the_crawl_with_their_callbacks_and_a_resu
     check_shop(shop_web, result)
     fetched = {r["url"] for r in result.records()}
     assert shop_web.url("/") not in fetched and "http://not-crawled.test/" not in fetched
+    assert (tmp_path / "starts").read_text() == "start\n"
+
+
+def test_start_requests_a_kill_interrupted_before_they_were_done_run_again_on_the_resume(
+    shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 between queuing the seeds and marking start_requests() done leaves this node's claim in Redis: the
+    resume takes it over at once and runs the method again (its seeds already queued are dropped as seen): every
+    product once, no seed lost."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    monkeypatch.setenv("SHOP_START_LOG", str(tmp_path / "starts"))
+    out = tmp_path / "crawl"
+    crawler = Crawler(StartRequestsShop, out=out, max_pages=1, **shop_options(shop_web, urls=[]))
+    crawler.run()
+    node_id = crawler.config.crawl.node_id
+    server = EmbeddedRedis(out / "redis").start()
+    try:
+        client = connect_sync(server.url)
+        client.set(start_key("wt"), node_id, px=600_000)  # the state the kill left: its claim, not 'done'
+        client.close()
+    finally:
+        server.stop()
+    result = Crawler(StartRequestsShop, out=out, max_pages=0).run()
+    check_shop(shop_web, result)
+    assert (tmp_path / "starts").read_text() == "start\nstart\n"
 
 
 def test_a_spider_ported_from_scrapy_scrapes_the_shop_and_stays_on_its_allowed_domains(
@@ -46,6 +84,62 @@ def test_a_spider_ported_from_scrapy_scrapes_the_shop_and_stays_on_its_allowed_d
     ]
     offsite = {row["url"] for row in dropped if row["reason"] == "scope"}
     assert offsite == {url.replace("//shop.test", "//offsite.test") for url in shop_web.category_of}
+
+
+def test_a_spider_whose_callbacks_take_scrapys_cb_kwargs_scrapes_the_shop_unchanged(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    result = Crawler(KwargsShop, out=tmp_path / "crawl", **shop_options(shop_web)).run()
+    check_shop(shop_web, result)
+    assert {i["fields"]["number"] for i in result.items()} == set(range(1, shop_web.pages + 1))
+    assert not [r for r in result.records() if r["error"] == "extract-error"]
+
+
+def test_seeds_outside_a_spiders_allowed_domains_are_dropped_as_scrapys_offsite_filter_drops_start_requests(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """A command-line seed on another host was crawled although the spider's allowed_domains excludes it (Scrapy
+    2.11+ filters start requests too): it is written to dropped/ with reason scope and never fetched."""
+    out = tmp_path / "crawl"
+    offsite = shop_web.url("/").replace("//shop.test", "//offsite.test")
+    result = Crawler(PortedShop, out=out, **shop_options(shop_web, urls=[shop_web.url("/"), offsite])).run()
+    check_shop(shop_web, result)
+    assert not [r for r in result.records() if "offsite.test" in r["url"]]
+    dropped = [json.loads(line) for path in out_files(out, "dropped") for line in path.read_text().splitlines()]
+    assert {"url": offsite, "reason": "scope", "parent": "", "depth": 0} in dropped
+
+
+def test_a_spider_whose_every_seed_is_outside_its_allowed_domains_stops_in_one_line(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    offsite = shop_web.url("/").replace("//shop.test", "//offsite.test")
+    with pytest.raises(InputError, match=r"^every seed \(1\) is outside the spider's allowed_domains \(shop.test\)"):
+        Crawler(PortedShop, out=tmp_path / "crawl", **shop_options(shop_web, urls=[offsite])).run()
+    assert not shop_web.log.entries()
+
+
+def test_spider_arguments_reach_every_parser_and_a_resume_keeps_them(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """Scrapy's ``-a category=Books``: the products of that category only, from both parsers, also after a run
+    stopped early is resumed without the argument given again (crawl.json keeps it, as the crawl's other options)."""
+    out = tmp_path / "crawl"
+    args = {"category": "Books"}
+    first = Crawler(CategoryShop, out=out, max_pages=3, spider_arg=args, **shop_options(shop_web)).run()
+    assert first.stats["queued"] > 0  # stopped early: the resume has the rest
+    result = Crawler(CategoryShop, out=out, max_pages=0).run()
+    books = {url for url, category in shop_web.category_of.items() if category == "Books"}
+    assert {i["url"] for i in result.items()} == books
+    assert {i["fields"]["category"] for i in result.items()} == {"Books"}
+
+
+def test_a_spider_reading_an_apis_json_pages_with_page_json_as_scrapys_response_json(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """Scrapy's scroll tutorial spider: ``response.json()`` was missing (every page an extract-error)."""
+    api = shop_web.url("/api/products?page=1")
+    result = Crawler(ApiShop, out=tmp_path / "crawl", **shop_options(shop_web, urls=[api])).run()
+    products = [i["fields"] for i in result.items()]
+    assert sorted(p["of"] for p in products) == sorted(shop_web.category_of)
+    assert all(p["category"] == shop_web.category_of[p["of"]] for p in products)
 
 
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(

@@ -40,6 +40,13 @@ class ShopSpider(Spider):
 CATEGORY_NAMES = ("Garden Tools", "Kitchen", "Books", "Bikes")  # the shop's (tests/fixtures/shop_web.py)
 
 
+def _record_start() -> None:
+    """A side effect of start_requests(), as a real one's API call: a line in the file ``SHOP_START_LOG`` names."""
+    if os.environ.get("SHOP_START_LOG"):
+        with open(os.environ["SHOP_START_LOG"], "a") as log:
+            log.write("start\n")
+
+
 class StartRequestsShop(ShopSpider):
     """Ported from Scrapy: ``start_requests()`` seeds each category's first listing page with its callback and
     data (the home page is never fetched); ``start_urls`` is ignored then, as in Scrapy."""
@@ -48,8 +55,20 @@ class StartRequestsShop(ShopSpider):
 
     def start_requests(self) -> Iterator[Any]:
         base = os.environ["SHOP_START"]
+        _record_start()
         for c, name in enumerate(CATEGORY_NAMES):
             yield Follow(urljoin(base, f"/c/{c}/1"), callback=self.parse_listing, data={"category": name})
+
+
+class CategoryStartShop(StartRequestsShop):
+    """``start_requests()`` seeding the one category its spider argument names (``--spider-arg category=Books``)."""
+
+    category = ""
+
+    def start_requests(self) -> Iterator[Any]:
+        _record_start()
+        url = urljoin(os.environ["SHOP_START"], f"/c/{CATEGORY_NAMES.index(self.category)}/1")
+        yield Follow(url, callback=self.parse_listing, data={"category": self.category})
 
 
 class AsyncStartShop(ShopSpider):
@@ -57,6 +76,7 @@ class AsyncStartShop(ShopSpider):
 
     async def start(self) -> AsyncIterator[Any]:
         base = os.environ["SHOP_START"]
+        _record_start()
         for c, name in enumerate(CATEGORY_NAMES):
             yield Follow(urljoin(base, f"/c/{c}/1"), callback="parse_listing", data={"category": name})
 
@@ -103,6 +123,56 @@ class PortedShop(Spider):
         yield page.follow(page.url.replace("//shop.test", "//offsite.test"), "parse_product")  # never followed
 
 
+class KwargsShop(Spider):
+    """Scrapy's ``cb_kwargs``, ported unchanged: the callbacks take the data of their link as keyword parameters."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        for a in page.css("a.cat"):
+            yield page.follow(a, self.parse_listing, cb_kwargs={"category": a.css("::text").get()})
+
+    def parse_listing(self, page: Page, category: str, number: int = 1) -> Iterator[Any]:
+        kwargs = {"category": category, "listing": page.url, "number": number}
+        yield from page.follow_all(css="a.product", callback=self.parse_product, cb_kwargs=kwargs)
+        for a in page.css("a.next"):
+            yield page.follow(a, self.parse_listing, cb_kwargs={"category": category, "number": number + 1})
+
+    def parse_product(self, page: Page, category: str, **rest: Any) -> Iterator[Any]:
+        yield {"name": page.css("h1::text").get(), "category": category, **rest}
+
+
+class CategoryShop(ShopSpider):
+    """Scrapy's ``scrapy crawl shop -a category=Books``: the products of the category the argument names."""
+
+    start_urls = []
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        for link in page.css("a.cat"):
+            if link.css("::text").get() == getattr(self, "category", None):
+                yield Follow(link.attrib["href"], callback="parse_listing", data={"category": self.category})
+
+
+class ApiShop(Spider):
+    """Scrapy's "scroll" tutorial spider, ported: an API's JSON pages, read with ``response.json()``."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        data = page.json()
+        for product in data["products"]:
+            yield {"name": product["name"], "category": product["category"], "of": product["url"]}
+        if data["has_next"]:
+            yield page.follow(f"/api/products?page={data['page'] + 1}")
+
+
+class AsyncCallbacks(Spider):
+    """Scrapy's ``async def`` callbacks: an async generator (``parse``) and a coroutine returning a list."""
+
+    async def parse(self, page: Page) -> AsyncIterator[Any]:
+        yield {"name": page.css("h1::text").get()}
+        yield page.follow("/p/2", self.parse_product)
+
+    async def parse_product(self, page: Page) -> list[Any]:
+        return [{"product": page.css("h1::text").get(), "category": page.data.get("category")}]
+
+
 class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 
@@ -132,14 +202,21 @@ class Broken(Spider):
             yield Follow("/next", callback="parse_nothing")
         if path == "private":
             yield Follow("/next", callback="_helper")
-        if path == "cb-kwargs":
-            yield page.follow("/next", self.parse, cb_kwargs={"category": "x"})
+        if path == "meta":
+            yield page.follow("/next", self.parse, meta={"category": "x"})
+        if path == "dont-filter":
+            yield page.follow("/next", self.parse, dont_filter=True)
+        if path == "no-kwarg":
+            yield Follow("/next", callback=self.parse_needs, data={"other": 1})
         if path == "dataclass":
             yield Product("Rake", 9.5)
         yield {"ok": path}
 
     def _helper(self, page: Page) -> None:
         return None
+
+    def parse_needs(self, page: Page, category: str) -> Iterator[Any]:
+        yield {"category": category}
 
 
 class NotASpider:

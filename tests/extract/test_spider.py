@@ -88,7 +88,9 @@ def test_a_link_the_page_also_has_takes_the_route_a_follow_gives_it() -> None:
         ("not-json", "Follow data is not JSON-able"),
         ("unknown", "Broken has no callback 'parse_nothing'"),
         ("private", "Broken has no callback '_helper'"),
-        ("cb-kwargs", "page.follow takes no cb_kwargs: pass data={...} (the next page's page.data) instead"),
+        ("meta", "page.follow takes no meta: pass data={...} (the next page's page.data) instead"),
+        ("dont-filter", "page.follow takes no dont_filter: a URL is queued once per crawl (--recrawl-after fetches"),
+        ("no-kwarg", "parse_needs() takes category from page.data (Scrapy's cb_kwargs), and Follow('/next', "),
     ],
 )
 def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, detail: str) -> None:
@@ -98,6 +100,45 @@ def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, d
     assert out.items == [] and out.new_urls == []  # a spider follows only what it yields: nothing
     fine = process_page(make_page(b"<a href=/x>x</a>", url="http://shop.test/fine"), ctx)
     assert fine.record.error is None and fine.items == [{"ok": "fine"}]
+
+
+def test_callbacks_take_their_links_data_as_keyword_parameters_as_scrapys_cb_kwargs() -> None:
+    """A ported ``def parse_product(self, response, category)`` failed on every page (it was called with the page
+    alone), and ``page.follow(..., cb_kwargs=...)`` was refused: each of a Scrapy spider's callbacks needed editing."""
+    spec = _spider("KwargsShop")
+    home = run(make_page(HOME, url="http://shop.test/"), spider=spec)
+    assert decode_route(home.new_urls[0].route) == ("parse_listing", {"category": "Garden"})
+    listing = run(make_page(LISTING, url="http://shop.test/c/0/1", route=home.new_urls[0].route), spider=spec)
+    assert listing.record.error is None
+    data = {"category": "Garden", "listing": "http://shop.test/c/0/1", "number": 1}
+    assert [(n.url, decode_route(n.route)) for n in listing.new_urls] == [
+        ("http://shop.test/p/1", ("parse_product", data)),
+        ("http://shop.test/go/2", ("parse_product", data)),
+        ("http://shop.test/c/0/2", ("parse_listing", {"category": "Garden", "number": 2})),
+    ]
+    product = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1", route=listing.new_urls[0].route), spider=spec)
+    assert product.items == [{"name": "Rake", **data}]  # **rest takes the keys no parameter names
+
+
+def test_a_page_whose_callback_lacks_a_keyword_parameter_is_an_extract_error() -> None:
+    page = make_page(b"<h1>x</h1>", url="http://shop.test/p/1", route=encode_route("parse_product", {"listing": "l"}))
+    out = run(page, spider=_spider("KwargsShop"))
+    assert out.record.error == "extract-error" and out.items == []
+    assert (
+        "parse_product() takes category from page.data (Scrapy's cb_kwargs), and the link that led here gave no "
+        "data['category'] (its data keys: listing)" in str(out.record.error_detail)
+    )
+
+
+def test_async_callbacks_run_as_scrapy_runs_them() -> None:
+    """``async def parse(self, response)`` (an async generator, or a coroutine returning items) was each page's
+    extract-error: "the callback gave a async_generator"."""
+    spec = _spider("AsyncCallbacks")
+    home = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1"), spider=spec)
+    assert home.record.error is None and home.items == [{"name": "Rake"}]
+    assert [(n.url, decode_route(n.route)) for n in home.new_urls] == [("http://shop.test/p/2", ("parse_product", {}))]
+    page = make_page(b"<h1>Hoe</h1>", url="http://shop.test/p/2", route=home.new_urls[0].route)
+    assert run(page, spider=spec).items == [{"product": "Hoe", "category": None}]
 
 
 def test_a_dataclass_item_is_an_item_as_in_scrapy() -> None:

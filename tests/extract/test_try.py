@@ -224,3 +224,14 @@ def test_a_callback_the_spider_lacks_or_without_a_spider_is_one_error_line(tmp_p
     plain = _trawl("--extract", "cb:parse", "--callback", "parse_listing", str(page), cwd=tmp_path)
     assert plain.returncode == 2 and plain.stdout == ""
     assert plain.stderr == "trawl: error: --callback needs --spider: a --extract callback has no other callbacks\n"
+
+
+def test_try_keeps_a_spider_to_its_allowed_domains_as_the_crawl_does(tmp_path: Path) -> None:
+    """trawl try listed the offsite links of a spider with allowed_domains as followed, which the crawl drops."""
+    page = tmp_path / "product.html"
+    page.write_text("<h1>Rake</h1><a class=elsewhere href='http://img.shop.test/y'>sub</a>")
+    spider = f"{Path(__file__).with_name('shop.py')}:PortedShop"
+    args = ("--spider", spider, "--url", "http://shop.test/p/1", "--callback", "parse_product", str(page))
+    (line,) = _lines(_trawl(*args))
+    assert line["follow"] == ["http://img.shop.test/y"]
+    assert line["dropped"] == {"http://offsite.test/p/1": "scope"}

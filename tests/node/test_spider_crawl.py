@@ -97,6 +97,17 @@ def test_kill_9_and_rerun_lose_and_double_no_item(
     _check_products(shop_web, read)
 
 
+def _two_nodes(shop: ShopWeb, cluster: LocalRedisCluster, tmp_path: Path, *spider: str) -> list[list[Any]]:
+    """Two nodes of one crawl on the Redis Cluster, run to the end; each one's items."""
+    outs = [tmp_path / "n1", tmp_path / "n2"]
+    # no host sessions: the shop's one host goes back to the shared queue after each page, so both nodes fetch it
+    shared = ("--redis", cluster.url, "--cluster", *spider, "--session-pages", "0")
+    nodes = [NodeRun(out, [*_args(shop), *shared, "--node-id", out.name]) for out in outs]
+    for node in nodes:
+        assert node.wait(300) == 0, node.log()[-4000:]
+    return [records(out, "items") for out in outs]
+
+
 def test_two_nodes_on_a_cluster_hand_each_other_routes(
     shop_web: ShopWeb,
     redis_cluster: LocalRedisCluster,
@@ -107,14 +118,26 @@ def test_two_nodes_on_a_cluster_hand_each_other_routes(
     """A listing parsed on one node routes products that the other node may fetch and parse: every item still has
     its category, and no product is scraped twice across the nodes."""
     monkeypatch.setenv("SHOP_START", shop_web.url("/"))
-    outs = [tmp_path / "n1", tmp_path / "n2"]
-    # no host sessions: the shop's one host goes back to the shared queue after each page, so both nodes fetch it
-    cluster = ("--redis", redis_cluster.url, "--cluster", "--spider", SPIDER, "--session-pages", "0")
-    nodes = [NodeRun(out, [*_args(shop_web), *cluster, "--node-id", out.name]) for out in outs]
-    for node in nodes:
-        assert node.wait(300) == 0, node.log()[-4000:]
-    per_node = [records(out, "items") for out in outs]
+    per_node = _two_nodes(shop_web, redis_cluster, tmp_path, "--spider", SPIDER)
     assert all(per_node)  # both nodes scraped products
     items = [item for rows in per_node for item in rows]
     assert Counter(i["url"] for i in items).most_common(1)[0][1] == 1
     _check_products(shop_web, items)
+
+
+def test_start_requests_run_once_on_a_cluster_and_spider_arguments_reach_every_node(
+    shop_web: ShopWeb,
+    redis_cluster: LocalRedisCluster,
+    cluster_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two nodes of one crawl: start_requests() ran on each (its side effects twice); with --spider-arg, each
+    node's spider seeds and scrapes the one category the argument names."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    monkeypatch.setenv("SHOP_START_LOG", str(tmp_path / "starts"))
+    spider = ("--spider", f"{shop_file}:CategoryStartShop", "--spider-arg", "category=Books")
+    items = [item for rows in _two_nodes(shop_web, redis_cluster, tmp_path, *spider) for item in rows]
+    books = {url for url, category in shop_web.category_of.items() if category == "Books"}
+    assert Counter(i["url"] for i in items) == {url: 1 for url in books}
+    assert (tmp_path / "starts").read_text() == "start\n"

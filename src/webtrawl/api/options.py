@@ -25,6 +25,8 @@ def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
             raise ConfigError(f"unknown option {name!r}{_closest(name)}")
         if isinstance(value, tuple | set | frozenset):
             value = list(value)
+        elif isinstance(value, Mapping) and name == "spider_arg":  # spider_arg={"category": "books"}
+            value = [f"{key}={arg}" for key, arg in value.items()]
         flags[name] = value
     return flags
 

@@ -38,7 +38,8 @@ class Follow:
     ``priority`` ranks it in its host's queue: 0 (first, with the seeds and sitemap URLs) .. 3 (with the deepest
     links); by default its level is its depth (capped at 3). ``callback`` (a spider's method, or its name) handles
     the page it leads to (default ``parse``); ``data`` (a JSON-able dict, at most 16 KiB as JSON) is that page's
-    ``page.data``. Both travel with the URL through the frontier (:mod:`webtrawl.extract.routing`).
+    ``page.data``. Both travel with the URL through the frontier (:mod:`webtrawl.extract.routing`). Scrapy's
+    ``cb_kwargs`` is data too (merged over ``data``): a callback's parameters after ``page`` are filled from it.
     """
 
     __slots__ = ("callback", "data", "priority", "url")
@@ -50,11 +51,12 @@ class Follow:
         *,
         callback: str | Callable[..., Any] | None = None,
         data: dict[str, Any] | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.url = url
         self.priority = None if priority is None else check_priority(priority)
         self.callback = callback if callback is None or isinstance(callback, str) else _method_name(callback)
-        self.data = data
+        self.data = data if not cb_kwargs else {**(data or {}), **cb_kwargs}
 
     def __repr__(self) -> str:
         args = [repr(self.url)]
@@ -146,7 +148,7 @@ class StartRequest(NamedTuple):
 
 @runtime_checkable
 class StartRequests(Protocol):
-    """Optional: the seeds an extractor brings (a spider's), asked once per run by the supervisor, never per page."""
+    """Optional: the seeds an extractor brings (a spider's), asked once per crawl by a supervisor, never per page."""
 
     def start_requests(self) -> list[StartRequest]:
         """The seeds; :class:`~webtrawl.errors.InputError` (one line for the user) if the user's code fails."""

@@ -8,7 +8,9 @@ import path, as it is for ``python -m``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,7 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
     :class:`UserCodeError` for a callback or data it refuses)."""
     result = ExtractResult()
+    out = _settled(out)
     try:
         _collect(out, result, route)
     except UserCodeError as exc:
@@ -84,6 +87,22 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     if not page.follow_page_links:
         result.links, result.extra_links = result.extra_links, []
     return result
+
+
+def _settled(out: Any) -> Any:
+    """What an ``async def`` callback (as Scrapy runs them) gives: its coroutine's return value, or the values its
+    async generator yields, run on an event loop of its own in this thread (so the --extract-timeout alarm
+    interrupts it; the parsers run no loop)."""
+    if inspect.isasyncgen(out):
+        gen = out
+
+        async def drain() -> list[Any]:
+            return [value async for value in gen]
+
+        return asyncio.run(drain())
+    if inspect.iscoroutine(out):
+        return asyncio.run(out)
+    return out
 
 
 def _yield_site(out: Any) -> str:

@@ -7,6 +7,7 @@ extract/lexsel.py); other XPath, and CSS lexbor cannot run, parse the page with 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
@@ -78,6 +79,15 @@ class Page:
     def meta(self) -> dict[str, str]:
         return self._doc.meta
 
+    def json(self) -> Any:
+        """The page's text read as JSON, as Scrapy's ``response.json()`` (an API's answer); a ``ValueError`` (the
+        page's extract-error) if it is not JSON."""
+        return self._json
+
+    @cached_property
+    def _json(self) -> Any:
+        return json.loads(self._doc.text)
+
     def css(self, query: str) -> SelectorList[Any]:
         return page_css(self._doc, query)
 
@@ -108,16 +118,17 @@ class Page:
         *,
         data: dict[str, Any] | None = None,
         priority: int | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
         **scrapy: Any,
     ) -> Follow:
         """A :class:`Follow` of ``url`` (Scrapy's ``response.follow``): a URL (relative ones are resolved against
         the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``) or an attribute selector
-        (``page.css("a::attr(href)")[0]``). ``callback`` and ``data`` as for ``Follow``; Scrapy's other arguments
-        (``cb_kwargs``, ``meta``...) are refused with what to use instead."""
+        (``page.css("a::attr(href)")[0]``). ``callback``, ``data`` and ``cb_kwargs`` as for ``Follow``; Scrapy's
+        other arguments (``meta``...) are refused with what to use instead."""
         if scrapy:
-            names = ", ".join(sorted(scrapy))
-            raise ValueError(f"page.follow takes no {names}: pass data={{...}} (the next page's page.data) instead")
-        return Follow(_href(url), priority, callback=callback, data=data)
+            name = sorted(scrapy)[0]
+            raise ValueError(f"page.follow takes no {name}: {_INSTEAD.get(name, _INSTEAD['meta'])}")
+        return Follow(_href(url), priority, callback=callback, data=data, cb_kwargs=cb_kwargs)
 
     def follow_all(
         self,
@@ -128,6 +139,7 @@ class Page:
         priority: int | None = None,
         css: str | None = None,
         xpath: str | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
     ) -> list[Follow]:
         """:meth:`follow` for each of ``urls``, or of what ``css`` or ``xpath`` selects (Scrapy's
         ``response.follow_all``)."""
@@ -136,10 +148,22 @@ class Page:
         found: Iterable[Any] = (
             urls if urls is not None else self.css(css) if css is not None else self.xpath(xpath or "")
         )
-        return [self.follow(url, callback, data=data, priority=priority) for url in found]
+        return [self.follow(url, callback, data=data, priority=priority, cb_kwargs=cb_kwargs) for url in found]
 
     def __repr__(self) -> str:
         return f"<Page {self.url} {self.status}>"
+
+
+# What page.follow says of the arguments of Scrapy's Request it does not take: what to do instead.
+_INSTEAD = {
+    "meta": "pass data={...} (the next page's page.data) instead",
+    "dont_filter": "a URL is queued once per crawl (--recrawl-after fetches pages again)",
+    "headers": "give --header, or a rules file's headers",
+    "cookies": "give --cookies (kept per host)",
+    "errback": "a page that fails has its error in its record (records/*.jsonl)",
+    "method": "webtrawl follows links with GET",
+    "body": "webtrawl follows links with GET",
+}
 
 
 def _href(url: Any) -> str | None:

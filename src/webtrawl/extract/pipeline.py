@@ -182,7 +182,7 @@ def build_extraction(opts: ExtractionOptions) -> Extraction | None:
         check_available("--text" if opts.text else "--markdown" if opts.markdown else "--chunks or --changes")
     extractor: Extractor | None = None
     if opts.spider:
-        extractor = load_spider(opts.spider)
+        extractor = load_spider(opts.spider, opts.spider_arg)
     elif opts.extract:
         extractor = load_extractor(opts.extract)
     follow = not opts.spider

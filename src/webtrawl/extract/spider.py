@@ -8,8 +8,9 @@ Unlike a ``--extract`` function, a spider follows only what its callbacks yield 
 the class, or on one page, adds the page's own links, routed to ``parse``).
 
 A ported Scrapy spider seeds its crawl with ``start_requests()`` or Scrapy 2.13's ``async def start()``: they are
-called once per run in the supervisor (never in the parsers), and what they yield becomes seeds with their callback
-and data, queued in the frontier like any other seed (so a resume has them, routes included).
+called once per crawl in a supervisor (never in the parsers; ``node/startreqs.py``), and what they yield becomes
+seeds with their callback and data, queued in the frontier like any other seed (so a resume has them, routes
+included).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from webtrawl.errors import InputError, UserCodeError
 from webtrawl.extract.base import ExtractResult, Follow, StartRequest
@@ -42,6 +43,12 @@ class Spider:
     # (reason scope); empty: any host the crawl's --scope allows
     allowed_domains: ClassVar[list[str]] = []
 
+    def __init__(self, **args: str) -> None:
+        """``args`` (``--spider-arg NAME=VALUE``, ``spider_arg=`` in Python) become attributes, as Scrapy's ``-a``
+        arguments do: strings, read as ``self.category`` (or ``getattr(self, "category", None)``)."""
+        for name, value in args.items():
+            setattr(self, name, value)
+
     @property
     def logger(self) -> logging.Logger:
         """Scrapy's ``self.logger``: a logger named after the spider (its ``name``, else its class); a parser's
@@ -58,14 +65,19 @@ class Spider:
         return iter(self.start_urls)
 
 
-def load_spider(spec: str) -> SpiderExtractor:
-    """The spider ``--spider module:Class`` names, built; :class:`InputError` if it cannot be."""
+def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
+    """The spider ``--spider module:Class`` names, built with ``args`` (``--spider-arg NAME=VALUE``);
+    :class:`InputError` if it cannot be."""
     cls = load_object(spec, "--spider", "spider")
     name = spec.rpartition(":")[2]
     if not (isinstance(cls, type) and issubclass(cls, Spider)):
         raise InputError(f"--spider {spec}: {name} is not a subclass of webtrawl.extract.Spider")
+    kwargs = dict(arg.split("=", 1) for arg in args)
+    for key in kwargs:
+        if callable(getattr(cls, key, None)) or isinstance(getattr(cls, key, None), property):
+            raise InputError(f"--spider-arg {key}: {name}.{key} is a method: its argument would replace it")
     try:
-        spider = cls()
+        spider = cls(**kwargs)
     except Exception as exc:
         raise InputError(f"--spider {spec}: {name}() failed: {type(exc).__name__}: {exc}") from None
     urls = spider.start_urls
@@ -93,6 +105,7 @@ class SpiderExtractor:
     def __init__(self, name: str, spider: Spider) -> None:
         self.name = name
         self.spider = spider
+        self._params: dict[str, _Params] = {}  # callback name -> its parameters after page
 
     @property
     def start_urls(self) -> list[str]:
@@ -137,7 +150,13 @@ class SpiderExtractor:
 
     def extract(self, doc: Document) -> ExtractResult:
         page = Page(doc, self.spider.follow_page_links)
-        return collect(self.callback(page.callback)(page), page, self._route)
+        method, params = self._callback_params(page.callback)
+        if not params.names and not params.rest:
+            return collect(method(page), page, self._route)
+        data = page.data
+        _check_params(page.callback, params, data, "the link that led here")
+        kwargs = {k: v for k, v in data.items() if params.rest or k in params.names}
+        return collect(method(page, **kwargs), page, self._route)
 
     def callback(self, name: str) -> Callable[[Page], Any]:
         """The spider's method ``name``; :class:`UserCodeError` if it has none (or the name is private)."""
@@ -146,10 +165,54 @@ class SpiderExtractor:
             raise UserCodeError(f"{type(self.spider).__name__} has no callback {name!r}")
         return method  # type: ignore[no-any-return]
 
+    def _callback_params(self, name: str) -> tuple[Callable[..., Any], _Params]:
+        method = self.callback(name)
+        params = self._params.get(name)
+        if params is None:
+            params = self._params[name] = _params_of(method)
+        return method, params
+
     def _route(self, follow: Follow) -> str:
         name = DEFAULT_CALLBACK if follow.callback is None else follow.callback
-        self.callback(name)  # a name the spider lacks fails on the page that yields it, not on the next one
+        # a name the spider lacks, or data its parameters need, fails on the page that yields it, not on the next
+        _check_params(name, self._callback_params(name)[1], follow.data or {}, repr(follow))
         return encode_route(name, follow.data)
+
+
+class _Params(NamedTuple):
+    """A callback's parameters after ``page``, filled from ``page.data`` by name (Scrapy's ``cb_kwargs``)."""
+
+    names: frozenset[str]  # every one, with or without a default
+    required: tuple[str, ...]  # those without a default
+    rest: bool  # **kwargs: every key of the data
+
+
+_NO_PARAMS = _Params(frozenset(), (), False)
+
+
+def _params_of(method: Callable[..., Any]) -> _Params:
+    try:
+        found = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):  # not introspectable (a builtin): called with the page alone
+        return _NO_PARAMS
+    by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    after_page = found[1:] if found and found[0].kind in (*by_name[:1], inspect.Parameter.POSITIONAL_ONLY) else []
+    named = [p for p in after_page if p.kind in by_name]
+    return _Params(
+        frozenset(p.name for p in named),
+        tuple(p.name for p in named if p.default is inspect.Parameter.empty),
+        any(p.kind is inspect.Parameter.VAR_KEYWORD for p in found),
+    )
+
+
+def _check_params(name: str, params: _Params, data: dict[str, Any], source: str) -> None:
+    missing = [p for p in params.required if p not in data]
+    if missing:
+        has = ", ".join(sorted(data)) or "none"
+        raise UserCodeError(
+            f"{name}() takes {', '.join(missing)} from page.data (Scrapy's cb_kwargs), and {source} gave no "
+            f"data[{missing[0]!r}] (its data keys: {has})"
+        )
 
 
 def _iterate(found: Any, what: str) -> Iterator[Any]:

@@ -21,6 +21,8 @@ from webtrawl.messages import NewUrl
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, seed_url, sitemap_seeds
+from webtrawl.node.seedscope import SeedScope
+from webtrawl.node.startreqs import SpiderStart
 from webtrawl.options import BY_NAME
 from webtrawl.parse.args import ParserArgs
 
@@ -90,23 +92,30 @@ def socket_dir(out: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix="trawl-"))  # unix socket paths are limited to ~107 bytes
 
 
-def check_components(cfg: CrawlConfig) -> tuple[CrawlConfig, list[NewUrl]]:
+def check_components(cfg: CrawlConfig, fresh: bool) -> tuple[CrawlConfig, SpiderStart, tuple[str, ...]]:
     """User extraction code and rules fail here, once, with file and line: not in every parser later; --render
     without Chromium or Playwright too, before anything starts. The stages are imported only when used: the
     supervisor stays small (the children import their own). Returns the config with --extract and --spider made
-    absolute, and a spider's seeds (its start_requests(), by default its start_urls, with their routes)."""
-    start_urls: list[NewUrl] = []
+    absolute, a spider's seeds (its start_requests(), by default its start_urls, with their routes: run now for a
+    ``fresh`` crawl, whose frontier is new, so that its errors stop it before anything starts; else once its
+    frontier says it has not run) and its allowed_domains."""
+    start = SpiderStart()
+    allowed: tuple[str, ...] = ()
     if cfg.extraction.enabled():
         from webtrawl.extract import absolute_spec, build_extraction
 
         ext = cfg.extraction
         cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
         extraction = build_extraction(cfg.extraction)
-        if extraction is not None:
+        if extraction is not None and cfg.extraction.spider:
             where = f"--spider {cfg.extraction.spider}: start_requests()"
-            start_urls = [
-                seed_url(s.url, where, route=s.route, priority=s.priority) for s in extraction.start_requests()
-            ]
+            found = extraction.start_requests
+
+            def requests() -> list[NewUrl]:
+                return [seed_url(s.url, where, route=s.route, priority=s.priority) for s in found()]
+
+            start = SpiderStart(requests, requests() if fresh else None)
+            allowed = extraction.allowed_domains()
         if extraction is not None and cfg.discovery.recrawl_after <= 0 and extraction.sets_recrawl():
             raise InputError(
                 f"{cfg.extraction.extract}: a rule's recrawl_after needs --recrawl-after (which starts rounds)"
@@ -115,12 +124,13 @@ def check_components(cfg: CrawlConfig) -> tuple[CrawlConfig, list[NewUrl]]:
         from webtrawl.fetch.render.chromium import check_rendering
 
         check_rendering(cfg.rendering)
-    return cfg, start_urls
+    return cfg, start, allowed
 
 
 def seed(
     cfg: CrawlConfig,
-    start_urls: list[NewUrl],
+    start: SpiderStart,
+    scope: SeedScope,
     frontier: RedisFrontier,
     stopped: Callable[[], bool],
     presence: Presence | None,
@@ -128,15 +138,28 @@ def seed(
     *,
     wait: bool,
 ) -> list[str]:
-    """Add this run's seeds; the seed hosts of the crawl (empty: a stop came while waiting for seeds)."""
+    """Add this run's seeds (those ``scope`` keeps: a spider's allowed_domains), the spider's start_requests() if
+    no node ran it in this crawl yet; the seed hosts of the crawl (empty: a stop came while waiting for seeds)."""
+
+    def waiting() -> bool:
+        if presence is not None:
+            presence.beat("waiting", node_stats())
+        return stopped()
+
     new_seeds: list[str] = []
     sitemaps = sitemap_seeds(cfg.discovery.sitemap)
-    for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
-        frontier.add(batch)
-        new_seeds.extend(u.url for u in batch[: MAX_SEED_HOSTS - len(new_seeds)])
+    with start.once(frontier.client, frontier.core.settings.prefix, cfg.crawl.node_id, waiting) as start_urls:
+        for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
+            kept = scope.keep(batch)
+            if kept:
+                frontier.add(kept)
+            new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
+    if stopped():
+        return []
     if new_seeds:
         frontier.add_seed_hosts(new_seeds)
     seeds = sorted(frontier.seed_hosts())
+    scope.check(bool(seeds))
     if not seeds and wait:
         return _wait_for_seeds(cfg.crawl.node_id, frontier, stopped, presence, node_stats)
     if not seeds:

@@ -27,7 +27,6 @@ from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import redis_used_memory
 from webtrawl.frontier.retry import is_transient
-from webtrawl.messages import NewUrl
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
 from webtrawl.node import startup
@@ -39,6 +38,8 @@ from webtrawl.node.operate import Operations, shown_settings
 from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, StopWatch, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.seedscope import SeedScope
+from webtrawl.node.startreqs import SpiderStart
 from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
 from webtrawl.parse.fence import check_process_ttl
 from webtrawl.parse.settle import save_states, settle_all
@@ -89,7 +90,8 @@ class Node:
         self.redis: EmbeddedRedis | None = None
         self.ops: Operations | None = None
         self._sampler = ProcessSampler()
-        self.start_urls: list[NewUrl] = []  # --spider: its start_requests() (start_urls), seeds with their routes
+        self.start = SpiderStart()  # --spider: its start_requests() (start_urls), seeds with their routes, once
+        self.allowed_domains: tuple[str, ...] = ()  # --spider: its allowed_domains, which the seeds are kept to
         self._processes: dict[str, dict[str, float]] = {}
         ops = cfg.operations
         level = logging.getLogger().getEffectiveLevel()
@@ -105,7 +107,8 @@ class Node:
 
     # --- run ------------------------------------------------------------------------------------------------
     def run(self) -> int:
-        self.cfg, self.start_urls = startup.check_components(self.cfg)
+        fresh = not self.cfg.crawl.redis and not (self.out / "redis").exists()  # a new crawl's own new Redis
+        self.cfg, self.start, self.allowed_domains = startup.check_components(self.cfg, fresh)
         lock_file = startup.prepare_out(self.cfg, self.out)
         try:
             if self.configure_logging:
@@ -160,8 +163,16 @@ class Node:
 
     def _seed_and_watch(self, frontier: RedisFrontier, settings: FrontierSettings, redis_url: str) -> int:
         cfg, crawl = self.cfg, self.cfg.crawl
+        scope = SeedScope(cfg, self.out, self.allowed_domains)
         seeds = startup.seed(
-            cfg, self.start_urls, frontier, self._stop_asked, self.presence, self._node_stats, wait=self.wait_for_seeds
+            cfg,
+            self.start,
+            scope,
+            frontier,
+            self._stop_asked,
+            self.presence,
+            self._node_stats,
+            wait=self.wait_for_seeds,
         )
         if not seeds:
             if not self.interrupts:  # a signal said so already

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from webtrawl.errors import WebtrawlError
+from webtrawl.errors import ScopeError, WebtrawlError
 from webtrawl.formats.canonical import canonicalize
 from webtrawl.messages import NewUrl, Page
 from webtrawl.names import DROP_PREFIX
@@ -179,7 +179,7 @@ def refusal(
     if len(url) > max_len:
         return "url-too-long"
     if not scope.allows(url):
-        return "scope"
+        return ScopeError.reason
     if url_allowed is None:
         return None
     origin = url[: url.find("/", 8)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from webtrawl.domains import registered_domain
+from webtrawl.domains import domain_names, in_domains, registered_domain
 from webtrawl.errors import ConfigError, WebtrawlError
 from webtrawl.formats.canonical import canonicalize
 
@@ -70,7 +70,7 @@ class Scope:
         self._domains = frozenset(registered_domain(h) for h in hosts) if mode == "domain" else frozenset()
         self._domain_cache: dict[str, bool] = {}
         # a spider's allowed_domains (Scrapy's offsite rule): those hosts and their subdomains, on top of the rest
-        self._allowed = tuple(d.lower().strip(".") for d in allowed_domains)
+        self._allowed = domain_names(allowed_domains)
         self._allowed_cache: dict[str, bool] = {}
         self._trivial = mode == "any" and not include and not exclude and not self._allowed
 
@@ -102,8 +102,7 @@ class Scope:
         if known is None:
             if len(self._allowed_cache) > 100_000:
                 self._allowed_cache.clear()
-            known = any(host == d or host.endswith("." + d) for d in self._allowed)
-            self._allowed_cache[host] = known
+            known = self._allowed_cache[host] = in_domains(host, self._allowed)
         return known
 
 
