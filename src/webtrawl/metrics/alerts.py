@@ -14,6 +14,8 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
 - ``disk``: free space under ``--out`` below ``--alert-disk-free``;
 - ``redis-memory``: Redis ``used_memory`` above ``--alert-redis-memory`` (default 90% of its ``maxmemory`` when
   that is set);
+- ``redis-full``: Redis is at its ``maxmemory`` and refuses writes: leasing pauses until it has room (reported by the
+  supervisor from INFO memory each tick, ``node/outage.py``);
 - ``redis``: Redis is out of reach (a restart, a failover, a network cut): the node pauses until it is back
   (reported by the supervisor as it happens, :meth:`Alerts.report`; see ``node/outage.py``);
 - ``proxy``: a fetcher has no live ``--proxy`` left (``fetch/proxies.py``): its requests fail with ``proxy``.
