@@ -135,6 +135,7 @@ class Operations:
 
             self.dashboard = Dashboard(opts.ui_port, opts.ui_bind, opts.ui_token, title=f"webtrawl {crawl.node_id}")
         self._redis_max = redis_max_memory(client)
+        self._filters = 1  # the seen filter's longest chain, as last told
         self._slow_at = float("-inf")
         self._hosts: dict[str, list[dict[str, Any]]] = {"slowest": [], "failing": []}
         self._nodes: list[dict[str, Any]] = []
@@ -183,6 +184,7 @@ class Operations:
             self._slow_at = float("-inf")
         self._slow_reads(snapshot.at)
         c = snapshot.counters
+        self._seen_filter(c)
         self._err_rates.add(Snapshot(at=snapshot.at, counters=_error_counters(c)))
         self.history.add(c, at=snapshot.at)
         progress = compute(
@@ -215,6 +217,17 @@ class Operations:
             )
         )
         return progress
+
+    def _seen_filter(self, c: Counters) -> None:
+        """One line each time the seen filter's chains grow: it costs a Redis read per new URL and filter."""
+        if c.bloom_filters <= self._filters:
+            return
+        self._filters = c.bloom_filters
+        log.info(
+            "the seen filter grew past --expected-urls: %d filters per shard now, each new URL is tested against "
+            "each (one Redis read per filter); a crawl this size is cheaper created with a larger --expected-urls",
+            self._filters,
+        )
 
     def _node_rows(self, snapshot: Snapshot, own: dict[str, Any]) -> list[dict[str, Any]]:
         """The node list from Redis (every few seconds), with this node's own row as of now."""
