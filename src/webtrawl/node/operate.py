@@ -75,6 +75,19 @@ def redis_max_memory(client: SyncClient) -> int:
     return 0
 
 
+def least_free(out: Path) -> tuple[int, str] | None:
+    """Free bytes on the fullest volume the output goes to, and where: ``out`` and each directory in it (one of
+    them may be a volume of its own, as ``warc/`` on a big disk); None if none can be read."""
+    found: tuple[int, str] | None = None
+    with contextlib.suppress(OSError):
+        for path in [out, *(p for p in out.iterdir() if p.is_dir())]:
+            with contextlib.suppress(OSError):
+                free = shutil.disk_usage(path).free
+                if found is None or free < found[0]:
+                    found = (free, str(path))
+    return found
+
+
 def status_document(
     counters: Counters,
     *,
@@ -136,6 +149,7 @@ class Operations:
             self.dashboard = Dashboard(opts.ui_port, opts.ui_bind, opts.ui_token, title=f"webtrawl {crawl.node_id}")
         self._redis_max = redis_max_memory(client)
         self._filters = 1  # the seen filter's longest chain, as last told
+        self._disk: tuple[int, str] | None = None  # least_free(), every few seconds
         self._slow_at = float("-inf")
         self._hosts: dict[str, list[dict[str, Any]]] = {"slowest": [], "failing": []}
         self._nodes: list[dict[str, Any]] = []
@@ -158,6 +172,7 @@ class Operations:
             return
         self._slow_at = now
         self.bytes_written = output_bytes(self.out)
+        self._disk = least_free(self.out)
         self.bytes_downloaded = self._downloaded.update()
         if self.dashboard is None:
             return
@@ -199,9 +214,6 @@ class Operations:
         )
         snapshot.progress = progress
         self.progress = progress
-        disk_free = None
-        with contextlib.suppress(OSError):
-            disk_free = shutil.disk_usage(self.out).free
         self.alerts.evaluate(
             Sample(
                 at=snapshot.at,
@@ -210,7 +222,8 @@ class Operations:
                 fetched=c.get("fetched"),
                 pending=c.queued + c.inflight,
                 rss=sum(snapshot.rss_by_kind.get(kind, 0) for kind in WATCHED),
-                disk_free=disk_free,
+                disk_free=self._disk[0] if self._disk else None,
+                disk_dir=self._disk[1] if self._disk else "",
                 redis_used=snapshot.redis_used_memory,
                 redis_max=self._redis_max,
                 waiting=progress.waiting,
