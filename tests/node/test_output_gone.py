@@ -8,12 +8,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.node.crawlrun import Crawl, node_args, records, wait_until, warc_responses
+from tests.node.crawlrun import Crawl, node_args, node_logs, records, wait_until, warc_responses
 from webtrawl_testweb import TestWeb, fetched_urls
-
-
-def _logs(out: Path) -> str:
-    return "".join(path.read_text(errors="replace") for path in sorted((out / "logs").glob("*.log*")))
 
 
 def test_output_directories_removed_mid_crawl_are_made_again_and_later_pages_land_in_them(
@@ -35,5 +31,5 @@ def test_output_directories_removed_mid_crawl_are_made_again_and_later_pages_lan
     assert later <= stored, sorted(later - stored)[:10]
     in_warc = {uri for uri, _ in warc_responses(out)}  # read with warcio: every file whole
     assert later <= in_warc, sorted(later - in_warc)[:10]
-    assert "was deleted while being written" in crawl.log() + _logs(out)
+    assert "was deleted while being written" in crawl.log() + node_logs(out)
     assert "Traceback" not in crawl.log()

@@ -8,33 +8,26 @@ on their own ports, the real test web."""
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import redis
 
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.node.clusterrun import TRAWL
-from tests.node.crawlrun import Crawl, assert_complete_and_polite, node_args, records, wait_until
+from tests.node.crawlrun import (
+    Crawl,
+    assert_complete_and_polite,
+    node_args,
+    node_logs,
+    records,
+    stopped_at_end,
+    wait_until,
+)
 from webtrawl_testweb import TestWeb
 
 _FULL = "alert redis-full: Redis at redis://127.0.0.1:"
 _ROOM = "alert redis-full resolved:"
-
-
-@contextlib.contextmanager
-def _running(crawl: Crawl) -> Iterator[Crawl]:
-    try:
-        yield crawl
-    finally:
-        if crawl.proc.poll() is None:
-            crawl.kill_node()
-
-
-def _logs(out: Path) -> str:
-    return "".join(path.read_text(errors="replace") for path in sorted((out / "logs").glob("*.log*")))
 
 
 def _config(server: RestartableRedis, name: str, value: str) -> None:
@@ -54,7 +47,7 @@ def test_redis_at_its_maxmemory_pauses_the_crawl_which_goes_on_when_it_has_room(
     hook = ["--alert-cmd", f'echo "$TRAWL_ALERT_NAME $TRAWL_ALERT_STATE" >> {hooked}']
     out = tmp_path / "crawl"
     crawl = Crawl(out, [*seeds, *node_args(testweb, "--redis", restartable_redis.url, *hook)])
-    with _running(crawl):
+    with stopped_at_end(crawl):
         wait_until(lambda: len(records(out)) >= 100, 300, "100 records", crawl)
         _config(restartable_redis, "maxmemory", "1")  # far below what it uses: every write that needs memory fails
         wait_until(lambda: _FULL in crawl.log(), 60, "the redis-full alert", crawl)
@@ -64,8 +57,8 @@ def test_redis_at_its_maxmemory_pauses_the_crawl_which_goes_on_when_it_has_room(
         assert crawl.wait(600) == 0, crawl.log()[-4000:]
     log = crawl.log()
     assert log.count(_FULL) == 1 and log.count(_ROOM) == 1, log[-4000:]
-    assert "Traceback" not in log and "Traceback" not in _logs(out), (log + _logs(out))[-4000:]
-    assert "fetch task failed" not in _logs(out)
+    assert "Traceback" not in log and "Traceback" not in node_logs(out), (log + node_logs(out))[-4000:]
+    assert "fetch task failed" not in node_logs(out)
     assert hooked.read_text().split("\n").count("redis-full firing") == 1
     duplicates = assert_complete_and_polite(testweb, seeds, mark)
     urls = [row["url"] for row in records(out)]
