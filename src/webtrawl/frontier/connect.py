@@ -135,6 +135,7 @@ def is_cluster(client: SyncClient | AsyncClient) -> bool:
 class RedisMemory(NamedTuple):
     used: int  # bytes (INFO used_memory; on a cluster the sum over its masters)
     full: bool  # a master uses more than its maxmemory: it refuses the writes that need memory (OOM)
+    limit: int = 0  # maxmemory (on a cluster the sum over its masters); 0: a server without one
 
 
 def _memory_infos(client: SyncClient) -> list[dict[str, Any]]:
@@ -152,8 +153,9 @@ def redis_memory(client: SyncClient) -> RedisMemory:
     output buffers is above ``maxmemory``: ``used_memory`` above it is a little earlier, never later."""
     infos = _memory_infos(client)
     used = sum(int(info.get("used_memory", 0)) for info in infos)
-    full = any(0 < int(info.get("maxmemory", 0) or 0) < int(info.get("used_memory", 0)) for info in infos)
-    return RedisMemory(used, full)
+    limits = [int(info.get("maxmemory", 0) or 0) for info in infos]
+    full = any(0 < limit < int(info.get("used_memory", 0)) for limit, info in zip(limits, infos, strict=True))
+    return RedisMemory(used, full, sum(limits) if all(limits) else 0)
 
 
 def redis_used_memory(client: SyncClient) -> int:

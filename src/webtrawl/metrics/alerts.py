@@ -14,7 +14,7 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
 - ``disk``: free space under ``--out``, or under one of its directories on a volume of its own (``warc/`` mounted
   from a bigger disk), below ``--alert-disk-free``;
 - ``redis-memory``: Redis ``used_memory`` above ``--alert-redis-memory`` (default 90% of its ``maxmemory`` when
-  that is set);
+  that is set; on a cluster both summed over the masters);
 - ``redis-full``: Redis is at its ``maxmemory`` and refuses writes: leasing pauses until it has room (reported by the
   supervisor from INFO memory each tick, ``node/outage.py``);
 - ``redis``: Redis is out of reach (a restart, a failover, a network cut): the node pauses until it is back

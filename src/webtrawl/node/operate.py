@@ -23,7 +23,7 @@ import redis
 
 from webtrawl.config import CrawlConfig, CrawlOptions, OperationsOptions, to_saved
 from webtrawl.frontier.base import Counters
-from webtrawl.frontier.connect import SyncClient, is_cluster, mask_url
+from webtrawl.frontier.connect import SyncClient, mask_url
 from webtrawl.metrics.alerts import Alerts, AlertSettings, Sample
 from webtrawl.metrics.downloaded import DownloadedBytes
 from webtrawl.metrics.history import History
@@ -63,16 +63,6 @@ def shown_settings(cfg: CrawlConfig) -> dict[str, Any]:
     if saved.get("redis"):
         saved["redis"] = mask_url(saved["redis"])
     return saved
-
-
-def redis_max_memory(client: SyncClient) -> int:
-    """Redis ``maxmemory`` in bytes (0: none, or CONFIG is not allowed, as on some managed services)."""
-    with contextlib.suppress(redis.RedisError):
-        reply: Any = client.config_get("maxmemory")
-        if is_cluster(client) and isinstance(reply, dict) and "maxmemory" not in reply:
-            reply = next(iter(reply.values()), {})
-        return int(reply.get("maxmemory", 0) or 0)
-    return 0
 
 
 def least_free(out: Path) -> tuple[int, str] | None:
@@ -147,7 +137,6 @@ class Operations:
             from webtrawl.metrics.dashboard import Dashboard  # aiohttp's server: loaded only when it is on
 
             self.dashboard = Dashboard(opts.ui_port, opts.ui_bind, opts.ui_token, title=f"webtrawl {crawl.node_id}")
-        self._redis_max = redis_max_memory(client)
         self._filters = 1  # the seen filter's longest chain, as last told
         self._disk: tuple[int, str] | None = None  # least_free(), every few seconds
         self._slow_at = float("-inf")
@@ -225,7 +214,7 @@ class Operations:
                 disk_free=self._disk[0] if self._disk else None,
                 disk_dir=self._disk[1] if self._disk else "",
                 redis_used=snapshot.redis_used_memory,
-                redis_max=self._redis_max,
+                redis_max=snapshot.redis_max_memory,
                 waiting=progress.waiting,
             )
         )

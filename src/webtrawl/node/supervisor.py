@@ -266,7 +266,7 @@ class Node:
                 snapshot = watch.run(self._snapshot, frontier, now - started, state)
                 if snapshot is not None:  # None: Redis is away, the node pauses (one alert) until it is back
                     self.memory_guard.check(snapshot.rss_by_kind)
-                    watch.room(RedisMemory(snapshot.redis_used_memory, snapshot.redis_full))
+                    watch.room(RedisMemory(snapshot.redis_used_memory, snapshot.redis_full, snapshot.redis_max_memory))
                     rates.add(snapshot)
                     ops.observe(snapshot, rates, now - started, pages_done=self.budget.done())
                     if presence is not None and presence.due(now):
@@ -386,6 +386,7 @@ class Node:
             rss_by_kind={kind: int(p["rss"]) for kind, p in processes.items()},
             redis_used_memory=memory.used,
             redis_full=memory.full,
+            redis_max_memory=memory.limit,
             extra=extra,
             processes=processes,
         )
