@@ -56,6 +56,7 @@ def test_bloom_filter_size_and_false_positive_rate() -> None:
         "seen-filter",
         "  bits: 20000",
         "  hashes: 7",
+        "  filters: 1",
         "  size: 2.4KiB",
         "  false-positive-rate: 0.819%",
         "  false-positive-target: 0.0100%",

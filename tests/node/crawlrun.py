@@ -14,7 +14,7 @@ import sys
 import termios
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -246,3 +246,18 @@ def resume_to_the_end(web: TestWeb, out: Path, seeds: list[str], mark: int) -> N
     duplicates = assert_complete_and_polite(web, seeds, mark)
     assert sum(count - 1 for count in duplicates.values()) <= taken_back(resume.log())
     assert_one_record_a_page(out)  # fetched twice, stored once: the parsers' batch logs
+
+
+@contextlib.contextmanager
+def stopped_at_end(crawl: Crawl) -> Iterator[Crawl]:
+    """The crawl, killed if the test fails before it ended (a failed test must not leave a node running)."""
+    try:
+        yield crawl
+    finally:
+        if crawl.proc.poll() is None:
+            crawl.kill_node()
+
+
+def node_logs(out: Path) -> str:
+    """Every log file the node's processes wrote under ``<out>/logs``."""
+    return "".join(path.read_text(errors="replace") for path in sorted((out / "logs").glob("*.log*")))

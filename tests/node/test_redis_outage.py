@@ -4,39 +4,32 @@ records, the node's log, its alert hook and its dashboard; and the crawl's dashb
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.fixtures.sentinel_redis import SentinelPair
 from tests.node.clusterrun import TRAWL, trawl
-from tests.node.crawlrun import Crawl, assert_complete_and_polite, free_port, node_args, records, wait_until
+from tests.node.crawlrun import (
+    Crawl,
+    assert_complete_and_polite,
+    free_port,
+    node_args,
+    node_logs,
+    records,
+    stopped_at_end,
+    wait_until,
+)
 from webtrawl_testweb import TestWeb
 
 _LOST = "alert redis: lost the connection to Redis"
 _BACK = "alert redis resolved: Redis is back"
-
-
-@contextlib.contextmanager
-def _running(crawl: Crawl) -> Iterator[Crawl]:
-    """The crawl, killed if the test fails before it ended (a failed test must not leave a node running)."""
-    try:
-        yield crawl
-    finally:
-        if crawl.proc.poll() is None:
-            crawl.kill_node()
-
-
-def _logs(out: Path) -> str:
-    return "".join(path.read_text(errors="replace") for path in sorted((out / "logs").glob("*.log*")))
 
 
 def _waiting(out: Path) -> list[int]:
@@ -59,7 +52,7 @@ def test_an_external_redis_restarted_twice_under_a_running_node_loses_nothing(
 ) -> None:
     ui_port = free_port()
     crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", restartable_redis.url, "--ui-port", str(ui_port))
-    with _running(crawl):
+    with stopped_at_end(crawl):
         _restart_twice(crawl, restartable_redis, ui_port)
     _check_lossless(crawl, testweb, seeds, mark, hooked, outages=2)
 
@@ -103,7 +96,7 @@ def _check_lossless(crawl: Crawl, web: TestWeb, seeds: list[str], mark: int, hoo
     """Every page fetched once, politely, one record each; one alert (and its log line) per outage, no traceback."""
     log = crawl.log()
     assert log.count(_LOST) == outages and log.count(_BACK) == outages and "Traceback" not in log, log[-4000:]
-    assert "Traceback" not in _logs(crawl.out) and "fetch task failed" not in _logs(crawl.out)
+    assert "Traceback" not in node_logs(crawl.out) and "fetch task failed" not in node_logs(crawl.out)
     assert hooked.read_text().split("\n").count("redis firing") == outages
     duplicates = assert_complete_and_polite(web, seeds, mark)
     urls = [row["url"] for row in records(crawl.out)]
@@ -116,11 +109,11 @@ def test_the_embedded_redis_killed_9_is_started_again_and_the_crawl_loses_nothin
 ) -> None:
     crawl, seeds, mark, hooked = _crawl(testweb, tmp_path)
     out = crawl.out
-    with _running(crawl):
+    with stopped_at_end(crawl):
         wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
         os.kill(int((out / "redis" / "redis.pid").read_text()), signal.SIGKILL)  # as the OOM killer would
         assert crawl.wait(600) == 0, crawl.log()[-4000:]
-    assert "the embedded redis-server died; starting it again" in _logs(out)
+    assert "the embedded redis-server died; starting it again" in node_logs(out)
     _check_lossless(crawl, testweb, seeds, mark, hooked, outages=1)
 
 
@@ -129,13 +122,13 @@ def test_a_stop_while_redis_is_away_ends_the_node_without_hanging(
 ) -> None:
     out = tmp_path / "crawl"
     args = [*testweb.seeds(3), *node_args(testweb, "--redis", restartable_redis.url, "--max-time", "20")]
-    with _running(Crawl(out, args)) as crawl:
+    with stopped_at_end(Crawl(out, args)) as crawl:
         wait_until(lambda: len(records(out)) >= 30, 300, "30 records", crawl)
         restartable_redis.kill()  # and never back: --max-time comes while the node waits for it
         assert crawl.wait(60) == 0, crawl.log()[-4000:]
     log = crawl.log()
     assert log.count(_LOST) == 1 and "stopping: --max-time 20s reached" in log and "Traceback" not in log, log
-    assert "Traceback" not in _logs(out)
+    assert "Traceback" not in node_logs(out)
 
 
 def test_a_sentinel_managed_master_killed_9_fails_over_and_the_crawl_loses_nothing(
@@ -143,14 +136,14 @@ def test_a_sentinel_managed_master_killed_9_fails_over_and_the_crawl_loses_nothi
 ) -> None:
     crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", sentinel_pair.url)
     out = crawl.out
-    with _running(crawl):
+    with stopped_at_end(crawl):
         wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
         sentinel_pair.kill_master()
         wait_until(lambda: sentinel_pair.master()[1] == sentinel_pair.replica_port, 60, "the promotion", crawl)
         assert crawl.wait(600) == 0, crawl.log()[-4000:]
     log = crawl.log()
     assert log.count(_LOST) == 1 and log.count(_BACK) == 1 and "Traceback" not in log, log[-4000:]
-    assert "Traceback" not in _logs(crawl.out) and "fetch task failed" not in _logs(crawl.out)
+    assert "Traceback" not in node_logs(crawl.out) and "fetch task failed" not in node_logs(crawl.out)
     assert hooked.read_text().split("\n").count("redis firing") == 1
     assert_complete_and_polite(testweb, seeds, mark)  # a page acknowledged but not yet replicated may come twice
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}

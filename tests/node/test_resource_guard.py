@@ -54,6 +54,19 @@ def test_a_full_disk_pauses_the_crawl_and_nothing_is_lost(
     assert politeness_violations(entries, DELAY, web.model.crawl_delays()) == []
 
 
+def test_the_disk_alert_watches_an_output_directory_on_a_volume_of_its_own(
+    make_testweb: Callable[..., TestWeb], tmp_path: Path
+) -> None:
+    """WARCs on a small volume mounted at <out>/warc (the output directory itself on a roomy one): the disk alert
+    is about the volume that fills, not only about the directory --out names."""
+    web = make_testweb(5, 3)
+    out = tmp_path / "crawl"
+    with tmpfs(out / "warc", "2m") as warc:
+        crawl = Crawl(out, [*web.seeds(1), *web.crawl_args(), "--delay", str(DELAY), "--max-pages", "5"])
+        assert crawl.wait(120) == 0, crawl.log()[-4000:]
+    assert "alert disk: " in crawl.log() and f"free under {warc} (threshold 1.0GiB)" in crawl.log(), crawl.log()
+
+
 def test_memory_above_the_limit_pauses_leasing_instead_of_dying(
     make_testweb: Callable[..., TestWeb], tmp_path: Path
 ) -> None:

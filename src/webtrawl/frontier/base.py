@@ -102,6 +102,12 @@ class Counters(msgspec.Struct):
     def inflight(self) -> int:
         return self.get(INFLIGHT)
 
+    @property
+    def bloom_filters(self) -> int:
+        """Filters in the longest chain of the seen filter (1 until a shard took more than ``--expected-urls``
+        allotted it): a new URL is tested against each."""
+        return max((newest + 1 for newest, _ in self.bloom_fill), default=1)
+
     def bloom_levels(self) -> list[BloomLevel] | None:
         """The seen filter's levels when their own rates apply (a chain per shard, or blocked filters), else None:
         one plain bitmap per shard (an older crawl), whose rate follows from the URLs added and its size."""

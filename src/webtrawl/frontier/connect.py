@@ -8,8 +8,11 @@ routes every command (and every EVALSHA, by its first key) to the master that ow
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
-from typing import Any, Literal, TypeAlias, overload
+from collections.abc import Iterator
+from typing import Any, Literal, NamedTuple, TypeAlias, overload
 from urllib.parse import unquote
 
 import redis
@@ -23,6 +26,8 @@ import redis.sentinel
 from redis.backoff import NoBackoff
 
 from webtrawl.errors import RedisUnavailable, StateError
+
+log = logging.getLogger("webtrawl.frontier")
 
 SyncClient: TypeAlias = redis.Redis | redis.cluster.RedisCluster
 AsyncClient: TypeAlias = redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster
@@ -127,14 +132,65 @@ def is_cluster(client: SyncClient | AsyncClient) -> bool:
     return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
 
 
-def redis_used_memory(client: SyncClient) -> int:
-    """Bytes of memory the Redis server uses (INFO memory; on a cluster the sum over its masters)."""
+class RedisMemory(NamedTuple):
+    used: int  # bytes (INFO used_memory; on a cluster the sum over its masters)
+    full: bool  # a master uses more than its maxmemory: it refuses the writes that need memory (OOM)
+    limit: int = 0  # maxmemory (on a cluster the sum over its masters); 0: a server without one
+
+
+def _memory_infos(client: SyncClient) -> list[dict[str, Any]]:
+    """INFO memory of the server, or of every master of a cluster."""
     if is_cluster(client):
         per_node = client.info("memory", target_nodes="primaries")
         if "used_memory" in per_node:  # a cluster of one master: its reply comes unwrapped
-            per_node = {"only": per_node}
-        return sum(int(info.get("used_memory", 0)) for info in per_node.values())
-    return int(client.info("memory").get("used_memory", 0))
+            return [per_node]
+        return list(per_node.values())
+    return [client.info("memory")]
+
+
+def redis_memory(client: SyncClient) -> RedisMemory:
+    """What Redis uses, and whether it is at its ``maxmemory``. Redis refuses a write when its memory less its
+    output buffers is above ``maxmemory``: ``used_memory`` above it is a little earlier, never later."""
+    infos = _memory_infos(client)
+    used = sum(int(info.get("used_memory", 0)) for info in infos)
+    limits = [int(info.get("maxmemory", 0) or 0) for info in infos]
+    full = any(0 < limit < int(info.get("used_memory", 0)) for limit, info in zip(limits, infos, strict=True))
+    return RedisMemory(used, full, sum(limits) if all(limits) else 0)
+
+
+def redis_used_memory(client: SyncClient) -> int:
+    """Bytes of memory the Redis server uses (INFO memory; on a cluster the sum over its masters)."""
+    return redis_memory(client).used
+
+
+@contextlib.contextmanager
+def refusing_full(url: str) -> Iterator[None]:
+    """A Redis at its ``maxmemory`` where waiting is not an option (creating a crawl, seeding): one clear error."""
+    try:
+        yield
+    except redis.exceptions.OutOfMemoryError as exc:
+        raise StateError(
+            f"Redis at {mask_url(url)} is full ({one_line(exc)}); raise its maxmemory or free memory"
+        ) from None
+
+
+def check_no_eviction(client: SyncClient, url: str) -> None:
+    """Refuse a Redis that makes room by deleting keys (``maxmemory-policy`` other than ``noeviction``): at its
+    ``maxmemory`` it would silently drop queued URLs, leases and the seen filter. Read from INFO (which managed
+    services that refuse CONFIG still answer); a server that answers neither is given the benefit of the doubt."""
+    try:
+        infos = _memory_infos(client)
+    except redis.ResponseError as exc:
+        log.warning("cannot read Redis's maxmemory-policy (%s): make sure it is noeviction", one_line(exc))
+        return
+    for info in infos:
+        policy = str(info.get("maxmemory_policy", "noeviction"))
+        if policy != "noeviction":
+            raise StateError(
+                f"Redis at {mask_url(url)} has maxmemory-policy {policy}: when full it deletes keys, which would "
+                "silently lose queued URLs and the seen filter; set it to noeviction "
+                "(CONFIG SET maxmemory-policy noeviction, and in redis.conf)"
+            )
 
 
 @overload

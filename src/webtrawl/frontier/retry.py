@@ -2,7 +2,8 @@
 
 A fetcher or parser must not die on a lost connection: its frontier is given an :class:`Outage`, and a call that
 fails with a transport error (connection refused or closed, a timeout, ``LOADING`` while a restarted server reads
-its AOF, ``CLUSTERDOWN``/``TRYAGAIN``/``READONLY`` while a cluster elects a new master) is sent again with
+its AOF, ``CLUSTERDOWN``/``TRYAGAIN``/``READONLY`` while a cluster elects a new master) or with ``OOM`` (Redis at its
+``maxmemory``: a script is refused before its first write, so sending it again is safe) is sent again with
 exponential back-off until Redis answers, or until the process is told to stop (then :class:`RedisUnavailable` is
 raised). Only the calls that failed are sent again. Sending a call twice is safe: a second ``add`` finds its URLs
 seen, a second ``release`` or ``complete`` finds its token gone (stale, counted, no effect), a second ``lease``
@@ -55,6 +56,7 @@ def is_transient(exc: object) -> bool:
         | rex.TryAgainError
         | rex.ReadOnlyError
         | rex.SlotNotCoveredError
+        | rex.OutOfMemoryError  # at its maxmemory (noeviction): room comes back when memory is freed or raised
         | RedisUnavailable
         | OSError,
     )
@@ -86,7 +88,8 @@ class Outage:
             self.down_since = time.monotonic()
             self.outages += 1
             self._failures = 0
-            log.log(self.level, "%s: Redis is away (%s); waiting for it", self.name, one_line(exc))
+            state = "full" if isinstance(exc, rex.OutOfMemoryError) else "away"
+            log.log(self.level, "%s: Redis is %s (%s); waiting for it", self.name, state, one_line(exc))
         self._failures += 1
         delay = min(_MAX_S, _FIRST_S * 2 ** min(self._failures - 1, 16))
         return float(delay * self._rng.uniform(0.5, 1.0))

@@ -11,9 +11,12 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
   robots.txt retries or for politeness delays (the progress line's ``waiting``) is not stalled;
 - ``memory``: the node's processes (supervisor, fetchers, parsers) above ``--alert-memory`` (default 90% of
   ``--max-memory`` when that is set);
-- ``disk``: free space under ``--out`` below ``--alert-disk-free``;
+- ``disk``: free space under ``--out``, or under one of its directories on a volume of its own (``warc/`` mounted
+  from a bigger disk), below ``--alert-disk-free``;
 - ``redis-memory``: Redis ``used_memory`` above ``--alert-redis-memory`` (default 90% of its ``maxmemory`` when
-  that is set);
+  that is set; on a cluster both summed over the masters);
+- ``redis-full``: Redis is at its ``maxmemory`` and refuses writes: leasing pauses until it has room (reported by the
+  supervisor from INFO memory each tick, ``node/outage.py``);
 - ``redis``: Redis is out of reach (a restart, a failover, a network cut): the node pauses until it is back
   (reported by the supervisor as it happens, :meth:`Alerts.report`; see ``node/outage.py``);
 - ``proxy``: a fetcher has no live ``--proxy`` left (``fetch/proxies.py``): its requests fail with ``proxy``.
@@ -63,6 +66,7 @@ class Sample:
     pending: int  # queued + in flight
     rss: int = 0
     disk_free: int | None = None
+    disk_dir: str = ""  # where disk_free was measured ("": the output directory)
     redis_used: int = 0
     redis_max: int = 0  # Redis maxmemory (0: none)
     waiting: str = ""  # what the crawl legitimately waits for (progress.waiting_for), "" when it is not waiting
@@ -159,7 +163,8 @@ class Alerts:
         limit = self.settings.disk_free
         if limit <= 0 or now.disk_free is None:
             return None
-        message = f"{format_bytes(now.disk_free)} free under the output directory (threshold {format_bytes(limit)})"
+        where = now.disk_dir or "the output directory"
+        message = f"{format_bytes(now.disk_free)} free under {where} (threshold {format_bytes(limit)})"
         return now.disk_free < limit, now.disk_free, limit, message
 
     def _redis(self, now: Sample) -> Check | None:

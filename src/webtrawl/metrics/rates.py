@@ -25,6 +25,8 @@ class Snapshot:
     counters: Counters
     rss_by_kind: dict[str, int] = field(default_factory=dict)  # bytes per kind ("fetcher", "redis"...)
     redis_used_memory: int = 0  # bytes, Redis INFO used_memory
+    redis_full: bool = False  # Redis is at its maxmemory (refuses writes that need memory)
+    redis_max_memory: int = 0  # its maxmemory (a cluster: all masters'), 0: none
     extra: dict[str, Any] = field(default_factory=dict)  # node id, elapsed seconds, state ("crawling"...)
     processes: dict[str, dict[str, float]] = field(default_factory=dict)  # kind -> rss, cpu (%), count
     progress: Progress | None = None  # set by the node before the snapshot is shown

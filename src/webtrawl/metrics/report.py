@@ -143,6 +143,8 @@ def format_stats(counters: Counters, meta: Mapping[str, Any] | None = None) -> s
     lines.append("seen-filter")
     lines.append(f"  bits: {counters.bloom_bits}")
     lines.append(f"  hashes: {counters.bloom_hashes}")
+    grown = " (grown past --expected-urls: a new URL is tested against each)" if counters.bloom_filters > 1 else ""
+    lines.append(f"  filters: {counters.bloom_filters}{grown}")
     lines.append(f"  size: {format_bytes(counters.bloom_bits // 8)}")
     lines.append(f"  false-positive-rate: {format_percent(counters.bloom_false_positive_rate())}")
     if target is not None:

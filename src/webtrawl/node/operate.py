@@ -23,7 +23,7 @@ import redis
 
 from webtrawl.config import CrawlConfig, CrawlOptions, OperationsOptions, to_saved
 from webtrawl.frontier.base import Counters
-from webtrawl.frontier.connect import SyncClient, is_cluster, mask_url
+from webtrawl.frontier.connect import SyncClient, mask_url
 from webtrawl.metrics.alerts import Alerts, AlertSettings, Sample
 from webtrawl.metrics.downloaded import DownloadedBytes
 from webtrawl.metrics.history import History
@@ -65,14 +65,17 @@ def shown_settings(cfg: CrawlConfig) -> dict[str, Any]:
     return saved
 
 
-def redis_max_memory(client: SyncClient) -> int:
-    """Redis ``maxmemory`` in bytes (0: none, or CONFIG is not allowed, as on some managed services)."""
-    with contextlib.suppress(redis.RedisError):
-        reply: Any = client.config_get("maxmemory")
-        if is_cluster(client) and isinstance(reply, dict) and "maxmemory" not in reply:
-            reply = next(iter(reply.values()), {})
-        return int(reply.get("maxmemory", 0) or 0)
-    return 0
+def least_free(out: Path) -> tuple[int, str] | None:
+    """Free bytes on the fullest volume the output goes to, and where: ``out`` and each directory in it (one of
+    them may be a volume of its own, as ``warc/`` on a big disk); None if none can be read."""
+    found: tuple[int, str] | None = None
+    with contextlib.suppress(OSError):
+        for path in [out, *(p for p in out.iterdir() if p.is_dir())]:
+            with contextlib.suppress(OSError):
+                free = shutil.disk_usage(path).free
+                if found is None or free < found[0]:
+                    found = (free, str(path))
+    return found
 
 
 def status_document(
@@ -134,7 +137,8 @@ class Operations:
             from webtrawl.metrics.dashboard import Dashboard  # aiohttp's server: loaded only when it is on
 
             self.dashboard = Dashboard(opts.ui_port, opts.ui_bind, opts.ui_token, title=f"webtrawl {crawl.node_id}")
-        self._redis_max = redis_max_memory(client)
+        self._filters = 1  # the seen filter's longest chain, as last told
+        self._disk: tuple[int, str] | None = None  # least_free(), every few seconds
         self._slow_at = float("-inf")
         self._hosts: dict[str, list[dict[str, Any]]] = {"slowest": [], "failing": []}
         self._nodes: list[dict[str, Any]] = []
@@ -157,6 +161,7 @@ class Operations:
             return
         self._slow_at = now
         self.bytes_written = output_bytes(self.out)
+        self._disk = least_free(self.out)
         self.bytes_downloaded = self._downloaded.update()
         if self.dashboard is None:
             return
@@ -183,6 +188,7 @@ class Operations:
             self._slow_at = float("-inf")
         self._slow_reads(snapshot.at)
         c = snapshot.counters
+        self._seen_filter(c)
         self._err_rates.add(Snapshot(at=snapshot.at, counters=_error_counters(c)))
         self.history.add(c, at=snapshot.at)
         progress = compute(
@@ -197,9 +203,6 @@ class Operations:
         )
         snapshot.progress = progress
         self.progress = progress
-        disk_free = None
-        with contextlib.suppress(OSError):
-            disk_free = shutil.disk_usage(self.out).free
         self.alerts.evaluate(
             Sample(
                 at=snapshot.at,
@@ -208,13 +211,25 @@ class Operations:
                 fetched=c.get("fetched"),
                 pending=c.queued + c.inflight,
                 rss=sum(snapshot.rss_by_kind.get(kind, 0) for kind in WATCHED),
-                disk_free=disk_free,
+                disk_free=self._disk[0] if self._disk else None,
+                disk_dir=self._disk[1] if self._disk else "",
                 redis_used=snapshot.redis_used_memory,
-                redis_max=self._redis_max,
+                redis_max=snapshot.redis_max_memory,
                 waiting=progress.waiting,
             )
         )
         return progress
+
+    def _seen_filter(self, c: Counters) -> None:
+        """One line each time the seen filter's chains grow: it costs a Redis read per new URL and filter."""
+        if c.bloom_filters <= self._filters:
+            return
+        self._filters = c.bloom_filters
+        log.info(
+            "the seen filter grew past --expected-urls: %d filters per shard now, each new URL is tested against "
+            "each (one Redis read per filter); a crawl this size is cheaper created with a larger --expected-urls",
+            self._filters,
+        )
 
     def _node_rows(self, snapshot: Snapshot, own: dict[str, Any]) -> list[dict[str, Any]]:
         """The node list from Redis (every few seconds), with this node's own row as of now."""

@@ -5,19 +5,27 @@ error pauses that work instead of killing the supervisor. The start of an outage
 WARNING line and ``--alert-cmd``), its end the alert's INFO line. Fetchers and parsers wait out the same outage
 in their frontier calls (``frontier/retry.py``). The embedded server, if it died, is started again here from its
 append-only file. An outage longer than ``limit_s`` ends the node with an error instead of waiting for ever.
+
+A Redis at its ``maxmemory`` (``noeviction``) answers but refuses the writes that need memory: :meth:`RedisWatch.room`
+(fed each tick from INFO memory) raises the ``redis-full`` alert and the ``full`` pause (the fetchers stop leasing)
+until it has room again; meanwhile every process waits in its refused calls, and the node goes on by itself.
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing.synchronize
 import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+import redis.exceptions as rex
+
 from webtrawl.errors import StateError
-from webtrawl.frontier.connect import mask_url, one_line
+from webtrawl.frontier.connect import RedisMemory, mask_url, one_line
 from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics.alerts import Alerts
+from webtrawl.metrics.report import format_bytes
 from webtrawl.node.redis_server import EmbeddedRedis
 
 log = logging.getLogger("webtrawl.node")
@@ -26,18 +34,25 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 ALERT = "redis"
+FULL_ALERT = "redis-full"
 OUTAGE_LIMIT_S = 600.0  # then the node stops with an error: its children cannot go on
 
 
 class RedisWatch:
     def __init__(
-        self, url: str, alerts: Alerts, embedded: EmbeddedRedis | None = None, limit_s: float = OUTAGE_LIMIT_S
+        self,
+        url: str,
+        alerts: Alerts,
+        embedded: EmbeddedRedis | None = None,
+        limit_s: float = OUTAGE_LIMIT_S,
+        full: multiprocessing.synchronize.Event | None = None,
     ) -> None:
         self.url = mask_url(url)
         self.alerts = alerts
         self.embedded = embedded
         self.limit_s = limit_s
         self.down_since: float | None = None
+        self.full = full  # set while Redis is at its maxmemory: the fetchers' pause
 
     @property
     def down(self) -> bool:
@@ -48,12 +63,31 @@ class RedisWatch:
         try:
             value = work(*args, **kwargs)
         except Exception as exc:
+            if isinstance(exc, rex.OutOfMemoryError):
+                return None  # Redis answers, it is full: room() reports that
             if not is_transient(exc):
                 raise
             self._lost(exc)
             return None
         self._back()
         return value
+
+    def room(self, memory: RedisMemory) -> None:
+        """Redis's memory this tick: at its ``maxmemory`` leasing pauses and ``redis-full`` fires, until it has
+        room again."""
+        if self.full is not None:
+            if memory.full:
+                self.full.set()
+            else:
+                self.full.clear()
+        used = format_bytes(memory.used)
+        message = (
+            f"Redis at {self.url} is at its maxmemory ({used} used) and refuses writes: leasing paused until it has "
+            "room (raise its maxmemory or free memory)"
+            if memory.full
+            else f"Redis has room again ({used} used); the node goes on"
+        )
+        self.alerts.report(FULL_ALERT, memory.full, memory.used, 0.0, message)
 
     def too_long(self) -> str:
         """Why the node must stop ("" while the outage is shorter than the limit)."""

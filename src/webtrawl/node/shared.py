@@ -15,7 +15,7 @@ from typing import Any
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import SyncClient, redis_used_memory
+from webtrawl.frontier.connect import SyncClient, check_no_eviction, redis_used_memory, refusing_full
 from webtrawl.metrics import format_stats
 from webtrawl.metrics.progress import compute
 from webtrawl.metrics.report import (
@@ -48,22 +48,25 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
     if path is None and not urls and not cfg.discovery.sitemap:
         raise InputError("give a seeds FILE (- for stdin), URLs or --sitemap URLs")
     client = _client(cfg)
-    frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
+    url = cfg.crawl.redis or ""
+    check_no_eviction(client, url)
     totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
-    kept = 0
-    logged = time.monotonic()
-    for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
-        result = frontier.add(batch)
-        totals["read"] += len(batch)
-        totals["added"] += result.added
-        totals["seen"] += result.seen
-        for reason, n in result.dropped.items():
-            totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
-        if kept < MAX_SEED_HOSTS:
-            kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
-        if time.monotonic() - logged >= _LOG_EVERY_S:
-            logged = time.monotonic()
-            log.info("seeded %d URLs so far (%d new)", totals["read"], totals["added"])
+    with refusing_full(url):  # what was added so far stays: seeding again adds the rest
+        frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
+        kept = 0
+        logged = time.monotonic()
+        for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
+            result = frontier.add(batch)
+            totals["read"] += len(batch)
+            totals["added"] += result.added
+            totals["seen"] += result.seen
+            for reason, n in result.dropped.items():
+                totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
+            if kept < MAX_SEED_HOSTS:
+                kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
+            if time.monotonic() - logged >= _LOG_EVERY_S:
+                logged = time.monotonic()
+                log.info("seeded %d URLs so far (%d new)", totals["read"], totals["added"])
     client.close()
     return totals
 

@@ -25,7 +25,7 @@ from webtrawl.errors import ChildFailed, InputError, RedisUnavailable, StateErro
 from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import redis_used_memory
+from webtrawl.frontier.connect import RedisMemory, check_no_eviction, redis_memory, refusing_full
 from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
@@ -84,6 +84,7 @@ class Node:
         self.stop_leasing = CONTEXT.Event()
         self.fetchers_done = CONTEXT.Event()
         self.disk_full = CONTEXT.Event()  # set by a parser while its writes wait for disk space
+        self.redis_full = CONTEXT.Event()  # set while Redis is at its maxmemory
         self.memory_guard = MemoryGuard(cfg.operations.max_memory, CONTEXT.Event())
         self.interrupts = 0
         self.counters: Counters | None = None  # the crawl's counters at the last tick (at the end: webtrawl's stats)
@@ -141,7 +142,15 @@ class Node:
         cfg, crawl = self.cfg, self.cfg.crawl
         self.redis_url = redis_url
         self.client = connect_sync(redis_url, cluster=crawl.cluster)
+        check_no_eviction(self.client, redis_url)
         settings = FrontierSettings.from_config(cfg)
+        with refusing_full(redis_url):  # a Redis too full to start in: one clear error (later, the node waits)
+            frontier = self._open(settings)
+        with stop_signals(self._on_signal):  # from here on a stop signal drains, also while waiting for seeds
+            return self._seed_and_watch(frontier, settings, redis_url)
+
+    def _open(self, settings: FrontierSettings) -> RedisFrontier:
+        cfg, crawl = self.cfg, self.cfg.crawl
         frontier = RedisFrontier.open(self.client, settings)
         # 'trawl stop' (--redis for a shared crawl, --out for one on this machine) raises this crawl's stop generation
         self.stops = StopWatch(self.client, settings.prefix)
@@ -158,8 +167,7 @@ class Node:
         taken = frontier.reclaim_owner(crawl.node_id)
         if taken:
             log.info("took back %d URLs leased by a previous run of node %s", taken, crawl.node_id)
-        with stop_signals(self._on_signal):  # from here on a stop signal drains, also while waiting for seeds
-            return self._seed_and_watch(frontier, settings, redis_url)
+        return frontier
 
     def _seed_and_watch(self, frontier: RedisFrontier, settings: FrontierSettings, redis_url: str) -> int:
         cfg, crawl = self.cfg, self.cfg.crawl
@@ -220,7 +228,7 @@ class Node:
                 stop=self.stop_leasing,
                 budget=self.budget.shared,
                 stats=self.fetcher_stats.array,
-                pauses=(self.memory_guard.pause, self.disk_full),
+                pauses=(self.memory_guard.pause, self.disk_full, self.redis_full),
             )
             self.children.add(Child("fetcher", i, "webtrawl.fetch.worker:run_fetcher", fargs, log_setup=self.log_setup))
 
@@ -251,7 +259,7 @@ class Node:
             exporter.start()
             log.info("Prometheus metrics on port %d", exporter.port)
         rates = RateWindow(60.0)
-        watch = RedisWatch(self.redis_url, ops.alerts, self.redis)
+        watch = RedisWatch(self.redis_url, ops.alerts, self.redis, full=self.redis_full)
         presence = self.presence
         started = time.monotonic()
         last_reclaim = started
@@ -269,6 +277,7 @@ class Node:
                 snapshot = watch.run(self._snapshot, frontier, now - started, state)
                 if snapshot is not None:  # None: Redis is away, the node pauses (one alert) until it is back
                     self.memory_guard.check(snapshot.rss_by_kind)
+                    watch.room(RedisMemory(snapshot.redis_used_memory, snapshot.redis_full, snapshot.redis_max_memory))
                     rates.add(snapshot)
                     ops.observe(snapshot, rates, now - started, pages_done=self.budget.done())
                     if presence is not None and presence.due(now):
@@ -381,11 +390,14 @@ class Node:
             extra.update({f"node_{k}": v for k, v in self._node_stats().items() if k in ("fetched", "leases")})
         processes = self._sampler.sample(pids)
         self._processes = processes
+        memory = redis_memory(self.client)
         return Snapshot(
             at=time.monotonic(),
             counters=counters,
             rss_by_kind={kind: int(p["rss"]) for kind, p in processes.items()},
-            redis_used_memory=redis_used_memory(self.client),
+            redis_used_memory=memory.used,
+            redis_full=memory.full,
+            redis_max_memory=memory.limit,
             extra=extra,
             processes=processes,
         )

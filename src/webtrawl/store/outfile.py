@@ -77,6 +77,14 @@ class OutFile(Protocol):
 
     def discard(self) -> None: ...
 
+    def deleted(self) -> bool:
+        """Whether the file was deleted while open (by someone else: its records went with it)."""
+        ...
+
+    def abandon(self) -> None:
+        """Let go of a deleted file (close it; nothing is left to remove or seal)."""
+        ...
+
 
 def open_out(
     directory: Path, name: str, recipients: Sequence[Any] = (), form: Form | None = None, sealer: Sealer | None = None
@@ -118,10 +126,16 @@ class PlainFile:
         return self.path.with_name(self.path.name.removesuffix(OPEN_SUFFIX))
 
     def discard(self) -> None:
+        self.abandon()
+        self.path.unlink(missing_ok=True)
+
+    def deleted(self) -> bool:
+        return self._fd >= 0 and os.fstat(self._fd).st_nlink == 0
+
+    def abandon(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-        self.path.unlink(missing_ok=True)
 
 
 class AgeFile:
@@ -166,4 +180,11 @@ class AgeFile:
 
     def discard(self) -> None:
         self._journal.discard()
+        self._plain = bytearray()
+
+    def deleted(self) -> bool:
+        return self._journal.deleted()
+
+    def abandon(self) -> None:
+        self._journal.abandon()
         self._plain = bytearray()

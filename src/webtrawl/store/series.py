@@ -7,11 +7,16 @@ by ``sealer`` when given (a format that checks its tail first), encrypted ones b
 (:mod:`webtrawl.store.outfile`). Held (``hold=True``, as the parser's sinks are), a file that fills is set aside,
 not sealed, until :meth:`commit`: the parser commits once the batch that filled it is completed, so a sealed file
 never holds a record a rollback (:mod:`webtrawl.store.batchlog`) could take back.
+
+A file deleted while open (its directory removed under the crawl, a clean-up job) is noticed before the next write:
+one ERROR line, and the series goes on in a new file (the directory made again), so nothing written after the
+deletion goes to a file nobody can read. What the file held went with it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +24,8 @@ from typing import Any
 from webtrawl.store.batchlog import Mark
 from webtrawl.store.outfile import Form, OutFile, Sealer, open_out
 from webtrawl.store.recovery import file_name, next_sequence
+
+log = logging.getLogger("webtrawl.store")
 
 
 class Series:
@@ -55,6 +62,7 @@ class Series:
 
     def open(self) -> OutFile:
         if self.file is None:
+            self.directory.mkdir(parents=True, exist_ok=True)  # removed under the crawl: made again
             self.file = open_out(self.directory, self.name, self._recipients, self._form, self._sealer)
         return self.file
 
@@ -83,6 +91,14 @@ class Series:
         """Seal the open file if ``full`` (forced: a CSV's wider header) or full by its bounds; while held, set it
         aside for :meth:`commit` instead. A seal that fails raises and leaves it open, so a retry seals it."""
         out = self.file
+        if out is not None and out.deleted():
+            log.error(
+                "%s was deleted while being written (what it held went with it); going on in a new file", out.path
+            )
+            out.abandon()
+            self.file, self.count = None, 0
+            self.seq += 1
+            return
         if out is None or not (full or self._is_full(out)):
             return
         if self.hold:
@@ -108,15 +124,23 @@ class Series:
         """Seal the files that filled while held (a seal that fails, a full disk, is retried by the next commit)."""
         while self._full:
             try:
-                self._full[0].seal()
+                self._seal(self._full[0])
             except OSError:
                 return
             self._full.pop(0)
 
+    @staticmethod
+    def _seal(out: OutFile) -> None:
+        if out.deleted():  # nothing left to seal
+            log.error("%s was deleted before it was sealed (what it held went with it)", out.path)
+            out.abandon()
+        else:
+            out.seal()
+
     def close(self) -> None:
         """Seal everything, the held files and the open one (a seal that fails raises)."""
         while self._full:
-            self._full[0].seal()
+            self._seal(self._full[0])
             self._full.pop(0)
         self.hold = False
         self.rotate(True)
