@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
-from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
+from webtrawl.errors import BadContent, DecompressionBomb, HttpError, PolicyError, TransportError
 from webtrawl.fetch.response import Response
 from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, outcome_for
 from webtrawl.politeness.robots import RobotsRules
@@ -173,9 +173,10 @@ class RobotsCache:
             if resp.truncated or len(body) > cap:
                 body = whole_lines(body[:cap])
             return self._rules(body, status=status)
+        klass = HttpError(status).klass
         if status == 429 or status >= 500 or status < 200:
-            return self._rules(b"", status=status, unavailable=True, error=f"http-{status // 100}xx")
-        return self._rules(b"", status=status, error=f"http-{status // 100}xx")  # 4xx, odd 3xx: no rules
+            return self._rules(b"", status=status, unavailable=True, error=klass)
+        return self._rules(b"", status=status, error=klass)  # 4xx, odd 3xx: no rules
 
     def _rules(self, body: bytes, *, status: int, unavailable: bool = False, error: str = "") -> RobotsRules:
         return RobotsRules(
