@@ -103,6 +103,30 @@ def test_a_head_with_a_fault_browsers_pass_over_is_read_as_they_read_it(name: st
     run(fetch())
 
 
+EARLY_HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n"
+
+
+@pytest.mark.parametrize("fault_in", ["the final head", "the interim head"])
+def test_a_fault_beside_an_early_hints_answer_is_mended_too(fault_in: str) -> None:
+    """A 103 Early Hints (or 100 Continue) before the answer: a fault in either head was bad-http, though the same
+    fault without the interim answer is read: the re-parse gave up at the first head with nothing to mend."""
+    fault = b"X-Powered-By PHP/5.2\r\n"
+    interim = EARLY_HINTS + (fault if fault_in == "the interim head" else b"") + b"\r\n"
+    final = b"HTTP/1.1 200 OK\r\n" + (fault if fault_in == "the final head" else b"") + b"Content-Length: 2\r\n\r\nok"
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(interim + final)
+        await writer.drain()
+
+    async def fetch() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg()) as client:
+            resp = await client.fetch(f"http://site.test:{port}/")
+        assert (resp.status, resp.body, resp.headers) == (200, b"ok", [("Content-Length", "2")])
+
+    run(fetch())
+
+
 def test_a_mended_head_with_a_big_body_reads_the_body_to_its_end() -> None:
     """The new parser takes over the connection: the body that comes after the mended head goes to it."""
 

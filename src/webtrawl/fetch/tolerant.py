@@ -170,11 +170,9 @@ class _Guard:
             end = _HEAD_END.search(data, at)
             if end is None:
                 return None
-            head: bytes | None = data[at : end.end()]
-            if lenient:
-                head = mend_head(data[at : end.end()])
-            if head is None:
-                return None
+            head = data[at : end.end()]
+            if lenient:  # each head as browsers read it; one with nothing to mend (a clean 103 beside it) as it came
+                head = mend_head(head) or head
             try:
                 found = parser.feed_data(head)[0]
             except HttpProcessingError:
