@@ -78,6 +78,8 @@ HEAD_FAULTS = {  # the head's fields after the status line -> the headers read (
     "the same length listed twice": (b"Content-Length: 2, 2\r\n", [("Content-Length", "2")]),
     "a length beside chunking": (b"Content-Length: 9\r\nTransfer-Encoding: chunked\r\n", []),
     "a length of -1": (b"Content-Length: -1\r\nConnection: close\r\n", [("Connection", "close")]),
+    # the "identity" coding of RFC 2616 drafts, which llhttp refuses beside a length; Chrome uses the length
+    "a length beside identity": (b"Transfer-Encoding: identity\r\nContent-Length: 2\r\n", [("Content-Length", "2")]),
 }
 
 
