@@ -1,12 +1,14 @@
 """robots.txt per origin (RFC 9309): fetch, interpret the status, cache locally and in the frontier store.
 
 Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it); a 4xx,
-a redirect loop or more than five redirects mean "no rules"; a 5xx, 429, timeout or network error mean
-"complete disallow for now". That unavailable state is kept only briefly so it is retried with growing gaps;
-after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS failure gives up at
-once: those are not transient, and the host's URLs are then recorded with that reason. Matching is
-``webtrawl.politeness.RobotsRules``; the local LRU is bounded by the estimated memory of each origin's rules (body
-and compiled matcher, see ``RobotsRules.size``), and origins with identical bodies share one compiled matcher.
+a redirect loop or more than five redirects mean "no rules"; a 5xx (or a status past 599), 429, timeout, network
+error or an answer that is not HTTP/1.x (``bad-http``: Google reads "invalid responses" and chunking errors as
+server errors) mean "complete disallow for now". That unavailable state is kept only briefly so it is retried
+with growing gaps; after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS
+failure gives up at once: those are not transient, and the host's URLs are then recorded with that reason.
+Matching is ``webtrawl.politeness.RobotsRules``; the local LRU is bounded by the estimated memory of each origin's
+rules (body and compiled matcher, see ``RobotsRules.size``), and origins with identical bodies share one compiled
+matcher.
 """
 
 from __future__ import annotations
