@@ -1,4 +1,4 @@
-"""A robots.txt answered with bytes that are not HTTP/1.x, or with a status outside 100-599.
+"""A robots.txt answered with bytes that are not HTTP/1.x, with a status outside 100-599, or compressed twice.
 
 Google's robots.txt documentation reads "timeouts, invalid responses, reset or interrupted connections, and HTTP
 chunking errors" as server errors, and Heritrix retries a robots.txt fetch that got no usable answer before it
@@ -10,6 +10,7 @@ asked again with growing gaps and given up after --robots-give-up failures in a 
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import pytest
 
@@ -77,5 +78,27 @@ def test_a_robots_txt_answered_999_is_a_server_error() -> None:
             cache = RobotsCache(DictStore(), client, cfg.fetch, cfg.politeness, cfg.limits, clock=Clock())
             rules = await cache.fetch(f"http://denied.test:{port}")
         assert rules.unavailable and rules.status == 999 and rules.error == "http-5xx"
+
+    run(body())
+
+
+def test_a_robots_txt_compressed_twice_is_read() -> None:
+    """Compressed twice under one ``Content-Encoding: gzip``: its rules were read from gzip bytes, so none (allow
+    all) whatever it said."""
+    rules_text = gzip.compress(gzip.compress(b"User-agent: *\nDisallow: /private\n"))
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        head = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(rules_text)
+        writer.write(head + rules_text)
+        await writer.drain()
+
+    async def body() -> None:
+        cfg = local_cfg()
+        async with serve_raw(server) as port, local_client(cfg) as client:
+            cache = RobotsCache(DictStore(), client, cfg.fetch, cfg.politeness, cfg.limits, clock=Clock())
+            origin = f"http://twice.test:{port}"
+            rules = await cache.fetch(origin)
+        assert not rules.allowed(f"{origin}/private/x") and rules.allowed(f"{origin}/public")
 
     run(body())
