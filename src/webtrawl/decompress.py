@@ -34,6 +34,23 @@ GZIP_MAGIC = b"\x1f\x8b"
 # Types whose body is a gzip file of its own: one that came with Content-Encoding: gzip is not decoded twice
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/x-gzip-compressed"})
 _GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
+# The IANA HTTP Content Coding Registry: a name outside it is no coding, and the body is as it came
+_CODINGS = frozenset(
+    {
+        "aes128gcm",
+        "br",
+        "compress",
+        "dcb",
+        "dcz",
+        "deflate",
+        "exi",
+        "gzip",
+        "pack200-gzip",
+        "x-compress",
+        "x-gzip",
+        "zstd",
+    }
+)
 _MAX_INFLATION = 1032  # deflate's most output per input byte (258-byte matches in ~2 bits): what a trailer can claim
 _TRUST_TRAILER = True  # a bomb's gzip trailer may decide it (tests of the probe alone turn it off)
 
@@ -202,7 +219,8 @@ def content_codings(values: list[str]) -> list[str]:
 
 
 def decompress(body: bytes, codings: list[str], cap: int, *, gzip_inside: bool = True) -> bytes:
-    """``body`` with ``codings`` undone (last applied first). Raises DecompressionBomb or BadContent.
+    """``body`` with ``codings`` undone (last applied first; a name that is no coding is passed over, as Chromium
+    does). Raises DecompressionBomb or BadContent.
 
     With ``gzip_inside`` (the body's type is not a gzip file, see GZIP_TYPES), a gzip body that is a gzip stream once
     more after that is decoded again (:func:`_gzip_again`)."""
@@ -230,7 +248,11 @@ def _undo(body: bytes, codings: list[str], cap: int) -> bytes:
             return body
         decoder = _DECODERS.get(coding)
         if decoder is None:
-            raise BadContent(f"unsupported content-encoding {coding!r}")
+            if coding not in _CODINGS:
+                # No coding at all (PHP's header("Content-Encoding: UTF-8"), "none", "text/html"): Chromium passes
+                # the body through as it came ("Unknown encoding type"), where the page was bad-content
+                continue
+            raise BadContent(f"unsupported content-encoding {coding!r}")  # compress...: its bytes are encoded
         try:
             body = decoder(body, cap)
         except _ERRORS as exc:

@@ -1,9 +1,12 @@
-"""A body compressed twice under one ``Content-Encoding: gzip`` (webtrawl.decompress._gzip_again)."""
+"""Content-Encoding as servers get it wrong: a body compressed twice under one ``gzip`` (decompress._gzip_again),
+a header that names no coding."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+
+import pytest
 
 from tests.parse.helpers import make_ctx, make_page
 from webtrawl.parse import process_page
@@ -41,3 +44,18 @@ def test_a_bomb_inside_is_a_bomb() -> None:
         make_page(bomb, gzipped=False, headers=[("Content-Encoding", "gzip")]), make_ctx(max_decompressed=1_000_000)
     )
     assert out.record.error == "bomb"
+
+
+@pytest.mark.parametrize("coding", ["UTF-8", "none", "text/html"])
+def test_a_coding_that_is_none_is_passed_over_as_chromium_does(coding: str) -> None:
+    """PHP's ``header("Content-Encoding: UTF-8")`` is common: Chromium shows the body as it came ("Unknown encoding
+    type. Pass through raw response body"), and the crawl recorded the page as ``bad-content``."""
+    out = process_page(make_page(HTML, headers=[("Content-Encoding", coding)]), make_ctx())
+    assert out.record.error is None and out.record.title == "Twice"
+    assert [u.url for u in out.new_urls] == ["http://site.example/next"]
+
+
+def test_a_coding_the_crawler_cannot_decode_is_still_bad_content() -> None:
+    """``compress`` (LZW) is a coding: its bytes are encoded, and passing them on would store garbage."""
+    out = process_page(make_page(HTML, headers=[("Content-Encoding", "compress")]), make_ctx())
+    assert out.record.error == "bad-content"
