@@ -161,8 +161,10 @@ def decoding(data: bytes) -> None:
     else:
         assert len(out) <= _CAP, f"decoded {len(out)} bytes past the cap"
     encode = _ENCODERS.get(chain[0]) if chain else None
-    if encode is not None and body:  # and what a server encodes comes back byte for byte
-        assert decompress(encode(body), [chain[0]], _CAP) == body, f"{chain[0]} round trip differs"
+    if encode is not None and body:  # and what a server encodes comes back byte for byte (a body that is itself
+        # gzip is decoded once more unless its type is a gzip file: decompress._gzip_again)
+        again = decompress(encode(body), [chain[0]], _CAP, gzip_inside=False)
+        assert again == body, f"{chain[0]} round trip differs"
 
 
 def headers(data: bytes) -> None:

@@ -30,7 +30,27 @@ _COUNT_STEP = 1024 * 1024
 _PROBE = 2 * 1024 * 1024  # decoded bytes of the first member that tell its inflation ratio before more is held
 # (a smaller probe splits the output of more legitimate pages in two, and joining the two copies it)
 _BOMB_RATIO = 100  # past this, nothing is held: the body is counted first (to the cap), and decoded if it fits
-_GZIP_MAGIC = b"\x1f\x8b"
+GZIP_MAGIC = b"\x1f\x8b"
+# Types whose body is a gzip file of its own: one that came with Content-Encoding: gzip is not decoded twice
+GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/x-gzip-compressed"})
+_GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
+# The IANA HTTP Content Coding Registry: a name outside it is no coding, and the body is as it came
+_CODINGS = frozenset(
+    {
+        "aes128gcm",
+        "br",
+        "compress",
+        "dcb",
+        "dcz",
+        "deflate",
+        "exi",
+        "gzip",
+        "pack200-gzip",
+        "x-compress",
+        "x-gzip",
+        "zstd",
+    }
+)
 _MAX_INFLATION = 1032  # deflate's most output per input byte (258-byte matches in ~2 bits): what a trailer can claim
 _TRUST_TRAILER = True  # a bomb's gzip trailer may decide it (tests of the probe alone turn it off)
 
@@ -79,7 +99,7 @@ def _zlib(data: bytes, cap: int, wbits: int) -> bytes:
         if size > limit:
             break
         tail = d.unused_data
-        if not (d.eof and tail.startswith(_GZIP_MAGIC)):  # trailing garbage after the last member is ignored
+        if not (d.eof and tail.startswith(GZIP_MAGIC)):  # trailing garbage after the last member is ignored
             return b"".join(out) if hold else _members(data, wbits)
     if size > cap:
         raise _bomb(cap)
@@ -97,7 +117,7 @@ def _trailer_claims_more(data: bytes, cap: int) -> bool:
     body's bytes could produce it. What it changes: a stream that starts like a bomb and whose trailer lies
     (cut, corrupted, or forged to say more than it holds) is refused as a bomb rather than decoded or found broken.
     """
-    if not _TRUST_TRAILER or not data.startswith(_GZIP_MAGIC) or len(data) < 18:  # 10-byte header, 8-byte trailer
+    if not _TRUST_TRAILER or not data.startswith(GZIP_MAGIC) or len(data) < 18:  # 10-byte header, 8-byte trailer
         return False
     claimed = int.from_bytes(data[-4:], "little")
     return cap < claimed <= len(data) * _MAX_INFLATION
@@ -122,7 +142,7 @@ def _members(data: bytes, wbits: int) -> bytes:
         d = ZLIB.decompressobj(wbits)
         out.append(d.decompress(data))
         data = d.unused_data
-        if not (d.eof and data.startswith(_GZIP_MAGIC)):
+        if not (d.eof and data.startswith(GZIP_MAGIC)):
             return b"".join(out)
 
 
@@ -134,7 +154,7 @@ def _count_on(d: Any, tail: bytes, size: int, cap: int, wbits: int) -> None:
         if size > cap:
             raise _bomb(cap)
         tail = d.unused_data
-        if not (d.eof and tail.startswith(_GZIP_MAGIC)):
+        if not (d.eof and tail.startswith(GZIP_MAGIC)):
             return
         d = ZLIB.decompressobj(wbits)
 
@@ -198,14 +218,41 @@ def content_codings(values: list[str]) -> list[str]:
     return [c for v in values for part in v.split(",") if (c := part.strip().lower()) and c != "identity"]
 
 
-def decompress(body: bytes, codings: list[str], cap: int) -> bytes:
-    """``body`` with ``codings`` undone (last applied first). Raises DecompressionBomb or BadContent."""
+def decompress(body: bytes, codings: list[str], cap: int, *, gzip_inside: bool = True) -> bytes:
+    """``body`` with ``codings`` undone (last applied first; a name that is no coding is passed over, as Chromium
+    does). Raises DecompressionBomb or BadContent.
+
+    With ``gzip_inside`` (the body's type is not a gzip file, see GZIP_TYPES), a gzip body that is a gzip stream once
+    more after that is decoded again (:func:`_gzip_again`)."""
+    body = _undo(body, codings, cap)
+    if gzip_inside and body[:2] == GZIP_MAGIC and not _GZIP_CODINGS.isdisjoint(codings):
+        return _gzip_again(body, cap)
+    return body
+
+
+def _gzip_again(body: bytes, cap: int) -> bytes:
+    """A body compressed twice under one ``Content-Encoding: gzip`` (a proxy or CDN that compressed an answer the
+    server had already compressed, or a pre-compressed ``.html.gz`` served compressed): curl, wget and browsers
+    decode once and show binary garbage, and the crawl stored an empty page (no title, no links, garbage text).
+    No page's own bytes start with gzip's magic number, so the second stream is the page; the WARC keeps the
+    answer as received. Bytes that only start like gzip are kept as they are; a bomb inside is a bomb."""
+    try:
+        return _gzip(body, cap)
+    except ERRORS:
+        return body
+
+
+def _undo(body: bytes, codings: list[str], cap: int) -> bytes:
     for coding in reversed(codings):
         if not body:
             return body
         decoder = _DECODERS.get(coding)
         if decoder is None:
-            raise BadContent(f"unsupported content-encoding {coding!r}")
+            if coding not in _CODINGS:
+                # No coding at all (PHP's header("Content-Encoding: UTF-8"), "none", "text/html"): Chromium passes
+                # the body through as it came ("Unknown encoding type"), where the page was bad-content
+                continue
+            raise BadContent(f"unsupported content-encoding {coding!r}")  # compress...: its bytes are encoded
         try:
             body = decoder(body, cap)
         except _ERRORS as exc:

@@ -154,8 +154,9 @@ class HttpError(WebtrawlError):
 
     @property
     def klass(self) -> str:
-        """``http-4xx`` or ``http-5xx``: the counter name."""
-        return f"http-{self.status // 100}xx"
+        """``http-4xx`` or ``http-5xx``: the counter name. A status past 599 (LinkedIn's 999 for a crawler it
+        refuses, a framework's 600s) has no class: read as a 5xx, as RFC 9110 15 says (the status is kept)."""
+        return f"http-{min(self.status // 100, 5)}xx"
 
 
 # --- policy: our own rules refused the URL ---------------------------------------------------------------------

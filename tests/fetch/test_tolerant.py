@@ -78,6 +78,8 @@ HEAD_FAULTS = {  # the head's fields after the status line -> the headers read (
     "the same length listed twice": (b"Content-Length: 2, 2\r\n", [("Content-Length", "2")]),
     "a length beside chunking": (b"Content-Length: 9\r\nTransfer-Encoding: chunked\r\n", []),
     "a length of -1": (b"Content-Length: -1\r\nConnection: close\r\n", [("Connection", "close")]),
+    # the "identity" coding of RFC 2616 drafts, which llhttp refuses beside a length; Chrome uses the length
+    "a length beside identity": (b"Transfer-Encoding: identity\r\nContent-Length: 2\r\n", [("Content-Length", "2")]),
 }
 
 
@@ -99,6 +101,30 @@ def test_a_head_with_a_fault_browsers_pass_over_is_read_as_they_read_it(name: st
         unframed = b"-1" in fields  # no length left: the body runs to the connection's end, whatever it holds
         assert (resp.status, resp.body) == (200, b"ok" + extra if unframed else b"ok")
         assert [(k, v.strip()) for k, v in resp.headers if k.lower() != "transfer-encoding"] == expected_headers
+
+    run(fetch())
+
+
+EARLY_HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n"
+
+
+@pytest.mark.parametrize("fault_in", ["the final head", "the interim head"])
+def test_a_fault_beside_an_early_hints_answer_is_mended_too(fault_in: str) -> None:
+    """A 103 Early Hints (or 100 Continue) before the answer: a fault in either head was bad-http, though the same
+    fault without the interim answer is read: the re-parse gave up at the first head with nothing to mend."""
+    fault = b"X-Powered-By PHP/5.2\r\n"
+    interim = EARLY_HINTS + (fault if fault_in == "the interim head" else b"") + b"\r\n"
+    final = b"HTTP/1.1 200 OK\r\n" + (fault if fault_in == "the final head" else b"") + b"Content-Length: 2\r\n\r\nok"
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(interim + final)
+        await writer.drain()
+
+    async def fetch() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg()) as client:
+            resp = await client.fetch(f"http://site.test:{port}/")
+        assert (resp.status, resp.body, resp.headers) == (200, b"ok", [("Content-Length", "2")])
 
     run(fetch())
 

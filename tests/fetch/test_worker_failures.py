@@ -221,6 +221,7 @@ def test_a_url_no_renderer_is_ever_free_for_ends_as_a_recorded_error(
 
 
 GARBAGE = {  # an answer the fetcher refuses -> what the page's error_detail says
+    "status 000": (b"HTTP/1.1 000 Nothing\r\nContent-Length: 2\r\n\r\nok", "status 000 is not a status code"),
     "a NUL in a header": (b"HTTP/1.1 200 OK\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok", "Invalid HTTP header"),
     "a head over 256 KiB": (
         b"HTTP/1.1 200 OK\r\n" + b"X-Pad: %s\r\n" % (b"p" * 1500) * 200 + b"Content-Length: 2\r\n\r\nok",

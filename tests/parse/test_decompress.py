@@ -169,7 +169,7 @@ def _zlib_held_first(data: bytes, cap: int, wbits: int) -> bytes:
         if size > limit:
             break
         tail = d.unused_data
-        if not (d.eof and tail.startswith(dz._GZIP_MAGIC)):
+        if not (d.eof and tail.startswith(dz.GZIP_MAGIC)):
             return b"".join(out)
     if size > cap:
         raise dz._bomb(cap)

@@ -175,7 +175,11 @@ def test_fetch_failures_and_policy_refusals() -> None:
     assert out.counters == {"err:something-new": 1}
 
 
-@pytest.mark.parametrize(("status", "klass"), [(404, "http-4xx"), (410, "http-4xx"), (503, "http-5xx")])
+# a status past 599 is read as a 5xx (RFC 9110 15): LinkedIn's 999 was recorded as an unknown "http-9xx"
+HTTP_ERRORS = [(404, "http-4xx"), (410, "http-4xx"), (503, "http-5xx"), (999, "http-5xx"), (600, "http-5xx")]
+
+
+@pytest.mark.parametrize(("status", "klass"), HTTP_ERRORS)
 def test_http_errors_have_no_links(status: int, klass: str) -> None:
     out = process_page(make_page(b'<a href="/a">a</a>', status=status), make_ctx())
     assert out.counters == {f"err:{klass}": 1}

@@ -22,6 +22,7 @@ from yarl import URL
 
 from webtrawl.config import FetchOptions, Limits
 from webtrawl.errors import (
+    BadHttp,
     BadUrl,
     ConnectError,
     ConnectionReset,
@@ -59,6 +60,10 @@ _TRIM_EVERY_S = 0.25  # how often idle connections past their keep-alive or beyo
 # How long an idle connection stays open. 5 s (two politeness delays) was measured: 400 MiB less per fetcher but
 # 2.3x its CPU, because a host of a 3,000-6,000-host crawl often comes back within 15 s (benchmarks/RESULTS.md).
 _KEEPALIVE_S = 15.0
+# A status below 100 (``000``) is refused as curl and Python's http.client refuse it: a page recorded with status 0
+# read as "no answer" everywhere (retried as a network error, not counted as fetched). One past 599 is an answer
+# (browsers and curl take it; RFC 9110 15: read as a 5xx, see errors.HttpError).
+_LOWEST_STATUS = 100
 _Origin = tuple[str, int | None, bool]  # host, port, TLS: the part of aiohttp's ConnectionKey that names an origin
 
 
@@ -119,8 +124,12 @@ class HttpClient:
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
-            # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them
-            cookie_jar=aiohttp.CookieJar(unsafe=True) if self._fetch.cookies else aiohttp.DummyCookieJar(),
+            # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them.
+            # Sent back unquoted, as browsers send them: aiohttp quotes a value with any byte outside SimpleCookie's
+            # few legal ones (a base64 "=", "/", ",", JSON, UTF-8), which servers that keep quotes read as another.
+            cookie_jar=aiohttp.CookieJar(unsafe=True, quote_cookie=False)
+            if self._fetch.cookies
+            else aiohttp.DummyCookieJar(),
             response_class=PeerResponse,
             request_class=TrackedRequest,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._fetch.timeouts.connect),
@@ -283,6 +292,9 @@ class HttpClient:
                     proxy=proxy,
                 ) as resp,
             ):
+                if resp.status < _LOWEST_STATUS:
+                    abort_transports(sent)  # its body is not read: the connection is not reused
+                    raise BadHttp(f"not an HTTP/1.x answer: status {resp.status:03d} is not a status code")
                 try:
                     chunks, truncated = await read_body(resp, cap, self._big_bodies, turn)
                 except BaseException:

@@ -1,12 +1,14 @@
 """robots.txt per origin (RFC 9309): fetch, interpret the status, cache locally and in the frontier store.
 
 Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it); a 4xx,
-a redirect loop or more than five redirects mean "no rules"; a 5xx, 429, timeout or network error mean
-"complete disallow for now". That unavailable state is kept only briefly so it is retried with growing gaps;
-after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS failure gives up at
-once: those are not transient, and the host's URLs are then recorded with that reason. Matching is
-``webtrawl.politeness.RobotsRules``; the local LRU is bounded by the estimated memory of each origin's rules (body
-and compiled matcher, see ``RobotsRules.size``), and origins with identical bodies share one compiled matcher.
+a redirect loop or more than five redirects mean "no rules"; a 5xx (or a status past 599), 429, timeout, network
+error or an answer that is not HTTP/1.x (``bad-http``: Google reads "invalid responses" and chunking errors as
+server errors) mean "complete disallow for now". That unavailable state is kept only briefly so it is retried
+with growing gaps; after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS
+failure gives up at once: those are not transient, and the host's URLs are then recorded with that reason.
+Matching is ``webtrawl.politeness.RobotsRules``; the local LRU is bounded by the estimated memory of each origin's
+rules (body and compiled matcher, see ``RobotsRules.size``), and origins with identical bodies share one compiled
+matcher.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from urllib.parse import urlsplit
 
 from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
-from webtrawl.errors import BadContent, DecompressionBomb, PolicyError, TransportError
+from webtrawl.errors import BadContent, DecompressionBomb, HttpError, PolicyError, TransportError
 from webtrawl.fetch.response import Response
 from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, outcome_for
 from webtrawl.politeness.robots import RobotsRules
@@ -173,9 +175,10 @@ class RobotsCache:
             if resp.truncated or len(body) > cap:
                 body = whole_lines(body[:cap])
             return self._rules(body, status=status)
+        klass = HttpError(status).klass
         if status == 429 or status >= 500 or status < 200:
-            return self._rules(b"", status=status, unavailable=True, error=f"http-{status // 100}xx")
-        return self._rules(b"", status=status, error=f"http-{status // 100}xx")  # 4xx, odd 3xx: no rules
+            return self._rules(b"", status=status, unavailable=True, error=klass)
+        return self._rules(b"", status=status, error=klass)  # 4xx, odd 3xx: no rules
 
     def _rules(self, body: bytes, *, status: int, unavailable: bool = False, error: str = "") -> RobotsRules:
         return RobotsRules(

@@ -170,11 +170,9 @@ class _Guard:
             end = _HEAD_END.search(data, at)
             if end is None:
                 return None
-            head: bytes | None = data[at : end.end()]
-            if lenient:
-                head = mend_head(data[at : end.end()])
-            if head is None:
-                return None
+            head = data[at : end.end()]
+            if lenient:  # each head as browsers read it; one with nothing to mend (a clean 103 beside it) as it came
+                head = mend_head(head) or head
             try:
                 found = parser.feed_data(head)[0]
             except HttpProcessingError:
@@ -211,8 +209,9 @@ def mend_head(head: bytes) -> bytes | None:
     cannot be. A line without a colon (or whose name is not a token) is dropped, blanks before the colon are cut,
     ``Content-Length`` given several times with one value (``30`` twice, ``30, 30``) is given once, and a
     ``Content-Length`` beside ``Transfer-Encoding: chunked`` is dropped (RFC 9112 6.3: chunked wins), one that is
-    not a number (``-1``) is dropped (the body then runs to the connection's end), and the status line may have
-    more than one blank or a lower-case ``http/``. Lengths that differ stay an error, as in browsers."""
+    not a number (``-1``) is dropped (the body then runs to the connection's end), ``Transfer-Encoding: identity``
+    (no coding, from RFC 2616's drafts) is dropped (Chrome reads the length beside it), and the status line may
+    have more than one blank or a lower-case ``http/``. Lengths that differ stay an error, as in browsers."""
     lines = [line.removesuffix(b"\r") for line in head.split(b"\n")]
     status = _STATUS.match(lines[0])
     out = [b"HTTP/%s %s%s" % (status[1], status[2], b" " + status[3] if status[3] else b"") if status else lines[0]]
@@ -232,8 +231,11 @@ def mend_head(head: bytes) -> bytes | None:
         if low == b"content-length":
             lengths.extend(part.strip() for part in value.split(b","))
             continue
-        if low == b"transfer-encoding" and b"chunked" in value.lower():
-            chunked = True
+        if low == b"transfer-encoding":
+            coding = value.strip().lower()
+            if coding == b"identity":  # no coding (RFC 2616 drafts): llhttp refuses it beside a length
+                continue
+            chunked = chunked or b"chunked" in coding
         out.append(name + b":" + value)
     numbers = {int(length) for length in lengths if length.isdigit()}
     if numbers and not chunked:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from webtrawl.config import Limits, Politeness
+from webtrawl.decompress import GZIP_TYPES
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
 from webtrawl.formats.canonical import canonicalize, header_url
 from webtrawl.formats.encoding import choose_encoding
@@ -128,7 +129,7 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         return _fail(record, klass, f"HTTP {status} {page.reason}".strip(), True)
     try:
         codings = content_codings(headers.get("content-encoding", []))
-        payload = decompress(page.body, codings, ctx.limits.max_decompressed)
+        payload = decompress(page.body, codings, ctx.limits.max_decompressed, gzip_inside=mime not in GZIP_TYPES)
     except (DecompressionBomb, BadContent) as exc:
         return _fail(record, exc.reason, str(exc), True)
     if payload:

@@ -41,4 +41,7 @@ def base_record(page: Page) -> PageRecord:
         record.render_reason = page.render_reason
         record.render_requests = 1 + len(page.exchanges)
         record.render_blocked = dict(page.render_blocked)
+    elif page.render_blocked:  # to be rendered, and kept as fetched (render-too-big: fetch/render/fetcher.py)
+        record.rendered = False
+        record.render_blocked = dict(page.render_blocked)
     return record

@@ -21,10 +21,11 @@ from typing import cast
 
 import msgspec
 
+from webtrawl.decompress import GZIP_MAGIC, GZIP_TYPES
+
 MAX_URLS = 50_000  # sitemaps.org: at most 50,000 URLs per file
 MAX_BYTES = 50 * 1024 * 1024  # and at most 50 MB (52,428,800 bytes) uncompressed
 _STEP = 64 * 1024
-_GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _BLANKS = b" \t\r\n"
 # binary/octet-stream: what Amazon S3 serves a file uploaded without a type (often a sitemap.xml.gz)
@@ -61,7 +62,7 @@ def may_be_sitemap(payload: bytes, mime: str) -> bool:
     """Cheap test before parsing: an XML-ish or gzip type (or none) and a body that starts like XML or gzip."""
     if mime not in _XML_TYPES:
         return False
-    if payload[:2] == _GZIP_MAGIC:
+    if payload[:2] == GZIP_MAGIC:
         return True
     head = payload[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
     return head.startswith(b"<")
@@ -75,7 +76,7 @@ class _Body:
 
     def __iter__(self) -> Iterator[bytes]:
         payload, cap = self.payload, self.max_bytes
-        if payload[:2] != _GZIP_MAGIC:
+        if payload[:2] != GZIP_MAGIC:
             self.cut = len(payload) > cap
             for i in range(0, min(len(payload), cap), _STEP):
                 yield payload[i : min(i + _STEP, cap)]
@@ -204,7 +205,6 @@ def parse(payload: bytes, *, max_urls: int = MAX_URLS, max_bytes: int = MAX_BYTE
 
 
 _TEXT_TYPES = frozenset({"text/plain", "", "application/octet-stream", "binary/octet-stream"})
-_GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/x-gzip-compressed"})
 _URL_STARTS = (b"http://", b"https://")
 _MAX_LINE = 64 * 1024  # longer than any URL a crawl keeps (--max-url-length)
 TEXT = "text"
@@ -213,8 +213,8 @@ TEXT = "text"
 def may_be_text_sitemap(payload: bytes, mime: str) -> bool:
     """Cheap test before reading a URL reached as a sitemap as a text one: a plain-text type (or none, or gzip) and
     a body that is gzip or starts with an absolute http(s) URL (not XML, not HTML)."""
-    if payload[:2] == _GZIP_MAGIC:
-        return mime in _TEXT_TYPES or mime in _GZIP_TYPES
+    if payload[:2] == GZIP_MAGIC:
+        return mime in _TEXT_TYPES or mime in GZIP_TYPES
     return mime in _TEXT_TYPES and payload[:512].lstrip(_BOM + _BLANKS)[:8].lower().startswith(_URL_STARTS)
 
 

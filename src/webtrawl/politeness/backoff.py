@@ -11,7 +11,7 @@ result                         failed  retry  note
 408 Request Timeout            no      yes    the request, not the host, was slow
 429, 503                       yes     yes    Retry-After (capped) replaces the back-off
 500, 502, 504                  yes     yes    the host is struggling
-other 5xx (501, 505, ...)      yes     no     permanent for this URL, still a host failure
+other 5xx (501...), 600-999    yes     no     permanent for this URL, still a host failure
 timeout, connect, reset        yes     yes    transient transport errors
 bad-http                       yes     once   a head that is not HTTP/1.x: the same comes again
 render                         yes     yes    the browser died or the render ran out of time

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 import secrets
 from collections.abc import Callable
@@ -23,7 +24,7 @@ class ChaosReply:
     body: bytes = b""
     content_type: str = "text/html; charset=utf-8"
     headers: tuple[tuple[str, str], ...] = ()
-    mode: str = "normal"  # normal, slow-head, slow-body, reset, endless, cl-long, cl-short, hang
+    mode: str = "normal"  # normal, slow-head, slow-body, reset, endless, cl-long, cl-short, hang, early-hints
     declared_length: int = -1  # Content-Length to announce when it lies (cl-long, cl-short)
 
 
@@ -158,6 +159,8 @@ def _statuses(name: str) -> ChaosReply | None:
         "err503-retry-after": lambda: _status(503, ("Retry-After", "1")),
         "err429": lambda: _status(429, ("Retry-After", "1")),
         "err404": lambda: _status(404),
+        "err999": lambda: _status(999),  # LinkedIn's answer to a crawler it refuses: read as a 5xx
+        "status000": lambda: _status(0),  # a status that is none: refused as curl refuses it (bad-http)
     }
     make = table.get(name)
     return make() if make is not None else None
@@ -168,6 +171,12 @@ def _files(name: str) -> ChaosReply | None:
         return ChaosReply(body=bodies.gzip_bomb(BOMB_SIZE), headers=(("Content-Encoding", "gzip"),))
     if name == "brotli-bomb":
         return ChaosReply(body=bodies.brotli_bomb(BOMB_SIZE), headers=(("Content-Encoding", "br"),))
+    if name == "gzip-twice":  # compressed twice under one Content-Encoding (a proxy compressing a compressed answer)
+        page = gzip.compress(gzip.compress(bodies.utf8_page("gzip-twice page", ("/x/1",))))
+        return ChaosReply(body=page, headers=(("Content-Encoding", "gzip"),))
+    if name == "early-hints":  # a 103 before the answer, whose head has a line browsers skip (no header name)
+        page = bodies.utf8_page("early-hints page", ("/x/1",))
+        return ChaosReply(body=page, headers=(("X-Powered-By PHP/5.2", ""),), mode="early-hints")
     if name == "pdf":
         return _html(bodies.PDF, "application/pdf")
     if name == "png":

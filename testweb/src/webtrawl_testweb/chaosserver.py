@@ -173,7 +173,9 @@ class ChaosServer:
         else:
             length = reply.declared_length if mode in ("cl-long", "cl-short") else len(body)
             fields.append(("Content-Length", str(length)))
-        status_line = f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
+        if mode == "early-hints":
+            writer.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n")
+        status_line = f"HTTP/1.1 {reply.status:03d} {_REASONS.get(reply.status, 'Status')}\r\n"
         writer.write((status_line + "".join(f"{k}: {v}\r\n" for k, v in fields) + "\r\n").encode("latin-1"))
         await writer.drain()
         if head_only:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import msgspec
 from playwright.async_api import Error as PlaywrightError
 
 from webtrawl.config import FetchOptions, Limits, RenderOptions
@@ -19,6 +20,7 @@ from webtrawl.fetch.base import FetcherBusy, FetchRequest
 from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.render.chromium import BrowserHost
 from webtrawl.fetch.render.page import PageRender
+from webtrawl.fetch.render.shell import html_payload
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.politeness import RobotsRules
@@ -27,6 +29,11 @@ log = logging.getLogger("webtrawl.render")
 
 _HTML = ("text/html", "application/xhtml+xml")
 _MAX_MESSAGE = 200
+# A page whose HTML holds more "<" than this (some 200,000 elements) is not rendered. Chromium took over a minute
+# for 1.5M elements (the render ran out of time, or its renderer crashed, and was retried as "render"); HTML that
+# big is the page itself, not a script's shell, so the answer is kept as fetched (its own links and text).
+MAX_RENDER_MARKUP = 400_000
+TOO_BIG = "render-too-big"
 
 
 def renderable(resp: Response) -> bool:
@@ -69,6 +76,9 @@ class BrowserFetcher:
         first = request.prior if request.prior is not None else await self.client.fetch(request.url)
         if not renderable(first):
             return first
+        if self._too_big(first):
+            log.info("%s: not rendered: its HTML holds more than %d '<'", request.url, MAX_RENDER_MARKUP)
+            return msgspec.structs.replace(first, render_blocked={TOO_BIG: 1})
         self.waiting += 1
         try:
             async with asyncio.timeout(self.slot_wait_s):
@@ -81,6 +91,10 @@ class BrowserFetcher:
             return await self._render(request, first, rules)
         finally:
             self._slots.release()
+
+    def _too_big(self, first: Response) -> bool:
+        payload = html_payload(first, self.limits.max_decompressed)
+        return payload is not None and payload.count(b"<") > MAX_RENDER_MARKUP
 
     async def _render(self, request: FetchRequest, first: Response, rules: RobotsRules) -> Response:
         try:

@@ -333,14 +333,27 @@ class PageRender:
             await self._refuse(route, exc.reason, "failed")
             return
         headers: dict[str, str] = {}
-        for name, value in resp.headers:
+        for name, received in resp.headers:
             low = name.lower()
             if low in _HOP_HEADERS:
                 continue
+            value = _as_sent(received)
             if low in headers:  # Playwright splits Set-Cookie on newlines; other repeats join with commas
                 value = headers[low] + ("\n" if low == "set-cookie" else ", ") + value
             headers[low] = value
         await route.fulfill(status=resp.status, headers=headers, body=body)
+
+
+def _as_sent(value: str) -> str:
+    """A header value (its bytes read as Latin-1, as kept) as Chromium is to get its bytes: Playwright hands header
+    strings to it as UTF-8, so a UTF-8 cookie ``café`` reached the page's scripts as ``cafÃ©``. Bytes that are not
+    UTF-8 stay read as Latin-1."""
+    if value.isascii():
+        return value
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
 
 
 def _exchange(url: str, resp: Response) -> Exchange:

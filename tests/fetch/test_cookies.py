@@ -1,0 +1,65 @@
+"""--cookies against a raw server: a cookie comes back as the server set it, as browsers send it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_raw
+
+# Set-Cookie value as the server sends it -> the Cookie header a browser sends back (the value's bytes, unquoted)
+SENT_BACK = {
+    "base64 padding": (b"s=YWJjZA==", b"s=YWJjZA=="),
+    "a path": (b"p=/a/b", b"p=/a/b"),
+    "JSON": (b'j={"k":"v"}', b'j={"k":"v"}'),
+    "UTF-8": ("u=caf\u00e9".encode(), "u=caf\u00e9".encode()),
+    "a comma": (b"c=a,b", b"c=a,b"),
+}
+
+
+async def _cookies_sent(set_cookie: bytes) -> list[bytes]:
+    """The Cookie header of each of two requests, the first answered with ``Set-Cookie: <set_cookie>``."""
+    sent: list[bytes] = []
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            cookie = [line for line in head.split(b"\r\n") if line.lower().startswith(b"cookie:")]
+            sent.append(cookie[0].partition(b":")[2].strip() if cookie else b"")
+            writer.write(b"HTTP/1.1 200 OK\r\nSet-Cookie: " + set_cookie + b"; Path=/\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async with serve_raw(server) as port, local_client(local_cfg(cookies=True)) as client:
+        for path in ("/first", "/second"):
+            resp = await client.fetch(f"http://a.test:{port}{path}")
+            assert resp.status == 200 and resp.body == b"ok"
+    return sent
+
+
+def _sent(set_cookie: bytes) -> list[bytes]:
+    out: list[list[bytes]] = []
+
+    async def body() -> None:
+        out.append(await _cookies_sent(set_cookie))
+
+    run(body())
+    return out[0]
+
+
+@pytest.mark.parametrize("kind", list(SENT_BACK))
+def test_a_cookie_is_sent_back_as_the_server_set_it(kind: str) -> None:
+    """aiohttp's jar quoted every value with a byte outside SimpleCookie's few legal ones: a base64 session id
+    (``=``), a path, JSON or UTF-8 went back as ``s="YWJjZA=="`` (UTF-8 even as ``"caf\\351"``), which a server
+    that does not strip quotes (PHP) reads as another value: the session was lost on the next page."""
+    set_cookie, expected = SENT_BACK[kind]
+    assert _sent(set_cookie) == [b"", expected]
+
+
+def test_a_cookie_that_is_not_utf8_fails_no_page() -> None:
+    """A Latin-1 byte in a cookie cannot be sent back as received (aiohttp writes headers as UTF-8): that cookie is
+    dropped and the pages are fetched as usual."""
+    assert _sent(b"l=caf\xe9") == [b"", b""]
