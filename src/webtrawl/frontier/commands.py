@@ -31,6 +31,7 @@ from webtrawl.frontier.keys import (
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.replicas import check_acks, replica_waits
+from webtrawl.frontier.resend import RecentCompletions
 from webtrawl.frontier.scripts import Arg, Call, Steps, T, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.frontier.upkeep import Upkeep
@@ -233,8 +234,12 @@ class FrontierCore(Upkeep):
                 self.planner.hint(r.shard, now + r.delay_ms / 1000.0)
         return held
 
-    def complete(self, completions: Sequence[Completion]) -> Steps[list[Stale | None]]:
-        """Per completion, STALE if it was discarded (its lease had been taken back: see complete.lua), else None."""
+    def complete(
+        self, completions: Sequence[Completion], again: bool = False, recent: RecentCompletions | None = None
+    ) -> Steps[list[Stale | None]]:
+        """Per completion, STALE if it was discarded (its lease had been taken back: see complete.lua), else None.
+        ``again``: completions sent once already, which a failover lost. ``recent``: the parser's record of its
+        calls, given the watermark each found (resend.py)."""
         groups: dict[int, list[Arg]] = defaultdict(list)
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into completions, in call order
         for index, c in enumerate(completions):
@@ -243,13 +248,38 @@ class FrontierCore(Upkeep):
             members[c.shard].append(index)
         done: list[Stale | None] = [None] * len(completions)
         calls = self._per_call(sorted(groups))  # a call costs a script run and an HINCRBY per counter
-        args = [[a for sh in call for a in (self._sp[sh], len(members[sh]), *groups[sh])] for call in calls]
-        replies = yield [script_call("complete", self._sp[c[0]] + "L", *a) for c, a in zip(calls, args, strict=True)]
-        for call, stale in zip(calls, replies, strict=True):
+        sign = -1 if again else 1
+        marks = [self._watermark(call, recent) for call in calls]
+        args = [[a for sh in call for a in (self._sp[sh], sign * len(members[sh]), *groups[sh])] for call in calls]
+        gap = self.settings.host_gap_ms
+        replies = yield [
+            script_call("complete", self._sp[c[0]] + "L", gap, *m, *a)
+            for c, m, a in zip(calls, marks, args, strict=True)
+        ]
+        for call, mark, (found, stale) in zip(calls, marks, replies, strict=True):
             order = [index for sh in call for index in members[sh]]
             for i in stale:
                 done[order[int(i) - 1]] = STALE
+            if recent is not None:
+                shard = self._mark_shard(call)
+                recent.answered(shard, int(mark[2]), [completions[i] for i in order], int(found) if found else None)
         return done
+
+    def _mark_shard(self, call: Sequence[int]) -> int:
+        """Where a completion call's watermark lives: its shard on a cluster, shard 0 on a plain Redis."""
+        return call[0] if self.one_slot else 0
+
+    def _watermark(self, call: Sequence[int], recent: RecentCompletions | None) -> tuple[str, str, int, str]:
+        if recent is None:
+            return ("", "", 0, "")
+        shard = self._mark_shard(call)
+        return (self._sp[shard] + "pw", recent.name, recent.next_seq(), recent.expected(shard))
+
+    def watermarks(self, shards: Sequence[int], recent: RecentCompletions) -> Steps[None]:
+        """An idle parser's read of its completion watermarks (resend.py)."""
+        replies = yield [Call(("HGET", self._sp[sh] + "pw", recent.name)) for sh in shards]
+        for shard, found in zip(shards, replies, strict=True):
+            recent.checked(shard, int(found) if found else None)
 
     def _per_call(self, items: Sequence[T]) -> list[list[T]]:
         """Per-shard work as script calls: one shard a call on a cluster (a call stays in one slot), all in one call

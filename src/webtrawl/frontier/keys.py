@@ -37,7 +37,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    a robots.txt retry (wr); reclaim.lua drops those whose time has passed
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
-                                   hosts-parked, stale-release, stale-complete, lease-repeats, and whatever
+                                   hosts-parked, stale-release, stale-complete, recompleted, lease-repeats, and whatever
                                    release/complete add.
                                    Only their sums over all shards mean anything: on a plain Redis one add call
                                    counts the URLs of all its shards in the first shard's hash
@@ -45,6 +45,9 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP dl                   zset   lease token -> deadline (ms, Redis clock)
     SP seq                  string counter that makes lease tokens unique (never behind the Redis clock in
                                    microseconds: a failover that lost increments gives out no token twice)
+    SP pw                   hash   (parsers, Redis with replicas) parser -> the number of its last completion call
+                                   whose watermark check passed (on a plain Redis in shard 0's only): a number behind
+                                   the parser's says a failover lost the calls after it (resend.py)
     SP lr                   hash   lease owner -> "<request id> <token>...": its last lease call that leased
                                    something; that call sent again after its reply was lost gets those leases back
                                    (those still held) instead of new ones. One field per fetcher that leased here

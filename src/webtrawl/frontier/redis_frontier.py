@@ -9,6 +9,7 @@ one shard only, so the same code runs on Redis Cluster. This class only sends pi
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -17,10 +18,13 @@ from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import SyncClient, is_cluster
 from webtrawl.frontier.opening import CoreView, open_core
+from webtrawl.frontier.resend import RecentCompletions
 from webtrawl.frontier.retry import Outage, redo, refresh_slots, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
+
+log = logging.getLogger("webtrawl.frontier")
 
 
 def _pipeline(client: SyncClient, calls: Sequence[Call], outage: Outage | None) -> list[Any]:
@@ -96,6 +100,7 @@ class RedisFrontier(CoreView):
         self.core = core
         self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
         self.replicas = 0  # add() waits for this many replicas (replicas.py)
+        self._recent: RecentCompletions | None = None  # a parser's completions, to send again if lost (resend.py)
 
     @classmethod
     def open(
@@ -130,7 +135,35 @@ class RedisFrontier(CoreView):
         return self._run(self.core.release(releases))
 
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
-        return self._run(self.core.complete(completions))
+        answers = self._run(self.core.complete(completions, recent=self._recent))
+        self._send_lost()
+        return answers
+
+    def keep_completions(self, name: str) -> None:
+        """A parser on a Redis with replicas: its completions are kept a while and sent again if a failover lost
+        them (resend.py); ``name`` is the parser's, the same in its next life."""
+        self._recent = RecentCompletions(name)
+
+    def check_completions(self) -> None:
+        """For an idle parser (once a second at most): whether a failover lost completions it made, and if so
+        they are sent again. A busy one learns it from its next completion call."""
+        if self._recent is not None and (shards := self._recent.shards_to_check()):
+            self._run(self.core.watermarks(shards, self._recent))
+            self._send_lost()
+
+    def _send_lost(self) -> None:
+        if self._recent is None or not (lost := self._recent.take_lost()):
+            return
+        answers = self._run(self.core.complete(lost, again=True, recent=self._recent))
+        done = answers.count(None)
+        level = logging.WARNING if done else logging.INFO
+        log.log(
+            level,
+            "Redis lost this parser's last completion calls (a failover?): sent %d completion(s) again, "
+            "%d of them were missing",
+            len(lost),
+            done,
+        )
 
     def reclaim_expired(self) -> int:
         return self._run(self.core.reclaim("expired"))

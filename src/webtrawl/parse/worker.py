@@ -130,6 +130,8 @@ class _Parser:
         # a page's links are on N replicas before it is completed (N: --redis-replicas, or what Redis has)
         self.frontier.replicas = open_waiting(lambda: replicas_of(self.frontier.client, settings.replicas), outage)
         prefix = f"{args.node_id}-p{args.index}"
+        if self.frontier.replicas > 0:  # a failover may lose completions (resend.py); without replicas, none
+            self.frontier.keep_completions(prefix)
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
         sink_ctx = SinkContext(
             args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes, args.output.encrypt_to
@@ -180,6 +182,8 @@ class _Parser:
                     trimmer.maybe_trim()  # a batch may have held several 10 MiB bodies and their trees
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:
                     break
+                elif not pending:
+                    self.frontier.check_completions()  # a failover met by nobody here may have lost some
                 if asked:
                     self.receiver.answer()
         finally:

@@ -130,6 +130,15 @@ end
 
 -- put an unleased host with queued URLs back among the ready ones of its best level (never earlier than now);
 -- only_if_absent: a host already waiting keeps its time (it may move to a better level)
+-- a host whose fetch may have ended just now (its lease taken back, or completed without a release) waits its gap
+-- from now: its last answer's ('d'), else the crawl's default
+local function gap_from_now(hk, now, default_gap)
+  local gap = tonumber(redis.call('HGET', hk, 'd') or default_gap)
+  local up = now + gap
+  if gap > 0 then up = now_ms_up() + gap end
+  if tonumber(redis.call('HGET', hk, 'n') or 0) < up then redis.call('HSET', hk, 'n', up) end
+end
+
 local function make_ready(sp, host, hk, now, only_if_absent)
   local level = best_level(sp, host)
   if level < 0 then return nil end

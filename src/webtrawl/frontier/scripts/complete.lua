@@ -1,19 +1,34 @@
 -- complete: drop leases and apply their counters in one step. KEYS[1] = sp.."L" of the first segment
--- ARGV: one segment per shard (several only on a plain Redis: one call per parser batch instead of one per shard;
---   on a cluster a call holds the one shard of KEYS[1]'s slot): sp, N, {token, ncounters, {name, n} * ncounters,
---   url, recrawl state, due ms} * N; returns the indexes (1-based, in call order) of the completions discarded.
+-- ARGV: default_gap_ms, watermark key ('' none), its field, the call's number, the number expected there ('' any:
+--   resend.py), then one segment per shard (several only on a plain Redis: one call per parser batch instead
+--   of one per shard; on a cluster a call holds the one shard of KEYS[1]'s slot): sp, N, {token, ncounters,
+--   {name, n} * ncounters, url, recrawl state, due ms} * N; returns the indexes (1-based, in call order) of the
+--   completions discarded, after the watermark found ('' none). A negative N: the segment's completions are sent again after an outage (a failover may
+--   have lost them with the master's last writes): one whose lease is gone was done already (returned, not counted
+--   'stale-complete'); one done now counts 'recompleted'.
 -- A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step. The counters of
 -- all segments go to the first one's (every reader sums a counter over all shards).
 -- Fencing: a completion whose lease is gone is discarded, its counters and state too. The lease was taken back (its
 -- parser held the page past --process-ttl, or its fetcher died) and the URL is queued or fetched again: its new
 -- lease completes it, and this one must not end another fetch's work. A lease past its deadline that no reclaim has
 -- taken back yet is still ours: nobody else can have the URL.
+-- A lease whose release never came (lost in a failover) still holds its host: the host is freed here, and as we
+-- do not know when its fetch ended, it waits its gap from now, as a reclaim does.
 local stale = {}
 local now = -1
+local recompleted, discarded = 0, 0
 local index = 0
-local i = 1
+local default_gap = tonumber(ARGV[1])
+local found = ''
+if ARGV[2] ~= '' then  -- moved only from the number expected: what survived a failover is a chain of calls
+  found = redis.call('HGET', ARGV[2], ARGV[3]) or ''
+  if ARGV[5] == '' or found == ARGV[5] then redis.call('HSET', ARGV[2], ARGV[3], ARGV[4]) end
+end
+local i = 6
 while i <= #ARGV do
   local sp, n = ARGV[i], tonumber(ARGV[i + 1])
+  local again = n < 0
+  if again then n = -n end
   local leases, deadlines = sp .. 'L', sp .. 'dl'
   i = i + 2
   for _ = 1, n do
@@ -26,7 +41,9 @@ while i <= #ARGV do
     local rec = redis.call('HGET', leases, token)
     if not rec then
       stale[#stale + 1] = index
+      if not again then discarded = discarded + 1 end
     else
+      if again then recompleted = recompleted + 1 end
       redis.call('HDEL', leases, token)
       redis.call('ZREM', deadlines, token)
       count(C_INFLIGHT, -1)
@@ -40,11 +57,13 @@ while i <= #ARGV do
       if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
         redis.call('HDEL', hk, 'l')
         if now < 0 then now = now_ms() end
+        gap_from_now(hk, now, default_gap)
         make_ready(sp, host, hk, now, false)
       end
     end
   end
 end
-count('stale-complete', #stale)
-flush_counts(ARGV[1] .. 'c')
-return stale
+count('stale-complete', discarded)
+if recompleted > 0 then count('recompleted', recompleted) end
+flush_counts(ARGV[6] .. 'c')
+return {found, stale}

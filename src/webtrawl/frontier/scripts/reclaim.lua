@@ -40,11 +40,7 @@ for _, token in ipairs(tokens) do
     if holder == token then
       -- The dead fetch may have had a request in flight until just now: the host waits its gap from now.
       redis.call('HDEL', hk, 'l')
-      local gap = tonumber(redis.call('HGET', hk, 'd') or default_gap)
-      local nxt = tonumber(redis.call('HGET', hk, 'n') or 0)
-      local up = now + gap
-      if gap > 0 then up = now_ms_up() + gap end
-      if nxt < up then redis.call('HSET', hk, 'n', up) end
+      gap_from_now(hk, now, default_gap)
       make_ready(sp, host, hk, now, false)
     elseif not holder then
       make_ready(sp, host, hk, now, true)  -- idle host: ready again; a waiting one keeps its time

@@ -1,0 +1,90 @@
+"""Completions sent again when a failover lost them with the master's last writes.
+
+Redis replicates asynchronously: a completion the master acknowledged just before it was killed -9 may never have
+reached the replica promoted in its place. Its page then stays leased (until ``--process-ttl`` from its release, 10
+minutes by default) and its host held, though it was stored. Whether that happened cannot be told from the
+connection (redis-py reconnects a broken one by itself, and an idle parser meets no outage at all), so the parser
+writes a watermark with each completion call, in the same script: ``SP pw`` field <parser> = the call's sequence
+number. The next call (or, idle, a read once a second) gets the stored value back: when it is not the number of the
+parser's last call there, the calls after it were lost, and their completions, kept for :data:`WINDOW_S` seconds,
+are sent again. A completion whose lease is gone changes nothing (complete.lua), so one sent twice is harmless.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Sequence
+
+from webtrawl.messages import Completion
+
+WINDOW_S = 30.0  # far past the replication lag of a working replica (milliseconds): older calls are replicated
+_IDLE_CHECK_S = 1.0  # an idle parser reads its watermarks this often (while it holds completions)
+
+
+class RecentCompletions:
+    """One parser's completion calls of the last :data:`WINDOW_S` seconds, by the shard that holds their
+    watermark (the call's shard on a cluster, shard 0 on a plain Redis), and the ones found lost."""
+
+    def __init__(self, name: str, window_s: float = WINDOW_S) -> None:
+        self.name = name  # the watermark's field: the same in the parser's next life, which starts above it
+        self.window_s = window_s
+        self._seq = 0
+        self._written: dict[int, int] = {}  # watermark shard -> the number of this life's last call there
+        self._calls: deque[tuple[float, int, int, Sequence[Completion]]] = deque()  # (when, shard, number, them)
+        self._lost: list[Completion] = []
+        self._checked = time.monotonic()
+
+    def next_seq(self) -> int:
+        """A call's number: rising, and above any a previous life of the parser wrote (microseconds)."""
+        self._seq = max(self._seq + 1, time.time_ns() // 1000)
+        return self._seq
+
+    def expected(self, shard: int) -> str:
+        """The watermark a call at ``shard`` expects to find, which it then moves on ('' unknown: it just writes)."""
+        last = self._written.get(shard)
+        return "" if last is None else str(last)
+
+    def answered(self, shard: int, seq: int, completions: Sequence[Completion], stored: int | None) -> None:
+        """Call ``seq`` at ``shard`` was answered; ``stored`` is the watermark it found there (before its own)."""
+        self._compare(shard, stored, seq)
+        now = time.monotonic()
+        self._calls.append((now, shard, seq, completions))
+        while self._calls and now - self._calls[0][0] > self.window_s:
+            self._calls.popleft()
+
+    def checked(self, shard: int, stored: int | None) -> None:
+        """An idle read of the watermark at ``shard``."""
+        self._compare(shard, stored, None)
+
+    def _compare(self, shard: int, stored: int | None, upto: int | None) -> None:
+        """complete.lua moves the watermark only from the value expected, so ``stored`` is either that (or ``upto``:
+        a call sent again after its reply was lost, which found it so the first time), or the last call that
+        survived: every call after it was lost."""
+        last = self._written.get(shard)
+        if last is None or stored == last or (upto is not None and stored == upto):
+            if upto is not None:
+                self._written[shard] = upto
+            return
+        self._lost += [
+            c
+            for _, at, seq, them in self._calls
+            if at == shard and (stored is None or seq > stored) and (upto is None or seq < upto)
+            for c in them
+        ]
+        if stored is None:
+            del self._written[shard]
+        else:
+            self._written[shard] = stored
+
+    def take_lost(self) -> list[Completion]:
+        lost, self._lost = self._lost, []
+        return lost
+
+    def shards_to_check(self) -> list[int]:
+        """For an idle parser: the watermark shards of the calls it holds, once a second; else none."""
+        now = time.monotonic()
+        if not self._calls or now - self._checked < _IDLE_CHECK_S:
+            return []
+        self._checked = now
+        return sorted({shard for _, shard, _, _ in self._calls})

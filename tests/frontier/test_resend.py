@@ -1,0 +1,149 @@
+"""What a failover takes with the master's last writes: a completion acknowledged but never replicated is sent again
+when the parser finds its watermark behind (frontier/resend.py), and a page completed without its release (lost the
+same way) frees its host a politeness gap from now, not at once (complete.lua).
+
+A server restarted from a snapshot taken before the last writes loses them just as a replica promoted before it
+caught up does, deterministically: the tests take the snapshot (SAVE) where a replica would have stopped."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import webtrawl.frontier.resend as resend
+from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
+from tests.fixtures.restartable_redis import RestartableRedis
+from tests.frontier.helpers import actual, complete, elapse, host_key, release, server_ms
+from tests.frontier.helpers import new_urls as urls
+from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.keys import ready_key, shard_tag
+from webtrawl.frontier.retry import Outage
+
+
+@pytest.fixture
+def snapshot_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
+    with RestartableRedis(tmp_path / "redis", aof=False) as server:
+        yield server
+
+
+def _parser_frontier(server: RestartableRedis) -> RedisFrontier:
+    """A parser's frontier on a Redis with a replica (worker.py): it rides out outages and keeps its completions."""
+    f = RedisFrontier.open(connect_sync(server.url), FrontierSettings(**TEST_SETTINGS), outage=Outage("parser 0"))
+    f.add(urls("http://a.test/1", "http://b.test/1"))
+    f.keep_completions("n-p0")
+    return f
+
+
+def _fail_over(server: RestartableRedis) -> None:
+    server.kill()
+    server.start()  # from the snapshot: what came after it is gone
+
+
+def test_a_completion_a_failover_lost_is_sent_again_once_redis_is_back(
+    snapshot_redis: RestartableRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    f = _parser_frontier(snapshot_redis)
+    leases = f.lease("n/f0", 10)
+    release(f, leases)
+    f.client.save()  # the replica got this far
+    assert complete(f, leases, fetched=1) == 2  # acknowledged by the master, then lost with it
+    _fail_over(snapshot_redis)
+    assert actual(f) == (0, 2)  # still leased: they would wait out --process-ttl
+    assert f.lease("n/f0", 10) == []  # their hosts are held too
+    f.add(urls("http://c.test/1"))
+    other = f.lease("n/f0", 10)
+    release(f, other)
+    with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
+        assert complete(f, other, fetched=1) == 1  # the next completion call finds its watermark behind
+    assert "sent 2 completion(s) again, 2 of them were missing" in caplog.text
+    assert actual(f) == (0, 0) and f.is_finished()
+    counters = f.counters()
+    assert (counters.get("recompleted"), counters.get("fetched"), counters.get("stale-complete")) == (2, 3, 0)
+
+
+def test_only_the_calls_after_the_last_that_survived_are_sent_again(
+    snapshot_redis: RestartableRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    f = _parser_frontier(snapshot_redis)
+    f.add(urls("http://c.test/1"))
+    first, second = f.lease("n/f0", 2), f.lease("n/f0", 1)
+    release(f, [*first, *second])
+    assert complete(f, first, fetched=1) == 2
+    f.client.save()  # replicated up to here
+    assert complete(f, second, fetched=1) == 1  # lost
+    _fail_over(snapshot_redis)
+    with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
+        f.check_completions()  # too soon after the last call: nothing asked
+        assert "sent" not in caplog.text
+        f.complete([])  # nothing to complete: nothing sent, nothing learnt
+        assert "sent" not in caplog.text
+    f.add(urls("http://d.test/1"))
+    third = f.lease("n/f0", 1)
+    release(f, third)
+    with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
+        assert complete(f, third, fetched=1) == 1
+    assert "sent 1 completion(s) again, 1 of them were missing" in caplog.text
+    counters = f.counters()
+    assert (counters.get("recompleted"), counters.get("fetched"), counters.get("stale-complete")) == (1, 4, 0)
+    assert actual(f) == (0, 0)
+
+
+def test_an_idle_parser_reads_its_watermark_and_sends_them_again(
+    snapshot_redis: RestartableRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resend, "_IDLE_CHECK_S", 0.0)
+    f = _parser_frontier(snapshot_redis)
+    leases = f.lease("n/f0", 10)
+    release(f, leases)
+    f.client.save()
+    complete(f, leases)
+    _fail_over(snapshot_redis)
+    assert actual(f) == (0, 2)  # lost: still leased
+    f.check_completions()  # the parser's loop while no page comes: no completion call would find it out
+    assert actual(f) == (0, 0)
+
+
+def test_a_restarted_parser_does_not_take_its_last_lifes_watermark_for_a_loss(
+    snapshot_redis: RestartableRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    f = _parser_frontier(snapshot_redis)
+    leases = f.lease("n/f0", 10)
+    release(f, leases[:1])
+    complete(f, leases[:1])
+    f.keep_completions("n-p0")  # its next life, same name: the watermark it finds is its last life's
+    release(f, leases[1:])
+    with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
+        assert complete(f, leases[1:]) == 1
+    assert "sent" not in caplog.text and actual(f) == (0, 0)
+
+
+def _ready_at(f: RedisFrontier, host: str) -> float:
+    score = f.client.zscore(ready_key(shard_tag(f.core.settings.prefix, f.shard_of(host)), 0), host)
+    assert score is not None
+    return float(score)
+
+
+@pytest.mark.parametrize("released_before", [False, True])
+def test_a_page_completed_without_its_release_frees_its_host_a_gap_from_now(
+    frontier: FrontierFactory, released_before: bool
+) -> None:
+    """The release (which sets the host's next-allowed time) was lost: the fetch may have ended just now, so the
+    host waits its last answer's gap (``d``) or the crawl's default from the completion, as a reclaim does."""
+    f = frontier(host_gap_ms=60_000)
+    f.add(urls("http://a.test/1", "http://a.test/2", "http://a.test/3"))
+    gap = 60_000
+    if released_before:  # an earlier page's answer asked for 5 s (Crawl-delay): that gap wins
+        first = f.lease("n/f0", 1)
+        release(f, first, delay_ms=5_000)
+        complete(f, first)
+        elapse(f, "a.test")
+        f.client.hset(host_key(f, "a.test", "h"), "n", 0)  # its gap has passed
+        gap = 5_000
+    leases = f.lease("n/f0", 1)
+    assert len(leases) == 1
+    before = server_ms(f)
+    assert complete(f, leases) == 1  # no release came
+    assert before + gap <= _ready_at(f, "a.test") <= server_ms(f) + gap + 1
