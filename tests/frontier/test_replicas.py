@@ -1,9 +1,11 @@
 """--redis-replicas N: the parsers' add calls are followed by WAIT N on each master they wrote to (same connection),
-so a page's links are on N replicas before the page is completed; a replica that does not answer in time is one
-log line, not a stuck crawl."""
+so a page's links are on N replicas before the page is completed, and the fetchers' lease and release calls too, so
+a lease is on them before its fetch starts; a replica that does not answer in time is one log line, not a stuck
+crawl."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -13,8 +15,18 @@ import webtrawl.frontier.replicas as barrier
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
 from tests.frontier.helpers import new_urls
 from webtrawl.config import load
-from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.replicas import replicas_of
+from webtrawl.fetch.args import redis_pool_size
+from webtrawl.frontier import (
+    AsyncRedisFrontier,
+    FrontierSettings,
+    Held,
+    RedisFrontier,
+    Release,
+    UrlAction,
+    connect_async,
+    connect_sync,
+)
+from webtrawl.frontier.replicas import replicas_of, replicas_of_async
 from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 
@@ -62,3 +74,38 @@ def test_a_replica_that_is_not_there_costs_a_timeout_and_one_line(
     with caplog.at_level(logging.WARNING, logger="webtrawl.frontier"):
         assert f.add(new_urls("http://a.test/1")).added == 1
     assert "only 0 of 1 Redis replicas acknowledged" in caplog.text
+
+
+def test_a_fetchers_leases_and_releases_wait_for_the_replicas_of_every_master_they_wrote_to(
+    replicated_cluster: LocalRedisCluster,
+) -> None:
+    """A lease a failover lost would give its host to a second fetcher while the first is fetching (two requests at
+    once), a release with a session's next lease the same: the fetchers' asyncio frontier WAITs for the replicas
+    Redis has (auto) before it hands out a lease, on each master it leased from, in the same pipeline."""
+    settings = FrontierSettings(**{**TEST_SETTINGS, "shards": 16, "shards_per_lease": 16, "replicas": -1})
+    seeding = RedisFrontier.open(connect_sync(replicated_cluster.url, cluster=True), settings)
+    seeding.add(new_urls(*(f"http://h{i}.test/{j}" for i in range(60) for j in range(2))))
+    masters = replicated_cluster.ports[: replicated_cluster.masters]
+
+    async def fetch() -> tuple[list[int], list[int], int]:
+        pool = redis_pool_size(load({}, env={}).fetch)
+        client = await connect_async(replicated_cluster.url, cluster=True, max_connections=pool)
+        f = await AsyncRedisFrontier.open(client, settings)
+        f.replicas = await replicas_of_async(client, settings.replicas)
+        before = [_waits(port) for port in masters]
+        leases = await f.lease("n/f0", 60)
+        leased = [_waits(port) for port in masters]
+        releases = [Release(x.token, x.shard, x.host, UrlAction.KEEP, hold=True) for x in leases]
+        held = await f.release(releases)
+        released = [_waits(port) for port in masters]
+        await client.aclose()
+        assert len(leases) == 60 and sum(isinstance(h, Held) for h in held) == 60  # each host's second URL
+        return (
+            [a - b for a, b in zip(leased, before, strict=True)],
+            [a - b for a, b in zip(released, leased, strict=True)],
+            f.replicas,
+        )
+
+    by_lease, by_release, replicas = asyncio.run(fetch())
+    assert replicas == 1 and all(n > 0 for n in by_lease) and all(n > 0 for n in by_release), (by_lease, by_release)
+    seeding.client.close()

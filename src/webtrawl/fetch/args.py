@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness, RenderOptions
 from webtrawl.fetch import stats
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, connect_async
+from webtrawl.frontier.replicas import replicas_of_async
 from webtrawl.frontier.retry import Outage, open_waiting_async
 
 if TYPE_CHECKING:
@@ -76,7 +77,10 @@ async def open_frontier(
     async def opened() -> AsyncRedisFrontier:
         pool = redis_pool_size(args.fetch)
         redis = await connect_async(args.redis_url, cluster=args.cluster, max_connections=pool)
-        return await AsyncRedisFrontier.open(redis, settings or args.frontier, outage=outage)
+        frontier = await AsyncRedisFrontier.open(redis, settings or args.frontier, outage=outage)
+        # a lease is on N replicas before its fetch starts: a failover cannot give its host to another fetcher
+        frontier.replicas = await replicas_of_async(redis, (settings or args.frontier).replicas)
+        return frontier
 
     return await opened() if outage is None else await open_waiting_async(opened, outage)
 

@@ -99,6 +99,7 @@ class AsyncRedisFrontier(CoreView):
         self.client = client
         self.core = core
         self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
+        self.replicas = 0  # leases and releases wait for this many replicas (replicas.py)
 
     @classmethod
     async def open(
@@ -143,13 +144,13 @@ class AsyncRedisFrontier(CoreView):
                 return
 
     async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
-        return await self._run(self.core.lease(owner, max_hosts))
+        return await self._run(self.core.lease(owner, max_hosts, self.replicas))
 
     async def mark_render(self, host: str) -> None:
         await self._run(self.core.mark_render(host))
 
     async def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
-        return await self._run(self.core.release(releases))
+        return await self._run(self.core.release(releases, self.replicas))
 
     async def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
         return await self._run(self.core.complete(completions))

@@ -30,7 +30,7 @@ from webtrawl.frontier.keys import (
 )
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
-from webtrawl.frontier.replicas import check_acks, replica_waits
+from webtrawl.frontier.replicas import replicated
 from webtrawl.frontier.resend import RecentCompletions
 from webtrawl.frontier.scripts import Arg, Call, Steps, T, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
@@ -119,11 +119,9 @@ class FrontierCore(Upkeep):
         calls = batch.calls(self.one_slot)
         if calls:
             adds = [self._add_call(segments) for segments in calls]
-            waits = replica_waits([c.keys[0] for c in adds], replicas, self.one_slot)
-            replies = yield [*adds, *waits]
-            check_acks(waits, replies[len(adds) :], replicas)
+            replies = yield from replicated(adds, replicas, self.one_slot)
             now = time.monotonic()
-            for segments, reply in zip(calls, replies[: len(adds)], strict=True):
+            for segments, reply in zip(calls, replies, strict=True):
                 for shard, wait_ms in batch.replies(segments, reply):
                     self.planner.hint(shard, now + wait_ms / 1000.0)
         result = batch.result
@@ -154,7 +152,9 @@ class FrontierCore(Upkeep):
         return script_call("add", self._sp[segments[0].shard] + "c", *args)
 
     # --- lease ----------------------------------------------------------------------------------------------
-    def lease(self, owner: str, max_hosts: int) -> Steps[list[Lease]]:
+    def lease(self, owner: str, max_hosts: int, replicas: int = 0) -> Steps[list[Lease]]:
+        """``replicas`` > 0: the leases are on that many replicas when this returns, so that a failover cannot give
+        a host a fetcher is fetching to another one (replicas.py)."""
         if not owner or " " in owner:
             raise ValueError(f"lease owner must be a non-empty word like 'node/f0', not {owner!r}")
         leases: list[Lease] = []
@@ -171,7 +171,7 @@ class FrontierCore(Upkeep):
                 )
                 for shard, n in plan
             ]
-            replies = yield calls
+            replies = yield from replicated(calls, replicas, self.one_slot)
             now = time.monotonic()
             for (shard, asked), reply in zip(plan, replies, strict=True):
                 got = (len(reply) - 2) // 5
@@ -196,9 +196,9 @@ class FrontierCore(Upkeep):
         return self.planner.next_due(time.monotonic())
 
     # --- release / complete ---------------------------------------------------------------------------------
-    def release(self, releases: Sequence[Release]) -> Steps[list[Held | Stale | None]]:
+    def release(self, releases: Sequence[Release], replicas: int = 0) -> Steps[list[Held | Stale | None]]:
         """Per release, the host's next lease if it asked to hold the host (a session) and one was due, STALE if
-        its lease had been taken back meanwhile, else None."""
+        its lease had been taken back meanwhile, else None. ``replicas``: as for :meth:`lease` (a held lease)."""
         s = self.settings
         groups: dict[int, list[Arg]] = defaultdict(list)
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into releases, in call order
@@ -216,9 +216,8 @@ class FrontierCore(Upkeep):
             return held
         shards = sorted(groups)
         header = (s.backoff_base_ms, s.backoff_max_ms, s.park_after, s.process_ttl_ms, self._lease_ttl())
-        replies = yield [
-            script_call("release", self._sp[sh] + "L", self._sp[sh], *header, *groups[sh]) for sh in shards
-        ]
+        calls = [script_call("release", self._sp[sh] + "L", self._sp[sh], *header, *groups[sh]) for sh in shards]
+        replies = yield from replicated(calls, replicas, self.one_slot)
         now = time.monotonic()
         for shard, reply in zip(shards, replies, strict=True):
             flat = reply[1] if isinstance(reply, list | tuple) and len(reply) > 1 else []

@@ -99,7 +99,7 @@ class RedisFrontier(CoreView):
         self.client = client
         self.core = core
         self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
-        self.replicas = 0  # add() waits for this many replicas (replicas.py)
+        self.replicas = 0  # add(), lease() and release() wait for this many replicas (replicas.py)
         self._recent: RecentCompletions | None = None  # a parser's completions, to send again if lost (resend.py)
 
     @classmethod
@@ -126,13 +126,13 @@ class RedisFrontier(CoreView):
         return self._run(self.core.add(urls, self.replicas))
 
     def lease(self, owner: str, max_hosts: int) -> list[Lease]:
-        return self._run(self.core.lease(owner, max_hosts))
+        return self._run(self.core.lease(owner, max_hosts, self.replicas))
 
     def mark_render(self, host: str) -> None:
         self._run(self.core.mark_render(host))
 
     def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
-        return self._run(self.core.release(releases))
+        return self._run(self.core.release(releases, self.replicas))
 
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
         answers = self._run(self.core.complete(completions, recent=self._recent))

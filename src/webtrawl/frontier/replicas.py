@@ -17,7 +17,7 @@ from typing import Any
 
 import redis
 
-from webtrawl.frontier.scripts import Call
+from webtrawl.frontier.scripts import Call, Steps
 
 log = logging.getLogger("webtrawl.frontier")
 
@@ -33,13 +33,43 @@ def replicas_of(client: Any, asked: int) -> int:
         return asked
     try:
         if hasattr(client, "get_primaries"):
-            infos = client.info("replication", target_nodes="primaries")
-            found = infos.values() if "connected_slaves" not in infos else [infos]
-            return min((int(info.get("connected_slaves", 0)) for info in found), default=0)
-        return int(client.info("replication").get("connected_slaves", 0))
-    except redis.ResponseError as exc:  # INFO not allowed (a managed service's ACL): no barrier unless asked
-        log.warning("cannot count the Redis replicas (%s): give --redis-replicas N for the replica barrier", exc)
-        return 0
+            return _fewest(client.info("replication", target_nodes="primaries"))
+        return _fewest(client.info("replication"))
+    except redis.ResponseError as exc:
+        return _no_info(exc)
+
+
+async def replicas_of_async(client: Any, asked: int) -> int:
+    """:func:`replicas_of` on an asyncio client (the fetchers')."""
+    if asked >= 0:
+        return asked
+    try:
+        if hasattr(client, "get_primaries"):
+            return _fewest(await client.info("replication", target_nodes="primaries"))
+        return _fewest(await client.info("replication"))
+    except redis.ResponseError as exc:
+        return _no_info(exc)
+
+
+def _fewest(infos: dict[str, Any]) -> int:
+    """The fewest connected replicas in one INFO reply or a cluster's per-node replies."""
+    found = infos.values() if "connected_slaves" not in infos else [infos]
+    return min((int(info.get("connected_slaves", 0)) for info in found), default=0)
+
+
+def _no_info(exc: BaseException) -> int:
+    """INFO not allowed (a managed service's ACL): no barrier unless asked."""
+    log.warning("cannot count the Redis replicas (%s): give --redis-replicas N for the replica barrier", exc)
+    return 0
+
+
+def replicated(calls: list[Call], replicas: int, cluster: bool) -> Steps[list[Any]]:
+    """The replies of ``calls`` (script runs), which with ``replicas`` > 0 are on that many replicas of each master
+    they went to when this returns (WAIT on the same connection, in the same pipeline), or one log line says not."""
+    waits = replica_waits([c.keys[0] for c in calls], replicas, cluster)
+    replies = yield [*calls, *waits]
+    check_acks(waits, replies[len(calls) :], replicas)
+    return replies[: len(calls)]
 
 
 def replica_waits(keys: Sequence[str], replicas: int, cluster: bool) -> list[Call]:

@@ -56,12 +56,21 @@ class Call:
         EVALSHA goes through ``execute_command``: redis-py's cluster pipelines block their ``evalsha`` method but
         route the raw command by its first key like any other.
         """
-        if self.script is None and self.near is not None and hasattr(pipe, "get_node_from_key"):
-            pipe.execute_command(*self.args, target_nodes=pipe.get_node_from_key(self.near))  # sync cluster
+        if self.script is None and self.near is not None and (cluster := _cluster_of(pipe)) is not None:
+            pipe.execute_command(*self.args, target_nodes=cluster.get_node_from_key(self.near))
         elif self.script is None:
             pipe.execute_command(*self.args)
         else:
             pipe.execute_command("EVALSHA", SCRIPTS[self.script].sha, len(self.keys), *self.keys, *self.args)
+
+
+def _cluster_of(pipe: Any) -> Any:
+    """The cluster client of a cluster pipeline (which routes a keyless command by the node given), else None: a
+    sync one is its own; an asyncio one holds it (``cluster_client`` since redis-py 6, ``_client`` before)."""
+    for client in (pipe, getattr(pipe, "cluster_client", None), getattr(pipe, "_client", None)):
+        if hasattr(client, "get_node_from_key"):
+            return client
+    return None
 
 
 T = TypeVar("T")
