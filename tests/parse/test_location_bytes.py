@@ -14,7 +14,7 @@ import pytest
 
 from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_raw
 from tests.parse.helpers import make_ctx
-from tests.politeness.test_robots import Clock, DictStore
+from tests.politeness.robots_env import Clock, DictStore
 from webtrawl.fetch import RobotsCache
 from webtrawl.fetch.pages import page_from
 from webtrawl.messages import Lease

@@ -15,7 +15,7 @@ import gzip
 import pytest
 
 from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_raw
-from tests.politeness.test_robots import Clock, DictStore
+from tests.politeness.robots_env import Clock, DictStore
 from webtrawl.fetch import RobotsCache
 
 ROBOTS_TTL = 1000.0

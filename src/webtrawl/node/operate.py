@@ -277,6 +277,11 @@ class Operations:
         )
         self.dashboard.publish(doc)
 
+    def report_proxies(self, down: int, fetchers: int) -> None:
+        """The ``proxy`` alert: ``down`` fetchers have no live --proxy (fetch/proxies.py)."""
+        message = f"no live proxy in {down} of {fetchers} fetchers: their requests fail with 'proxy'"
+        self.alerts.report("proxy", down > 0, down, 0, message if down else "a proxy answers again")
+
     def heartbeat_fields(self) -> dict[str, int | float | str]:
         """What the node adds to its heartbeat for ``trawl status``: output size, progress, alerts."""
         alerts = ",".join(sorted(self.alerts.active))

@@ -291,7 +291,7 @@ class Node:
                     away = dataclasses.replace(shown, extra={**shown.extra, "state": "paused: Redis out of reach"})
                     ops.publish(away, rates, self._node_stats())
                 if self.cfg.fetch.proxy:
-                    self._proxy_alert(ops)
+                    ops.report_proxies(self.fetcher_stats.without_proxy(), self.cfg.crawl.effective_fetchers())
                 if not self.stop_leasing.is_set():
                     crawl, elapsed = self.cfg.crawl, now - started
                     reason = (
@@ -341,13 +341,6 @@ class Node:
             ops.stop()
             if exporter is not None:
                 exporter.stop()
-
-    def _proxy_alert(self, ops: Operations) -> None:
-        """The ``proxy`` alert: a fetcher has no live --proxy (fetch/proxies.py)."""
-        down = self.fetcher_stats.without_proxy()
-        fetchers = self.cfg.crawl.effective_fetchers()
-        message = f"no live proxy in {down} of {fetchers} fetchers: their requests fail with 'proxy'"
-        ops.alerts.report("proxy", down > 0, down, 0, message if down else "a proxy answers again")
 
     def _node_stats(self) -> dict[str, int | float | str]:
         """This node's own numbers for its heartbeat (the frontier's counters are the whole crawl's)."""

@@ -1,0 +1,30 @@
+"""The checks across options that :func:`webtrawl.config.load` makes once every value is read (each value alone was
+checked as it was read, by its reader in :mod:`webtrawl.values`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from webtrawl.errors import ConfigError
+
+if TYPE_CHECKING:
+    from webtrawl.config import CrawlConfig
+
+
+def validate(cfg: CrawlConfig) -> None:
+    """Checks across options (each value alone was checked as it was read, by its reader in :mod:`webtrawl.values`)."""
+    out, ext = cfg.output, cfg.extraction
+    if not out.jsonl and not out.records_to:
+        raise ConfigError("--no-jsonl needs a --records-to sink: the page records must go somewhere")
+    if ext.extract and ext.spider:
+        raise ConfigError("--extract and --spider are two ways to extract: give one of them")
+    if ext.spider_arg and not ext.spider:
+        raise ConfigError("--spider-arg needs --spider: it sets an attribute of the spider")
+    if out.items_to and not ext.extracts_items():
+        raise ConfigError("--items-to needs --extract or --spider: without them a crawl has no items")
+    if ext.extracts_items() and not out.jsonl and not out.items_to:
+        raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
+    if (out.chunks_to and not ext.chunks) or ((out.changes_to or out.on_change) and not ext.changes):
+        raise ConfigError("--chunks-to needs --chunks SIZE, --changes-to and --on-change need --changes")
+    if ext.changes and cfg.discovery.recrawl_after <= 0:
+        raise ConfigError("--changes needs --recrawl-after: changes are found when pages are fetched again")
