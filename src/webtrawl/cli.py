@@ -119,11 +119,20 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
         "--serve", type=int, metavar="PORT", help="serve the whole crawl's web dashboard on PORT until Ctrl-C"
     )
     add_arguments(status, names=["ui_bind", "ui_token", "park_after"])
+    requeue = sub.add_parser(
+        "requeue",
+        help="queue again the URLs whose retries ran out (timeouts, refused connections, 5xx...) for the crawl's "
+        "next run: --out DIR for a crawl on this machine, --redis URL for a shared one",
+    )
+    requeue.add_argument("--out", type=Path, help="the output directory of a crawl on this machine")
+    requeue.add_argument(
+        "--errors", default="", metavar="REASONS", help="only these reasons, comma-separated (timeout,http-5xx,...)"
+    )
     stop = sub.add_parser(
         "stop", help="ask a crawl to drain and exit: --out DIR for a crawl on this machine, --redis URL for every node"
     )
     stop.add_argument("--out", type=Path, help="the output directory of a crawl running on this machine")
-    for admin in (status, stop):
+    for admin in (status, stop, requeue):
         admin.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
         add_arguments(admin, names=_ADMIN_OPTIONS)
 
@@ -197,6 +206,15 @@ def _cmd_stop(ns: argparse.Namespace) -> int:
     return stop(cfg)
 
 
+def _cmd_requeue(ns: argparse.Namespace) -> int:
+    from webtrawl.node.requeue import requeue_failed
+
+    cfg = _shared_config(ns, _ADMIN_OPTIONS)
+    reasons = [r.strip() for r in ns.errors.split(",") if r.strip()]
+    cluster = cfg.crawl.cluster if ns.cluster is not None else None  # else the crawl's saved one, as trawl status
+    return requeue_failed(ns.out, cfg.crawl.redis or None, cluster, reasons)
+
+
 def _crawl_config(ns: argparse.Namespace) -> CrawlConfig:
     """Flags over env over TOML over the settings saved by an earlier run of the same crawl (resume)."""
     from webtrawl.api.options import crawl_config
@@ -253,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"crawl": _cmd_crawl, "stats": _cmd_status}
     commands.update(node=_cmd_node, seed=_cmd_seed, status=_cmd_status, stop=_cmd_stop, export=_cmd_export)
     commands["try"] = _cmd_try
+    commands["requeue"] = _cmd_requeue
     try:
         if getattr(ns, "plugin_error", None):
             raise InputError(ns.plugin_error)

@@ -92,6 +92,9 @@ class Page(msgspec.Struct):
     # release was sent), in time.monotonic() seconds: system-wide, so the fetchers and parsers of a node share it.
     # A parser drops a page it could not store in time (parse/fence.py); 0: no deadline (not from a fetcher).
     keep_until: float = 0.0
+    # The fetch failed in a way worth trying again and its retries are used up: the frontier keeps the URL for
+    # ``trawl requeue`` (frontier/scripts/complete.lua)
+    retried_out: bool = False
 
     @property
     def rendered(self) -> bool:
@@ -107,6 +110,7 @@ class Completion(msgspec.Struct, frozen=True):
     url: str = ""  # with recrawl: the URL, its state in the recrawl set and when it is due (ms, epoch)
     recrawl: str = ""
     due_ms: int = 0
+    failed: str = ""  # the reason of a failure whose retries are used up: kept for ``trawl requeue``
 
 
 PAGE_ENCODER = msgspec.msgpack.Encoder()

@@ -28,6 +28,10 @@ PRIORITY_LEVELS = 4
 # Counters the scripts and the parsers both touch.
 QUEUED = "queued"
 INFLIGHT = "inflight"
+FAILED_KEPT = "failed-kept"  # URLs whose retries ran out, kept in SP err for ``trawl requeue`` (requeue.lua)
+
+# Per shard, a hash of those URLs: "<host>\n<rest>" -> "<reason>\n<entry>"
+FAILED = "err"
 
 # Why a host waits beyond its politeness gap: per shard, release.lua keeps the hosts it backed off (a failure) and
 # those waiting for a robots.txt retry in a zset of their own (host -> next-allowed ms), so the progress line can say
@@ -71,6 +75,8 @@ def lua_prelude() -> str:
         "R_FRONTIER_CAP": FRONTIER_CAP,
         "C_QUEUED": QUEUED,
         "C_INFLIGHT": INFLIGHT,
+        "C_FAILED_KEPT": FAILED_KEPT,
+        "FAILED": FAILED,
         "W_BACKOFF": WAIT_BACKOFF,
         "W_ROBOTS": WAIT_ROBOTS,
         "LEASE_REPLY": LEASE_REPLY,

@@ -145,6 +145,7 @@ class Visits:
             hold=hold,
         )
         self.args.report(fetched=1 if page.status else 0, ended=1)
+        page.retried_out = outcome is not None and outcome.retry  # else it would have been retried
         if isinstance(held, Stale):  # taken back while we were cut off from Redis: someone else fetches it now
             log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
             return None
@@ -222,7 +223,7 @@ class Visits:
             self.give_back_budget(1)  # after the release: if it fails, the caller's give-back returns the budget
             return
         detail = f"{detail} (tried {lease.retries + 1} times)"
-        await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail), HostOutcome(gap_ms))
+        await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail), HostOutcome(gap_ms, retry=True))
 
     async def handle(self, lease: Lease) -> None:
         """One leased URL, then the next ones of the same host while the frontier holds it for us."""

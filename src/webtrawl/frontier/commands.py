@@ -243,7 +243,7 @@ class FrontierCore(Upkeep):
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into completions, in call order
         for index, c in enumerate(completions):
             recrawl = (c.url, c.recrawl, c.due_ms) if c.recrawl else ("", "", 0)
-            groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl]
+            groups[c.shard] += [c.token, *_counter_args(c.counters), *recrawl, c.failed]
             members[c.shard].append(index)
         done: list[Stale | None] = [None] * len(completions)
         calls = self._per_call(sorted(groups))  # a call costs a script run and an HINCRBY per counter

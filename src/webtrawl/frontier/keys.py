@@ -48,6 +48,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP pw                   hash   (parsers, Redis with replicas) parser -> the number of its last completion call
                                    whose watermark check passed (on a plain Redis in shard 0's only): a number behind
                                    the parser's says a failover lost the calls after it (resend.py)
+    SP err                  hash   URLs whose retries ran out (complete.lua), for trawl requeue (requeue.lua):
+                                   "<host>\n<rest>" -> "<reason>\n<entry with no retries used>"
     SP lr                   hash   lease owner -> "<request id> <token>...": its last lease call that leased
                                    something; that call sent again after its reply was lost gets those leases back
                                    (those still held) instead of new ones. One field per fetcher that leased here

@@ -180,6 +180,9 @@ class RedisFrontier(CoreView):
     def is_finished(self) -> bool:
         return self._run(self.core.is_finished())
 
+    def requeue_failed(self, reasons: Sequence[str] = ()) -> int:
+        return self._run(self.core.requeue_failed(reasons))
+
     def requeue_due(self) -> int:
         return self._run(self.core.requeue_due())
 

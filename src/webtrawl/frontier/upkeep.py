@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from webtrawl.frontier.scripts import Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
+from webtrawl.names import FAILED
 
 _RECLAIM_BATCH = 1000
 
@@ -56,6 +57,27 @@ class Upkeep:
         ]
         replies = yield calls
         return sum(int(taken) for _, taken in replies)
+
+    def requeue_failed(self, reasons: Sequence[str] = ()) -> Steps[int]:
+        """``trawl requeue``: the URLs whose retries ran out (all, or those failed for one of ``reasons``) are
+        queued again, past the seen filter, with fresh retries (requeue.lua); returns how many."""
+        total = 0
+        wanted = ",".join(reasons)
+        cursors = {sh: "0" for sh in range(self.shards)}
+        while cursors:
+            shards = sorted(cursors)
+            keys = [self._sp[sh] + FAILED for sh in shards]
+            calls = [
+                script_call("requeue", key, self._sp[sh], cursors[sh], _RECLAIM_BATCH, wanted)
+                for sh, key in zip(shards, keys, strict=True)
+            ]
+            replies = yield calls
+            for sh, (cursor, queued) in zip(shards, replies, strict=True):
+                total += int(queued)
+                cursors[sh] = cursor.decode() if isinstance(cursor, bytes) else str(cursor)
+                if cursors[sh] == "0":
+                    del cursors[sh]
+        return total
 
     def requeue_due(self) -> Steps[int]:
         """Start a recrawl round: every URL of the recrawl set that is due goes back into its host's queue."""

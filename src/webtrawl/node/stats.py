@@ -60,6 +60,20 @@ def _saved_redis(out: Path, redis_url: str | None, cluster: bool | None) -> tupl
     return redis_url, cluster
 
 
+@contextlib.contextmanager
+def redis_of_out(out: Path | None, redis_url: str | None, cluster: bool | None) -> Iterator[tuple[str, bool]]:
+    """The Redis of the crawl in ``out`` (its saved one, its running embedded one, or the embedded one started just
+    for this), or ``redis_url`` without ``out``; and whether it is a cluster."""
+    if out is None:
+        yield str(redis_url), bool(cluster)
+        return
+    redis_url, on_cluster = _saved_redis(out, redis_url, cluster)
+    if on_cluster and not redis_url:
+        raise InputError("--redis URL of a cluster node is required with --cluster")
+    with _redis_for(out, redis_url) as url:
+        yield url, on_cluster
+
+
 def print_stats(
     out: Path, redis_url: str | None, *, as_json: bool = False, cluster: bool | None = None, host: str | None = None
 ) -> int:

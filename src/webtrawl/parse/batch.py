@@ -148,12 +148,13 @@ class PageBatches:
     def _completion(self, page: Page, out: Processed, counters: dict[str, int]) -> Completion:
         """The URL's completion; with --recrawl-after it also (re)enters the recrawl set, in the same step."""
         lease = page.lease
+        failed = (out.record.error or "failed") if page.retried_out else ""
         if self.discovery.recrawl_after > 0:
             base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
             state, due_ms = next_state(page, out.record, base)
             if state:
-                return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms)
-        return Completion(lease.token, lease.shard, counters)
+                return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms, failed)
+        return Completion(lease.token, lease.shard, counters, failed=failed)
 
     def _near_duplicates(self, processed: list[tuple[Page, Processed]]) -> list[tuple[str, int]]:
         """Flag pages within 3 bits of an earlier page (the shared index, or earlier in this batch); with

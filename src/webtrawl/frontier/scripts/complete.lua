@@ -2,10 +2,12 @@
 -- ARGV: default_gap_ms, watermark key ('' none), its field, the call's number, the number expected there ('' any:
 --   resend.py), then one segment per shard (several only on a plain Redis: one call per parser batch instead
 --   of one per shard; on a cluster a call holds the one shard of KEYS[1]'s slot): sp, N, {token, ncounters,
---   {name, n} * ncounters, url, recrawl state, due ms} * N; returns the indexes (1-based, in call order) of the
+--   {name, n} * ncounters, url, recrawl state, due ms, failed} * N; returns the indexes (1-based, in call order) of the
 --   completions discarded, after the watermark found ('' none). A negative N: the segment's completions are sent again after an outage (a failover may
 --   have lost them with the master's last writes): one whose lease is gone was done already (returned, not counted
 --   'stale-complete'); one done now counts 'recompleted'.
+-- A non-empty failed (a failure's reason, its retries used up) keeps the URL's entry in SP err for trawl requeue
+-- (requeue.lua): its field the host and the URL's rest, its value the reason and the entry with no retries used.
 -- A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step. The counters of
 -- all segments go to the first one's (every reader sums a counter over all shards).
 -- Fencing: a completion whose lease is gone is discarded, its counters and state too. The lease was taken back (its
@@ -35,8 +37,8 @@ while i <= #ARGV do
     local token = ARGV[i]
     local first_counter = i + 2
     local last = first_counter + 2 * tonumber(ARGV[i + 1])
-    local url, state, due = ARGV[last], ARGV[last + 1], ARGV[last + 2]
-    i = last + 3
+    local url, state, due, failed = ARGV[last], ARGV[last + 1], ARGV[last + 2], ARGV[last + 3]
+    i = last + 4
     index = index + 1
     local rec = redis.call('HGET', leases, token)
     if not rec then
@@ -52,8 +54,14 @@ while i <= #ARGV do
         redis.call('HSET', sp .. 'rc', url, state)
         redis.call('ZADD', sp .. 'due', due, url)
       end
-      local _, host = split_lease(rec)
+      local _, host, entry = split_lease(rec)
       local hk = sp .. 'h:' .. host
+      if failed ~= '' then
+        local d, h, _, rest = split_entry(entry)
+        if redis.call('HSET', sp .. FAILED, host .. '\n' .. rest, failed .. '\n' .. join_meta(d, h, 0) .. rest) == 1 then
+          count(C_FAILED_KEPT, 1)
+        end
+      end
       if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
         redis.call('HDEL', hk, 'l')
         if now < 0 then now = now_ms() end

@@ -1,0 +1,36 @@
+"""``trawl requeue``: the URLs whose retries ran out (a site down for a while: timeouts, refused connections, 5xx)
+go back to their queues, with fresh retries, for the crawl's next run (or the running one) to fetch again.
+
+The frontier keeps each such URL's queue entry when its page is completed (complete.lua, ``SP err``), so a spider's
+callback and data, the depth and the priority come back with it; the records keep their first outcome, and a new
+record follows it when the URL is fetched again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from webtrawl.errors import InputError
+from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.names import FAILED_KEPT
+from webtrawl.node.stats import redis_of_out
+
+
+def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None, reasons: Sequence[str]) -> int:
+    """Queue them again in the crawl of ``out`` (this machine's, live or stopped) or of ``redis_url``."""
+    if out is None and not redis_url:
+        raise InputError("trawl requeue needs --out DIR (a crawl on this machine) or --redis URL (a shared crawl)")
+    with redis_of_out(out, redis_url, cluster) as (url, on_cluster):
+        client = connect_sync(url, cluster=on_cluster)
+        try:
+            frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
+            queued = frontier.requeue_failed(reasons)
+            left = frontier.counters().get(FAILED_KEPT)
+        finally:
+            client.close()
+    which = f" that failed with {', '.join(reasons)}" if reasons else ""
+    print(f"queued {queued} URL(s){which} again; {left} other failed URL(s) kept")
+    if out is not None and queued:
+        print(f"resume the crawl to fetch them: trawl crawl --out {out}")
+    return 0

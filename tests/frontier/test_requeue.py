@@ -1,0 +1,55 @@
+"""``trawl requeue``'s frontier side: a URL whose retries ran out keeps its queue entry (complete.lua, SP err) until
+it is queued again, past the seen filter, with fresh retries and what it was queued with (depth, a spider's route)."""
+
+from __future__ import annotations
+
+from tests.fixtures.redis_fixtures import FrontierFactory
+from tests.frontier.helpers import actual, release
+from webtrawl.frontier import RedisFrontier
+from webtrawl.messages import Completion, Lease, NewUrl
+
+
+def _failed(f: RedisFrontier, lease: Lease, reason: str) -> None:
+    assert f.complete([Completion(lease.token, lease.shard, {"err:" + reason: 1}, failed=reason)]) == [None]
+
+
+def _leased(f: RedisFrontier) -> dict[str, Lease]:
+    leases = f.lease("n/f0", 10)
+    release(f, leases)
+    return {x.url: x for x in leases}
+
+
+def test_urls_whose_retries_ran_out_are_kept_and_queued_again_by_reason(frontier: FrontierFactory) -> None:
+    f = frontier()
+    route = '1:parse_item:{"sku": 7}'
+    f.add([NewUrl("http://a.test/x", depth=2, route=route), NewUrl("http://b.test/y"), NewUrl("http://c.test/z")])
+    got = _leased(f)
+    _failed(f, got["http://a.test/x"], "timeout")
+    _failed(f, got["http://b.test/y"], "http-5xx")
+    assert f.complete([Completion(got["http://c.test/z"].token, got["http://c.test/z"].shard)]) == [None]
+    assert f.counters().get("failed-kept") == 2 and actual(f) == (0, 0) and f.is_finished()
+
+    assert f.requeue_failed(["dns"]) == 0  # none failed so
+    assert f.requeue_failed(["timeout"]) == 1
+    again = _leased(f)
+    assert list(again) == ["http://a.test/x"]
+    first = got["http://a.test/x"]
+    lease = again["http://a.test/x"]
+    assert (lease.depth, lease.route, lease.retries) == (first.depth, first.route, 0)  # fresh retries, same route
+    f.complete([Completion(lease.token, lease.shard)])
+    assert f.requeue_failed() == 1 and f.requeue_failed() == 0  # each once
+    assert list(_leased(f)) == ["http://b.test/y"]
+    counters = f.counters()
+    assert (counters.get("failed-kept"), counters.get("requeued")) == (0, 2)
+
+
+def test_a_failure_kept_twice_is_one_url_and_a_stale_completion_keeps_nothing(frontier: FrontierFactory) -> None:
+    f = frontier()
+    f.add([NewUrl("http://a.test/x")])
+    lease = _leased(f)["http://a.test/x"]
+    _failed(f, lease, "timeout")
+    assert f.complete([Completion(lease.token, lease.shard, failed="timeout")]) != [None]  # its lease is gone
+    assert f.requeue_failed() == 1
+    lease = _leased(f)["http://a.test/x"]
+    _failed(f, lease, "reset")  # failed again after the requeue: kept again, once
+    assert f.counters().get("failed-kept") == 1 and f.requeue_failed(["reset"]) == 1

@@ -1,0 +1,93 @@
+"""``trawl requeue`` as a user meets it: a site answered 503 for a while, the crawl gave its pages up after their
+retries; once the site is back, ``trawl requeue --out`` and a resume fetch them, and the records say so."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.node.clusterrun import TRAWL
+from tests.node.crawlrun import Crawl, records
+
+_PAGES = ("/a", "/b")
+
+
+class _Site(ThreadingHTTPServer):
+    down = True  # its pages answer 503 (the home page and robots.txt do not)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Site
+
+    def do_GET(self) -> None:
+        if self.path == "/robots.txt":
+            self._answer(404, b"")
+        elif self.path == "/":
+            self._answer(200, b"<html><body>" + b"".join(b'<a href="%s">x</a>' % p.encode() for p in _PAGES))
+        elif self.path in _PAGES and self.server.down:
+            self._answer(503, b"down for maintenance")
+        else:
+            self._answer(200, b"<html><title>%s</title></html>" % self.path.encode())
+
+    def _answer(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def site() -> Iterator[_Site]:
+    server = _Site(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _requeue(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TRAWL, "requeue", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_pages_given_up_while_a_site_was_down_are_fetched_once_it_is_back(site: _Site, tmp_path: Path) -> None:
+    port = site.server_address[1]
+    out = tmp_path / "crawl"
+    args = [f"http://flaky.test:{port}/", "--resolve", "flaky.test=127.0.0.1", "--ip-allow", "127.0.0.0/8"]
+    args += ["--ports", str(port), "--delay", "0.05", "--max-retries", "1", "--backoff-base", "0.05"]
+    args += ["--fetchers", "1", "--parsers", "1"]
+    crawl = Crawl(out, args)
+    assert crawl.wait(120) == 0, crawl.log()[-3000:]
+    failed = {r["url"].split(str(port))[1]: r["error"] for r in records(out) if r["error"]}
+    assert failed == {"/a": "http-5xx", "/b": "http-5xx"}
+
+    none = _requeue("--out", str(out), "--errors", "timeout,reset")
+    assert none.returncode == 0 and "queued 0 URL(s) that failed with timeout, reset again; 2 other" in none.stdout
+    site.down = False
+    done = _requeue("--out", str(out))
+    assert done.returncode == 0 and "queued 2 URL(s) again; 0 other failed URL(s) kept" in done.stdout, done
+    assert f"trawl crawl --out {out}" in done.stdout
+
+    resumed = Crawl(out, args)
+    assert resumed.wait(120) == 0, resumed.log()[-3000:]
+    latest = {r["url"].split(str(port))[1]: (r["status"], r["error"]) for r in records(out)}
+    assert latest == {"/": (200, None), "/a": (200, None), "/b": (200, None)}  # the second records come last
+    assert len(records(out)) == 5
+
+
+def test_requeue_without_a_crawl_is_one_error_line(tmp_path: Path) -> None:
+    result = _requeue()
+    assert result.returncode != 0 and result.stderr.startswith("trawl: error: trawl requeue needs --out DIR")
+    result = _requeue("--out", str(tmp_path / "nothing"))
+    assert result.returncode != 0 and result.stderr.strip().count("\n") == 0 and "holds no crawl" in result.stderr
