@@ -107,6 +107,8 @@ def test_seeds_outside_a_spiders_allowed_domains_are_dropped_as_scrapys_offsite_
     assert not [r for r in result.records() if "offsite.test" in r["url"]]
     dropped = [json.loads(line) for path in out_files(out, "dropped") for line in path.read_text().splitlines()]
     assert {"url": offsite, "reason": "scope", "parent": "", "depth": 0} in dropped
+    scoped = [d for d in dropped if d["reason"] == "scope"]
+    assert result.stats["drop:scope"] == len(scoped)  # the seed counted as the parsers count the links they drop
 
 
 def test_a_spider_whose_every_seed_is_outside_its_allowed_domains_stops_in_one_line(

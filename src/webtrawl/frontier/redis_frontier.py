@@ -180,6 +180,9 @@ class RedisFrontier(CoreView):
     def is_finished(self) -> bool:
         return self._run(self.core.is_finished())
 
+    def count(self, counters: dict[str, int]) -> None:
+        self._run(self.core.count(counters))
+
     def requeue_failed(self, reasons: Sequence[str] = ()) -> int:
         return self._run(self.core.requeue_failed(reasons))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from webtrawl.frontier.scripts import Steps, script_call
+from webtrawl.frontier.scripts import Call, Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.names import FAILED
 
@@ -57,6 +57,10 @@ class Upkeep:
         ]
         replies = yield calls
         return sum(int(taken) for _, taken in replies)
+
+    def count(self, counters: dict[str, int]) -> Steps[None]:
+        """Counters of work done outside the scripts (seeds a node dropped), on the first shard (readers sum them)."""
+        yield [Call(("HINCRBY", self._sp[0] + "c", name, n)) for name, n in counters.items() if n]
 
     def requeue_failed(self, reasons: Sequence[str] = ()) -> Steps[int]:
         """``trawl requeue``: the URLs whose retries ran out (all, or those failed for one of ``reasons``) are

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from webtrawl.config import CrawlConfig, ExtractionOptions, option_value, to_saved
-from webtrawl.errors import InputError
+from webtrawl.errors import InputError, ScopeError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
 from webtrawl.messages import NewUrl
+from webtrawl.names import counter_for
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, seed_url, sitemap_seeds
@@ -154,6 +155,7 @@ def seed(
             if kept:
                 frontier.add(kept)
             new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
+    frontier.count({counter_for(ScopeError.reason): scope.dropped})  # as the parsers count the links they drop
     if stopped():
         return []
     if new_seeds:
