@@ -31,7 +31,7 @@ from webtrawl.frontier.keys import (
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.replicas import replicated
-from webtrawl.frontier.resend import RecentCompletions
+from webtrawl.frontier.resend import WATERMARKS, RecentCompletions
 from webtrawl.frontier.scripts import Arg, Call, Steps, T, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.frontier.upkeep import Upkeep
@@ -272,11 +272,11 @@ class FrontierCore(Upkeep):
         if recent is None:
             return ("", "", 0, "")
         shard = self._mark_shard(call)
-        return (self._sp[shard] + "pw", recent.name, recent.next_seq(), recent.expected(shard))
+        return (self._sp[shard] + WATERMARKS, recent.name, recent.next_seq(), recent.expected(shard))
 
     def watermarks(self, shards: Sequence[int], recent: RecentCompletions) -> Steps[None]:
         """An idle parser's read of its completion watermarks (resend.py)."""
-        replies = yield [Call(("HGET", self._sp[sh] + "pw", recent.name)) for sh in shards]
+        replies = yield [Call(("HGET", self._sp[sh] + WATERMARKS, recent.name)) for sh in shards]
         for shard, found in zip(shards, replies, strict=True):
             recent.checked(shard, int(found) if found else None)
 

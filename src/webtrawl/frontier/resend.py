@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from webtrawl.messages import Completion
 
+WATERMARKS = "pw"  # per shard, a hash: parser -> the number of its last completion call that found what it expected
 WINDOW_S = 30.0  # far past the replication lag of a working replica (milliseconds): older calls are replicated
 _IDLE_CHECK_S = 1.0  # an idle parser reads its watermarks this often (while it holds completions)
 
