@@ -5,13 +5,18 @@ from __future__ import annotations
 import csv
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pyarrow.parquet as pq
 import pytest
+import redis
 
+from tests.fixtures.redis_fixtures import delete_prefix
 from tests.store.sinkdata import ctx, page, products, store
+from webtrawl.parse.columns import RedisColumnTypes
 from webtrawl.store.batchlog import Marked, rollback
 from webtrawl.store.registry import open_sink, seal_left_open
 from webtrawl.store.sinks.csvsink import seal_csv_dir
@@ -156,3 +161,28 @@ def test_parquet_files_of_two_parsers_agree_on_a_fields_type(tmp_path: Path) -> 
         (None, '{"price":"n/a"}'),
         (None, '{"price":"cheap"}'),
     ]
+
+
+def test_parquet_files_of_two_nodes_agree_on_a_fields_type_through_the_crawls_redis(
+    tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    """Two nodes of a shared crawl each typed a new field by their own first page (their own out directories): a
+    field that was a number on one and text on the other made their files unreadable together. A parser's sinks
+    agree through the crawl's Redis (parse/columns.py), as the parsers of one node do through its out."""
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    shared = RedisColumnTypes(redis_client, prefix)
+    try:
+        nodes = [tmp_path / "node1", tmp_path / "node2"]
+        sinks = [
+            open_sink(f"parquet:{out / 'pq'}", "items", msgspec.structs.replace(ctx(out, chunk=1), columns=shared))
+            for out in nodes
+        ]
+        store(sinks[0], [page("http://a.test/1", [{"price": 1.5, "n": 1}])])
+        store(sinks[1], [page("http://a.test/2", [{"price": "n/a", "n": 2}])])
+        for sink in sinks:
+            sink.close()
+        table = pq.read_table([str(path) for out in nodes for path in sorted((out / "pq").glob("*.parquet"))])
+        rows = sorted(table.to_pylist(), key=lambda row: row["n"])
+        assert [(row["price"], row["_extra"]) for row in rows] == [(1.5, None), (None, '{"price":"n/a"}')]
+    finally:
+        delete_prefix(redis_client, prefix)

@@ -9,6 +9,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    canon_version, created,
                                    politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
+    P:{P:g}:columns:<scope> hash   (Parquet outputs) column name digest -> its type, as the first writer of the crawl
+                                   gave it (parse/columns.py); scope: parquet:items, parquet:records
     P:{P:g}:start           string a spider's start_requests(): "done", or the node id running it (node/startreqs.py)
     P:ready                 channel (pub/sub, plain Redis only) "SP\nms\n...": the shards an add made hosts ready in
                                    and how long until the earliest is due; fetchers listen (async_frontier.py)

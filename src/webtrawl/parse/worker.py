@@ -21,6 +21,7 @@ from webtrawl.messages import Page
 from webtrawl.pagepipe import PageReceiver
 from webtrawl.parse.args import ParserArgs
 from webtrawl.parse.batch import PageBatches
+from webtrawl.parse.columns import RedisColumnTypes
 from webtrawl.parse.fence import keep_margin
 from webtrawl.parse.process import ParseContext
 from webtrawl.parse.scope import Scope
@@ -133,8 +134,10 @@ class _Parser:
         if self.frontier.replicas > 0:  # a failover may lose completions (resend.py); without replicas, none
             self.frontier.keep_completions(prefix)
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
+        out = args.output
+        columns = RedisColumnTypes(self.frontier.client, settings.prefix)  # every node's files typed alike
         sink_ctx = SinkContext(
-            args.out_dir, prefix, crawl, args.output.jsonl_chunk, args.output.warc_max_bytes, args.output.encrypt_to
+            args.out_dir, prefix, crawl, out.jsonl_chunk, out.warc_max_bytes, out.encrypt_to, columns=columns
         )
         # listening before the batch log is settled: a restarted fetcher's barrier then waits for it (pagesend.py)
         self.receiver = PageReceiver(args.socket_path)

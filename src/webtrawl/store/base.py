@@ -138,6 +138,15 @@ class PageOutput(msgspec.Struct):
     changes: list[Change] = msgspec.field(default_factory=list)
 
 
+class ColumnTypes(Protocol):
+    """Where the writers of a crawl agree on the type of each column of their files (Parquet): a parser's is the
+    crawl's Redis, shared by every node (parse/columns.py)."""
+
+    def agree(self, scope: str, wanted: dict[str, str]) -> dict[str, str]:
+        """Each key's type as the first writer that asked gave it (``wanted`` for those new to all)."""
+        ...
+
+
 class SinkContext(msgspec.Struct, frozen=True):
     """What a sink is built with, inside the parser process that uses it."""
 
@@ -147,6 +156,7 @@ class SinkContext(msgspec.Struct, frozen=True):
     chunk: int = 10_000  # rows per rotated file, for file sinks
     warc_max_bytes: int = 1 << 30  # WARC files rotate at this size
     encrypt_to: tuple[str, ...] = ()  # age public keys the files are encrypted to (--encrypt-to)
+    columns: ColumnTypes | None = None  # the crawl-wide column types (none: this node's own, in out_dir)
 
     def recipients(self) -> list[Any]:
         """The ``encrypt_to`` keys as pyrage recipients (none: files are written plain)."""

@@ -12,11 +12,12 @@ sealed ``<prefix>-<seq>.parquet.age`` is the same conversion, made in memory, so
 
 Columns are typed like the table sinks' (:mod:`.schema`): string, int64, double, bool, and JSON text (string) for
 lists and objects; a value that does not fit its column goes to ``_extra`` (JSON text). The parser processes of a
-node agree on a column's type through ``<out>/.parquet-columns/<digest of DIR>.json`` (under a lock, only when a
-field is new to one of them):
-the first to see a field types it for all, so a field that is a number on one's first page and text on another's is
-one type in every file and ``pyarrow.parquet.read_table(DIR)`` reads them all (it refused the mix). Files may still
-differ in columns; readers merge them by name (DuckDB ``union_by_name``, Spark ``mergeSchema``).
+crawl agree on a column's type, only when a field is new to one of them, through the crawl's Redis (``ctx.columns``,
+shared by every node: their files are read together) or, without one (``trawl export``), through
+``<out>/.parquet-columns/<digest of DIR>.json`` under a lock: the first to see a field types it for all, so a field
+that is a number on one's first page and text on another's is one type in every file and
+``pyarrow.parquet.read_table`` reads them all (it refused the mix). Files may still differ in columns; readers merge
+them by name (DuckDB ``union_by_name``, Spark ``mergeSchema``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.formats.sinkurl import SinkUrl
 from webtrawl.optional import optional_import
-from webtrawl.store.base import PageOutput, Sink, SinkContext
+from webtrawl.store.base import ColumnTypes, PageOutput, Sink, SinkContext
 from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
 from webtrawl.store.sinks.files import SeriesSink, cut, resume_series, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
@@ -70,6 +71,8 @@ class ParquetSink(SeriesSink):
         self.schema = Schema(keys_of(what))
         where = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:16]
         self._columns = ctx.out_dir / ".parquet-columns" / f"{where}.json"  # the column types the writers agreed on
+        self._shared = ctx.columns
+        self._scope = f"parquet:{what}"
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         self.write_rows(self.rows(batch))
@@ -80,8 +83,11 @@ class ParquetSink(SeriesSink):
         pa = self._pa
         need = self.schema.missing(rows.rows)
         if need:
-            with contextlib.suppress(PermissionError):  # an export from a crawl directory it may not write to
-                need = _agreed(self._columns, need)
+            if self._shared is not None:
+                need = _agreed_with(self._shared, self._scope, need)
+            else:
+                with contextlib.suppress(PermissionError):  # an export from a crawl directory it may not write to
+                    need = _agreed(self._columns, need)
             self.schema.add(need)
         names, cells = self.schema.cells(rows.rows)
         fields = [pa.field(n, _arrow_type(self.schema.columns[n])) for n in names]
@@ -94,12 +100,23 @@ class ParquetSink(SeriesSink):
         self.file.write(_FRAME.pack(len(frame)) + frame, len(cells))
 
 
+def _digests(need: dict[str, Kind]) -> dict[str, str]:
+    """Column names as digests: a field's name can be a page's text, which ``--encrypt-to`` keeps off the disk."""
+    return {name: hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32] for name in need}
+
+
+def _agreed_with(shared: ColumnTypes, scope: str, need: dict[str, Kind]) -> dict[str, Kind]:
+    """The types of the new columns ``need`` as the crawl's writers agreed on them (the first to add one typed it)."""
+    keys = _digests(need)
+    known = shared.agree(scope, {keys[name]: kind.value for name, kind in need.items()})
+    return {name: Kind(known[keys[name]]) for name in need}
+
+
 def _agreed(path: Path, need: dict[str, Kind]) -> dict[str, Kind]:
     """The types of the new columns ``need`` as the directory's writers agreed on them in ``path`` (the first to add
-    a column typed it), recording those that are new to all of them. Names are kept as digests: a field's name can
-    be a page's text, which ``--encrypt-to`` keeps off the disk."""
+    a column typed it), recording those that are new to all of them."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    keys = {name: hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32] for name in need}
+    keys = _digests(need)
     with path.with_suffix(".lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         known: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
