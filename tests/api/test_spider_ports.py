@@ -5,6 +5,7 @@ expects."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,9 @@ from tests.extract.shop import (
     StartRequestsShop,
     StartsBadly,
 )
+from tests.fixtures.restartable_redis import RestartableRedis
 from tests.fixtures.shop_web import ShopWeb
+from tests.node.clusterrun import TRAWL
 from webtrawl import Crawler, InputError, Spider
 from webtrawl.frontier.connect import connect_sync
 from webtrawl.node.redis_server import EmbeddedRedis
@@ -154,3 +157,23 @@ def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(
     ):
         Crawler(StartsBadly, out=out, **shop_options(shop_web, urls=[])).run()
     assert not (out / "redis").exists()  # nothing started
+
+
+def test_a_seed_trawl_seed_queued_outside_a_spiders_allowed_domains_is_not_fetched(
+    shop_web: ShopWeb, tmp_path: Path, restartable_redis: RestartableRedis
+) -> None:
+    """A shared crawl seeded with ``trawl seed`` (which loads no spider) fetched a seed on another host although the
+    nodes' spider keeps to allowed_domains: the check a node makes of its own seeds never saw it. The fetchers make
+    it too, on seeds (depth 0): no request, a record refused for scope."""
+    offsite = shop_web.url("/").replace("//shop.test", "//offsite.test")
+    seeded = subprocess.run(
+        [*TRAWL, "seed", "--redis", restartable_redis.url, "--url", shop_web.url("/"), "--url", offsite],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    options = shop_options(shop_web, urls=[], redis=restartable_redis.url)
+    result = Crawler(PortedShop, out=tmp_path / "node1", **options).run()
+    check_shop(shop_web, result)
+    assert [r["error"] for r in result.records() if "offsite.test" in r["url"]] == ["scope"]  # fetched: None

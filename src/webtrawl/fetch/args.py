@@ -49,6 +49,9 @@ class FetcherArgs:
     pauses: tuple[multiprocessing.synchronize.Event, ...] = ()
     # what the user's extraction rules ask of requests (webtrawl.extract.hints: fetch does not import extract)
     hints: HintsFactory | None = None
+    # a spider's allowed_domains: a seed outside them (one 'trawl seed' queued, which no node's check saw) is not
+    # fetched but recorded as refused for scope, as the parsers drop such links (node/seedscope.py for a node's own)
+    allowed_domains: tuple[str, ...] = ()
 
     def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0, no_proxy: bool | None = None) -> None:
         """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""

@@ -22,7 +22,8 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from webtrawl.errors import PolicyError, RedisUnavailable, TransportError, TurnTimeout
+from webtrawl.domains import domain_names, in_domains
+from webtrawl.errors import PolicyError, RedisUnavailable, ScopeError, TransportError, TurnTimeout
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs
 from webtrawl.fetch.base import FetcherBusy, FetchRequest
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
@@ -58,6 +59,7 @@ class Visits:
         self._unreleased: set[str] = set()  # tokens of leases this process holds and has not released yet
         self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
         self._signals_at, self._signalled = 0.0, False  # see _stop_or_pause
+        self._domains = domain_names(args.allowed_domains)
 
     def take_budget(self, wanted: int) -> int:
         budget = self.args.budget
@@ -280,6 +282,10 @@ class Visits:
     async def _handle_one(self, lease: Lease, session: int) -> Held | None:
         parts = urlsplit(lease.url)
         origin = f"{parts.scheme}://{parts.netloc}"
+        if self._domains and lease.depth == 0 and not in_domains(parts.hostname or "", self._domains):
+            detail = "a seed outside the spider's allowed_domains"  # links were kept to them by the parsers
+            await self._finish(lease, Page(lease=lease, error=ScopeError.reason, error_detail=detail))
+            return None
         if self.deps.gate is not None:
             wait_ms = await self.deps.gate.take(lease)
             if wait_ms:  # another host name on this address has a request in flight or its gap is running

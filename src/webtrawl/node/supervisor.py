@@ -229,6 +229,7 @@ class Node:
                 budget=self.budget.shared,
                 stats=self.fetcher_stats.array,
                 pauses=(self.memory_guard.pause, self.disk_full, self.redis_full),
+                allowed_domains=self.allowed_domains,
             )
             self.children.add(Child("fetcher", i, "webtrawl.fetch.worker:run_fetcher", fargs, log_setup=self.log_setup))
 
