@@ -11,10 +11,13 @@ import webtrawl
 PUBLIC = [
     "ConfigError",
     "CrawlResult",
+    "CrawlSpider",
     "Crawler",
     "Follow",
     "InputError",
+    "LinkExtractor",
     "Page",
+    "Rule",
     "Spider",
     "StateError",
     "WebtrawlError",

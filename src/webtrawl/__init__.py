@@ -18,12 +18,15 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from webtrawl.api import Crawler, CrawlResult
     from webtrawl.errors import ConfigError, InputError, StateError, WebtrawlError
-    from webtrawl.extract import Follow, Page, Spider
+    from webtrawl.extract import CrawlSpider, Follow, LinkExtractor, Page, Rule, Spider
 
 _WHERE = {
     "Crawler": "webtrawl.api",
     "CrawlResult": "webtrawl.api",
+    "CrawlSpider": "webtrawl.extract",
     "Follow": "webtrawl.extract",
+    "LinkExtractor": "webtrawl.extract",
+    "Rule": "webtrawl.extract",
     "Page": "webtrawl.extract",
     "Spider": "webtrawl.extract",
     "ConfigError": "webtrawl.errors",
@@ -36,10 +39,13 @@ __getattr__ = lazy_exports(__name__, _WHERE)
 __all__ = [
     "ConfigError",
     "CrawlResult",
+    "CrawlSpider",
     "Crawler",
     "Follow",
     "InputError",
+    "LinkExtractor",
     "Page",
+    "Rule",
     "Spider",
     "StateError",
     "WebtrawlError",

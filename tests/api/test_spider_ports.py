@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tests.extract.shop import (
     ApiShop,
     AsyncStartShop,
     CategoryShop,
+    CrawlShop,
     KwargsShop,
     PortedShop,
     StartRequestsShop,
@@ -177,3 +179,16 @@ def test_a_seed_trawl_seed_queued_outside_a_spiders_allowed_domains_is_not_fetch
     result = Crawler(PortedShop, out=tmp_path / "node1", **options).run()
     check_shop(shop_web, result)
     assert [r["error"] for r in result.records() if "offsite.test" in r["url"]] == ["scope"]  # fetched: None
+
+
+def test_a_scrapy_crawlspider_with_rules_scrapes_the_shop(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """A CrawlSpider ported with its rules (Rule, LinkExtractor): was refused (no such class). The listings are
+    followed, every product is an item once with the rule's cb_kwargs, and a link no rule matches is not fetched."""
+    result = Crawler(CrawlShop, out=tmp_path / "crawl", **shop_options(shop_web)).run()
+    items = list(result.items())
+    assert Counter(item["url"] for item in items) == {url: 1 for url in shop_web.category_of}
+    for item in items:
+        number = item["url"].rsplit("/", 1)[1]
+        assert item["fields"] == {"name": f"Product {number}", "shop": "the shop", "callback": "parse_rule"}
+    fetched = {r["url"].split(str(shop_web.port))[1] for r in result.records()}
+    assert "/about" not in fetched and "/c/0/1" in fetched

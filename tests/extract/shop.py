@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
-from webtrawl.extract import Follow, Page, Spider
+from webtrawl.extract import CrawlSpider, Follow, LinkExtractor, Page, Rule, Spider
 
 
 class ShopSpider(Spider):
@@ -233,3 +233,22 @@ def plain(page: Page) -> Iterator[Any]:
     yield Follow("/with-data", data={"from": page.url})
     if page.url.endswith("/named"):
         yield Follow("/x", callback="parse_product")
+
+
+class CrawlShop(CrawlSpider):
+    """Ported from Scrapy's CrawlSpider: rules say which links to follow (the listings) and which pages are items
+    (the products, with the rule's cb_kwargs); the home page's other links (/about) match no rule."""
+
+    name = "crawlshop"
+    allowed_domains = ["shop.test"]
+    rules = (
+        Rule(LinkExtractor(allow=r"/c/\d+/\d+$")),
+        Rule(
+            LinkExtractor(allow=(r"/p/\d+$", r"/go/\d+$"), restrict_css="ul"),
+            callback="parse_item",
+            cb_kwargs={"shop": "the shop"},
+        ),
+    )
+
+    def parse_item(self, page: Page, shop: str) -> Iterator[Any]:
+        yield {"name": page.css("h1.name::text").get(), "shop": shop, "callback": page.callback}
