@@ -16,6 +16,7 @@ from tests.extract.shop import (
     ApiShop,
     AsyncStartShop,
     CategoryShop,
+    ClosingShop,
     CrawlShop,
     KwargsShop,
     PortedShop,
@@ -192,3 +193,19 @@ def test_a_scrapy_crawlspider_with_rules_scrapes_the_shop(shop_web: ShopWeb, tmp
         assert item["fields"] == {"name": f"Product {number}", "shop": "the shop", "callback": "parse_rule"}
     fetched = {r["url"].split(str(shop_web.port))[1] for r in result.records()}
     assert "/about" not in fetched and "/c/0/1" in fetched
+
+
+def test_a_spiders_closed_is_called_in_each_parser_with_scrapys_reason(
+    shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scrapy's ``closed(reason)`` (a spider closing the connection or file its __init__ opened) was never called.
+    Each parser process's spider is told when the process ends: ``finished`` when the crawl has nothing left,
+    ``shutdown`` when it stops before (here --max-pages)."""
+    closed = tmp_path / "closed.txt"
+    monkeypatch.setenv("SHOP_CLOSED", str(closed))
+    result = Crawler(ClosingShop, out=tmp_path / "crawl", **shop_options(shop_web)).run()
+    check_shop(shop_web, result)
+    assert closed.read_text().split() == ["finished", "finished"]  # two parsers
+    closed.unlink()
+    Crawler(ClosingShop, out=tmp_path / "stopped", max_pages=3, **shop_options(shop_web)).run()
+    assert closed.read_text().split() == ["shutdown", "shutdown"]

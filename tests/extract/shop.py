@@ -252,3 +252,11 @@ class CrawlShop(CrawlSpider):
 
     def parse_item(self, page: Page, shop: str) -> Iterator[Any]:
         yield {"name": page.css("h1.name::text").get(), "shop": shop, "callback": page.callback}
+
+
+class ClosingShop(ShopSpider):
+    """Scrapy's ``closed(reason)``: each parser process's spider writes its reason to the file ``SHOP_CLOSED``."""
+
+    def closed(self, reason: str) -> None:
+        with open(os.environ["SHOP_CLOSED"], "a") as log:
+            log.write(f"{reason}\n")

@@ -106,6 +106,14 @@ class Extractor(Protocol):
 
 
 @runtime_checkable
+class Closing(Protocol):
+    """Optional: told once, in each parser process, that the process ends (a spider's Scrapy ``closed(reason)``):
+    ``finished`` when the crawl has nothing left, else ``shutdown`` (a stop, ``--max-pages``, a drain)."""
+
+    def close(self, reason: str) -> None: ...
+
+
+@runtime_checkable
 class RequestHints(Protocol):
     """Optional: what the fetcher asks an extractor (``extract/hints.py``). The fetcher builds its own copy of the
     extractor and calls these there, so they must have no effects (callbacks never implement them)."""

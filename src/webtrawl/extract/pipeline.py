@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from webtrawl.errors import UserCodeError
-from webtrawl.extract.base import Extractor, ExtractResult, RecrawlHints, StartRequest, StartRequests
+from webtrawl.extract.base import Closing, Extractor, ExtractResult, RecrawlHints, StartRequest, StartRequests
 from webtrawl.extract.callback import is_callback_spec, load_callback
 from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
@@ -77,6 +77,16 @@ class Extraction:
         if (self.text or self.markdown) and html:
             self._text(doc, record)
         return result
+
+    def close(self, reason: str) -> None:
+        """The parser process ends: an extractor that wants to know (a spider's ``closed``) is told; one that
+        fails is logged, as a page's callback would be, and the process ends as it would have."""
+        if isinstance(self.extractor, Closing):
+            try:
+                with time_limit(self.timeout):
+                    self.extractor.close(reason)
+            except (Exception, TimeLimit):
+                log.exception("%s: closing it failed", self.extractor.name)
 
     def start_requests(self) -> list[StartRequest]:
         """A spider's seeds (its start_requests(), by default its start_urls); none for other extractors."""

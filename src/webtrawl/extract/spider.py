@@ -148,6 +148,12 @@ class SpiderExtractor:
             raise InputError(f"--spider {self.name}: {what} yielded {follow!r}: {exc}") from None
         return StartRequest(follow.url, route, -1 if follow.priority is None else follow.priority)
 
+    def close(self, reason: str) -> None:
+        """Scrapy's ``closed(reason)`` of the spider, if it has one: this parser process's instance ends."""
+        closed = getattr(self.spider, "closed", None)
+        if callable(closed):
+            closed(reason)
+
     def extract(self, doc: Document) -> ExtractResult:
         page = Page(doc, self.spider.follow_page_links)
         method, params = self._callback_params(page.callback)

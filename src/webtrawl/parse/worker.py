@@ -193,3 +193,12 @@ class _Parser:
             self.receiver.close()
             self.output.close()
             self.batch_log.close()
+            if self.ctx.extraction is not None:
+                self.ctx.extraction.close(self._end_reason())
+
+    def _end_reason(self) -> str:
+        """Scrapy's close reason for a spider's ``closed``: ``finished`` when the crawl has nothing left."""
+        try:
+            return "finished" if self.frontier.is_finished() else "shutdown"
+        except Exception:  # Redis away at the end: the crawl was not seen to finish
+            return "shutdown"
