@@ -249,7 +249,8 @@ class Node:
 
     def _watch(self, frontier: RedisFrontier) -> int:
         ops_cfg = self.cfg.operations
-        display = ProgressDisplay(ops_cfg.progress, line_format=self.log_setup.progress_line())
+        embedded = None if self.configure_logging else logging.getLogger("webtrawl.progress")  # the app's logging
+        display = ProgressDisplay(ops_cfg.progress, line_format=self.log_setup.progress_line(), logger=embedded)
         restore_logging = log_through(display, ops_cfg.log_format) if self.configure_logging else lambda: None
         ops = self.ops
         assert ops is not None
