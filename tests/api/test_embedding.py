@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.api.helpers import shop_options
-from tests.api.pages import Shop
+from tests.api.pages import Shop, title
 from tests.fixtures.shop_web import ShopWeb
-from webtrawl import Crawler
+from webtrawl import ConfigError, Crawler
 
 
 def test_progress_lines_go_to_the_webtrawl_logger_not_to_stderr(
@@ -28,3 +28,49 @@ def test_progress_lines_go_to_the_webtrawl_logger_not_to_stderr(
     lines = [r.getMessage() for r in caplog.records if r.name == "webtrawl.progress"]
     assert lines and all(r.levelno == logging.INFO for r in caplog.records if r.name == "webtrawl.progress")
     assert re.search(r"\bfetched=3 .*state=stopped$", lines[-1])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"fetcher": ["tests.fixtures.nowhere:Fetcher"]},
+            r"^--fetcher tests\.fixtures\.nowhere:Fetcher: cannot import",
+        ),
+        (
+            {"fetcher": ["tests.fixtures.userfetcher:Nope"]},
+            r"^--fetcher .*: tests\.fixtures\.userfetcher has no 'Nope'$",
+        ),
+        ({"items_to": ["tests.fixtures.nowhere:Sink"]}, r"^--items-to tests\.fixtures\.nowhere:Sink: cannot import"),
+        (
+            {"records_to": ["tests.fixtures.usersink:Nope"]},
+            r"^--records-to .*: tests\.fixtures\.usersink has no 'Nope'$",
+        ),
+    ],
+)
+def test_a_plugin_that_does_not_import_is_a_config_error_at_once(
+    options: dict[str, list[str]], message: str, tmp_path: Path
+) -> None:
+    """A fetcher or sink named by an import path that names nothing raised an InputError, which is not the
+    ValueError (ConfigError) the README promises for every bad option."""
+    out = tmp_path / "crawl"
+    with pytest.raises(ConfigError, match=message):
+        Crawler(title, out=out, urls=["http://site0.test/"], **options)
+    assert not out.exists()
+
+
+def test_a_user_fetcher_given_options_its_class_does_not_take_is_a_config_error_at_once(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """A sink's options were checked against its class at start, a fetcher's were not: the crawl started and every
+    fetcher process died on the same TypeError (its traceback printed three times) before run() raised."""
+    out, log = tmp_path / "crawl", tmp_path / "fetched.txt"
+    spec = f"tests.fixtures.userfetcher:LoggingFetcher?path={log}&retries=3"
+    with pytest.raises(ConfigError, match=r"^--fetcher .*\?path=.*&retries=3: .*\(ctx, \*\*options\): .*'retries'$"):
+        Crawler(Shop, out=out, fetcher=[spec], **shop_options(shop_web))
+    with pytest.raises(ConfigError, match=r"^--fetcher .*LoggingFetcher: .*\(ctx, \*\*options\): .*'path'$"):
+        Crawler(Shop, out=out, fetcher=["tests.fixtures.userfetcher:LoggingFetcher"], **shop_options(shop_web))
+    assert not out.exists()
+    spec = f"tests.fixtures.userfetcher:LoggingFetcher?path={log}"  # right: it crawls, through the user's fetcher
+    result = Crawler(Shop, out=out, fetcher=[spec], max_pages=3, **shop_options(shop_web)).run()
+    assert result.stats["fetched"] == 3 and len(log.read_text().splitlines()) == 3

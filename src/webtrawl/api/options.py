@@ -82,7 +82,18 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
     do a --fetcher that names no Fetcher class and a rules file that does not load (user code is imported when the
     crawl starts, after the script's ``__main__`` guard is checked)."""
+    from webtrawl.errors import InputError
+
     _check_rules(cfg.extraction.extract)
+    try:
+        _check_plugins(cfg)
+    except ConfigError:
+        raise
+    except InputError as exc:  # a plug-in's import path that imports nothing: a bad option value like any other
+        raise ConfigError(str(exc)) from None
+
+
+def _check_plugins(cfg: CrawlConfig) -> None:
     if cfg.fetch.fetcher:
         from webtrawl.fetch.base import check_fetchers
 
