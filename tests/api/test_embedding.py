@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from tests.api.helpers import shop_options
+from tests.api.helpers import html_pages, shop_options
 from tests.api.pages import Shop, title
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import ConfigError, Crawler
@@ -74,3 +75,33 @@ def test_a_user_fetcher_given_options_its_class_does_not_take_is_a_config_error_
     spec = f"tests.fixtures.userfetcher:LoggingFetcher?path={log}"  # right: it crawls, through the user's fetcher
     result = Crawler(Shop, out=out, fetcher=[spec], max_pages=3, **shop_options(shop_web)).run()
     assert result.stats["fetched"] == 3 and len(log.read_text().splitlines()) == 3
+
+
+def test_a_compiled_regex_is_read_as_its_pattern_and_flags(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """``include=re.compile(...)`` was read as its repr, ``"re.compile('...', re.IGNORECASE)"``: a regex that
+    matched no URL, so the crawl silently followed nothing."""
+    only_kitchen = re.compile(r"/C/1/\d+$", re.IGNORECASE)  # the home page's links: only the Kitchen listing pages
+    result = Crawler(title, out=tmp_path / "crawl", include=[only_kitchen], **shop_options(shop_web)).run()
+    pages = sorted(html_pages(result))
+    assert pages == [shop_web.url(path) for path in ("/", "/c/1/1", "/c/1/2", "/c/1/3")]
+    assert Crawler(out=tmp_path / "c", exclude=re.compile("(?i)x", re.I | re.S)).config.discovery.exclude == (
+        "(?s)(?i)x",  # a flag already inline is not repeated
+    )
+    with pytest.raises(ConfigError, match=r"^--include: a regex of text, not of bytes: b'x'$"):
+        Crawler(out=tmp_path / "c", include=re.compile(b"x"))
+
+
+def test_a_timedelta_is_read_as_its_seconds(tmp_path: Path) -> None:
+    """``max_time=timedelta(minutes=2)`` was refused (``not a number: datetime.timedelta(...)``)."""
+    crawler = Crawler(
+        out=tmp_path / "crawl",
+        max_time=timedelta(minutes=2),
+        delay=timedelta(milliseconds=500),
+        extract_timeout=timedelta(seconds=2),
+        recrawl_after=timedelta(hours=6),
+    )
+    cfg = crawler.config
+    assert cfg.crawl.max_time == 120.0 and cfg.politeness.delay == 0.5 and cfg.extraction.extract_timeout == 2.0
+    assert cfg.discovery.recrawl_after == 6 * 3600.0
+    with pytest.raises(ConfigError, match=r"^--max-pages: not a whole number: 86400\.0$"):
+        Crawler(out=tmp_path / "crawl", max_pages=timedelta(days=1))

@@ -7,7 +7,9 @@ would. Settings an earlier run of the crawl saved in its output directory are th
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,25 @@ def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
             value = list(value)
         elif isinstance(value, Mapping) and name == "spider_arg":  # spider_arg={"category": "books"}
             value = [f"{key}={arg}" for key, arg in value.items()]
-        flags[name] = value
+        flags[name] = [_plain(name, v) for v in value] if isinstance(value, list) else _plain(name, value)
     return flags
+
+
+_INLINE_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"), (re.ASCII, "a"))
+
+
+def _plain(name: str, value: Any) -> Any:
+    """Python values whose text would be read wrongly: a ``timedelta`` is its seconds (``max_time``, ``delay``...),
+    a compiled regex its pattern with its flags inline (``include=re.compile("/p/", re.I)``), not its repr."""
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, re.Pattern):
+        if not isinstance(value.pattern, str):
+            raise ConfigError(f"{BY_NAME[name].flag}: a regex of text, not of bytes: {value.pattern!r}")
+        given = value.flags & ~re.compile(value.pattern).flags  # flags not already inline in the pattern
+        inline = "".join(letter for flag, letter in _INLINE_FLAGS if given & flag)
+        return f"(?{inline}){value.pattern}" if inline else value.pattern
+    return value
 
 
 def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
