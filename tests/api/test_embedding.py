@@ -105,3 +105,17 @@ def test_a_timedelta_is_read_as_its_seconds(tmp_path: Path) -> None:
     assert cfg.discovery.recrawl_after == 6 * 3600.0
     with pytest.raises(ConfigError, match=r"^--max-pages: not a whole number: 86400\.0$"):
         Crawler(out=tmp_path / "crawl", max_pages=timedelta(days=1))
+
+
+def test_a_bad_sitemap_url_or_a_missing_seeds_file_is_a_config_error_at_once(tmp_path: Path) -> None:
+    """Both were an InputError from inside run(), after the crawl's directory, crawl.json and Redis were made."""
+    out = tmp_path / "crawl"
+    with pytest.raises(ConfigError, match=r"^--sitemap: not an http\(s\) URL: 'sitemap\.xml' \(relative URL"):
+        Crawler(title, out=out, urls=["http://site0.test/"], sitemap=["sitemap.xml"])
+    with pytest.raises(
+        ConfigError, match=rf"^cannot read seeds file {tmp_path}/seeds\.txt: No such file or directory$"
+    ):
+        Crawler(title, out=out, seeds_file=tmp_path / "seeds.txt")
+    assert not out.exists()
+    (tmp_path / "seeds.txt").write_text("http://site0.test/\n")
+    assert Crawler(title, out=out, seeds_file=tmp_path / "seeds.txt").config.crawl.seeds_file == tmp_path / "seeds.txt"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.config import CrawlConfig, load
-from webtrawl.errors import ConfigError
+from webtrawl.errors import ConfigError, InputError
 from webtrawl.options import BY_NAME
 
 
@@ -93,16 +93,32 @@ def crawl_config(
     cfg = load(flags, config_file=config_file, env={} if env is None else env, seeds=seeds, saved=saved)
     if cfg.crawl.out is None:
         raise ConfigError("--out DIR is required: it holds the crawl's state and output")
+    _check_seed_sources(cfg)
     _probe_sinks(cfg)
     return cfg
+
+
+def _check_seed_sources(cfg: CrawlConfig) -> None:
+    """``--sitemap`` URLs and the ``--seeds`` file are checked now, as ``urls=`` is: not once the crawl's directory
+    and Redis exist (the file's lines are still read, and checked, as the crawl streams them)."""
+    from webtrawl.node.seeds import sitemap_seeds
+
+    try:
+        sitemap_seeds(cfg.discovery.sitemap)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
+    path = cfg.crawl.seeds_file
+    if path is not None and str(path) != "-":
+        try:
+            path.open("rb").close()
+        except OSError as exc:
+            raise ConfigError(f"cannot read seeds file {path}: {exc.strerror or exc}") from None
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
     do a --fetcher that names no Fetcher class and a rules file that does not load (user code is imported when the
     crawl starts, after the script's ``__main__`` guard is checked)."""
-    from webtrawl.errors import InputError
-
     _check_rules(cfg.extraction.extract)
     try:
         _check_plugins(cfg)
@@ -131,7 +147,6 @@ def _check_rules(spec: str) -> None:
     """``--extract`` naming a rules file: loaded, its FILE:LINE error a :class:`ConfigError`."""
     if not spec:
         return
-    from webtrawl.errors import InputError
     from webtrawl.extract.callback import is_callback_spec
 
     path = Path(spec).expanduser()
