@@ -13,7 +13,7 @@ import pytest
 from tests.api.helpers import html_pages, shop_options
 from tests.api.pages import Shop, title
 from tests.fixtures.shop_web import ShopWeb
-from webtrawl import ConfigError, Crawler
+from webtrawl import ConfigError, Crawler, CrawlResult
 
 
 def test_progress_lines_go_to_the_webtrawl_logger_not_to_stderr(
@@ -119,3 +119,13 @@ def test_a_bad_sitemap_url_or_a_missing_seeds_file_is_a_config_error_at_once(tmp
     assert not out.exists()
     (tmp_path / "seeds.txt").write_text("http://site0.test/\n")
     assert Crawler(title, out=out, seeds_file=tmp_path / "seeds.txt").config.crawl.seeds_file == tmp_path / "seeds.txt"
+
+
+def test_a_crawl_read_back_by_the_name_of_its_directory(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """``CrawlResult("shop-crawl").items()``, as ``Crawler(out="shop-crawl")`` is written, raised a TypeError
+    (``str / str``): only a Path was read back."""
+    out = tmp_path / "crawl"
+    ran = Crawler(Shop, out=str(out), max_pages=12, **shop_options(shop_web)).run()
+    again = CrawlResult(str(out))
+    assert list(again.items()) == list(ran.items()) and list(again.records()) and again.out == out
+    assert ran.stats["items"] == len(list(again.items())) > 0
