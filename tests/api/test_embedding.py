@@ -129,3 +129,14 @@ def test_a_crawl_read_back_by_the_name_of_its_directory(shop_web: ShopWeb, tmp_p
     again = CrawlResult(str(out))
     assert list(again.items()) == list(ran.items()) and list(again.records()) and again.out == out
     assert ran.stats["items"] == len(list(again.items())) > 0
+
+
+def test_a_rules_file_whose_rule_recrawls_needs_recrawl_after_at_once(tmp_path: Path) -> None:
+    """Crawler("rules.toml") loads the rules at once, but a rule's ``recrawl_after`` without the crawl's
+    ``recrawl_after`` (the README's own rules file, given as it is) passed, and run() raised an InputError."""
+    rules, out = tmp_path / "rules.toml", tmp_path / "crawl"
+    rules.write_text('[[rule]]\nurl = "/p/"\nrecrawl_after = "1h"\n[rule.fields]\nname = "css:h1::text"\n')
+    with pytest.raises(ConfigError, match=r"rules\.toml: a rule's recrawl_after needs --recrawl-after \(which"):
+        Crawler(rules, out=out, urls=["http://site0.test/"])
+    assert not out.exists()
+    assert Crawler(rules, out=out, urls=["http://site0.test/"], recrawl_after="1d").config.discovery.recrawl_after

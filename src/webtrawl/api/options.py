@@ -119,7 +119,7 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
     do a --fetcher that names no Fetcher class and a rules file that does not load (user code is imported when the
     crawl starts, after the script's ``__main__`` guard is checked)."""
-    _check_rules(cfg.extraction.extract)
+    _check_rules(cfg.extraction.extract, cfg.discovery.recrawl_after > 0)
     try:
         _check_plugins(cfg)
     except ConfigError:
@@ -143,8 +143,9 @@ def _check_plugins(cfg: CrawlConfig) -> None:
                 probe(url, stream, out.encrypt_to)
 
 
-def _check_rules(spec: str) -> None:
-    """``--extract`` naming a rules file: loaded, its FILE:LINE error a :class:`ConfigError`."""
+def _check_rules(spec: str, recrawls: bool) -> None:
+    """``--extract`` naming a rules file: loaded, its FILE:LINE error a :class:`ConfigError`; a rule's
+    ``recrawl_after`` needs ``--recrawl-after`` (``recrawls``)."""
     if not spec:
         return
     from webtrawl.extract.callback import is_callback_spec
@@ -155,8 +156,10 @@ def _check_rules(spec: str) -> None:
     from webtrawl.extract.rules import load_rules
 
     try:
-        load_rules(path)
+        rules = load_rules(path)
     except ConfigError:
         raise
     except InputError as exc:
         raise ConfigError(str(exc)) from None
+    if rules.sets_recrawl and not recrawls:  # the node's own check (startup.check_components), made at once
+        raise ConfigError(f"{spec}: a rule's recrawl_after needs --recrawl-after (which starts rounds)")
