@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from tests.api.helpers import html_pages, shop_options
 from tests.api.pages import Shop, title
@@ -140,3 +141,37 @@ def test_a_rules_file_whose_rule_recrawls_needs_recrawl_after_at_once(tmp_path: 
         Crawler(rules, out=out, urls=["http://site0.test/"])
     assert not out.exists()
     assert Crawler(rules, out=out, urls=["http://site0.test/"], recrawl_after="1d").config.discovery.recrawl_after
+
+
+def _request_headers(out: Path, name: str) -> list[str]:
+    """The values of request header ``name`` in the crawl's WARC request records."""
+    found = []
+    for path in sorted((out / "warc").glob("*.warc.gz*")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "request":
+                    found.append(record.http_headers.get_header(name))
+    return found
+
+
+def test_any_iterable_is_a_list_and_a_dict_gives_name_value_pairs(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """``ports=range(8000, 8010)`` (or a generator, ``dict.keys()``) was read as its repr: ``--ports: not a port
+    (1-65535): 'range(8000'``; ``header={"X-Api-Key": "k"}`` and ``resolve={"*.test": "127.0.0.1"}``, as a rule's
+    ``headers`` are written, were refused (only ``spider_arg`` took a dict)."""
+    options = shop_options(shop_web)
+    del options["resolve"], options["ports"], options["ip_allow"]
+    out = tmp_path / "crawl"
+    result = Crawler(
+        Shop,
+        out=out,
+        ports=range(shop_web.port, shop_web.port + 1),
+        ip_allow=(net for net in ["127.0.0.0/8"]),
+        resolve={"*.test": "127.0.0.1"},
+        header={"X-Api-Key": "k1", "X-Team": "data"},
+        max_pages=3,
+        **options,
+    ).run()
+    assert result.stats["fetched"] == 3
+    assert _request_headers(out, "X-Api-Key") == ["k1"] * 3 and _request_headers(out, "X-Team") == ["data"] * 3
+    cfg = Crawler(out=tmp_path / "c", ports={80: "web", 443: "tls"}.keys(), resolve={"a.test": "10.0.0.1"}).config
+    assert cfg.fetch.ports == (80, 443) and cfg.fetch.resolve == ("a.test=10.0.0.1",)

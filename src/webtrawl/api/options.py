@@ -18,6 +18,8 @@ from webtrawl.config import CrawlConfig, load
 from webtrawl.errors import ConfigError, InputError
 from webtrawl.options import BY_NAME
 
+_PAIRS = {"spider_arg": "=", "resolve": "=", "header": ": "}  # the options a dict gives: NAME=VALUE, 'Name: value'
+
 
 def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
     """Keywords as :func:`load` flags: names checked against the option table, collections as lists."""
@@ -25,10 +27,10 @@ def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
     for name, value in options.items():
         if name not in BY_NAME:
             raise ConfigError(f"unknown option {name!r}{_closest(name)}")
-        if isinstance(value, tuple | set | frozenset):
-            value = list(value)
-        elif isinstance(value, Mapping) and name == "spider_arg":  # spider_arg={"category": "books"}
-            value = [f"{key}={arg}" for key, arg in value.items()]
+        if isinstance(value, Mapping) and name in _PAIRS:  # spider_arg={"category": "books"}, header={...}
+            value = [f"{key}{_PAIRS[name]}{arg}" for key, arg in value.items()]
+        elif isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
+            value = list(value)  # a tuple, set, range(8000, 8010), generator...: read as the list it holds
         flags[name] = [_plain(name, v) for v in value] if isinstance(value, list) else _plain(name, value)
     return flags
 
