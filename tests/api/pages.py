@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -17,3 +18,10 @@ class Shop(ShopSpider):
     """The tests' shop spider, seeded by the crawl's ``urls`` instead of ``SHOP_START``."""
 
     start_urls: ClassVar[list[str]] = []
+
+
+def title_but_exit_on_product_1(page: Page) -> Iterator[dict[str, Any]]:
+    """A callback that gives up on one page the way scripts do, with sys.exit()."""
+    if page.url.endswith("/p/1"):
+        sys.exit("giving up on this page")
+    yield {"title": page.css("h1::text").get()}

@@ -12,7 +12,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.api.helpers import html_pages, shop_options
-from tests.api.pages import Shop, title
+from tests.api.pages import Shop, title, title_but_exit_on_product_1
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import ConfigError, Crawler, CrawlResult
 
@@ -175,3 +175,19 @@ def test_any_iterable_is_a_list_and_a_dict_gives_name_value_pairs(shop_web: Shop
     assert _request_headers(out, "X-Api-Key") == ["k1"] * 3 and _request_headers(out, "X-Team") == ["data"] * 3
     cfg = Crawler(out=tmp_path / "c", ports={80: "web", 443: "tls"}.keys(), resolve={"a.test": "10.0.0.1"}).config
     assert cfg.fetch.ports == (80, 443) and cfg.fetch.resolve == ("a.test=10.0.0.1",)
+
+
+def test_sys_exit_in_a_callback_is_that_pages_extract_error_and_the_crawl_goes_on(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """SystemExit is no Exception: it ended the parser process, which was started again, fetched the page again and
+    ended again, until the whole crawl stopped with 'parser-0 died at start 3 times in a row: exit status 1',
+    naming neither the page nor the callback."""
+    listing = shop_web.url("/c/0/1")
+    options = shop_options(shop_web, urls=[listing], include=[r"/c/0/1$", r"/(p|go)/[0-5]$"])
+    result = Crawler(title_but_exit_on_product_1, out=tmp_path / "crawl", **options).run()
+    failed = {r["url"]: r["error_detail"] for r in result.records() if r["error"]}
+    assert failed == {shop_web.url("/p/1"): "SystemExit: giving up on this page (pages.py:26)"}
+    products = sorted(url for url in html_pages(result) if "/p/" in url)  # the pages with no error
+    assert products == [shop_web.url(f"/p/{n}") for n in (0, 2, 3, 4, 5)]
+    assert result.stats["items"] == 1 + 5  # the listing's and every other product's
