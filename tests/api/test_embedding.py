@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -191,3 +193,39 @@ def test_sys_exit_in_a_callback_is_that_pages_extract_error_and_the_crawl_goes_o
     products = sorted(url for url in html_pages(result) if "/p/" in url)  # the pages with no error
     assert products == [shop_web.url(f"/p/{n}") for n in (0, 2, 3, 4, 5)]
     assert result.stats["items"] == 1 + 5  # the listing's and every other product's
+
+
+UNGUARDED_ASYNC = """
+import asyncio, sys
+from webtrawl import Crawler
+
+def parse(page):
+    yield {"title": page.css("h1::text").get()}
+
+async def main():
+    crawler = Crawler(parse, out=sys.argv[1], urls=["http://site0.test/"])
+    await crawler.arun()
+
+asyncio.run(main())
+"""
+
+
+def test_a_script_without_the_main_guard_that_crawls_from_asyncio_stops_with_one_clear_message(
+    tmp_path: Path,
+) -> None:
+    """run() checks the guard on the script's frame, but arun() runs the crawl in a thread that has none: the check
+    passed, every crawler process died importing the script (its top level crawled again), and the supervisor
+    importing it for the callback started a crawl of its own, until 260 lines of tracebacks ended in
+    'cannot import ...: ChildFailed: parser-0 died at start 3 times in a row'."""
+    script, out = tmp_path / "scrape.py", tmp_path / "crawl"
+    script.write_text(UNGUARDED_ASYNC)
+    done = subprocess.run(
+        [sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode != 0
+    assert done.stderr.count("Traceback") == 1, done.stderr[-4000:]
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"webtrawl.errors.ConfigError: {script}:12: start the crawl under  "
+        'if __name__ == "__main__":  (the crawler\'s processes import your script)'
+    )
+    assert not out.exists()  # nothing started
