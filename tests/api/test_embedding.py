@@ -229,3 +229,20 @@ def test_a_script_without_the_main_guard_that_crawls_from_asyncio_stops_with_one
         'if __name__ == "__main__":  (the crawler\'s processes import your script)'
     )
     assert not out.exists()  # nothing started
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("no_jsonl", "did you mean jsonl=False?"),  # was: did you mean 'jsonl'? (which is on by default)
+        ("no_warc", "did you mean warc=False?"),
+        ("seeds", "seed URLs are urls=[...]; a file of them is seeds_file="),  # was: did you mean 'seeds_file'?
+        ("start_urls", "seed URLs are urls=[...]; a file of them is seeds_file="),
+        ("no_delay", "did you mean 'delay'?"),  # not a switch: the closest name, as before
+    ],
+)
+def test_an_unknown_option_named_as_on_the_command_line_says_what_to_pass(name: str, hint: str, tmp_path: Path) -> None:
+    """The README's ``--no-jsonl`` passed as ``no_jsonl=True`` was answered 'did you mean 'jsonl'?', and
+    ``seeds=[...]`` 'did you mean 'seeds_file'?': both the wrong thing to pass."""
+    with pytest.raises(ConfigError, match=rf"^unknown option '{name}' \({re.escape(hint)}\)$"):
+        Crawler(out=tmp_path / "crawl", **{name: True})

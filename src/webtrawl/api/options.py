@@ -17,6 +17,7 @@ from typing import Any
 from webtrawl.config import CrawlConfig, load
 from webtrawl.errors import ConfigError, InputError
 from webtrawl.options import BY_NAME
+from webtrawl.values import parse_bool
 
 _PAIRS = {"spider_arg": "=", "resolve": "=", "header": ": "}  # the options a dict gives: NAME=VALUE, 'Name: value'
 
@@ -75,6 +76,11 @@ def _closest(name: str) -> str:
     wanted = name.replace("-", "_").lower()
     if wanted in BY_NAME:
         return f" (did you mean {wanted!r}?)"
+    negated = BY_NAME.get(wanted.removeprefix("no_"))
+    if wanted.startswith("no_") and negated is not None and negated.parse is parse_bool:  # --no-jsonl: jsonl=False
+        return f" (did you mean {wanted.removeprefix('no_')}=False?)"
+    if wanted in ("seeds", "seed", "start_urls"):
+        return " (seed URLs are urls=[...]; a file of them is seeds_file=)"
     close = difflib.get_close_matches(wanted, list(BY_NAME), n=1)
     return f" (did you mean {close[0]!r}?)" if close else " (see 'trawl crawl --help' for the options)"
 
