@@ -246,3 +246,22 @@ def test_an_unknown_option_named_as_on_the_command_line_says_what_to_pass(name: 
     ``seeds=[...]`` 'did you mean 'seeds_file'?': both the wrong thing to pass."""
     with pytest.raises(ConfigError, match=rf"^unknown option '{name}' \({re.escape(hint)}\)$"):
         Crawler(out=tmp_path / "crawl", **{name: True})
+
+
+def test_a_user_fetchers_bug_is_each_pages_fetch_bug_and_its_traceback_is_logged_once(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """Every URL and every try of it logged the same full traceback: a fetcher with a bug buried the log, where a
+    callback's is logged once per distinct error."""
+    out = tmp_path / "crawl"
+    options = shop_options(shop_web, urls=[shop_web.url("/c/0/1")], include=[r"/c/0/1$", r"/p/[0-5]$"], max_retries=2)
+    result = Crawler(title, out=out, fetcher=["tests.api.pages:BuggyFetcher"], **options).run()
+    failed = {r["url"]: r["error_detail"] for r in result.records() if r["error"]}
+    products = (0, 1, 2, 4, 5)  # /p/3 is linked through /go/3, outside include; /p/0 is in the sitemap too
+    assert failed == {
+        shop_web.url(f"/p/{n}"): f"ValueError: cannot fetch {shop_web.url(f'/p/{n}')} (tried 3 times)" for n in products
+    }
+    assert result.stats["err:fetch-bug"] == len(products) and result.stats["items"] == 1  # the listing's
+    log = (out / "logs" / "fetcher-0.log").read_text()
+    assert log.count("Traceback") == 1 and log.count("fetch task failed on ") == 1
+    assert "(logged once per distinct error)" in log
