@@ -266,3 +266,14 @@ def test_a_user_fetchers_bug_is_each_pages_fetch_bug_and_its_traceback_is_logged
     log = (out / "logs" / "fetcher-0.log").read_text()
     assert log.count("Traceback") == 1 and log.count("fetch task failed on ") == 1
     assert "(logged once per distinct error)" in log
+
+
+def test_a_python_file_given_as_the_target_says_to_name_its_callback(tmp_path: Path) -> None:
+    """``Crawler("spider.py")`` (or ``--extract spider.py``) read the script as a rules file: 'spider.py:1: not
+    valid TOML: Expected '=' after a key...'."""
+    script = tmp_path / "spider.py"
+    script.write_text("def parse(page):\n    yield {}\n")
+    message = f"{script} is Python, not a rules file: name the function or class to run, as {script}:parse"
+    with pytest.raises(ConfigError, match=rf"^{re.escape(message)}$"):
+        Crawler(script, out=tmp_path / "crawl", urls=["http://site0.test/"])
+    assert Crawler(f"{script}:parse", out=tmp_path / "crawl").config.extraction.extract == f"{script}:parse"
