@@ -277,3 +277,13 @@ def test_a_python_file_given_as_the_target_says_to_name_its_callback(tmp_path: P
     with pytest.raises(ConfigError, match=rf"^{re.escape(message)}$"):
         Crawler(script, out=tmp_path / "crawl", urls=["http://site0.test/"])
     assert Crawler(f"{script}:parse", out=tmp_path / "crawl").config.extraction.extract == f"{script}:parse"
+
+
+def test_a_crawl_stopped_before_it_started_reports_its_counters(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """stop() before run(): the crawl stops at once, its seeds queued, but the result's stats were empty (every
+    counter read 0, 'queued' too), as the node stopped before its first look at the counters."""
+    crawler = Crawler(Shop, out=tmp_path / "crawl", max_pages=5, **shop_options(shop_web))
+    crawler.stop()
+    result = crawler.run()
+    assert result.stats["queued"] == 1 and result.stats["fetched"] == 0
+    assert crawler.run().stats["fetched"] == 5  # the stop was for that run only: this one crawls

@@ -185,6 +185,7 @@ class Node:
         if not seeds:
             if not self.interrupts:  # a signal said so already
                 log.info("stopping: trawl stop requested")
+            self.counters = frontier.counters()  # the result's stats: stopped before its first tick, seeds queued
             self._leave()
             return 0
         announce_new = cfg.extraction.changes and frontier.counters().get("fetched") > 0  # a page never held: new
