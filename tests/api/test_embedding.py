@@ -90,6 +90,8 @@ def test_a_compiled_regex_is_read_as_its_pattern_and_flags(shop_web: ShopWeb, tm
     assert Crawler(out=tmp_path / "c", exclude=re.compile("(?i)x", re.I | re.S)).config.discovery.exclude == (
         "(?s)(?i)x",  # a flag already inline is not repeated
     )
+    verbose = re.compile(r"/p/ \d+  # a product ( page", re.VERBOSE)  # not a regex without its flag: no crash
+    assert Crawler(out=tmp_path / "c", include=verbose).config.discovery.include == (f"(?x){verbose.pattern}",)
     with pytest.raises(ConfigError, match=r"^--include: a regex of text, not of bytes: b'x'$"):
         Crawler(out=tmp_path / "c", include=re.compile(b"x"))
 

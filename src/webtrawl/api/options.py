@@ -47,10 +47,17 @@ def _plain(name: str, value: Any) -> Any:
     if isinstance(value, re.Pattern):
         if not isinstance(value.pattern, str):
             raise ConfigError(f"{BY_NAME[name].flag}: a regex of text, not of bytes: {value.pattern!r}")
-        given = value.flags & ~re.compile(value.pattern).flags  # flags not already inline in the pattern
+        given = value.flags & ~_inline_flags(value.pattern)  # flags not already inline in the pattern
         inline = "".join(letter for flag, letter in _INLINE_FLAGS if given & flag)
         return f"(?{inline}){value.pattern}" if inline else value.pattern
     return value
+
+
+def _inline_flags(pattern: str) -> int:
+    try:
+        return re.compile(pattern).flags
+    except re.error:  # valid only with the flags given apart (a VERBOSE comment with a bracket in it)
+        return 0
 
 
 def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
