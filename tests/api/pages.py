@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from tests.extract.shop import ShopSpider
 from webtrawl import Page
+from webtrawl.fetch.base import FetchRequest, HttpFetcher
+from webtrawl.fetch.response import Response
+from webtrawl.politeness import RobotsRules
 
 
 def title(page: Page) -> Iterator[dict[str, Any]]:
@@ -17,3 +21,22 @@ class Shop(ShopSpider):
     """The tests' shop spider, seeded by the crawl's ``urls`` instead of ``SHOP_START``."""
 
     start_urls: ClassVar[list[str]] = []
+
+
+def title_but_exit_on_product_1(page: Page) -> Iterator[dict[str, Any]]:
+    """A callback that gives up on one page the way scripts do, with sys.exit()."""
+    if page.url.endswith("/p/1"):
+        sys.exit("giving up on this page")
+    yield {"title": page.css("h1::text").get()}
+
+
+class BuggyFetcher(HttpFetcher):
+    """A user's fetcher with a bug that shows on product pages only."""
+
+    name = "buggy"
+    role = "plain"
+
+    async def fetch(self, request: FetchRequest, rules: RobotsRules) -> Response:
+        if "/p/" in request.url:
+            raise ValueError(f"cannot fetch {request.url}")
+        return await super().fetch(request, rules)

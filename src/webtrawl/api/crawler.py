@@ -51,6 +51,7 @@ class Crawler:
         **options: Any,
     ) -> None:
         check_not_reimported()
+        check_main_guard()  # here too: arun() and a thread's run() do not see the script's frame
         flags = option_flags(options)
         named = target_options(target)
         if named and (flags.get("extract") or flags.get("spider")):
@@ -112,6 +113,7 @@ class Crawler:
     async def arun(self) -> CrawlResult:
         """:meth:`run` from asyncio: the crawl runs in a thread of its own, the event loop goes on. Cancelling the
         task stops the crawl as :meth:`stop` does, and waits for it to finish its in-flight pages."""
+        check_main_guard()  # on the loop's thread, where the script's own frame is (the crawl's thread has none)
         loop = asyncio.get_running_loop()
         done: asyncio.Future[CrawlResult] = loop.create_future()
 

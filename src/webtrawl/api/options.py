@@ -7,14 +7,19 @@ would. Settings an earlier run of the crawl saved in its output directory are th
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from webtrawl.config import CrawlConfig, load
-from webtrawl.errors import ConfigError
+from webtrawl.errors import ConfigError, InputError
 from webtrawl.options import BY_NAME
+from webtrawl.values import parse_bool
+
+_PAIRS = {"spider_arg": "=", "resolve": "=", "header": ": "}  # the options a dict gives: NAME=VALUE, 'Name: value'
 
 
 def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -23,12 +28,36 @@ def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
     for name, value in options.items():
         if name not in BY_NAME:
             raise ConfigError(f"unknown option {name!r}{_closest(name)}")
-        if isinstance(value, tuple | set | frozenset):
-            value = list(value)
-        elif isinstance(value, Mapping) and name == "spider_arg":  # spider_arg={"category": "books"}
-            value = [f"{key}={arg}" for key, arg in value.items()]
-        flags[name] = value
+        if isinstance(value, Mapping) and name in _PAIRS:  # spider_arg={"category": "books"}, header={...}
+            value = [f"{key}{_PAIRS[name]}{arg}" for key, arg in value.items()]
+        elif isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
+            value = list(value)  # a tuple, set, range(8000, 8010), generator...: read as the list it holds
+        flags[name] = [_plain(name, v) for v in value] if isinstance(value, list) else _plain(name, value)
     return flags
+
+
+_INLINE_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"), (re.ASCII, "a"))
+
+
+def _plain(name: str, value: Any) -> Any:
+    """Python values whose text would be read wrongly: a ``timedelta`` is its seconds (``max_time``, ``delay``...),
+    a compiled regex its pattern with its flags inline (``include=re.compile("/p/", re.I)``), not its repr."""
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, re.Pattern):
+        if not isinstance(value.pattern, str):
+            raise ConfigError(f"{BY_NAME[name].flag}: a regex of text, not of bytes: {value.pattern!r}")
+        given = value.flags & ~_inline_flags(value.pattern)  # flags not already inline in the pattern
+        inline = "".join(letter for flag, letter in _INLINE_FLAGS if given & flag)
+        return f"(?{inline}){value.pattern}" if inline else value.pattern
+    return value
+
+
+def _inline_flags(pattern: str) -> int:
+    try:
+        return re.compile(pattern).flags
+    except re.error:  # valid only with the flags given apart (a VERBOSE comment with a bracket in it)
+        return 0
 
 
 def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
@@ -54,6 +83,11 @@ def _closest(name: str) -> str:
     wanted = name.replace("-", "_").lower()
     if wanted in BY_NAME:
         return f" (did you mean {wanted!r}?)"
+    negated = BY_NAME.get(wanted.removeprefix("no_"))
+    if wanted.startswith("no_") and negated is not None and negated.parse is parse_bool:  # --no-jsonl: jsonl=False
+        return f" (did you mean {wanted.removeprefix('no_')}=False?)"
+    if wanted in ("seeds", "seed", "start_urls"):
+        return " (seed URLs are urls=[...]; a file of them is seeds_file=)"
     close = difflib.get_close_matches(wanted, list(BY_NAME), n=1)
     return f" (did you mean {close[0]!r}?)" if close else " (see 'trawl crawl --help' for the options)"
 
@@ -74,15 +108,42 @@ def crawl_config(
     cfg = load(flags, config_file=config_file, env={} if env is None else env, seeds=seeds, saved=saved)
     if cfg.crawl.out is None:
         raise ConfigError("--out DIR is required: it holds the crawl's state and output")
+    _check_seed_sources(cfg)
     _probe_sinks(cfg)
     return cfg
+
+
+def _check_seed_sources(cfg: CrawlConfig) -> None:
+    """``--sitemap`` URLs and the ``--seeds`` file are checked now, as ``urls=`` is: not once the crawl's directory
+    and Redis exist (the file's lines are still read, and checked, as the crawl streams them)."""
+    from webtrawl.node.seeds import sitemap_seeds
+
+    try:
+        sitemap_seeds(cfg.discovery.sitemap)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
+    path = cfg.crawl.seeds_file
+    if path is not None and str(path) != "-":
+        try:
+            path.open("rb").close()
+        except OSError as exc:
+            raise ConfigError(f"cannot read seeds file {path}: {exc.strerror or exc}") from None
 
 
 def _probe_sinks(cfg: CrawlConfig) -> None:
     """A sink that cannot be written (bad URL, wrong password, no database) fails now, not in a parser later; so
     do a --fetcher that names no Fetcher class and a rules file that does not load (user code is imported when the
     crawl starts, after the script's ``__main__`` guard is checked)."""
-    _check_rules(cfg.extraction.extract)
+    _check_rules(cfg.extraction.extract, cfg.discovery.recrawl_after > 0)
+    try:
+        _check_plugins(cfg)
+    except ConfigError:
+        raise
+    except InputError as exc:  # a plug-in's import path that imports nothing: a bad option value like any other
+        raise ConfigError(str(exc)) from None
+
+
+def _check_plugins(cfg: CrawlConfig) -> None:
     if cfg.fetch.fetcher:
         from webtrawl.fetch.base import check_fetchers
 
@@ -97,11 +158,11 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
                 probe(url, stream, out.encrypt_to)
 
 
-def _check_rules(spec: str) -> None:
-    """``--extract`` naming a rules file: loaded, its FILE:LINE error a :class:`ConfigError`."""
+def _check_rules(spec: str, recrawls: bool) -> None:
+    """``--extract`` naming a rules file: loaded, its FILE:LINE error a :class:`ConfigError`; a rule's
+    ``recrawl_after`` needs ``--recrawl-after`` (``recrawls``)."""
     if not spec:
         return
-    from webtrawl.errors import InputError
     from webtrawl.extract.callback import is_callback_spec
 
     path = Path(spec).expanduser()
@@ -110,8 +171,10 @@ def _check_rules(spec: str) -> None:
     from webtrawl.extract.rules import load_rules
 
     try:
-        load_rules(path)
+        rules = load_rules(path)
     except ConfigError:
         raise
     except InputError as exc:
         raise ConfigError(str(exc)) from None
+    if rules.sets_recrawl and not recrawls:  # the node's own check (startup.check_components), made at once
+        raise ConfigError(f"{spec}: a rule's recrawl_after needs --recrawl-after (which starts rounds)")

@@ -23,11 +23,13 @@ class CrawlResult:
     shows them (one never counted reads 0). ``interrupted``: the run was stopped at once (a second Ctrl-C), without
     draining."""
 
-    out: Path
+    out: Path  # a str is taken too
     stats: Mapping[str, int] = field(default_factory=Stats)
     interrupted: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.out, Path):  # CrawlResult("shop-crawl"), to read a crawl back later
+            object.__setattr__(self, "out", Path(self.out).expanduser())
         if not isinstance(self.stats, Stats):
             object.__setattr__(self, "stats", Stats(self.stats))
 

@@ -70,7 +70,7 @@ class Extraction:
                 with time_limit(self.timeout):
                     result = self.extractor.extract(doc)
                 result.items = [self._clean(item) for item in result.items]
-            except (Exception, TimeLimit) as exc:
+            except (Exception, SystemExit, TimeLimit) as exc:  # sys.exit() in a callback: that page's error too
                 self._failed(record, exc, doc.url)
                 result = ExtractResult() if self.follow_on_error else ExtractResult(links=[])
             record.items = len(result.items)

@@ -184,6 +184,8 @@ def _hrefs(select: Select, doc: Document) -> list[str]:
 
 
 def load_rules(path: Path) -> RulesExtractor:
+    if path.suffix == ".py":  # the user's code, not rules: it is named with the function or class to run
+        raise InputError(f"{path} is Python, not a rules file: name the function or class to run, as {path}:parse")
     try:
         source = path.read_text(encoding="utf-8")
     except OSError as exc:

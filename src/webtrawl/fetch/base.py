@@ -11,6 +11,7 @@ worker, so a new way of fetching is one class. :mod:`webtrawl.fetch.testing` has
 
 from __future__ import annotations
 
+import inspect
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -132,8 +133,22 @@ def check_fetchers(names: Sequence[str]) -> None:
         path = name.partition("?")[0]
         cls = fetcher_class(name)
         role = _role_of_builtin(path) if path in BUILTIN else cls.role
+        if path not in BUILTIN:
+            _check_options(name, cls)
         if roles.setdefault(role, name) != name:
             raise ConfigError(f"--fetcher {name}: {roles[role]} already fetches for the {role} role")
+
+
+def _check_options(name: str, cls: Any) -> None:
+    """The query's options are keywords the class takes (as a sink's are checked): else every fetcher process
+    would die at start on the same TypeError."""
+    options = dict(urllib.parse.parse_qsl(name.partition("?")[2], keep_blank_values=True))
+    try:
+        inspect.signature(cls).bind(None, **options)
+    except TypeError as exc:
+        raise ConfigError(f"--fetcher {name}: {name.partition('?')[0]}(ctx, **options): {exc}") from None
+    except ValueError:
+        pass  # no signature to check
 
 
 def build_fetchers(names: Sequence[str], ctx: FetcherContext) -> Fetchers:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import traceback
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -35,8 +36,10 @@ from webtrawl.frontier import Held, Release, Stale, UrlAction
 from webtrawl.messages import Lease, Page
 from webtrawl.pagesend import FETCH_BUG
 from webtrawl.politeness import HOST_BROKEN_REASONS, HostOutcome, RobotsRules, jittered, outcome_for
+from webtrawl.redact import redact
 
 log = logging.getLogger("webtrawl.fetch")
+_MAX_BUGS_LOGGED = 100  # distinct fetch bugs whose traceback is logged; the records hold every one
 
 # A server sees our request end a little after we do (its last write returns after our last read): keeping the gap
 # a few milliseconds longer than configured makes it hold from the server's side too.
@@ -60,6 +63,7 @@ class Visits:
         self._gaps: dict[str, int] = {}  # token -> the host's politeness gap (ms), once its robots.txt is known
         self._signals_at, self._signalled = 0.0, False  # see _stop_or_pause
         self._domains = domain_names(args.allowed_domains)
+        self._bugs_logged: set[tuple[str, str]] = set()  # (type, place) of the fetch bugs whose traceback was logged
 
     def take_budget(self, wanted: int) -> int:
         budget = self.args.budget
@@ -250,9 +254,18 @@ class Visits:
         except Exception as exc:
             # A bug, not a fetch failure: log it and give the URL back rather than leave the host leased until
             # --lease-ttl. Nothing may have been written for it; if a request was made, the gap below covers it.
-            log.exception("fetch task failed")
+            self._log_bug((next_lease or lease).url, exc)
             if next_lease is not None and next_lease.token in self._unreleased:
                 await self._after_bug(next_lease, exc)
+
+    def _log_bug(self, url: str, exc: Exception) -> None:
+        """The traceback once per distinct error (type and place), as extraction logs a callback's: a user's
+        fetcher that fails on every URL would otherwise log one per URL and try. The record says the rest."""
+        frames = traceback.extract_tb(exc.__traceback__)
+        key = (type(exc).__name__, f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "")
+        if key not in self._bugs_logged and len(self._bugs_logged) < _MAX_BUGS_LOGGED:
+            self._bugs_logged.add(key)
+            log.error("fetch task failed on %s (logged once per distinct error)", redact(url), exc_info=exc)
 
     async def _after_bug(self, lease: Lease, exc: Exception) -> None:
         """A URL whose fetch task failed with a bug: :meth:`_retry_or_end` as ``fetch-bug``."""

@@ -6,6 +6,7 @@ once a second) with a fresh :class:`Snapshot`, so nothing here can race with the
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -149,9 +150,11 @@ class ProgressDisplay:
         *,
         console: Console | None = None,
         line_format: Callable[[str], str] | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
         """``line_format``: what a log-mode line becomes (with ``--log-format json``, a JSON log record, so a log
-        shipper reading stderr gets JSON only)."""
+        shipper reading stderr gets JSON only). ``logger``: log-mode lines go to it (INFO) instead of the stream,
+        for a program that embeds the crawler and owns its logging."""
         if mode not in MODES:
             raise ValueError(f"progress mode must be one of {', '.join(MODES)}, not {mode!r}")
         if console is None:
@@ -164,6 +167,7 @@ class ProgressDisplay:
         self.mode = mode
         self.log_interval_s = log_interval_s
         self.line_format = line_format
+        self.logger = logger
         self._live: Live | None = None
         self._last_logged: float | None = None
         self._pending: tuple[Snapshot, RateWindow] | None = None  # newest snapshot not yet logged
@@ -209,8 +213,11 @@ class ProgressDisplay:
 
     def _write(self, snapshot: Snapshot, rates: RateWindow) -> None:
         line = log_line(snapshot, rates)
-        self.stream.write((self.line_format(line) if self.line_format else line) + "\n")
-        self.stream.flush()
+        if self.logger is not None:
+            self.logger.info("%s", line)
+        else:
+            self.stream.write((self.line_format(line) if self.line_format else line) + "\n")
+            self.stream.flush()
         self._last_logged = snapshot.at
         self._pending = None
 

@@ -185,6 +185,7 @@ class Node:
         if not seeds:
             if not self.interrupts:  # a signal said so already
                 log.info("stopping: trawl stop requested")
+            self.counters = frontier.counters()  # the result's stats: stopped before its first tick, seeds queued
             self._leave()
             return 0
         announce_new = cfg.extraction.changes and frontier.counters().get("fetched") > 0  # a page never held: new
@@ -250,7 +251,8 @@ class Node:
 
     def _watch(self, frontier: RedisFrontier) -> int:
         ops_cfg = self.cfg.operations
-        display = ProgressDisplay(ops_cfg.progress, line_format=self.log_setup.progress_line())
+        embedded = None if self.configure_logging else logging.getLogger("webtrawl.progress")  # the app's logging
+        display = ProgressDisplay(ops_cfg.progress, line_format=self.log_setup.progress_line(), logger=embedded)
         restore_logging = log_through(display, ops_cfg.log_format) if self.configure_logging else lambda: None
         ops = self.ops
         assert ops is not None
