@@ -16,7 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from tests.api.helpers import html_pages, shop_options
 from tests.api.pages import Shop, title, title_but_exit_on_product_1
 from tests.fixtures.shop_web import ShopWeb
-from webtrawl import ConfigError, Crawler, CrawlResult
+from webtrawl import ConfigError, Crawler, CrawlResult, StateError
 
 
 def test_progress_lines_go_to_the_webtrawl_logger_not_to_stderr(
@@ -289,3 +289,17 @@ def test_a_crawl_stopped_before_it_started_reports_its_counters(shop_web: ShopWe
     result = crawler.run()
     assert result.stats["queued"] == 1 and result.stats["fetched"] == 0
     assert crawler.run().stats["fetched"] == 5  # the stop was for that run only: this one crawls
+
+
+def test_a_first_run_that_cannot_reach_its_redis_does_not_hold_the_next_run_to_it(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """A mistyped redis= on a crawl's first run was saved in crawl.json before Redis was reached, so every later run
+    of that out went to the same unreachable URL (and redis="" is refused): only deleting the directory helped. The
+    settings are saved once Redis answers."""
+    out = tmp_path / "crawl"
+    with pytest.raises(StateError, match=re.escape("cannot reach Redis at redis://127.0.0.1:1")):
+        Crawler(Shop, out=out, redis="redis://127.0.0.1:1", **shop_options(shop_web)).run()
+    assert not (out / "crawl.json").exists()
+    result = Crawler(Shop, out=out, max_pages=3, **shop_options(shop_web)).run()  # its own Redis, as meant
+    assert result.stats["fetched"] == 3

@@ -36,7 +36,7 @@ _SEED_POLL = 1.0
 
 
 def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
-    """Create and lock ``out`` (the returned file holds the lock) and save the settings a resume reuses."""
+    """Create and lock ``out`` (the returned file holds the lock); :func:`save_settings` once Redis answers."""
     _check_resume(cfg, out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -53,6 +53,12 @@ def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
     except OSError:
         lock_file.close()
         raise InputError(f"another trawl process is already crawling into {out}") from None
+    return lock_file
+
+
+def save_settings(cfg: CrawlConfig, out: Path) -> None:
+    """The settings a resume reuses (``crawl.json``), saved once the crawl's Redis answered: a first run given a
+    --redis it cannot reach saves none, so the next run is not held to that URL."""
     saved = to_saved(cfg)
     saved.pop("seeds_file", None)
     if saved.get("redis"):  # no password at rest: a resume names --redis (or TRAWL_REDIS) again
@@ -60,7 +66,6 @@ def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
     for sinks in ("items_to", "records_to"):  # the same for sink URLs (or use ~/.pgpass / PGPASSWORD)
         saved[sinks] = [mask_url(url) for url in saved.get(sinks, [])]
     (out / SAVED_SETTINGS).write_text(json.dumps(saved, indent=1, sort_keys=True))
-    return lock_file
 
 
 def _check_resume(cfg: CrawlConfig, out: Path) -> None:

@@ -143,6 +143,7 @@ class Node:
         self.redis_url = redis_url
         self.client = connect_sync(redis_url, cluster=crawl.cluster)
         check_no_eviction(self.client, redis_url)
+        startup.save_settings(cfg, self.out)
         settings = FrontierSettings.from_config(cfg)
         with refusing_full(redis_url):  # a Redis too full to start in: one clear error (later, the node waits)
             frontier = self._open(settings)
