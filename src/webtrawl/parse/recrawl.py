@@ -5,7 +5,9 @@ and an interval. A later round (``trawl crawl --out DIR --recrawl-after D`` on t
 the pages whose time has come) fetches it with a conditional GET: a 304, or a 200 whose payload digest did not
 change, is stored as a WARC ``revisit`` record instead of the whole response, and its links are not followed
 again. The interval adapts: halved when the page changed, doubled when it did not, within [D/4, 8 D] (D: the
-page's rule's ``recrawl_after``, else ``--recrawl-after``).
+page's rule's ``recrawl_after``, else ``--recrawl-after``). A page of the set whose fetch failed (a 5xx, a timeout,
+a temporary redirect...) stays in it as it was, due again after the same interval: a site down for a round is
+watched again when it recovers. Only a page that is gone (404, 410, a permanent redirect) leaves the set.
 
 Sitemaps give hints (:func:`sitemap_hint`): a URL's ``changefreq`` is its first interval (within the same bounds),
 kept as "~<ms>" in the recrawl set until its first fetch completes; a ``lastmod`` after the fetch of the copy we hold
@@ -26,6 +28,7 @@ from webtrawl.formats.recrawl import HINT, RecrawlState, decode, payload_digest
 from webtrawl.messages import Page, RecrawlHint
 from webtrawl.store.base import PageRecord
 
+GONE_STATUSES = (301, 308, 404, 410)  # not found, gone, and moved for good (the target is tracked as itself)
 SERVER_NOT_MODIFIED = "server-not-modified"
 IDENTICAL_PAYLOAD = "identical-payload-digest"
 _MIN_FACTOR, _MAX_FACTOR = 0.25, 8.0
@@ -52,8 +55,11 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
     """The state to store for this fetch and when the page is due again (ms, epoch); ("", 0) if it stays out."""
     previous = decode(page.recrawl) if page.recrawl else None
     revisit = isinstance(record.revisit, str) and bool(record.revisit)
+    now_ms = round((time.time() if now is None else now) * 1000)
     if not (200 <= page.status < 300 or revisit) or record.error:
-        return "", 0
+        if previous is None or page.status in GONE_STATUSES:
+            return "", 0
+        return page.recrawl, now_ms + previous.interval_ms  # failed this time: tried again, the copy held unchanged
     base_ms = max(1, round(base_s * 1000))
     if previous is None:
         hinted = page.recrawl[1:] if page.recrawl.startswith(HINT) else ""
@@ -78,7 +84,6 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
         date=previous.date if previous and revisit else record.fetch_time,
         route=lease.route,
     )
-    now_ms = round((time.time() if now is None else now) * 1000)
     return state.encode(), now_ms + interval
 
 

@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 from webtrawl.extract.chunks import TextChunk, chunk_markdown
 from webtrawl.frontier.keys import content_key, sitemap_key
 from webtrawl.parse.changes import ContentState, change_row, chunk_rows, decode_state, new_state
+from webtrawl.parse.recrawl import GONE_STATUSES
 from webtrawl.parse.settle import State, save_states
 from webtrawl.parse.unlisted import decode_listing, encode_listing, listing
 
 if TYPE_CHECKING:
     from webtrawl.messages import Page
     from webtrawl.parse.process import Processed
-
-GONE_STATUSES = (301, 308, 404, 410)  # not found, gone, and moved for good (the target is tracked as itself)
 
 
 class ContentTracker:

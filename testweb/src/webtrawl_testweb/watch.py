@@ -13,6 +13,8 @@ And a sitemap no page links to (``/sitemap.xml``, a seed of its own): it lists `
 ``/listed-b.html`` and ``/listed-c.html`` (linked from nowhere else, the same every round) until a test sets
 ``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200. ``/sitemap.txt`` is the
 same list as a text sitemap (one URL per line), for a crawl that names it with ``--sitemap``.
+
+While a test sets ``failing`` (a status: 503, 500...) every page answers it: the site is down for a round.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class WatchWeb:
         self.port = http_port
         self.round = 1
         self.drop_listed = False  # the sitemap no longer lists /listed-b.html
+        self.failing = 0  # an HTTP status (503...) every page answers while set: a site down for a round
         self._served = 0
 
     def url(self, path: str) -> str:
@@ -53,6 +56,8 @@ class WatchWeb:
 
     def respond(self, path: str) -> Reply | None:
         self._served += 1
+        if self.failing and path != "/robots.txt":
+            return Reply(self.failing, body=b"down for maintenance\n")
         if path == "/":
             pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ())
             links = "".join(f'<p><a href="{p}">{p}</a> {_FILL}</p>\n' for p in pages)

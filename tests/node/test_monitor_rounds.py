@@ -1,0 +1,37 @@
+"""Monitoring a site over recrawl rounds (``--recrawl-after``, ``--changes``) as a user does: rounds in which the
+site misbehaves between ordinary ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.node.crawlrun import polite_crawl, records, stats
+from webtrawl_testweb import TestWeb
+
+DELAY = 0.05
+
+
+def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> None:
+    args += ("--recrawl-after", "0.001", "--changes", "--max-retries", "0")
+    polite_crawl(web, out, *args, delay=DELAY, resumed=resumed)
+
+
+def test_a_round_the_site_is_down_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.failing = 503
+    try:
+        _round(testweb, out, resumed=True)  # every page answers 503: not a change, and not the end of watching
+    finally:
+        watch.failing = 0
+    assert records(out, "changes") == []
+    assert stats(out)["counters"]["recrawl-queued"] == 5
+
+    watch.round = 2  # back up, and edited: the next round sees every change since the last good copy
+    _round(testweb, out, resumed=True)
+    changes = {row["url"]: row["change"] for row in records(out, "changes")}
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
+    assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
+    assert stats(out)["counters"]["recrawl-queued"] == 10
