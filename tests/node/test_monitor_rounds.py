@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.node.crawlrun import polite_crawl, records, stats
+from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
 from webtrawl_testweb import TestWeb
 
 DELAY = 0.05
@@ -35,3 +35,24 @@ def test_a_round_the_site_is_down_keeps_its_pages_watched(testweb: TestWeb, tmp_
     expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
     assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
     assert stats(out)["counters"]["recrawl-queued"] == 10
+
+
+def test_a_first_run_stopped_and_resumed_is_still_the_baseline(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    args = [urls["/"], *testweb.crawl_args(), "--recrawl-after", "0.001", "--changes", "--delay", "1"]
+    first = Crawl(out, [*args, "--fetchers", "1", "--parsers", "1"])
+    wait_until(lambda: len(records(out)) >= 2, 120, "two pages of the first run", first)
+    first.interrupt()  # Ctrl-C half way through the first run: the rest of the site is not fetched yet
+    assert first.wait(120) == 0, first.log()[-4000:]
+    assert len(records(out)) < len(urls)
+    _round(testweb, out, resumed=True)  # the first run goes on: its pages are the baseline, not news
+    assert records(out, "changes") == []
+    assert stats(out)["counters"]["fetched"] >= 5
+
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    changes = {row["url"]: row["change"] for row in records(out, "changes")}
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
+    assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
