@@ -56,3 +56,30 @@ def test_a_first_run_stopped_and_resumed_is_still_the_baseline(testweb: TestWeb,
     changes = {row["url"]: row["change"] for row in records(out, "changes")}
     expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
     assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
+
+
+def test_pages_that_move_for_good_or_for_a_while(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.moved = {"/article.html": (301, "/article-new.html"), "/product.html": (302, "/product-sale.html")}
+    _round(testweb, out, resumed=True)
+    changes = [(row["url"], row["change"]) for row in records(out, "changes")]
+    moved = [(urls["/article.html"], "gone"), (watch.url("/article-new.html"), "new")]
+    assert sorted(changes) == sorted([*moved, (watch.url("/product-sale.html"), "new")])  # not product.html
+
+    watch.moved = {"/article.html": (301, "/article-new.html")}  # the sale is over, and the site is edited
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    later = [(row["url"], row["change"]) for row in records(out, "changes")][len(changes) :]
+    assert sorted(later) == sorted(
+        [
+            (urls["/"], "changed"),
+            (urls["/product.html"], "changed"),  # watched all along, compared with its copy from before the sale
+            (watch.url("/article-new.html"), "changed"),
+            (watch.url("/product-sale.html"), "gone"),
+            (urls["/removed.html"], "gone"),
+            (urls["/added.html"], "new"),
+        ]
+    )

@@ -14,7 +14,9 @@ And a sitemap no page links to (``/sitemap.xml``, a seed of its own): it lists `
 ``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200. ``/sitemap.txt`` is the
 same list as a text sitemap (one URL per line), for a crawl that names it with ``--sitemap``.
 
-While a test sets ``failing`` (a status: 503, 500...) every page answers it: the site is down for a round.
+A test can move pages (``moved``: path -> redirect status and target path): the old path redirects and the
+target serves what the old path would. While a test sets ``failing`` (a status: 503, 500...) every page answers
+it: the site is down for a round.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class WatchWeb:
         self.round = 1
         self.drop_listed = False  # the sitemap no longer lists /listed-b.html
         self.failing = 0  # an HTTP status (503...) every page answers while set: a site down for a round
+        self.moved: dict[str, tuple[int, str]] = {}  # path -> (redirect status, target path); the target serves it
         self._served = 0
 
     def url(self, path: str) -> str:
@@ -58,6 +61,12 @@ class WatchWeb:
         self._served += 1
         if self.failing and path != "/robots.txt":
             return Reply(self.failing, body=b"down for maintenance\n")
+        if path in self.moved:
+            status, target = self.moved[path]
+            return Reply(status, body=b"moved\n", location=self.url(target))
+        moved_from = next((old for old, (_, target) in self.moved.items() if target == path), None)
+        if moved_from is not None:
+            path = moved_from
         if path == "/":
             pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ())
             links = "".join(f'<p><a href="{p}">{p}</a> {_FILL}</p>\n' for p in pages)
