@@ -3,17 +3,22 @@ site misbehaves between ordinary ones."""
 
 from __future__ import annotations
 
+import json
+import os
+import random
+from collections import Counter
 from pathlib import Path
 
-from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
+from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
 from webtrawl_testweb import TestWeb
+from webtrawl_testweb.accesslog import LogEntry
 
 DELAY = 0.05
 
 
-def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> None:
+def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> list[LogEntry]:
     args += ("--recrawl-after", "0.001", "--changes", "--max-retries", "0")
-    polite_crawl(web, out, *args, delay=DELAY, resumed=resumed)
+    return polite_crawl(web, out, *args, delay=DELAY, resumed=resumed)
 
 
 def test_a_round_the_site_is_down_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
@@ -83,3 +88,36 @@ def test_pages_that_move_for_good_or_for_a_while(testweb: TestWeb, tmp_path: Pat
             (urls["/added.html"], "new"),
         ]
     )
+
+
+def test_a_round_killed_half_way_reports_each_change_once(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    watch.bulk = 60
+    out = tmp_path / "crawl"
+    hooked = tmp_path / "hooked.jsonl"
+    hook = ("--on-change", f"cat >> {hooked}")
+    _round(testweb, out, watch.url("/"), *hook, resumed=False)
+    assert records(out, "changes") == []
+    watch.bulk_version = dict.fromkeys(range(watch.bulk), 2)  # every bulk page changes
+
+    args = [*testweb.crawl_args(), "--recrawl-after", "0.001", "--changes", "--max-retries", "0", *hook]
+    args += ["--delay", "0.2", "--fetchers", "1", "--parsers", "1"]
+    crawl = Crawl(out, args)
+    kill_after = random.Random(os.getpid()).randint(5, 40)
+    wait_until(lambda: len(records(out, "changes")) >= kill_after, 120, f"{kill_after} change rows", crawl)
+    crawl.kill_node()
+    resume = Crawl(out, args, log_name="resume.log")
+    assert resume.wait(300) == 0, resume.log()[-4000:]
+    changes = Counter((row["url"], row["change"]) for row in records(out, "changes"))
+    assert taken_back(resume.log()) >= 0
+    assert changes == Counter({(url, "changed"): 1 for url in watch.bulk_urls()})  # once each, none lost
+    wait_until(lambda: hooked.exists() and hooked.read_text().count("\n") >= len(changes), 30, "the hooks")
+    assert Counter(json.loads(line)["url"] for line in hooked.read_text().splitlines()) == Counter(
+        url for url, _ in changes
+    )
+
+    hooks = hooked.read_text()
+    entries = _round(testweb, out, *hook, resumed=True)  # nothing changed: each page a 304 and a revisit, no rows
+    assert sum(changes.values()) == len(records(out, "changes")) and hooked.read_text() == hooks
+    bulk = [e.status for e in entries if e.path.startswith("/bulk/")]
+    assert len(bulk) == watch.bulk and set(bulk) == {304}

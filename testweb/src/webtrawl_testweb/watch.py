@@ -9,6 +9,9 @@
 * ``/removed.html``: 200 in round 1, 404 from round 2;
 * ``/product.html``: a product whose price changes in round 2 (its items change, its text too).
 
+With ``bulk`` set, ``/`` links ``/bulk.html``, which links that many pages ``/bulk/<i>.html`` whose text and ETag
+change with their ``bulk_version`` (a conditional GET with the current ETag is answered 304).
+
 And a sitemap no page links to (``/sitemap.xml``, a seed of its own): it lists ``/listed-a.html``,
 ``/listed-b.html`` and ``/listed-c.html`` (linked from nowhere else, the same every round) until a test sets
 ``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200. ``/sitemap.txt`` is the
@@ -20,6 +23,8 @@ it: the site is down for a round.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from webtrawl_testweb.model import Reply, build_url
 
@@ -49,6 +54,8 @@ class WatchWeb:
         self.drop_listed = False  # the sitemap no longer lists /listed-b.html
         self.failing = 0  # an HTTP status (503...) every page answers while set: a site down for a round
         self.moved: dict[str, tuple[int, str]] = {}  # path -> (redirect status, target path); the target serves it
+        self.bulk = 0  # pages /bulk/0.html ... linked from /bulk.html, which / links while there are any
+        self.bulk_version: dict[int, int] = {}  # a bulk page's version (1 if absent): its text and its ETag
         self._served = 0
 
     def url(self, path: str) -> str:
@@ -57,7 +64,10 @@ class WatchWeb:
     def urls(self) -> dict[str, str]:
         return {path: self.url(path) for path in (*_PAGES, "/added.html")}
 
-    def respond(self, path: str) -> Reply | None:
+    def bulk_urls(self) -> list[str]:
+        return [self.url(f"/bulk/{i}.html") for i in range(self.bulk)]
+
+    def respond(self, path: str, request: Mapping[str, str] | None = None) -> Reply | None:
         self._served += 1
         if self.failing and path != "/robots.txt":
             return Reply(self.failing, body=b"down for maintenance\n")
@@ -68,7 +78,7 @@ class WatchWeb:
         if moved_from is not None:
             path = moved_from
         if path == "/":
-            pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ())
+            pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ()) + (("/bulk.html",) if self.bulk else ())
             links = "".join(f'<p><a href="{p}">{p}</a> {_FILL}</p>\n' for p in pages)
             return _html("Watch home", links)
         if path == "/added.html" and self.round > 1:
@@ -89,11 +99,33 @@ class WatchWeb:
             return Reply(200, body=body.encode(), content_type="application/xml")
         if path in LISTED:
             return _html(f"Listed {path[8]}", _article(f"Listed page {path[8]} says the same every round."))
+        if self.bulk and (path == "/bulk.html" or path.startswith("/bulk/")):
+            return self._bulk(path, request or {})
         if path == "/product.html":
             price = "12.50" if self.round > 1 else "10.00"
             body = f'<h2>Garden hose</h2><p class="price">{price}</p><p>{_FILL * 2}</p>'
             return _html("Product", body)
         return Reply(404, body=b"not found\n")
+
+    def _bulk(self, path: str, request: Mapping[str, str]) -> Reply:
+        """The bulk pages answer a conditional GET with their ETag with 304, like most servers of static pages."""
+        if path == "/bulk.html":
+            etag, reply = (
+                f'"bulk-{self.bulk}"',
+                _html("Bulk", "".join(f'<p><a href="/bulk/{i}.html">{i}</a></p>' for i in range(self.bulk))),
+            )
+        else:
+            name = path[len("/bulk/") : -len(".html")]
+            if not name.isdigit() or int(name) >= self.bulk:
+                return Reply(404, body=b"not found\n")
+            version = self.bulk_version.get(int(name), 1)
+            etag, reply = (
+                f'"b{name}-v{version}"',
+                _html(f"Item {name}", _article(f"Item {name} is at version {version}.")),
+            )
+        if request.get("If-None-Match") == etag:
+            return Reply(304, headers=(("ETag", etag),))
+        return Reply(reply.status, body=reply.body, content_type=reply.content_type, headers=(("ETag", etag),))
 
 
 def _article(pricing: str) -> str:
