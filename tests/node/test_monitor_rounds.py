@@ -7,13 +7,23 @@ import json
 import os
 import random
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.accesslog import LogEntry
 
 DELAY = 0.05
+
+
+@pytest.fixture(autouse=True)
+def _fresh_watch_site(testweb: TestWeb) -> Iterator[None]:
+    testweb.discovery.watch.reset()
+    yield
+    testweb.discovery.watch.reset()
 
 
 def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> list[LogEntry]:
@@ -121,3 +131,19 @@ def test_a_round_killed_half_way_reports_each_change_once(testweb: TestWeb, tmp_
     assert sum(changes.values()) == len(records(out, "changes")) and hooked.read_text() == hooks
     bulk = [e.status for e in entries if e.path.startswith("/bulk/")]
     assert len(bulk) == watch.bulk and set(bulk) == {304}
+
+
+def test_a_page_gone_for_a_round_is_new_when_it_comes_back(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    assert [row["change"] for row in records(out, "changes") if row["url"] == urls["/removed.html"]] == ["gone"]
+    _round(testweb, out, resumed=True)  # still 404: gone once, quiet since
+    assert [row["change"] for row in records(out, "changes") if row["url"] == urls["/removed.html"]] == ["gone"]
+    watch.round = 3  # back, as a product that was out of stock
+    _round(testweb, out, resumed=True)
+    rows = [row for row in records(out, "changes") if row["url"] == urls["/removed.html"]]
+    assert [row["change"] for row in rows] == ["gone", "new"] and "+It is back." in rows[1]["text_diff"]

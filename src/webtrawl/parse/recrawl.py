@@ -7,7 +7,8 @@ change, is stored as a WARC ``revisit`` record instead of the whole response, an
 again. The interval adapts: halved when the page changed, doubled when it did not, within [D/4, 8 D] (D: the
 page's rule's ``recrawl_after``, else ``--recrawl-after``). A page of the set whose fetch failed (a 5xx, a timeout,
 a temporary redirect...) stays in it as it was, due again after the same interval: a site down for a round is
-watched again when it recovers. Only a page that is gone (404, 410, a permanent redirect) leaves the set.
+watched again when it recovers. A page that is gone (404, 410, a permanent redirect) stays too, without its
+validators and at a doubling interval (up to 8 D), so that a page that comes back is fetched whole and is ``new``.
 
 Sitemaps give hints (:func:`sitemap_hint`): a URL's ``changefreq`` is its first interval (within the same bounds),
 kept as "~<ms>" in the recrawl set until its first fetch completes; a ``lastmod`` after the fetch of the copy we hold
@@ -56,11 +57,18 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
     previous = decode(page.recrawl) if page.recrawl else None
     revisit = isinstance(record.revisit, str) and bool(record.revisit)
     now_ms = round((time.time() if now is None else now) * 1000)
-    if not (200 <= page.status < 300 or revisit) or record.error:
-        if previous is None or page.status in GONE_STATUSES:
-            return "", 0
-        return page.recrawl, now_ms + previous.interval_ms  # failed this time: tried again, the copy held unchanged
     base_ms = max(1, round(base_s * 1000))
+    if not (200 <= page.status < 300 or revisit) or record.error:
+        if previous is None:
+            return "", 0
+        if page.status not in GONE_STATUSES:
+            return page.recrawl, now_ms + previous.interval_ms  # failed this time: tried again, the copy held unchanged
+        # gone: looked at less and less often, without validators, so that a page back is fetched whole (``new``)
+        interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
+        gone = RecrawlState(
+            previous.key, previous.depth, previous.origin, previous.rest, interval, route=previous.route
+        )
+        return gone.encode(), now_ms + interval
     if previous is None:
         hinted = page.recrawl[1:] if page.recrawl.startswith(HINT) else ""
         interval = _bounded(int(hinted), base_ms) if hinted.isdigit() else base_ms

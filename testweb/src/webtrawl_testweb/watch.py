@@ -6,7 +6,7 @@
 * ``/article.html``: an article with three sections; in round 2 one paragraph of "Pricing" says something else;
 * ``/stable.html``: the same article text every round, but its bytes differ (a request counter in a comment), so it
   is fetched whole (200, a new payload digest) and its main text is the same;
-* ``/removed.html``: 200 in round 1, 404 from round 2;
+* ``/removed.html``: 200 in round 1, 404 in round 2, and back (200, another text) from round 3;
 * ``/product.html``: a product whose price changes in round 2 (its items change, its text too).
 
 With ``bulk`` set, ``/`` links ``/bulk.html``, which links that many pages ``/bulk/<i>.html`` whose text and ETag
@@ -50,13 +50,17 @@ def _html(title: str, body: str, extra: str = "") -> Reply:
 class WatchWeb:
     def __init__(self, http_port: int) -> None:
         self.port = http_port
+        self.reset()
+        self._served = 0
+
+    def reset(self) -> None:
+        """Back to round 1 with nothing failing, moved or in bulk (the test web is shared by a session's tests)."""
         self.round = 1
         self.drop_listed = False  # the sitemap no longer lists /listed-b.html
         self.failing = 0  # an HTTP status (503...) every page answers while set: a site down for a round
         self.moved: dict[str, tuple[int, str]] = {}  # path -> (redirect status, target path); the target serves it
         self.bulk = 0  # pages /bulk/0.html ... linked from /bulk.html, which / links while there are any
         self.bulk_version: dict[int, int] = {}  # a bulk page's version (1 if absent): its text and its ETag
-        self._served = 0
 
     def url(self, path: str) -> str:
         return build_url("http", HOST, self.port, path)
@@ -88,8 +92,8 @@ class WatchWeb:
             return _html("Article", _article(pricing))
         if path == "/stable.html":
             return _html("Stable", _article("Nothing here changes."), f"<!-- served {self._served} -->")
-        if path == "/removed.html" and self.round == 1:
-            return _html("Removed soon", _article("This page goes away."))
+        if path == "/removed.html" and self.round != 2:
+            return _html("Removed soon", _article("This page goes away." if self.round == 1 else "It is back."))
         if path in ("/sitemap.xml", "/sitemap.txt"):
             listed = [p for p in LISTED if not (self.drop_listed and p == "/listed-b.html")]
             if path == "/sitemap.txt":
