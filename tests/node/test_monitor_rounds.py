@@ -15,6 +15,7 @@ import pytest
 from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.accesslog import LogEntry
+from webtrawl_testweb.watch import CUT_SHORT
 
 DELAY = 0.05
 
@@ -28,6 +29,7 @@ def _fresh_watch_site(testweb: TestWeb) -> Iterator[None]:
 
 def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> list[LogEntry]:
     args += ("--recrawl-after", "0.001", "--changes", "--max-retries", "0")
+    args += ("--backoff-base", "0.1", "--backoff-max", "1")  # a site back is not kept waiting by its back-off
     return polite_crawl(web, out, *args, delay=DELAY, resumed=resumed)
 
 
@@ -147,3 +149,21 @@ def test_a_page_gone_for_a_round_is_new_when_it_comes_back(testweb: TestWeb, tmp
     _round(testweb, out, resumed=True)
     rows = [row for row in records(out, "changes") if row["url"] == urls["/removed.html"]]
     assert [row["change"] for row in rows] == ["gone", "new"] and "+It is back." in rows[1]["text_diff"]
+
+
+def test_a_round_the_site_times_out_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.failing = CUT_SHORT  # every answer stops half way: no HTTP status to go by, a timeout
+    _round(testweb, out, "--total", "1", resumed=True)
+    watch.failing = 0
+    assert records(out, "changes") == []
+    assert stats(out)["counters"]["err:timeout"] == 5
+
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    changes = {row["url"]: row["change"] for row in records(out, "changes")}
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
+    assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}

@@ -30,6 +30,7 @@ from webtrawl_testweb.model import Reply, build_url
 
 HOST = "watch.disc.test"
 _HTML = "text/html; charset=utf-8"
+CUT_SHORT = -1  # ``failing``: each page's answer stops short of its Content-Length (a timeout or a reset)
 LISTED = ("/listed-a.html", "/listed-b.html", "/listed-c.html")
 _PAGES = ("/", "/article.html", "/stable.html", "/removed.html", "/product.html")
 _FILL = (
@@ -74,6 +75,8 @@ class WatchWeb:
     def respond(self, path: str, request: Mapping[str, str] | None = None) -> Reply | None:
         self._served += 1
         if self.failing and path != "/robots.txt":
+            if self.failing == CUT_SHORT:  # a body shorter than its Content-Length: the client waits, times out
+                return Reply(200, body=b"<html>", content_type=_HTML, headers=(("Content-Length", "100000"),))
             return Reply(self.failing, body=b"down for maintenance\n")
         if path in self.moved:
             status, target = self.moved[path]
