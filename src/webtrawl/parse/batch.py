@@ -150,7 +150,7 @@ class PageBatches:
         lease = page.lease
         if self.discovery.recrawl_after > 0:
             base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
-            state, due_ms = next_state(page, out.record, base)
+            state, due_ms = next_state(page, out.record, base, same_content=out.same_content)
             if state:
                 return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms)
         return Completion(lease.token, lease.shard, counters)

@@ -4,7 +4,8 @@ A page fetched with 200 enters the recrawl set with its validators (ETag, Last-M
 and an interval. A later round (``trawl crawl --out DIR --recrawl-after D`` on the same crawl; ``due.lua`` queues
 the pages whose time has come) fetches it with a conditional GET: a 304, or a 200 whose payload digest did not
 change, is stored as a WARC ``revisit`` record instead of the whole response, and its links are not followed
-again. The interval adapts: halved when the page changed, doubled when it did not, within [D/4, 8 D] (D: the
+again. The interval adapts: halved when the page changed, doubled when it did not (with --chunks or --changes,
+when its main text, items and chunks did not: noise in the bytes is no change), within [D/4, 8 D] (D: the
 page's rule's ``recrawl_after``, else ``--recrawl-after``). A page of the set whose fetch failed (a 5xx, a timeout,
 a temporary redirect...) stays in it as it was, due again after the same interval: a site down for a round is
 watched again when it recovers. A page that is gone (404, 410, a permanent redirect) stays too, without its
@@ -52,8 +53,14 @@ def revisit_kind(page: Page) -> str:
     return ""
 
 
-def next_state(page: Page, record: PageRecord, base_s: float, now: float | None = None) -> tuple[str, int]:
-    """The state to store for this fetch and when the page is due again (ms, epoch); ("", 0) if it stays out."""
+def next_state(
+    page: Page, record: PageRecord, base_s: float, now: float | None = None, same_content: bool = False
+) -> tuple[str, int]:
+    """The state to store for this fetch and when the page is due again (ms, epoch); ("", 0) if it stays out.
+
+    ``same_content``: the page was fetched whole but its main text, items and chunks did not change (--chunks,
+    --changes): for its interval it is unchanged, or a page whose bytes change every time (a timestamp, a token)
+    would be fetched at D/4 for ever."""
     previous = decode(page.recrawl) if page.recrawl else None
     revisit = isinstance(record.revisit, str) and bool(record.revisit)
     now_ms = round((time.time() if now is None else now) * 1000)
@@ -72,7 +79,7 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
     if previous is None:
         hinted = page.recrawl[1:] if page.recrawl.startswith(HINT) else ""
         interval = _bounded(int(hinted), base_ms) if hinted.isdigit() else base_ms
-    elif revisit:
+    elif revisit or same_content:
         interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
     else:
         interval = max(round(base_ms * _MIN_FACTOR), previous.interval_ms // 2)

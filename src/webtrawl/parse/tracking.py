@@ -69,6 +69,9 @@ class ContentTracker:
             markdown = out.record.markdown if isinstance(out.record.markdown, str) else ""
             chunks: list[TextChunk] = chunk_markdown(url, markdown, self.chunk_size) if self.chunk_size else []
             now = new_state(when, text, out.items, chunks)
+            if held is not None:  # for the recrawl interval: noise in the bytes is not a change of the page
+                same = (held.text_digest, held.items_digest, held.chunk_ids)
+                out.same_content = same == (now.text_digest, now.items_digest, now.chunk_ids)
             if self.chunk_size:
                 out.chunks = chunk_rows(url, when, chunks, held)
             if self.changes and (held is not None or self.announce_new):
