@@ -69,7 +69,7 @@ def next_state(
         if previous is None:
             return "", 0
         if page.status not in GONE_STATUSES:
-            return page.recrawl, now_ms + previous.interval_ms  # failed this time: tried again, the copy held unchanged
+            return kept_state(page, now)
         # gone: looked at less and less often, without validators, so that a page back is fetched whole (``new``)
         interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
         gone = RecrawlState(
@@ -100,6 +100,15 @@ def next_state(
         route=lease.route,
     )
     return state.encode(), now_ms + interval
+
+
+def kept_state(page: Page, now: float | None = None) -> tuple[str, int]:
+    """A page of the recrawl set this round said nothing about (it failed, or the parser did): its state as it was,
+    due again after the same interval; ("", 0) for a page not in the set."""
+    previous = decode(page.recrawl) if page.recrawl else None
+    if previous is None:
+        return "", 0
+    return page.recrawl, round((time.time() if now is None else now) * 1000) + previous.interval_ms
 
 
 def _bounded(interval_ms: float, base_ms: int) -> int:
