@@ -12,6 +12,7 @@ import pytest
 from tests.fixtures.memory_frontier import MemoryFrontier
 from tests.parse.helpers import RecordingSink, make_ctx, make_page
 from webtrawl.config import DiscoveryOptions
+from webtrawl.formats.recrawl import RecrawlState
 from webtrawl.frontier.base import Frontier
 from webtrawl.messages import Page
 from webtrawl.parse import batch as batch_module
@@ -67,3 +68,21 @@ def test_a_page_the_parser_fails_on_is_recorded_and_completed(monkeypatch: pytes
     }
     assert sorted(c.token for c in frontier.completed) == ["n/f0.1", "n/f0.2"]
     assert frontier.seen == {"http://site.example/y"}
+
+
+def test_a_page_of_the_recrawl_set_the_parser_fails_on_stays_in_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    def buggy(page: Page, ctx: object) -> object:
+        raise RuntimeError("a parser bug")
+
+    first = _page("a", [], 1)
+    state = RecrawlState("site.example", 0, "http://site.example", "/a", 100_000, etag='"v1"').encode()
+    monkeypatch.setattr(batch_module, "process_page", buggy)
+    log: list[str] = []
+    frontier = MemoryFrontier(1_000, log)
+    batches = PageBatches(
+        DiscoveryOptions(recrawl_after=100.0), make_ctx(), frontier, FanOut([RecordingSink(log)], streams={"records"})
+    )
+    first.recrawl = state
+    batches.process([first])
+    (done,) = frontier.completed
+    assert (done.url, done.recrawl) == ("http://site.example/a", state) and done.due_ms > 0  # watched next round too

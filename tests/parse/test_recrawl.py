@@ -57,6 +57,18 @@ def test_unchanged_pages_wait_longer_and_changed_ones_shorter_within_bounds() ->
         assert decode(state).interval_ms == expected  # type: ignore[union-attr]
 
 
+def test_a_page_of_the_set_that_fails_stays_as_it_was_and_one_gone_stays_without_validators() -> None:
+    state, _ = _fetched(ETag='"v1"')
+    for status in (500, 503, 429, 302, 307, 403):  # a bad round says nothing about the page: same state, same interval
+        assert _fetched(b"down", status=status, recrawl=state) == (state, 1_100_000)
+    for status in (404, 410, 301, 308):  # gone: asked again less often, and a page back is fetched whole
+        gone, due = _fetched(b"gone", status=status, recrawl=state)
+        parsed = decode(gone)
+        assert parsed is not None and (parsed.interval_ms, due) == (200_000, 1_200_000)
+        assert conditional_headers(gone) == {} and parsed.digest == "" and parsed.rest == "/dir/page.html"
+        assert decode(_fetched(b"gone", status=status, recrawl=gone)[0]).interval_ms == 400_000  # type: ignore[union-attr]
+
+
 def test_a_sitemaps_changefreq_is_the_first_interval_within_bounds_and_lastmod_is_utc() -> None:
     # D = 100 s: hourly is above 8 D, always below D / 4, daily on the bound; no changefreq and no lastmod: no hint
     assert sitemap_hint("http://a.test/x", "hourly", "", 100.0) == RecrawlHint("http://a.test/x", 800_000)

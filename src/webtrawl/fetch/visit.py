@@ -137,6 +137,10 @@ class Visits:
 
         With ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one.
         ``body_parts``: the page's body as the client left it (Response.body_parts)."""
+        if page.error and not page.recrawl and self.args.discovery.recrawl_after > 0:
+            # no answer (a timeout, a reset, robots.txt out of reach): the parser keeps the page in the recrawl set
+            # with the state it had, so a site down for a round is watched again when it is back
+            page.recrawl = await self.deps.frontier.recrawl_state(lease.shard, lease.url)
         delay_ms = outcome.delay_ms if outcome else 0
         failed = outcome.failed if outcome else False
         hold = session >= 0 and not failed and reusable(page) and self._may_hold(session, delay_ms)

@@ -17,6 +17,7 @@ from webtrawl.errors import InputError, ScopeError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
+from webtrawl.frontier.keys import meta_key
 from webtrawl.messages import NewUrl
 from webtrawl.names import counter_for
 from webtrawl.node.presence import Presence
@@ -33,6 +34,23 @@ if TYPE_CHECKING:
 log = logging.getLogger("webtrawl.node")
 
 _SEED_POLL = 1.0
+
+
+ROUNDS_FIELD = "recrawl_rounds"  # in the crawl's meta hash: recrawl rounds started after the first run ended
+
+
+def news_from_now(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: str) -> bool:
+    """Whether a page without a held copy is ``new`` in this run (--changes), before the seeds are added.
+
+    The first run is the baseline however often it is stopped and resumed (Ctrl-C, kill -9): only a run that
+    starts on a crawl whose earlier runs fetched pages and left nothing queued or leased starts a recrawl round,
+    which is counted in the crawl's meta hash, so a later resume of that round (and every later round) announces
+    the pages it finds for the first time."""
+    if cfg.discovery.recrawl_after <= 0:
+        return False
+    if frontier.counters().get("fetched") > 0 and frontier.is_finished():
+        client.hincrby(meta_key(prefix), ROUNDS_FIELD, 1)
+    return cfg.extraction.changes and int(client.hget(meta_key(prefix), ROUNDS_FIELD) or 0) > 0
 
 
 def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:

@@ -173,6 +173,7 @@ class Node:
     def _seed_and_watch(self, frontier: RedisFrontier, settings: FrontierSettings, redis_url: str) -> int:
         cfg, crawl = self.cfg, self.cfg.crawl
         scope = SeedScope(cfg, self.out, self.allowed_domains)
+        announce_new = startup.news_from_now(cfg, frontier, self.client, settings.prefix)  # a page never held: new
         seeds = startup.seed(
             cfg,
             self.start,
@@ -189,7 +190,6 @@ class Node:
             self.counters = frontier.counters()  # the result's stats: stopped before its first tick, seeds queued
             self._leave()
             return 0
-        announce_new = cfg.extraction.changes and frontier.counters().get("fetched") > 0  # a page never held: new
         if cfg.discovery.recrawl_after > 0:  # a new round: the pages of the recrawl set whose time has come
             log.info("recrawl: %d pages due again", frontier.requeue_due())
         if crawl.max_pages:

@@ -27,7 +27,7 @@ from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
 from webtrawl.parse.fence import overdue
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, Processed, process_page
-from webtrawl.parse.recrawl import next_state
+from webtrawl.parse.recrawl import kept_state, next_state
 from webtrawl.parse.settle import FINISH_ENCODER, Finish, finish_batch
 from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.redact import redact
@@ -93,7 +93,11 @@ class PageBatches:
             processed, bugs = self._drop_late(pages, late, processed, bugs)
         for page, error in bugs:
             outputs.append(parse_bug_output(page, error))
-            completions.append(Completion(page.lease.token, page.lease.shard, {counter_for(PARSE_BUG): 1}))
+            lease, counters = page.lease, {counter_for(PARSE_BUG): 1}
+            state, due_ms = kept_state(page) if self.discovery.recrawl_after > 0 else ("", 0)  # still watched
+            completions.append(
+                Completion(lease.token, lease.shard, counters, lease.url if state else "", state, due_ms)
+            )
         hashed = self._near_duplicates(processed) if self.neardup is not None else []
         states = self.tracker.apply(processed) if self.tracker is not None else []
         for page, out in processed:
@@ -151,7 +155,7 @@ class PageBatches:
         failed = (out.record.error or "failed") if page.retried_out else ""
         if self.discovery.recrawl_after > 0:
             base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
-            state, due_ms = next_state(page, out.record, base)
+            state, due_ms = next_state(page, out.record, base, same_content=out.same_content)
             if state:
                 return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms, failed)
         return Completion(lease.token, lease.shard, counters, failed=failed)

@@ -89,6 +89,8 @@ class Processed:
     hints: list[RecrawlHint] = field(default_factory=list)  # a sitemap's lastmod/changefreq (--recrawl-after)
     chunks: list[Chunk] = field(default_factory=list)  # --chunks: rows (parse/tracking.py fills them per batch)
     changes: list[Change] = field(default_factory=list)  # --changes: the page's change row, if it changed
+    # --chunks/--changes: fetched whole, but its main text, items and chunks are those held (a timestamp, an ad)
+    same_content: bool = False
 
 
 def _header_map(headers: list[tuple[str, str]]) -> dict[str, list[str]]:

@@ -4,8 +4,12 @@ A page fetched with 200 enters the recrawl set with its validators (ETag, Last-M
 and an interval. A later round (``trawl crawl --out DIR --recrawl-after D`` on the same crawl; ``due.lua`` queues
 the pages whose time has come) fetches it with a conditional GET: a 304, or a 200 whose payload digest did not
 change, is stored as a WARC ``revisit`` record instead of the whole response, and its links are not followed
-again. The interval adapts: halved when the page changed, doubled when it did not, within [D/4, 8 D] (D: the
-page's rule's ``recrawl_after``, else ``--recrawl-after``).
+again. The interval adapts: halved when the page changed, doubled when it did not (with --chunks or --changes,
+when its main text, items and chunks did not: noise in the bytes is no change), within [D/4, 8 D] (D: the
+page's rule's ``recrawl_after``, else ``--recrawl-after``). A page of the set whose fetch failed (a 5xx, a timeout,
+a temporary redirect...) stays in it as it was, due again after the same interval: a site down for a round is
+watched again when it recovers. A page that is gone (404, 410, a permanent redirect) stays too, without its
+validators and at a doubling interval (up to 8 D), so that a page that comes back is fetched whole and is ``new``.
 
 Sitemaps give hints (:func:`sitemap_hint`): a URL's ``changefreq`` is its first interval (within the same bounds),
 kept as "~<ms>" in the recrawl set until its first fetch completes; a ``lastmod`` after the fetch of the copy we hold
@@ -26,6 +30,7 @@ from webtrawl.formats.recrawl import HINT, RecrawlState, decode, payload_digest
 from webtrawl.messages import Page, RecrawlHint
 from webtrawl.store.base import PageRecord
 
+GONE_STATUSES = (301, 308, 404, 410)  # not found, gone, and moved for good (the target is tracked as itself)
 SERVER_NOT_MODIFIED = "server-not-modified"
 IDENTICAL_PAYLOAD = "identical-payload-digest"
 _MIN_FACTOR, _MAX_FACTOR = 0.25, 8.0
@@ -48,17 +53,33 @@ def revisit_kind(page: Page) -> str:
     return ""
 
 
-def next_state(page: Page, record: PageRecord, base_s: float, now: float | None = None) -> tuple[str, int]:
-    """The state to store for this fetch and when the page is due again (ms, epoch); ("", 0) if it stays out."""
+def next_state(
+    page: Page, record: PageRecord, base_s: float, now: float | None = None, same_content: bool = False
+) -> tuple[str, int]:
+    """The state to store for this fetch and when the page is due again (ms, epoch); ("", 0) if it stays out.
+
+    ``same_content``: the page was fetched whole but its main text, items and chunks did not change (--chunks,
+    --changes): for its interval it is unchanged, or a page whose bytes change every time (a timestamp, a token)
+    would be fetched at D/4 for ever."""
     previous = decode(page.recrawl) if page.recrawl else None
     revisit = isinstance(record.revisit, str) and bool(record.revisit)
-    if not (200 <= page.status < 300 or revisit) or record.error:
-        return "", 0
+    now_ms = round((time.time() if now is None else now) * 1000)
     base_ms = max(1, round(base_s * 1000))
+    if not (200 <= page.status < 300 or revisit) or record.error:
+        if previous is None:
+            return "", 0
+        if page.status not in GONE_STATUSES:
+            return kept_state(page, now)
+        # gone: looked at less and less often, without validators, so that a page back is fetched whole (``new``)
+        interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
+        gone = RecrawlState(
+            previous.key, previous.depth, previous.origin, previous.rest, interval, route=previous.route
+        )
+        return gone.encode(), now_ms + interval
     if previous is None:
         hinted = page.recrawl[1:] if page.recrawl.startswith(HINT) else ""
         interval = _bounded(int(hinted), base_ms) if hinted.isdigit() else base_ms
-    elif revisit:
+    elif revisit or same_content:
         interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
     else:
         interval = max(round(base_ms * _MIN_FACTOR), previous.interval_ms // 2)
@@ -78,8 +99,16 @@ def next_state(page: Page, record: PageRecord, base_s: float, now: float | None 
         date=previous.date if previous and revisit else record.fetch_time,
         route=lease.route,
     )
-    now_ms = round((time.time() if now is None else now) * 1000)
     return state.encode(), now_ms + interval
+
+
+def kept_state(page: Page, now: float | None = None) -> tuple[str, int]:
+    """A page of the recrawl set this round said nothing about (it failed, or the parser did): its state as it was,
+    due again after the same interval; ("", 0) for a page not in the set."""
+    previous = decode(page.recrawl) if page.recrawl else None
+    if previous is None:
+        return "", 0
+    return page.recrawl, round((time.time() if now is None else now) * 1000) + previous.interval_ms
 
 
 def _bounded(interval_ms: float, base_ms: int) -> int:

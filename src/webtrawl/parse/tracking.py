@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 from webtrawl.extract.chunks import TextChunk, chunk_markdown
 from webtrawl.frontier.keys import content_key, sitemap_key
 from webtrawl.parse.changes import ContentState, change_row, chunk_rows, decode_state, new_state
+from webtrawl.parse.recrawl import GONE_STATUSES
 from webtrawl.parse.settle import State, save_states
 from webtrawl.parse.unlisted import decode_listing, encode_listing, listing
 
 if TYPE_CHECKING:
     from webtrawl.messages import Page
     from webtrawl.parse.process import Processed
-
-GONE_STATUSES = (301, 308, 404, 410)  # not found, gone, and moved for good (the target is tracked as itself)
 
 
 class ContentTracker:
@@ -70,6 +69,9 @@ class ContentTracker:
             markdown = out.record.markdown if isinstance(out.record.markdown, str) else ""
             chunks: list[TextChunk] = chunk_markdown(url, markdown, self.chunk_size) if self.chunk_size else []
             now = new_state(when, text, out.items, chunks)
+            if held is not None:  # for the recrawl interval: noise in the bytes is not a change of the page
+                same = (held.text_digest, held.items_digest, held.chunk_ids)
+                out.same_content = same == (now.text_digest, now.items_digest, now.chunk_ids)
             if self.chunk_size:
                 out.chunks = chunk_rows(url, when, chunks, held)
             if self.changes and (held is not None or self.announce_new):

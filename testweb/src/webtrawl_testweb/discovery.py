@@ -167,7 +167,7 @@ class DiscoveryWeb:
         if host == "fresh.disc.test":
             return self._fresh(path, request_headers or {})
         if host == WATCH_HOST:
-            return self.watch.respond(path)
+            return self.watch.respond(path, request_headers or {})
         if host == "smap.disc.test":
             return self._smap(path)
         if host == "feed.disc.test":

@@ -6,21 +6,31 @@
 * ``/article.html``: an article with three sections; in round 2 one paragraph of "Pricing" says something else;
 * ``/stable.html``: the same article text every round, but its bytes differ (a request counter in a comment), so it
   is fetched whole (200, a new payload digest) and its main text is the same;
-* ``/removed.html``: 200 in round 1, 404 from round 2;
+* ``/removed.html``: 200 in round 1, 404 in round 2, and back (200, another text) from round 3;
 * ``/product.html``: a product whose price changes in round 2 (its items change, its text too).
+
+With ``bulk`` set, ``/`` links ``/bulk.html``, which links that many pages ``/bulk/<i>.html`` whose text and ETag
+change with their ``bulk_version`` (a conditional GET with the current ETag is answered 304).
 
 And a sitemap no page links to (``/sitemap.xml``, a seed of its own): it lists ``/listed-a.html``,
 ``/listed-b.html`` and ``/listed-c.html`` (linked from nowhere else, the same every round) until a test sets
 ``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200. ``/sitemap.txt`` is the
 same list as a text sitemap (one URL per line), for a crawl that names it with ``--sitemap``.
+
+A test can move pages (``moved``: path -> redirect status and target path): the old path redirects and the
+target serves what the old path would. While a test sets ``failing`` (a status: 503, 500...) every page answers
+it: the site is down for a round.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from webtrawl_testweb.model import Reply, build_url
 
 HOST = "watch.disc.test"
 _HTML = "text/html; charset=utf-8"
+CUT_SHORT = -1  # ``failing``: each page's answer stops short of its Content-Length (a timeout or a reset)
 LISTED = ("/listed-a.html", "/listed-b.html", "/listed-c.html")
 _PAGES = ("/", "/article.html", "/stable.html", "/removed.html", "/product.html")
 _FILL = (
@@ -41,9 +51,17 @@ def _html(title: str, body: str, extra: str = "") -> Reply:
 class WatchWeb:
     def __init__(self, http_port: int) -> None:
         self.port = http_port
+        self.reset()
+        self._served = 0
+
+    def reset(self) -> None:
+        """Back to round 1 with nothing failing, moved or in bulk (the test web is shared by a session's tests)."""
         self.round = 1
         self.drop_listed = False  # the sitemap no longer lists /listed-b.html
-        self._served = 0
+        self.failing = 0  # an HTTP status (503...) every page answers while set: a site down for a round
+        self.moved: dict[str, tuple[int, str]] = {}  # path -> (redirect status, target path); the target serves it
+        self.bulk = 0  # pages /bulk/0.html ... linked from /bulk.html, which / links while there are any
+        self.bulk_version: dict[int, int] = {}  # a bulk page's version (1 if absent): its text and its ETag
 
     def url(self, path: str) -> str:
         return build_url("http", HOST, self.port, path)
@@ -51,10 +69,23 @@ class WatchWeb:
     def urls(self) -> dict[str, str]:
         return {path: self.url(path) for path in (*_PAGES, "/added.html")}
 
-    def respond(self, path: str) -> Reply | None:
+    def bulk_urls(self) -> list[str]:
+        return [self.url(f"/bulk/{i}.html") for i in range(self.bulk)]
+
+    def respond(self, path: str, request: Mapping[str, str] | None = None) -> Reply | None:
         self._served += 1
+        if self.failing and path != "/robots.txt":
+            if self.failing == CUT_SHORT:  # a body shorter than its Content-Length: the client waits, times out
+                return Reply(200, body=b"<html>", content_type=_HTML, headers=(("Content-Length", "100000"),))
+            return Reply(self.failing, body=b"down for maintenance\n")
+        if path in self.moved:
+            status, target = self.moved[path]
+            return Reply(status, body=b"moved\n", location=self.url(target))
+        moved_from = next((old for old, (_, target) in self.moved.items() if target == path), None)
+        if moved_from is not None:
+            path = moved_from
         if path == "/":
-            pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ())
+            pages = _PAGES[1:] + (("/added.html",) if self.round > 1 else ()) + (("/bulk.html",) if self.bulk else ())
             links = "".join(f'<p><a href="{p}">{p}</a> {_FILL}</p>\n' for p in pages)
             return _html("Watch home", links)
         if path == "/added.html" and self.round > 1:
@@ -64,8 +95,8 @@ class WatchWeb:
             return _html("Article", _article(pricing))
         if path == "/stable.html":
             return _html("Stable", _article("Nothing here changes."), f"<!-- served {self._served} -->")
-        if path == "/removed.html" and self.round == 1:
-            return _html("Removed soon", _article("This page goes away."))
+        if path == "/removed.html" and self.round != 2:
+            return _html("Removed soon", _article("This page goes away." if self.round == 1 else "It is back."))
         if path in ("/sitemap.xml", "/sitemap.txt"):
             listed = [p for p in LISTED if not (self.drop_listed and p == "/listed-b.html")]
             if path == "/sitemap.txt":
@@ -75,11 +106,33 @@ class WatchWeb:
             return Reply(200, body=body.encode(), content_type="application/xml")
         if path in LISTED:
             return _html(f"Listed {path[8]}", _article(f"Listed page {path[8]} says the same every round."))
+        if self.bulk and (path == "/bulk.html" or path.startswith("/bulk/")):
+            return self._bulk(path, request or {})
         if path == "/product.html":
             price = "12.50" if self.round > 1 else "10.00"
             body = f'<h2>Garden hose</h2><p class="price">{price}</p><p>{_FILL * 2}</p>'
             return _html("Product", body)
         return Reply(404, body=b"not found\n")
+
+    def _bulk(self, path: str, request: Mapping[str, str]) -> Reply:
+        """The bulk pages answer a conditional GET with their ETag with 304, like most servers of static pages."""
+        if path == "/bulk.html":
+            etag, reply = (
+                f'"bulk-{self.bulk}"',
+                _html("Bulk", "".join(f'<p><a href="/bulk/{i}.html">{i}</a></p>' for i in range(self.bulk))),
+            )
+        else:
+            name = path[len("/bulk/") : -len(".html")]
+            if not name.isdigit() or int(name) >= self.bulk:
+                return Reply(404, body=b"not found\n")
+            version = self.bulk_version.get(int(name), 1)
+            etag, reply = (
+                f'"b{name}-v{version}"',
+                _html(f"Item {name}", _article(f"Item {name} is at version {version}.")),
+            )
+        if request.get("If-None-Match") == etag:
+            return Reply(304, headers=(("ETag", etag),))
+        return Reply(reply.status, body=reply.body, content_type=reply.content_type, headers=(("ETag", etag),))
 
 
 def _article(pricing: str) -> str:

@@ -1,0 +1,169 @@
+"""Monitoring a site over recrawl rounds (``--recrawl-after``, ``--changes``) as a user does: rounds in which the
+site misbehaves between ordinary ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
+from webtrawl_testweb import TestWeb
+from webtrawl_testweb.accesslog import LogEntry
+from webtrawl_testweb.watch import CUT_SHORT
+
+DELAY = 0.05
+
+
+@pytest.fixture(autouse=True)
+def _fresh_watch_site(testweb: TestWeb) -> Iterator[None]:
+    testweb.discovery.watch.reset()
+    yield
+    testweb.discovery.watch.reset()
+
+
+def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> list[LogEntry]:
+    args += ("--recrawl-after", "0.001", "--changes", "--max-retries", "0")
+    args += ("--backoff-base", "0.1", "--backoff-max", "1")  # a site back is not kept waiting by its back-off
+    return polite_crawl(web, out, *args, delay=DELAY, resumed=resumed)
+
+
+def test_a_round_the_site_is_down_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.failing = 503
+    try:
+        _round(testweb, out, resumed=True)  # every page answers 503: not a change, and not the end of watching
+    finally:
+        watch.failing = 0
+    assert records(out, "changes") == []
+    assert stats(out)["counters"]["recrawl-queued"] == 5
+
+    watch.round = 2  # back up, and edited: the next round sees every change since the last good copy
+    _round(testweb, out, resumed=True)
+    changes = {row["url"]: row["change"] for row in records(out, "changes")}
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
+    assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
+    assert stats(out)["counters"]["recrawl-queued"] == 10
+
+
+def test_a_first_run_stopped_and_resumed_is_still_the_baseline(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    args = [urls["/"], *testweb.crawl_args(), "--recrawl-after", "0.001", "--changes", "--delay", "1"]
+    first = Crawl(out, [*args, "--fetchers", "1", "--parsers", "1"])
+    wait_until(lambda: len(records(out)) >= 2, 120, "two pages of the first run", first)
+    first.interrupt()  # Ctrl-C half way through the first run: the rest of the site is not fetched yet
+    assert first.wait(120) == 0, first.log()[-4000:]
+    assert len(records(out)) < len(urls)
+    _round(testweb, out, resumed=True)  # the first run goes on: its pages are the baseline, not news
+    assert records(out, "changes") == []
+    assert stats(out)["counters"]["fetched"] >= 5
+
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    changes = {row["url"]: row["change"] for row in records(out, "changes")}
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
+    assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
+
+
+def test_pages_that_move_for_good_or_for_a_while(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.moved = {"/article.html": (301, "/article-new.html"), "/product.html": (302, "/product-sale.html")}
+    _round(testweb, out, resumed=True)
+    changes = [(row["url"], row["change"]) for row in records(out, "changes")]
+    moved = [(urls["/article.html"], "gone"), (watch.url("/article-new.html"), "new")]
+    assert sorted(changes) == sorted([*moved, (watch.url("/product-sale.html"), "new")])  # not product.html
+
+    watch.moved = {"/article.html": (301, "/article-new.html")}  # the sale is over, and the site is edited
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    later = [(row["url"], row["change"]) for row in records(out, "changes")][len(changes) :]
+    assert sorted(later) == sorted(
+        [
+            (urls["/"], "changed"),
+            (urls["/product.html"], "changed"),  # watched all along, compared with its copy from before the sale
+            (watch.url("/article-new.html"), "changed"),
+            (watch.url("/product-sale.html"), "gone"),
+            (urls["/removed.html"], "gone"),
+            (urls["/added.html"], "new"),
+        ]
+    )
+
+
+def test_a_round_killed_half_way_reports_each_change_once(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    watch.bulk = 60
+    out = tmp_path / "crawl"
+    hooked = tmp_path / "hooked.jsonl"
+    hook = ("--on-change", f"cat >> {hooked}")
+    _round(testweb, out, watch.url("/"), *hook, resumed=False)
+    assert records(out, "changes") == []
+    watch.bulk_version = dict.fromkeys(range(watch.bulk), 2)  # every bulk page changes
+
+    args = [*testweb.crawl_args(), "--recrawl-after", "0.001", "--changes", "--max-retries", "0", *hook]
+    args += ["--delay", "0.2", "--fetchers", "1", "--parsers", "1"]
+    crawl = Crawl(out, args)
+    kill_after = random.Random(os.getpid()).randint(5, 40)
+    wait_until(lambda: len(records(out, "changes")) >= kill_after, 120, f"{kill_after} change rows", crawl)
+    crawl.kill_node()
+    resume = Crawl(out, args, log_name="resume.log")
+    assert resume.wait(300) == 0, resume.log()[-4000:]
+    changes = Counter((row["url"], row["change"]) for row in records(out, "changes"))
+    assert taken_back(resume.log()) >= 0
+    assert changes == Counter({(url, "changed"): 1 for url in watch.bulk_urls()})  # once each, none lost
+    wait_until(lambda: hooked.exists() and hooked.read_text().count("\n") >= len(changes), 30, "the hooks")
+    assert Counter(json.loads(line)["url"] for line in hooked.read_text().splitlines()) == Counter(
+        url for url, _ in changes
+    )
+
+    hooks = hooked.read_text()
+    entries = _round(testweb, out, *hook, resumed=True)  # nothing changed: each page a 304 and a revisit, no rows
+    assert sum(changes.values()) == len(records(out, "changes")) and hooked.read_text() == hooks
+    bulk = [e.status for e in entries if e.path.startswith("/bulk/")]
+    assert len(bulk) == watch.bulk and set(bulk) == {304}
+
+
+def test_a_page_gone_for_a_round_is_new_when_it_comes_back(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    assert [row["change"] for row in records(out, "changes") if row["url"] == urls["/removed.html"]] == ["gone"]
+    _round(testweb, out, resumed=True)  # still 404: gone once, quiet since
+    assert [row["change"] for row in records(out, "changes") if row["url"] == urls["/removed.html"]] == ["gone"]
+    watch.round = 3  # back, as a product that was out of stock
+    _round(testweb, out, resumed=True)
+    rows = [row for row in records(out, "changes") if row["url"] == urls["/removed.html"]]
+    assert [row["change"] for row in rows] == ["gone", "new"] and "+It is back." in rows[1]["text_diff"]
+
+
+def test_a_round_the_site_times_out_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], resumed=False)
+    watch.failing = CUT_SHORT  # every answer stops half way: no HTTP status to go by, a timeout
+    _round(testweb, out, "--total", "1", resumed=True)
+    watch.failing = 0
+    assert records(out, "changes") == []
+    assert stats(out)["counters"]["err:timeout"] == 5
+
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    changes = {row["url"]: row["change"] for row in records(out, "changes")}
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
+    assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
