@@ -20,6 +20,7 @@ from typing import Any
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import FENCE, TABLE_DELIMITER
 from webtrawl.extract.document import Document
+from webtrawl.extract.textprep import prepared
 from webtrawl.optional import optional_import
 
 
@@ -44,8 +45,14 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     import trafilatura
 
     html: Any = doc.text[:max_chars]
-    if "selector" in doc.__dict__ and len(doc.text) <= max_chars:
+    shared = "selector" in doc.__dict__ and len(doc.text) <= max_chars
+    if shared:
         html = doc.selector.root  # lxml already parsed this page (XPath rules, callback): no third parse
+    if markdown:
+        from trafilatura.utils import load_html
+
+        tree = html if shared else load_html(html)
+        html = html if tree is None else prepared(tree, shared)
     found = trafilatura.bare_extraction(
         html,
         url=doc.final_url,

@@ -1,0 +1,91 @@
+"""The page's tree made ready for ``--markdown``'s extraction: what a browser shows, where trafilatura reads the
+source literally.
+
+- A lazy-loaded image (``data-src``, ``data-lazy-src``, ``data-original``, ``data-srcset``...; a script swaps it in)
+  gets that URL as its ``src``: trafilatura reads ``src`` and ``data-src`` only, so the image was lost or kept as the
+  page's placeholder (a 1x1 pixel or a spinner, the same for every image of the site). An image with only a
+  ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
+- An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
+  link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
+
+A tree shared with XPath rules and callbacks (the document's selector) is copied before it is changed; one that needs
+no change is passed as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from copy import deepcopy
+from typing import Any
+
+# Attributes a lazy-loading script copies into src, in the order tried; "data-src" first as trafilatura has it.
+_LAZY_SRC = ("data-src", "data-lazy-src", "data-original", "data-lazy", "data-url", "data-hi-res-src")
+_LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
+_CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
+_WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
+_NEEDED = "//img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
+_NEEDED += " or @data-lazy-srcset or @data-srcset or @srcset] | //a[not(normalize-space()) and not(.//img)]"
+
+
+def prepared(tree: Any, shared: bool) -> Any:
+    """``tree`` (an lxml root) with lazy images' real URLs and without empty links; copied first if ``shared``."""
+    found = tree.xpath(_NEEDED)
+    if not found:
+        return tree
+    if shared:
+        tree = deepcopy(tree)
+        found = tree.xpath(_NEEDED)
+    for element in found:
+        if element.tag == "img":
+            _lazy_image(element)
+        else:
+            _unwrap(element)
+    return tree
+
+
+def _lazy_image(img: Any) -> None:
+    src = (img.get("src") or "").strip()
+    url = next((v for v in (_usable(img.get(a)) for a in _LAZY_SRC) if v), "")
+    url = url or next((v for v in (_widest(img.get(a)) for a in _LAZY_SRCSET) if v), "")
+    if not url and (not src or src.startswith("data:")):
+        url = _widest(img.get("srcset"))
+    if not url:
+        return
+    for attribute in [a for a in img.attrib if a.startswith("data-src")]:
+        del img.attrib[attribute]  # trafilatura would take one of these over src
+    img.set("src", url)
+
+
+def _usable(value: str | None) -> str:
+    value = (value or "").strip()
+    return "" if not value or value.startswith("data:") or any(c.isspace() for c in value) else value
+
+
+def _widest(srcset: str | None) -> str:
+    """The candidate of a ``srcset`` with the largest width (or density) descriptor; the first if none has one."""
+    best, best_size = "", -1.0
+    for match in _CANDIDATE.finditer(srcset or ""):
+        url, descriptor = match.group(1).rstrip(","), match.group(2)
+        if not _usable(url):
+            continue
+        size = _WIDTH.match(descriptor)
+        value = float(size.group(1)) if size else 0.0
+        if value > best_size:
+            best, best_size = url, value
+    return best
+
+
+def _unwrap(element: Any) -> None:
+    """The element taken out of the tree, its text and tail kept where they were."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    text = (element.text or "") + (element.tail or "")
+    for child in element:  # an empty link may still hold an empty span or an icon
+        text += child.tail or ""
+    previous = element.getprevious()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    parent.remove(element)

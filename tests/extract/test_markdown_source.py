@@ -1,0 +1,68 @@
+"""``--markdown`` shows what a browser shows where the page's source says it another way: lazy-loaded images (their
+real URL in a ``data-*`` attribute or a ``srcset``), text right after an empty link, blank lines in code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.extract.corpus import TEXT_TIMEOUT, corpus_page, needs_corpus
+from tests.extract.helpers import run
+from tests.parse.helpers import make_page
+
+_FILLER = "This sentence is here so that the extractor sees a real article with enough running text in it. "
+
+
+def _article(body: str) -> bytes:
+    return (
+        f"<html><head><title>T</title></head><body><article><h1>The article</h1><p>{_FILLER * 3}</p>"
+        f"{body}<p>{_FILLER * 2}</p></article></body></html>"
+    ).encode()
+
+
+def _images(markdown: str) -> list[str]:
+    return re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", markdown)
+
+
+@needs_corpus
+def test_lazy_images_of_corpus_pages_have_their_real_urls_not_the_placeholder() -> None:
+    apple = run(corpus_page("appleinsider.com"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    snopes = run(corpus_page("snopes.com"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(apple, str) and isinstance(snopes, str)
+    # appleinsider: src is a 1x1 white pixel, the photo in data-original; snopes: a spinner, the photo in data-lazy-src
+    assert "1x1-white" not in apple and "lazyload-placeholder" not in snopes
+    assert "![Apple's 16-inch MacBook Pro](https://photos5.appleinsider.com/gallery/33622-59478-Logic-Pro-X" in apple
+    assert len(set(_images(apple))) >= 12
+    assert "https://www.snopes.com/tachyon/2019/11/yovanovitch-rumor.jpg?resize=647,855" in _images(snopes)
+
+
+def test_an_image_with_only_a_srcset_gets_its_widest_candidate(tmp_path: Path) -> None:
+    srcset = "/s/a.jpg?resize=80,80 80w,/s/a.jpg?resize=1200,630 1200w, /s/a.jpg?resize=375,211 375w"
+    page = _article(
+        f'<p><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" srcset="{srcset}" alt="A"> First. {_FILLER}</p>'
+        f'<p><img data-srcset="/s/b-small.png 1x, /s/b-big.png 2x" src="/s/grey.gif" alt="B"> Second. {_FILLER}</p>'
+        f'<p><img src="/s/c.jpg" srcset="/s/c-400.jpg 400w, /s/c-800.jpg 800w" alt="C"> Third. {_FILLER}</p>'
+    )  # each paragraph its own text: trafilatura drops a repeated one
+    images = _images(str(run(make_page(page, url="https://x.example/n/1"), markdown=True).record.markdown))
+    assert images == [
+        "https://x.example/s/a.jpg?resize=1200,630",
+        "https://x.example/s/b-big.png",
+        "https://x.example/s/c.jpg",  # a real src is what the browser shows first: kept
+    ]
+    # with XPath rules the tree is lxml's, shared with them: the same Markdown, and the rules see the page as served
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nurl = "."\n[rule.fields]\nsrcs = { xpath = "//img[1]/@src", all = true }\n')
+    done = run(make_page(page, url="https://x.example/n/1"), markdown=True, extract=str(rules))
+    assert _images(str(done.record.markdown)) == images
+    assert done.items and done.items[0]["srcs"][1] == "/s/grey.gif"
+
+
+@needs_corpus
+def test_text_after_an_empty_link_is_not_made_the_links_text() -> None:
+    # ascom.com's footnotes: <a name="_ftn1"></a>[1] Alarm fatigue: ...
+    md = run(corpus_page("ascom.com"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str)
+    assert re.search(r"^\\\[1\\\] Alarm fatigue: impacts on patient safety", md, re.M), md
+    page = _article(f'<p>See <a href="/icons/x"><i class="icon"></i></a>the results below. {_FILLER}</p>')
+    md = str(run(make_page(page, url="https://x.example/n/2"), markdown=True).record.markdown)
+    assert "See the results below." in md and "](https://x.example/icons/x)" not in md
