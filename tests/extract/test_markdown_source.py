@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.extract.corpus import TEXT_TIMEOUT, corpus_page, needs_corpus
 from tests.extract.helpers import run
 from tests.parse.helpers import make_page
+from webtrawl.extract.chunks import chunk_markdown
 
 _FILLER = "This sentence is here so that the extractor sees a real article with enough running text in it. "
 
@@ -66,3 +67,17 @@ def test_text_after_an_empty_link_is_not_made_the_links_text() -> None:
     page = _article(f'<p>See <a href="/icons/x"><i class="icon"></i></a>the results below. {_FILLER}</p>')
     md = str(run(make_page(page, url="https://x.example/n/2"), markdown=True).record.markdown)
     assert "See the results below." in md and "](https://x.example/icons/x)" not in md
+
+
+CODE = "def first():\n    return 1\n\n\ndef second():\n    x = 2\n\n    return x"
+
+
+def test_code_blocks_keep_their_blank_lines_in_markdown_and_in_chunks() -> None:
+    page = _article(f"<pre><code>{CODE}</code></pre><p>{_FILLER}</p>")
+    md = str(run(make_page(page, url="https://x.example/n/3"), markdown=True).record.markdown)
+    assert f"```\n{CODE}\n```" in md
+    chunks = [c.text for c in chunk_markdown("https://x.example/n/3", md, 50)]
+    code = [c for c in chunks if c.startswith("```")]
+    # cut between the two functions, each piece fenced, the blank line inside the second kept
+    first, second = "```\ndef first():\n    return 1\n```", "```\ndef second():\n    x = 2\n\n    return x\n```"
+    assert code == [first, second], chunks

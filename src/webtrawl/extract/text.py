@@ -90,14 +90,22 @@ def _rendered(body: Any) -> str:
 
     for node in body.iter():
         code = any(up.tag == "code" for up in node.iterancestors())
-        if node.text and not code and node.tag != "code":
-            node.text = _SPACES.sub(" ", node.text)
-        if node.tail and not code:
-            node.tail = _SPACES.sub(" ", node.tail)
+        if node.text:
+            node.text = _BLANK_IN_CODE.sub("\n\u2424", node.text) if code or node.tag == "code" else _one(node.text)
+        if node.tail:
+            node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
     return str(xmltotxt(body, True))
 
 
+def _one(text: str) -> str:
+    return _SPACES.sub(" ", text)
+
+
 _SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's whitespace (a no-break space is not)
+# An empty line in code, before the line after it: trafilatura drops every empty line of its output but those it
+# marks with U+2424 (its own paragraph breaks), so a code block lost its blank lines (a Python file's between two
+# functions) unless they carry the mark too.
+_BLANK_IN_CODE = re.compile(r"\n(?=\n)")
 
 
 def _plain(body: Any, markdown: str) -> str:
@@ -134,7 +142,9 @@ def _tidy(markdown: str) -> str:
         marker = FENCE.match(line)
         if fence:
             fence = "" if marker and marker.group(1) == fence else fence
-        elif marker:
+            out.append(line)  # code as it was: its blank lines and its indentation are its own
+            continue
+        if marker:
             fence = marker.group(1)
             line = line.lstrip()
         elif not line.strip():
