@@ -81,3 +81,25 @@ def test_code_blocks_keep_their_blank_lines_in_markdown_and_in_chunks() -> None:
     # cut between the two functions, each piece fenced, the blank line inside the second kept
     first, second = "```\ndef first():\n    return 1\n```", "```\ndef second():\n    x = 2\n\n    return x\n```"
     assert code == [first, second], chunks
+
+
+@needs_corpus
+def test_a_table_footer_repeating_the_header_is_not_a_second_header_row() -> None:
+    # dawgsbynature's snap-count tables: <thead> and then a <tfoot> with the same Pos/Player/... row, before <tbody>
+    page = corpus_page("dawgsbynature.com")
+    both = run(page, markdown=True, text=True, extract_timeout=TEXT_TIMEOUT).record
+    alone = run(page, text=True, extract_timeout=TEXT_TIMEOUT).record.text
+    header = "| Pos | Player | Plays | % | Stats |"
+    assert isinstance(both.markdown, str) and isinstance(both.text, str) and isinstance(alone, str)
+    assert both.markdown.count(header) == 4
+    assert f"{header} \n|---|---|---|---|---|\n| DL | Larry Ogunjobi" in both.markdown
+    assert both.text.count("Pos | Player") == 4 and alone.count("Pos") == 4, alone
+
+
+def test_a_table_footer_with_its_own_row_comes_after_the_body() -> None:
+    table = (
+        "<table><thead><tr><th>Item</th><th>Price</th></tr></thead><tfoot><tr><td>Total</td><td>3</td></tr></tfoot>"
+        "<tbody><tr><td>Apple</td><td>1</td></tr><tr><td>Pear</td><td>2</td></tr></tbody></table>"
+    )
+    md = str(run(make_page(_article(table), url="https://x.example/n/4"), markdown=True).record.markdown)
+    assert "| Apple | 1 | \n| Pear | 2 | \n| Total | 3 |" in md, md

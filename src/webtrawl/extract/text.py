@@ -48,11 +48,10 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     shared = "selector" in doc.__dict__ and len(doc.text) <= max_chars
     if shared:
         html = doc.selector.root  # lxml already parsed this page (XPath rules, callback): no third parse
-    if markdown:
-        from trafilatura.utils import load_html
+    from trafilatura.utils import load_html
 
-        tree = html if shared else load_html(html)
-        html = html if tree is None else prepared(tree, shared)
+    tree = html if shared else load_html(html)
+    html = html if tree is None else prepared(tree, shared, images=markdown)
     found = trafilatura.bare_extraction(
         html,
         url=doc.final_url,

@@ -7,6 +7,8 @@ source literally.
   ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
 - An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
   link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
+- A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
+  header row (sports and stats tables) is left out: it was the table's second row, the header's text twice.
 
 A tree shared with XPath rules and callbacks (the document's selector) is copied before it is changed; one that needs
 no change is passed as it is.
@@ -23,24 +25,41 @@ _LAZY_SRC = ("data-src", "data-lazy-src", "data-original", "data-lazy", "data-ur
 _LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
 _CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
 _WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
-_NEEDED = "//img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
-_NEEDED += " or @data-lazy-srcset or @data-srcset or @srcset] | //a[not(normalize-space()) and not(.//img)]"
+_NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot"
+_IMAGES = " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
+_IMAGES += " or @data-lazy-srcset or @data-srcset or @srcset]"
 
 
-def prepared(tree: Any, shared: bool) -> Any:
-    """``tree`` (an lxml root) with lazy images' real URLs and without empty links; copied first if ``shared``."""
-    found = tree.xpath(_NEEDED)
+def prepared(tree: Any, shared: bool, images: bool) -> Any:
+    """``tree`` (an lxml root) without empty links, with its tables' footers at their end and, with ``images``, lazy
+    images' real URLs; copied first if ``shared`` and it needs a change."""
+    needed = _NEEDED + _IMAGES if images else _NEEDED
+    found = tree.xpath(needed)
     if not found:
         return tree
     if shared:
         tree = deepcopy(tree)
-        found = tree.xpath(_NEEDED)
+        found = tree.xpath(needed)
     for element in found:
         if element.tag == "img":
             _lazy_image(element)
+        elif element.tag == "tfoot":
+            _footer_last(element)
         else:
             _unwrap(element)
     return tree
+
+
+def _footer_last(tfoot: Any) -> None:
+    table = tfoot.getparent()
+    table.remove(tfoot)
+    head = table.find("thead")
+    if head is None or _words(head) != _words(tfoot):
+        table.append(tfoot)
+
+
+def _words(element: Any) -> list[str]:
+    return " ".join(element.itertext()).split()
 
 
 def _lazy_image(img: Any) -> None:
