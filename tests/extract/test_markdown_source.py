@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+
 from tests.extract.corpus import TEXT_TIMEOUT, corpus_page, needs_corpus
 from tests.extract.helpers import run
 from tests.parse.helpers import make_page
@@ -103,3 +105,24 @@ def test_a_table_footer_with_its_own_row_comes_after_the_body() -> None:
     )
     md = str(run(make_page(_article(table), url="https://x.example/n/4"), markdown=True).record.markdown)
     assert "| Apple | 1 | \n| Pear | 2 | \n| Total | 3 |" in md, md
+
+
+@needs_corpus
+def test_a_line_break_inside_a_paragraph_is_a_hard_break_not_a_new_paragraph() -> None:
+    # kabarislamia.com: "... keinginan orang yang kamu<br> benci celaka atau binasanya." inside one <p>
+    md = run(corpus_page("kabarislamia.com"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str)
+    assert "keinginan orang yang kamu  \nbenci celaka atau binasanya." in md
+    tokens = MarkdownIt("commonmark").parse(md)
+    paragraph = next(t for t in tokens if t.type == "inline" and "benci celaka" in t.content)
+    assert "Jika engkau mencintai seseorang" in paragraph.content  # one paragraph, so one chunk's block
+    assert any(child.type == "hardbreak" for child in paragraph.children or [])
+
+
+def test_breaks_in_a_row_are_one_paragraph_break_whatever_the_whitespace_between() -> None:
+    def markdown(breaks: str) -> str:
+        page = _article(f"<p>A first line of this poem, long enough.{breaks}A second line of it, as long.</p>")
+        return str(run(make_page(page, url="https://x.example/n/5"), markdown=True).record.markdown)
+
+    assert "long enough.\n\nA second line" in markdown("<br><br>")
+    assert markdown("<br><br>") == markdown("<br>\n  <br>\n") == markdown("<br/> <br/><br/>")

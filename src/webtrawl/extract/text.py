@@ -51,7 +51,7 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     from trafilatura.utils import load_html
 
     tree = html if shared else load_html(html)
-    html = html if tree is None else prepared(tree, shared, images=markdown)
+    html = html if tree is None else prepared(tree, shared, markdown)
     found = trafilatura.bare_extraction(
         html,
         url=doc.final_url,
@@ -93,11 +93,49 @@ def _rendered(body: Any) -> str:
             node.text = _BLANK_IN_CODE.sub("\n\u2424", node.text) if code or node.tag == "code" else _one(node.text)
         if node.tail:
             node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
-    return str(xmltotxt(body, True))
+            node.tail = "" if node.tag == "lb" and node.tail == " " else node.tail  # no space at a line's end
+    return str(xmltotxt(_hard_breaks(body), True))
 
 
 def _one(text: str) -> str:
     return _SPACES.sub(" ", text)
+
+
+def _hard_breaks(body: Any) -> Any:
+    """A copy of the tree whose line breaks (``<br>``) inside a paragraph are Markdown hard breaks (two spaces, a
+    newline): trafilatura renders each as a paragraph break, so an address or a sentence with a ``<br>`` in it was
+    cut into paragraphs (and could be cut between two chunks). Two or more in a row stay one paragraph break, as a
+    browser shows them (extract/textprep.py keeps trafilatura from making ``<br><br>`` one)."""
+    from copy import deepcopy
+
+    body = deepcopy(body)
+    for lb in list(body.iter("lb")):
+        parent = lb.getparent()
+        block = next((up.tag for up in lb.iterancestors() if up.tag in _BLOCKS), "")
+        if block not in ("p", "quote") or parent is None:
+            continue
+        run = False
+        while (following := _next_break(lb)) is not None:
+            lb.tail, run = following.tail, True  # lb's own tail was spaces only
+            parent.remove(following)
+        if run:
+            continue  # trafilatura's paragraph break
+        text = "  \n" + (lb.tail or "").lstrip(" ")
+        previous = lb.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + text
+        else:
+            parent.text = (parent.text or "") + text
+        parent.remove(lb)
+    return body
+
+
+def _next_break(lb: Any) -> Any:
+    following = lb.getnext()
+    return following if following is not None and following.tag == "lb" and not (lb.tail or "").strip() else None
+
+
+_BLOCKS = {"p", "quote", "head", "item", "cell", "code", "list", "table", "row", "body"}
 
 
 _SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's whitespace (a no-break space is not)

@@ -7,6 +7,8 @@ source literally.
   ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
 - An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
   link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
+- Two ``<br>`` in a row get a newline between them: trafilatura makes them one (a line break, where a browser shows
+  a blank line), but keeps both when the source has whitespace between them.
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
   header row (sports and stats tables) is left out: it was the table's second row, the header's text twice.
 
@@ -26,14 +28,15 @@ _LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
 _CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
 _WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
 _NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot"
-_IMAGES = " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
-_IMAGES += " or @data-lazy-srcset or @data-srcset or @srcset]"
+_MARKDOWN = " | //br[following-sibling::node()[1][self::br]]"
+_MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
+_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset]"
 
 
-def prepared(tree: Any, shared: bool, images: bool) -> Any:
-    """``tree`` (an lxml root) without empty links, with its tables' footers at their end and, with ``images``, lazy
-    images' real URLs; copied first if ``shared`` and it needs a change."""
-    needed = _NEEDED + _IMAGES if images else _NEEDED
+def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
+    """``tree`` (an lxml root) without empty links, with its tables' footers at their end and, for ``markdown``, lazy
+    images' real URLs and breaks in a row kept apart; copied first if ``shared`` and it needs a change."""
+    needed = _NEEDED + _MARKDOWN if markdown else _NEEDED
     found = tree.xpath(needed)
     if not found:
         return tree
@@ -45,6 +48,8 @@ def prepared(tree: Any, shared: bool, images: bool) -> Any:
             _lazy_image(element)
         elif element.tag == "tfoot":
             _footer_last(element)
+        elif element.tag == "br":
+            element.tail = "\n"  # trafilatura makes <br><br> one break, <br> newline <br> two, as a browser does
         else:
             _unwrap(element)
     return tree
