@@ -126,3 +126,14 @@ def test_breaks_in_a_row_are_one_paragraph_break_whatever_the_whitespace_between
 
     assert "long enough.\n\nA second line" in markdown("<br><br>")
     assert markdown("<br><br>") == markdown("<br>\n  <br>\n") == markdown("<br/> <br/><br/>")
+
+
+def test_preformatted_text_is_a_code_block_with_its_lines_and_markup_inside_stays_inside() -> None:
+    session = "$ ls -l\ntotal 0\n\n$ echo done"
+    page = _article(
+        f"<pre>{session}</pre><p>Then the second listing, with some words around it. {_FILLER}</p>"
+        "<pre><code>x = 1\n<b>y</b> = 2<br>z = 3</code></pre>"
+    )
+    md = str(run(make_page(page, url="https://x.example/n/6"), markdown=True).record.markdown)
+    assert f"```\n{session}\n```" in md, md
+    assert "```\nx = 1\ny = 2\nz = 3\n```" in md, md

@@ -7,6 +7,7 @@ source literally.
   ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
 - An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
   link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
+- A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
 - Two ``<br>`` in a row get a newline between them: trafilatura makes them one (a line break, where a browser shows
   a blank line), but keeps both when the source has whitespace between them.
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
@@ -28,7 +29,7 @@ _LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
 _CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
 _WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
 _NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot"
-_MARKDOWN = " | //br[following-sibling::node()[1][self::br]]"
+_MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
 _MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset]"
 
@@ -48,11 +49,28 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
             _lazy_image(element)
         elif element.tag == "tfoot":
             _footer_last(element)
+        elif element.tag == "pre":
+            _as_code(element)
         elif element.tag == "br":
             element.tail = "\n"  # trafilatura makes <br><br> one break, <br> newline <br> two, as a browser does
         else:
             _unwrap(element)
     return tree
+
+
+def _as_code(pre: Any) -> None:
+    """The ``pre``'s text (its ``<br>`` newlines) as the one ``code`` inside it: trafilatura takes a ``pre`` without
+    ``code`` for a quote unless its text looks like code, and a quote's line breaks are whitespace, so preformatted
+    text (a poem, a log, a shell session) came out as one run-on paragraph; and markup inside code (``<b>`` in a
+    ``<pre><code>``) was rendered after the code block, out of it."""
+    for br in pre.iter("br"):
+        br.tail = "\n" + (br.tail or "")
+    text = pre.xpath("string()")
+    for child in list(pre):
+        pre.remove(child)
+    code = pre.makeelement("code", {})
+    code.text, pre.text = text, None
+    pre.append(code)
 
 
 def _footer_last(tfoot: Any) -> None:
