@@ -137,3 +137,15 @@ def test_preformatted_text_is_a_code_block_with_its_lines_and_markup_inside_stay
     md = str(run(make_page(page, url="https://x.example/n/6"), markdown=True).record.markdown)
     assert f"```\n{session}\n```" in md, md
     assert "```\nx = 1\ny = 2\nz = 3\n```" in md, md
+
+
+@needs_corpus
+def test_a_heading_inside_a_list_item_is_bold_text_not_hashes_mid_line() -> None:
+    # cbssports.com's related stories: <li>...<a>Gronk, Serena perform with Laker Girls</a><h4>Gronk may have ...</h4>
+    md = run(corpus_page("cbssports.com/nfl/"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str)
+    assert not re.search(r"\S #{1,6} ", md), md  # hashes mid-line are literal text to a Markdown reader
+    assert "[Gronk, Serena perform with Laker Girls](" in md and ") **Gronk may have found his true calling**" in md
+    page = _article("<ul><li><h4>Heading first in item</h4> then text after it</li><li>One</li></ul>")
+    md = str(run(make_page(page, url="https://x.example/n/7"), markdown=True).record.markdown)
+    assert "- **Heading first in item** then text after it\n- One" in md, md

@@ -94,21 +94,35 @@ def _rendered(body: Any) -> str:
         if node.tail:
             node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
             node.tail = "" if node.tag == "lb" and node.tail == " " else node.tail  # no space at a line's end
-    return str(xmltotxt(_hard_breaks(body), True))
+    return str(xmltotxt(_for_markdown(body), True))
 
 
 def _one(text: str) -> str:
     return _SPACES.sub(" ", text)
 
 
-def _hard_breaks(body: Any) -> Any:
+def _for_markdown(body: Any) -> Any:
     """A copy of the tree whose line breaks (``<br>``) inside a paragraph are Markdown hard breaks (two spaces, a
     newline): trafilatura renders each as a paragraph break, so an address or a sentence with a ``<br>`` in it was
     cut into paragraphs (and could be cut between two chunks). Two or more in a row stay one paragraph break, as a
-    browser shows them (extract/textprep.py keeps trafilatura from making ``<br><br>`` one)."""
+    browser shows them (extract/textprep.py keeps trafilatura from making ``<br><br>`` one).
+
+    A heading inside a list item is bold text: trafilatura writes its ``####`` where it falls in the item's line,
+    which Markdown reads as literal hashes mid-line (a teaser under a related story's link), or as a heading holding
+    the whole item."""
     from copy import deepcopy
 
     body = deepcopy(body)
+    for head in body.xpath(".//item//head"):
+        head.tag = "hi"
+        head.attrib.clear()
+        head.set("rend", "#b")
+        head.tail = " " + (head.tail or "").lstrip(" ")  # a block no more: the words around it keep apart
+        previous, parent = head.getprevious(), head.getparent()
+        if previous is not None:
+            previous.tail = (previous.tail or "").rstrip(" ") + " "
+        elif (parent.text or "").strip():
+            parent.text = parent.text.rstrip(" ") + " "
     for lb in list(body.iter("lb")):
         parent = lb.getparent()
         block = next((up.tag for up in lb.iterancestors() if up.tag in _BLOCKS), "")
