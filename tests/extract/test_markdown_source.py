@@ -149,3 +149,18 @@ def test_a_heading_inside_a_list_item_is_bold_text_not_hashes_mid_line() -> None
     page = _article("<ul><li><h4>Heading first in item</h4> then text after it</li><li>One</li></ul>")
     md = str(run(make_page(page, url="https://x.example/n/7"), markdown=True).record.markdown)
     assert "- **Heading first in item** then text after it\n- One" in md, md
+
+
+@needs_corpus
+def test_loose_text_laid_out_with_breaks_keeps_its_sentences_whole_around_links() -> None:
+    # appleinsider: a <span> holding the article, its paragraphs text and links between <br><br>
+    md = run(corpus_page("appleinsider.com"), markdown=True, text=True, extract_timeout=TEXT_TIMEOUT).record
+    assert isinstance(md.markdown, str) and isinstance(md.text, str)
+    link = "[MacBook Pro](https://appleinsider.com/topic/macbook+pro)"
+    assert f"\nJust months after the last i9 {link} was released, Apple has unveiled" in md.markdown
+    assert "Just months after the last i9 MacBook Pro was released, Apple" in md.text
+    assert "You *can* get there from here" in md.markdown
+    # macrumors: the same in a <div>
+    md = run(corpus_page("macrumors.com/2019/11/18"), markdown=True, extract_timeout=TEXT_TIMEOUT).record
+    link = "*[DigiTimes](https://www.digitimes.com/)*"
+    assert f"cited by hit-or-miss Taiwanese publication {link}. A preview of the report" in str(md.markdown)

@@ -1,5 +1,5 @@
-"""The page's tree made ready for ``--markdown``'s extraction: what a browser shows, where trafilatura reads the
-source literally.
+"""The page's tree made ready for the main text's extraction: what a browser shows, where trafilatura reads the
+source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; the rest for ``--text`` too).
 
 - A lazy-loaded image (``data-src``, ``data-lazy-src``, ``data-original``, ``data-srcset``...; a script swaps it in)
   gets that URL as its ``src``: trafilatura reads ``src`` and ``data-src`` only, so the image was lost or kept as the
@@ -10,6 +10,7 @@ source literally.
 - A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
 - Two ``<br>`` in a row get a newline between them: trafilatura makes them one (a line break, where a browser shows
   a blank line), but keeps both when the source has whitespace between them.
+- Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``).
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
   header row (sports and stats tables) is left out: it was the table's second row, the header's text twice.
 
@@ -28,7 +29,8 @@ _LAZY_SRC = ("data-src", "data-lazy-src", "data-original", "data-lazy", "data-ur
 _LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
 _CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
 _WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
-_NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot"
+_NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot | //div[br and text()[normalize-space()]]"
+_NEEDED += " | //span[br and text()[normalize-space()] and not(ancestor::p)]"  # a span holding a page's divs
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
 _MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset]"
@@ -47,6 +49,8 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
     for element in found:
         if element.tag == "img":
             _lazy_image(element)
+        elif element.tag in ("div", "span"):
+            _paragraphs(element)
         elif element.tag == "tfoot":
             _footer_last(element)
         elif element.tag == "pre":
@@ -71,6 +75,65 @@ def _as_code(pre: Any) -> None:
     code = pre.makeelement("code", {})
     code.text, pre.text = text, None
     pre.append(code)
+
+
+def _paragraphs(div: Any) -> None:
+    """The loose text of a ``div`` (or of a ``span`` outside paragraphs) laid out with ``<br><br>`` (old templates:
+    appleinsider's articles) grouped into ``p`` elements, a new one at each run of two or more breaks and at each
+    block child: trafilatura cuts such a ``div`` at its links instead, so 'the last i9 <a>MacBook Pro</a> was
+    released' came out as two paragraphs, the second '[MacBook Pro](...)was released'."""
+    nodes: list[Any] = [div.text] if div.text else []
+    for child in list(div):
+        tail, child.tail = child.tail, None
+        nodes.append(child)
+        if tail:
+            nodes.append(tail)
+        div.remove(child)
+    div.text = None
+    paragraph: Any = None
+    for n, node in enumerate(nodes):
+        if isinstance(node, str):
+            if paragraph is None and node.strip():
+                paragraph = _opened(div)
+            if paragraph is not None:
+                _add_text(paragraph, node)
+        elif isinstance(node.tag, str) and node.tag in _BLOCK_TAGS:
+            div.append(node)
+            paragraph = None
+        elif node.tag == "br" and (paragraph is None or _break_follows(nodes, n)):
+            paragraph = None  # a run of breaks: the paragraph ends here (its other breaks go)
+        else:
+            paragraph = _opened(div) if paragraph is None else paragraph
+            paragraph.append(node)
+
+
+def _opened(div: Any) -> Any:
+    paragraph = div.makeelement("p", {})
+    div.append(paragraph)
+    return paragraph
+
+
+def _add_text(paragraph: Any, text: str) -> None:
+    if len(paragraph):
+        paragraph[-1].tail = (paragraph[-1].tail or "") + text
+    else:
+        paragraph.text = (paragraph.text or "") + text
+
+
+def _break_follows(nodes: list[Any], n: int) -> bool:
+    """Whether the next node after ``nodes[n]`` that is not whitespace is a ``<br>`` too."""
+    for node in nodes[n + 1 :]:
+        if not isinstance(node, str):
+            return bool(node.tag == "br")
+        if node.strip():
+            return False
+    return True  # breaks at the end: nothing more in this paragraph
+
+
+_BLOCK_TAGS = {"address", "article", "aside", "blockquote", "details", "dd", "div", "dl", "dt", "fieldset"}
+_BLOCK_TAGS |= {"figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup"}
+_BLOCK_TAGS |= {"hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "ul", "script", "style", "noscript"}
+_BLOCK_TAGS |= {"template", "iframe", "video", "audio", "center"}
 
 
 def _footer_last(tfoot: Any) -> None:
