@@ -164,3 +164,16 @@ def test_loose_text_laid_out_with_breaks_keeps_its_sentences_whole_around_links(
     md = run(corpus_page("macrumors.com/2019/11/18"), markdown=True, extract_timeout=TEXT_TIMEOUT).record
     link = "*[DigiTimes](https://www.digitimes.com/)*"
     assert f"cited by hit-or-miss Taiwanese publication {link}. A preview of the report" in str(md.markdown)
+
+
+@needs_corpus
+def test_a_table_laid_out_as_a_page_is_paragraphs_not_a_pipe_table_holding_the_article() -> None:
+    # thespacereview.com: the article is one cell of a layout table (its paragraphs, headings and pull quotes)
+    page = corpus_page("thespacereview.com")
+    md = run(page, markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str)
+    assert re.search(r"^Earlier this month, NASA announced the newest milestone", md, re.M), md[:500]
+    assert re.search(r"^Recently, though, NASA is getting criticism from the opposite direction", md, re.M)
+    for chunk in chunk_markdown("https://www.thespacereview.com/article/3834/1", md, 1000):
+        lines = chunk.text.split("\n")  # a chunk that starts with a table row starts with its header
+        assert not lines[0].startswith("|") or (len(lines) > 1 and lines[1].startswith("|---")), chunk.text[:300]

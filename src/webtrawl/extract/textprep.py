@@ -31,6 +31,9 @@ _CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may h
 _WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
 _NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot | //div[br and text()[normalize-space()]]"
 _NEEDED += " | //span[br and text()[normalize-space()] and not(ancestor::p)]"  # a span holding a page's divs
+# A table laid out as a page: a cell of it holds a heading, a table, or paragraphs (a Markdown table cannot).
+_LAYOUT = "*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6 or self::table]"
+_NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//{_LAYOUT} or count(p | div) > 1]]"
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
 _MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset]"
@@ -49,6 +52,8 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
     for element in found:
         if element.tag == "img":
             _lazy_image(element)
+        elif element.tag == "table":
+            _unlaid(element)
         elif element.tag in ("div", "span"):
             _paragraphs(element)
         elif element.tag == "tfoot":
@@ -105,6 +110,14 @@ def _paragraphs(div: Any) -> None:
         else:
             paragraph = _opened(div) if paragraph is None else paragraph
             paragraph.append(node)
+
+
+def _unlaid(table: Any) -> None:
+    """A layout table's own table, rows and cells made ``div`` elements (the tables inside it stay): trafilatura
+    renders it as a pipe table whose cells hold a whole article (thespacereview.com) or a site's sidebars
+    (panarmenian.net), rows no Markdown reader takes for a table, and no chunk can cut."""
+    for element in (table, *table.xpath("./* | ./tr/* | ./*/tr | ./*/tr/*")):
+        element.tag = "div"
 
 
 def _opened(div: Any) -> Any:
