@@ -76,9 +76,26 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
         title=get("title") or "",
         author=get("author") or "",
         date=get("date") or "",
-        language=get("language") or doc.language,
+        language=_language(get("language") or doc.language),
         markdown=rendered[:max_chars],
     )
+
+
+def _language(tag: str) -> str:
+    """A language tag as BCP 47 writes it (``en-US``, ``pt-BR``, ``zh-Hant-TW``): pages write ``en-us``, ``pt_BR``
+    or ``EN``, so that a corpus grouped or filtered by language split one language into several. A value that is no
+    language tag is kept as the page has it."""
+    tag = tag.strip()
+    if not _LANGUAGE_TAG.match(tag):
+        return tag
+    first, *rest = tag.replace("_", "-").split("-")
+    subtags = [first.lower()]
+    for sub in rest:
+        subtags.append(sub.upper() if len(sub) == 2 else sub.title() if len(sub) == 4 else sub.lower())
+    return "-".join(subtags)
+
+
+_LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 
 
 def _rendered(body: Any) -> str:

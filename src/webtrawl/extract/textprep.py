@@ -10,7 +10,8 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
 - A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
 - Two ``<br>`` in a row get a newline between them: trafilatura makes them one (a line break, where a browser shows
   a blank line), but keeps both when the source has whitespace between them.
-- Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``).
+- Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``), and a table laid out as a
+  page is made ``div`` elements (see ``_unlaid``).
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
   header row (sports and stats tables) is left out: it was the table's second row, the header's text twice.
 
