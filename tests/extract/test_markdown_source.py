@@ -177,3 +177,8 @@ def test_a_table_laid_out_as_a_page_is_paragraphs_not_a_pipe_table_holding_the_a
     for chunk in chunk_markdown("https://www.thespacereview.com/article/3834/1", md, 1000):
         lines = chunk.text.split("\n")  # a chunk that starts with a table row starts with its header
         assert not lines[0].startswith("|") or (len(lines) > 1 and lines[1].startswith("|---")), chunk.text[:300]
+
+
+def test_an_empty_pre_is_no_empty_code_block() -> None:
+    page = _article(f"<pre><br> </pre><p>Words after it. {_FILLER}</p>")
+    assert "```" not in str(run(make_page(page, url="https://x.example/n/8"), markdown=True).record.markdown)

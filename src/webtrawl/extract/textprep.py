@@ -76,6 +76,8 @@ def _as_code(pre: Any) -> None:
     for br in pre.iter("br"):
         br.tail = "\n" + (br.tail or "")
     text = pre.xpath("string()")
+    if not text.strip():
+        return  # nothing to show: no empty code block
     for child in list(pre):
         pre.remove(child)
     code = pre.makeelement("code", {})
