@@ -182,3 +182,16 @@ def test_a_table_laid_out_as_a_page_is_paragraphs_not_a_pipe_table_holding_the_a
 def test_an_empty_pre_is_no_empty_code_block() -> None:
     page = _article(f"<pre><br> </pre><p>Words after it. {_FILLER}</p>")
     assert "```" not in str(run(make_page(page, url="https://x.example/n/8"), markdown=True).record.markdown)
+
+
+@needs_corpus
+def test_a_line_break_in_a_heading_keeps_the_heading_whole() -> None:
+    # digg.com: <h4><br><strong>What Does Stadia Offer?</strong></h4>, an empty heading and a bold paragraph
+    md = run(corpus_page("digg.com/2019/is-stadia"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str) and "\n#### **What Does Stadia Offer?**\n" in md and not re.search(r"^#+ *$", md, re.M)
+    paths = [c.heading_path for c in chunk_markdown("u", md, 1000)]
+    assert any(path[-1:] == ("What Does Stadia Offer?",) for path in paths), paths
+    page = _article(f"<h2><span>Prices and<br> delivery</span></h2><p>Both change in spring. {_FILLER}</p>")
+    md = str(run(make_page(page, url="https://x.example/n/9"), markdown=True).record.markdown)
+    assert "\n## Prices and delivery\n\nBoth change in spring." in md, md
+    assert ("The article", "Prices and delivery") in [c.heading_path for c in chunk_markdown("u", md, 500)]

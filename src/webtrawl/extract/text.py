@@ -143,6 +143,9 @@ def _for_markdown(body: Any) -> Any:
     for lb in list(body.iter("lb")):
         parent = lb.getparent()
         block = next((up.tag for up in lb.iterancestors() if up.tag in _BLOCKS), "")
+        if block == "head" and parent is not None:
+            _replace(lb, " ")  # a Markdown heading is one line: the rest would be a paragraph under it
+            continue
         if block not in ("p", "quote") or parent is None:
             continue
         run = False
@@ -151,14 +154,19 @@ def _for_markdown(body: Any) -> Any:
             parent.remove(following)
         if run:
             continue  # trafilatura's paragraph break
-        text = "  \n" + (lb.tail or "").lstrip(" ")
-        previous = lb.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + text
-        else:
-            parent.text = (parent.text or "") + text
-        parent.remove(lb)
+        _replace(lb, "  \n")
     return body
+
+
+def _replace(lb: Any, text: str) -> None:
+    """The break taken out of the tree, ``text`` and its tail where it was."""
+    text += (lb.tail or "").lstrip(" ")
+    previous, parent = lb.getprevious(), lb.getparent()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    parent.remove(lb)
 
 
 def _next_break(lb: Any) -> Any:

@@ -31,7 +31,9 @@ _LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
 _CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
 _WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
 _NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot | //div[br and text()[normalize-space()]]"
-_NEEDED += " | //span[br and text()[normalize-space()] and not(ancestor::p)]"  # a span holding a page's divs
+_INLINE_IN = "ancestor::*[self::p or self::li or self::td or self::th or self::a or self::h1 or self::h2 or self::h3"
+_INLINE_IN += " or self::h4 or self::h5 or self::h6 or self::dt or self::dd or self::figcaption or self::blockquote]"
+_NEEDED += f" | //span[br and text()[normalize-space()] and not({_INLINE_IN})]"  # a span holding a page's divs
 # A table laid out as a page: a cell of it holds a heading, a table, or paragraphs (a Markdown table cannot).
 _LAYOUT = "*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6 or self::table]"
 _NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//{_LAYOUT} or count(p | div) > 1]]"
