@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from tests.extract.corpus import CORPUS, TEXT_TIMEOUT, corpus_rows, needs_corpus
+from tests.extract.corpus import CORPUS, TEXT_TIMEOUT, corpus_page, corpus_rows, needs_corpus
 from tests.extract.helpers import extract_ctx, run
 from tests.parse.helpers import make_page
 from webtrawl.extract.pii import scrub_text
@@ -66,3 +66,12 @@ def test_scrubbed_text() -> None:
 )
 def test_scrub_masks_emails_and_phone_numbers_only(given: str, masked: str) -> None:
     assert scrub_text(given) == masked
+
+
+@needs_corpus
+def test_language_is_one_tag_per_language_however_the_page_writes_it() -> None:
+    # gizmodo writes <html lang="en-us">, jaraguadosul.com.br lang="pt_BR"; others en-US and pt-BR
+    assert run(corpus_page("gizmodo.com"), text=True, extract_timeout=TEXT_TIMEOUT).record.language == "en-US"
+    assert run(corpus_page("jaraguadosul.com.br"), text=True, extract_timeout=TEXT_TIMEOUT).record.language == "pt-BR"
+    html = b"<html lang='ZH-hant-tw'><title>T</title><article><p>" + b"A sentence. " * 80 + b"</p></article>"
+    assert run(make_page(html), text=True).record.language == "zh-Hant-TW"

@@ -128,8 +128,9 @@ def _fit(block: str, size: int) -> Iterator[str]:
     head, body, tail = _frame(block)
     room = size - len(head) - len(tail) - 2
     if head and room >= size // 2:
-        for piece in _fit(body, room):
-            yield "\n".join(line for line in (head, piece, tail) if line)
+        pieces = _join(_code_paragraphs(body), room, "\n") if tail else _fit(body, room)
+        for piece in pieces:
+            yield "\n".join(line for line in (head, _TRAILING_BLANKS.sub("", piece), tail) if line)
         return
     for splitter, joiner in _SPLITTERS:
         parts = [p for p in splitter(block) if p.strip()]
@@ -149,6 +150,24 @@ def _frame(block: str) -> tuple[str, str, str]:
     if len(lines) > 3 and FENCE.match(lines[0]) and FENCE.match(lines[-1]):
         return lines[0], "\n".join(lines[1:-1]), lines[-1]
     return "", block, ""
+
+
+def _code_paragraphs(code: str) -> list[str]:
+    """A code block's runs of lines each with the blank lines after it (joined by newlines they are the code again):
+    a code block is cut between them first, as between two functions, and keeps the blank lines inside a piece."""
+    parts: list[str] = []
+    blank_before = True
+    for line in code.split("\n"):
+        blank = not line.strip()
+        if parts and not (blank_before and not blank):
+            parts[-1] += "\n" + line
+        else:
+            parts.append(line)
+        blank_before = blank
+    return parts
+
+
+_TRAILING_BLANKS = re.compile(r"(?:\n[ \t]*)+$")
 
 
 def _outside_links(pattern: re.Pattern[str]) -> Callable[[str], list[str]]:

@@ -20,6 +20,7 @@ from typing import Any
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import FENCE, TABLE_DELIMITER
 from webtrawl.extract.document import Document
+from webtrawl.extract.textprep import prepared
 from webtrawl.optional import optional_import
 
 
@@ -44,8 +45,13 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     import trafilatura
 
     html: Any = doc.text[:max_chars]
-    if "selector" in doc.__dict__ and len(doc.text) <= max_chars:
+    shared = "selector" in doc.__dict__ and len(doc.text) <= max_chars
+    if shared:
         html = doc.selector.root  # lxml already parsed this page (XPath rules, callback): no third parse
+    from trafilatura.utils import load_html
+
+    tree = html if shared else load_html(html)
+    html = html if tree is None else prepared(tree, shared, markdown)
     found = trafilatura.bare_extraction(
         html,
         url=doc.final_url,
@@ -70,9 +76,26 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
         title=get("title") or "",
         author=get("author") or "",
         date=get("date") or "",
-        language=get("language") or doc.language,
+        language=_language(get("language") or doc.language),
         markdown=rendered[:max_chars],
     )
+
+
+def _language(tag: str) -> str:
+    """A language tag as BCP 47 writes it (``en-US``, ``pt-BR``, ``zh-Hant-TW``): pages write ``en-us``, ``pt_BR``
+    or ``EN``, so that a corpus grouped or filtered by language split one language into several. A value that is no
+    language tag is kept as the page has it."""
+    tag = tag.strip()
+    if not _LANGUAGE_TAG.match(tag):
+        return tag
+    first, *rest = tag.replace("_", "-").split("-")
+    subtags = [first.lower()]
+    for sub in rest:
+        subtags.append(sub.upper() if len(sub) == 2 else sub.title() if len(sub) == 4 else sub.lower())
+    return "-".join(subtags)
+
+
+_LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 
 
 def _rendered(body: Any) -> str:
@@ -83,14 +106,82 @@ def _rendered(body: Any) -> str:
 
     for node in body.iter():
         code = any(up.tag == "code" for up in node.iterancestors())
-        if node.text and not code and node.tag != "code":
-            node.text = _SPACES.sub(" ", node.text)
-        if node.tail and not code:
-            node.tail = _SPACES.sub(" ", node.tail)
-    return str(xmltotxt(body, True))
+        if node.text:
+            node.text = _BLANK_IN_CODE.sub("\n\u2424", node.text) if code or node.tag == "code" else _one(node.text)
+        if node.tail:
+            node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
+            node.tail = "" if node.tag == "lb" and node.tail == " " else node.tail  # no space at a line's end
+    return str(xmltotxt(_for_markdown(body), True))
+
+
+def _one(text: str) -> str:
+    return _SPACES.sub(" ", text)
+
+
+def _for_markdown(body: Any) -> Any:
+    """A copy of the tree whose line breaks (``<br>``) inside a paragraph are Markdown hard breaks (two spaces, a
+    newline): trafilatura renders each as a paragraph break, so an address or a sentence with a ``<br>`` in it was
+    cut into paragraphs (and could be cut between two chunks). Two or more in a row stay one paragraph break, as a
+    browser shows them (extract/textprep.py keeps trafilatura from making ``<br><br>`` one).
+
+    A heading inside a list item is bold text: trafilatura writes its ``####`` where it falls in the item's line,
+    which Markdown reads as literal hashes mid-line (a teaser under a related story's link), or as a heading holding
+    the whole item."""
+    from copy import deepcopy
+
+    body = deepcopy(body)
+    for head in body.xpath(".//item//head"):
+        head.tag = "hi"
+        head.attrib.clear()
+        head.set("rend", "#b")
+        head.tail = " " + (head.tail or "").lstrip(" ")  # a block no more: the words around it keep apart
+        previous, parent = head.getprevious(), head.getparent()
+        if previous is not None:
+            previous.tail = (previous.tail or "").rstrip(" ") + " "
+        elif (parent.text or "").strip():
+            parent.text = parent.text.rstrip(" ") + " "
+    for lb in list(body.iter("lb")):
+        parent = lb.getparent()
+        block = next((up.tag for up in lb.iterancestors() if up.tag in _BLOCKS), "")
+        if block == "head" and parent is not None:
+            _replace(lb, " ")  # a Markdown heading is one line: the rest would be a paragraph under it
+            continue
+        if block not in ("p", "quote") or parent is None:
+            continue
+        run = False
+        while (following := _next_break(lb)) is not None:
+            lb.tail, run = following.tail, True  # lb's own tail was spaces only
+            parent.remove(following)
+        if run:
+            continue  # trafilatura's paragraph break
+        _replace(lb, "  \n")
+    return body
+
+
+def _replace(lb: Any, text: str) -> None:
+    """The break taken out of the tree, ``text`` and its tail where it was."""
+    text += (lb.tail or "").lstrip(" ")
+    previous, parent = lb.getprevious(), lb.getparent()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    parent.remove(lb)
+
+
+def _next_break(lb: Any) -> Any:
+    following = lb.getnext()
+    return following if following is not None and following.tag == "lb" and not (lb.tail or "").strip() else None
+
+
+_BLOCKS = {"p", "quote", "head", "item", "cell", "code", "list", "table", "row", "body"}
 
 
 _SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's whitespace (a no-break space is not)
+# An empty line in code, before the line after it: trafilatura drops every empty line of its output but those it
+# marks with U+2424 (its own paragraph breaks), so a code block lost its blank lines (a Python file's between two
+# functions) unless they carry the mark too.
+_BLANK_IN_CODE = re.compile(r"\n(?=\n)")
 
 
 def _plain(body: Any, markdown: str) -> str:
@@ -127,7 +218,9 @@ def _tidy(markdown: str) -> str:
         marker = FENCE.match(line)
         if fence:
             fence = "" if marker and marker.group(1) == fence else fence
-        elif marker:
+            out.append(line)  # code as it was: its blank lines and its indentation are its own
+            continue
+        if marker:
             fence = marker.group(1)
             line = line.lstrip()
         elif not line.strip():

@@ -1,0 +1,214 @@
+"""The page's tree made ready for the main text's extraction: what a browser shows, where trafilatura reads the
+source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; the rest for ``--text`` too).
+
+- A lazy-loaded image (``data-src``, ``data-lazy-src``, ``data-original``, ``data-srcset``...; a script swaps it in)
+  gets that URL as its ``src``: trafilatura reads ``src`` and ``data-src`` only, so the image was lost or kept as the
+  page's placeholder (a 1x1 pixel or a spinner, the same for every image of the site). An image with only a
+  ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
+- An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
+  link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
+- A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
+- Two ``<br>`` in a row get a newline between them: trafilatura makes them one (a line break, where a browser shows
+  a blank line), but keeps both when the source has whitespace between them.
+- Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``), and a table laid out as a
+  page is made ``div`` elements (see ``_unlaid``).
+- A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
+  header row (sports and stats tables) is left out: it was the table's second row, the header's text twice.
+
+A tree shared with XPath rules and callbacks (the document's selector) is copied before it is changed; one that needs
+no change is passed as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from copy import deepcopy
+from typing import Any
+
+# Attributes a lazy-loading script copies into src, in the order tried; "data-src" first as trafilatura has it.
+_LAZY_SRC = ("data-src", "data-lazy-src", "data-original", "data-lazy", "data-url", "data-hi-res-src")
+_LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
+_CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
+_WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
+_NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot | //div[br and text()[normalize-space()]]"
+_INLINE_IN = "ancestor::*[self::p or self::li or self::td or self::th or self::a or self::h1 or self::h2 or self::h3"
+_INLINE_IN += " or self::h4 or self::h5 or self::h6 or self::dt or self::dd or self::figcaption or self::blockquote]"
+_NEEDED += f" | //span[br and text()[normalize-space()] and not({_INLINE_IN})]"  # a span holding a page's divs
+# A table laid out as a page: a cell of it holds a heading, a table, or paragraphs (a Markdown table cannot).
+_LAYOUT = "*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6 or self::table]"
+_NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//{_LAYOUT} or count(p | div) > 1]]"
+_MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
+_MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
+_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset]"
+
+
+def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
+    """``tree`` (an lxml root) without empty links, with its tables' footers at their end and, for ``markdown``, lazy
+    images' real URLs and breaks in a row kept apart; copied first if ``shared`` and it needs a change."""
+    needed = _NEEDED + _MARKDOWN if markdown else _NEEDED
+    found = tree.xpath(needed)
+    if not found:
+        return tree
+    if shared:
+        tree = deepcopy(tree)
+        found = tree.xpath(needed)
+    for element in found:
+        if element.tag == "img":
+            _lazy_image(element)
+        elif element.tag == "table":
+            _unlaid(element)
+        elif element.tag in ("div", "span"):
+            _paragraphs(element)
+        elif element.tag == "tfoot":
+            _footer_last(element)
+        elif element.tag == "pre":
+            _as_code(element)
+        elif element.tag == "br":
+            element.tail = "\n"  # trafilatura makes <br><br> one break, <br> newline <br> two, as a browser does
+        else:
+            _unwrap(element)
+    return tree
+
+
+def _as_code(pre: Any) -> None:
+    """The ``pre``'s text (its ``<br>`` newlines) as the one ``code`` inside it: trafilatura takes a ``pre`` without
+    ``code`` for a quote unless its text looks like code, and a quote's line breaks are whitespace, so preformatted
+    text (a poem, a log, a shell session) came out as one run-on paragraph; and markup inside code (``<b>`` in a
+    ``<pre><code>``) was rendered after the code block, out of it."""
+    for br in pre.iter("br"):
+        br.tail = "\n" + (br.tail or "")
+    text = pre.xpath("string()")
+    if not text.strip():
+        return  # nothing to show: no empty code block
+    for child in list(pre):
+        pre.remove(child)
+    code = pre.makeelement("code", {})
+    code.text, pre.text = text, None
+    pre.append(code)
+
+
+def _paragraphs(div: Any) -> None:
+    """The loose text of a ``div`` (or of a ``span`` outside paragraphs) laid out with ``<br><br>`` (old templates:
+    appleinsider's articles) grouped into ``p`` elements, a new one at each run of two or more breaks and at each
+    block child: trafilatura cuts such a ``div`` at its links instead, so 'the last i9 <a>MacBook Pro</a> was
+    released' came out as two paragraphs, the second '[MacBook Pro](...)was released'."""
+    nodes: list[Any] = [div.text] if div.text else []
+    for child in list(div):
+        tail, child.tail = child.tail, None
+        nodes.append(child)
+        if tail:
+            nodes.append(tail)
+        div.remove(child)
+    div.text = None
+    paragraph: Any = None
+    for n, node in enumerate(nodes):
+        if isinstance(node, str):
+            if paragraph is None and node.strip():
+                paragraph = _opened(div)
+            if paragraph is not None:
+                _add_text(paragraph, node)
+        elif isinstance(node.tag, str) and node.tag in _BLOCK_TAGS:
+            div.append(node)
+            paragraph = None
+        elif node.tag == "br" and (paragraph is None or _break_follows(nodes, n)):
+            paragraph = None  # a run of breaks: the paragraph ends here (its other breaks go)
+        else:
+            paragraph = _opened(div) if paragraph is None else paragraph
+            paragraph.append(node)
+
+
+def _unlaid(table: Any) -> None:
+    """A layout table's own table, rows and cells made ``div`` elements (the tables inside it stay): trafilatura
+    renders it as a pipe table whose cells hold a whole article (thespacereview.com) or a site's sidebars
+    (panarmenian.net), rows no Markdown reader takes for a table, and no chunk can cut."""
+    for element in (table, *table.xpath("./* | ./tr/* | ./*/tr | ./*/tr/*")):
+        element.tag = "div"
+
+
+def _opened(div: Any) -> Any:
+    paragraph = div.makeelement("p", {})
+    div.append(paragraph)
+    return paragraph
+
+
+def _add_text(paragraph: Any, text: str) -> None:
+    if len(paragraph):
+        paragraph[-1].tail = (paragraph[-1].tail or "") + text
+    else:
+        paragraph.text = (paragraph.text or "") + text
+
+
+def _break_follows(nodes: list[Any], n: int) -> bool:
+    """Whether the next node after ``nodes[n]`` that is not whitespace is a ``<br>`` too."""
+    for node in nodes[n + 1 :]:
+        if not isinstance(node, str):
+            return bool(node.tag == "br")
+        if node.strip():
+            return False
+    return True  # breaks at the end: nothing more in this paragraph
+
+
+_BLOCK_TAGS = {"address", "article", "aside", "blockquote", "details", "dd", "div", "dl", "dt", "fieldset"}
+_BLOCK_TAGS |= {"figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup"}
+_BLOCK_TAGS |= {"hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "ul", "script", "style", "noscript"}
+_BLOCK_TAGS |= {"template", "iframe", "video", "audio", "center"}
+
+
+def _footer_last(tfoot: Any) -> None:
+    table = tfoot.getparent()
+    table.remove(tfoot)
+    head = table.find("thead")
+    if head is None or _words(head) != _words(tfoot):
+        table.append(tfoot)
+
+
+def _words(element: Any) -> list[str]:
+    return " ".join(element.itertext()).split()
+
+
+def _lazy_image(img: Any) -> None:
+    src = (img.get("src") or "").strip()
+    url = next((v for v in (_usable(img.get(a)) for a in _LAZY_SRC) if v), "")
+    url = url or next((v for v in (_widest(img.get(a)) for a in _LAZY_SRCSET) if v), "")
+    if not url and (not src or src.startswith("data:")):
+        url = _widest(img.get("srcset"))
+    if not url:
+        return
+    for attribute in [a for a in img.attrib if a.startswith("data-src")]:
+        del img.attrib[attribute]  # trafilatura would take one of these over src
+    img.set("src", url)
+
+
+def _usable(value: str | None) -> str:
+    value = (value or "").strip()
+    return "" if not value or value.startswith("data:") or any(c.isspace() for c in value) else value
+
+
+def _widest(srcset: str | None) -> str:
+    """The candidate of a ``srcset`` with the largest width (or density) descriptor; the first if none has one."""
+    best, best_size = "", -1.0
+    for match in _CANDIDATE.finditer(srcset or ""):
+        url, descriptor = match.group(1).rstrip(","), match.group(2)
+        if not _usable(url):
+            continue
+        size = _WIDTH.match(descriptor)
+        value = float(size.group(1)) if size else 0.0
+        if value > best_size:
+            best, best_size = url, value
+    return best
+
+
+def _unwrap(element: Any) -> None:
+    """The element taken out of the tree, its text and tail kept where they were."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    text = (element.text or "") + (element.tail or "")
+    for child in element:  # an empty link may still hold an empty span or an icon
+        text += child.tail or ""
+    previous = element.getprevious()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    parent.remove(element)
