@@ -3,9 +3,8 @@
 It owns the output directory, the embedded Redis server (unless ``--redis`` names one), and the fetcher and parser
 processes; it shows progress, decides when the crawl is over, and stops everything in the right order so that no
 URL is lost: fetchers first (they finish and hand over their in-flight pages), then parsers (they store and
-complete what they hold), then Redis (a clean SHUTDOWN writes the append-only file). Start-up is in
-:mod:`~webtrawl.node.startup`, the stop rules and the drain in :mod:`~webtrawl.node.stopping`, what it shares with
-a host application (signals, log handlers) in :mod:`~webtrawl.node.embed`.
+complete what they hold), then Redis (a clean SHUTDOWN writes the append-only file). Start-up: node/startup.py;
+the stop rules and the drain: node/stopping.py; what it shares with a host application: node/embed.py.
 """
 
 from __future__ import annotations
