@@ -64,7 +64,10 @@ def read_output(path: Path, identities: Sequence[Any] | None) -> bytes:
     if not is_encrypted(path):
         return data
     if not identities:
-        raise InputError(f"{path} is encrypted: give --identity FILE (the key of one of its --encrypt-to recipients)")
+        raise InputError(
+            f"{path} is encrypted: give --identity FILE (identity= in Python): the key of one of its --encrypt-to "
+            "recipients"
+        )
     pyrage = load_pyrage("--identity")
     parts = journal_parts(data) if path.name.endswith(OPEN_SUFFIX) else [data]  # an open file: its whole appends
     try:
