@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import pytest
 import redis
@@ -27,6 +28,7 @@ from webtrawl.frontier import (
     connect_sync,
 )
 from webtrawl.frontier.replicas import replicas_of, replicas_of_async
+from webtrawl.frontier.retry import Outage
 from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 
@@ -108,4 +110,43 @@ def test_a_fetchers_leases_and_releases_wait_for_the_replicas_of_every_master_th
 
     by_lease, by_release, replicas = asyncio.run(fetch())
     assert replicas == 1 and all(n > 0 for n in by_lease) and all(n > 0 for n in by_release), (by_lease, by_release)
+    seeding.client.close()
+
+
+def _fail_over(cluster: LocalRedisCluster, index: int) -> None:
+    """CLUSTER FAILOVER on master ``index``'s replica (a planned switch: the old master stays up, now a replica);
+    returns once the two have swapped roles."""
+    replica = redis.Redis(port=cluster.ports[cluster.masters + index])
+    old = redis.Redis(port=cluster.ports[index])
+    try:
+        replica.cluster("FAILOVER")
+        while replica.info("replication")["role"] != "master" or old.info("replication")["role"] != "slave":
+            time.sleep(0.02)
+    finally:
+        replica.close()
+        old.close()
+
+
+def test_a_fetcher_whose_barrier_meets_a_master_just_demoted_goes_on(replicated_cluster: LocalRedisCluster) -> None:
+    """After a planned failover (or a killed master back as a replica) a client's slot map still names the old
+    master: its scripts are redirected (MOVED), but the barrier's WAIT, sent to that node, is refused (a replica
+    cannot WAIT). That is the failover, not a bug: the WAIT is sent again to the new master, the fetcher goes on
+    (it died with the ResponseError)."""
+    settings = FrontierSettings(**{**TEST_SETTINGS, "shards": 16, "shards_per_lease": 16, "replicas": 1})
+    seeding = RedisFrontier.open(connect_sync(replicated_cluster.url, cluster=True), settings)
+    seeding.add(new_urls(*(f"http://h{i}.test/{j}" for i in range(60) for j in range(2))))
+
+    async def fetch() -> tuple[int, int]:
+        client = await connect_async(replicated_cluster.url, cluster=True, max_connections=32)
+        f = await AsyncRedisFrontier.open(client, settings, outage=Outage("test"))
+        f.replicas = 1
+        first = await f.lease("n/f0", 20)  # the client has its slot map now
+        await asyncio.to_thread(_fail_over, replicated_cluster, 0)
+        await f.release([Release(x.token, x.shard, x.host, UrlAction.KEEP) for x in first])
+        second = await f.lease("n/f0", 60)
+        await client.aclose()
+        return len(first), len(second)
+
+    leased, again = asyncio.run(fetch())
+    assert leased == 20 and again == 40
     seeding.client.close()
