@@ -8,7 +8,8 @@ write, so sending it again is safe) is sent again with exponential back-off unti
 process is told to stop (then :class:`RedisUnavailable` is raised). Only the calls that failed are sent again.
 Sending a call twice is safe: a second ``add`` finds its URLs seen, a second ``release`` or ``complete`` finds its
 token gone (stale, counted, no effect), a second ``lease`` carries the first one's request id and gets its leases
-again (lease.lua). The first failure of an outage and the recovery are one log line each (INFO: the supervisor's alert is the line an operator sees).
+again (lease.lua). The first failure of an outage and the recovery are one log line each
+(INFO: the supervisor's alert is the line an operator sees).
 """
 
 from __future__ import annotations
