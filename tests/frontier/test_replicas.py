@@ -11,6 +11,7 @@ import time
 
 import pytest
 import redis
+import redis.cluster
 
 import webtrawl.frontier.replicas as barrier
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
@@ -150,3 +151,21 @@ def test_a_fetcher_whose_barrier_meets_a_master_just_demoted_goes_on(replicated_
     leased, again = asyncio.run(fetch())
     assert leased == 20 and again == 40
     seeding.client.close()
+
+
+def test_a_master_without_its_replica_costs_one_wait_a_batch_not_one_a_shard(
+    cluster_client: redis.cluster.RedisCluster, redis_cluster: LocalRedisCluster
+) -> None:
+    """A failover leaves the promoted master without a replica: each WAIT there runs out its timeout, one after the
+    other on the connection. One per shard was 300 ms times the batch's shards on that master (a parser's batch of
+    64 shards on 3 masters: 6 s); the barrier WAITs once per master it wrote to."""
+    f = RedisFrontier.open(cluster_client, FrontierSettings(**{**TEST_SETTINGS, "shards": 32, "shards_per_lease": 32}))
+    f.replicas = 1  # asked for, but this cluster has none
+    masters = redis_cluster.ports[: redis_cluster.masters]
+    before = [_waits(port) for port in masters]
+    assert f.add(new_urls(*(f"http://h{i}.test/" for i in range(300)))).added == 300
+    assert [_waits(port) - was for port, was in zip(masters, before, strict=True)] == [1] * len(masters)
+    barrier._short_until.clear()  # as 30 s later: the masters are asked again
+    leased = f.lease("n/f0", 100)
+    assert len(leased) > 40 and len({x.shard for x in leased}) == 32
+    assert [_waits(port) - was for port, was in zip(masters, before, strict=True)] == [2] * len(masters)

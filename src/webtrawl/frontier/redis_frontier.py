@@ -18,6 +18,7 @@ from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import SyncClient, is_cluster
 from webtrawl.frontier.opening import CoreView, open_core
+from webtrawl.frontier.replicas import node_of_cluster
 from webtrawl.frontier.resend import RecentCompletions
 from webtrawl.frontier.retry import Outage, redo, refresh_slots, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
@@ -98,6 +99,8 @@ class RedisFrontier(CoreView):
     def __init__(self, client: SyncClient, core: FrontierCore, outage: Outage | None = None) -> None:
         self.client = client
         self.core = core
+        if is_cluster(client):
+            core.node_of = node_of_cluster(client)
         self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
         self.replicas = 0  # add(), lease() and release() wait for this many replicas (replicas.py)
         self._recent: RecentCompletions | None = None  # a parser's completions, to send again if lost (resend.py)
