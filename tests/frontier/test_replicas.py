@@ -74,7 +74,7 @@ def test_a_replica_that_is_not_there_costs_a_timeout_and_one_line(
         == load({"redis_replicas": "auto"}, env={}).frontier.redis_replicas
     )
     f.replicas = 1
-    with caplog.at_level(logging.WARNING, logger="webtrawl.frontier"):
+    with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
         assert f.add(new_urls("http://a.test/1")).added == 1
     assert "only 0 of 1 Redis replicas acknowledged" in caplog.text
 

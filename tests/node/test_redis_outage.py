@@ -149,6 +149,9 @@ def test_a_sentinel_managed_master_killed_9_fails_over_and_the_crawl_loses_nothi
     assert log.count(_LOST) == 1 and log.count(_BACK) == 1 and "Traceback" not in log, log[-4000:]
     assert "Traceback" not in node_logs(crawl.out) and "fetch task failed" not in node_logs(crawl.out)
     assert hooked.read_text().split("\n").count("redis firing") == 1
+    # the promoted master has no replica now: one alert for the node, not a line a minute from every process
+    assert hooked.read_text().split("\n").count("redis-replicas firing") == 1
+    assert log.count("alert redis-replicas: Redis at") == 1 and "replicas acknowledged" not in log, log[-4000:]
     assert_complete_and_polite(testweb, seeds, mark)  # a page acknowledged but not yet replicated may come twice
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
 

@@ -32,11 +32,16 @@ def replicas_of(client: Any, asked: int) -> int:
     if asked >= 0:
         return asked
     try:
-        if hasattr(client, "get_primaries"):
-            return _fewest(client.info("replication", target_nodes="primaries"))
-        return _fewest(client.info("replication"))
+        return connected_replicas(client)
     except redis.ResponseError as exc:
         return _no_info(exc)
+
+
+def connected_replicas(client: Any) -> int:
+    """The replicas Redis has now (the fewest of any master on a cluster); ResponseError if INFO is refused."""
+    if hasattr(client, "get_primaries"):
+        return _fewest(client.info("replication", target_nodes="primaries"))
+    return _fewest(client.info("replication"))
 
 
 async def replicas_of_async(client: Any, asked: int) -> int:
@@ -112,7 +117,8 @@ def replica_waits(keys: Sequence[str], replicas: int, node_of: NodeOf) -> list[t
 
 
 def check_acks(nodes: Sequence[str], replies: Sequence[Any], replicas: int) -> None:
-    """A WAIT that came back with fewer replicas than asked: one log line (at most a minute), its master skipped."""
+    """A WAIT that came back with fewer replicas than asked: one log line (at most a minute; INFO, in the process's
+    own log: a replica missing is the node's ``redis-replicas`` alert), its master skipped."""
     short = [(node, int(r)) for node, r in zip(nodes, replies, strict=True) if int(r) < replicas]
     if not short:
         return
@@ -122,7 +128,7 @@ def check_acks(nodes: Sequence[str], replies: Sequence[Any], replicas: int) -> N
     if now - _short_until.get("log", float("-inf")) >= 60.0:  # a master's name is host:port, never "log"
         _short_until["log"] = now
         acked = min(n for _, n in short)
-        log.warning(
+        log.info(
             "only %d of %d Redis replicas acknowledged our last writes within %d ms (one is down or behind); "
             "not waiting for them there for %.0fs",
             acked,
