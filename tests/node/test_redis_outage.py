@@ -184,3 +184,20 @@ def test_the_crawl_dashboard_says_when_it_cannot_read_the_crawl(
     finally:
         serve.terminate()
         serve.wait(30)
+
+
+def test_a_stop_while_a_sentinel_managed_redis_is_away_ends_the_node_without_hanging(
+    testweb: TestWeb, sentinel_pair: SentinelPair, tmp_path: Path
+) -> None:
+    """With a replica the parsers keep their completions and, idle, read their watermarks (resend.py): an idle
+    parser must still end when the node stops while Redis is away, as it does on a single server."""
+    out = tmp_path / "crawl"
+    args = [*testweb.seeds(3), *node_args(testweb, "--redis", sentinel_pair.url, "--max-time", "20")]
+    with stopped_at_end(Crawl(out, args)) as crawl:
+        wait_until(lambda: len(records(out)) >= 30, 300, "30 records", crawl)
+        sentinel_pair.kill_master()
+        sentinel_pair.kill_replica()  # and never back: --max-time comes while the node waits for them
+        assert crawl.wait(60) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert log.count(_LOST) == 1 and "stopping: --max-time 20s reached" in log and "Traceback" not in log, log
+    assert "did not finish" not in log and "Traceback" not in node_logs(out), log

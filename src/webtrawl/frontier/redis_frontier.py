@@ -20,7 +20,7 @@ from webtrawl.frontier.connect import SyncClient, is_cluster
 from webtrawl.frontier.opening import CoreView, open_core
 from webtrawl.frontier.replicas import node_of_cluster
 from webtrawl.frontier.resend import RecentCompletions
-from webtrawl.frontier.retry import Outage, redo, refresh_slots, waiting
+from webtrawl.frontier.retry import Outage, is_transient, redo, refresh_slots, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
@@ -150,9 +150,15 @@ class RedisFrontier(CoreView):
     def check_completions(self) -> None:
         """For an idle parser (once a second at most): whether a failover lost completions it made, and if so
         they are sent again. A busy one learns it from its next completion call."""
-        if self._recent is not None and (shards := self._recent.shards_to_check()):
-            self._run(self.core.watermarks(shards, self._recent))
-            self._send_lost()
+        if self._recent is None or not (shards := self._recent.shards_to_check()):
+            return
+        try:  # once, not waiting out an outage: an idle parser must go on polling, and see the node stop
+            _drive(self.client, self.core.watermarks(shards, self._recent))
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            return  # asked again in a second
+        self._send_lost()
 
     def _send_lost(self) -> None:
         if self._recent is None or not (lost := self._recent.take_lost()):
