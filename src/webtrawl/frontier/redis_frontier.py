@@ -140,6 +140,7 @@ class RedisFrontier(CoreView):
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
         answers = self._run(self.core.complete(completions, recent=self._recent))
         self._send_lost()
+        self.check_completions()  # the shards this call did not touch (resend.py): a busy parser's too
         return answers
 
     def keep_completions(self, name: str) -> None:
@@ -148,8 +149,8 @@ class RedisFrontier(CoreView):
         self._recent = RecentCompletions(name)
 
     def check_completions(self) -> None:
-        """For an idle parser (once a second at most): whether a failover lost completions it made, and if so
-        they are sent again. A busy one learns it from its next completion call."""
+        """Once a second at most (an idle parser's loop, and after each completion call): whether a failover
+        lost completions this parser made on a shard it has not called since, and if so they are sent again."""
         if self._recent is None or not (shards := self._recent.shards_to_check()):
             return
         try:  # once, not waiting out an outage: an idle parser must go on polling, and see the node stop
