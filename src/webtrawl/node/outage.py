@@ -113,9 +113,9 @@ class RedisWatch:
             self._no_info = True
             return
         message = (
-            f"Redis at {self.url} has {have} of the {expected} replica(s) the crawl's writes wait for (a failover "
-            "promoted one, or one is down or cut off): the crawl goes on, but another failover may lose its last "
-            "writes"
+            f"Redis at {self.url}: a master has {have} of the {expected} replica(s) the crawl's writes wait for (a "
+            "failover promoted one, or one is down or cut off): the crawl goes on, but another failover may lose "
+            "its last writes"
             if have < expected
             else f"Redis has its {expected} replica(s) again"
         )
