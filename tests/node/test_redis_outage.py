@@ -13,6 +13,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.fixtures.sentinel_redis import SentinelPair
 from tests.node.clusterrun import TRAWL, trawl
@@ -201,3 +203,33 @@ def test_a_stop_while_a_sentinel_managed_redis_is_away_ends_the_node_without_han
     log = crawl.log()
     assert log.count(_LOST) == 1 and "stopping: --max-time 20s reached" in log and "Traceback" not in log, log
     assert "did not finish" not in log and "Traceback" not in node_logs(out), log
+
+
+def test_a_master_refusing_writes_for_want_of_its_replica_pauses_the_crawl_until_it_is_back(
+    testweb: TestWeb, sentinel_pair: SentinelPair, tmp_path: Path
+) -> None:
+    """A master with ``min-replicas-to-write`` (Redis's guard against a split brain) whose replica died answers
+    every write NOREPLICAS: the node waits, with one alert, and goes on when the replica is back (its processes
+    died on the ResponseError, over and over)."""
+    master = redis.Redis(port=sentinel_pair.master_port)
+    master.config_set("min-replicas-to-write", 1)
+    master.config_set("min-replicas-max-lag", 1)
+    url = f"redis://127.0.0.1:{sentinel_pair.master_port}"
+    crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", url)
+    out = crawl.out
+    with stopped_at_end(crawl):
+        wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
+        sentinel_pair.kill_replica()
+        wait_until(lambda: "NOREPLICAS" in node_logs(out), 60, "the master to refuse writes", crawl)
+        wait_until(lambda: "alert redis-replicas: Redis at" in crawl.log(), 60, "the node's alert", crawl)
+        sentinel_pair.start_replica()
+        assert crawl.wait(600) == 0, crawl.log()[-4000:]
+    master.close()
+    log = crawl.log()
+    assert "Traceback" not in log and "Traceback" not in node_logs(out), node_logs(out)[-4000:]
+    assert log.count("alert redis-replicas: Redis at") == 1 and _LOST not in log, log[-4000:]
+    assert hooked.read_text().split("\n").count("redis-replicas resolved") == 1
+    duplicates = assert_complete_and_polite(testweb, seeds, mark)
+    urls = [row["url"] for row in records(out)]
+    assert set(testweb.model.expected_crawl(seeds).fetched) <= set(urls)
+    assert duplicates == {} and len(urls) == len(set(urls)), duplicates

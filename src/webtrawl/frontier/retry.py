@@ -39,6 +39,20 @@ _WAIT_ON_REPLICA = "WAIT cannot be used with replica instances"
 _NOSCRIPT_ROUNDS_WAITING = 8  # waiting out an outage: a failover between SCRIPT LOAD and EVALSHA may need more
 
 
+def refused_for_replicas(exc: object) -> bool:
+    """NOREPLICAS: a master with ``min-replicas-to-write`` refuses writes while too few replicas follow it (one died
+    or is cut off). A script is refused at its first write, so sending it again once they are back is safe."""
+    return _refused_with(exc, "NOREPLICAS ")
+
+
+def _refused_with(exc: object, prefix: str) -> bool:
+    """A Redis error reply starting with ``prefix``; raised from a pipeline, redis-py puts the command first."""
+    if not isinstance(exc, redis.ResponseError):
+        return False
+    text = str(exc)
+    return text.startswith(prefix) or f" of pipeline caused error: {prefix}" in text
+
+
 def is_transient(exc: object) -> bool:
     """Whether ``exc`` (raised, or a pipeline's reply) means Redis is away for now rather than a bug."""
     if isinstance(exc, rex.MaxConnectionsError):
@@ -50,8 +64,10 @@ def is_transient(exc: object) -> bool:
         # tasks are using: their commands fail on the torn-down stream (uvloop "handler is closed", or a writer
         # that is None now). The connection is gone, not the code broken: send again.
         return True
-    if isinstance(exc, redis.ResponseError) and str(exc).startswith(_WAIT_ON_REPLICA):
+    if _refused_with(exc, _WAIT_ON_REPLICA):
         return True  # a replica barrier's WAIT sent to a master a failover just demoted (slot map not yet new)
+    if refused_for_replicas(exc):
+        return True
     return isinstance(
         exc,
         redis.ConnectionError  # BusyLoadingError (LOADING) included
@@ -93,6 +109,7 @@ class Outage:
             self.outages += 1
             self._failures = 0
             state = "full" if isinstance(exc, rex.OutOfMemoryError) else "away"
+            state = "refusing writes: too few replicas" if refused_for_replicas(exc) else state
             log.log(self.level, "%s: Redis is %s (%s); waiting for it", self.name, state, one_line(exc))
         self._failures += 1
         delay = min(_MAX_S, _FIRST_S * 2 ** min(self._failures - 1, 16))

@@ -29,7 +29,7 @@ import redis.exceptions as rex
 from webtrawl.errors import StateError
 from webtrawl.frontier.connect import RedisMemory, SyncClient, mask_url, one_line
 from webtrawl.frontier.replicas import connected_replicas, replicas_of
-from webtrawl.frontier.retry import is_transient
+from webtrawl.frontier.retry import is_transient, refused_for_replicas
 from webtrawl.metrics.alerts import Alerts
 from webtrawl.metrics.report import format_bytes
 from webtrawl.node.redis_server import EmbeddedRedis
@@ -74,6 +74,8 @@ class RedisWatch:
         except Exception as exc:
             if isinstance(exc, rex.OutOfMemoryError):
                 return None  # Redis answers, it is full: room() reports that
+            if refused_for_replicas(exc):
+                return None  # Redis answers, it refuses writes until its replicas are back: replicas() reports that
             if not is_transient(exc):
                 raise
             self._lost(exc)
@@ -114,8 +116,8 @@ class RedisWatch:
             return
         message = (
             f"Redis at {self.url}: a master has {have} of the {expected} replica(s) the crawl's writes wait for (a "
-            "failover promoted one, or one is down or cut off): the crawl goes on, but another failover may lose "
-            "its last writes"
+            "failover promoted one, or one is down or cut off): another failover may lose its last writes (and a "
+            "master with min-replicas-to-write refuses writes: the node waits for them)"
             if have < expected
             else f"Redis has its {expected} replica(s) again"
         )
