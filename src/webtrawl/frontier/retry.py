@@ -3,9 +3,10 @@
 A fetcher or parser must not die on a lost connection: its frontier is given an :class:`Outage`, and a call that
 fails with a transport error (connection refused or closed, a timeout, ``LOADING`` while a restarted server reads
 its AOF, ``CLUSTERDOWN``/``TRYAGAIN``/``READONLY`` while a cluster elects a new master, a replica barrier's ``WAIT``
-refused by a master just demoted) or with ``OOM`` (Redis at its ``maxmemory``: a script is refused before its first
-write, so sending it again is safe) is sent again with exponential back-off until Redis answers, or until the
-process is told to stop (then :class:`RedisUnavailable` is raised). Only the calls that failed are sent again.
+refused by a master just demoted) or with ``OOM`` (Redis at its ``maxmemory``) or ``NOREPLICAS`` (its
+``min-replicas-to-write`` not met; either way a script is refused before its first write, so sending it again is
+safe) is sent again with exponential back-off until Redis answers, or until the process is told to stop (then
+:class:`RedisUnavailable` is raised). Only the calls that failed are sent again.
 Sending a call twice is safe: a second ``add`` finds its URLs seen, a second ``release`` or ``complete`` finds its
 token gone (stale, counted, no effect), a second ``lease`` carries the first one's request id and gets its leases
 again (lease.lua). The first failure of an outage and the recovery are one log line each
