@@ -100,6 +100,12 @@ class RedisWatch:
         )
         self.alerts.report(FULL_ALERT, memory.full, memory.used, 0.0, message)
 
+    def tick_replicas(self, client: SyncClient, asked: int) -> None:
+        """:meth:`replicas` each tick, also while writes are refused (no snapshot then), but not while Redis is
+        away: a check that asks nothing of Redis (no barrier) must not pass for its return."""
+        if not self.down:
+            self.run(self.replicas, client, asked)
+
     def replicas(self, client: SyncClient, asked: int) -> None:
         """The replicas Redis has now against those the crawl's writes wait for: ``asked`` (``--redis-replicas``),
         or for auto those it had at the first tick, as the processes counted them at their start (0: no barrier;
