@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import webtrawl.frontier.resend as resend
+from tests.fixtures.fault_proxy import FaultProxy
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.frontier.helpers import actual, complete, elapse, host_key, release, server_ms
@@ -21,6 +22,7 @@ from tests.frontier.helpers import new_urls as urls
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.keys import ready_key, shard_tag
 from webtrawl.frontier.retry import Outage
+from webtrawl.frontier.scripts import SCRIPTS
 
 
 @pytest.fixture
@@ -147,3 +149,56 @@ def test_a_page_completed_without_its_release_frees_its_host_a_gap_from_now(
     before = server_ms(f)
     assert complete(f, leases) == 1  # no release came
     assert before + gap <= _ready_at(f, "a.test") <= server_ms(f) + gap + 1
+
+
+def test_a_completion_whose_reply_was_lost_is_not_taken_for_stale_when_sent_again(
+    snapshot_redis: RestartableRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A partition that begins right after Redis ran a completion call: the parser times out and sends the call
+    again, which finds the leases gone, its own doing. They were counted ``stale-complete`` and the parser warned
+    that the records may be stored twice; the watermark says the call is its own (complete.lua)."""
+    with FaultProxy(snapshot_redis.port) as proxy:
+        client = connect_sync(proxy.url(), socket_timeout=1)  # the partition is noticed in a second, not ten
+        f = RedisFrontier.open(client, FrontierSettings(**TEST_SETTINGS), outage=Outage("parser 0"))
+        f.add(urls("http://a.test/1", "http://b.test/1", "http://c.test/1"))
+        f.keep_completions("n-p0")
+        first, second = f.lease("n/f0", 1), f.lease("n/f0", 2)
+        release(f, [*first, *second])
+        assert complete(f, first, fetched=1) == 1
+        muted = proxy.mute_after(SCRIPTS["complete"].sha.encode())
+        with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
+            assert complete(f, second, fetched=1) == 2  # ran, its reply lost; sent again on a new connection
+        assert muted.is_set() and "Redis is away" in caplog.text
+        counters = f.counters()
+        assert (counters.get("fetched"), counters.get("stale-complete")) == (3, 0)
+        assert actual(f) == (0, 0) and f.is_finished()
+        client.close()
+
+
+def test_a_busy_parser_finds_a_loss_on_a_shard_it_no_longer_completes_on(
+    snapshot_redis: RestartableRedis, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On a cluster each shard has its watermark. A parser that is never idle and whose pages are all on other
+    shards now (its other hosts) did not read that shard's watermark, and dropped the lost calls there after 30 s
+    of other calls: their pages stayed leased until --process-ttl (600 s), the end of the crawl with them."""
+    monkeypatch.setattr(resend, "WINDOW_S", 0.0)  # any later call would have dropped them (30 s, in a crawl)
+    monkeypatch.setattr(resend, "_IDLE_CHECK_S", 3600.0)  # no read until the failover: all within one second
+    f = RedisFrontier.open(connect_sync(snapshot_redis.url), FrontierSettings(**TEST_SETTINGS), outage=Outage("p"))
+    f.core.one_slot = True  # as on a cluster: a call and its watermark per shard
+    hosts = [f"h{i}.test" for i in range(40)]
+    lost = hosts[0]
+    busy = [h for h in hosts if f.shard_of(h) != f.shard_of(lost)][:3]
+    f.add(urls(*(f"http://{h}/1" for h in [lost, *busy])))
+    f.keep_completions("n-p0")
+    leases = {x.host: x for x in f.lease("n/f0", 10)}
+    release(f, leases.values())
+    assert complete(f, [leases[busy[0]]]) == 1
+    f.client.save()
+    assert complete(f, [leases[lost]]) == 1  # acknowledged, then lost with the master
+    _fail_over(snapshot_redis)
+    monkeypatch.setattr(resend, "_IDLE_CHECK_S", 0.0)  # a second later
+    with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
+        for host in busy[1:]:  # busy: one completion call after the other, none on the lost one's shard
+            assert complete(f, [leases[host]]) == 1
+    assert "sent 1 completion(s) again, 1 of them were missing" in caplog.text
+    assert actual(f) == (0, 0) and f.is_finished()

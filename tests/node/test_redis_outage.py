@@ -13,6 +13,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from tests.fixtures.restartable_redis import RestartableRedis
 from tests.fixtures.sentinel_redis import SentinelPair
 from tests.node.clusterrun import TRAWL, trawl
@@ -149,6 +151,9 @@ def test_a_sentinel_managed_master_killed_9_fails_over_and_the_crawl_loses_nothi
     assert log.count(_LOST) == 1 and log.count(_BACK) == 1 and "Traceback" not in log, log[-4000:]
     assert "Traceback" not in node_logs(crawl.out) and "fetch task failed" not in node_logs(crawl.out)
     assert hooked.read_text().split("\n").count("redis firing") == 1
+    # the promoted master has no replica now: one alert for the node, not a line a minute from every process
+    assert hooked.read_text().split("\n").count("redis-replicas firing") == 1
+    assert log.count("alert redis-replicas: Redis at") == 1 and "replicas acknowledged" not in log, log[-4000:]
     assert_complete_and_polite(testweb, seeds, mark)  # a page acknowledged but not yet replicated may come twice
     assert set(testweb.model.expected_crawl(seeds).fetched) <= {row["url"] for row in records(out)}
 
@@ -181,3 +186,50 @@ def test_the_crawl_dashboard_says_when_it_cannot_read_the_crawl(
     finally:
         serve.terminate()
         serve.wait(30)
+
+
+def test_a_stop_while_a_sentinel_managed_redis_is_away_ends_the_node_without_hanging(
+    testweb: TestWeb, sentinel_pair: SentinelPair, tmp_path: Path
+) -> None:
+    """With a replica the parsers keep their completions and, idle, read their watermarks (resend.py): an idle
+    parser must still end when the node stops while Redis is away, as it does on a single server."""
+    out = tmp_path / "crawl"
+    args = [*testweb.seeds(3), *node_args(testweb, "--redis", sentinel_pair.url, "--max-time", "20")]
+    with stopped_at_end(Crawl(out, args)) as crawl:
+        wait_until(lambda: len(records(out)) >= 30, 300, "30 records", crawl)
+        sentinel_pair.kill_master()
+        sentinel_pair.kill_replica()  # and never back: --max-time comes while the node waits for them
+        assert crawl.wait(60) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert log.count(_LOST) == 1 and "stopping: --max-time 20s reached" in log and "Traceback" not in log, log
+    assert "did not finish" not in log and "Traceback" not in node_logs(out), log
+
+
+def test_a_master_refusing_writes_for_want_of_its_replica_pauses_the_crawl_until_it_is_back(
+    testweb: TestWeb, sentinel_pair: SentinelPair, tmp_path: Path
+) -> None:
+    """A master with ``min-replicas-to-write`` (Redis's guard against a split brain) whose replica died answers
+    every write NOREPLICAS: the node waits, with one alert, and goes on when the replica is back (its processes
+    died on the ResponseError, over and over)."""
+    master = redis.Redis(port=sentinel_pair.master_port)
+    master.config_set("min-replicas-to-write", 1)
+    master.config_set("min-replicas-max-lag", 1)
+    url = f"redis://127.0.0.1:{sentinel_pair.master_port}"
+    crawl, seeds, mark, hooked = _crawl(testweb, tmp_path, "--redis", url)
+    out = crawl.out
+    with stopped_at_end(crawl):
+        wait_until(lambda: len(records(out)) >= 150, 300, "150 records", crawl)
+        sentinel_pair.kill_replica()
+        wait_until(lambda: "NOREPLICAS" in node_logs(out), 60, "the master to refuse writes", crawl)
+        wait_until(lambda: "alert redis-replicas: Redis at" in crawl.log(), 60, "the node's alert", crawl)
+        sentinel_pair.start_replica()
+        assert crawl.wait(600) == 0, crawl.log()[-4000:]
+    master.close()
+    log = crawl.log()
+    assert "Traceback" not in log and "Traceback" not in node_logs(out), node_logs(out)[-4000:]
+    assert log.count("alert redis-replicas: Redis at") == 1 and _LOST not in log, log[-4000:]
+    assert hooked.read_text().split("\n").count("redis-replicas resolved") == 1
+    duplicates = assert_complete_and_polite(testweb, seeds, mark)
+    urls = [row["url"] for row in records(out)]
+    assert set(testweb.model.expected_crawl(seeds).fetched) <= set(urls)
+    assert duplicates == {} and len(urls) == len(set(urls)), duplicates

@@ -17,6 +17,7 @@ from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import AsyncClient, is_cluster, one_line, transport_errors
 from webtrawl.frontier.opening import CoreView, open_core
+from webtrawl.frontier.replicas import node_of_cluster
 from webtrawl.frontier.retry import Outage, redo, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
 from webtrawl.frontier.settings import FrontierSettings
@@ -98,6 +99,8 @@ class AsyncRedisFrontier(CoreView):
     def __init__(self, client: AsyncClient, core: FrontierCore, outage: Outage | None = None) -> None:
         self.client = client
         self.core = core
+        if is_cluster(client):
+            core.node_of = node_of_cluster(client)
         self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
         self.replicas = 0  # leases and releases wait for this many replicas (replicas.py)
 

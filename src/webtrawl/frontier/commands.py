@@ -30,7 +30,7 @@ from webtrawl.frontier.keys import (
 )
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
-from webtrawl.frontier.replicas import replicated
+from webtrawl.frontier.replicas import NodeOf, one_server, replicated
 from webtrawl.frontier.resend import WATERMARKS, RecentCompletions
 from webtrawl.frontier.scripts import Arg, Call, Steps, T, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
@@ -63,6 +63,9 @@ class FrontierCore(Upkeep):
     def __init__(self, settings: FrontierSettings, meta: dict[str, str], one_slot: bool = True) -> None:
         self.settings = settings
         self.one_slot = one_slot
+        # the master a written key is on, for the replica barrier's one WAIT per master: a cluster frontier sets
+        # its client's (replicas.node_of_cluster); until then, one per key
+        self.node_of: NodeOf = str if one_slot else one_server
         self.meta: dict[str, str | int] = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in meta.items()}
         self.shards = int(self.meta["shards"])
         self.bloom_m = int(self.meta["bloom_m"])
@@ -119,7 +122,7 @@ class FrontierCore(Upkeep):
         calls = batch.calls(self.one_slot)
         if calls:
             adds = [self._add_call(segments) for segments in calls]
-            replies = yield from replicated(adds, replicas, self.one_slot)
+            replies = yield from replicated(adds, replicas, self.node_of)
             now = time.monotonic()
             for segments, reply in zip(calls, replies, strict=True):
                 for shard, wait_ms in batch.replies(segments, reply):
@@ -171,7 +174,7 @@ class FrontierCore(Upkeep):
                 )
                 for shard, n in plan
             ]
-            replies = yield from replicated(calls, replicas, self.one_slot)
+            replies = yield from replicated(calls, replicas, self.node_of)
             now = time.monotonic()
             for (shard, asked), reply in zip(plan, replies, strict=True):
                 got = (len(reply) - 2) // 5
@@ -217,7 +220,7 @@ class FrontierCore(Upkeep):
         shards = sorted(groups)
         header = (s.backoff_base_ms, s.backoff_max_ms, s.park_after, s.process_ttl_ms, self._lease_ttl())
         calls = [script_call("release", self._sp[sh] + "L", self._sp[sh], *header, *groups[sh]) for sh in shards]
-        replies = yield from replicated(calls, replicas, self.one_slot)
+        replies = yield from replicated(calls, replicas, self.node_of)
         now = time.monotonic()
         for shard, reply in zip(shards, replies, strict=True):
             flat = reply[1] if isinstance(reply, list | tuple) and len(reply) > 1 else []

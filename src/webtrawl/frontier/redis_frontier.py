@@ -18,8 +18,9 @@ from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import SyncClient, is_cluster
 from webtrawl.frontier.opening import CoreView, open_core
+from webtrawl.frontier.replicas import node_of_cluster
 from webtrawl.frontier.resend import RecentCompletions
-from webtrawl.frontier.retry import Outage, redo, refresh_slots, waiting
+from webtrawl.frontier.retry import Outage, is_transient, redo, refresh_slots, waiting
 from webtrawl.frontier.scripts import SCRIPTS, Call, Steps, T, load_calls
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
@@ -98,6 +99,8 @@ class RedisFrontier(CoreView):
     def __init__(self, client: SyncClient, core: FrontierCore, outage: Outage | None = None) -> None:
         self.client = client
         self.core = core
+        if is_cluster(client):
+            core.node_of = node_of_cluster(client)
         self.outage = outage  # set: calls wait out a Redis that is away instead of raising (see retry.py)
         self.replicas = 0  # add(), lease() and release() wait for this many replicas (replicas.py)
         self._recent: RecentCompletions | None = None  # a parser's completions, to send again if lost (resend.py)
@@ -137,6 +140,7 @@ class RedisFrontier(CoreView):
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
         answers = self._run(self.core.complete(completions, recent=self._recent))
         self._send_lost()
+        self.check_completions()  # the shards this call did not touch (resend.py): a busy parser's too
         return answers
 
     def keep_completions(self, name: str) -> None:
@@ -145,11 +149,17 @@ class RedisFrontier(CoreView):
         self._recent = RecentCompletions(name)
 
     def check_completions(self) -> None:
-        """For an idle parser (once a second at most): whether a failover lost completions it made, and if so
-        they are sent again. A busy one learns it from its next completion call."""
-        if self._recent is not None and (shards := self._recent.shards_to_check()):
-            self._run(self.core.watermarks(shards, self._recent))
-            self._send_lost()
+        """Once a second at most (an idle parser's loop, and after each completion call): whether a failover
+        lost completions this parser made on a shard it has not called since, and if so they are sent again."""
+        if self._recent is None or not (shards := self._recent.shards_to_check()):
+            return
+        try:  # once, not waiting out an outage: an idle parser must go on polling, and see the node stop
+            _drive(self.client, self.core.watermarks(shards, self._recent))
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            return  # asked again in a second
+        self._send_lost()
 
     def _send_lost(self) -> None:
         if self._recent is None or not (lost := self._recent.take_lost()):

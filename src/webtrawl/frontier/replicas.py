@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
@@ -32,11 +32,16 @@ def replicas_of(client: Any, asked: int) -> int:
     if asked >= 0:
         return asked
     try:
-        if hasattr(client, "get_primaries"):
-            return _fewest(client.info("replication", target_nodes="primaries"))
-        return _fewest(client.info("replication"))
+        return connected_replicas(client)
     except redis.ResponseError as exc:
         return _no_info(exc)
+
+
+def connected_replicas(client: Any) -> int:
+    """The replicas Redis has now (the fewest of any master on a cluster); ResponseError if INFO is refused."""
+    if hasattr(client, "get_primaries"):
+        return _fewest(client.info("replication", target_nodes="primaries"))
+    return _fewest(client.info("replication"))
 
 
 async def replicas_of_async(client: Any, asked: int) -> int:
@@ -63,39 +68,69 @@ def _no_info(exc: BaseException) -> int:
     return 0
 
 
-def replicated(calls: list[Call], replicas: int, cluster: bool) -> Steps[list[Any]]:
+NodeOf = Callable[[str], str]  # a written key -> the master it went to ("" on a single server)
+
+
+def one_server(key: str) -> str:
+    """A plain Redis: every key is on the one master."""
+    return ""
+
+
+def node_of_cluster(client: Any) -> NodeOf:
+    """A cluster client's master of a key (host:port, from its slot map), or the key itself while the map cannot
+    say (a slot not covered mid-failover): a WAIT then goes per key, as many as are needed, never too few."""
+
+    def node(key: str) -> str:
+        try:
+            return str(client.get_node_from_key(key).name)
+        except Exception:  # any doubt: the key's own WAIT, routed when it is queued
+            return key
+
+    return node
+
+
+def replicated(calls: list[Call], replicas: int, node_of: NodeOf) -> Steps[list[Any]]:
     """The replies of ``calls`` (script runs), which with ``replicas`` > 0 are on that many replicas of each master
     they went to when this returns (WAIT on the same connection, in the same pipeline), or one log line says not."""
-    waits = replica_waits([c.keys[0] for c in calls], replicas, cluster)
-    replies = yield [*calls, *waits]
-    check_acks(waits, replies[len(calls) :], replicas)
+    waits = replica_waits([c.keys[0] for c in calls], replicas, node_of)
+    replies = yield [*calls, *(call for _, call in waits)]
+    check_acks([node for node, _ in waits], replies[len(calls) :], replicas)
     return replies[: len(calls)]
 
 
-def replica_waits(keys: Sequence[str], replicas: int, cluster: bool) -> list[Call]:
-    """WAIT calls to append to a pipeline whose calls wrote ``keys``: one per distinct key on a cluster (each
-    routed to that key's master; a second one there returns at once), one on a single server. A master whose
-    replicas fell short lately (a failover took one away) is skipped for a while, not waited for batch after batch."""
+def replica_waits(keys: Sequence[str], replicas: int, node_of: NodeOf) -> list[tuple[str, Call]]:
+    """WAIT calls to append to a pipeline whose calls wrote ``keys``, with the master each is for: one per master
+    (routed there by one of its keys). One per key would cost a master whose replica is gone the full timeout per
+    key, one after the other (a batch's 20 shards there: 6 s). A master whose replicas fell short lately (a failover
+    took one away) is skipped for a while, not waited for batch after batch."""
     if replicas <= 0 or not keys:
         return []
     now = time.monotonic()
-    near = list(dict.fromkeys(keys)) if cluster else [""]
-    return [Call(("WAIT", replicas, WAIT_MS), near=key or None) for key in near if _short_until.get(key, 0.0) <= now]
+    nodes: dict[str, str] = {}
+    for key in keys:
+        nodes.setdefault(node_of(key), key)
+    return [
+        (node, Call(("WAIT", replicas, WAIT_MS), near=key if node else None))
+        for node, key in nodes.items()
+        if _short_until.get(node, 0.0) <= now
+    ]
 
 
-def check_acks(waits: Sequence[Call], replies: Sequence[Any], replicas: int) -> None:
-    """A WAIT that came back with fewer replicas than asked: one log line (at most a minute), its master skipped."""
-    short = [(call.near or "", int(r)) for call, r in zip(waits, replies, strict=True) if int(r) < replicas]
+def check_acks(nodes: Sequence[str], replies: Sequence[Any], replicas: int) -> None:
+    """A WAIT that came back with fewer replicas than asked: one log line (at most a minute; INFO, in the process's
+    own log: a replica missing is the node's ``redis-replicas`` alert), its master skipped."""
+    short = [(node, int(r)) for node, r in zip(nodes, replies, strict=True) if int(r) < replicas]
     if not short:
         return
     now = time.monotonic()
-    for key, _ in short:
-        _short_until[key] = now + _SHORT_S
-    if now - _short_until.get("log", float("-inf")) >= 60.0:
+    for node, _ in short:
+        _short_until[node] = now + _SHORT_S
+    if now - _short_until.get("log", float("-inf")) >= 60.0:  # a master's name is host:port, never "log"
         _short_until["log"] = now
         acked = min(n for _, n in short)
-        log.warning(
-            "only %d of %d Redis replicas acknowledged a page's links within %d ms; not waiting there for %.0fs",
+        log.info(
+            "only %d of %d Redis replicas acknowledged our last writes within %d ms (one is down or behind); "
+            "not waiting for them there for %.0fs",
             acked,
             replicas,
             WAIT_MS,

@@ -5,9 +5,10 @@ reached the replica promoted in its place. Its page then stays leased (until ``-
 minutes by default) and its host held, though it was stored. Whether that happened cannot be told from the
 connection (redis-py reconnects a broken one by itself, and an idle parser meets no outage at all), so the parser
 writes a watermark with each completion call, in the same script: ``SP pw`` field <parser> = the call's sequence
-number. The next call (or, idle, a read once a second) gets the stored value back: when it is not the number of the
-parser's last call there, the calls after it were lost, and their completions, kept for :data:`WINDOW_S` seconds,
-are sent again. A completion whose lease is gone changes nothing (complete.lua), so one sent twice is harmless.
+number. The next call there (or a read, once a second, of every shard it holds calls of: a busy parser may not
+call that shard again for long) gets the stored value back: when it is not the number of the parser's last call
+there, the calls after it were lost, and their completions, kept for :data:`WINDOW_S` seconds, are sent again. A
+completion whose lease is gone changes nothing (complete.lua), so one sent twice is harmless.
 """
 
 from __future__ import annotations
@@ -20,19 +21,23 @@ from webtrawl.messages import Completion
 
 WATERMARKS = "pw"  # per shard, a hash: parser -> the number of its last completion call that found what it expected
 WINDOW_S = 30.0  # far past the replication lag of a working replica (milliseconds): older calls are replicated
-_IDLE_CHECK_S = 1.0  # an idle parser reads its watermarks this often (while it holds completions)
+_IDLE_CHECK_S = 1.0  # a parser reads the watermarks of the shards it holds calls of this often
 
 
 class RecentCompletions:
     """One parser's completion calls of the last :data:`WINDOW_S` seconds, by the shard that holds their
-    watermark (the call's shard on a cluster, shard 0 on a plain Redis), and the ones found lost."""
+    watermark (the call's shard on a cluster, shard 0 on a plain Redis), and the ones found lost.
 
-    def __init__(self, name: str, window_s: float = WINDOW_S) -> None:
+    A shard's calls are dropped only once its watermark was read (by a call there, or by :meth:`checked`) and found
+    whole, :data:`WINDOW_S` after them: a shard this parser does not complete on again (a busy parser whose pages
+    are on other hosts now, or a Redis away longer than the window) keeps them until its read says."""
+
+    def __init__(self, name: str, window_s: float | None = None) -> None:
         self.name = name  # the watermark's field: the same in the parser's next life, which starts above it
-        self.window_s = window_s
+        self.window_s = WINDOW_S if window_s is None else window_s
         self._seq = 0
         self._written: dict[int, int] = {}  # watermark shard -> the number of this life's last call there
-        self._calls: deque[tuple[float, int, int, Sequence[Completion]]] = deque()  # (when, shard, number, them)
+        self._calls: dict[int, deque[tuple[float, int, Sequence[Completion]]]] = {}  # shard -> (when, number, them)
         self._lost: list[Completion] = []
         self._checked = time.monotonic()
 
@@ -49,43 +54,46 @@ class RecentCompletions:
     def answered(self, shard: int, seq: int, completions: Sequence[Completion], stored: int | None) -> None:
         """Call ``seq`` at ``shard`` was answered; ``stored`` is the watermark it found there (before its own)."""
         self._compare(shard, stored, seq)
-        now = time.monotonic()
-        self._calls.append((now, shard, seq, completions))
-        while self._calls and now - self._calls[0][0] > self.window_s:
-            self._calls.popleft()
+        self._calls.setdefault(shard, deque()).append((time.monotonic(), seq, completions))
 
     def checked(self, shard: int, stored: int | None) -> None:
-        """An idle read of the watermark at ``shard``."""
+        """A read of the watermark at ``shard`` (:meth:`shards_to_check`)."""
         self._compare(shard, stored, None)
 
     def _compare(self, shard: int, stored: int | None, upto: int | None) -> None:
         """complete.lua moves the watermark only from the value expected, so ``stored`` is either that (or ``upto``:
         a call sent again after its reply was lost, which found it so the first time), or the last call that
-        survived: every call after it was lost."""
+        survived: every call after it was lost. Either way the calls there older than the window are done with."""
         last = self._written.get(shard)
+        calls = self._calls.get(shard, deque())
         if last is None or stored == last or (upto is not None and stored == upto):
             if upto is not None:
                 self._written[shard] = upto
-            return
-        self._lost += [
-            c
-            for _, at, seq, them in self._calls
-            if at == shard and (stored is None or seq > stored) and (upto is None or seq < upto)
-            for c in them
-        ]
-        if stored is None:
-            del self._written[shard]
         else:
-            self._written[shard] = stored
+            self._lost += [
+                c
+                for _, seq, them in calls
+                if (stored is None or seq > stored) and (upto is None or seq < upto)
+                for c in them
+            ]
+            if stored is None:
+                del self._written[shard]
+            else:
+                self._written[shard] = stored
+        now = time.monotonic()
+        while calls and now - calls[0][0] > self.window_s:
+            calls.popleft()
+        if not calls:
+            self._calls.pop(shard, None)
 
     def take_lost(self) -> list[Completion]:
         lost, self._lost = self._lost, []
         return lost
 
     def shards_to_check(self) -> list[int]:
-        """For an idle parser: the watermark shards of the calls it holds, once a second; else none."""
+        """The watermark shards of the calls held, once a second; else none."""
         now = time.monotonic()
         if not self._calls or now - self._checked < _IDLE_CHECK_S:
             return []
         self._checked = now
-        return sorted({shard for _, shard, _, _ in self._calls})
+        return sorted(self._calls)

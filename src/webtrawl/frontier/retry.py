@@ -2,13 +2,15 @@
 
 A fetcher or parser must not die on a lost connection: its frontier is given an :class:`Outage`, and a call that
 fails with a transport error (connection refused or closed, a timeout, ``LOADING`` while a restarted server reads
-its AOF, ``CLUSTERDOWN``/``TRYAGAIN``/``READONLY`` while a cluster elects a new master) or with ``OOM`` (Redis at its
-``maxmemory``: a script is refused before its first write, so sending it again is safe) is sent again with
-exponential back-off until Redis answers, or until the process is told to stop (then :class:`RedisUnavailable` is
-raised). Only the calls that failed are sent again. Sending a call twice is safe: a second ``add`` finds its URLs
-seen, a second ``release`` or ``complete`` finds its token gone (stale, counted, no effect), a second ``lease``
-carries the first one's request id and gets its leases again (lease.lua). The first failure of an outage
-and the recovery are one log line each (INFO: the supervisor's alert is the line an operator sees).
+its AOF, ``CLUSTERDOWN``/``TRYAGAIN``/``READONLY`` while a cluster elects a new master, a replica barrier's ``WAIT``
+refused by a master just demoted) or with ``OOM`` (Redis at its ``maxmemory``) or ``NOREPLICAS`` (its
+``min-replicas-to-write`` not met; either way a script is refused before its first write, so sending it again is
+safe) is sent again with exponential back-off until Redis answers, or until the process is told to stop (then
+:class:`RedisUnavailable` is raised). Only the calls that failed are sent again.
+Sending a call twice is safe: a second ``add`` finds its URLs seen, a second ``release`` or ``complete`` finds its
+token gone (stale, counted, no effect), a second ``lease`` carries the first one's request id and gets its leases
+again (lease.lua). The first failure of an outage and the recovery are one log line each
+(INFO: the supervisor's alert is the line an operator sees).
 """
 
 from __future__ import annotations
@@ -34,7 +36,22 @@ T = TypeVar("T")
 _FIRST_S = 0.05
 _MAX_S = 2.0
 _NOSCRIPT_ROUNDS = 1  # without an outage: load the scripts once, as after a restart
+_WAIT_ON_REPLICA = "WAIT cannot be used with replica instances"
 _NOSCRIPT_ROUNDS_WAITING = 8  # waiting out an outage: a failover between SCRIPT LOAD and EVALSHA may need more
+
+
+def refused_for_replicas(exc: object) -> bool:
+    """NOREPLICAS: a master with ``min-replicas-to-write`` refuses writes while too few replicas follow it (one died
+    or is cut off). A script is refused at its first write, so sending it again once they are back is safe."""
+    return _refused_with(exc, "NOREPLICAS ")
+
+
+def _refused_with(exc: object, prefix: str) -> bool:
+    """A Redis error reply starting with ``prefix``; raised from a pipeline, redis-py puts the command first."""
+    if not isinstance(exc, redis.ResponseError):
+        return False
+    text = str(exc)
+    return text.startswith(prefix) or f" of pipeline caused error: {prefix}" in text
 
 
 def is_transient(exc: object) -> bool:
@@ -47,6 +64,10 @@ def is_transient(exc: object) -> bool:
         # On a failover redis-py's async cluster pipeline closes the client's every connection, also those other
         # tasks are using: their commands fail on the torn-down stream (uvloop "handler is closed", or a writer
         # that is None now). The connection is gone, not the code broken: send again.
+        return True
+    if _refused_with(exc, _WAIT_ON_REPLICA):
+        return True  # a replica barrier's WAIT sent to a master a failover just demoted (slot map not yet new)
+    if refused_for_replicas(exc):
         return True
     return isinstance(
         exc,
@@ -89,6 +110,7 @@ class Outage:
             self.outages += 1
             self._failures = 0
             state = "full" if isinstance(exc, rex.OutOfMemoryError) else "away"
+            state = "refusing writes: too few replicas" if refused_for_replicas(exc) else state
             log.log(self.level, "%s: Redis is %s (%s); waiting for it", self.name, state, one_line(exc))
         self._failures += 1
         delay = min(_MAX_S, _FIRST_S * 2 ** min(self._failures - 1, 16))

@@ -17,6 +17,8 @@ The supervisor feeds one :class:`Sample` per tick. Conditions (each off at 0):
   that is set; on a cluster both summed over the masters);
 - ``redis-full``: Redis is at its ``maxmemory`` and refuses writes: leasing pauses until it has room (reported by the
   supervisor from INFO memory each tick, ``node/outage.py``);
+- ``redis-replicas``: a master has fewer replicas than the crawl's writes wait for (``--redis-replicas``; reported by
+  the supervisor from INFO replication each tick, ``node/outage.py``);
 - ``redis``: Redis is out of reach (a restart, a failover, a network cut): the node pauses until it is back
   (reported by the supervisor as it happens, :meth:`Alerts.report`; see ``node/outage.py``);
 - ``proxy``: a fetcher has no live ``--proxy`` left (``fetch/proxies.py``): its requests fail with ``proxy``.

@@ -9,6 +9,11 @@ append-only file. An outage longer than ``limit_s`` ends the node with an error 
 A Redis at its ``maxmemory`` (``noeviction``) answers but refuses the writes that need memory: :meth:`RedisWatch.room`
 (fed each tick from INFO memory) raises the ``redis-full`` alert and the ``full`` pause (the fetchers stop leasing)
 until it has room again; meanwhile every process waits in its refused calls, and the node goes on by itself.
+
+With the replica barrier on (``--redis-replicas``, auto: the replicas Redis had at the start), :meth:`RedisWatch.
+replicas` (each tick, from INFO replication) raises ``redis-replicas`` while a master has fewer replicas than the
+crawl's writes wait for (a failover took the replica that was promoted; one is down): the crawl goes on, but another
+failover now may lose the last writes. One line for the node, not one a minute from each fetcher and parser.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from typing import ParamSpec, TypeVar
 import redis.exceptions as rex
 
 from webtrawl.errors import StateError
-from webtrawl.frontier.connect import RedisMemory, mask_url, one_line
-from webtrawl.frontier.retry import is_transient
+from webtrawl.frontier.connect import RedisMemory, SyncClient, mask_url, one_line
+from webtrawl.frontier.replicas import connected_replicas, replicas_of
+from webtrawl.frontier.retry import is_transient, refused_for_replicas
 from webtrawl.metrics.alerts import Alerts
 from webtrawl.metrics.report import format_bytes
 from webtrawl.node.redis_server import EmbeddedRedis
@@ -35,6 +41,7 @@ P = ParamSpec("P")
 
 ALERT = "redis"
 FULL_ALERT = "redis-full"
+REPLICAS_ALERT = "redis-replicas"
 OUTAGE_LIMIT_S = 600.0  # then the node stops with an error: its children cannot go on
 
 
@@ -53,6 +60,8 @@ class RedisWatch:
         self.limit_s = limit_s
         self.down_since: float | None = None
         self.full = full  # set while Redis is at its maxmemory: the fetchers' pause
+        self._no_info = False  # INFO refused: the replicas cannot be counted
+        self._expected: int | None = None  # the replicas the crawl's writes wait for (replicas())
 
     @property
     def down(self) -> bool:
@@ -65,6 +74,8 @@ class RedisWatch:
         except Exception as exc:
             if isinstance(exc, rex.OutOfMemoryError):
                 return None  # Redis answers, it is full: room() reports that
+            if refused_for_replicas(exc):
+                return None  # Redis answers, it refuses writes until its replicas are back: replicas() reports that
             if not is_transient(exc):
                 raise
             self._lost(exc)
@@ -88,6 +99,35 @@ class RedisWatch:
             else f"Redis has room again ({used} used); the node goes on"
         )
         self.alerts.report(FULL_ALERT, memory.full, memory.used, 0.0, message)
+
+    def tick_replicas(self, client: SyncClient, asked: int) -> None:
+        """:meth:`replicas` each tick, also while writes are refused (no snapshot then), but not while Redis is
+        away: a check that asks nothing of Redis (no barrier) must not pass for its return."""
+        if not self.down:
+            self.run(self.replicas, client, asked)
+
+    def replicas(self, client: SyncClient, asked: int) -> None:
+        """The replicas Redis has now against those the crawl's writes wait for: ``asked`` (``--redis-replicas``),
+        or for auto those it had at the first tick, as the processes counted them at their start (0: no barrier;
+        INFO refused: nothing to tell)."""
+        if self._expected is None:
+            self._expected = replicas_of(client, asked)
+        expected = self._expected
+        if expected <= 0 or self._no_info:
+            return
+        try:
+            have = connected_replicas(client)
+        except rex.ResponseError:  # a managed service's ACL: the processes' own lines say it
+            self._no_info = True
+            return
+        message = (
+            f"Redis at {self.url}: a master has {have} of the {expected} replica(s) the crawl's writes wait for (a "
+            "failover promoted one, or one is down or cut off): another failover may lose its last writes (and a "
+            "master with min-replicas-to-write refuses writes: the node waits for them)"
+            if have < expected
+            else f"Redis has its {expected} replica(s) again"
+        )
+        self.alerts.report(REPLICAS_ALERT, have < expected, have, expected, message)
 
     def too_long(self) -> str:
         """Why the node must stop ("" while the outage is shorter than the limit)."""

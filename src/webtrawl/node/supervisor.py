@@ -278,6 +278,7 @@ class Node:
                     last_reclaim = now
                     watch.run(frontier.reclaim_expired)
                 snapshot = watch.run(self._snapshot, frontier, now - started, state)
+                watch.tick_replicas(self.client, frontier.core.settings.replicas)
                 if snapshot is not None:  # None: Redis is away, the node pauses (one alert) until it is back
                     self.memory_guard.check(snapshot.rss_by_kind)
                     watch.room(RedisMemory(snapshot.redis_used_memory, snapshot.redis_full, snapshot.redis_max_memory))

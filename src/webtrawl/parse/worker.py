@@ -185,7 +185,7 @@ class _Parser:
                     trimmer.maybe_trim()  # a batch may have held several 10 MiB bodies and their trees
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:
                     break
-                elif not pending:
+                elif not pending and not self.args.fetchers_done.is_set():  # stopping: no read that may stall
                     self.frontier.check_completions()  # a failover met by nobody here may have lost some
                 if asked:
                     self.receiver.answer()

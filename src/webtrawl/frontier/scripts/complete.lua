@@ -26,6 +26,9 @@ if ARGV[2] ~= '' then  -- moved only from the number expected: what survived a f
   found = redis.call('HGET', ARGV[2], ARGV[3]) or ''
   if ARGV[5] == '' or found == ARGV[5] then redis.call('HSET', ARGV[2], ARGV[3], ARGV[4]) end
 end
+-- the watermark is this call's own number: the call ran already and its reply was lost (a timeout, a partition
+-- that began just then); the leases it finds gone are its own doing, not stale
+local repeated = ARGV[2] ~= '' and found == ARGV[4]
 local i = 6
 while i <= #ARGV do
   local sp, n = ARGV[i], tonumber(ARGV[i + 1])
@@ -42,8 +45,10 @@ while i <= #ARGV do
     index = index + 1
     local rec = redis.call('HGET', leases, token)
     if not rec then
-      stale[#stale + 1] = index
-      if not again then discarded = discarded + 1 end
+      if not repeated then
+        stale[#stale + 1] = index
+        if not again then discarded = discarded + 1 end
+      end
     else
       if again then recompleted = recompleted + 1 end
       redis.call('HDEL', leases, token)
