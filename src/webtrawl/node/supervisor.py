@@ -72,8 +72,7 @@ class Node:
         if wait_for_seeds:
             cfg = cfg.with_options(node_id=resolve_node_id(self.out, crawl.node_id))
         self.cfg = cfg
-        self.wait_for_seeds = wait_for_seeds
-        self.configure_logging = configure_logging
+        self.wait_for_seeds, self.configure_logging = wait_for_seeds, configure_logging
         self.presence: Presence | None = None
         self.stops: StopWatch | None = None  # 'trawl stop' heard through Redis, set once Redis is reached
         self.fetcher_stats = FetcherStats(cfg.crawl.effective_fetchers())
