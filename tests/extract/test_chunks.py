@@ -90,3 +90,15 @@ def test_a_heading_path_is_the_headings_text_without_markdown() -> None:
     )
     paths = [c.heading_path for c in chunk_markdown(URL, md, 100)]
     assert paths[-1] == ("Q: How do you plan your day?", "[Update] More on snake_case names")
+
+
+def test_a_code_block_holding_a_shorter_fence_is_one_block_as_commonmark_reads_it() -> None:
+    """A block fenced with four backticks (how Markdown quotes Markdown) holding a three-backtick example was closed
+    at that example's first line: its second half became text, its blank lines and indents were lost, and a chunk
+    could start inside it. A fence closes only with its own character, at least as long, and nothing after."""
+    example = "Use:\n\n```python\nprint(1)\n\n\n    indented\n```\n~~~\nnot a closer either\n````python"
+    md = f"## Docs\n\n````markdown\n{example}\n````\n\nAfter the block.\n"
+    chunks = chunk_markdown(URL, md, 10_000)
+    assert [c.text for c in chunks] == [f"````markdown\n{example}\n````\n\nAfter the block."]
+    pieces = [c.text for c in chunk_markdown(URL, md, 40) if c.text != "After the block."]
+    assert all(p.startswith("````markdown\n") and p.endswith("\n````") for p in pieces), pieces

@@ -25,11 +25,28 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-FENCE = re.compile(r"^\s*(```|~~~)")  # a code fence's opening or closing line (extract/text.py too)
+# a code fence line, its fence and what follows (any indent: trafilatura's output keeps the page source's)
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+")
 TABLE_DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _LINK = re.compile(r"!?\[((?:\\.|[^\]\\\n])*)\]\((?:<[^>\n]*>|[^)\s]*)(?:\s+\"[^\"\n]*\")?\)")  # [text](url "title")
 _MARKUP = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])|\*{1,3}|_{2,3}|`")  # an escape (its character stays), emphasis
+
+
+def opens(line: str) -> str:
+    """The fence a line opens a code block with ('' if it opens none): three or more backticks or tildes."""
+    found = _FENCE.match(line)
+    return found.group(1) if found and not (found.group(1)[0] == "`" and "`" in found.group(2)) else ""
+
+
+def closes(fence: str, line: str) -> bool:
+    """Whether a line closes the code block ``fence`` opened: the same character at least as many times, and
+    nothing after (CommonMark): a shorter fence, or one with an info string, is the code's own text."""
+    found = _FENCE.match(line)
+    if not found:
+        return False
+    mark = found.group(1)
+    return mark[0] == fence[0] and len(mark) >= len(fence) and not found.group(2).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +100,15 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
         lines.clear()
 
     for line in markdown.splitlines():
-        marker = FENCE.match(line)
         if fence:
             lines.append(line)
-            if marker and marker.group(1) == fence:
+            if closes(fence, line):
                 fence = ""
                 end_block()
             continue
-        if marker:
+        if opened := opens(line):
             end_block()
-            fence = marker.group(1)
+            fence = opened
             lines.append(line)
             continue
         heading = _HEADING.match(line)
@@ -147,7 +163,7 @@ def _frame(block: str) -> tuple[str, str, str]:
     lines = block.split("\n")
     if len(lines) > 3 and lines[0].startswith("|") and TABLE_DELIMITER.match(lines[1]):
         return "\n".join(lines[:2]), "\n".join(lines[2:]), ""
-    if len(lines) > 3 and FENCE.match(lines[0]) and FENCE.match(lines[-1]):
+    if len(lines) > 3 and (fence := opens(lines[0])) and closes(fence, lines[-1]):
         return lines[0], "\n".join(lines[1:-1]), lines[-1]
     return "", block, ""
 

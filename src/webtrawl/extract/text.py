@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.errors import InputError
-from webtrawl.extract.chunks import FENCE, TABLE_DELIMITER
+from webtrawl.extract.chunks import TABLE_DELIMITER, closes, opens
 from webtrawl.extract.document import Document
 from webtrawl.extract.textprep import prepared
 from webtrawl.optional import optional_import
@@ -215,13 +215,12 @@ def _tidy(markdown: str) -> str:
     out: list[str] = []
     fence = ""
     for line in markdown.split("\n"):
-        marker = FENCE.match(line)
         if fence:
-            fence = "" if marker and marker.group(1) == fence else fence
+            fence = "" if closes(fence, line) else fence
             out.append(line)  # code as it was: its blank lines and its indentation are its own
             continue
-        if marker:
-            fence = marker.group(1)
+        if opened := opens(line):
+            fence = opened
             line = line.lstrip()
         elif not line.strip():
             line = ""
@@ -243,10 +242,11 @@ def _delimited(lines: list[str]) -> list[str]:
     fence = ""
     for n, line in enumerate(lines):
         out.append(line)
-        marker = FENCE.match(line)
-        if marker and (not fence or marker.group(1) == fence):
-            fence = "" if fence else marker.group(1)
-        elif not fence and _table_starts(lines, n) and not (n + 1 < len(lines) and TABLE_DELIMITER.match(lines[n + 1])):
+        if fence:
+            fence = "" if closes(fence, line) else fence
+        elif opened := opens(line):
+            fence = opened
+        elif _table_starts(lines, n) and not (n + 1 < len(lines) and TABLE_DELIMITER.match(lines[n + 1])):
             out.append("|" + "---|" * max(len(_PIPE.findall(line.strip())) - 1, 1))
     return out
 
