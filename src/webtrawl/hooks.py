@@ -3,7 +3,9 @@
 Each run goes through the shell with extra environment variables, in its own session, its output discarded, the
 JSON in a temporary file as its stdin; a hook is never waited for on the crawl's path. At most ``max_running`` run
 at once (more are skipped with a log line, unless the caller checks :meth:`Hooks.full` first: a hook that hangs must
-not pile up processes), and one still running after a minute is killed.
+not pile up processes), and one still running after a minute is killed. A run that fails (a non-zero status, or
+killed) is run again after :data:`RETRY_DELAYS_S` (a webhook down for a moment loses no notification); the last
+failure is one ERROR line saying it is given up.
 """
 
 from __future__ import annotations
@@ -14,17 +16,34 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger("webtrawl.hooks")
 
 _TIMEOUT_S = 60.0
+RETRY_DELAYS_S = (2.0, 10.0, 30.0)  # a failed run is run again after each of these, then given up
+
+
+@dataclass
+class _Run:
+    doc: dict[str, Any]
+    env: dict[str, str] | None
+    tries: int = 0  # runs started so far
+    started: float = 0.0  # of the current run (time.monotonic())
+    proc: subprocess.Popen[bytes] | None = None
+    due: float = 0.0  # when a failed run is run again
 
 
 class Hooks:
-    def __init__(self, cmd: str, what: str, max_running: int = 8) -> None:
+    def __init__(
+        self, cmd: str, what: str, max_running: int = 8, retry_delays: Sequence[float] = RETRY_DELAYS_S
+    ) -> None:
         self.cmd, self.what, self.max_running = cmd, what, max_running
-        self._running: list[tuple[float, subprocess.Popen[bytes]]] = []
+        self.retry_delays = tuple(retry_delays)
+        self._running: list[_Run] = []
+        self._again: list[_Run] = []  # failed runs waiting for their next try
 
     def full(self) -> bool:
         """Whether ``max_running`` runs are still going (finished ones are reaped first)."""
@@ -36,6 +55,10 @@ class Hooks:
         if self.full():
             log.error("%s not run: %d earlier runs are still going", self.what, len(self._running))
             return False
+        return self._start(_Run(doc, env))
+
+    def _start(self, run: _Run) -> bool:
+        doc, env = run.doc, run.env
         try:
             # stdin is a file, not a pipe: a document larger than a pipe holds (64 KiB) cannot block the caller
             # until the command reads it, nor fail because it never does
@@ -53,31 +76,55 @@ class Hooks:
         except OSError as exc:
             log.error("%s could not start: %s", self.what, exc)
             return False
-        self._running.append((time.monotonic(), proc))
+        run.proc, run.started, run.tries = proc, time.monotonic(), run.tries + 1
+        self._running.append(run)
         return True
 
     def reap(self) -> None:
         running = []
-        for started, proc in self._running:
-            code = proc.poll()
+        now = time.monotonic()
+        for run in self._running:
+            assert run.proc is not None
+            code = run.proc.poll()
+            if code is None and now - run.started <= _TIMEOUT_S:
+                running.append(run)
+                continue
             if code is None:
-                if time.monotonic() - started > _TIMEOUT_S:
-                    log.error("%s still running after %.0fs: killed", self.what, _TIMEOUT_S)
-                    proc.kill()
-                    proc.wait()
-                else:
-                    running.append((started, proc))
+                run.proc.kill()
+                run.proc.wait()
+                self._failed(run, f"still running after {_TIMEOUT_S:.0f}s: killed", now)
             elif code != 0:
-                log.error("%s exited with status %d", self.what, code)
+                self._failed(run, f"exited with status {code}", now)
         self._running = running
+        due = [run for run in self._again if run.due <= now]
+        for run in due:
+            if len(self._running) >= self.max_running:
+                break
+            self._again.remove(run)
+            self._start(run)
+
+    def _failed(self, run: _Run, why: str, now: float) -> None:
+        if run.tries > len(self.retry_delays):
+            log.error("%s %s; given up after %d tries", self.what, why, run.tries)
+            return
+        delay = self.retry_delays[run.tries - 1]
+        log.warning("%s %s; running it again in %gs (try %d)", self.what, why, delay, run.tries + 1)
+        run.due = now + delay
+        self._again.append(run)
 
     def close(self, timeout: float = 10.0) -> None:
-        """Give running hooks a moment to finish (the last event of a crawl should still be delivered)."""
+        """Give running hooks a moment to finish (the last event of a crawl should still be delivered); failed
+        runs waiting for another try get one more, at once."""
         deadline = time.monotonic() + timeout
-        for _, proc in self._running:
+        for run in self._again:
+            run.tries = len(self.retry_delays)  # this is its last
+            self._start(run)
+        self._again = []
+        for run in self._running:
+            assert run.proc is not None
             try:
-                proc.wait(max(0.0, deadline - time.monotonic()))
+                run.proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                run.proc.kill()
+                run.proc.wait()
         self._running = []

@@ -4,11 +4,15 @@ row, and a slow CMD never takes the crawl's parser hostage on a write."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.node.crawlrun import wait_until
 from tests.store.sinkdata import page
+from webtrawl.hooks import Hooks
 from webtrawl.store import PageOutput
 from webtrawl.store.base import Change
 from webtrawl.store.fanout import FanOut
@@ -67,3 +71,37 @@ def test_a_row_larger_than_a_pipe_does_not_wait_for_the_command_to_read_it(tmp_p
     writer.join()
     sink.close()
     assert json.loads((tmp_path / "rows.jsonl").read_text())["text_diff"] == big
+
+
+def _flaky(tmp_path: Path, failures: int) -> str:
+    """A hook whose first ``failures`` runs fail (a webhook down for a moment), then keeps the row."""
+    count, out = tmp_path / "tries", tmp_path / "rows.jsonl"
+    return f"echo x >> {count}; [ $(wc -l < {count}) -gt {failures} ] || exit 7; cat >> {out}"
+
+
+def test_a_change_whose_command_fails_for_a_moment_is_delivered_by_a_later_try(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failing --on-change command (a webhook down for a moment) lost that change's notification: it was logged and
+    never run again. A failed run is run again after a delay, twice here, and the third delivers the row."""
+    hooks = Hooks(_flaky(tmp_path, 2), "--on-change command", retry_delays=(0.0, 0.0, 0.0))
+    with caplog.at_level(logging.WARNING, logger="webtrawl.hooks"):
+        assert hooks.run({"url": "https://shop.example/p1", "change": "changed"})
+        wait_until(lambda: (hooks.reap() or (tmp_path / "rows.jsonl").exists()), 60, "the row delivered")
+        hooks.close()
+    assert json.loads((tmp_path / "rows.jsonl").read_text())["url"] == "https://shop.example/p1"
+    assert (tmp_path / "tries").read_text().count("x") == 3
+    assert caplog.text.count("exited with status 7; running it again") == 2 and "given up" not in caplog.text
+
+
+def test_a_command_that_keeps_failing_is_given_up_with_one_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    hooks = Hooks(_flaky(tmp_path, 100), "--on-change command", retry_delays=(0.0, 0.0))
+    with caplog.at_level(logging.WARNING, logger="webtrawl.hooks"):
+        hooks.run({"url": "https://shop.example/p1"})
+        wait_until(lambda: hooks.reap() or "given up" in caplog.text, 60, "the command given up")
+        hooks.close()
+    assert (tmp_path / "tries").read_text().count("x") == 3
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [r.getMessage() for r in errors] == ["--on-change command exited with status 7; given up after 3 tries"]
