@@ -87,7 +87,7 @@ def test_a_change_whose_command_fails_for_a_moment_is_delivered_by_a_later_try(
     hooks = Hooks(_flaky(tmp_path, 2), "--on-change command", retry_delays=(0.0, 0.0, 0.0))
     with caplog.at_level(logging.WARNING, logger="webtrawl.hooks"):
         assert hooks.run({"url": "https://shop.example/p1", "change": "changed"})
-        wait_until(lambda: (hooks.reap() or (tmp_path / "rows.jsonl").exists()), 60, "the row delivered")
+        wait_until(lambda: hooks.reap() or (tmp_path / "rows.jsonl").exists(), 60, "the row delivered")
         hooks.close()
     assert json.loads((tmp_path / "rows.jsonl").read_text())["url"] == "https://shop.example/p1"
     assert (tmp_path / "tries").read_text().count("x") == 3
