@@ -4,6 +4,7 @@ that cannot work here says."""
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -70,3 +71,24 @@ def test_scrapys_request_hooks_and_a_callback_the_spider_lacks_are_refused_when_
 
     with pytest.raises(TypeError, match="a rule names 'parse_product', which Missing has no method of"):
         Missing()
+
+
+class _AsyncShop(CrawlSpider):
+    rules = (
+        Rule(LinkExtractor(allow="/p/1$"), callback="parse_item"),
+        Rule(LinkExtractor(allow="/p/2$"), callback="parse_listed"),
+    )
+
+    async def parse_item(self, page: Page) -> AsyncIterator[dict[str, str]]:
+        yield {"url": page.url}
+
+    async def parse_listed(self, page: Page) -> list[dict[str, str]]:
+        return [{"listed": page.url}]
+
+
+def test_a_rules_callback_may_be_async_as_scrapy_runs_them() -> None:
+    """A rule's ``async def`` callback (an async generator, or a coroutine returning items) failed: its result was
+    iterated as a plain one."""
+    page = Page(Document(url="http://shop.example/p/1", text=HTML))
+    assert list(_AsyncShop().parse_rule(page, _rule=0)) == [{"url": "http://shop.example/p/1"}]
+    assert list(_AsyncShop().parse_rule(page, _rule=1)) == [{"listed": "http://shop.example/p/1"}]

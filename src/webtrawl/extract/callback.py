@@ -78,7 +78,7 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
     :class:`UserCodeError` for a callback or data it refuses)."""
     result = ExtractResult()
-    out = _settled(out)
+    out = settled(out)
     try:
         _collect(out, result, route)
     except UserCodeError as exc:
@@ -89,7 +89,7 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     return result
 
 
-def _settled(out: Any) -> Any:
+def settled(out: Any) -> Any:
     """What an ``async def`` callback (as Scrapy runs them) gives: its coroutine's return value, or the values its
     async generator yields, run on an event loop of its own in this thread (so the --extract-timeout alarm
     interrupts it; the parsers run no loop)."""

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from webtrawl.domains import domain_names, in_domains
 from webtrawl.extract.base import Follow
+from webtrawl.extract.callback import settled
 from webtrawl.extract.page import Page
 from webtrawl.extract.spider import Spider
 
@@ -176,7 +177,7 @@ class CrawlSpider(Spider):
 
     def parse(self, page: Page) -> Iterator[Any]:
         """The start URLs: ``parse_start_url``, then every rule (Scrapy's CrawlSpider._parse)."""
-        yield from self.parse_start_url(page) or ()
+        yield from settled(self.parse_start_url(page)) or ()
         yield from self._follow(page)
 
     def parse_start_url(self, page: Page) -> Iterable[Any]:
@@ -186,9 +187,9 @@ class CrawlSpider(Spider):
         """A page a rule's link led to: the rule's callback with its cb_kwargs, then the rules if it follows."""
         rule = self.rules[int(data[_RULE_KEY])]
         if rule.callback is not None:
-            callback = self._method(rule.callback)
+            callback = self._method(rule.callback)  # an async def one too, as Scrapy runs them (settled)
             kwargs = {key: data[key] for key in rule.cb_kwargs if key in data}
-            yield from callback(page, **kwargs) or ()
+            yield from settled(callback(page, **kwargs)) or ()
         if rule.follow:
             yield from self._follow(page)
 
