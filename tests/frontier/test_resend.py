@@ -151,17 +151,19 @@ def test_a_page_completed_without_its_release_frees_its_host_a_gap_from_now(
     assert before + gap <= _ready_at(f, "a.test") <= server_ms(f) + gap + 1
 
 
+@pytest.mark.parametrize("replicas", [True, False])
 def test_a_completion_whose_reply_was_lost_is_not_taken_for_stale_when_sent_again(
-    snapshot_redis: RestartableRedis, caplog: pytest.LogCaptureFixture
+    snapshot_redis: RestartableRedis, caplog: pytest.LogCaptureFixture, replicas: bool
 ) -> None:
     """A partition that begins right after Redis ran a completion call: the parser times out and sends the call
     again, which finds the leases gone, its own doing. They were counted ``stale-complete`` and the parser warned
-    that the records may be stored twice; the watermark says the call is its own (complete.lua)."""
+    that the records may be stored twice; the watermark says the call is its own (complete.lua). A parser on a
+    Redis without replicas keeps the watermark too, not the calls."""
     with FaultProxy(snapshot_redis.port) as proxy:
         client = connect_sync(proxy.url(), socket_timeout=1)  # the partition is noticed in a second, not ten
         f = RedisFrontier.open(client, FrontierSettings(**TEST_SETTINGS), outage=Outage("parser 0"))
         f.add(urls("http://a.test/1", "http://b.test/1", "http://c.test/1"))
-        f.keep_completions("n-p0")
+        f.keep_completions("n-p0", resend=replicas)
         first, second = f.lease("n/f0", 1), f.lease("n/f0", 2)
         release(f, [*first, *second])
         assert complete(f, first, fetched=1) == 1

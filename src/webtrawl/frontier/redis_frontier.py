@@ -143,10 +143,11 @@ class RedisFrontier(CoreView):
         self.check_completions()  # the shards this call did not touch (resend.py): a busy parser's too
         return answers
 
-    def keep_completions(self, name: str) -> None:
-        """A parser on a Redis with replicas: its completions are kept a while and sent again if a failover lost
-        them (resend.py); ``name`` is the parser's, the same in its next life."""
-        self._recent = RecentCompletions(name)
+    def keep_completions(self, name: str, resend: bool = True) -> None:
+        """A parser's completion calls move its watermark (resend.py; ``name`` is the parser's, the same in its
+        next life), so that one sent again after its reply was lost is not taken for stale. ``resend`` (a Redis with
+        replicas): they are also kept a while and sent again if a failover lost them."""
+        self._recent = RecentCompletions(name, resend=resend)
 
     def check_completions(self) -> None:
         """Once a second at most (an idle parser's loop, and after each completion call): whether a failover

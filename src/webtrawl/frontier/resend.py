@@ -32,8 +32,9 @@ class RecentCompletions:
     whole, :data:`WINDOW_S` after them: a shard this parser does not complete on again (a busy parser whose pages
     are on other hosts now, or a Redis away longer than the window) keeps them until its read says."""
 
-    def __init__(self, name: str, window_s: float | None = None) -> None:
+    def __init__(self, name: str, window_s: float | None = None, resend: bool = True) -> None:
         self.name = name  # the watermark's field: the same in the parser's next life, which starts above it
+        self.resend = resend  # False (no replicas, no failover): the watermark only, no call kept
         self.window_s = WINDOW_S if window_s is None else window_s
         self._seq = 0
         self._written: dict[int, int] = {}  # watermark shard -> the number of this life's last call there
@@ -54,7 +55,8 @@ class RecentCompletions:
     def answered(self, shard: int, seq: int, completions: Sequence[Completion], stored: int | None) -> None:
         """Call ``seq`` at ``shard`` was answered; ``stored`` is the watermark it found there (before its own)."""
         self._compare(shard, stored, seq)
-        self._calls.setdefault(shard, deque()).append((time.monotonic(), seq, completions))
+        if self.resend:
+            self._calls.setdefault(shard, deque()).append((time.monotonic(), seq, completions))
 
     def checked(self, shard: int, stored: int | None) -> None:
         """A read of the watermark at ``shard`` (:meth:`shards_to_check`)."""

@@ -131,8 +131,9 @@ class _Parser:
         # a page's links are on N replicas before it is completed (N: --redis-replicas, or what Redis has)
         self.frontier.replicas = open_waiting(lambda: replicas_of(self.frontier.client, settings.replicas), outage)
         prefix = f"{args.node_id}-p{args.index}"
-        if self.frontier.replicas > 0:  # a failover may lose completions (resend.py); without replicas, none
-            self.frontier.keep_completions(prefix)
+        # the watermark (resend.py): a call sent again after a lost reply is not stale; with replicas a failover may
+        # lose completions, which are then sent again
+        self.frontier.keep_completions(prefix, resend=self.frontier.replicas > 0)
         crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
         out = args.output
         columns = RedisColumnTypes(self.frontier.client, settings.prefix)  # every node's files typed alike
