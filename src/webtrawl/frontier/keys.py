@@ -48,7 +48,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP dl                   zset   lease token -> deadline (ms, Redis clock)
     SP seq                  string counter that makes lease tokens unique (never behind the Redis clock in
                                    microseconds: a failover that lost increments gives out no token twice)
-    SP pw                   hash   (parsers, Redis with replicas) parser -> the number of its last completion call
+    SP pw                   hash   (parsers) parser -> the number of its last completion call
                                    whose watermark check passed (on a plain Redis in shard 0's only): a number behind
                                    the parser's says a failover lost the calls after it (resend.py)
     SP err                  hash   URLs whose retries ran out (complete.lua), for trawl requeue (requeue.lua):
