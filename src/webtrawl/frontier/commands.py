@@ -277,11 +277,12 @@ class FrontierCore(Upkeep):
         shard = self._mark_shard(call)
         return (self._sp[shard] + WATERMARKS, recent.name, recent.next_seq(), recent.expected(shard))
 
-    def watermarks(self, shards: Sequence[int], recent: RecentCompletions) -> Steps[None]:
-        """An idle parser's read of its completion watermarks (resend.py)."""
+    def watermarks(self, shards: Sequence[int], recent: RecentCompletions) -> Steps[bool]:
+        """A parser's read of its completion watermarks (resend.py); True once read."""
         replies = yield [Call(("HGET", self._sp[sh] + WATERMARKS, recent.name)) for sh in shards]
         for shard, found in zip(shards, replies, strict=True):
             recent.checked(shard, int(found) if found else None)
+        return True
 
     def _per_call(self, items: Sequence[T]) -> list[list[T]]:
         """Per-shard work as script calls: one shard a call on a cluster (a call stays in one slot), all in one call

@@ -154,13 +154,18 @@ class RedisFrontier(CoreView):
         lost completions this parser made on a shard it has not called since, and if so they are sent again."""
         if self._recent is None or not (shards := self._recent.shards_to_check()):
             return
-        try:  # once, not waiting out an outage: an idle parser must go on polling, and see the node stop
-            _drive(self.client, self.core.watermarks(shards, self._recent))
+        # an idle parser must go on polling, and see the node stop: asked again in a second if Redis is away
+        if self._once(self.core.watermarks(shards, self._recent), False):
+            self._send_lost()
+
+    def _once(self, steps: Steps[T], away: T) -> T:
+        """One try, not waiting out an outage: ``away`` if Redis does not answer."""
+        try:
+            return _drive(self.client, steps)
         except Exception as exc:
             if not is_transient(exc):
                 raise
-            return  # asked again in a second
-        self._send_lost()
+            return away
 
     def _send_lost(self) -> None:
         if self._recent is None or not (lost := self._recent.take_lost()):
@@ -190,6 +195,10 @@ class RedisFrontier(CoreView):
 
     def is_finished(self) -> bool:
         return self._run(self.core.is_finished())
+
+    def finished_now(self) -> bool:
+        """:meth:`is_finished`, asked once (False if Redis does not answer): for a process that is ending."""
+        return self._once(self.core.is_finished(), False)
 
     def count(self, counters: dict[str, int]) -> None:
         self._run(self.core.count(counters))

@@ -77,11 +77,8 @@ def redis_of_out(out: Path | None, redis_url: str | None, cluster: bool | None) 
 def print_stats(
     out: Path, redis_url: str | None, *, as_json: bool = False, cluster: bool | None = None, host: str | None = None
 ) -> int:
-    redis_url, cluster = _saved_redis(out, redis_url, cluster)
-    if cluster and not redis_url:
-        raise InputError("--redis URL of a cluster node is required with --cluster")
-    with _redis_for(out, redis_url) as url:
-        client = connect_sync(url, cluster=cluster)
+    with redis_of_out(out, redis_url, cluster) as (url, on_cluster):
+        client = connect_sync(url, cluster=on_cluster)
         if host:
             return _print_host(client, out, host, as_json)
         frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
@@ -128,8 +125,7 @@ def crawl_id_of(out: Path, redis_url: str | None) -> str:
     crawl reads it from the Redis or Redis Cluster its out names)."""
     from webtrawl.formats.sinkurl import crawl_id
 
-    redis_url, cluster = _saved_redis(out, redis_url, None)
-    with _redis_for(out, redis_url) as url:
+    with redis_of_out(out, redis_url, None) as (url, cluster):
         settings = FrontierSettings()
         frontier = RedisFrontier.open(connect_sync(url, cluster=cluster), settings, create=False)
         return crawl_id(settings.prefix, frontier.meta())

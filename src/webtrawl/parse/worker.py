@@ -198,8 +198,9 @@ class _Parser:
                 self.ctx.extraction.close(self._end_reason())
 
     def _end_reason(self) -> str:
-        """Scrapy's close reason for a spider's ``closed``: ``finished`` when the crawl has nothing left."""
+        """Scrapy's close reason for a spider's ``closed``: ``finished`` when the crawl has nothing left. Asked once:
+        a parser that ends while Redis is away must not wait for it (the node kills parsers that do)."""
         try:
-            return "finished" if self.frontier.is_finished() else "shutdown"
-        except Exception:  # Redis away at the end: the crawl was not seen to finish
+            return "finished" if self.frontier.finished_now() else "shutdown"
+        except Exception:  # a reply no frontier call expects: the crawl was not seen to finish
             return "shutdown"
