@@ -98,8 +98,8 @@ class LinkExtractor:
 
     def matches(self, url: str) -> bool:
         """Whether an absolute URL passes the extractor's URL, domain and extension filters."""
-        host = urlsplit(url).hostname or ""
-        path = urlsplit(url).path.lower()
+        parts = urlsplit(url)
+        host, path = parts.hostname or "", parts.path.lower()
         if self.allow_domains and not in_domains(host, self.allow_domains):
             return False
         if self.deny_domains and in_domains(host, self.deny_domains):

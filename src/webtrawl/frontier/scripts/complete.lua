@@ -3,9 +3,9 @@
 --   resend.py), then one segment per shard (several only on a plain Redis: one call per parser batch instead
 --   of one per shard; on a cluster a call holds the one shard of KEYS[1]'s slot): sp, N, {token, ncounters,
 --   {name, n} * ncounters, url, recrawl state, due ms, failed} * N; returns the indexes (1-based, in call order) of the
---   completions discarded, after the watermark found ('' none). A negative N: the segment's completions are sent again after an outage (a failover may
---   have lost them with the master's last writes): one whose lease is gone was done already (returned, not counted
---   'stale-complete'); one done now counts 'recompleted'.
+--   completions discarded, after the watermark found ('' none). A negative N: the segment's completions are sent
+--   again after an outage (a failover may have lost them with the master's last writes): one whose lease is gone
+--   was done already (returned, not counted 'stale-complete'); one done now counts 'recompleted'.
 -- A non-empty failed (a failure's reason, its retries used up) keeps the URL's entry in SP err for trawl requeue
 -- (requeue.lua): its field the host and the URL's rest, its value the reason and the entry with no retries used.
 -- A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step. The counters of
@@ -63,7 +63,8 @@ while i <= #ARGV do
       local hk = sp .. 'h:' .. host
       if failed ~= '' then
         local d, h, _, rest = split_entry(entry)
-        if redis.call('HSET', sp .. FAILED, host .. '\n' .. rest, failed .. '\n' .. join_meta(d, h, 0) .. rest) == 1 then
+        local kept = failed .. '\n' .. join_meta(d, h, 0) .. rest
+        if redis.call('HSET', sp .. FAILED, host .. '\n' .. rest, kept) == 1 then
           count(C_FAILED_KEPT, 1)
         end
       end
