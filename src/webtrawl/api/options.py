@@ -7,10 +7,11 @@ would. Settings an earlier run of the crawl saved in its output directory are th
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import difflib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +119,8 @@ def _check_seed_sources(cfg: CrawlConfig) -> None:
     and Redis exist (the file's lines are still read, and checked, as the crawl streams them)."""
     from webtrawl.node.seeds import sitemap_seeds
 
-    try:
+    with _as_config_error():
         sitemap_seeds(cfg.discovery.sitemap)
-    except InputError as exc:
-        raise ConfigError(str(exc)) from None
     path = cfg.crawl.seeds_file
     if path is not None and str(path) != "-":
         try:
@@ -135,11 +134,19 @@ def _probe_sinks(cfg: CrawlConfig) -> None:
     do a --fetcher that names no Fetcher class and a rules file that does not load (user code is imported when the
     crawl starts, after the script's ``__main__`` guard is checked)."""
     _check_rules(cfg.extraction.extract, cfg.discovery.recrawl_after > 0)
-    try:
+    with _as_config_error():  # a plug-in's import path that imports nothing: a bad option value like any other
         _check_plugins(cfg)
+
+
+@contextlib.contextmanager
+def _as_config_error() -> Iterator[None]:
+    """A check made in ``Crawler()`` that raises :class:`InputError` (as the node's own would) raises it as the
+    :class:`ConfigError` an option's bad value is."""
+    try:
+        yield
     except ConfigError:
         raise
-    except InputError as exc:  # a plug-in's import path that imports nothing: a bad option value like any other
+    except InputError as exc:
         raise ConfigError(str(exc)) from None
 
 
@@ -170,11 +177,7 @@ def _check_rules(spec: str, recrawls: bool) -> None:
         return
     from webtrawl.extract.rules import load_rules
 
-    try:
+    with _as_config_error():
         rules = load_rules(path)
-    except ConfigError:
-        raise
-    except InputError as exc:
-        raise ConfigError(str(exc)) from None
     if rules.sets_recrawl and not recrawls:  # the node's own check (startup.check_components), made at once
         raise ConfigError(f"{spec}: a rule's recrawl_after needs --recrawl-after (which starts rounds)")
