@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -18,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from webtrawl.errors import InputError
+from webtrawl.errors import ConfigError, InputError
 
 # module path (dots) or a .py file, a colon, an identifier
 _SPEC_RE = re.compile(r"^(?:[A-Za-z_][\w.]*|.+\.py):[A-Za-z_]\w*$")
@@ -73,3 +74,15 @@ def _import_file(target: str, spec: str, flag: str) -> Any:
     sys.modules[loader_spec.name] = module
     loader_spec.loader.exec_module(module)
     return module
+
+
+def check_options(cls: Any, where: str, *args: Any, **options: str) -> None:
+    """That a user's plug-in class takes the query's ``options`` after ``args`` (checked when the crawl starts, so
+    that no worker process dies on the same TypeError): one :class:`ConfigError` ``where: why`` else. A class with
+    no signature to read (a builtin type) passes: the process that builds it reports a mismatch."""
+    try:
+        inspect.signature(cls).bind(*args, **options)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    except ValueError:
+        pass

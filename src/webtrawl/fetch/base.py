@@ -11,7 +11,6 @@ worker, so a new way of fetching is one class. :mod:`webtrawl.fetch.testing` has
 
 from __future__ import annotations
 
-import inspect
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -140,15 +139,11 @@ def check_fetchers(names: Sequence[str]) -> None:
 
 
 def _check_options(name: str, cls: Any) -> None:
-    """The query's options are keywords the class takes (as a sink's are checked): else every fetcher process
-    would die at start on the same TypeError."""
+    """The query's options are keywords the class takes, as a sink's are checked."""
+    from webtrawl.importpath import check_options
+
     options = dict(urllib.parse.parse_qsl(name.partition("?")[2], keep_blank_values=True))
-    try:
-        inspect.signature(cls).bind(None, **options)
-    except TypeError as exc:
-        raise ConfigError(f"--fetcher {name}: {name.partition('?')[0]}(ctx, **options): {exc}") from None
-    except ValueError:
-        pass  # no signature to check
+    check_options(cls, f"--fetcher {name}: {name.partition('?')[0]}(ctx, **options)", None, **options)
 
 
 def build_fetchers(names: Sequence[str], ctx: FetcherContext) -> Fetchers:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 import multiprocessing.synchronize
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.errors import ConfigError
 from webtrawl.formats.sinkurl import KINDS, SinkUrl, parse
-from webtrawl.importpath import load_object
+from webtrawl.importpath import check_options, load_object
 from webtrawl.store.base import Sink, SinkContext
 from webtrawl.store.fanout import FanOut
 from webtrawl.store.hook import CommandSink
@@ -84,12 +83,8 @@ def probe(url: str, stream: str, encrypt_to: tuple[str, ...] = (), flag: str = "
     spec = parse(url)
     if spec.scheme not in BUILTIN:
         cls = _user_class(spec, stream, flag)
-        try:
-            inspect.signature(cls).bind(stream, None, **dict(spec.options))
-        except TypeError as exc:
-            raise ConfigError(f"sink {spec.name!r}: {spec.target}(stream, ctx, **options): {exc}") from None
-        except ValueError:
-            pass  # no signature to check (a builtin type): the parser reports a mismatch
+        where = f"sink {spec.name!r}: {spec.target}(stream, ctx, **options)"
+        check_options(cls, where, stream, None, **dict(spec.options))
         return
     try:
         # encrypted as the crawl's own will be: a plain json: sink writes its (empty) FILE at once
