@@ -15,7 +15,7 @@ import pytest
 from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.accesslog import LogEntry
-from webtrawl_testweb.watch import CUT_SHORT
+from webtrawl_testweb.watch import CUT_SHORT, WatchWeb
 
 DELAY = 0.05
 
@@ -33,11 +33,17 @@ def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> list[LogEntry]
     return polite_crawl(web, out, *args, delay=DELAY, resumed=resumed)
 
 
-def test_a_round_the_site_is_down_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
-    watch = testweb.discovery.watch
+def _baseline(web: TestWeb, out: Path) -> tuple[WatchWeb, dict[str, str]]:
+    """The watch site and its URLs, after the crawl's first (baseline) round of it into ``out``."""
+    watch = web.discovery.watch
     urls = watch.urls()
+    _round(web, out, urls["/"], resumed=False)
+    return watch, urls
+
+
+def test_a_round_the_site_is_down_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
     out = tmp_path / "crawl"
-    _round(testweb, out, urls["/"], resumed=False)
+    watch, urls = _baseline(testweb, out)
     watch.failing = 503
     try:
         _round(testweb, out, resumed=True)  # every page answers 503: not a change, and not the end of watching
@@ -76,10 +82,8 @@ def test_a_first_run_stopped_and_resumed_is_still_the_baseline(testweb: TestWeb,
 
 
 def test_pages_that_move_for_good_or_for_a_while(testweb: TestWeb, tmp_path: Path) -> None:
-    watch = testweb.discovery.watch
-    urls = watch.urls()
     out = tmp_path / "crawl"
-    _round(testweb, out, urls["/"], resumed=False)
+    watch, urls = _baseline(testweb, out)
     watch.moved = {"/article.html": (301, "/article-new.html"), "/product.html": (302, "/product-sale.html")}
     _round(testweb, out, resumed=True)
     changes = [(row["url"], row["change"]) for row in records(out, "changes")]
@@ -136,10 +140,8 @@ def test_a_round_killed_half_way_reports_each_change_once(testweb: TestWeb, tmp_
 
 
 def test_a_page_gone_for_a_round_is_new_when_it_comes_back(testweb: TestWeb, tmp_path: Path) -> None:
-    watch = testweb.discovery.watch
-    urls = watch.urls()
     out = tmp_path / "crawl"
-    _round(testweb, out, urls["/"], resumed=False)
+    watch, urls = _baseline(testweb, out)
     watch.round = 2
     _round(testweb, out, resumed=True)
     assert [row["change"] for row in records(out, "changes") if row["url"] == urls["/removed.html"]] == ["gone"]
@@ -152,10 +154,8 @@ def test_a_page_gone_for_a_round_is_new_when_it_comes_back(testweb: TestWeb, tmp
 
 
 def test_a_round_the_site_times_out_keeps_its_pages_watched(testweb: TestWeb, tmp_path: Path) -> None:
-    watch = testweb.discovery.watch
-    urls = watch.urls()
     out = tmp_path / "crawl"
-    _round(testweb, out, urls["/"], resumed=False)
+    watch, urls = _baseline(testweb, out)
     watch.failing = CUT_SHORT  # every answer stops half way: no HTTP status to go by, a timeout
     _round(testweb, out, "--total", "1", resumed=True)
     watch.failing = 0
