@@ -23,6 +23,9 @@ from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.keys import ready_key, shard_tag
 from webtrawl.frontier.retry import Outage
 from webtrawl.frontier.scripts import SCRIPTS
+from webtrawl.messages import Completion
+from webtrawl.parse.settle import FINISH_ENCODER, Finish, settle
+from webtrawl.store.batchlog import BatchLog
 
 
 @pytest.fixture
@@ -204,3 +207,46 @@ def test_a_busy_parser_finds_a_loss_on_a_shard_it_no_longer_completes_on(
             assert complete(f, [leases[host]]) == 1
     assert "sent 1 completion(s) again, 1 of them were missing" in caplog.text
     assert actual(f) == (0, 0) and f.is_finished()
+
+
+@pytest.mark.parametrize("redone_by", ["parser", "node"])
+@pytest.mark.parametrize("call_ran", [True, False])
+def test_a_batch_a_killed_parser_had_completed_is_not_taken_for_stale_when_redone(
+    frontier: FrontierFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture, redone_by: str, call_ran: bool
+) -> None:
+    """A parser killed -9 once its batch's completion call ran, before it emptied its batch log: its next life (or
+    the node's start) completes the batch again and finds the leases gone, its own doing. They were counted
+    ``stale-complete`` and logged as "records may be stored twice" though nothing was. A batch whose call never
+    ran, its leases taken back meanwhile (fetched again elsewhere), still is stale and says so."""
+    f = frontier()
+    f.add(urls("http://a.test/1", "http://b.test/1", "http://c.test/1"))
+    f.keep_completions("n-p0")
+    earlier = f.lease("n/f0", 1)  # the killed life's earlier batch: its watermark is below the logged one's
+    release(f, earlier)
+    assert complete(f, earlier) == 1
+    leases = f.lease("n/f0", 2)
+    release(f, leases)
+    path = tmp_path / "batches" / "n-p0.log"
+    batch_log = BatchLog(path)
+    batch_log.begin([])
+    completions = [Completion(x.token, x.shard, {"stored": 1}) for x in leases]
+    batch_log.ready(FINISH_ENCODER.encode(Finish([], [], completions, f.completion_mark())))
+    if call_ran:
+        assert f.complete(completions) == [None, None]  # then killed, the log not emptied
+    else:
+        assert f.reclaim_owner("n") == 2  # killed before the call; its leases were taken back
+    if redone_by == "parser":
+        f.keep_completions("n-p0")  # its next life
+        redo = f
+    else:
+        redo = RedisFrontier.open(f.client, f.core.settings)  # the supervisor's: no watermark of its own
+    with caplog.at_level(logging.INFO, logger="webtrawl.parse"):
+        settle(path, redo, None, None)
+    assert "completed the 2 page(s) a killed parser had stored" in caplog.text
+    counters = f.counters()
+    if call_ran:
+        assert "stored twice" not in caplog.text
+        assert (counters.get("stored"), counters.get("stale-complete"), actual(f)) == (2, 0, (0, 0))
+    else:
+        assert "2 completion(s) discarded" in caplog.text and "stored twice" in caplog.text
+        assert (counters.get("stored"), counters.get("stale-complete"), actual(f)) == (0, 2, (2, 0))

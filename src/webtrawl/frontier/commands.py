@@ -237,11 +237,16 @@ class FrontierCore(Upkeep):
         return held
 
     def complete(
-        self, completions: Sequence[Completion], again: bool = False, recent: RecentCompletions | None = None
+        self,
+        completions: Sequence[Completion],
+        again: bool = False,
+        recent: RecentCompletions | None = None,
+        redo_since: int = 0,
     ) -> Steps[list[Stale | None]]:
         """Per completion, STALE if it was discarded (its lease had been taken back: see complete.lua), else None.
         ``again``: completions sent once already, which a failover lost. ``recent``: the parser's record of its
-        calls, given the watermark each found (resend.py)."""
+        calls, given the watermark each found (resend.py). ``redo_since``: the completions of a batch a killed life
+        of ``recent``'s parser logged ready, when it took that number (parse/settle.py)."""
         groups: dict[int, list[Arg]] = defaultdict(list)
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into completions, in call order
         for index, c in enumerate(completions):
@@ -251,7 +256,7 @@ class FrontierCore(Upkeep):
         done: list[Stale | None] = [None] * len(completions)
         calls = self._per_call(sorted(groups))  # a call costs a script run and an HINCRBY per counter
         sign = -1 if again else 1
-        marks = [self._watermark(call, recent) for call in calls]
+        marks = [self._watermark(call, recent, redo_since) for call in calls]
         args = [[a for sh in call for a in (self._sp[sh], sign * len(members[sh]), *groups[sh])] for call in calls]
         gap = self.settings.host_gap_ms
         replies = yield [
@@ -271,11 +276,14 @@ class FrontierCore(Upkeep):
         """Where a completion call's watermark lives: its shard on a cluster, shard 0 on a plain Redis."""
         return call[0] if self.one_slot else 0
 
-    def _watermark(self, call: Sequence[int], recent: RecentCompletions | None) -> tuple[str, str, int, str]:
+    def _watermark(
+        self, call: Sequence[int], recent: RecentCompletions | None, redo_since: int
+    ) -> tuple[str, str, int, str, str]:
         if recent is None:
-            return ("", "", 0, "")
+            return ("", "", 0, "", "")
         shard = self._mark_shard(call)
-        return (self._sp[shard] + WATERMARKS, recent.name, recent.next_seq(), recent.expected(shard))
+        since = str(redo_since) if redo_since else ""
+        return (self._sp[shard] + WATERMARKS, recent.name, recent.next_seq(), recent.expected(shard), since)
 
     def watermarks(self, shards: Sequence[int], recent: RecentCompletions) -> Steps[bool]:
         """A parser's read of its completion watermarks (resend.py); True once read."""

@@ -143,6 +143,22 @@ class RedisFrontier(CoreView):
         self.check_completions()  # the shards this call did not touch (resend.py): a busy parser's too
         return answers
 
+    def completion_mark(self) -> int:
+        """A number below this parser's completion calls from now on, above its earlier ones (0: no watermark),
+        kept with a batch logged ready: :meth:`complete_redo` tells by it whether the batch's call ran."""
+        return 0 if self._recent is None else self._recent.next_seq()
+
+    def complete_redo(self, completions: Sequence[Completion], parser: str, since: int) -> list[Stale | None]:
+        """The completions of a batch that a killed life of ``parser`` logged ready at ``since``
+        (:meth:`completion_mark`; parse/settle.py). Their leases gone are not stale when that life's call for them
+        ran (its watermark at or past ``since``): nothing is stored twice."""
+        recent = self._recent
+        if recent is None or recent.name != parser:  # the node's start: no parser life of its own
+            recent = RecentCompletions(parser, resend=False)
+        answers = self._run(self.core.complete(completions, recent=recent, redo_since=since))
+        self._send_lost()
+        return answers
+
     def keep_completions(self, name: str, resend: bool = True) -> None:
         """A parser's completion calls move its watermark (resend.py; ``name`` is the parser's, the same in its
         next life), so that one sent again after its reply was lost is not taken for stale. ``resend`` (a Redis with

@@ -47,6 +47,10 @@ class BatchFrontier(Protocol):
 
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]: ...
 
+    def complete_redo(self, completions: Sequence[Completion], parser: str, since: int) -> list[Stale | None]: ...
+
+    def completion_mark(self) -> int: ...
+
     def recrawl_hints(self, hints: Sequence[RecrawlHint]) -> int: ...
 
 
@@ -124,7 +128,7 @@ class PageBatches:
                 depth = parent.lease.depth + 1 if parent is not None else 0
                 refused.append(Drop(url, reason, parent.lease.url if parent is not None else "", depth))
             self.output.write_drops(refused)
-        done = Finish(hashed, states, completions)
+        done = Finish(hashed, states, completions, self.frontier.completion_mark())
         if self.batch_log is not None:
             self.output.durably(
                 self.batch_log.name, functools.partial(self.batch_log.ready, FINISH_ENCODER.encode(done))

@@ -36,6 +36,7 @@ class Finish(msgspec.Struct, array_like=True):
     hashed: list[tuple[str, int]]  # (url, simhash) for the near-duplicate index
     states: list[State]  # content states (--chunks / --changes)
     completions: list[Completion]
+    since: int = 0  # the parser's completion mark when the batch was logged (0: none, or a log from before it)
 
 
 FINISH_ENCODER = msgspec.msgpack.Encoder()
@@ -44,6 +45,8 @@ _FINISH_DECODER = msgspec.msgpack.Decoder(Finish)
 
 class Completer(Protocol):
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]: ...
+
+    def complete_redo(self, completions: Sequence[Completion], parser: str, since: int) -> list[Stale | None]: ...
 
 
 def save_states(client: Any, states: Sequence[State]) -> None:
@@ -60,14 +63,21 @@ def save_states(client: Any, states: Sequence[State]) -> None:
 
 
 def finish_batch(
-    frontier: Completer, neardup: NearDuplicateIndex | None, save: SaveStates | None, done: Finish
+    frontier: Completer,
+    neardup: NearDuplicateIndex | None,
+    save: SaveStates | None,
+    done: Finish,
+    redo_of: str | None = None,
 ) -> None:
-    """The batch's last steps, in their order."""
+    """The batch's last steps, in their order; ``redo_of``: the parser whose killed life logged it."""
     if done.hashed and neardup is not None:
         neardup.add(done.hashed)  # before complete: a page completed is always in the index
     if save is not None:
         save(done.states)  # after the rows, before complete: a crash writes them again, never loses them
-    answers = frontier.complete(done.completions)
+    if redo_of is None:
+        answers = frontier.complete(done.completions)
+    else:  # a lease gone may be that life's own completion, which the kill kept out of the log
+        answers = frontier.complete_redo(done.completions, redo_of, done.since)
     stale = [c for c, answer in zip(done.completions, answers, strict=True) if answer is not None]
     if stale:
         log.warning(
@@ -83,7 +93,7 @@ def settle(path: Path, frontier: Completer, neardup: NearDuplicateIndex | None, 
     if payload is None:
         return
     done = _FINISH_DECODER.decode(payload)
-    finish_batch(frontier, neardup, save, done)
+    finish_batch(frontier, neardup, save, done, redo_of=path.stem)  # the log is named after its parser
     clear(path)
     log.warning("%s: completed the %d page(s) a killed parser had stored", path.name, len(done.completions))
 

@@ -1,6 +1,7 @@
 -- complete: drop leases and apply their counters in one step. KEYS[1] = sp.."L" of the first segment
 -- ARGV: default_gap_ms, watermark key ('' none), its field, the call's number, the number expected there ('' any:
---   resend.py), then one segment per shard (several only on a plain Redis: one call per parser batch instead
+--   resend.py), the number taken when a killed parser logged the batch this call redoes ('' none: parse/settle.py),
+--   then one segment per shard (several only on a plain Redis: one call per parser batch instead
 --   of one per shard; on a cluster a call holds the one shard of KEYS[1]'s slot): sp, N, {token, ncounters,
 --   {name, n} * ncounters, url, recrawl state, due ms, failed} * N; returns the indexes (1-based, in call order) of the
 --   completions discarded, after the watermark found ('' none). A negative N: the segment's completions are sent
@@ -29,7 +30,10 @@ end
 -- the watermark is this call's own number: the call ran already and its reply was lost (a timeout, a partition
 -- that began just then); the leases it finds gone are its own doing, not stale
 local repeated = ARGV[2] ~= '' and found == ARGV[4]
-local i = 6
+-- a redo of a batch a killed life of the parser had logged ready: that life's call for it ran when its watermark is
+-- at or past the number taken then (its later calls only), and the leases gone are that call's doing, not stale
+if ARGV[6] ~= '' and found ~= '' and tonumber(found) >= tonumber(ARGV[6]) then repeated = true end
+local i = 7
 while i <= #ARGV do
   local sp, n = ARGV[i], tonumber(ARGV[i + 1])
   local again = n < 0
@@ -79,5 +83,5 @@ while i <= #ARGV do
 end
 count('stale-complete', discarded)
 if recompleted > 0 then count('recompleted', recompleted) end
-flush_counts(ARGV[6] .. 'c')
+flush_counts(ARGV[7] .. 'c')
 return {found, stale}
