@@ -38,6 +38,7 @@ _MAX_S = 2.0
 _NOSCRIPT_ROUNDS = 1  # without an outage: load the scripts once, as after a restart
 _WAIT_ON_REPLICA = "WAIT cannot be used with replica instances"
 _NOSCRIPT_ROUNDS_WAITING = 8  # waiting out an outage: a failover between SCRIPT LOAD and EVALSHA may need more
+_DEMOTED_S = 1.0  # WAITs refused by a demoted master for this long are not an outage (longer: a stale slot map)
 
 
 def refused_for_replicas(exc: object) -> bool:
@@ -93,6 +94,7 @@ class Outage:
         self.down_since: float | None = None
         self.outages = 0
         self._failures = 0
+        self._demoted = (float("-inf"), float("-inf"))  # the first and last of a run of WAITs a demoted master refused
         self._answered = float("-inf")  # when the last call that was answered had been sent
         self._rng = random.Random()
 
@@ -105,6 +107,16 @@ class Outage:
         stopping)."""
         if self.stop():
             raise lost_connection(exc) from exc
+        if self.down_since is None and _refused_with(exc, _WAIT_ON_REPLICA):
+            # A planned failover (CLUSTER FAILOVER): the call ran on the new master (MOVED), only the barrier's WAIT
+            # went to the old one by the slot map of before. Redis answers: not an outage, which would make the
+            # fetchers give back every lease they were about to fetch under (fetch/fence.py). Sent again soon.
+            now = time.monotonic()
+            if now - self._demoted[1] > _DEMOTED_S:  # a new failover
+                self._demoted = (now, now)
+            self._demoted = (self._demoted[0], now)
+            if now - self._demoted[0] < _DEMOTED_S:
+                return _FIRST_S
         if self.down_since is None:
             self.down_since = time.monotonic()
             self.outages += 1
