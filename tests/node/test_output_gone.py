@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.node.crawlrun import Crawl, node_args, node_logs, records, wait_until, warc_responses
+from tests.node.crawlrun import Crawl, node_args, node_logs, records, running, wait_until, warc_responses
 from webtrawl_testweb import TestWeb, fetched_urls
 
 
@@ -33,3 +33,23 @@ def test_output_directories_removed_mid_crawl_are_made_again_and_later_pages_lan
     assert later <= in_warc, sorted(later - in_warc)[:10]
     assert "was deleted while being written" in crawl.log() + node_logs(out)
     assert "Traceback" not in crawl.log()
+
+
+def test_the_whole_out_directory_removed_under_a_crawl_stops_it_with_one_error(
+    make_testweb: Callable[..., TestWeb], tmp_path: Path
+) -> None:
+    """--out itself deleted under a crawl on its embedded Redis, whose append-only file and socket went with it:
+    the node crawled on into directories the outputs made again, and a process restarted then (or any new
+    connection) could not reach Redis: the crawl hung for good, and a stop ended in a child's traceback. The
+    node stops, and says why once (exit status 3); its Redis does not outlive it."""
+    web = make_testweb(200, 5)
+    out = tmp_path / "crawl"
+    crawl = Crawl(out, [*web.seeds(20), *node_args(web)])
+    wait_until(lambda: len(records(out)) >= 40, 300, "40 records", crawl)
+    redis_pid = int((out / "redis" / "redis.pid").read_text())
+    shutil.rmtree(out)
+    assert crawl.wait(120) == 3, crawl.log()[-4000:]
+    log = crawl.log()
+    assert f"trawl: error: --out {out} was deleted while the crawl ran" in log, log[-4000:]
+    assert "Traceback" not in log and log.count("trawl: error:") == 1
+    wait_until(lambda: not running(redis_pid), 30, "the embedded redis-server to end")

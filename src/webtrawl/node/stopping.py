@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import logging
 import multiprocessing.synchronize
+import os
 import time
 from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
+from pathlib import Path
 
 from webtrawl.config import CrawlOptions
+from webtrawl.errors import RedisUnavailable, StateError
 from webtrawl.fetch.args import STOP_GRACE_S
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import RedisFrontier
@@ -63,8 +66,46 @@ class PageBudget:
             return self.shared.value <= 0 and self.stats.leases() == 0
 
 
-def local_stop_reason(crawl: CrawlOptions, budget: PageBudget, elapsed: float) -> str:
+class OutDir:
+    """The node's ``--out`` as it started. Deleted under a running crawl (or replaced: the outputs make their own
+    directories again, and with them a new ``--out``), it took the node's batch logs, the sockets its fetchers reach
+    the parsers by, the children's logs and, for the embedded Redis, its append-only file and socket: a process
+    restarted then could not reach Redis and the crawl hung. The node stops, and says why once."""
+
+    def __init__(self, path: Path, embedded: bool) -> None:
+        self.path = path
+        self.embedded = embedded
+        self._id = self._identity()
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def gone(self) -> str:
+        """Why the node must stop ("" while ``--out`` is the directory it started in)."""
+        if self._identity() == self._id:
+            return ""
+        lost = "the crawl's state (its Redis data) and " if self.embedded else ""
+        return f"--out {self.path} was deleted while the crawl ran, with {lost}what it held"
+
+
+def ended_badly(redis_away: str, out_dir: OutDir) -> None:
+    """After the drain: the error a node ends with that stopped for Redis out of reach too long, or its ``--out``
+    gone (nothing if it stopped for a normal reason)."""
+    if redis_away:
+        raise RedisUnavailable(f"{redis_away}: the node stopped")
+    if reason := out_dir.gone():
+        again = "start the crawl again" if out_dir.embedded else "run the node again to go on from Redis"
+        raise StateError(f"{reason}: the node stopped; {again}")
+
+
+def local_stop_reason(crawl: CrawlOptions, budget: PageBudget, elapsed: float, out_dir: OutDir | None = None) -> str:
     """The stop conditions the node sees without Redis (they hold while Redis is away too), or ``""``."""
+    if out_dir is not None and (gone := out_dir.gone()):
+        return gone
     if crawl.max_time and elapsed >= crawl.max_time:
         return f"--max-time {crawl.max_time:g}s reached"
     if budget.spent():

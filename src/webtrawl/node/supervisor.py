@@ -2,9 +2,9 @@
 
 It owns the output directory, the embedded Redis server (unless ``--redis`` names one), and the fetcher and parser
 processes; it shows progress, decides when the crawl is over, and stops everything in the right order so that no
-URL is lost: fetchers first (they finish and hand over their in-flight pages), then parsers (they store and
-complete what they hold), then Redis (a clean SHUTDOWN writes the append-only file). Start-up: node/startup.py;
-the stop rules and the drain: node/stopping.py; what it shares with a host application: node/embed.py.
+URL is lost: fetchers first (they finish and hand over their in-flight pages), then parsers (they store and complete
+what they hold), then Redis (a clean SHUTDOWN writes the append-only file). Start-up: node/startup.py; the stop
+rules and the drain: node/stopping.py; what it shares with a host application: node/embed.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Any
 
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import ChildFailed, InputError, RedisUnavailable, StateError
+from webtrawl.errors import ChildFailed, InputError, StateError
 from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
@@ -39,7 +39,7 @@ from webtrawl.node.presence import Presence, StopWatch, heartbeat_ttl, resolve_n
 from webtrawl.node.redis_server import EmbeddedRedis
 from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
-from webtrawl.node.stopping import STOP_BOUND_S, PageBudget, drain, local_stop_reason, stop_reason
+from webtrawl.node.stopping import STOP_BOUND_S, OutDir, PageBudget, drain, ended_badly, local_stop_reason, stop_reason
 from webtrawl.parse.fence import check_process_ttl
 from webtrawl.parse.settle import save_states, settle_all
 from webtrawl.parse.simhash import NearDuplicateIndex
@@ -262,6 +262,7 @@ class Node:
             log.info("Prometheus metrics on port %d", exporter.port)
         rates = RateWindow(60.0)
         watch = RedisWatch(self.redis_url, ops.alerts, self.redis, full=self.redis_full)
+        out_dir = OutDir(self.out, embedded=self.redis is not None)
         presence = self.presence
         started = time.monotonic()
         last_reclaim = started
@@ -298,7 +299,7 @@ class Node:
                 if not self.stop_leasing.is_set():
                     crawl, elapsed = self.cfg.crawl, now - started
                     reason = (
-                        local_stop_reason(crawl, self.budget, elapsed)
+                        local_stop_reason(crawl, self.budget, elapsed, out_dir)
                         or watch.too_long()
                         or watch.run(
                             stop_reason, crawl, self.budget, self.stops, frontier, elapsed, self.wait_for_seeds
@@ -325,8 +326,7 @@ class Node:
                         display.update(final, rates)
                         ops.publish(final, rates, self._node_stats())
                     self._leave()
-                    if watch.too_long():
-                        raise RedisUnavailable(f"{watch.too_long()}: the node stopped")
+                    ended_badly(watch.too_long(), out_dir)
                     return 0
                 time.sleep(_TICK)
         except KeyboardInterrupt:
