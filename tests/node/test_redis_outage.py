@@ -233,3 +233,21 @@ def test_a_master_refusing_writes_for_want_of_its_replica_pauses_the_crawl_until
     urls = [row["url"] for row in records(out)]
     assert set(testweb.model.expected_crawl(seeds).fetched) <= set(urls)
     assert duplicates == {} and len(urls) == len(set(urls)), duplicates
+
+
+def test_a_fetcher_restarted_while_redis_is_away_ends_quietly_at_a_stop(
+    testweb: TestWeb, restartable_redis: RestartableRedis, tmp_path: Path
+) -> None:
+    """A fetcher killed -9 while Redis is away starts again and waits for Redis to open its frontier; a stop then
+    ended its wait with a traceback (RedisUnavailable out of the process) instead of a line."""
+    out = tmp_path / "crawl"
+    args = [*testweb.seeds(3), *node_args(testweb, "--redis", restartable_redis.url, "--max-time", "20")]
+    with stopped_at_end(Crawl(out, args)) as crawl:
+        wait_until(lambda: len(records(out)) >= 30, 300, "30 records", crawl)
+        restartable_redis.kill()  # and never back
+        os.kill(crawl.children()["fetcher-0"], signal.SIGKILL)
+        wait_until(lambda: "fetcher-0 (pid" in crawl.log(), 60, "the fetcher restarted", crawl)
+        assert crawl.wait(60) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert "stopping: --max-time 20s reached" in log and "Traceback" not in log, log
+    assert "Traceback" not in node_logs(out)

@@ -11,8 +11,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
 
 from webtrawl.errors import RedisUnavailable
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs, open_frontier
@@ -54,9 +54,15 @@ def run_fetcher(args: FetcherArgs) -> None:
     try:
         import uvloop
 
-        uvloop.run(_Fetcher(args).run())
+        run: Callable[[Coroutine[Any, Any, None]], None] = uvloop.run
     except ImportError:  # pragma: no cover - uvloop is a dependency; keep working without it
-        asyncio.run(_Fetcher(args).run())
+        run = asyncio.run
+    try:
+        run(_Fetcher(args).run())
+    except RedisUnavailable:  # a life started while Redis was away (or a frontier call that gave up) and a stop
+        if not args.stop.is_set():
+            raise
+        log.info("%s: stopped while Redis was away; its leases are taken back on the next start", args.owner)
 
 
 class HeapLooks:
