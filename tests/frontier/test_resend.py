@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+import webtrawl.frontier.replicas as barrier
 import webtrawl.frontier.resend as resend
 from tests.fixtures.fault_proxy import FaultProxy
 from tests.fixtures.redis_fixtures import TEST_SETTINGS, FrontierFactory
 from tests.fixtures.restartable_redis import RestartableRedis
-from tests.frontier.helpers import actual, complete, elapse, host_key, release, server_ms
+from tests.frontier.helpers import actual, complete, drain, elapse, host_key, release, server_ms
 from tests.frontier.helpers import new_urls as urls
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.keys import ready_key, shard_tag
@@ -250,3 +251,30 @@ def test_a_batch_a_killed_parser_had_completed_is_not_taken_for_stale_when_redon
     else:
         assert "2 completion(s) discarded" in caplog.text and "stored twice" in caplog.text
         assert (counters.get("stored"), counters.get("stale-complete"), actual(f)) == (0, 2, (2, 0))
+
+
+def test_links_no_replica_confirmed_are_added_again_with_their_lost_completions(
+    snapshot_redis: RestartableRedis, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planned Sentinel failover (SENTINEL FAILOVER) under a crawl: the old master takes writes for seconds after
+    its replica was promoted (no replica to WAIT for: the barrier skips it), then is demoted and drops them. The
+    parser sent the lost completions again, and the pages were done on the new master without the links they had
+    added: those URLs were never crawled (a test crawl missed dozens). The links are added again first."""
+    monkeypatch.setattr(barrier, "_short_until", {})
+    f = _parser_frontier(snapshot_redis)
+    f.replicas = 1  # this Redis has none: its WAIT falls short, as the old master's does once its replica is promoted
+    leases = f.lease("n/f0", 10)
+    release(f, leases)
+    f.client.save()  # the promoted replica got this far
+    f.add(urls("http://a.test/2", "http://c.test/1"))  # the pages' links
+    assert complete(f, leases, fetched=1) == 2
+    _fail_over(snapshot_redis)
+    f.add(urls("http://d.test/1"))
+    other = f.lease("n/f0", 10)
+    assert [x.url for x in other] == ["http://d.test/1"]  # the links are gone
+    release(f, other)
+    with caplog.at_level(logging.INFO, logger="webtrawl.frontier"):
+        assert complete(f, other, fetched=1) == 1  # finds the watermark behind
+    assert "2 of 2 added again" in caplog.text and "sent 2 completion(s) again, 2 of them were missing" in caplog.text
+    assert {x.url for x in drain(f)} == {"http://a.test/2", "http://c.test/1"}
+    assert actual(f) == (0, 0) and f.is_finished()

@@ -72,6 +72,7 @@ class AddResult(msgspec.Struct):
     seen: int = 0  # already seen (Bloom filter)
     dropped: dict[str, int] = msgspec.field(default_factory=dict)  # reason -> count (host-queue-cap, budget...)
     refused: list[tuple[str, str]] = msgspec.field(default_factory=list)  # (url, reason) of each dropped URL
+    acknowledged: bool = True  # False: a master the URLs went to did not confirm them on its replicas (replicas.py)
 
 
 class Counters(msgspec.Struct):

@@ -30,7 +30,7 @@ from webtrawl.frontier.keys import (
 )
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
-from webtrawl.frontier.replicas import NodeOf, one_server, replicated
+from webtrawl.frontier.replicas import NodeOf, acknowledged, one_server, replicated
 from webtrawl.frontier.resend import WATERMARKS, RecentCompletions
 from webtrawl.frontier.scripts import Arg, Call, Steps, T, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
@@ -107,8 +107,8 @@ class FrontierCore(Upkeep):
         return shard_of(host, self.shards)
 
     # --- add ------------------------------------------------------------------------------------------------
-    def add(self, urls: Sequence[NewUrl], replicas: int = 0) -> Steps[AddResult]:
-        """``replicas`` > 0: the adds are on that many replicas when this returns (see replicas.py)."""
+    def add(self, urls: Sequence[NewUrl], replicas: int = 0, again: bool = False) -> Steps[AddResult]:
+        """``replicas`` > 0: on that many replicas on return, or not ``acknowledged`` (replicas.py). ``again``: lost."""
         s = self.settings
         allowed = len(urls)
         if s.frontier_cap > 0:
@@ -117,12 +117,13 @@ class FrontierCore(Upkeep):
                 self._queued_total = sum(int(r or 0) for r in replies)
                 self._queued_at = time.monotonic()
             allowed = max(0, s.frontier_cap - self._queued_total)
-        batch = AddBatch(self.shard, self.recent, allowed, self.key if self.politeness_key == "domain" else None)
+        recent = RecentUrls(0) if again else self.recent  # a failover lost them: not seen, whatever the cache says
+        batch = AddBatch(self.shard, recent, allowed, self.key if self.politeness_key == "domain" else None)
         batch.extend(urls)
         calls = batch.calls(self.one_slot)
         if calls:
             adds = [self._add_call(segments) for segments in calls]
-            replies = yield from replicated(adds, replicas, self.node_of)
+            replies, batch.result.acknowledged = yield from acknowledged(adds, replicas, self.node_of)
             now = time.monotonic()
             for segments, reply in zip(calls, replies, strict=True):
                 for shard, wait_ms in batch.replies(segments, reply):
@@ -244,9 +245,8 @@ class FrontierCore(Upkeep):
         redo_since: int = 0,
     ) -> Steps[list[Stale | None]]:
         """Per completion, STALE if it was discarded (its lease had been taken back: see complete.lua), else None.
-        ``again``: completions sent once already, which a failover lost. ``recent``: the parser's record of its
-        calls, given the watermark each found (resend.py). ``redo_since``: the completions of a batch a killed life
-        of ``recent``'s parser logged ready, when it took that number (parse/settle.py)."""
+        ``again``: completions a failover lost. ``recent``: the parser's record of its calls, given the watermark
+        each found (resend.py). ``redo_since``: a batch its killed life logged ready then (parse/settle.py)."""
         groups: dict[int, list[Arg]] = defaultdict(list)
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into completions, in call order
         for index, c in enumerate(completions):

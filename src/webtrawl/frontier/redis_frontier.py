@@ -126,7 +126,10 @@ class RedisFrontier(CoreView):
 
     def add(self, urls: Sequence[NewUrl]) -> AddResult:
         """With ``replicas`` set (the parsers, --redis-replicas) the URLs are on that many replicas on return."""
-        return self._run(self.core.add(urls, self.replicas))
+        result = self._run(self.core.add(urls, self.replicas))
+        if not result.acknowledged and self._recent is not None and self._recent.resend:
+            self._recent.unsure += urls  # kept with the next completion call, to add again if a failover lost it
+        return result
 
     def lease(self, owner: str, max_hosts: int) -> list[Lease]:
         return self._run(self.core.lease(owner, max_hosts, self.replicas))
@@ -138,6 +141,8 @@ class RedisFrontier(CoreView):
         return self._run(self.core.release(releases, self.replicas))
 
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
+        if self._recent is not None:
+            self._recent.begin()
         answers = self._run(self.core.complete(completions, recent=self._recent))
         self._send_lost()
         self.check_completions()  # the shards this call did not touch (resend.py): a busy parser's too
@@ -155,6 +160,7 @@ class RedisFrontier(CoreView):
         recent = self._recent
         if recent is None or recent.name != parser:  # the node's start: no parser life of its own
             recent = RecentCompletions(parser, resend=False)
+        recent.begin()
         answers = self._run(self.core.complete(completions, recent=recent, redo_since=since))
         self._send_lost()
         return answers
@@ -184,8 +190,15 @@ class RedisFrontier(CoreView):
             return away
 
     def _send_lost(self) -> None:
-        if self._recent is None or not (lost := self._recent.take_lost()):
+        if self._recent is None:
             return
+        lost, links = self._recent.take_lost()
+        if links:  # before their pages' completions: a page completed is one whose links are in
+            added = self._run(self.core.add(links, self.replicas, again=True)).added
+            log.warning("Redis lost links this parser had added (a failover?): %d of %d added again", added, len(links))
+        if not lost:
+            return
+        self._recent.begin()
         answers = self._run(self.core.complete(lost, again=True, recent=self._recent))
         done = answers.count(None)
         level = logging.WARNING if done else logging.INFO

@@ -92,10 +92,20 @@ def node_of_cluster(client: Any) -> NodeOf:
 def replicated(calls: list[Call], replicas: int, node_of: NodeOf) -> Steps[list[Any]]:
     """The replies of ``calls`` (script runs), which with ``replicas`` > 0 are on that many replicas of each master
     they went to when this returns (WAIT on the same connection, in the same pipeline), or one log line says not."""
-    waits = replica_waits([c.keys[0] for c in calls], replicas, node_of)
+    replies, _ = yield from acknowledged(calls, replicas, node_of)
+    return replies
+
+
+def acknowledged(calls: list[Call], replicas: int, node_of: NodeOf) -> Steps[tuple[list[Any], bool]]:
+    """:func:`replicated`, and whether every master they went to acknowledged them (True with no barrier asked): a
+    master skipped for its replicas falling short, or one that fell short now, may lose them in a failover."""
+    keys = [c.keys[0] for c in calls]
+    waits = replica_waits(keys, replicas, node_of)
     replies = yield [*calls, *(call for _, call in waits)]
-    check_acks([node for node, _ in waits], replies[len(calls) :], replicas)
-    return replies[: len(calls)]
+    acks = replies[len(calls) :]
+    check_acks([node for node, _ in waits], acks, replicas)
+    whole = replicas <= 0 or (len(waits) == len({node_of(k) for k in keys}) and all(int(r) >= replicas for r in acks))
+    return replies[: len(calls)], whole
 
 
 def replica_waits(keys: Sequence[str], replicas: int, node_of: NodeOf) -> list[tuple[str, Call]]:

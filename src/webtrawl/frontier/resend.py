@@ -9,6 +9,13 @@ number. The next call there (or a read, once a second, of every shard it holds c
 call that shard again for long) gets the stored value back: when it is not the number of the parser's last call
 there, the calls after it were lost, and their completions, kept for :data:`WINDOW_S` seconds, are sent again. A
 completion whose lease is gone changes nothing (complete.lua), so one sent twice is harmless.
+
+The links a page added went to Redis before its completion, and the replica barrier (replicas.py) has them on the
+replicas first, so a completion that survived a failover has its links. Unless the barrier fell short: a master
+whose replica is gone or lagging (or was promoted in a planned Sentinel failover, the old master taking writes until
+it is demoted, which discards them) is not waited for. The links of a call made then are kept with it, and added
+again (past the process's cache of URLs seen) before its completions are sent again: a page completed on the
+promoted master without its links would have lost them for good.
 """
 
 from __future__ import annotations
@@ -17,9 +24,10 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
-from webtrawl.messages import Completion
+from webtrawl.messages import Completion, NewUrl
 
 WATERMARKS = "pw"  # per shard, a hash: parser -> the number of its last completion call that found what it expected
+_Call = tuple[float, int, Sequence[Completion], Sequence[NewUrl]]
 WINDOW_S = 30.0  # far past the replication lag of a working replica (milliseconds): older calls are replicated
 _IDLE_CHECK_S = 1.0  # a parser reads the watermarks of the shards it holds calls of this often
 
@@ -38,8 +46,11 @@ class RecentCompletions:
         self.window_s = WINDOW_S if window_s is None else window_s
         self._seq = 0
         self._written: dict[int, int] = {}  # watermark shard -> the number of this life's last call there
-        self._calls: dict[int, deque[tuple[float, int, Sequence[Completion]]]] = {}  # shard -> (when, number, them)
+        self._calls: dict[int, deque[_Call]] = {}  # shard -> (when, number, completions, links not on replicas)
         self._lost: list[Completion] = []
+        self._lost_links: list[NewUrl] = []
+        self.unsure: list[NewUrl] = []  # links added since the last completion call that no replica confirmed
+        self._links: list[NewUrl] = []  # those of the completion being sent
         self._checked = time.monotonic()
 
     def next_seq(self) -> int:
@@ -52,11 +63,15 @@ class RecentCompletions:
         last = self._written.get(shard)
         return "" if last is None else str(last)
 
+    def begin(self) -> None:
+        """A completion (one call, or one a shard) is sent: the links no replica confirmed since go with its calls."""
+        self._links, self.unsure = self.unsure, []
+
     def answered(self, shard: int, seq: int, completions: Sequence[Completion], stored: int | None) -> None:
         """Call ``seq`` at ``shard`` was answered; ``stored`` is the watermark it found there (before its own)."""
         self._compare(shard, stored, seq)
         if self.resend:
-            self._calls.setdefault(shard, deque()).append((time.monotonic(), seq, completions))
+            self._calls.setdefault(shard, deque()).append((time.monotonic(), seq, completions, self._links))
 
     def checked(self, shard: int, stored: int | None) -> None:
         """A read of the watermark at ``shard`` (:meth:`shards_to_check`)."""
@@ -72,12 +87,9 @@ class RecentCompletions:
             if upto is not None:
                 self._written[shard] = upto
         else:
-            self._lost += [
-                c
-                for _, seq, them in calls
-                if (stored is None or seq > stored) and (upto is None or seq < upto)
-                for c in them
-            ]
+            lost = [call for call in calls if (stored is None or call[1] > stored) and (upto is None or call[1] < upto)]
+            self._lost += [c for call in lost for c in call[2]]
+            self._lost_links += [url for call in lost for url in call[3]]
             if stored is None:
                 del self._written[shard]
             else:
@@ -88,9 +100,11 @@ class RecentCompletions:
         if not calls:
             self._calls.pop(shard, None)
 
-    def take_lost(self) -> list[Completion]:
+    def take_lost(self) -> tuple[list[Completion], list[NewUrl]]:
+        """The completions to send again, and the links to add again first."""
         lost, self._lost = self._lost, []
-        return lost
+        links, self._lost_links = self._lost_links, []
+        return lost, links
 
     def shards_to_check(self) -> list[int]:
         """The watermark shards of the calls held, once a second; else none."""
