@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -251,3 +252,51 @@ def test_a_fetcher_restarted_while_redis_is_away_ends_quietly_at_a_stop(
     log = crawl.log()
     assert "stopping: --max-time 20s reached" in log and "Traceback" not in log, log
     assert "Traceback" not in node_logs(out)
+
+
+_GATE = '''
+import time
+from pathlib import Path
+
+HOLD = Path({hold!r})
+
+
+def parse(page):
+    """Holds a parser on a page while the test's file exists (the parser is busy, not idle, when Redis goes)."""
+    if HOLD.exists():
+        (HOLD.parent / "held").touch()
+        while HOLD.exists():
+            time.sleep(0.01)
+    return {{"url": page.url}}
+'''
+
+
+def test_a_stop_while_redis_is_away_ends_a_busy_parser_with_a_line_not_a_kill(
+    testweb: TestWeb, restartable_redis: RestartableRedis, tmp_path: Path
+) -> None:
+    """A parser holding a batch when Redis went away waited for it until the node's stop killed it (an ERROR line,
+    "parsers did not finish"); it gives up instead, as safely: its batch is completed on the next start."""
+    hold, gate = tmp_path / "hold", tmp_path / "gate.py"
+    gate.write_text(_GATE.format(hold=str(hold)))
+    out, seeds, mark = tmp_path / "crawl", testweb.seeds(3), testweb.mark()
+    args = [*seeds, *node_args(testweb, "--redis", restartable_redis.url, "--extract", f"{gate}:parse")]
+    with stopped_at_end(Crawl(out, [*args, "--extract-timeout", "120"])) as crawl:
+        wait_until(lambda: len(records(out)) >= 30, 300, "30 records", crawl)
+        hold.touch()
+        wait_until((tmp_path / "held").exists, 60, "a parser held on a page", crawl)
+        restartable_redis.kill()  # and never back
+        hold.unlink()  # the parser's batch now meets a Redis that is away
+        wait_until(lambda: re.search(r"parser \d: Redis is", node_logs(out)), 60, "a parser waiting for Redis", crawl)
+        crawl.interrupt()
+        assert crawl.wait(60) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert "did not finish" not in log and "Traceback" not in log, log
+    assert "stopped while Redis was away" in node_logs(out) and "Traceback" not in node_logs(out)
+    restartable_redis.start()  # the same crawl resumed: what the parser gave up is done once, nothing twice
+    with stopped_at_end(Crawl(out, args, log_name="resume.log")) as resumed:
+        assert resumed.wait(600) == 0, resumed.log()[-4000:]
+    assert_complete_and_polite(testweb, seeds, mark)  # pages it held are fetched again (leased), politely
+    urls = [row["url"] for row in records(out)]
+    items = [json.loads(line)["url"] for f in sorted((out / "items").glob("*.jsonl")) for line in f.open()]
+    assert set(testweb.model.expected_crawl(seeds).fetched) <= set(urls)
+    assert len(urls) == len(set(urls)) and sorted(items) == sorted(set(items)), "a page stored twice"

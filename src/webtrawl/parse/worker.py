@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from webtrawl.addrpolicy import AddressPolicy
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness
+from webtrawl.errors import RedisUnavailable
 from webtrawl.formats.sinkurl import crawl_id
 from webtrawl.frontier import RedisFrontier, connect_sync
 from webtrawl.frontier.replicas import replicas_of
@@ -41,6 +42,7 @@ log = logging.getLogger("webtrawl.parse")
 
 _BATCH_PAGES = 32
 _BATCH_SECONDS = 0.05  # at ~100 pages/s per parser a batch of a few pages: 2 round trips for all of them
+_STOP_AWAY_S = 1.0  # stopping, a Redis away this long is not waited for: the node would kill us (batchlog.py)
 
 
 def _extraction(opts: ExtractionOptions) -> Extraction | None:
@@ -72,7 +74,12 @@ def _tracker(args: ParserArgs, client: Any, prefix: str) -> ContentTracker | Non
 def run_parser(args: ParserArgs) -> None:
     """Process entry point."""
     tune_process()
-    _Parser(args).run()
+    try:
+        _Parser(args).run()
+    except RedisUnavailable:  # a stop while Redis is away (_Parser): what this life held is redone as after a kill
+        if not args.fetchers_done.is_set():
+            raise
+        log.info("parser %d: stopped while Redis was away; its batches are completed on the next start", args.index)
 
 
 def tune_process() -> None:
@@ -120,8 +127,15 @@ class _Parser:
             extraction=args.extraction,
         )
         settings = args.frontier
-        # A Redis that is away (restart, failover) is waited for; the supervisor bounds a stop by killing us.
-        outage = Outage(f"parser {args.index}")
+
+        # A Redis that is away (restart, failover) is waited for, but not once the node stops (the fetchers are done)
+        # and it has been away for a while: the node would kill us, with an ERROR line. Giving up is as safe as that
+        # kill: a batch logged ready is completed on the next start (settle), the rest is leased and fetched again.
+        def stopping() -> bool:
+            away = outage.down_since is not None and time.monotonic() - outage.down_since >= _STOP_AWAY_S
+            return away and args.fetchers_done.is_set()
+
+        outage = Outage(f"parser {args.index}", stop=stopping)
 
         def opened() -> RedisFrontier:
             client = connect_sync(args.redis_url, cluster=args.cluster)
@@ -171,6 +185,7 @@ class _Parser:
         pending: list[Page] = []
         first_at = 0.0
         trimmer = HeapTrimmer()
+        abandoned = False
         try:
             while True:
                 wait = max(0.0, first_at + _BATCH_SECONDS - time.monotonic()) if pending else 0.2
@@ -190,9 +205,13 @@ class _Parser:
                     self.frontier.check_completions()  # a failover met by nobody here may have lost some
                 if asked:
                     self.receiver.answer()
+        except RedisUnavailable:
+            abandoned = True  # a stop while Redis is away, maybe mid-batch (stopping() above)
+            raise
         finally:
             self.receiver.close()
-            self.output.close()
+            if not abandoned:  # else left as a kill leaves them: a begun batch's files are cut back (batchlog.py)
+                self.output.close()
             self.batch_log.close()
             if self.ctx.extraction is not None:
                 self.ctx.extraction.close(self._end_reason())
