@@ -7,7 +7,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    bloom_m, bloom_k (its first; a crawl without bloom_chain has only it),
                                    bloom_scheme (b: blocked filters; absent: an older crawl's, see bloom.py),
                                    canon_version, created, recrawl_rounds (--recrawl-after: runs that started a
-                                   round, node/startup.py),
+                                   round, node/startup.py), round_stored (``stored`` when the round started),
                                    politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
     P:{P:g}:columns:<scope> hash   (Parquet outputs) column name digest -> its type, as the first writer of the crawl
