@@ -106,8 +106,19 @@ def next_state(
         date=previous.date if previous and revisit else record.fetch_time,
         route=lease.route,
         checked=record.fetch_time,  # a 304 confirms the copy held as of now: an older lastmod must not bring it back
+        simhash=record.simhash if isinstance(record.simhash, str) else previous.simhash if previous and revisit else "",
     )
     return state.encode(), now_ms + interval
+
+
+def superseded(previous: str, state: str) -> int | None:
+    """The simhash a page of the recrawl set was filed under in the near-duplicate index that its new state no longer
+    has (its text changed, it is gone): one entry per URL, or a watched site's index grows with each edit."""
+    old = decode(previous) if previous else None
+    if old is None or not old.simhash:
+        return None
+    new = decode(state) if state else None
+    return int(old.simhash, 16) if new is None or new.simhash != old.simhash else None
 
 
 def kept_state(page: Page, now: float | None = None) -> tuple[str, int]:

@@ -36,6 +36,7 @@ class Finish(msgspec.Struct, array_like=True):
     hashed: list[tuple[str, int]]  # (url, simhash) for the near-duplicate index
     states: list[State]  # content states (--chunks / --changes)
     completions: list[Completion]
+    unhashed: list[tuple[str, int]] = []  # (url, simhash) of recrawled pages' earlier copies: out of the index
 
 
 FINISH_ENCODER = msgspec.msgpack.Encoder()
@@ -63,6 +64,8 @@ def finish_batch(
     frontier: Completer, neardup: NearDuplicateIndex | None, save: SaveStates | None, done: Finish
 ) -> None:
     """The batch's last steps, in their order."""
+    if done.unhashed and neardup is not None:
+        neardup.remove(done.unhashed)
     if done.hashed and neardup is not None:
         neardup.add(done.hashed)  # before complete: a page completed is always in the index
     if save is not None:
