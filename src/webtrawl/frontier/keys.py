@@ -61,7 +61,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
     SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
-                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>"
+                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>\n
+                                   <simhash>\n<last fetch that answered>" (an older crawl's: to <fetch time>)
                                    (formats/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
                                    changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
