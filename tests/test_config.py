@@ -141,6 +141,10 @@ def test_settings_saved_by_a_crawl_before_the_groups_still_load() -> None:
         ({"node_id": "a/b"}, "--node-id: must be letters, digits, '.', '_' or '-' (at most 64), not 'a/b'"),
         ({"user_agent": "bot\r\nX-Evil: 1"}, "--user-agent: must be one printable line, not 'bot\\r\\nX-Evil: 1'"),
         ({"render_resources": ["video"]}, "--render-resources: must be one of image, media, font, not 'video'"),
+        (
+            {"text_exclude": ["p::text"]},
+            "--text-exclude: bad CSS selector 'p::text': Pseudo-elements are not supported.",
+        ),
     ],
 )
 def test_a_bad_value_is_one_line_naming_the_option_and_the_value(flags: dict[str, object], line: str) -> None:

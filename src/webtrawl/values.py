@@ -174,6 +174,17 @@ def regex(text: Any) -> str:
     return str(text)
 
 
+def css_selector(text: Any) -> str:
+    """A CSS selector of elements (no pseudo-element), as lxml runs it (cssselect comes with parsel)."""
+    from cssselect import HTMLTranslator, SelectorError
+
+    try:
+        HTMLTranslator().css_to_xpath(str(text))
+    except SelectorError as exc:
+        raise ValueError(f"bad CSS selector {text!r}: {exc}") from None
+    return str(text)
+
+
 def node_id(text: Any) -> str:
     if not _NODE_ID_RE.fullmatch(str(text)):
         raise ValueError(f"must be letters, digits, '.', '_' or '-' (at most 64), not {text!r}")

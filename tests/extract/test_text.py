@@ -75,3 +75,27 @@ def test_language_is_one_tag_per_language_however_the_page_writes_it() -> None:
     assert run(corpus_page("jaraguadosul.com.br"), text=True, extract_timeout=TEXT_TIMEOUT).record.language == "pt-BR"
     html = b"<html lang='ZH-hant-tw'><title>T</title><article><p>" + b"A sentence. " * 80 + b"</p></article>"
     assert run(make_page(html), text=True).record.language == "zh-Hant-TW"
+
+
+def test_text_exclude_leaves_an_ad_and_a_date_out_of_the_main_text_and_its_markdown() -> None:
+    """An ad and a "Last updated" line inside <article> are main text to trafilatura: a watched page was 'changed'
+    on every visit. --text-exclude takes them out (the text around them stays, in order)."""
+    article = (
+        "<p>First paragraph of the story, long enough to be the main text of this page and not navigation.</p>"
+        "<p class='updated'>Last updated: {when}</p><div class='ad'>Buy cheap stuff now, offer {when}</div>"
+        "<p>Second paragraph <span class='ad'>sponsored {when}</span>of the story goes on for a while here.</p>"
+    )
+
+    def page(when: str) -> bytes:
+        body = (article.format(when=when) + "<p>More of the story. </p>" * 10).encode()
+        return b"<html><body><nav>menu</nav><article>" + body + b"</article></body></html>"
+
+    slow = {"text": True, "extract_timeout": TEXT_TIMEOUT}  # trafilatura's first page in this process is slow
+    for markdown in (False, True):
+        texts = [run(make_page(page(w)), **slow, markdown=markdown).record for w in ("10:00", "11:00")]
+        assert "Last updated: 10:00" in str(texts[0].text) and texts[0].text != texts[1].text  # as it was
+        options = {**slow, "markdown": markdown, "text_exclude": (".updated", "div.ad, span.ad")}
+        kept = [run(make_page(page(w)), **options).record for w in ("10:00", "11:00")]
+        assert kept[0].text == kept[1].text and kept[0].markdown == kept[1].markdown
+        assert "Last updated" not in str(kept[0].text) and "sponsored" not in str(kept[0].text)
+        assert "Second paragraph of the story" in str(kept[0].text)

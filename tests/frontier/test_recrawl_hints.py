@@ -52,3 +52,20 @@ def test_lastmod_after_the_copy_held_queues_the_url_again_and_changefreq_waits_f
     assert f.recrawl_hints([RecrawlHint(new, 0, "2026-11-03T00:00:00.000Z")]) == 0
     assert [x.url for x in drain(f)] == [new]
     assert f.counters().get("recrawl-lastmod") == 1
+
+
+def test_a_lastmod_before_a_304_since_the_copy_does_not_queue_the_url_again(frontier: FrontierFactory) -> None:
+    """The copy held is from FETCHED; a 304 at a later time confirmed it. A sitemap lastmod between the two says
+    nothing the 304 did not: the URL must not be fetched again at every read of the sitemap."""
+    f = frontier(shards=1)
+    url = "http://a.test/x1"
+    f.add([NewUrl(url)])
+    (lease,) = f.lease("n/f0", 100)
+    release(f, [lease])
+    parts = split_url(lease.url)
+    assert parts is not None
+    confirmed = "2026-11-05T10:00:00.000Z"
+    state = RecrawlState(lease.host, 0, parts.origin, parts.rest, 1000, date=FETCHED, checked=confirmed).encode()
+    f.complete([Completion(lease.token, lease.shard, {}, lease.url, state, FAR)])
+    assert f.recrawl_hints([RecrawlHint(url, 0, "2026-11-03T00:00:00.000Z")]) == 0
+    assert f.recrawl_hints([RecrawlHint(url, 0, "2026-11-06T00:00:00.000Z")]) == 1  # changed since the 304

@@ -4,8 +4,10 @@ it is queued again, past the seen filter, with fresh retries and what it was que
 from __future__ import annotations
 
 from tests.fixtures.redis_fixtures import FrontierFactory
-from tests.frontier.helpers import actual, release
+from tests.frontier.helpers import actual, drain, release
+from webtrawl.formats.recrawl import RecrawlState
 from webtrawl.frontier import RedisFrontier
+from webtrawl.frontier.keys import split_url
 from webtrawl.messages import Completion, Lease, NewUrl
 
 
@@ -53,3 +55,32 @@ def test_a_failure_kept_twice_is_one_url_and_a_stale_completion_keeps_nothing(fr
     lease = _leased(f)["http://a.test/x"]
     _failed(f, lease, "reset")  # failed again after the requeue: kept again, once
     assert f.counters().get("failed-kept") == 1 and f.requeue_failed(["reset"]) == 1
+
+
+def _failed_in_a_round(f: RedisFrontier, url: str) -> None:
+    """``url`` fetched into the recrawl set, queued again by a round, and failed there with its retries used up: its
+    state kept (complete.lua), due again at the next round (due 0: at once), and kept for trawl requeue too."""
+    f.add([NewUrl(url)])
+    (lease,) = _leased(f).values()
+    parts = split_url(url)
+    assert parts is not None
+    state = RecrawlState(lease.host, 0, parts.origin, parts.rest, 1000, date="2026-11-02T10:00:00.000Z").encode()
+    f.complete([Completion(lease.token, lease.shard, {}, url, state, 0)])
+    assert f.requeue_due() == 1  # a round
+    (lease,) = _leased(f).values()
+    f.complete([Completion(lease.token, lease.shard, {"err:timeout": 1}, url, state, 0, failed="timeout")])
+    assert f.counters().get("failed-kept") == 1
+
+
+def test_a_failed_url_of_the_recrawl_set_is_queued_once_by_requeue_and_its_round(frontier: FrontierFactory) -> None:
+    f = frontier()
+    _failed_in_a_round(f, "http://a.test/x")
+    assert f.requeue_failed() == 1  # trawl requeue, then the next run's round
+    assert f.requeue_due() == 0
+    assert [x.url for x in drain(f)] == ["http://a.test/x"]
+
+    _failed_in_a_round(f, "http://b.test/y")
+    assert f.requeue_due() == 1  # the next run's round, then trawl requeue while it runs
+    assert f.requeue_failed() == 0
+    assert [x.url for x in drain(f)] == ["http://b.test/y"]
+    assert f.counters().get("failed-kept") == 0

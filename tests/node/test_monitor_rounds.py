@@ -167,3 +167,43 @@ def test_a_round_the_site_times_out_keeps_its_pages_watched(testweb: TestWeb, tm
     changes = {row["url"]: row["change"] for row in records(out, "changes")}
     expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
     assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
+
+
+def test_a_monitor_capped_by_max_pages_checks_that_many_pages_each_round(testweb: TestWeb, tmp_path: Path) -> None:
+    """A baseline stopped at --max-pages with links still queued is a whole baseline: the same command (the cap is
+    saved) starts a round and fetches up to the cap again, and pages never held are ``new`` from then on."""
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], "--max-pages", "3", resumed=False)
+    assert len(records(out)) == 3 and stats(out)["counters"]["queued"] > 0
+
+    watch.round = 2
+    _round(testweb, out, resumed=True)  # the cap of crawl.json: a round of 3 pages, not none
+    assert len(records(out)) == 6
+    _round(testweb, out, "--max-pages", "100", resumed=True)  # a round with room for the whole site
+    changes = Counter((row["url"], row["change"]) for row in records(out, "changes"))
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "new", "/added.html": "new"}
+    assert changes == Counter({(urls[path], change): 1 for path, change in expected.items()})
+
+
+def test_a_date_and_an_ad_inside_the_article_are_no_change_when_left_out(testweb: TestWeb, tmp_path: Path) -> None:
+    """Every page's article ends with a "Last updated" line and an ad that differ on every visit (main text to
+    trafilatura): without --text-exclude each page is 'changed' every round; with it only real edits are."""
+    watch = testweb.discovery.watch
+    watch.noisy = True
+    urls = watch.urls()
+    plain, out = tmp_path / "plain", tmp_path / "crawl"
+    _round(testweb, plain, urls["/"], resumed=False)
+    _round(testweb, plain, resumed=True)
+    assert {row["change"] for row in records(plain, "changes")} == {"changed"}  # noise, reported as change
+    _round(testweb, out, urls["/"], "--text-exclude", ".updated, div.ad", resumed=False)
+    _round(testweb, out, resumed=True)  # the option is kept by the resume (crawl.json)
+    assert records(out, "changes") == []
+
+    watch.round = 2
+    _round(testweb, out, resumed=True)
+    changes = {row["url"]: row["change"] for row in records(out, "changes")}
+    expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
+    assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
+    assert not any("Last updated" in row["text_diff"] for row in records(out, "changes"))

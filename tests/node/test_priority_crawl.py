@@ -78,6 +78,13 @@ def test_sitemap_priority_ranks_and_lastmod_brings_a_changed_page_back_in_the_ne
     assert again == [web.url("hints.disc.test", "/sitemap.xml"), news]
     assert stats(out)["counters"]["recrawl-lastmod"] == 1
 
+    # the sitemap changes for another page's sake, news's lastmod stays: that page answered the same since
+    # (a revisit), so it is not fetched again, nor at any later read of the sitemap
+    web.old_modified = "2021-01-01"
+    third = _order(polite_crawl(testweb, out, *args, delay=DELAY, resumed=True))
+    assert third == [web.url("hints.disc.test", "/sitemap.xml")]
+    assert stats(out)["counters"]["recrawl-lastmod"] == 1
+
 
 def test_a_rules_recrawl_after_without_recrawl_after_is_one_clear_error(testweb: TestWeb, tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"

@@ -69,6 +69,24 @@ def test_a_page_of_the_set_that_fails_stays_as_it_was_and_one_gone_stays_without
         assert decode(_fetched(b"gone", status=status, recrawl=gone)[0]).interval_ms == 400_000  # type: ignore[union-attr]
 
 
+def test_a_304_keeps_the_copys_date_and_says_when_it_confirmed_it() -> None:
+    """The revisit refers to the copy's date; a sitemap lastmod is compared with the last fetch that answered
+    (hint.lua reads the state's last field), so a 304 moves that on. A state written before it decodes alike."""
+    state, _ = _fetched(ETag='"v1"')
+    first = decode(state)
+    assert first is not None and first.checked == first.date != ""
+    page = make_page(b"", status=304, content_type=None, headers=[("ETag", '"v1"')])
+    page.recrawl = state
+    record = process_page(page, make_ctx()).record
+    record.fetch_time = "2099-01-01T00:00:00.000Z"
+    after, _ = next_state(page, record, 100.0)
+    again = decode(after)
+    assert again is not None and (again.date, again.checked) == (first.date, record.fetch_time)
+    assert after.rsplit("\n", 1)[1] == record.fetch_time
+    older = "\n".join(state.split("\n")[:9])  # the 9 fields of a crawl made before ``simhash`` and ``checked``
+    assert decode(older) == first
+
+
 def test_a_sitemaps_changefreq_is_the_first_interval_within_bounds_and_lastmod_is_utc() -> None:
     # D = 100 s: hourly is above 8 D, always below D / 4, daily on the bound; no changefreq and no lastmod: no hint
     assert sitemap_hint("http://a.test/x", "hourly", "", 100.0) == RecrawlHint("http://a.test/x", 800_000)

@@ -25,6 +25,7 @@ from webtrawl.extract.pii import scrub, scrub_text
 from webtrawl.extract.rules import load_rules
 from webtrawl.extract.spider import load_spider
 from webtrawl.extract.text import check_available, main_text
+from webtrawl.extract.textprep import excluding
 from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
 
@@ -55,6 +56,7 @@ class Extraction:
     text_max_bytes: int = 2 * 1024 * 1024
     markdown: bool = False  # --markdown / --chunks: the record's markdown (and, with text, from the same tree)
     follow_on_error: bool = True  # a page whose extraction failed follows its own links (a spider's: none)
+    exclude: str = ""  # --text-exclude: the XPath of the elements left out of the main text
     _logged: set[tuple[str, str]] = field(default_factory=set, init=False)  # errors whose traceback was logged
     _recrawl: RecrawlHints | None = field(default=None, init=False)  # the extractor, if it gives recrawl intervals
 
@@ -121,7 +123,7 @@ class Extraction:
     def _text(self, doc: Document, record: PageRecord) -> None:
         try:
             with time_limit(self.timeout):
-                found = main_text(doc, self.text_max_bytes, self.markdown)
+                found = main_text(doc, self.text_max_bytes, self.markdown, self.exclude)
         except (Exception, TimeLimit) as exc:
             self._failed(record, exc, doc.url, what="main text")
             return
@@ -198,4 +200,7 @@ def build_extraction(opts: ExtractionOptions) -> Extraction | None:
     follow = not opts.spider
     text = opts.text or opts.changes  # a change's text_diff is of the main text
     markdown = opts.markdown or opts.chunks > 0
-    return Extraction(extractor, text, opts.scrub_pii, opts.extract_timeout, opts.text_max_bytes, markdown, follow)
+    exclude = excluding(opts.text_exclude)
+    return Extraction(
+        extractor, text, opts.scrub_pii, opts.extract_timeout, opts.text_max_bytes, markdown, follow, exclude
+    )

@@ -20,7 +20,7 @@ from typing import Any
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import TABLE_DELIMITER, closes, opens
 from webtrawl.extract.document import Document
-from webtrawl.extract.textprep import prepared
+from webtrawl.extract.textprep import prepared, without
 from webtrawl.optional import optional_import
 
 
@@ -40,8 +40,9 @@ def check_available(flag: str = "--text") -> None:
     logging.getLogger("htmldate").setLevel(logging.CRITICAL)
 
 
-def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText:
-    """The page's main text; with ``markdown`` also as Markdown (links and images kept, as absolute URLs)."""
+def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: str = "") -> MainText:
+    """The page's main text; with ``markdown`` also as Markdown (links and images kept, as absolute URLs); without
+    the elements the XPath ``exclude`` finds (``--text-exclude``: an ad, a date that changes on every visit)."""
     import trafilatura
 
     html: Any = doc.text[:max_chars]
@@ -51,6 +52,9 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     from trafilatura.utils import load_html
 
     tree = html if shared else load_html(html)
+    if tree is not None and exclude:
+        kept = without(tree, exclude, shared)
+        tree, shared = kept, shared and kept is tree
     html = html if tree is None else prepared(tree, shared, markdown)
     found = trafilatura.bare_extraction(
         html,

@@ -29,11 +29,16 @@ class RecrawlState(msgspec.Struct):
     digest: str = ""  # WARC-Payload-Digest of the last full fetch (sha1 of the body as received, base32)
     date: str = ""  # its fetch time (ISO), for the revisit's WARC-Refers-To-Date
     route: str = ""  # a spider's route (Lease.route): kept after the depth, as in a queue entry (frontier/keys.py)
+    # the last fetch that told us the page (a full fetch, a 304 or the same payload, a 404): a sitemap lastmod
+    # before it says nothing new (hint.lua reads it as the last field); "" is ``date``. Absent in older crawls' states
+    checked: str = ""
+    # --near-duplicates: the simhash (hex) the page is filed under in the index, taken out when the page changes
+    simhash: str = ""
 
     def encode(self) -> str:
         depth = f"{self.depth}{frame_route(self.route)}" if self.route else str(self.depth)
         fields = (self.key, depth, self.origin, self.rest, self.interval_ms)
-        texts = (self.etag, self.last_modified, self.digest, self.date)
+        texts = (self.etag, self.last_modified, self.digest, self.date, self.simhash, self.checked or self.date)
         return "\n".join([*map(str, fields), *(_one_line(t) for t in texts)])
 
 
@@ -44,15 +49,17 @@ def _one_line(text: str) -> str:
 def decode(text: str) -> RecrawlState | None:
     """The state stored for a URL; None for a sitemap hint or anything else."""
     parts = text.split("\n")
-    if len(parts) != 9 or not parts[4].isdigit():
+    if len(parts) == 9:  # written before ``simhash`` and ``checked``
+        parts += ["", parts[8]]
+    if len(parts) != 11 or not parts[4].isdigit():
         return None
-    key, depth_route, origin, rest, interval, etag, modified, digest, date = parts
+    key, depth_route, origin, rest, interval, etag, modified, digest, date, simhash, checked = parts
     digits = len(depth_route) - len(depth_route.lstrip("0123456789"))
     route, left = split_route(depth_route[digits:])
     if not digits or left:
         return None
     depth = int(depth_route[:digits])
-    return RecrawlState(key, depth, origin, rest, int(interval), etag, modified, digest, date, route)
+    return RecrawlState(key, depth, origin, rest, int(interval), etag, modified, digest, date, route, checked, simhash)
 
 
 def conditional_headers(text: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    bloom_m, bloom_k (its first; a crawl without bloom_chain has only it),
                                    bloom_scheme (b: blocked filters; absent: an older crawl's, see bloom.py),
                                    canon_version, created, recrawl_rounds (--recrawl-after: runs that started a
-                                   round, node/startup.py),
+                                   round, node/startup.py), round_stored (``stored`` when the round started),
                                    politeness_key (host, domain or ip; absent: host)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
     P:{P:g}:columns:<scope> hash   (Parquet outputs) column name digest -> its type, as the first writer of the crawl
@@ -61,7 +61,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
     SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
-                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>"
+                                   <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>\n
+                                   <simhash>\n<last fetch that answered>" (an older crawl's: to <fetch time>)
                                    (formats/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
                                    changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the

@@ -37,20 +37,28 @@ _SEED_POLL = 1.0
 
 
 ROUNDS_FIELD = "recrawl_rounds"  # in the crawl's meta hash: recrawl rounds started after the first run ended
+ROUND_BASE_FIELD = "round_stored"  # in the meta hash too: the crawl's ``stored`` when its current round started
 
 
-def news_from_now(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: str) -> bool:
-    """Whether a page without a held copy is ``new`` in this run (--changes), before the seeds are added.
+def start_round(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: str) -> tuple[bool, int]:
+    """Before the seeds are added: whether a page without a held copy is ``new`` in this run (--changes), and the
+    URLs ended before this run that count against its --max-pages.
 
-    The first run is the baseline however often it is stopped and resumed (Ctrl-C, kill -9): only a run that
-    starts on a crawl whose earlier runs fetched pages and left nothing queued or leased starts a recrawl round,
-    which is counted in the crawl's meta hash, so a later resume of that round (and every later round) announces
-    the pages it finds for the first time."""
+    The first run is the baseline however often it is stopped and resumed (Ctrl-C, kill -9): a recrawl round
+    starts only with a run on a crawl whose earlier runs fetched pages and then ended their round: nothing left
+    queued or leased, or --max-pages used up. It is counted in the crawl's meta hash, so a later resume of that
+    round (and every later round) announces the pages it finds for the first time. With --recrawl-after,
+    --max-pages is per round (a monitor capped at N pages checks N pages each round); without it, per crawl."""
+    counters, meta = frontier.counters(), meta_key(prefix)
+    stored, base = counters.get("stored"), int(client.hget(meta, ROUND_BASE_FIELD) or 0)
     if cfg.discovery.recrawl_after <= 0:
-        return False
-    if frontier.counters().get("fetched") > 0 and frontier.is_finished():
-        client.hincrby(meta_key(prefix), ROUNDS_FIELD, 1)
-    return cfg.extraction.changes and int(client.hget(meta_key(prefix), ROUNDS_FIELD) or 0) > 0
+        return False, stored
+    capped = 0 < cfg.crawl.max_pages <= stored - base
+    if counters.get("fetched") > 0 and (capped or frontier.is_finished()):
+        client.hincrby(meta, ROUNDS_FIELD, 1)
+        client.hset(meta, ROUND_BASE_FIELD, stored)
+        base = stored
+    return cfg.extraction.changes and int(client.hget(meta, ROUNDS_FIELD) or 0) > 0, stored - base
 
 
 def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:

@@ -171,7 +171,8 @@ class Node:
     def _seed_and_watch(self, frontier: RedisFrontier, settings: FrontierSettings, redis_url: str) -> int:
         cfg, crawl = self.cfg, self.cfg.crawl
         scope = SeedScope(cfg, self.out, self.allowed_domains)
-        announce_new = startup.news_from_now(cfg, frontier, self.client, settings.prefix)  # a page never held: new
+        # a page never held is new; the URLs ended before (of this round) count against --max-pages
+        announce_new, self.budget.before = startup.start_round(cfg, frontier, self.client, settings.prefix)
         seeds = startup.seed(
             cfg,
             self.start,
@@ -190,10 +191,7 @@ class Node:
             return 0
         if cfg.discovery.recrawl_after > 0:  # a new round: the pages of the recrawl set whose time has come
             log.info("recrawl: %d pages due again", frontier.requeue_due())
-        if crawl.max_pages:
-            # the URLs the runs before this one ended, counted as its fetchers count theirs (one record each,
-            # a URL refused by robots.txt or failed without a fetch too): "fetched" would leave those out
-            self.budget.before = frontier.counters().get("stored")
+        if crawl.max_pages:  # "stored" counts as the fetchers count (a URL robots.txt refused too), not "fetched"
             self.budget.shared = CONTEXT.Value("q", max(0, crawl.max_pages - self.budget.before))
         self._add_children(settings, redis_url, seeds, announce_new)
         return self._watch(frontier)

@@ -27,7 +27,7 @@ from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
 from webtrawl.parse.fence import overdue
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, Processed, process_page
-from webtrawl.parse.recrawl import kept_state, next_state
+from webtrawl.parse.recrawl import kept_state, next_state, superseded
 from webtrawl.parse.settle import FINISH_ENCODER, Finish, finish_batch
 from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.redact import redact
@@ -103,6 +103,7 @@ class PageBatches:
                 Completion(lease.token, lease.shard, counters, lease.url if state else "", state, due_ms)
             )
         hashed = self._near_duplicates(processed) if self.neardup is not None else []
+        unhashed: list[tuple[str, int]] = []
         states = self.tracker.apply(processed) if self.tracker is not None else []
         for page, out in processed:
             outputs.append(page_output(page, out))
@@ -113,7 +114,10 @@ class PageBatches:
             new_urls.extend(out.new_urls)
             for new in out.new_urls:
                 parents.setdefault(new.url, page)
-            completions.append(self._completion(page, out, counters))
+            completions.append(completion := self._completion(page, out, counters))
+            old = superseded(page.recrawl, completion.recrawl) if self.neardup is not None else None
+            if old is not None:  # the copy it was filed as is no more: one entry per URL in the index
+                unhashed.append((page.lease.url, old))
         if self.batch_log is not None:
             self.output.durably(self.batch_log.name, functools.partial(self.batch_log.begin, self.output.marks()))
         self.output.write(outputs)  # waits (crawl paused) while the disk is full or an output is away
@@ -128,7 +132,7 @@ class PageBatches:
                 depth = parent.lease.depth + 1 if parent is not None else 0
                 refused.append(Drop(url, reason, parent.lease.url if parent is not None else "", depth))
             self.output.write_drops(refused)
-        done = Finish(hashed, states, completions, self.frontier.completion_mark())
+        done = Finish(hashed, states, completions, self.frontier.completion_mark(), unhashed)
         if self.batch_log is not None:
             self.output.durably(
                 self.batch_log.name, functools.partial(self.batch_log.ready, FINISH_ENCODER.encode(done))

@@ -12,8 +12,9 @@ watched again when it recovers. A page that is gone (404, 410, a permanent redir
 validators and at a doubling interval (up to 8 D), so that a page that comes back is fetched whole and is ``new``.
 
 Sitemaps give hints (:func:`sitemap_hint`): a URL's ``changefreq`` is its first interval (within the same bounds),
-kept as "~<ms>" in the recrawl set until its first fetch completes; a ``lastmod`` after the fetch of the copy we hold
-queues the URL again at once (``hint.lua``).
+kept as "~<ms>" in the recrawl set until its first fetch completes; a ``lastmod`` after the last fetch that told
+us the page (the copy's own, or a 304 or the same payload since: ``RecrawlState.checked``) queues the URL again at
+once (``hint.lua``).
 
 The state (its format: :mod:`webtrawl.formats.recrawl`, shared with the fetcher and the WARC writer) is written by
 ``complete.lua`` in the same step that completes the URL, so it is durable exactly when the page's records are. Only
@@ -73,7 +74,13 @@ def next_state(
         # gone: looked at less and less often, without validators, so that a page back is fetched whole (``new``)
         interval = min(round(base_ms * _MAX_FACTOR), previous.interval_ms * 2)
         gone = RecrawlState(
-            previous.key, previous.depth, previous.origin, previous.rest, interval, route=previous.route
+            previous.key,
+            previous.depth,
+            previous.origin,
+            previous.rest,
+            interval,
+            route=previous.route,
+            checked=record.fetch_time,
         )
         return gone.encode(), now_ms + interval
     if previous is None:
@@ -98,8 +105,20 @@ def next_state(
         digest=previous.digest if previous and revisit else payload_digest(page.body),
         date=previous.date if previous and revisit else record.fetch_time,
         route=lease.route,
+        checked=record.fetch_time,  # a 304 confirms the copy held as of now: an older lastmod must not bring it back
+        simhash=record.simhash if isinstance(record.simhash, str) else previous.simhash if previous and revisit else "",
     )
     return state.encode(), now_ms + interval
+
+
+def superseded(previous: str, state: str) -> int | None:
+    """The simhash a page of the recrawl set was filed under in the near-duplicate index that its new state no longer
+    has (its text changed, it is gone): one entry per URL, or a watched site's index grows with each edit."""
+    old = decode(previous) if previous else None
+    if old is None or not old.simhash:
+        return None
+    new = decode(state) if state else None
+    return int(old.simhash, 16) if new is None or new.simhash != old.simhash else None
 
 
 def kept_state(page: Page, now: float | None = None) -> tuple[str, int]:

@@ -37,6 +37,7 @@ class Finish(msgspec.Struct, array_like=True):
     states: list[State]  # content states (--chunks / --changes)
     completions: list[Completion]
     since: int = 0  # the parser's completion mark when the batch was logged (0: none, or a log from before it)
+    unhashed: list[tuple[str, int]] = []  # (url, simhash) of recrawled pages' earlier copies: out of the index
 
 
 FINISH_ENCODER = msgspec.msgpack.Encoder()
@@ -70,6 +71,8 @@ def finish_batch(
     redo_of: str | None = None,
 ) -> None:
     """The batch's last steps, in their order; ``redo_of``: the parser whose killed life logged it."""
+    if done.unhashed and neardup is not None:
+        neardup.remove(done.unhashed)
     if done.hashed and neardup is not None:
         neardup.add(done.hashed)  # before complete: a page completed is always in the index
     if save is not None:

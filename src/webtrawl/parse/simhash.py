@@ -112,11 +112,18 @@ class NearDuplicateIndex:
         return out
 
     def add(self, pages: Iterable[tuple[str, int]]) -> None:
+        self._file(pages, "sadd")
+
+    def remove(self, pages: Iterable[tuple[str, int]]) -> None:
+        """Take pages' earlier copies out (a recrawled page whose text changed, or that is gone)."""
+        self._file(pages, "srem")
+
+    def _file(self, pages: Iterable[tuple[str, int]], command: str) -> None:
         pipe = self.client.pipeline(transaction=False)
         for url, value in pages:
             member = f"{value:016x}{url}"
             for key in self._keys(value):
-                pipe.sadd(key, member)
+                getattr(pipe, command)(key, member)
         if len(pipe):
             pipe.execute()
 

@@ -6,7 +6,8 @@
   to ``/chain/<i + 1>`` (class ``first``, for a callback that ranks it) up to CHAIN.
 * ``hints.disc.test`` (http): robots.txt names ``/sitemap.xml``, which lists ``/lo/<i>`` (priority 0.1) and
   ``/hi/<i>`` (priority 0.9) interleaved, ``/news.html`` (lastmod: :attr:`RankingWeb.news_modified`, which a test
-  moves past the page's last fetch) and ``/old.html`` (lastmod in 2020), each with a changefreq. The sitemap has no
+  moves past the page's last fetch) and ``/old.html`` (lastmod:
+  :attr:`RankingWeb.old_modified`, in 2020), each with a changefreq. The sitemap has no
   validators: a refetch of a changed one is read again.
 """
 
@@ -34,6 +35,7 @@ class RankingWeb:
     def __init__(self, http_port: int) -> None:
         self.port = http_port
         self.news_modified = "2026-11-01T10:00:00+00:00"
+        self.old_modified = "2020-01-01"  # a test moves it to change the sitemap's bytes for another page's sake
 
     def url(self, host: str, path: str) -> str:
         return build_url("http", host, self.port, path)
@@ -89,6 +91,6 @@ class RankingWeb:
         rows.append(
             f"<url><loc>{news}</loc><lastmod>{self.news_modified}</lastmod><changefreq>hourly</changefreq></url>"
         )
-        rows.append(f"<url><loc>{old}</loc><lastmod>2020-01-01</lastmod><changefreq>daily</changefreq></url>")
+        rows.append(f"<url><loc>{old}</loc><lastmod>{self.old_modified}</lastmod><changefreq>daily</changefreq></url>")
         body = "\n".join(rows)
         return f'<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{body}\n</urlset>\n'.encode()

@@ -17,6 +17,9 @@ And a sitemap no page links to (``/sitemap.xml``, a seed of its own): it lists `
 ``drop_listed``, from then on only a and c. ``/listed-b.html`` itself still answers 200. ``/sitemap.txt`` is the
 same list as a text sitemap (one URL per line), for a crawl that names it with ``--sitemap``.
 
+With ``noisy`` set, every article ends with a "Last updated" line and an ad that differ on every request (what
+trafilatura keeps as main text: ``--text-exclude`` is for them).
+
 A test can move pages (``moved``: path -> redirect status and target path): the old path redirects and the
 target serves what the old path would. While a test sets ``failing`` (a status: 503, 500...) every page answers
 it: the site is down for a round.
@@ -24,6 +27,7 @@ it: the site is down for a round.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from webtrawl_testweb.model import Reply, build_url
@@ -62,6 +66,7 @@ class WatchWeb:
         self.moved: dict[str, tuple[int, str]] = {}  # path -> (redirect status, target path); the target serves it
         self.bulk = 0  # pages /bulk/0.html ... linked from /bulk.html, which / links while there are any
         self.bulk_version: dict[int, int] = {}  # a bulk page's version (1 if absent): its text and its ETag
+        self.noisy = False  # each page's article ends with a "Last updated" line and an ad that differ every time
 
     def url(self, path: str) -> str:
         return build_url("http", HOST, self.port, path)
@@ -73,6 +78,14 @@ class WatchWeb:
         return [self.url(f"/bulk/{i}.html") for i in range(self.bulk)]
 
     def respond(self, path: str, request: Mapping[str, str] | None = None) -> Reply | None:
+        reply = self._respond(path, request)
+        if not self.noisy or reply is None or b"</article>" not in reply.body:
+            return reply
+        noise = f'<p class="updated">Last updated: request {self._served}</p><div class="ad">Ad {self._served}</div>'
+        body = reply.body.replace(b"</article>", noise.encode() + b"</article>")
+        return dataclasses.replace(reply, body=body)
+
+    def _respond(self, path: str, request: Mapping[str, str] | None) -> Reply | None:
         self._served += 1
         if self.failing and path != "/robots.txt":
             if self.failing == CUT_SHORT:  # a body shorter than its Content-Length: the client waits, times out

@@ -8,7 +8,8 @@
 --   again after an outage (a failover may have lost them with the master's last writes): one whose lease is gone
 --   was done already (returned, not counted 'stale-complete'); one done now counts 'recompleted'.
 -- A non-empty failed (a failure's reason, its retries used up) keeps the URL's entry in SP err for trawl requeue
--- (requeue.lua): its field the host and the URL's rest, its value the reason and the entry with no retries used.
+-- (requeue.lua): its field the host and the URL's rest, its value the reason and the entry with no retries used,
+-- and for a URL of the recrawl set its URL (requeue.lua then takes it out of its round's way, or leaves it to it).
 -- A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step. The counters of
 -- all segments go to the first one's (every reader sums a counter over all shards).
 -- Fencing: a completion whose lease is gone is discarded, its counters and state too. The lease was taken back (its
@@ -68,6 +69,7 @@ while i <= #ARGV do
       if failed ~= '' then
         local d, h, _, rest = split_entry(entry)
         local kept = failed .. '\n' .. join_meta(d, h, 0) .. rest
+        if state ~= '' then kept = kept .. '\n' .. url end
         if redis.call('HSET', sp .. FAILED, host .. '\n' .. rest, kept) == 1 then
           count(C_FAILED_KEPT, 1)
         end

@@ -3,8 +3,8 @@
 -- returns how many URLs it queued again.
 -- A URL without recrawl state gets the hint "~<interval>" (its first interval, read when its first fetch completes:
 -- the only bytes hints cost, and only for sitemap URLs of a recrawl). A URL with a state whose lastmod is after the
--- fetch of the copy we hold (the state's last field), and that waits in the due set (not queued or in flight), is
--- queued again now.
+-- last fetch that told us the page (the state's last field: a full fetch, or a 304 / same payload since, which
+-- confirmed the copy we hold), and that waits in the due set (not queued or in flight), is queued again now.
 local sp = ARGV[1]
 local rc, due = KEYS[1], sp .. 'due'
 local now, queued = -1, 0
