@@ -128,12 +128,15 @@ def test_a_bad_sitemap_url_or_a_missing_seeds_file_is_a_config_error_at_once(tmp
 
 def test_a_crawl_read_back_by_the_name_of_its_directory(shop_web: ShopWeb, tmp_path: Path) -> None:
     """``CrawlResult("shop-crawl").items()``, as ``Crawler(out="shop-crawl")`` is written, raised a TypeError
-    (``str / str``): only a Path was read back."""
+    (``str / str``): only a Path was read back. Its ``stats`` read 0 for every counter: only run() filled them."""
     out = tmp_path / "crawl"
     ran = Crawler(Shop, out=str(out), max_pages=12, **shop_options(shop_web)).run()
     again = CrawlResult(str(out))
     assert list(again.items()) == list(ran.items()) and list(again.records()) and again.out == out
     assert ran.stats["items"] == len(list(again.items())) > 0
+    assert again.stats == ran.stats and again.stats["fetched"] >= 12
+    with pytest.raises(ConfigError, match=r"holds no crawl"):
+        _ = CrawlResult(tmp_path / "nothing").stats
 
 
 def test_a_rules_file_whose_rule_recrawls_needs_recrawl_after_at_once(tmp_path: Path) -> None:
