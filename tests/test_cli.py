@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from webtrawl import ConfigError, CrawlResult
+
 
 def _trawl(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -92,6 +94,19 @@ def test_bad_config_file(tmp_path: Path) -> None:
 def test_stats_of_a_directory_without_a_crawl(tmp_path: Path) -> None:
     result = _trawl("stats", "--out", str(tmp_path))
     _assert_one_line_error(result, 2, "holds no crawl")
+
+
+@pytest.mark.parametrize("command", ["status", "stop", "export"])
+def test_a_crawl_on_a_redis_whose_password_was_not_saved_asks_for_its_url(command: str, tmp_path: Path) -> None:
+    """crawl.json keeps a shared Redis's URL without its password: 'trawl status --out' (and the Python API's
+    CrawlResult(out).stats) said the directory held no crawl, 'trawl stop --out' that none was running in it."""
+    (tmp_path / "crawl.json").write_text(json.dumps({"redis": "redis://:***@127.0.0.1:1/0"}))
+    args = ["--to", f"csv:{tmp_path}/o"] if command == "export" else []
+    (tmp_path / "items").mkdir()
+    result = _trawl(command, "--out", str(tmp_path), *args)
+    _assert_one_line_error(result, 2, "runs on redis://:***@127.0.0.1:1/0, whose password is not saved: give its URL")
+    with pytest.raises(ConfigError, match=r"whose password is not saved: give its URL \(--redis; redis= in Python\)"):
+        _ = CrawlResult(tmp_path).stats
 
 
 @pytest.mark.parametrize(

@@ -20,14 +20,23 @@ class CrawlResult:
     earlier runs): ``fetched``, ``items``, ``queued``, ``err:<reason>``, ``drop:<reason>``... as ``trawl stats``
     shows them (one never counted reads 0). ``interrupted``: the run was stopped at once (a second Ctrl-C), without
     draining. ``CrawlResult("shop-crawl")`` reads a crawl back later: its stats are read from the crawl's Redis (as
-    ``trawl stats --out`` reads them, live or stopped) when first asked for."""
+    ``trawl stats --out`` reads them, live or stopped) when first asked for; ``redis``: the URL of a shared one
+    whose password the crawl did not save."""
 
-    __slots__ = ("_stats", "interrupted", "out")
+    __slots__ = ("_redis", "_stats", "interrupted", "out")
 
-    def __init__(self, out: Path | str, stats: Mapping[str, int] | None = None, interrupted: bool = False) -> None:
+    def __init__(
+        self,
+        out: Path | str,
+        stats: Mapping[str, int] | None = None,
+        interrupted: bool = False,
+        *,
+        redis: str | None = None,
+    ) -> None:
         self.out = Path(out).expanduser()  # a str is taken too
         self._stats = None if stats is None else Stats(stats)
         self.interrupted = interrupted
+        self._redis = redis  # a crawl on a shared Redis whose password crawl.json does not keep: its URL
 
     def __repr__(self) -> str:
         return f"CrawlResult(out={str(self.out)!r}, interrupted={self.interrupted})"
@@ -35,7 +44,7 @@ class CrawlResult:
     @property
     def stats(self) -> Stats:
         if self._stats is None:
-            self._stats = _read_stats(self.out)
+            self._stats = _read_stats(self.out, self._redis)
         return self._stats
 
     def items(self, identity: Path | str | None = None) -> Iterator[dict[str, Any]]:
@@ -57,14 +66,14 @@ class CrawlResult:
             yield from lines
 
 
-def _read_stats(out: Path) -> Stats:
+def _read_stats(out: Path, redis: str | None) -> Stats:
     """The counters of the crawl in ``out``, from its Redis (``trawl stats``'s): a ``ConfigError`` if it holds none."""
     from webtrawl.errors import ConfigError, InputError
     from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
     from webtrawl.node.stats import redis_of_out
 
     try:
-        with redis_of_out(out, None, None) as (url, cluster):
+        with redis_of_out(out, redis, None) as (url, cluster):
             client = connect_sync(url, cluster=cluster)
             try:
                 return Stats(RedisFrontier.open(client, FrontierSettings(), create=False).counters().values)
