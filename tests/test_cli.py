@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +181,24 @@ def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
     _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")
     _assert_one_line_error(_trawl("stop", "--out", str(out)), 2, f"no crawl is running in {out}")
     _assert_one_line_error(_trawl("stop"), 2, "trawl stop needs --out DIR (a crawl on this machine) or --redis")
+
+
+def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> None:
+    """``trawl try ... | head -1`` (or ``trawl status --out DIR | head``): the reader that leaves made the next
+    write fail, and the user got a BrokenPipeError traceback."""
+    rules, page = tmp_path / "rules.toml", tmp_path / "page.html"
+    rules.write_text('[[rule]]\nurl = "."\n[rule.fields]\ntitle = "css:title::text"\n')
+    page.write_text("<html><head><title>t</title></head><body>x</body></html>")
+    reader, writer = os.pipe()
+    os.close(reader)  # gone before anything is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "webtrawl", "try", "--extract", str(rules), str(page)],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(writer)
+    assert done.returncode == 141 and done.stderr == ""
