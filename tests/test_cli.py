@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from webtrawl import ConfigError, CrawlResult
 
 
 def _trawl(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -94,6 +97,19 @@ def test_stats_of_a_directory_without_a_crawl(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "holds no crawl")
 
 
+@pytest.mark.parametrize("command", ["status", "stop", "export"])
+def test_a_crawl_on_a_redis_whose_password_was_not_saved_asks_for_its_url(command: str, tmp_path: Path) -> None:
+    """crawl.json keeps a shared Redis's URL without its password: 'trawl status --out' (and the Python API's
+    CrawlResult(out).stats) said the directory held no crawl, 'trawl stop --out' that none was running in it."""
+    (tmp_path / "crawl.json").write_text(json.dumps({"redis": "redis://:***@127.0.0.1:1/0"}))
+    args = ["--to", f"csv:{tmp_path}/o"] if command == "export" else []
+    (tmp_path / "items").mkdir()
+    result = _trawl(command, "--out", str(tmp_path), *args)
+    _assert_one_line_error(result, 2, "runs on redis://:***@127.0.0.1:1/0, whose password is not saved: give its URL")
+    with pytest.raises(ConfigError, match=r"whose password is not saved: give its URL \(--redis; redis= in Python\)"):
+        _ = CrawlResult(tmp_path).stats
+
+
 @pytest.mark.parametrize(
     ("args", "hint"),
     [
@@ -165,3 +181,24 @@ def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
     _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")
     _assert_one_line_error(_trawl("stop", "--out", str(out)), 2, f"no crawl is running in {out}")
     _assert_one_line_error(_trawl("stop"), 2, "trawl stop needs --out DIR (a crawl on this machine) or --redis")
+
+
+def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> None:
+    """``trawl try ... | head -1`` (or ``trawl status --out DIR | head``): the reader that leaves made the next
+    write fail, and the user got a BrokenPipeError traceback."""
+    rules, page = tmp_path / "rules.toml", tmp_path / "page.html"
+    rules.write_text('[[rule]]\nurl = "."\n[rule.fields]\ntitle = "css:title::text"\n')
+    page.write_text("<html><head><title>t</title></head><body>x</body></html>")
+    reader, writer = os.pipe()
+    os.close(reader)  # gone before anything is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "webtrawl", "try", "--extract", str(rules), str(page)],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(writer)
+    assert done.returncode == 141 and done.stderr == ""

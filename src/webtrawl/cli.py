@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import select
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from webtrawl.options import OPTIONS
 EXIT_INPUT = 2
 EXIT_STATE = 3
 EXIT_INTERRUPTED = 130
+EXIT_SIGPIPE = 141  # 128 + SIGPIPE: what a shell reports for a command its pipe's reader left
 
 
 class _Parser(argparse.ArgumentParser):
@@ -287,3 +289,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise
+        # the reader of our output went away ('trawl try ... | head'): quiet, as a command that SIGPIPE ends; what
+        # Python flushes at exit goes nowhere instead of a second error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_SIGPIPE
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe nobody reads any more (poll reports POLLERR on its writing end)."""
+    try:
+        watch = select.poll()
+        watch.register(sys.stdout.fileno(), 0)
+        return any(event & select.POLLERR for _fd, event in watch.poll(0))
+    except (OSError, ValueError):  # no file descriptor (replaced by the caller): not ours to say
+        return False

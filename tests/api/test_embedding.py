@@ -3,6 +3,7 @@ Python values its options take."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import subprocess
@@ -128,12 +129,15 @@ def test_a_bad_sitemap_url_or_a_missing_seeds_file_is_a_config_error_at_once(tmp
 
 def test_a_crawl_read_back_by_the_name_of_its_directory(shop_web: ShopWeb, tmp_path: Path) -> None:
     """``CrawlResult("shop-crawl").items()``, as ``Crawler(out="shop-crawl")`` is written, raised a TypeError
-    (``str / str``): only a Path was read back."""
+    (``str / str``): only a Path was read back. Its ``stats`` read 0 for every counter: only run() filled them."""
     out = tmp_path / "crawl"
     ran = Crawler(Shop, out=str(out), max_pages=12, **shop_options(shop_web)).run()
     again = CrawlResult(str(out))
     assert list(again.items()) == list(ran.items()) and list(again.records()) and again.out == out
     assert ran.stats["items"] == len(list(again.items())) > 0
+    assert again.stats == ran.stats and again.stats["fetched"] >= 12
+    with pytest.raises(ConfigError, match=r"holds no crawl"):
+        _ = CrawlResult(tmp_path / "nothing").stats
 
 
 def test_a_rules_file_whose_rule_recrawls_needs_recrawl_after_at_once(tmp_path: Path) -> None:
@@ -303,3 +307,47 @@ def test_a_first_run_that_cannot_reach_its_redis_does_not_hold_the_next_run_to_i
     assert not (out / "crawl.json").exists()
     result = Crawler(Shop, out=out, max_pages=3, **shop_options(shop_web)).run()  # its own Redis, as meant
     assert result.stats["fetched"] == 3
+
+
+# Ctrl-C twice at a given moment of the crawl's start: a wrapper of that step sends both SIGINTs, then runs it.
+CTRL_C_TWICE_AT_START = """
+import functools, json, os, signal, sys
+from webtrawl import Crawler
+from webtrawl.node import startup
+from webtrawl.node.children import Child
+
+
+def title(page):
+    yield {"title": page.css("h1::text").get()}
+
+
+def twice_then(step, *args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    os.kill(os.getpid(), signal.SIGINT)
+    return step(*args, **kwargs)
+
+
+if __name__ == "__main__":
+    if sys.argv[2] == "seeds":
+        startup.seed = functools.partial(twice_then, startup.seed)
+    else:
+        start = Child.start
+        Child.start = lambda child: twice_then(start, child)
+    result = Crawler(title, out=sys.argv[1], **json.loads(sys.argv[3])).run()
+    print("interrupted" if result.interrupted else "drained")
+"""
+
+
+@pytest.mark.parametrize("moment", ["seeds", "children"])
+def test_ctrl_c_twice_while_the_crawl_starts_quits_at_once_and_run_returns(
+    moment: str, shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """A second Ctrl-C quits at once (run() returns, ``interrupted``), but one while the seeds were queued or the
+    crawl's processes started came out of run() as a KeyboardInterrupt traceback (``trawl crawl``: exit 130 without
+    a word), and one in the middle of a process's start made the fork server print a traceback too."""
+    script, out = tmp_path / "scrape.py", tmp_path / "crawl"
+    script.write_text(CTRL_C_TWICE_AT_START)
+    args = [sys.executable, str(script), str(out), moment, json.dumps(shop_options(shop_web))]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-4000:]
+    assert done.stdout == "interrupted\n" and "quitting at once" in done.stderr

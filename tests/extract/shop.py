@@ -260,3 +260,10 @@ class ClosingShop(ShopSpider):
     def closed(self, reason: str) -> None:
         with open(os.environ["SHOP_CLOSED"], "a") as log:
             log.write(f"{reason}\n")
+
+
+class BigItemShop(ShopSpider):
+    """The home page's item is 2 MB of text: over NATS's default max_payload (1 MB)."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        yield {"text": "x" * 2_000_000}

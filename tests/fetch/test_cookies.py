@@ -8,13 +8,16 @@ import pytest
 
 from tests.fetch.servers import local_cfg, local_client, read_request, run, serve_raw
 
-# Set-Cookie value as the server sends it -> the Cookie header a browser sends back (the value's bytes, unquoted)
+# Set-Cookie value as the server sends it -> the Cookie header a browser sends back (the value as set, quotes kept)
 SENT_BACK = {
     "base64 padding": (b"s=YWJjZA==", b"s=YWJjZA=="),
     "a path": (b"p=/a/b", b"p=/a/b"),
     "JSON": (b'j={"k":"v"}', b'j={"k":"v"}'),
     "UTF-8": ("u=caf\u00e9".encode(), "u=caf\u00e9".encode()),
     "a comma": (b"c=a,b", b"c=a,b"),
+    "quotes": (b'q="abc def"', b'q="abc def"'),
+    "quotes around a safe value": (b'q="abc"', b'q="abc"'),
+    "an escaped quote": (b'q="a\\"b"', b'q="a\\"b"'),
 }
 
 
@@ -54,7 +57,8 @@ def _sent(set_cookie: bytes) -> list[bytes]:
 def test_a_cookie_is_sent_back_as_the_server_set_it(kind: str) -> None:
     """aiohttp's jar quoted every value with a byte outside SimpleCookie's few legal ones: a base64 session id
     (``=``), a path, JSON or UTF-8 went back as ``s="YWJjZA=="`` (UTF-8 even as ``"caf\\351"``), which a server
-    that does not strip quotes (PHP) reads as another value: the session was lost on the next page."""
+    that does not strip quotes (PHP) reads as another value: the session was lost on the next page. With quoting
+    off, a quoted value (``q="abc def"``) lost its quotes instead."""
     set_cookie, expected = SENT_BACK[kind]
     assert _sent(set_cookie) == [b"", expected]
 

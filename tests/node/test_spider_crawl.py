@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from tests.extract.shop import __file__ as shop_file
+from tests.fixtures.broker_fixtures import NATS_SERVER
 from tests.fixtures.shop_web import ShopWeb
+from tests.fixtures.usersink import collected
 from tests.node.clusterrun import NodeRun
 from tests.node.crawlrun import Crawl, records, taken_back, wait_until
 from webtrawl import CrawlResult
@@ -95,6 +97,39 @@ def test_kill_9_and_rerun_lose_and_double_no_item(
     read = list(CrawlResult(out).items())
     assert sorted(i["url"] for i in read) == sorted({i["url"] for i in items})
     _check_products(shop_web, read)
+
+
+def test_a_user_sink_whose_close_fails_is_one_error_line_and_keeps_every_item(
+    shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each parser printed a traceback of the sink's exception when it ended (and skipped the rest of its end: its
+    batch log, the spider's ``closed``): the rows it had flushed are all there, so one ERROR line says so."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    out, sunk = tmp_path / "crawl", tmp_path / "sunk.jsonl"
+    sink = f"tests.fixtures.usersink:CloseFailsSink?path={sunk}"
+    crawl = Crawl(out, [*_args(shop_web), "--spider", SPIDER, "--items-to", sink])
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert "Traceback" not in log, log[-4000:]
+    failed = [line for line in log.splitlines() if "closing it failed" in line]
+    assert len(failed) == 2 and all("RuntimeError: connection reset while closing" in line for line in failed)
+    assert sorted(row["url"] for row in collected(sunk)) == sorted(shop_web.category_of)
+
+
+def test_a_row_the_sink_refuses_for_good_stops_the_crawl_with_its_one_line(
+    shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nats_subject: str
+) -> None:
+    """A row over NATS's max_payload (or MariaDB's max_allowed_packet, RabbitMQ's max_message_size) is a ConfigError
+    in the parser: the node stopped with its line, but each of the parser's 3 starts printed a traceback of it."""
+    monkeypatch.setenv("SHOP_START", shop_web.url("/"))
+    out = tmp_path / "crawl"
+    sink = f"{NATS_SERVER}/{nats_subject}"
+    crawl = Crawl(out, [*_args(shop_web), "--parsers", "1", "--spider", f"{shop_file}:BigItemShop", "--items-to", sink])
+    assert crawl.wait(300) == 1
+    log = crawl.log()
+    assert "Traceback" not in log, log[-4000:]
+    assert log.strip().splitlines()[-1].startswith("trawl: error: parser-0 died at start 3 times in a row: nats://")
+    assert "is 2000" in log.strip().splitlines()[-1] and "over the server's max_payload" in log
 
 
 def _two_nodes(shop: ShopWeb, cluster: LocalRedisCluster, tmp_path: Path, *spider: str) -> list[list[Any]]:

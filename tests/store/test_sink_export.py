@@ -14,6 +14,7 @@ import pytest
 
 from tests.fixtures.broker_fixtures import AMQP_SERVER, NATS_SERVER, queue_messages, stream_messages
 from tests.fixtures.mysql_fixtures import mysql_query
+from tests.fixtures.usersink import collected
 from webtrawl.errors import ConfigError
 from webtrawl.store.sinks.export import export
 
@@ -75,6 +76,22 @@ def test_export_command_errors_are_one_line(tmp_path: Path) -> None:
     done = subprocess.run([*run, "--to", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "exported 4 items rows of 3 URLs" in done.stdout
+
+
+def test_export_to_a_user_sink_whose_close_fails_is_one_line(tmp_path: Path) -> None:
+    """The sink's exception came out of export's cleanup as a traceback, and the command's exit said nothing
+    about which sink failed."""
+    _crawl(tmp_path)
+    sink = f"tests.fixtures.usersink:CloseFailsRowSink?path={tmp_path}/u.jsonl"
+    run = [sys.executable, "-m", "webtrawl", "export", "--out", str(tmp_path), "--crawl-id", "x"]
+    done = subprocess.run([*run, "--to", sink, "--to", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith("trawl: error: sink 'collecting:"), done.stderr
+    assert errors[0].endswith(": closing it failed: RuntimeError: connection reset while closing")
+    assert len(collected(tmp_path / "u.jsonl")) == 4  # its rows are in, and the other sink's too
+    with sqlite3.connect(tmp_path / "x.db") as conn:
+        assert conn.execute("SELECT count(*) FROM items").fetchall() == [(4,)]
 
 
 def test_export_command_names_the_option_the_user_gave_for_a_sink_it_cannot_import(tmp_path: Path) -> None:

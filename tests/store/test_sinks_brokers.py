@@ -175,3 +175,15 @@ def test_nats_row_over_the_servers_max_payload_is_one_clear_error(nats_subject: 
     with pytest.raises(ConfigError, match=r"the row wt-1700000000/http://a.test/2/0 is \d+ bytes, over the server's"):
         sink.write([page("http://a.test/2", [{"text": "x" * 2_000_000}])])
     sink.close()
+
+
+def test_amqp_row_over_the_brokers_max_message_size_is_one_clear_error(amqp_queue: str) -> None:
+    """RabbitMQ closes the channel on a message over its max_message_size (128 MiB in 3.x, 16 MiB in 4.x): the sink
+    took it for an outage, and the crawl waited forever. The row here is over both defaults."""
+    sink = open_sink(f"{AMQP_SERVER}?queue={amqp_queue}", "items", ctx(Path("/nonexistent")))
+    sink.write([page("http://a.test/1", [{"n": 1}])])
+    with pytest.raises(ConfigError, match=r"the row wt-1700000000/http://a.test/2/0 is \d+ bytes, over the broker's"):
+        # after rows that fit, in the same batch: theirs fail too, with the channel the broker closed
+        sink.write([products("http://a.test/0", 50), page("http://a.test/2", [{"text": "x" * ((128 << 20) + 1000)}])])
+    sink.close()
+    assert "wt-1700000000/http://a.test/1/0" in [mid for mid, _, _ in queue_messages(amqp_queue)]

@@ -117,3 +117,13 @@ def test_a_row_over_the_servers_max_allowed_packet_is_one_clear_error(mysql_url:
         sink.write([page("http://a.test/2", [{"text": "x" * (packet + 1)}])])
     sink.close()
     assert mysql_query(mysql_url, "SELECT url, length(text) FROM t") == [("http://a.test/1", packet - 100_000)]
+
+
+def test_a_row_over_max_allowed_packet_once_escaped_is_one_clear_error(mysql_url: str) -> None:
+    """The size was estimated from the characters alone: quotes, backslashes and newlines go out escaped (two bytes
+    each), so a row of them under the estimate reached the server over its packet."""
+    (packet,) = mysql_query(mysql_url, "SELECT @@max_allowed_packet")[0]
+    sink = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    with pytest.raises(ConfigError, match=r"the row http://a.test/2 #0 is \d+ bytes, over the server's max_allowed"):
+        sink.write([page("http://a.test/2", [{"text": '"' * (packet - 100_000)}])])
+    sink.close()

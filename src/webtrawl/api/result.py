@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +15,37 @@ class Stats(dict[str, int]):
         return 0
 
 
-@dataclass(frozen=True, slots=True)
 class CrawlResult:
     """One run of a crawl. ``stats`` are the whole crawl's counters when it stopped (a resumed crawl's include its
     earlier runs): ``fetched``, ``items``, ``queued``, ``err:<reason>``, ``drop:<reason>``... as ``trawl stats``
     shows them (one never counted reads 0). ``interrupted``: the run was stopped at once (a second Ctrl-C), without
-    draining."""
+    draining. ``CrawlResult("shop-crawl")`` reads a crawl back later: its stats are read from the crawl's Redis (as
+    ``trawl stats --out`` reads them, live or stopped) when first asked for; ``redis``: the URL of a shared one
+    whose password the crawl did not save."""
 
-    out: Path  # a str is taken too
-    stats: Mapping[str, int] = field(default_factory=Stats)
-    interrupted: bool = False
+    __slots__ = ("_redis", "_stats", "interrupted", "out")
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.out, Path):  # CrawlResult("shop-crawl"), to read a crawl back later
-            object.__setattr__(self, "out", Path(self.out).expanduser())
-        if not isinstance(self.stats, Stats):
-            object.__setattr__(self, "stats", Stats(self.stats))
+    def __init__(
+        self,
+        out: Path | str,
+        stats: Mapping[str, int] | None = None,
+        interrupted: bool = False,
+        *,
+        redis: str | None = None,
+    ) -> None:
+        self.out = Path(out).expanduser()  # a str is taken too
+        self._stats = None if stats is None else Stats(stats)
+        self.interrupted = interrupted
+        self._redis = redis  # a crawl on a shared Redis whose password crawl.json does not keep: its URL
+
+    def __repr__(self) -> str:
+        return f"CrawlResult(out={str(self.out)!r}, interrupted={self.interrupted})"
+
+    @property
+    def stats(self) -> Stats:
+        if self._stats is None:
+            self._stats = _read_stats(self.out, self._redis)
+        return self._stats
 
     def items(self, identity: Path | str | None = None) -> Iterator[dict[str, Any]]:
         """The stored items (``items/*.jsonl``): ``{"url", "fetch_time", "index", "fields"}``, read lazily. A page
@@ -50,3 +64,22 @@ class CrawlResult:
 
         for lines in latest(self.out, what, None if identity is None else Path(identity)):
             yield from lines
+
+
+def _read_stats(out: Path, redis: str | None) -> Stats:
+    """The counters of the crawl in ``out``, from its Redis (``trawl stats``'s): a ``ConfigError`` if it holds none."""
+    from webtrawl.errors import ConfigError, InputError
+    from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+    from webtrawl.node.stats import redis_of_out
+
+    try:
+        with redis_of_out(out, redis, None) as (url, cluster):
+            client = connect_sync(url, cluster=cluster)
+            try:
+                return Stats(RedisFrontier.open(client, FrontierSettings(), create=False).counters().values)
+            finally:
+                client.close()
+    except ConfigError:
+        raise
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None

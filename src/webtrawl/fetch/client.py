@@ -42,6 +42,7 @@ from webtrawl.fetch.wire import (
     SENT_TRANSPORTS,
     PeerResponse,
     ProxyDown,
+    RawCookieJar,
     TrackedRequest,
     Turn,
     abort_transports,
@@ -124,12 +125,9 @@ class HttpClient:
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
-            # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them.
-            # Sent back unquoted, as browsers send them: aiohttp quotes a value with any byte outside SimpleCookie's
-            # few legal ones (a base64 "=", "/", ",", JSON, UTF-8), which servers that keep quotes read as another.
-            cookie_jar=aiohttp.CookieJar(unsafe=True, quote_cookie=False)
-            if self._fetch.cookies
-            else aiohttp.DummyCookieJar(),
+            # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them,
+            # sent back as the server set them (RawCookieJar).
+            cookie_jar=RawCookieJar() if self._fetch.cookies else aiohttp.DummyCookieJar(),
             response_class=PeerResponse,
             request_class=TrackedRequest,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._fetch.timeouts.connect),

@@ -1,6 +1,6 @@
 """The aiohttp-level parts of one GET (:mod:`webtrawl.fetch.client`): requests that remember their transport so a
 request given up can be aborted, responses that keep the peer address, sockets with a fixed receive buffer, the
-capped body read, aiohttp's exceptions mapped to :mod:`webtrawl.errors`, and the TLS context.
+capped body read, aiohttp's exceptions mapped to :mod:`webtrawl.errors`, the TLS context, and the --cookies jar.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
+from http.cookies import Morsel
 from typing import Any
 
 import aiohttp
@@ -46,6 +47,22 @@ _MAX_MESSAGE = 200
 
 # The transports of the requests the current task has sent (set by HttpClient.fetch, filled by TrackedRequest).
 SENT_TRANSPORTS: contextvars.ContextVar[list[asyncio.Transport]] = contextvars.ContextVar("webtrawl_transports")
+
+
+class RawCookieJar(aiohttp.CookieJar):
+    """--cookies' jar: a cookie goes back as the server set it (the value's bytes, quotes included), as browsers send
+    it. aiohttp's jar either quotes a value with a byte outside SimpleCookie's few legal ones (a base64 "=", "/",
+    JSON, UTF-8) or, with ``quote_cookie=False``, strips the quotes the server put (``sid="a b"`` went back as
+    ``sid=a b``): servers that keep quotes (PHP) read either as another value, and the session is lost."""
+
+    def __init__(self) -> None:
+        super().__init__(unsafe=True, quote_cookie=False)
+
+    def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
+        morsel: Morsel[str] = Morsel()
+        # __setstate__, as aiohttp does: Morsel.set() would refuse the bytes a server may send (UTF-8, quotes)
+        morsel.__setstate__({"key": cookie.key, "value": cookie.value, "coded_value": cookie.coded_value})  # type: ignore[attr-defined]
+        return morsel
 
 
 class TrackedRequest(ClientRequest):

@@ -133,11 +133,30 @@ class Children:
 
     pid_file: Path | None = None
     members: list[Child] = field(default_factory=list)
+    starting: bool = False  # a child is being started: a quit at once waits for it (quit_asked)
+    quit_asked: bool = False
 
     def add(self, child: Child) -> None:
         self.members.append(child)
-        child.start()
+        self._start(child)
         self._write_pids()
+
+    def quit_at_once(self) -> None:
+        """A second Ctrl-C: KeyboardInterrupt now, or once the child being started is whole."""
+        self.quit_asked = True
+        if not self.starting:
+            raise KeyboardInterrupt
+
+    def _start(self, child: Child) -> None:
+        """Start ``child`` whole: a second Ctrl-C meanwhile raises once it is started (cut short, the fork server's
+        new process found the node's shared events gone and printed a traceback)."""
+        self.starting = True
+        try:
+            child.start()
+        finally:
+            self.starting = False
+        if self.quit_asked:
+            raise KeyboardInterrupt
 
     def close(self) -> None:
         """The node is done: a child still running ends (a program that runs crawls one after another keeps no
@@ -172,7 +191,7 @@ class Children:
                 )
             child.restarts += 1
             messages.append(f"{child.name} (pid {child.pid}) died ({how}); restarting it (restart #{child.restarts})")
-            child.start()
+            self._start(child)
         if messages:
             self._write_pids()
         return messages

@@ -159,6 +159,8 @@ def child_entry(
         if report is not None:
             with contextlib.suppress(OSError):
                 report.send((error_line(exc), isinstance(exc, StateError)))
+        if isinstance(exc, WebtrawlError):  # its message is for users, and the node logs it: not a traceback too
+            raise SystemExit(1) from None
         raise
 
 

@@ -53,8 +53,13 @@ def _saved_redis(out: Path, redis_url: str | None, cluster: bool | None) -> tupl
 
     A saved URL with a masked password is not usable: such a crawl needs ``--redis`` again."""
     saved = load_saved_settings(out) or {}
-    if redis_url is None and saved.get("redis") and "***" not in str(saved["redis"]):
+    if redis_url is None and saved.get("redis"):
         redis_url = str(saved["redis"])
+        if "***" in redis_url:  # else "holds no crawl": it looked for an embedded Redis in out
+            raise InputError(
+                f"the crawl in {out} runs on {redis_url}, whose password is not saved:"
+                " give its URL (--redis; redis= in Python)"
+            )
     if cluster is None:
         cluster = bool(saved.get("cluster")) and bool(redis_url)
     return redis_url, cluster

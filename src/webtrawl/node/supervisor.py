@@ -125,8 +125,7 @@ class Node:
                     self.redis.stop()
         finally:
             self.children.close()  # a child still alive now (the node failed) ends with it, as at the node's death
-            # Released here, not when the node is collected: a program that runs the same out again (a resume
-            # from the API) would find it still locked until a garbage collection freed the node's cycles.
+            # released here, not at the node's collection: a resume from the same program found it still locked
             lock_file.close()
 
     def _start_redis(self) -> str:
@@ -146,7 +145,12 @@ class Node:
         with refusing_full(redis_url):  # a Redis too full to start in: one clear error (later, the node waits)
             frontier = self._open(settings)
         with stop_signals(self._on_signal):  # from here on a stop signal drains, also while waiting for seeds
-            return self._seed_and_watch(frontier, settings, redis_url)
+            try:
+                return self._seed_and_watch(frontier, settings, redis_url)
+            except KeyboardInterrupt:  # a second Ctrl-C, while starting or crawling
+                log.warning("quitting at once: leases of in-flight URLs are taken back on the next start")
+                self.children.kill()
+                return 130
 
     def _open(self, settings: FrontierSettings) -> RedisFrontier:
         cfg, crawl = self.cfg, self.cfg.crawl
@@ -239,7 +243,7 @@ class Node:
         """The first stop signal drains; a second Ctrl-C or SIGTERM quits at once. A hang-up never does: the shell
         and the kernel may both send it when a terminal closes, and nobody is there to have pressed anything."""
         if self.interrupts and signum != signal.SIGHUP:
-            raise KeyboardInterrupt
+            self.children.quit_at_once()
         if not self.interrupts:
             name = signal.Signals(signum).name
             log.warning("stopping (%s): finishing in-flight pages (press Ctrl-C again to quit at once)", name)
@@ -327,10 +331,6 @@ class Node:
                     ended_badly(watch.too_long(), out_dir)
                     return 0
                 time.sleep(_TICK)
-        except KeyboardInterrupt:
-            log.warning("quitting at once: leases of in-flight URLs are taken back on the next start")
-            self.children.kill()
-            return 130
         except ChildFailed:  # a child that cannot start: the others stop as at the end of a crawl, then the error
             self.stop_leasing.set()
             drain(self.children, self.fetchers_done)

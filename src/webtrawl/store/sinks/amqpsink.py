@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import urllib.parse
 from typing import TypeVar
 
@@ -49,6 +50,8 @@ _TRANSIENT = (
     OSError,
     asyncio.TimeoutError,
 )
+# What RabbitMQ closes the channel with on a message over its max_message_size (128 MiB in 3.x, 16 MiB in 4.x).
+_TOO_BIG = re.compile(r"message size (\d+) is larger than configured max size (\d+)")
 
 
 class AmqpTarget:
@@ -148,7 +151,20 @@ class AmqpSink(BrokerSink):
             ]
             for done in await asyncio.gather(*sends, return_exceptions=True):
                 if isinstance(done, BaseException):
+                    self._refused_for_good(done, found[start : start + _IN_FLIGHT])
                     raise done
+
+    def _refused_for_good(self, exc: BaseException, sent: list[tuple[str, bytes]]) -> None:
+        """ConfigError for a message over the broker's max_message_size: the broker closes the channel on it, which
+        looked like an outage, and the crawl waited for it forever."""
+        too_big = _TOO_BIG.search(str(exc))
+        if too_big is None:
+            return
+        mid, body = max(sent, key=lambda message: len(message[1]))
+        raise ConfigError(
+            f"{self.name}: the row {mid} is {len(body)} bytes, over the broker's max_message_size"
+            f" ({too_big.group(2)}): raise max_message_size in RabbitMQ's configuration, then resume"
+        )
 
 
 def _why(exc: BaseException, target: AmqpTarget) -> str:

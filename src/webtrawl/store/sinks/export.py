@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from webtrawl.errors import ConfigError, InputError
+from webtrawl.errors import ConfigError, InputError, WebtrawlError
 from webtrawl.store.agekeys import open_output, output_files
 from webtrawl.store.base import SinkContext
 from webtrawl.store.batchlog import Marked
@@ -114,10 +114,24 @@ def export(
                 rows_done += _write(sinks, maker.from_dicts(pending))
                 pending = []
         rows_done += _write(sinks, maker.from_dicts(pending))
-    finally:
-        for done in sinks:
-            done.close()
+    except BaseException:
+        _close(sinks, quiet=True)  # the error that stopped the export is the one to tell
+        raise
+    _close(sinks)
     return rows_done, pages
+
+
+def _close(sinks: Sequence[RowSink], *, quiet: bool = False) -> None:
+    """Close every sink; one whose ``close()`` fails (a user's class, a connection lost) is the export's one error
+    line, not a traceback, once the others are closed: what it holds of the export is not known to be whole."""
+    failed = ""
+    for sink in sinks:
+        try:
+            sink.close()
+        except Exception as exc:
+            failed = failed or f"sink {sink.name!r}: closing it failed: {type(exc).__name__}: {exc}"
+    if failed and not quiet:
+        raise WebtrawlError(failed)
 
 
 def _write(sinks: Sequence[RowSink], rows: Rows) -> int:

@@ -212,9 +212,13 @@ class MysqlSink(SqlSink):
             self._packet = int(cur.fetchone()[0])
         for row, cells_of_row in zip(rows, cells, strict=True):
             chars = sum(len(c) for c in cells_of_row if isinstance(c, str))
-            if statement + 4 * chars + 24 * len(cells_of_row) < self._packet:  # UTF-8: 4 bytes a character at most
+            # UTF-8: 4 bytes a character at most, escaped or not
+            if statement + 4 * chars + 24 * len(cells_of_row) < self._packet:
                 continue
-            size = statement + sum(len(c.encode()) + 2 if isinstance(c, str) else 24 for c in cells_of_row)
+            # as sent: escaped by the connection (a quote, backslash or newline is two bytes) and quoted
+            size = statement + sum(
+                len(cur.connection.escape(c).encode()) if isinstance(c, str) else 24 for c in cells_of_row
+            )
             if size > self._packet:
                 raise ConfigError(
                     f"{self.name}: the row {row['url']} #{row.get('idx', 0)} is {size} bytes, over the server's"
