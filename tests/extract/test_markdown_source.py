@@ -195,3 +195,26 @@ def test_a_line_break_in_a_heading_keeps_the_heading_whole() -> None:
     md = str(run(make_page(page, url="https://x.example/n/9"), markdown=True).record.markdown)
     assert "\n## Prices and delivery\n\nBoth change in spring." in md, md
     assert ("The article", "Prices and delivery") in [c.heading_path for c in chunk_markdown("u", md, 500)]
+
+
+def test_an_image_that_is_a_link_stays_a_link_and_a_link_s_text_beside_an_image_keeps_its_link() -> None:
+    page = _article(
+        f'<p>{_FILLER}</p><figure><a href="/photos/cat-full.jpg"><img src="/photos/cat.jpg" alt="A cat"></a>'
+        f"<figcaption>The cat.</figcaption></figure><p>Another paragraph of its own. {_FILLER}</p>"
+        '<p><a href="../story/2"><picture><img data-src="/i/dog.jpg" src="/grey.gif" alt="A dog"></picture></a></p>'
+        f"<p>A third paragraph of its own. {_FILLER}</p>"
+        '<p><a href="/story/3"><img src="/i/bird.png" alt="A bird"> The bird story</a></p>'
+    )
+    md = str(run(make_page(page, url="https://x.example/n/1"), markdown=True).record.markdown)
+    assert "[![A cat](https://x.example/photos/cat.jpg)](https://x.example/photos/cat-full.jpg)" in md, md
+    assert "[![A dog](https://x.example/i/dog.jpg)](https://x.example/story/2)" in md, md
+    # the image in source order, then the link with its text
+    assert "![A bird](https://x.example/i/bird.png)\n\n[The bird story](https://x.example/story/3)" in md, md
+    inline = [t for t in MarkdownIt("commonmark").parse(md) if t.type == "inline"]
+    linked = [
+        c.attrs["src"]
+        for t in inline
+        for a, c in zip(t.children or [], (t.children or [])[1:], strict=False)
+        if a.type == "link_open" and c.type == "image"
+    ]
+    assert linked == ["https://x.example/photos/cat.jpg", "https://x.example/i/dog.jpg"]

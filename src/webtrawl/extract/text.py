@@ -51,7 +51,9 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     from trafilatura.utils import load_html
 
     tree = html if shared else load_html(html)
-    html = html if tree is None else prepared(tree, shared, markdown)
+    linked: dict[str, str] = {}
+    if tree is not None:
+        html, linked = prepared(tree, shared, markdown)
     found = trafilatura.bare_extraction(
         html,
         url=doc.final_url,
@@ -70,7 +72,8 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     rendered = ""
     if markdown:
         body = get("body")
-        rendered, text = _tidy(_rendered(body) if body is not None else text), _plain(body, text)
+        links = _absolute(linked, doc.final_url)
+        rendered, text = _tidy(_rendered(body, links) if body is not None else text), _plain(body, text)
     return MainText(
         text=text[:max_chars],
         title=get("title") or "",
@@ -98,10 +101,19 @@ def _language(tag: str) -> str:
 _LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 
 
-def _rendered(body: Any) -> str:
+def _absolute(linked: dict[str, str], url: str) -> dict[str, str]:
+    """``linked`` (image URL: link target, as the page writes them) with both made absolute, the image's as
+    trafilatura makes it (so that it is the ``src`` of its ``graphic``), the target as a browser does."""
+    from urllib.parse import urljoin
+
+    return {src if src.startswith("http") else urljoin(url, src): urljoin(url, href) for src, href in linked.items()}
+
+
+def _rendered(body: Any, links: dict[str, str]) -> str:
     """The Markdown of the tree with each run of the page source's whitespace (a newline and indent in the middle of
     a sentence) made one space, as a browser shows it, outside code: so that a page whose source only changed its
-    line breaks or indentation has the same Markdown, and the same chunks, as before."""
+    line breaks or indentation has the same Markdown, and the same chunks, as before. An image that was a link's
+    only content (``links``: its URL, the link's) is a link again, ``[![alt](src)](target)``."""
     from trafilatura.xml import xmltotxt
 
     for node in body.iter():
@@ -111,7 +123,29 @@ def _rendered(body: Any) -> str:
         if node.tail:
             node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
             node.tail = "" if node.tag == "lb" and node.tail == " " else node.tail  # no space at a line's end
-    return str(xmltotxt(_for_markdown(body), True))
+    body = _for_markdown(body)
+    targets: list[tuple[str, str]] = []
+    for graphic in body.iter("graphic") if links else ():
+        src = graphic.get("src", "")
+        if (target := links.get(src)) is not None:
+            graphic.set("src", f"{_LINKED}{len(targets)}")  # a mark xmltotxt writes as it is
+            targets.append((_target(src), _target(target)))
+    markdown = str(xmltotxt(body, True))
+    if not targets:
+        return markdown
+    return _LINKED_IMAGE.sub(lambda m: "[{}({})]({})".format(m[1], *targets[int(m[2])]), markdown)
+
+
+_LINKED = "webtrawl-linked-image:"
+_LINKED_IMAGE = re.compile(r"(!\[(?:\\.|[^\]\\])*\])\(" + _LINKED + r"(\d+)\)")
+
+
+def _target(url: str) -> str:
+    """A link's target as Markdown writes it: in angle brackets if it has a space, a bracket or a parenthesis (as
+    trafilatura writes its links')."""
+    if not any(c in url for c in " <>()"):
+        return url
+    return "<" + url.replace("\\", "\\\\").replace("<", "\\<").replace(">", "\\>") + ">"
 
 
 def _one(text: str) -> str:

@@ -5,6 +5,8 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
   gets that URL as its ``src``: trafilatura reads ``src`` and ``data-src`` only, so the image was lost or kept as the
   page's placeholder (a 1x1 pixel or a spinner, the same for every image of the site). An image with only a
   ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
+- An image that is a link's only content keeps its link (``[![alt](src)](target)``, see ``_image_links``); one beside
+  a link's text goes before the link, which keeps its text.
 - An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
   link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
 - A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
@@ -39,21 +41,27 @@ _LAYOUT = "*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h
 _NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//{_LAYOUT} or count(p | div) > 1]]"
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
-_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset]"
+_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //a[@href and .//img]"
 
 
-def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
+def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, str]]:
     """``tree`` (an lxml root) without empty links, with its tables' footers at their end and, for ``markdown``, lazy
-    images' real URLs and breaks in a row kept apart; copied first if ``shared`` and it needs a change."""
+    images' real URLs and breaks in a row kept apart; copied first if ``shared`` and it needs a change. With it, the
+    link target of each image that is a link's only content, by the image's URL as the page writes it (see
+    ``_image_links``)."""
     needed = _NEEDED + _MARKDOWN if markdown else _NEEDED
     found = tree.xpath(needed)
+    links: dict[str, str] = {}
     if not found:
-        return tree
+        return tree, links
     if shared:
         tree = deepcopy(tree)
         found = tree.xpath(needed)
+    linking = []
     for element in found:
-        if element.tag == "img":
+        if element.tag == "a" and element.find(".//img") is not None:
+            linking.append(element)  # after the loop: its images' lazy URLs are then known
+        elif element.tag == "img":
             _lazy_image(element)
         elif element.tag == "table":
             _unlaid(element)
@@ -67,7 +75,32 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
             element.tail = "\n"  # trafilatura makes <br><br> one break, <br> newline <br> two, as a browser does
         else:
             _unwrap(element)
-    return tree
+    for link in linking:
+        _image_links(link, links)
+    return tree, links
+
+
+def _image_links(link: Any, links: dict[str, str]) -> None:
+    """A link's images: trafilatura moves each out of the link, and drops a link left without text, so an image that
+    was a link (to the full-size photo, to the article) was an image only in the Markdown; and an image's tail went
+    out with it, so ``<a><img> Label</a>`` lost its link. An image that is the link's only content has its target
+    noted in ``links`` (text.py links it again); one beside the link's text is put before the link, the text stays
+    in it."""
+    from trafilatura.utils import image_src
+
+    href = (link.get("href") or "").strip()
+    if not href or href.startswith(("#", "javascript:")):
+        return
+    images = link.xpath(".//img")
+    if not "".join(link.itertext()).strip():
+        for img in images:
+            src = image_src(img)
+            if src:
+                links.setdefault(src, href)
+        return
+    for img in images:
+        _unwrap(img)
+        link.addprevious(img)
 
 
 def _as_code(pre: Any) -> None:
@@ -204,6 +237,7 @@ def _unwrap(element: Any) -> None:
     if parent is None:
         return
     text = (element.text or "") + (element.tail or "")
+    element.tail = None
     for child in element:  # an empty link may still hold an empty span or an icon
         text += child.tail or ""
     previous = element.getprevious()
