@@ -94,7 +94,7 @@ def test_a_table_footer_repeating_the_header_is_not_a_second_header_row() -> Non
     header = "| Pos | Player | Plays | % | Stats |"
     assert isinstance(both.markdown, str) and isinstance(both.text, str) and isinstance(alone, str)
     assert both.markdown.count(header) == 4
-    assert f"{header} \n|---|---|---|---|---|\n| DL | Larry Ogunjobi" in both.markdown
+    assert f"{header}\n|---|---|---|---|---|\n| DL | Larry Ogunjobi" in both.markdown
     assert both.text.count("Pos | Player") == 4 and alone.count("Pos") == 4, alone
 
 
@@ -104,7 +104,7 @@ def test_a_table_footer_with_its_own_row_comes_after_the_body() -> None:
         "<tbody><tr><td>Apple</td><td>1</td></tr><tr><td>Pear</td><td>2</td></tr></tbody></table>"
     )
     md = str(run(make_page(_article(table), url="https://x.example/n/4"), markdown=True).record.markdown)
-    assert "| Apple | 1 | \n| Pear | 2 | \n| Total | 3 |" in md, md
+    assert "| Apple | 1 |\n| Pear | 2 |\n| Total | 3 |" in md, md
 
 
 @needs_corpus
@@ -112,7 +112,7 @@ def test_a_line_break_inside_a_paragraph_is_a_hard_break_not_a_new_paragraph() -
     # kabarislamia.com: "... keinginan orang yang kamu<br> benci celaka atau binasanya." inside one <p>
     md = run(corpus_page("kabarislamia.com"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
     assert isinstance(md, str)
-    assert "keinginan orang yang kamu  \nbenci celaka atau binasanya." in md
+    assert "keinginan orang yang kamu\\\nbenci celaka atau binasanya." in md
     tokens = MarkdownIt("commonmark").parse(md)
     paragraph = next(t for t in tokens if t.type == "inline" and "benci celaka" in t.content)
     assert "Jika engkau mencintai seseorang" in paragraph.content  # one paragraph, so one chunk's block
@@ -218,3 +218,19 @@ def test_an_image_that_is_a_link_stays_a_link_and_a_link_s_text_beside_an_image_
         if a.type == "link_open" and c.type == "image"
     ]
     assert linked == ["https://x.example/photos/cat.jpg", "https://x.example/i/dog.jpg"]
+
+
+def test_no_line_of_a_chunk_ends_in_whitespace_and_a_line_break_is_still_one() -> None:
+    page = _article(
+        "<table><tr><th>Item</th><th>Price</th></tr><tr><td>Apple</td><td>1</td></tr></table>"
+        f'<p>{_FILLER}</p><p><img src="/i/a.jpg" alt="An apple">\n</p>'
+        f"<p><br>The shop's address: <b>1 Main Street</b><br>\n  Springfield <br> </p><p>{_FILLER}</p>"
+    )
+    md = str(run(make_page(page, url="https://x.example/n/7"), markdown=True).record.markdown)
+    lines = [line for chunk in chunk_markdown("https://x.example/n/7", md, 2000) for line in chunk.text.split("\n")]
+    assert [line for line in lines if line != line.rstrip()] == [], md
+    assert "| Apple | 1 |" in lines and "![An apple](https://x.example/i/a.jpg)" in lines, md
+    address = next(t for t in MarkdownIt("commonmark").parse(md) if t.type == "inline" and "address" in t.content)
+    kinds = [child.type for child in address.children or []]
+    assert kinds.count("hardbreak") == 1 and kinds.count("softbreak") == 0, kinds  # none at its start or end
+    assert "\\" not in "".join(c.content for c in address.children or [] if c.type == "text"), md

@@ -153,8 +153,9 @@ def _one(text: str) -> str:
 
 
 def _for_markdown(body: Any) -> Any:
-    """A copy of the tree whose line breaks (``<br>``) inside a paragraph are Markdown hard breaks (two spaces, a
-    newline): trafilatura renders each as a paragraph break, so an address or a sentence with a ``<br>`` in it was
+    """A copy of the tree whose line breaks (``<br>``) inside a paragraph are Markdown hard breaks (marked here,
+    a backslash and a newline once _tidy sees the lines around it: not two spaces, which are trailing whitespace in
+    every chunk): trafilatura renders each as a paragraph break, so an address or a sentence with a ``<br>`` in it was
     cut into paragraphs (and could be cut between two chunks). Two or more in a row stay one paragraph break, as a
     browser shows them (extract/textprep.py keeps trafilatura from making ``<br><br>`` one).
 
@@ -188,7 +189,7 @@ def _for_markdown(body: Any) -> Any:
             parent.remove(following)
         if run:
             continue  # trafilatura's paragraph break
-        _replace(lb, "  \n")
+        _replace(lb, _BREAK + "\n")  # _tidy writes the backslash where a break it is
     return body
 
 
@@ -197,9 +198,9 @@ def _replace(lb: Any, text: str) -> None:
     text += (lb.tail or "").lstrip(" ")
     previous, parent = lb.getprevious(), lb.getparent()
     if previous is not None:
-        previous.tail = (previous.tail or "") + text
+        previous.tail = (previous.tail or "").rstrip(" ") + text
     else:
-        parent.text = (parent.text or "") + text
+        parent.text = (parent.text or "").rstrip(" ") + text
     parent.remove(lb)
 
 
@@ -208,6 +209,7 @@ def _next_break(lb: Any) -> Any:
     return following if following is not None and following.tag == "lb" and not (lb.tail or "").strip() else None
 
 
+_BREAK = "\u2e3b\u2e3a\u2e3b"  # three-em, two-em, three-em dash: no text has them so; trafilatura drops unprintables
 _BLOCKS = {"p", "quote", "head", "item", "cell", "code", "list", "table", "row", "body"}
 
 
@@ -243,16 +245,26 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 
 def _tidy(markdown: str) -> str:
     """trafilatura's Markdown without the page source's indentation it sometimes keeps: a heading or a table row
-    indented four spaces reads as a code block (and a chunk loses its heading). Outside code fences, lines of
+    indented four spaces reads as a code block (and a chunk loses its heading). Outside code fences, no line ends in
+    spaces or tabs (trafilatura ends table rows, images and some links with one: noise in every chunk), lines of
     whitespace become blank (and runs of blank lines one, none between two table rows), and only a list item right
-    under another one keeps its indent (a nested one)."""
+    under another one keeps its indent (a nested one). A line break is a backslash ending its line, but at a
+    paragraph's start or end, where it is no break but a literal backslash: there it goes."""
     out: list[str] = []
     fence = ""
-    for line in markdown.split("\n"):
+    lines = markdown.split("\n")
+    for n, line in enumerate(lines):
         if fence:
             fence = "" if closes(fence, line) else fence
             out.append(line)  # code as it was: its blank lines and its indentation are its own
             continue
+        line = line.rstrip(" \t")
+        if line.endswith(_BREAK):
+            line = line[: -len(_BREAK)].rstrip(" \t")
+            if not line.strip():
+                continue
+            if n + 1 < len(lines) and lines[n + 1].strip(" \t" + _BREAK):
+                line += "\\"
         if opened := opens(line):
             fence = opened
             line = line.lstrip()
