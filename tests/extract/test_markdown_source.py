@@ -204,6 +204,7 @@ def test_an_image_that_is_a_link_stays_a_link_and_a_link_s_text_beside_an_image_
         '<p><a href="../story/2"><picture><img data-src="/i/dog.jpg" src="/grey.gif" alt="A dog"></picture></a></p>'
         f"<p>A third paragraph of its own. {_FILLER}</p>"
         '<p><a href="/story/3"><img src="/i/bird.png" alt="A bird"> The bird story</a></p>'
+        '<div>A loose line.<br><br><a href="/story/4"><img src="/i/fish.jpg" alt="A fish"></a>The fish swam away.</div>'
     )
     md = str(run(make_page(page, url="https://x.example/n/1"), markdown=True).record.markdown)
     assert "[![A cat](https://x.example/photos/cat.jpg)](https://x.example/photos/cat-full.jpg)" in md, md
@@ -217,7 +218,13 @@ def test_an_image_that_is_a_link_stays_a_link_and_a_link_s_text_beside_an_image_
         for a, c in zip(t.children or [], (t.children or [])[1:], strict=False)
         if a.type == "link_open" and c.type == "image"
     ]
-    assert linked == ["https://x.example/photos/cat.jpg", "https://x.example/i/dog.jpg"]
+    assert linked == [
+        "https://x.example/photos/cat.jpg",
+        "https://x.example/i/dog.jpg",
+        "https://x.example/i/fish.jpg",
+    ]
+    # the text after an image-only link is not the link's text
+    assert "[![A fish](https://x.example/i/fish.jpg)](https://x.example/story/4) The fish swam away." in md, md
 
 
 def test_no_line_of_a_chunk_ends_in_whitespace_and_a_line_break_is_still_one() -> None:

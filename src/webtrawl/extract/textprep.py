@@ -84,7 +84,8 @@ def _image_links(link: Any, links: dict[str, str]) -> None:
     """A link's images: trafilatura moves each out of the link, and drops a link left without text, so an image that
     was a link (to the full-size photo, to the article) was an image only in the Markdown; and an image's tail went
     out with it, so ``<a><img> Label</a>`` lost its link. An image that is the link's only content has its target
-    noted in ``links`` (text.py links it again); one beside the link's text is put before the link, the text stays
+    noted in ``links`` (text.py links it again) and the link goes (trafilatura gave it the text after it, as an empty
+    link's); one beside the link's text is put before the link, the text stays
     in it."""
     from trafilatura.utils import image_src
 
@@ -97,6 +98,9 @@ def _image_links(link: Any, links: dict[str, str]) -> None:
             src = image_src(img)
             if src:
                 links.setdefault(src, href)
+        for child in list(link):  # the link goes, its images stay: trafilatura gave it the text after it
+            link.addprevious(child)
+        _unwrap(link)
         return
     for img in images:
         _unwrap(img)
