@@ -241,3 +241,22 @@ def test_no_line_of_a_chunk_ends_in_whitespace_and_a_line_break_is_still_one() -
     kinds = [child.type for child in address.children or []]
     assert kinds.count("hardbreak") == 1 and kinds.count("softbreak") == 0, kinds  # none at its start or end
     assert "\\" not in "".join(c.content for c in address.children or [] if c.type == "text"), md
+
+
+def test_words_around_bold_text_or_a_caption_s_spans_outside_paragraphs_are_not_glued() -> None:
+    page = _article(
+        f"<div><h2>The deal</h2>Loose text of a deal everyone <strong>will</strong> appreciate, though. {_FILLER}</div>"
+        f"<div><h2>The note</h2><strong>Note: </strong>The bundle includes the rest. {_FILLER}</div>"
+        '<figure><img src="/i/a.jpg" alt="A"><figcaption><em>The final frontier!</em> '
+        "<span>(Image credit: All About Space)</span></figcaption></figure>"
+        f"<div><i>Handbook of Habitats</i> (2018), a book. {_FILLER}</div>"
+    )
+    done = run(make_page(page, url="https://x.example/n/8"), markdown=True, text=True).record
+    md, text = str(done.markdown), str(done.text)
+    alone = str(run(make_page(page, url="https://x.example/n/8"), text=True).record.text)  # --text without Markdown
+    for words in ("will appreciate", "Note: The bundle", "Habitats (2018)"):
+        assert words in text and words in alone, (text, alone)
+    assert "frontier! (Image credit" in text, text  # a caption is in the text of --markdown only
+    assert "**will** appreciate" in md and "**Note:** The bundle" in md, md
+    assert "*The final frontier!* (Image credit" in md and "*Handbook of Habitats* (2018)" in md, md
+    assert "\u2e3f" not in md + text + alone

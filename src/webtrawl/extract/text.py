@@ -20,7 +20,7 @@ from typing import Any
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import TABLE_DELIMITER, closes, opens
 from webtrawl.extract.document import Document
-from webtrawl.extract.textprep import prepared
+from webtrawl.extract.textprep import prepared, spaced
 from webtrawl.optional import optional_import
 
 
@@ -73,11 +73,11 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False) -> MainText
     if markdown:
         body = get("body")
         links = _absolute(linked, doc.final_url)
-        rendered, text = _tidy(_rendered(body, links) if body is not None else text), _plain(body, text)
+        rendered, text = _tidy(spaced(_rendered(body, links) if body is not None else text)), _plain(body, text)
     return MainText(
-        text=text[:max_chars],
-        title=get("title") or "",
-        author=get("author") or "",
+        text=spaced(text)[:max_chars],
+        title=spaced(get("title") or ""),
+        author=spaced(get("author") or ""),
         date=get("date") or "",
         language=_language(get("language") or doc.language),
         markdown=rendered[:max_chars],

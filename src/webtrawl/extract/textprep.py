@@ -14,6 +14,8 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
   a blank line), but keeps both when the source has whitespace between them.
 - Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``), and a table laid out as a
   page is made ``div`` elements (see ``_unlaid``).
+- The space after an inline element outside a paragraph (loose text in a ``div``, a caption's spans) is kept: see
+  ``SPACE`` (trafilatura trimmed it, and glued the words around it).
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
   header row (sports and stats tables) is left out: it was the table's second row, the header's text twice.
 
@@ -43,6 +45,30 @@ _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
 _MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //a[@href and .//img]"
 
+# Inline elements with a space after them (or at the end of their own text): trafilatura trims every text and tail
+# of the elements it takes one by one (loose text in a div, a caption's spans), so "<b>will</b> appreciate" came out
+# "willappreciate" and "<em>frontier!</em> <span>(Image credit)</span>" "frontier!(Image credit)". Such a space is
+# made SPACE (which trim keeps) and made a space again in the output (see ``spaced``).
+_INLINE_TAGS = {"a", "abbr", "b", "cite", "em", "i", "mark", "q", "s", "small", "span", "strong", "sub", "sup", "u"}
+# (one in a paragraph, a list item, a cell or a heading is left as it is: there trafilatura keeps the spaces)
+_LOOSE = {"div", "figcaption", "section", "article", "main", "header", "footer", "aside", "center", "body"}
+SPACE = "\u2e3f"  # capitulum: printable (trafilatura keeps it), and no text writes it so
+_MARKS = re.compile(f"[ {SPACE}]*{SPACE}[ {SPACE}]*")
+_MARKS_LINE = re.compile(f"^[ {SPACE}]*{SPACE}[ {SPACE}]*(?:\n|$)", re.MULTILINE)
+
+
+def spaced(text: str) -> str:
+    """``text`` with each SPACE (and the spaces beside it) one space again, none at a line's start or end, and no
+    line left of one alone."""
+    if SPACE not in text:
+        return text
+    text = _MARKS_LINE.sub("", text)
+    return _MARKS.sub(lambda m: " " if m.start() > 0 and m.end() < len(text) and _inside(text, m) else "", text)
+
+
+def _inside(text: str, m: re.Match[str]) -> bool:
+    return text[m.start() - 1] != "\n" and text[m.end()] != "\n"
+
 
 def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, str]]:
     """``tree`` (an lxml root) without empty links, with its tables' footers at their end and, for ``markdown``, lazy
@@ -50,13 +76,15 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, st
     link target of each image that is a link's only content, by the image's URL as the page writes it (see
     ``_image_links``)."""
     needed = _NEEDED + _MARKDOWN if markdown else _NEEDED
-    found = tree.xpath(needed)
+    found, glued = tree.xpath(needed), _glued(tree)
     links: dict[str, str] = {}
-    if not found:
+    if not found and not glued:
         return tree, links
     if shared:
         tree = deepcopy(tree)
-        found = tree.xpath(needed)
+        found, glued = tree.xpath(needed), _glued(tree)
+    for element in glued:
+        _keep_spaces(element)
     linking = []
     for element in found:
         if element.tag == "a" and element.find(".//img") is not None:
@@ -87,16 +115,13 @@ def _image_links(link: Any, links: dict[str, str]) -> None:
     noted in ``links`` (text.py links it again) and the link goes (trafilatura gave it the text after it, as an empty
     link's); one beside the link's text is put before the link, the text stays
     in it."""
-    from trafilatura.utils import image_src
-
     href = (link.get("href") or "").strip()
     if not href or href.startswith(("#", "javascript:")):
         return
-    images = link.xpath(".//img")
-    if not "".join(link.itertext()).strip():
+    images = list(link.iter("img"))
+    if not any(text.strip() for text in link.itertext()):
         for img in images:
-            src = image_src(img)
-            if src:
+            if src := _image_src(img):
                 links.setdefault(src, href)
         for child in list(link):  # the link goes, its images stay: trafilatura gave it the text after it
             link.addprevious(child)
@@ -105,6 +130,44 @@ def _image_links(link: Any, links: dict[str, str]) -> None:
     for img in images:
         _unwrap(img)
         link.addprevious(img)
+
+
+def _glued(tree: Any) -> list[Any]:
+    """The inline elements of a div (or a caption, a section...) with a space after them that trafilatura would trim:
+    before text, or before another inline element; or at the end of their own text."""
+    out = []
+    for element in tree.iter(*_INLINE_TAGS):  # a loop, not XPath: as fast as the plainest XPath over every element
+        tail, text = element.tail, element.text
+        if tail and tail[0].isspace():
+            if tail.isspace():
+                following = element.getnext()
+                if following is None or following.tag not in _INLINE_TAGS:
+                    continue
+        elif not (text and text[-1].isspace() and len(element) == 0 and not text.isspace()):
+            continue
+        parent = element.getparent()
+        if parent is not None and parent.tag in _LOOSE:
+            out.append(element)
+    return out
+
+
+def _image_src(img: Any) -> str:
+    """The URL trafilatura takes for an image (its ``image_src``), without trying its file-name pattern on ``data:``
+    URIs: they never match it, and a long one takes ~0.1 ms to fail."""
+    from trafilatura.utils import is_image_file
+
+    named = ("data-src", "src", *(a for a in img.attrib if a.startswith("data-src") and a != "data-src"))
+    return next((v for v in (img.get(a, "") for a in named) if not v.startswith("data:") and is_image_file(v)), "")
+
+
+def _keep_spaces(element: Any) -> None:
+    """The space after ``element`` (or at the end of its text, then put after it) made SPACE."""
+    text = element.text or ""
+    if len(element) == 0 and text.strip() and text[-1].isspace():
+        element.text, element.tail = text.rstrip(), " " + (element.tail or "")
+    tail = element.tail or ""
+    if tail[:1].isspace():
+        element.tail = SPACE + tail.lstrip()
 
 
 def _as_code(pre: Any) -> None:
