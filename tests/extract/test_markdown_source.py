@@ -260,3 +260,28 @@ def test_words_around_bold_text_or_a_caption_s_spans_outside_paragraphs_are_not_
     assert "**will** appreciate" in md and "**Note:** The bundle" in md, md
     assert "*The final frontier!* (Image credit" in md and "*Handbook of Habitats* (2018)" in md, md
     assert "\u2e3f" not in md + text + alone
+
+
+def test_a_caption_written_twice_cut_and_whole_is_read_once() -> None:
+    # Hearst's newspapers (ctpost, sfgate, chron...): a script shows the cut caption or the whole one, never both
+    caption = "Karma's designers unveil the Vision SC2 concept at the Los Angeles Auto Show on Tuesday, Nov. 19, 2019."
+    page = _article(
+        f'<ul class="gallery"><li><div class="img-wrap"><img src="/p/1.jpg" alt="Karma"></div><div class="caption">'
+        f'<div class="caption-full">{caption}<a class="more-caption"> less</a></div>\n'
+        f'<div class="caption-truncated">{caption[:40]}<a class="more-caption"> ...more</a></div>\n'
+        '<span class="credit">Photo: Damian Dovarganes, AP</span></div></li></ul>'
+    )
+    done = run(make_page(page, url="https://x.example/n/9"), markdown=True, text=True).record
+    for out in (str(done.markdown), str(done.text)):
+        assert out.count(caption[:40]) == 1, out
+        assert "less" not in out and "more" not in out, out  # the toggles
+        assert f"{caption} Photo: Damian Dovarganes, AP" in out, out  # not glued to the credit after it
+
+
+@needs_corpus
+def test_a_hearst_newspaper_caption_is_read_once_and_apart_from_its_credit() -> None:
+    md = run(corpus_page("Deval-Patrick"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str)
+    # the image's alt text has it once; the caption under the photo once more (it was twice, and glued to itself)
+    assert md.count("speaks with a business owner during a campaign stop") == 2, md[:2000]
+    assert "in Columbia, S.C. Photo: Meg Kinnard, AP" in md, md[:2000]

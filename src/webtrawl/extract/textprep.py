@@ -41,6 +41,9 @@ _NEEDED += f" | //span[br and text()[normalize-space()] and not({_INLINE_IN})]" 
 # A table laid out as a page: a cell of it holds a heading, a table, or paragraphs (a Markdown table cannot).
 _LAYOUT = "*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6 or self::table]"
 _NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//{_LAYOUT} or count(p | div) > 1]]"
+# A caption written twice, cut and whole, for a script to show one (Hearst's newspapers: caption-truncated beside
+# caption-full, each with a "more"/"less" toggle): the text had it twice, glued ("...at less Karma Automotive...").
+_NEEDED += " | //*[contains(@class, 'truncated')][../*[contains(@class, '-full')]]"
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
 _MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //a[@href and .//img]"
@@ -87,7 +90,9 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, st
         _keep_spaces(element)
     linking = []
     for element in found:
-        if element.tag == "a" and element.find(".//img") is not None:
+        if "truncated" in (element.get("class") or ""):
+            _truncated(element)
+        elif element.tag == "a" and element.find(".//img") is not None:
             linking.append(element)  # after the loop: its images' lazy URLs are then known
         elif element.tag == "img":
             _lazy_image(element)
@@ -134,9 +139,13 @@ def _image_links(link: Any, links: dict[str, str]) -> None:
 
 def _glued(tree: Any) -> list[Any]:
     """The inline elements of a div (or a caption, a section...) with a space after them that trafilatura would trim:
-    before text, or before another inline element; or at the end of their own text."""
+    before text, or before another inline element; or at the end of their own text. And the other elements with only
+    a space between them and an inline one."""
     out = []
     for element in tree.iter(*_INLINE_TAGS):  # a loop, not XPath: as fast as the plainest XPath over every element
+        previous = element.getprevious()
+        if _spaced_block(previous):
+            out.append(previous)  # a block (a caption's text) and a span after it ("Photo: ...")
         tail, text = element.tail, element.text
         if tail and tail[0].isspace():
             if tail.isspace():
@@ -158,6 +167,37 @@ def _image_src(img: Any) -> str:
 
     named = ("data-src", "src", *(a for a in img.attrib if a.startswith("data-src") and a != "data-src"))
     return next((v for v in (img.get(a, "") for a in named) if not v.startswith("data:") and is_image_file(v)), "")
+
+
+def _truncated(element: Any) -> None:
+    """A cut copy of the text of a sibling (class ``*-full``) taken out, and the whole one's toggle (a link to no
+    page reading "less") with it."""
+    siblings = [*element.itersiblings(preceding=True), *element.itersiblings()]
+    whole = [e for e in siblings if any(c.endswith("-full") for c in (e.get("class") or "").split())]
+    if not whole or not any(c.endswith("truncated") for c in (element.get("class") or "").split()):
+        return
+    _drop(element)
+    for toggle in whole[0].xpath(".//a[not(@href)]"):
+        if " ".join(toggle.itertext()).strip().lower().strip(".… ") in _TOGGLES:
+            _drop(toggle)
+
+
+_TOGGLES = {"less", "more", "show less", "show more", "read less", "read more", "see less", "see more", ""}
+
+
+def _drop(element: Any) -> None:
+    """The element taken out of the tree, its tail kept where it was."""
+    element.text = None
+    for child in list(element):
+        element.remove(child)
+    _unwrap(element)
+
+
+def _spaced_block(element: Any) -> bool:
+    """Whether ``element`` is a block of a div (or a caption...) with only spaces after it (before an inline one)."""
+    if element is None or element.tag in _INLINE_TAGS or not isinstance(element.tag, str):
+        return False
+    return bool((element.tail or "x").isspace() and element.getparent().tag in _LOOSE)
 
 
 def _keep_spaces(element: Any) -> None:
