@@ -43,10 +43,10 @@ _LAYOUT = "*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h
 _NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//{_LAYOUT} or count(p | div) > 1]]"
 # A caption written twice, cut and whole, for a script to show one (Hearst's newspapers: caption-truncated beside
 # caption-full, each with a "more"/"less" toggle): the text had it twice, glued ("...at less Karma Automotive...").
-_NEEDED += " | //*[contains(@class, 'truncated')][../*[contains(@class, '-full')]]"
+_NEEDED += " | //div[contains(@class, 'truncated')][../div[contains(@class, '-full')]]"
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
-_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //a[@href and .//img]"
+_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //img/ancestor::a[@href]"
 
 # Inline elements with a space after them (or at the end of their own text): trafilatura trims every text and tail
 # of the elements it takes one by one (loose text in a div, a caption's spans), so "<b>will</b> appreciate" came out
