@@ -94,7 +94,7 @@ def test_a_table_footer_repeating_the_header_is_not_a_second_header_row() -> Non
     header = "| Pos | Player | Plays | % | Stats |"
     assert isinstance(both.markdown, str) and isinstance(both.text, str) and isinstance(alone, str)
     assert both.markdown.count(header) == 4
-    assert f"{header} \n|---|---|---|---|---|\n| DL | Larry Ogunjobi" in both.markdown
+    assert f"{header}\n|---|---|---|---|---|\n| DL | Larry Ogunjobi" in both.markdown
     assert both.text.count("Pos | Player") == 4 and alone.count("Pos") == 4, alone
 
 
@@ -104,7 +104,7 @@ def test_a_table_footer_with_its_own_row_comes_after_the_body() -> None:
         "<tbody><tr><td>Apple</td><td>1</td></tr><tr><td>Pear</td><td>2</td></tr></tbody></table>"
     )
     md = str(run(make_page(_article(table), url="https://x.example/n/4"), markdown=True).record.markdown)
-    assert "| Apple | 1 | \n| Pear | 2 | \n| Total | 3 |" in md, md
+    assert "| Apple | 1 |\n| Pear | 2 |\n| Total | 3 |" in md, md
 
 
 @needs_corpus
@@ -112,7 +112,7 @@ def test_a_line_break_inside_a_paragraph_is_a_hard_break_not_a_new_paragraph() -
     # kabarislamia.com: "... keinginan orang yang kamu<br> benci celaka atau binasanya." inside one <p>
     md = run(corpus_page("kabarislamia.com"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
     assert isinstance(md, str)
-    assert "keinginan orang yang kamu  \nbenci celaka atau binasanya." in md
+    assert "keinginan orang yang kamu\\\nbenci celaka atau binasanya." in md
     tokens = MarkdownIt("commonmark").parse(md)
     paragraph = next(t for t in tokens if t.type == "inline" and "benci celaka" in t.content)
     assert "Jika engkau mencintai seseorang" in paragraph.content  # one paragraph, so one chunk's block
@@ -195,3 +195,93 @@ def test_a_line_break_in_a_heading_keeps_the_heading_whole() -> None:
     md = str(run(make_page(page, url="https://x.example/n/9"), markdown=True).record.markdown)
     assert "\n## Prices and delivery\n\nBoth change in spring." in md, md
     assert ("The article", "Prices and delivery") in [c.heading_path for c in chunk_markdown("u", md, 500)]
+
+
+def test_an_image_that_is_a_link_stays_a_link_and_a_link_s_text_beside_an_image_keeps_its_link() -> None:
+    page = _article(
+        f'<p>{_FILLER}</p><figure><a href="/photos/cat-full.jpg"><img src="/photos/cat.jpg" alt="A cat"></a>'
+        f"<figcaption>The cat.</figcaption></figure><p>Another paragraph of its own. {_FILLER}</p>"
+        '<p><a href="../story/2"><picture><img data-src="/i/dog.jpg" src="/grey.gif" alt="A dog"></picture></a></p>'
+        f"<p>A third paragraph of its own. {_FILLER}</p>"
+        '<p><a href="/story/3"><img src="/i/bird.png" alt="A bird"> The bird story</a></p>'
+        '<div>A loose line.<br><br><a href="/story/4"><img src="/i/fish.jpg" alt="A fish"></a>The fish swam away.</div>'
+    )
+    md = str(run(make_page(page, url="https://x.example/n/1"), markdown=True).record.markdown)
+    assert "[![A cat](https://x.example/photos/cat.jpg)](https://x.example/photos/cat-full.jpg)" in md, md
+    assert "[![A dog](https://x.example/i/dog.jpg)](https://x.example/story/2)" in md, md
+    # the image in source order, then the link with its text
+    assert "![A bird](https://x.example/i/bird.png)\n\n[The bird story](https://x.example/story/3)" in md, md
+    inline = [t for t in MarkdownIt("commonmark").parse(md) if t.type == "inline"]
+    linked = [
+        c.attrs["src"]
+        for t in inline
+        for a, c in zip(t.children or [], (t.children or [])[1:], strict=False)
+        if a.type == "link_open" and c.type == "image"
+    ]
+    assert linked == [
+        "https://x.example/photos/cat.jpg",
+        "https://x.example/i/dog.jpg",
+        "https://x.example/i/fish.jpg",
+    ]
+    # the text after an image-only link is not the link's text
+    assert "[![A fish](https://x.example/i/fish.jpg)](https://x.example/story/4) The fish swam away." in md, md
+
+
+def test_no_line_of_a_chunk_ends_in_whitespace_and_a_line_break_is_still_one() -> None:
+    page = _article(
+        "<table><tr><th>Item</th><th>Price</th></tr><tr><td>Apple</td><td>1</td></tr></table>"
+        f'<p>{_FILLER}</p><p><img src="/i/a.jpg" alt="An apple">\n</p>'
+        f"<p><br>The shop's address: <b>1 Main Street</b><br>\n  Springfield <br> </p><p>{_FILLER}</p>"
+    )
+    md = str(run(make_page(page, url="https://x.example/n/7"), markdown=True).record.markdown)
+    lines = [line for chunk in chunk_markdown("https://x.example/n/7", md, 2000) for line in chunk.text.split("\n")]
+    assert [line for line in lines if line != line.rstrip()] == [], md
+    assert "| Apple | 1 |" in lines and "![An apple](https://x.example/i/a.jpg)" in lines, md
+    address = next(t for t in MarkdownIt("commonmark").parse(md) if t.type == "inline" and "address" in t.content)
+    kinds = [child.type for child in address.children or []]
+    assert kinds.count("hardbreak") == 1 and kinds.count("softbreak") == 0, kinds  # none at its start or end
+    assert "\\" not in "".join(c.content for c in address.children or [] if c.type == "text"), md
+
+
+def test_words_around_bold_text_or_a_caption_s_spans_outside_paragraphs_are_not_glued() -> None:
+    page = _article(
+        f"<div><h2>The deal</h2>Loose text of a deal everyone <strong>will</strong> appreciate, though. {_FILLER}</div>"
+        f"<div><h2>The note</h2><strong>Note: </strong>The bundle includes the rest. {_FILLER}</div>"
+        '<figure><img src="/i/a.jpg" alt="A"><figcaption><em>The final frontier!</em> '
+        "<span>(Image credit: All About Space)</span></figcaption></figure>"
+        f"<div><i>Handbook of Habitats</i> (2018), a book. {_FILLER}</div>"
+    )
+    done = run(make_page(page, url="https://x.example/n/8"), markdown=True, text=True).record
+    md, text = str(done.markdown), str(done.text)
+    alone = str(run(make_page(page, url="https://x.example/n/8"), text=True).record.text)  # --text without Markdown
+    for words in ("will appreciate", "Note: The bundle", "Habitats (2018)"):
+        assert words in text and words in alone, (text, alone)
+    assert "frontier! (Image credit" in text, text  # a caption is in the text of --markdown only
+    assert "**will** appreciate" in md and "**Note:** The bundle" in md, md
+    assert "*The final frontier!* (Image credit" in md and "*Handbook of Habitats* (2018)" in md, md
+    assert "\u2e3f" not in md + text + alone
+
+
+def test_a_caption_written_twice_cut_and_whole_is_read_once() -> None:
+    # Hearst's newspapers (ctpost, sfgate, chron...): a script shows the cut caption or the whole one, never both
+    caption = "Karma's designers unveil the Vision SC2 concept at the Los Angeles Auto Show on Tuesday, Nov. 19, 2019."
+    page = _article(
+        f'<ul class="gallery"><li><div class="img-wrap"><img src="/p/1.jpg" alt="Karma"></div><div class="caption">'
+        f'<div class="caption-full">{caption}<a class="more-caption"> less</a></div>\n'
+        f'<div class="caption-truncated">{caption[:40]}<a class="more-caption"> ...more</a></div>\n'
+        '<span class="credit">Photo: Damian Dovarganes, AP</span></div></li></ul>'
+    )
+    done = run(make_page(page, url="https://x.example/n/9"), markdown=True, text=True).record
+    for out in (str(done.markdown), str(done.text)):
+        assert out.count(caption[:40]) == 1, out
+        assert "less" not in out and "more" not in out, out  # the toggles
+        assert f"{caption} Photo: Damian Dovarganes, AP" in out, out  # not glued to the credit after it
+
+
+@needs_corpus
+def test_a_hearst_newspaper_caption_is_read_once_and_apart_from_its_credit() -> None:
+    md = run(corpus_page("Deval-Patrick"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str)
+    # the image's alt text has it once; the caption under the photo once more (it was twice, and glued to itself)
+    assert md.count("speaks with a business owner during a campaign stop") == 2, md[:2000]
+    assert "in Columbia, S.C. Photo: Meg Kinnard, AP" in md, md[:2000]

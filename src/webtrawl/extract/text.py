@@ -20,7 +20,7 @@ from typing import Any
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import TABLE_DELIMITER, closes, opens
 from webtrawl.extract.document import Document
-from webtrawl.extract.textprep import prepared, without
+from webtrawl.extract.textprep import prepared, spaced, without
 from webtrawl.optional import optional_import
 
 
@@ -55,7 +55,9 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: st
     if tree is not None and exclude:
         kept = without(tree, exclude, shared)
         tree, shared = kept, shared and kept is tree
-    html = html if tree is None else prepared(tree, shared, markdown)
+    linked: dict[str, str] = {}
+    if tree is not None:
+        html, linked = prepared(tree, shared, markdown)
     found = trafilatura.bare_extraction(
         html,
         url=doc.final_url,
@@ -74,11 +76,12 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: st
     rendered = ""
     if markdown:
         body = get("body")
-        rendered, text = _tidy(_rendered(body) if body is not None else text), _plain(body, text)
+        links = _absolute(linked, doc.final_url)
+        rendered, text = _tidy(spaced(_rendered(body, links) if body is not None else text)), _plain(body, text)
     return MainText(
-        text=text[:max_chars],
-        title=get("title") or "",
-        author=get("author") or "",
+        text=spaced(text)[:max_chars],
+        title=spaced(get("title") or ""),
+        author=spaced(get("author") or ""),
         date=get("date") or "",
         language=_language(get("language") or doc.language),
         markdown=rendered[:max_chars],
@@ -102,10 +105,19 @@ def _language(tag: str) -> str:
 _LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 
 
-def _rendered(body: Any) -> str:
+def _absolute(linked: dict[str, str], url: str) -> dict[str, str]:
+    """``linked`` (image URL: link target, as the page writes them) with both made absolute, the image's as
+    trafilatura makes it (so that it is the ``src`` of its ``graphic``), the target as a browser does."""
+    from urllib.parse import urljoin
+
+    return {src if src.startswith("http") else urljoin(url, src): urljoin(url, href) for src, href in linked.items()}
+
+
+def _rendered(body: Any, links: dict[str, str]) -> str:
     """The Markdown of the tree with each run of the page source's whitespace (a newline and indent in the middle of
     a sentence) made one space, as a browser shows it, outside code: so that a page whose source only changed its
-    line breaks or indentation has the same Markdown, and the same chunks, as before."""
+    line breaks or indentation has the same Markdown, and the same chunks, as before. An image that was a link's
+    only content (``links``: its URL, the link's) is a link again, ``[![alt](src)](target)``."""
     from trafilatura.xml import xmltotxt
 
     for node in body.iter():
@@ -115,7 +127,29 @@ def _rendered(body: Any) -> str:
         if node.tail:
             node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
             node.tail = "" if node.tag == "lb" and node.tail == " " else node.tail  # no space at a line's end
-    return str(xmltotxt(_for_markdown(body), True))
+    body = _for_markdown(body)
+    targets: list[tuple[str, str]] = []
+    for graphic in body.iter("graphic") if links else ():
+        src = graphic.get("src", "")
+        if (target := links.get(src)) is not None:
+            graphic.set("src", f"{_LINKED}{len(targets)}")  # a mark xmltotxt writes as it is
+            targets.append((_target(src), _target(target)))
+    markdown = str(xmltotxt(body, True))
+    if not targets:
+        return markdown
+    return _LINKED_IMAGE.sub(lambda m: "[{}({})]({})".format(m[1], *targets[int(m[2])]), markdown)
+
+
+_LINKED = "webtrawl-linked-image:"
+_LINKED_IMAGE = re.compile(r"(!\[(?:\\.|[^\]\\])*\])\(" + _LINKED + r"(\d+)\)")
+
+
+def _target(url: str) -> str:
+    """A link's target as Markdown writes it: in angle brackets if it has a space, a bracket or a parenthesis (as
+    trafilatura writes its links')."""
+    if not any(c in url for c in " <>()"):
+        return url
+    return "<" + url.replace("\\", "\\\\").replace("<", "\\<").replace(">", "\\>") + ">"
 
 
 def _one(text: str) -> str:
@@ -123,8 +157,9 @@ def _one(text: str) -> str:
 
 
 def _for_markdown(body: Any) -> Any:
-    """A copy of the tree whose line breaks (``<br>``) inside a paragraph are Markdown hard breaks (two spaces, a
-    newline): trafilatura renders each as a paragraph break, so an address or a sentence with a ``<br>`` in it was
+    """A copy of the tree whose line breaks (``<br>``) inside a paragraph are Markdown hard breaks (marked here,
+    a backslash and a newline once _tidy sees the lines around it: not two spaces, which are trailing whitespace in
+    every chunk): trafilatura renders each as a paragraph break, so an address or a sentence with a ``<br>`` in it was
     cut into paragraphs (and could be cut between two chunks). Two or more in a row stay one paragraph break, as a
     browser shows them (extract/textprep.py keeps trafilatura from making ``<br><br>`` one).
 
@@ -158,7 +193,7 @@ def _for_markdown(body: Any) -> Any:
             parent.remove(following)
         if run:
             continue  # trafilatura's paragraph break
-        _replace(lb, "  \n")
+        _replace(lb, _BREAK + "\n")  # _tidy writes the backslash where a break it is
     return body
 
 
@@ -167,9 +202,9 @@ def _replace(lb: Any, text: str) -> None:
     text += (lb.tail or "").lstrip(" ")
     previous, parent = lb.getprevious(), lb.getparent()
     if previous is not None:
-        previous.tail = (previous.tail or "") + text
+        previous.tail = (previous.tail or "").rstrip(" ") + text
     else:
-        parent.text = (parent.text or "") + text
+        parent.text = (parent.text or "").rstrip(" ") + text
     parent.remove(lb)
 
 
@@ -178,6 +213,7 @@ def _next_break(lb: Any) -> Any:
     return following if following is not None and following.tag == "lb" and not (lb.tail or "").strip() else None
 
 
+_BREAK = "\u2e3b\u2e3a\u2e3b"  # three-em, two-em, three-em dash: no text has them so; trafilatura drops unprintables
 _BLOCKS = {"p", "quote", "head", "item", "cell", "code", "list", "table", "row", "body"}
 
 
@@ -213,16 +249,26 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 
 def _tidy(markdown: str) -> str:
     """trafilatura's Markdown without the page source's indentation it sometimes keeps: a heading or a table row
-    indented four spaces reads as a code block (and a chunk loses its heading). Outside code fences, lines of
+    indented four spaces reads as a code block (and a chunk loses its heading). Outside code fences, no line ends in
+    spaces or tabs (trafilatura ends table rows, images and some links with one: noise in every chunk), lines of
     whitespace become blank (and runs of blank lines one, none between two table rows), and only a list item right
-    under another one keeps its indent (a nested one)."""
+    under another one keeps its indent (a nested one). A line break is a backslash ending its line, but at a
+    paragraph's start or end, where it is no break but a literal backslash: there it goes."""
     out: list[str] = []
     fence = ""
-    for line in markdown.split("\n"):
+    lines = markdown.split("\n")
+    for n, line in enumerate(lines):
         if fence:
             fence = "" if closes(fence, line) else fence
             out.append(line)  # code as it was: its blank lines and its indentation are its own
             continue
+        line = line.rstrip(" \t")
+        if line.endswith(_BREAK):
+            line = line[: -len(_BREAK)].rstrip(" \t")
+            if not line.strip():
+                continue
+            if n + 1 < len(lines) and lines[n + 1].strip(" \t" + _BREAK):
+                line += "\\"
         if opened := opens(line):
             fence = opened
             line = line.lstrip()

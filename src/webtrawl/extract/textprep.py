@@ -5,6 +5,8 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
   gets that URL as its ``src``: trafilatura reads ``src`` and ``data-src`` only, so the image was lost or kept as the
   page's placeholder (a 1x1 pixel or a spinner, the same for every image of the site). An image with only a
   ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
+- An image that is a link's only content keeps its link (``[![alt](src)](target)``, see ``_image_links``); one beside
+  a link's text goes before the link, which keeps its text.
 - An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
   link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
 - A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
@@ -12,6 +14,8 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
   a blank line), but keeps both when the source has whitespace between them.
 - Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``), and a table laid out as a
   page is made ``div`` elements (see ``_unlaid``).
+- The space after an inline element outside a paragraph (loose text in a ``div``, a caption's spans) is kept: see
+  ``SPACE`` (trafilatura trimmed it, and glued the words around it).
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
   header row (sports and stats tables) is left out: it was the table's second row, the header's text twice.
 
@@ -37,23 +41,60 @@ _NEEDED += f" | //span[br and text()[normalize-space()] and not({_INLINE_IN})]" 
 # A table laid out as a page: a cell of it holds a heading, a table, or paragraphs (a Markdown table cannot).
 _LAYOUT = "*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6 or self::table]"
 _NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//{_LAYOUT} or count(p | div) > 1]]"
+# A caption written twice, cut and whole, for a script to show one (Hearst's newspapers: caption-truncated beside
+# caption-full, each with a "more"/"less" toggle): the text had it twice, glued ("...at less Karma Automotive...").
+_NEEDED += " | //div[contains(@class, 'truncated')][../div[contains(@class, '-full')]]"
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
-_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset]"
+_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //img/ancestor::a[@href]"
+
+# Inline elements with a space after them (or at the end of their own text): trafilatura trims every text and tail
+# of the elements it takes one by one (loose text in a div, a caption's spans), so "<b>will</b> appreciate" came out
+# "willappreciate" and "<em>frontier!</em> <span>(Image credit)</span>" "frontier!(Image credit)". Such a space is
+# made SPACE (which trim keeps) and made a space again in the output (see ``spaced``).
+_INLINE_TAGS = {"a", "abbr", "b", "cite", "em", "i", "mark", "q", "s", "small", "span", "strong", "sub", "sup", "u"}
+# (one in a paragraph, a list item, a cell or a heading is left as it is: there trafilatura keeps the spaces)
+_LOOSE = {"div", "figcaption", "section", "article", "main", "header", "footer", "aside", "center", "body"}
+SPACE = "\u2e3f"  # capitulum: printable (trafilatura keeps it), and no text writes it so
+_MARKS = re.compile(f"[ {SPACE}]*{SPACE}[ {SPACE}]*")
+_MARKS_LINE = re.compile(f"^[ {SPACE}]*{SPACE}[ {SPACE}]*(?:\n|$)", re.MULTILINE)
 
 
-def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
+def spaced(text: str) -> str:
+    """``text`` with each SPACE (and the spaces beside it) one space again, none at a line's start or end, and no
+    line left of one alone."""
+    if SPACE not in text:
+        return text
+    text = _MARKS_LINE.sub("", text)
+    return _MARKS.sub(lambda m: " " if m.start() > 0 and m.end() < len(text) and _inside(text, m) else "", text)
+
+
+def _inside(text: str, m: re.Match[str]) -> bool:
+    return text[m.start() - 1] != "\n" and text[m.end()] != "\n"
+
+
+def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, str]]:
     """``tree`` (an lxml root) without empty links, with its tables' footers at their end and, for ``markdown``, lazy
-    images' real URLs and breaks in a row kept apart; copied first if ``shared`` and it needs a change."""
+    images' real URLs and breaks in a row kept apart; copied first if ``shared`` and it needs a change. With it, the
+    link target of each image that is a link's only content, by the image's URL as the page writes it (see
+    ``_image_links``)."""
     needed = _NEEDED + _MARKDOWN if markdown else _NEEDED
-    found = tree.xpath(needed)
-    if not found:
-        return tree
+    found, glued = tree.xpath(needed), _glued(tree)
+    links: dict[str, str] = {}
+    if not found and not glued:
+        return tree, links
     if shared:
         tree = deepcopy(tree)
-        found = tree.xpath(needed)
+        found, glued = tree.xpath(needed), _glued(tree)
+    for element in glued:
+        _keep_spaces(element)
+    linking = []
     for element in found:
-        if element.tag == "img":
+        if "truncated" in (element.get("class") or ""):
+            _truncated(element)
+        elif element.tag == "a" and element.find(".//img") is not None:
+            linking.append(element)  # after the loop: its images' lazy URLs are then known
+        elif element.tag == "img":
             _lazy_image(element)
         elif element.tag == "table":
             _unlaid(element)
@@ -67,7 +108,106 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> Any:
             element.tail = "\n"  # trafilatura makes <br><br> one break, <br> newline <br> two, as a browser does
         else:
             _unwrap(element)
-    return tree
+    for link in linking:
+        _image_links(link, links)
+    return tree, links
+
+
+def _image_links(link: Any, links: dict[str, str]) -> None:
+    """A link's images: trafilatura moves each out of the link, and drops a link left without text, so an image that
+    was a link (to the full-size photo, to the article) was an image only in the Markdown; and an image's tail went
+    out with it, so ``<a><img> Label</a>`` lost its link. An image that is the link's only content has its target
+    noted in ``links`` (text.py links it again) and the link goes (trafilatura gave it the text after it, as an empty
+    link's); one beside the link's text is put before the link, the text stays
+    in it."""
+    href = (link.get("href") or "").strip()
+    if not href or href.startswith(("#", "javascript:")):
+        return
+    images = list(link.iter("img"))
+    if not any(text.strip() for text in link.itertext()):
+        for img in images:
+            if src := _image_src(img):
+                links.setdefault(src, href)
+        for child in list(link):  # the link goes, its images stay: trafilatura gave it the text after it
+            link.addprevious(child)
+        _unwrap(link)
+        return
+    for img in images:
+        _unwrap(img)
+        link.addprevious(img)
+
+
+def _glued(tree: Any) -> list[Any]:
+    """The inline elements of a div (or a caption, a section...) with a space after them that trafilatura would trim:
+    before text, or before another inline element; or at the end of their own text. And the other elements with only
+    a space between them and an inline one."""
+    out = []
+    for element in tree.iter(*_INLINE_TAGS):  # a loop, not XPath: as fast as the plainest XPath over every element
+        previous = element.getprevious()
+        if _spaced_block(previous):
+            out.append(previous)  # a block (a caption's text) and a span after it ("Photo: ...")
+        tail, text = element.tail, element.text
+        if tail and tail[0].isspace():
+            if tail.isspace():
+                following = element.getnext()
+                if following is None or following.tag not in _INLINE_TAGS:
+                    continue
+        elif not (text and text[-1].isspace() and len(element) == 0 and not text.isspace()):
+            continue
+        parent = element.getparent()
+        if parent is not None and parent.tag in _LOOSE:
+            out.append(element)
+    return out
+
+
+def _image_src(img: Any) -> str:
+    """The URL trafilatura takes for an image (its ``image_src``), without trying its file-name pattern on ``data:``
+    URIs: they never match it, and a long one takes ~0.1 ms to fail."""
+    from trafilatura.utils import is_image_file
+
+    named = ("data-src", "src", *(a for a in img.attrib if a.startswith("data-src") and a != "data-src"))
+    return next((v for v in (img.get(a, "") for a in named) if not v.startswith("data:") and is_image_file(v)), "")
+
+
+def _truncated(element: Any) -> None:
+    """A cut copy of the text of a sibling (class ``*-full``) taken out, and the whole one's toggle (a link to no
+    page reading "less") with it."""
+    siblings = [*element.itersiblings(preceding=True), *element.itersiblings()]
+    whole = [e for e in siblings if any(c.endswith("-full") for c in (e.get("class") or "").split())]
+    if not whole or not any(c.endswith("truncated") for c in (element.get("class") or "").split()):
+        return
+    _drop(element)
+    for toggle in whole[0].xpath(".//a[not(@href)]"):
+        if " ".join(toggle.itertext()).strip().lower().strip(".… ") in _TOGGLES:
+            _drop(toggle)
+
+
+_TOGGLES = {"less", "more", "show less", "show more", "read less", "read more", "see less", "see more", ""}
+
+
+def _drop(element: Any) -> None:
+    """The element taken out of the tree, its tail kept where it was."""
+    element.text = None
+    for child in list(element):
+        element.remove(child)
+    _unwrap(element)
+
+
+def _spaced_block(element: Any) -> bool:
+    """Whether ``element`` is a block of a div (or a caption...) with only spaces after it (before an inline one)."""
+    if element is None or element.tag in _INLINE_TAGS or not isinstance(element.tag, str):
+        return False
+    return bool((element.tail or "x").isspace() and element.getparent().tag in _LOOSE)
+
+
+def _keep_spaces(element: Any) -> None:
+    """The space after ``element`` (or at the end of its text, then put after it) made SPACE."""
+    text = element.text or ""
+    if len(element) == 0 and text.strip() and text[-1].isspace():
+        element.text, element.tail = text.rstrip(), " " + (element.tail or "")
+    tail = element.tail or ""
+    if tail[:1].isspace():
+        element.tail = SPACE + tail.lstrip()
 
 
 def excluding(selectors: tuple[str, ...]) -> str:
@@ -232,6 +372,7 @@ def _unwrap(element: Any) -> None:
     if parent is None:
         return
     text = (element.text or "") + (element.tail or "")
+    element.tail = None
     for child in element:  # an empty link may still hold an empty span or an icon
         text += child.tail or ""
     previous = element.getprevious()
