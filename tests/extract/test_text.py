@@ -77,6 +77,15 @@ def test_language_is_one_tag_per_language_however_the_page_writes_it() -> None:
     assert run(make_page(html), text=True).record.language == "zh-Hant-TW"
 
 
+@needs_corpus
+def test_a_page_that_declares_no_language_gets_the_one_its_text_is_in() -> None:
+    # neither declares one (no lang attribute, no meta): a corpus filtered by language lost them
+    assert run(corpus_page("cnn.com"), text=True, extract_timeout=TEXT_TIMEOUT).record.language == "en"
+    assert run(corpus_page("autoracing.com.br"), text=True, extract_timeout=TEXT_TIMEOUT).record.language == "pt"
+    short = b"<html><title>T</title><article><p>Home. News. Sport.</p></article>"
+    assert run(make_page(short), text=True).record.language == ""  # too little text to tell
+
+
 def test_text_exclude_leaves_an_ad_and_a_date_out_of_the_main_text_and_its_markdown() -> None:
     """An ad and a "Last updated" line inside <article> are main text to trafilatura: a watched page was 'changed'
     on every visit. --text-exclude takes them out (the text around them stays, in order)."""
