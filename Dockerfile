@@ -12,7 +12,8 @@ RUN pip install --no-cache-dir --prefix=/install .
 FROM python:3.11-slim
 # tini as PID 1: it passes SIGTERM on to trawl (a PID 1 without a handler yet ignores it) and reaps orphans (a
 # renderer's Chromium helpers); trawl's supervisor then drains its own children.
-RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
+# libjemalloc2: the node's children allocate with it (src/webtrawl/node/allocator.py)
+RUN apt-get update && apt-get install -y --no-install-recommends tini libjemalloc2 && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 10001 trawl \
     && mkdir -p /data \
     && chown trawl /data

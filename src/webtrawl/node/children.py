@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl.errors import ChildFailed
+from webtrawl.node.allocator import children_malloc, preloaded
 from webtrawl.node.logs import STOP_SIGNALS, LogSetup, child_entry
 
 log = logging.getLogger("webtrawl.node")
@@ -62,7 +63,8 @@ def prestart() -> None:
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         multiprocessing.resource_tracker.ensure_running()
-        multiprocessing.forkserver.ensure_running()
+        with preloaded(children_malloc()):  # jemalloc (allocator.py)
+            multiprocessing.forkserver.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
