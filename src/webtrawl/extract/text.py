@@ -105,6 +105,8 @@ def _language(tag: str) -> str:
 
 _LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 _IDENTIFY_MIN_CHARS = 200  # below this py3langid's guess is often wrong (a menu, a cookie notice): no language
+_IDENTIFY_CHARS = 2000  # its cost is linear in the text (4.4 ms a corpus page whole, 1.0 for this much): on all 181
+# corpus pages it names the same language from this much as from the whole text
 
 
 def _identified(text: str) -> str:
@@ -115,7 +117,7 @@ def _identified(text: str) -> str:
         return ""
     from py3langid.langid import classify
 
-    return str(classify(text)[0])
+    return str(classify(text[:_IDENTIFY_CHARS])[0])
 
 
 def _absolute(linked: dict[str, str], url: str) -> dict[str, str]:
