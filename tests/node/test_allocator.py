@@ -38,7 +38,7 @@ def _parser_malloc(web: TestWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     tmp_path.mkdir()
     seen, probe = tmp_path / "seen", tmp_path / "probe.py"
     probe.write_text(_PROBE.format(out=str(seen)))
-    out = tmp_path / "crawl"
+    out = tmp_path / "c"  # a unix socket's path (out/redis/redis.sock) must stay short under xdist's directories
     crawl = Crawl(out, [*web.seeds(1), *node_args(web, "--max-pages", "5", "--extract", f"{probe}:parse")])
     assert crawl.wait(300) == 0, crawl.log()[-4000:]
     assert records(out)
@@ -49,8 +49,8 @@ def _parser_malloc(web: TestWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_the_children_allocate_with_jemalloc_unless_told_not_to(
     testweb: TestWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert _parser_malloc(testweb, tmp_path / "default", monkeypatch, None) == (True, None)
-    assert _parser_malloc(testweb, tmp_path / "system", monkeypatch, "system") == (False, None)
+    assert _parser_malloc(testweb, tmp_path / "d", monkeypatch, None) == (True, None)
+    assert _parser_malloc(testweb, tmp_path / "s", monkeypatch, "system") == (False, None)
 
 
 def test_a_malloc_library_that_is_not_there_is_one_error_line(tmp_path: Path) -> None:
