@@ -55,16 +55,20 @@ def _refused_with(exc: object, prefix: str) -> bool:
     return text.startswith(prefix) or f" of pipeline caused error: {prefix}" in text
 
 
+def _torn_down(exc: object) -> bool:
+    """On a failover redis-py's async cluster pipeline closes the client's every connection, also those other tasks
+    are using: their commands fail on the torn-down stream (uvloop "handler is closed", or a writer or node that is
+    None now). The connection is gone, not the code broken: send again."""
+    return isinstance(exc, RuntimeError | AttributeError) and ("closed" in str(exc) or "'NoneType'" in str(exc))
+
+
 def is_transient(exc: object) -> bool:
     """Whether ``exc`` (raised, or a pipeline's reply) means Redis is away for now rather than a bug."""
     if isinstance(exc, rex.MaxConnectionsError):
         return False  # our own pool is too small: waiting would not help
     if type(exc) is rex.RedisClusterException:  # "cannot be connected": no startup node answers
         return True
-    if isinstance(exc, RuntimeError | AttributeError) and ("closed" in str(exc) or "'NoneType'" in str(exc)):
-        # On a failover redis-py's async cluster pipeline closes the client's every connection, also those other
-        # tasks are using: their commands fail on the torn-down stream (uvloop "handler is closed", or a writer
-        # that is None now). The connection is gone, not the code broken: send again.
+    if _torn_down(exc):
         return True
     if _refused_with(exc, _WAIT_ON_REPLICA):
         return True  # a replica barrier's WAIT sent to a master a failover just demoted (slot map not yet new)
@@ -107,16 +111,18 @@ class Outage:
         stopping)."""
         if self.stop():
             raise lost_connection(exc) from exc
+        now = time.monotonic()
         if self.down_since is None and _refused_with(exc, _WAIT_ON_REPLICA):
             # A planned failover (CLUSTER FAILOVER): the call ran on the new master (MOVED), only the barrier's WAIT
             # went to the old one by the slot map of before. Redis answers: not an outage, which would make the
             # fetchers give back every lease they were about to fetch under (fetch/fence.py). Sent again soon.
-            now = time.monotonic()
             if now - self._demoted[1] > _DEMOTED_S:  # a new failover
                 self._demoted = (now, now)
             self._demoted = (self._demoted[0], now)
             if now - self._demoted[0] < _DEMOTED_S:
                 return _FIRST_S
+        if self.down_since is None and _torn_down(exc) and now - self._demoted[0] < _DEMOTED_S:
+            return _FIRST_S  # the same failover: the client tearing down its connections as it learns the new map
         if self.down_since is None:
             self.down_since = time.monotonic()
             self.outages += 1
