@@ -124,7 +124,7 @@ class Outage:
         if self.down_since is None and _torn_down(exc) and now - self._demoted[0] < _DEMOTED_S:
             return _FIRST_S  # the same failover: the client tearing down its connections as it learns the new map
         if self.down_since is None:
-            self.down_since = time.monotonic()
+            self.down_since = now
             self.outages += 1
             self._failures = 0
             state = "full" if isinstance(exc, rex.OutOfMemoryError) else "away"
