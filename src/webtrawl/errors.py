@@ -44,7 +44,8 @@ class RedisUnavailable(StateError):
 
 
 class ChildFailed(WebtrawlError):
-    """A fetcher or parser died at start several times in a row: restarting it again would only loop."""
+    """A fetcher or parser died at start several times in a row, or of an error a restart would repeat (a sink's
+    failure): restarting it again would only loop."""
 
     reason = "child-failed"
 
@@ -217,6 +218,14 @@ class UserCodeError(WebtrawlError):
 
     reason = "extract-error"
     where = ""
+
+
+class SinkFailed(WebtrawlError):
+    """An output raised what is not an outage: a bug in a user's sink, or a row its destination refuses. The
+    batch's URLs are not completed, so nothing is lost; restarting the parser would fail the same way, so the node
+    stops at once with this line. Fix the sink (or the destination), then resume."""
+
+    reason = "sink-failed"
 
 
 class SinkUnavailable(WebtrawlError):

@@ -266,6 +266,30 @@ def test_a_user_sink_after_kill_9_and_resume_has_every_item_by_its_key(testweb: 
     assert set(_collected_keys(items)) == set(truth)
 
 
+def test_a_user_sink_that_raises_stops_the_node_with_one_line_and_a_resume_loses_nothing(
+    testweb: TestWeb, tmp_path: Path
+) -> None:
+    """A bug in a user's sink (its ``write`` raises) stops the node at once with one line naming the sink, the error
+    and where: no restarts that would fail the same way. The batch it failed on was not completed: a resume with
+    the sink mended delivers every item."""
+    items, out = tmp_path / "items.jsonl", tmp_path / "crawl"
+    failing = ["--items-to", f"tests.fixtures.usersink:WriteFailsSink?path={items}&after=40"]
+    crawl = Crawl(out, [*testweb.seeds(2), *_args(testweb, *_extract(tmp_path), *failing)])
+    assert crawl.wait(600) == 1
+    log = crawl.log()
+    last = log.rstrip().splitlines()[-1]
+    assert last.startswith(f"trawl: error: output collecting:{items} failed: ValueError: cannot encode field"), log
+    assert "(usersink.py:" in last and "nothing is lost" in last
+    assert "restarting" not in log and "died at start" not in log
+    assert log.count("Traceback") <= 2  # the sink's, logged once by each parser it failed in, for its author
+    mended = ["--items-to", f"tests.fixtures.usersink:WriteFailsSink?path={items}&after=1000000"]
+    resume = Crawl(out, [*_args(testweb), *mended], log_name="resume.log")
+    assert resume.wait(600) == 0, resume.log()[-4000:]
+    truth = _jsonl(out, "items")
+    assert len(truth) > 300 and max(truth.values()) == 1
+    assert set(_collected_keys(items)) == set(truth)
+
+
 def test_a_user_sink_that_cannot_be_imported_fails_at_start_with_one_line(testweb: TestWeb, tmp_path: Path) -> None:
     args = [*testweb.seeds(1), *_args(testweb, *_extract(tmp_path), "--out", str(tmp_path / "crawl"))]
     done = subprocess.run(

@@ -15,7 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 from tests.fixtures.disk import fill
 from tests.parse.helpers import make_page
 from webtrawl.config import CrawlConfig
-from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.errors import ConfigError, RedisUnavailable, SinkFailed, SinkUnavailable
 from webtrawl.parse.output import page_output, parse_bug_output
 from webtrawl.parse.process import Processed
 from webtrawl.parse.record import base_record
@@ -120,6 +120,37 @@ def test_an_output_that_is_away_pauses_and_the_batch_is_retried(
     assert len(_lines(tmp_path / "records")) == 2
     assert sum("output flaky unavailable" in r.message for r in caplog.records) == 1
     assert any("output flaky is back" in r.message for r in caplog.records)
+
+
+class _Raising(_Flaky):
+    """A sink that raises ``error`` at every write."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(0)
+        self.error = error
+
+    def write(self, batch: Sequence[PageOutput]) -> None:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (
+            KeyError("price"),
+            r"output flaky failed: KeyError: 'price' \(test_fanout\.py:\d+\); the batch .* not completed",
+        ),
+        (ConfigError("flaky: a row over the limit"), r"flaky: a row over the limit"),
+    ],
+)
+def test_a_sink_that_raises_is_sink_failed_with_one_line_and_the_crawls_redis_away_is_not(
+    error: Exception, line: str
+) -> None:
+    """Not an outage: restarting the parser would fail the same way, so the node stops at once (logs._kind)."""
+    with pytest.raises(SinkFailed, match=f"^{line}"):
+        FanOut([_Raising(error)], retry_s=0.01).write([_output(0)])
+    with pytest.raises(RedisUnavailable):
+        FanOut([_Raising(RedisUnavailable("redis away"))], retry_s=0.01).write([_output(0)])
 
 
 def test_a_retried_batch_spanning_chunk_files_writes_each_line_once(tiny_disk: Path) -> None:

@@ -80,6 +80,7 @@ class Child:
     log_setup: LogSetup | None = None  # the child sets up its logging (format, rotated file) before its work
     start_failures: int = 0  # deaths in a row with an error soon after the start
     last_error: str = ""
+    final: bool = False  # its last error is one a restart would repeat (logs._kind): the node stops
     _started: float = 0.0
     _errors: Connection | None = None  # the child sends the error that ends it (logs.child_entry)
 
@@ -108,12 +109,13 @@ class Child:
         not the crawl state being away: a Redis restart is outlived by restarting)."""
         assert self.process is not None
         code = self.process.exitcode
-        error, state = "", False
+        error, kind = "", ""
         if self._errors is not None:
             with contextlib.suppress(EOFError, OSError):
                 if self._errors.poll():
-                    error, state = self._errors.recv()
-        if code is not None and code > 0 and not state and time.monotonic() - self._started < START_WINDOW_S:
+                    error, kind = self._errors.recv()
+        self.final = kind == "final"
+        if code is not None and code > 0 and kind != "state" and time.monotonic() - self._started < START_WINDOW_S:
             self.start_failures += 1
         else:
             self.start_failures = 0  # killed by a signal (kill -9, OOM), Redis away, or after working a while
@@ -181,12 +183,15 @@ class Children:
 
     def restart_dead(self) -> list[str]:
         """Restart children that died; return one message per restart for the log. Raises :class:`ChildFailed`
-        instead when a child died at start :data:`START_FAILURES` times in a row."""
+        instead when a child died at start :data:`START_FAILURES` times in a row, or of an error a restart would
+        repeat (a sink's failure)."""
         messages = []
         for child in self.members:
             if child.process is None or child.alive():
                 continue
             how = child.died()
+            if child.final:
+                raise ChildFailed(child.last_error)
             if child.start_failures >= START_FAILURES:
                 raise ChildFailed(
                     f"{child.name} died at start {child.start_failures} times in a row: {child.last_error or how}"

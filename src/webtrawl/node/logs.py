@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from webtrawl.errors import StateError, WebtrawlError
+from webtrawl.errors import SinkFailed, StateError, WebtrawlError
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # What drains a node: Ctrl-C, 'systemctl stop' / Kubernetes (SIGTERM), a closed terminal or ssh session (SIGHUP).
@@ -135,8 +135,8 @@ def child_entry(
 ) -> None:
     """A child process's real entry point: its logging first (warnings to stderr as before), then its work.
     ``target`` is ``module:function``, imported here: the supervisor never loads a stage it does not run. An error
-    that ends the child is sent, as one line, through ``report`` (with whether it is about the crawl's state, e.g.
-    Redis away for a while, which a restart may outlive): the supervisor names it if it stops restarting.
+    that ends the child is sent, as one line, through ``report`` (with its kind, :func:`_kind`): the supervisor
+    names it if it stops restarting.
     ``environ``: the starter's environment now (a fork server's is that of its own start, maybe a crawl ago).
     The child kills itself when the supervisor closes its end of ``report`` or dies (see ``node.children``)."""
     # The supervisor decides when a child stops: a signal meant for the node that reaches its whole process group
@@ -158,7 +158,7 @@ def child_entry(
     except Exception as exc:
         if report is not None:
             with contextlib.suppress(OSError):
-                report.send((error_line(exc), isinstance(exc, StateError)))
+                report.send((error_line(exc), _kind(exc)))
         if isinstance(exc, WebtrawlError):  # its message is for users, and the node logs it: not a traceback too
             raise SystemExit(1) from None
         raise
@@ -174,6 +174,14 @@ def _end_with_supervisor(report: Connection) -> None:
     if any(event & (select.POLLERR | select.POLLHUP) for _fd, event in events):  # not POLLNVAL: our own close
         logging.getLogger("webtrawl.node").error("the node's supervisor is gone or gave this child up: it ends")
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _kind(exc: BaseException) -> str:
+    """What the supervisor makes of a child's end: ``state`` (the crawl's state away: a restart may outlive it),
+    ``final`` (a restart would fail the same way: the node stops at once) or ``""`` (restarted, up to a point)."""
+    if isinstance(exc, StateError):
+        return "state"
+    return "final" if isinstance(exc, SinkFailed) else ""
 
 
 def error_line(exc: BaseException) -> str:

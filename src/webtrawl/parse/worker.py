@@ -205,12 +205,13 @@ class _Parser:
                     self.frontier.check_completions()  # a failover met by nobody here may have lost some
                 if asked:
                     self.receiver.answer()
-        except RedisUnavailable:
-            abandoned = True  # a stop while Redis is away, maybe mid-batch (stopping() above)
+        except Exception:  # a stop while Redis is away (stopping() above), a sink's failure: maybe mid-batch
+            abandoned = True
             raise
         finally:
             self.receiver.close()
-            if not abandoned:  # else left as a kill leaves them: a begun batch's files are cut back (batchlog.py)
+            if not abandoned:  # else left as a kill leaves them: a begun batch's rows are cut back (batchlog.py),
+                # where closing would seal them in (a resume then doubled them)
                 self.output.close()
             self.batch_log.close()
             if self.ctx.extraction is not None:

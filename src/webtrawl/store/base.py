@@ -183,7 +183,9 @@ class Sink(Protocol):
     **Away**: a sink whose destination is away for a while (database restarting, network error) raises
     :class:`webtrawl.errors.SinkUnavailable` from ``write``/``flush`` after cutting back to its last durable state;
     the fan-out pauses the crawl (no new leases) and calls it again with the same batch until it goes through. A full
-    disk (``OSError`` ENOSPC) is waited out the same way. Anything else is a bug or bad input and stops the parser.
+    disk (``OSError`` ENOSPC) is waited out the same way. Anything else is a bug or a row the destination refuses
+    (:class:`webtrawl.errors.SinkFailed`): the node stops at once with one line naming the sink, the error and where
+    (a bug's traceback in the log), and the batch, not completed, is written again on resume.
 
     **Delivery** is at least once: a kill -9 between ``flush`` and the completion of the batch's URLs, or a page in
     flight at a kill, gives the sink the same URL again after the resume (possibly fetched again, so the same

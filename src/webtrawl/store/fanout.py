@@ -5,7 +5,8 @@ An output that cannot take the batch for now waits instead of failing: a full di
 (:class:`~webtrawl.errors.SinkUnavailable`). The fan-out logs one clear line, raises the node's pause flag (the
 fetchers stop leasing), sleeps and calls the sink again with the same batch until it goes through. Nothing after
 that call happens meanwhile, in particular no URL of the batch is completed, so an output that is not durable is
-never marked done.
+never marked done. Anything else a sink raises (a bug in a user's sink, a row its destination refuses) is
+:class:`~webtrawl.errors.SinkFailed`: the node stops at once naming it, and the batch is redone on resume.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import functools
 import logging
 import multiprocessing.synchronize
 import time
+import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from webtrawl.errors import SinkUnavailable
+from webtrawl.errors import SinkFailed, SinkUnavailable, StateError, WebtrawlError
 from webtrawl.store.base import Drop, PageOutput, Sink
 from webtrawl.store.batchlog import Mark, Marked
 
@@ -120,6 +123,10 @@ class FanOut:
                     "output %s is back, crawl resumes",
                 )
                 continue
+            except StateError:  # the crawl's Redis away (a sink's column types): a restart outlives it
+                raise
+            except Exception as exc:
+                raise _failed(name, exc) from None
             if self._waiting is not None:
                 log.warning(self._waiting, name)
                 self._waiting = None
@@ -134,3 +141,16 @@ class FanOut:
         if self._pause is not None:
             self._pause.set()
         time.sleep(self._retry_s)
+
+
+def _failed(name: str, exc: Exception) -> SinkFailed:
+    """The one line a sink's failure stops the node with; a bug's traceback is logged once, for its author."""
+    if isinstance(exc, WebtrawlError):  # the sink's own words for users (a row over the server's limit)
+        return SinkFailed(str(exc))
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    log.error("output %s failed:\n%s", name, "".join(traceback.format_exception(exc)).rstrip())
+    return SinkFailed(
+        f"output {name} failed: {type(exc).__name__}: {exc}{where}; the batch it failed on was not completed, so"
+        " nothing is lost: fix the sink, then resume the crawl"
+    )
