@@ -4,6 +4,8 @@ error for a library that is not there; and nothing a child runs inherits the pre
 from __future__ import annotations
 
 import ctypes.util
+import multiprocessing.forkserver
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 
 from tests.node.crawlrun import Crawl, node_args, records
 from webtrawl.node import allocator
+from webtrawl.node.children import prestart
 from webtrawl_testweb import TestWeb
 
 _PROBE = """
@@ -72,3 +75,23 @@ def test_a_users_own_preload_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -
         assert allocator.children_malloc() == ""
     finally:
         allocator.children_malloc.cache_clear()
+
+
+@pytest.mark.skipif(not ctypes.util.find_library("jemalloc"), reason="libjemalloc2 not installed (.ci/run has it)")
+def test_the_preload_is_in_the_environment_only_while_the_fork_server_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each child's start asks for the fork server; once it runs, the supervisor's environment (which another thread
+    of an embedding program may start a program with at that moment) is left alone."""
+    monkeypatch.delenv(allocator.ENV, raising=False)
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    allocator.children_malloc.cache_clear()
+    prestart()  # the fork server runs (started now, or by an earlier test in this process)
+    seen: list[str | None] = []
+    real = multiprocessing.forkserver.ensure_running
+
+    def ensure_running() -> None:
+        seen.append(os.environ.get("LD_PRELOAD"))
+        real()
+
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", ensure_running)
+    prestart()
+    assert seen == [None]

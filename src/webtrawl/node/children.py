@@ -63,10 +63,25 @@ def prestart() -> None:
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         multiprocessing.resource_tracker.ensure_running()
-        with preloaded(children_malloc()):  # jemalloc (allocator.py)
+        # jemalloc (allocator.py), in the environment only when the server is to start: another thread starting
+        # a program meanwhile (an embedding program's) would inherit it
+        with preloaded("" if _server_alive() else children_malloc()):
             multiprocessing.forkserver.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _server_alive() -> bool:
+    """Whether the fork server runs: multiprocessing keeps its pid (private), and a dead one stays a zombie until
+    ``ensure_running`` reaps it and starts another."""
+    pid = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 @dataclass
