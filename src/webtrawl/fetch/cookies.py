@@ -40,6 +40,10 @@ Changes = dict[str, dict[bytes, bytes | None]]  # registered domain -> field -> 
 # the attributes aiohttp saves (CookieJar.save): all but the relative expiry, saved as an absolute deadline
 _ATTRS = tuple(a for a in Morsel._reserved if a not in ("max-age", "expires"))  # type: ignore[attr-defined]
 _GROUP_CACHE = 10_000
+# Registered domains whose cookies a jar remembers holding (CrawlJar._known); past it, forgotten: aiohttp's jar holds
+# at most 3,300 cookies, so most of them are gone anyway. A forgotten domain's stored cookies are all taken in again
+# at its next load (one deleted by another fetcher meanwhile stays in this jar until it expires).
+_KNOWN_CAP = 10_000
 
 
 class CookieStore(Protocol):
@@ -134,6 +138,8 @@ class CrawlJar(RawCookieJar):
                 continue
             group = group_of(key[0])
             self.pending.setdefault(group, {})[_field(key)] = value
+            if len(self._known) >= _KNOWN_CAP and group not in self._known:
+                self._known.clear()
             known = self._known.setdefault(group, set())
             if value is None:
                 known.discard(key)
@@ -183,7 +189,12 @@ class CrawlJar(RawCookieJar):
                 dead.append(field)
             else:
                 known.add(loaded)
-        self._known[group] = known
+        if known:
+            if len(self._known) >= _KNOWN_CAP and group not in self._known:
+                self._known.clear()
+            self._known[group] = known
+        else:
+            self._known.pop(group, None)
         return dead
 
     def _load(self, field: bytes, value: bytes, now: float) -> _CookieKey | None:
@@ -217,12 +228,17 @@ class SharedCookies:
         self.jar, self.store = jar, store
         self._written = 0  # every change up to this generation is in the store
         self._writing: asyncio.Future[None] | None = None
+        self._reads: list[int] = []  # the _written of each load waiting for its reply
 
     async def load(self, hosts: Iterable[str]) -> None:
         """The stored cookies of the registered domains of ``hosts`` (just leased) into the jar."""
         groups = list(dict.fromkeys(group_of(host) for host in hosts))
         written = self._written  # what the store held of ours when asked
-        replies = await self.store.load_cookies(groups)
+        self._reads.append(written)
+        try:
+            replies = await self.store.load_cookies(groups)
+        finally:
+            self._reads.remove(written)
         for group, stored in zip(groups, replies, strict=True):
             if self.jar.changed_at.get(group, 0) > written:
                 continue  # this process changed them since: its own are newer (and on their way)
@@ -251,6 +267,10 @@ class SharedCookies:
                     self.jar.give_back(changes)
                     raise
             self._written = max(self._written, generation)
+            changed = self.jar.changed_at
+            if changed:  # only what changed since is worth remembering, for loads sent since (see load)
+                since = min([generation, *self._reads])
+                self.jar.changed_at = {group: n for group, n in changed.items() if n > since}
         finally:
             self._writing = None
 
