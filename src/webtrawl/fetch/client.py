@@ -253,12 +253,13 @@ class HttpClient:
         ``headers`` are sent besides the client's own (a recrawl's If-None-Match / If-Modified-Since) and those of
         ``url_headers``. With ``parts``, a body that came in more than one chunk is left in them (``body_parts``,
         ``body`` empty) for a caller that only writes it out: joining copied every body once more, and a big one
-        into fresh memory (~2,600 page faults for 10 MiB)."""
+        into fresh memory (~2,600 page faults for 10 MiB). With the crawl's jar (``cookies``), what the answer's
+        Set-Cookie changed is stored before this returns (or raises)."""
         if self._session is None:
             raise RuntimeError("HttpClient used outside 'async with'")
         if self.cookies is None:
             return await self._fetch_one(url, max_body, timeout, headers, parts)
-        # the cookies the answer set are stored before it is returned, so before its host is released
+        # stored before the page is returned, so before its host is released and another fetcher may lease it
         mark = self.cookies.jar.generation
         try:
             resp = await self._fetch_one(url, max_body, timeout, headers, parts)
