@@ -136,7 +136,7 @@ _FETCH = _group(
     Option("timeouts.total", non_negative_float, "total timeout of one request in seconds"),
     Option("timeouts.robots", non_negative_float, "total timeout of a robots.txt request in seconds"),
     Option("header", header, "extra request header 'Name: value' on every request (repeatable)", repeat=True),
-    Option("cookies", parse_bool, "keep cookies per host (off by default: broad crawls should not carry state)"),
+    Option("cookies", parse_bool, "one cookie jar per crawl, in its Redis (off: broad crawls should not carry state)"),
     Option(
         "proxy",
         proxy,

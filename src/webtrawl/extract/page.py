@@ -159,7 +159,7 @@ _INSTEAD = {
     "meta": "pass data={...} (the next page's page.data) instead",
     "dont_filter": "a URL is queued once per crawl (--recrawl-after fetches pages again)",
     "headers": "give --header, or a rules file's headers",
-    "cookies": "give --cookies (kept per host)",
+    "cookies": "give --cookies (one jar per crawl)",
     "errback": "a page that fails has its error in its record (records/*.jsonl)",
     "method": "webtrawl follows links with GET",
     "body": "webtrawl follows links with GET",

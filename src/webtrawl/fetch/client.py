@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import aiohttp
+from aiohttp.abc import AbstractCookieJar
 from yarl import URL
 
 from webtrawl.config import FetchOptions, Limits
@@ -34,6 +35,7 @@ from webtrawl.errors import (
 )
 from webtrawl.fetch import tolerant
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
+from webtrawl.fetch.cookies import CookieStore, CrawlJar, SharedCookies
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool
 from webtrawl.fetch.response import Response
@@ -89,6 +91,7 @@ class HttpClient:
         *,
         resolver: Resolver | None = None,
         url_headers: Callable[[str], dict[str, str]] | None = None,
+        cookie_store: CookieStore | None = None,
     ) -> None:
         self._fetch = fetch
         self._max_body = limits.max_body
@@ -107,6 +110,8 @@ class HttpClient:
         self._big_bodies = asyncio.Semaphore(BIG_BODIES)
         self._kept: dict[_Origin, int] = {}  # origins of sleeping host sessions (a dict: Counter's del is Python)
         self.bytes_read = 0  # body bytes read so far: what the fetcher's heap trimmer counts (fetch/worker.py)
+        self._cookie_store = cookie_store
+        self.cookies: SharedCookies | None = None  # --cookies with a store: the crawl's jar (fetch/cookies.py)
 
     async def __aenter__(self) -> Self:
         connector = aiohttp.TCPConnector(
@@ -125,9 +130,7 @@ class HttpClient:
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
-            # --cookies: kept per host (domain rules) for this process's life: a host session's pages share them,
-            # sent back as the server set them (RawCookieJar).
-            cookie_jar=RawCookieJar() if self._fetch.cookies else aiohttp.DummyCookieJar(),
+            cookie_jar=self._cookie_jar(),
             response_class=PeerResponse,
             request_class=TrackedRequest,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._fetch.timeouts.connect),
@@ -136,6 +139,17 @@ class HttpClient:
             max_headers=256,
         )
         return self
+
+    def _cookie_jar(self) -> AbstractCookieJar:
+        """--cookies: aiohttp's jar (domain rules), sent back as the server set them (RawCookieJar); with a store, the
+        crawl's jar (fetch/cookies.py), else this process's for its life (``trawl try``)."""
+        if not self._fetch.cookies:
+            return aiohttp.DummyCookieJar()
+        if self._cookie_store is None:
+            return RawCookieJar()
+        jar = CrawlJar()
+        self.cookies = SharedCookies(jar, self._cookie_store)
+        return jar
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -239,9 +253,25 @@ class HttpClient:
         ``headers`` are sent besides the client's own (a recrawl's If-None-Match / If-Modified-Since) and those of
         ``url_headers``. With ``parts``, a body that came in more than one chunk is left in them (``body_parts``,
         ``body`` empty) for a caller that only writes it out: joining copied every body once more, and a big one
-        into fresh memory (~2,600 page faults for 10 MiB)."""
+        into fresh memory (~2,600 page faults for 10 MiB). With the crawl's jar (``cookies``), what the answer's
+        Set-Cookie changed is stored before this returns (or raises)."""
         if self._session is None:
             raise RuntimeError("HttpClient used outside 'async with'")
+        if self.cookies is None:
+            return await self._fetch_one(url, max_body, timeout, headers, parts)
+        # stored before the page is returned, so before its host is released and another fetcher may lease it
+        mark = self.cookies.jar.generation
+        try:
+            resp = await self._fetch_one(url, max_body, timeout, headers, parts)
+        except WebtrawlError:
+            await self.cookies.written(mark)
+            raise
+        await self.cookies.written(mark)
+        return resp
+
+    async def _fetch_one(
+        self, url: str, max_body: int | None, timeout: float | None, headers: dict[str, str] | None, parts: bool
+    ) -> Response:
         target = self._check_url(url)
         if self._url_headers is not None:
             headers = {**self._url_headers(url), **(headers or {})}

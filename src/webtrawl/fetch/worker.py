@@ -19,6 +19,7 @@ from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs, open_frontier
 from webtrawl.fetch.base import FetcherContext, Fetchers, build_fetchers
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.client import HttpClient
+from webtrawl.fetch.cookies import CookieLeases
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
 from webtrawl.fetch.fence import ABANDON_S, Fence, request_bound
 from webtrawl.fetch.robots import RobotsCache
@@ -167,7 +168,8 @@ class _Fetcher:
         sender = PageSender(args.parser_sockets, on_lost=takeback.lost)
         hints = args.hints(args.extraction, args.rendering) if args.hints else None  # headers, --render auto
         url_headers = hints.headers if hints and hints.has_headers else None
-        async with HttpClient(self.opts, args.limits, url_headers=url_headers) as http:
+        # --cookies: the crawl's jar, kept in its Redis (fetch/cookies.py)
+        async with HttpClient(self.opts, args.limits, url_headers=url_headers, cookie_store=self.frontier) as http:
             self.http = http
             http.proxies.on_none_live = lambda none: args.report(no_proxy=none)  # the node's 'proxy' alert
             gate = None
@@ -195,7 +197,8 @@ class _Fetcher:
             deps = VisitDeps(self.frontier, releases, robots, fetchers, route, sender, http, gate, fence)
             trimming = asyncio.create_task(_trim_heap(http))
             try:
-                await self.serve(self.frontier, Visits(args, deps), fetchers, http)
+                leases = self.frontier if http.cookies is None else CookieLeases(self.frontier, http.cookies)
+                await self.serve(leases, Visits(args, deps), fetchers, http)
             finally:
                 trimming.cancel()
                 await fetchers.close()

@@ -16,6 +16,7 @@ import redis
 from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import AsyncClient, is_cluster, one_line, transport_errors
+from webtrawl.frontier.cookies import Changes, Fields, load_cookies, save_cookies
 from webtrawl.frontier.opening import CoreView, open_core
 from webtrawl.frontier.replicas import node_of_cluster
 from webtrawl.frontier.retry import Outage, redo, waiting
@@ -191,6 +192,14 @@ class AsyncRedisFrontier(CoreView):
 
     async def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None:
         await self._run(self.core.set_robots(origin, value, ttl_s))
+
+    async def load_cookies(self, domains: Sequence[str]) -> list[Fields]:
+        """--cookies: the crawl's stored cookies of each registered domain (frontier/cookies.py)."""
+        return await self._run(load_cookies(self.core.settings.prefix, self.core.shards, domains))
+
+    async def save_cookies(self, changes: Changes) -> None:
+        """--cookies: write the cookies responses set or deleted (field None), per registered domain."""
+        await self._run(save_cookies(self.core.settings.prefix, self.core.shards, changes))
 
     async def add_seed_hosts(self, items: Iterable[str]) -> int:
         return await self._run(self.core.add_seed_hosts(items))

@@ -74,6 +74,11 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    its own host's URLs, so they and their ``ct`` states are on its shard
     SP nd:<band>:<value>    set    (--near-duplicates; shard = crc32("<band>:<value>") % shards) the pages whose
                                    simhash has this 16-bit value in band 0-3: "<simhash as 16 hex digits><url>"
+    SP ck:<domain>          hash   (--cookies; shard = crc32(domain) % shards) the crawl's cookie jar for the hosts
+                                   of one registered domain: cookie ["<domain>","<path>","<name>"] (JSON) -> its
+                                   state as aiohttp saves a jar (JSON: value, attributes, host_only, absolute
+                                   expires_timestamp) (fetch/cookies.py); a field goes when the cookie is deleted or
+                                   seen expired, the hash with the crawl
 
 Entry (one element of ``q:<host>``): ``<depth>[.<hops>[.<retries>]][~<level>][^<n>:<route>]<rest>`` where
 ``rest`` is the URL without its origin (``/path?query``) when the URL's origin is the host's usual one (``o``), else
@@ -215,6 +220,11 @@ def neardup_key(prefix: str, shards: int, band: int, value: int) -> str:
     """``P:{P:s}:nd:<band>:<value>``: one bucket of the near-duplicate index, on the shard of its own name."""
     name = f"{band}:{value:04x}"
     return shard_tag(prefix, shard_of(name, shards)) + "nd:" + name
+
+
+def cookies_key(prefix: str, shards: int, domain: str) -> str:
+    """``P:{P:s}:ck:<domain>``: the crawl's cookies of one registered domain (--cookies), on the shard of its name."""
+    return shard_tag(prefix, shard_of(domain, shards)) + "ck:" + domain
 
 
 def host_of(url: str) -> str | None:
