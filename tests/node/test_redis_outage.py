@@ -206,6 +206,25 @@ def test_a_stop_while_a_sentinel_managed_redis_is_away_ends_the_node_without_han
     assert "did not finish" not in log and "Traceback" not in node_logs(out), log
 
 
+def test_a_master_with_replicas_and_no_failover_guard_is_one_warning_at_start(
+    testweb: TestWeb, sentinel_pair: SentinelPair, tmp_path: Path
+) -> None:
+    """Without ``min-replicas-to-write`` a planned Sentinel failover doubled pages and broke politeness
+    (docs/deploy.md), which users learned only from that page: the node says it once at start."""
+    guard = "no min-replicas-to-write"
+    for name in ("bare", "guarded"):
+        crawl = Crawl(tmp_path / name, [*testweb.seeds(1), *node_args(testweb, "--redis", sentinel_pair.url)])
+        assert crawl.wait(300) == 0, crawl.log()[-4000:]
+        log = crawl.log()
+        assert log.count(guard) == (1 if name == "bare" else 0), log[-4000:]
+        if name == "bare":
+            assert "has 1 replica(s)" in log and "min-replicas-to-write 1" in log
+        master = redis.Redis(port=sentinel_pair.master_port)
+        master.config_set("min-replicas-to-write", 1)
+        master.config_set("min-replicas-max-lag", 10)
+        master.close()
+
+
 def test_a_master_refusing_writes_for_want_of_its_replica_pauses_the_crawl_until_it_is_back(
     testweb: TestWeb, sentinel_pair: SentinelPair, tmp_path: Path
 ) -> None:

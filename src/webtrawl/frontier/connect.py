@@ -193,6 +193,34 @@ def check_no_eviction(client: SyncClient, url: str) -> None:
             )
 
 
+def warn_unguarded_replicas(client: SyncClient, url: str) -> None:
+    """One WARNING for a master with replicas but no ``min-replicas-to-write``: a failover (``SENTINEL FAILOVER``, a
+    replica promoted by hand) loses the writes its old master took until demoted, and a crawl then fetched and
+    stored ~2000 pages twice and broke politeness on a few hosts (docs/deploy.md). A cluster's ``CLUSTER FAILOVER``
+    loses nothing either way. Redis's INFO names ``min_slaves_good_slaves`` only while the guard is on."""
+    if isinstance(client, redis.cluster.RedisCluster):
+        return
+    try:
+        info = client.info("replication")
+    except redis.RedisError:
+        return
+    replicas = int(info.get("connected_slaves", 0) or 0)
+    if info.get("role") == "master" and replicas and "min_slaves_good_slaves" not in info:
+        log.warning(
+            "Redis at %s has %d replica(s) but no min-replicas-to-write: a failover to one can lose the last"
+            " seconds' leases and completions (pages fetched and stored twice, politeness broken on some hosts);"
+            " set min-replicas-to-write 1 and min-replicas-max-lag 10 (docs/deploy.md)",
+            mask_url(url),
+            replicas,
+        )
+
+
+def check_node_redis(client: SyncClient, url: str) -> None:
+    """What a node checks of its Redis at start: no eviction (refused), a failover guard (warned)."""
+    check_no_eviction(client, url)
+    warn_unguarded_replicas(client, url)
+
+
 @overload
 def connect_sync(url: str, *, cluster: Literal[False] = False, **options: Any) -> redis.Redis: ...
 

@@ -24,7 +24,7 @@ from webtrawl.errors import ChildFailed, InputError, StateError
 from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import RedisMemory, check_no_eviction, redis_memory, refusing_full
+from webtrawl.frontier.connect import RedisMemory, check_node_redis, redis_memory, refusing_full
 from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
@@ -139,7 +139,7 @@ class Node:
         cfg, crawl = self.cfg, self.cfg.crawl
         self.redis_url = redis_url
         self.client = connect_sync(redis_url, cluster=crawl.cluster)
-        check_no_eviction(self.client, redis_url)
+        check_node_redis(self.client, redis_url)
         startup.save_settings(cfg, self.out)
         settings = FrontierSettings.from_config(cfg)
         with refusing_full(redis_url):  # a Redis too full to start in: one clear error (later, the node waits)
