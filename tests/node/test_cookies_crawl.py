@@ -6,8 +6,6 @@ and links to pages of its own and of ``api.jar.test``; every request's Cookie he
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,30 +13,22 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from tests.fixtures.loopback_web import LoopbackWeb
 from tests.node.crawlrun import Crawl, records, stopped_at_end, wait_until
 from webtrawl.config import SHARDS
 from webtrawl.frontier import connect_sync
 from webtrawl.frontier.keys import cookies_key
 from webtrawl.node.redis_server import EmbeddedRedis
-from webtrawl_testweb.server import bind
 
 PAGES = 12  # of each host: taken by either of the two fetchers, one lease at a time (--session-pages 1)
 SID = "sid=s3cr3t/a=="
 
 
-class CookieWeb:
-    __test__ = False
-
+class CookieWeb(LoopbackWeb):
     def __init__(self) -> None:
-        self._sock = bind("127.0.0.1", 0)
-        self.port = self._sock.getsockname()[1]
+        super().__init__("cookie-web")
         self.sent: list[tuple[str, str, str]] = []  # (host, path, Cookie header) of every request
-        self._loop = asyncio.new_event_loop()
-        self._stopped: asyncio.Future[None] = self._loop.create_future()
-        self._started = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="cookie-web", daemon=True)
-        self._thread.start()
-        self._started.wait(30)
+        self.start()
 
     def url(self, host: str = "www", path: str = "/") -> str:
         return f"http://{host}.jar.test:{self.port}{path}"
@@ -52,26 +42,6 @@ class CookieWeb:
     def pages(self) -> dict[tuple[str, str], str]:
         """(host, path) -> the Cookie header it was last fetched with, of the pages after the seed."""
         return {(host, path): cookie for host, path, cookie in self.sent if path.startswith("/p/")}
-
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._stopped.set_result, None)
-        self._thread.join(30)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            runner = self._loop.run_until_complete(self._serve())
-        finally:
-            self._started.set()
-        self._loop.run_until_complete(self._stopped)
-        self._loop.run_until_complete(runner.cleanup())
-        self._loop.close()
-
-    async def _serve(self) -> web.ServerRunner:
-        runner = web.ServerRunner(web.Server(self._handle, access_log=None), handle_signals=False)
-        await runner.setup()
-        await web.SockSite(runner, self._sock).start()
-        return runner
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         host = request.host.partition(".")[0]
