@@ -213,7 +213,8 @@ def test_a_master_with_replicas_and_no_failover_guard_is_one_warning_at_start(
     (docs/deploy.md), which users learned only from that page: the node says it once at start."""
     guard = "no min-replicas-to-write"
     for name in ("bare", "guarded"):
-        crawl = Crawl(tmp_path / name, [*testweb.seeds(1), *node_args(testweb, "--redis", sentinel_pair.url)])
+        args = node_args(testweb, "--redis", sentinel_pair.url, "--max-pages", "3")
+        crawl = Crawl(tmp_path / name, [*testweb.seeds(1), *args])
         assert crawl.wait(300) == 0, crawl.log()[-4000:]
         log = crawl.log()
         assert log.count(guard) == (1 if name == "bare" else 0), log[-4000:]
