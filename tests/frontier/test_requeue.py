@@ -84,3 +84,19 @@ def test_a_failed_url_of_the_recrawl_set_is_queued_once_by_requeue_and_its_round
     assert f.requeue_failed() == 0
     assert [x.url for x in drain(f)] == ["http://b.test/y"]
     assert f.counters().get("failed-kept") == 0
+
+
+def test_a_kept_failure_followed_by_a_success_is_not_fetched_again_by_requeue(frontier: FrontierFactory) -> None:
+    """A page failed in one round and answered in the next: its failure is over, so ``trawl requeue`` has nothing
+    to fetch again (it would fetch a page just fetched, out of its round)."""
+    f = frontier()
+    url = "http://a.test/x"
+    _failed_in_a_round(f, url)
+    assert f.requeue_due() == 1  # the next round: the page answers
+    (lease,) = _leased(f).values()
+    parts = split_url(url)
+    assert parts is not None
+    state = RecrawlState(lease.host, 0, parts.origin, parts.rest, 1000, date="2026-11-03T10:00:00.000Z").encode()
+    f.complete([Completion(lease.token, lease.shard, {}, url, state, 10**15)])
+    assert f.counters().get("failed-kept") == 0
+    assert f.requeue_failed() == 0 and drain(f) == []

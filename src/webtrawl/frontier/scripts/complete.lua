@@ -10,6 +10,8 @@
 -- A non-empty failed (a failure's reason, its retries used up) keeps the URL's entry in SP err for trawl requeue
 -- (requeue.lua): its field the host and the URL's rest, its value the reason and the entry with no retries used,
 -- and for a URL of the recrawl set its URL (requeue.lua then takes it out of its round's way, or leaves it to it).
+-- Such a URL fetched again in a later round (or for a sitemap's lastmod) and completed without a failure leaves
+-- SP err: its failure is over, and trawl requeue must not fetch it once more.
 -- A non-empty state (--recrawl-after) puts the URL in the recrawl set (rc, due) in the same step. The counters of
 -- all segments go to the first one's (every reader sums a counter over all shards).
 -- Fencing: a completion whose lease is gone is discarded, its counters and state too. The lease was taken back (its
@@ -66,13 +68,15 @@ while i <= #ARGV do
       end
       local _, host, entry = split_lease(rec)
       local hk = sp .. 'h:' .. host
+      local d, h, _, rest = split_entry(entry)
       if failed ~= '' then
-        local d, h, _, rest = split_entry(entry)
         local kept = failed .. '\n' .. join_meta(d, h, 0) .. rest
         if state ~= '' then kept = kept .. '\n' .. url end
         if redis.call('HSET', sp .. FAILED, host .. '\n' .. rest, kept) == 1 then
           count(C_FAILED_KEPT, 1)
         end
+      elseif state ~= '' and redis.call('HDEL', sp .. FAILED, host .. '\n' .. rest) == 1 then
+        count(C_FAILED_KEPT, -1)  -- a URL of the recrawl set answered since its failure was kept: that is over
       end
       if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
         redis.call('HDEL', hk, 'l')
