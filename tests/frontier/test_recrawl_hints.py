@@ -69,3 +69,24 @@ def test_a_lastmod_before_a_304_since_the_copy_does_not_queue_the_url_again(fron
     f.complete([Completion(lease.token, lease.shard, {}, lease.url, state, FAR)])
     assert f.recrawl_hints([RecrawlHint(url, 0, "2026-11-03T00:00:00.000Z")]) == 0
     assert f.recrawl_hints([RecrawlHint(url, 0, "2026-11-06T00:00:00.000Z")]) == 1  # changed since the 304
+
+
+def test_a_newer_lastmod_does_not_queue_again_a_page_whose_failure_is_kept(frontier: FrontierFactory) -> None:
+    """The sitemap says the page changed after the copy held; the page was fetched for that and failed (its retries
+    used up, kept for trawl requeue). Each later read of the sitemap (it changes, so it is read again) says the same:
+    that is no reason to ask again before its round does, or trawl requeue."""
+    f = frontier(shards=1)
+    url = "http://a.test/x1"
+    _fetch_into_recrawl_set(f, [url])
+    lastmod = "2026-11-03T00:00:00.000Z"
+    assert f.recrawl_hints([RecrawlHint(url, 0, lastmod)]) == 1
+    (lease,) = f.lease("n/f0", 100)
+    release(f, [lease])
+    state = _rc(f, url)
+    assert state is not None
+    f.complete([Completion(lease.token, lease.shard, {}, url, state, FAR, failed="timeout")])
+    assert f.counters().get("failed-kept") == 1
+    assert f.recrawl_hints([RecrawlHint(url, 0, lastmod)]) == 0  # the next read of the sitemap
+    assert drain(f) == []
+    assert f.requeue_failed() == 1  # it is still there for trawl requeue
+    assert [x.url for x in drain(f)] == [url]

@@ -152,16 +152,28 @@ local function make_ready(sp, host, hk, now, only_if_absent)
 end
 
 
--- queue a URL of the recrawl set again (due.lua, hint.lua): state is its rc value "<key>\n<depth>\n<origin>\n<rest>
--- \n..." (formats/recrawl.py; a routed URL's depth is followed by its route "^<n>:<route>", which then heads the
--- entry's rest as in keys.py); false if it is not a full state (a sitemap hint "~<interval>")
-local function requeue_recrawl(sp, state, now)
+-- the queue key and entry of a URL of the recrawl set, from its rc value "<key>\n<depth>\n<origin>\n<rest>\n..."
+-- (formats/recrawl.py; a routed URL's depth is followed by its route "^<n>:<route>", which then heads the entry's
+-- rest as in keys.py); nil if it is not a full state (a sitemap hint "~<interval>")
+local function recrawl_entry(sp, state)
   local key, depth, origin, rest = string.match(state, '^([^\n]*)\n(%d+[^\n]*)\n([^\n]*)\n([^\n]*)')
+  if not key then return nil end
+  if origin ~= redis.call('HGET', sp .. 'h:' .. key, 'o') then return key, depth .. origin .. rest end
+  return key, depth .. rest
+end
+
+-- the field of SP err that keeps the URL of this queue entry once its retries ran out (complete.lua)
+local function failed_field(host, entry)
+  local _, _, _, rest = split_entry(entry)
+  return host .. '\n' .. rest
+end
+
+-- queue a URL of the recrawl set again (due.lua, hint.lua); false if it is not a full state (a sitemap hint)
+local function requeue_recrawl(sp, state, now)
+  local key, entry = recrawl_entry(sp, state)
   if not key then return false end
-  local hk = sp .. 'h:' .. key
-  local entry = depth .. rest
-  if origin ~= redis.call('HGET', hk, 'o') then entry = depth .. origin .. rest end
   requeue(sp, key, entry, false)
+  local hk = sp .. 'h:' .. key
   if not redis.call('HGET', hk, 'l') then make_ready(sp, key, hk, now, true) end
   return true
 end

@@ -68,14 +68,14 @@ while i <= #ARGV do
       end
       local _, host, entry = split_lease(rec)
       local hk = sp .. 'h:' .. host
-      local d, h, _, rest = split_entry(entry)
       if failed ~= '' then
+        local d, h, _, rest = split_entry(entry)
         local kept = failed .. '\n' .. join_meta(d, h, 0) .. rest
         if state ~= '' then kept = kept .. '\n' .. url end
-        if redis.call('HSET', sp .. FAILED, host .. '\n' .. rest, kept) == 1 then
+        if redis.call('HSET', sp .. FAILED, failed_field(host, entry), kept) == 1 then
           count(C_FAILED_KEPT, 1)
         end
-      elseif state ~= '' and redis.call('HDEL', sp .. FAILED, host .. '\n' .. rest) == 1 then
+      elseif state ~= '' and redis.call('HDEL', sp .. FAILED, failed_field(host, entry)) == 1 then
         count(C_FAILED_KEPT, -1)  -- a URL of the recrawl set answered since its failure was kept: that is over
       end
       if redis.call('HGET', hk, 'l') == token then  -- completed without release: free the host too
