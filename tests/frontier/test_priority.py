@@ -6,7 +6,9 @@ from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import actual, complete, drain, elapse, host_key, host_state, queue, release
 from webtrawl.frontier import Release, UrlAction
 from webtrawl.frontier.redis_frontier import RedisFrontier
-from webtrawl.messages import Lease, NewUrl
+from webtrawl.formats.recrawl import RecrawlState
+from webtrawl.frontier.keys import split_url
+from webtrawl.messages import Completion, Lease, NewUrl
 
 
 def test_a_host_leases_its_shallowest_url_first_and_fifo_within_a_depth(frontier: FrontierFactory) -> None:
@@ -110,3 +112,22 @@ def test_a_url_given_a_priority_is_leased_at_that_level_and_keeps_it(frontier: F
     release(f, [again])
     complete(f, [again])
     assert [y.url.rsplit("/", 1)[1] for y in drain(f)] == ["d1", "d1b", "d2", "late"]
+
+
+def test_a_round_leases_the_pages_due_for_a_recheck_before_new_links(frontier: FrontierFactory) -> None:
+    """With --max-pages per round, what the cap leaves unfetched must be new links, not rechecks of known pages:
+    a round's due pages come before the links queued at any depth, those a capped round left and those it finds."""
+    f = frontier(shards=1)
+    known = {"http://a.test/": 0, "http://a.test/deep/page": 2}
+    f.add([NewUrl(url, depth) for url, depth in known.items()])
+    while batch := f.lease("n/f0", 100):
+        release(f, batch)
+        for x in batch:
+            parts = split_url(x.url)
+            assert parts is not None
+            state = RecrawlState(x.host, x.depth, parts.origin, parts.rest, 1000, date="2026-11-02T10:00:00.000Z")
+            f.complete([Completion(x.token, x.shard, {}, x.url, state.encode(), 0)])
+    f.add([NewUrl("http://a.test/left", 1)])  # a link the last round's cap left queued
+    assert f.requeue_due() == 2
+    f.add([NewUrl("http://a.test/found", 1)])  # a link the round finds
+    assert [x.url for x in drain(f)] == [*known, "http://a.test/left", "http://a.test/found"]

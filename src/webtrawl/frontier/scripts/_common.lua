@@ -154,12 +154,16 @@ end
 
 -- the queue key and entry of a URL of the recrawl set, from its rc value "<key>\n<depth>\n<origin>\n<rest>\n..."
 -- (formats/recrawl.py; a routed URL's depth is followed by its route "^<n>:<route>", which then heads the entry's
--- rest as in keys.py); nil if it is not a full state (a sitemap hint "~<interval>")
+-- rest as in keys.py); nil if it is not a full state (a sitemap hint "~<interval>"). The entry is at level 0
+-- ("~0" after its depth): a page due for a recheck is leased before the links queued at any depth, so that what a
+-- round's --max-pages leaves unfetched is new links, not the known pages monitoring is for; the level stays with
+-- the entry when it goes back to its queue (robots.txt first, a retry, a reclaim).
 local function recrawl_entry(sp, state)
-  local key, depth, origin, rest = string.match(state, '^([^\n]*)\n(%d+[^\n]*)\n([^\n]*)\n([^\n]*)')
+  local key, depth, route, origin, rest = string.match(state, '^([^\n]*)\n(%d+)([^\n]*)\n([^\n]*)\n([^\n]*)')
   if not key then return nil end
-  if origin ~= redis.call('HGET', sp .. 'h:' .. key, 'o') then return key, depth .. origin .. rest end
-  return key, depth .. rest
+  local entry = depth .. '~0' .. route
+  if origin ~= redis.call('HGET', sp .. 'h:' .. key, 'o') then entry = entry .. origin end
+  return key, entry .. rest
 end
 
 -- the field of SP err that keeps the URL of this queue entry once its retries ran out (complete.lua)
