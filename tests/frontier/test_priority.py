@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import actual, complete, drain, elapse, host_key, host_state, queue, release
-from webtrawl.frontier import Release, UrlAction
-from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.formats.recrawl import RecrawlState
+from webtrawl.frontier import Release, UrlAction
 from webtrawl.frontier.keys import split_url
+from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.messages import Completion, Lease, NewUrl
 
 
