@@ -50,6 +50,7 @@ def test_repeatable_options_from_env_are_comma_separated() -> None:
         ({"changes": "true"}, "--changes needs --recrawl-after"),
         ({"chunks_to": "jsonl:x"}, "--chunks-to needs --chunks"),
         ({"on_change": "true", "recrawl_after": "1h"}, "--on-change need --changes"),
+        ({"changes_links": "true", "recrawl_after": "1h"}, "--changes-links needs --changes"),
     ],
 )
 def test_bad_values_name_the_option(flags: dict[str, str], message: str) -> None:

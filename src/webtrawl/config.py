@@ -178,6 +178,7 @@ class ExtractionOptions:
     markdown: bool = False
     chunks: int = 0  # --chunks SIZE: the Markdown cut into chunks of at most SIZE characters (0: off)
     changes: bool = False  # --changes: change rows for recrawled pages (needs --recrawl-after)
+    changes_links: bool = False  # --changes-links: a page's set of links changing is a change too (needs --changes)
     text_exclude: tuple[str, ...] = ()  # CSS selectors of elements left out of the main text (ads, dates)
     scrub_pii: bool = False
     extract_timeout: float = 5.0

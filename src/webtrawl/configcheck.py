@@ -26,5 +26,7 @@ def validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--no-jsonl with --extract needs an --items-to sink: the items must go somewhere")
     if (out.chunks_to and not ext.chunks) or ((out.changes_to or out.on_change) and not ext.changes):
         raise ConfigError("--chunks-to needs --chunks SIZE, --changes-to and --on-change need --changes")
+    if ext.changes_links and not ext.changes:
+        raise ConfigError("--changes-links needs --changes: it adds the page's links to what a change is")
     if ext.changes and cfg.discovery.recrawl_after <= 0:
         raise ConfigError("--changes needs --recrawl-after: changes are found when pages are fetched again")

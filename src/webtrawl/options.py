@@ -304,9 +304,8 @@ _EXTRACTION = _group(
     Option("markdown", parse_bool, "add each HTML page's main content as Markdown (headings, lists, tables, links)"),
     Option("chunks", non_negative_int, "cut the Markdown into chunks of at most this many characters (0: off)"),
     Option("changes", parse_bool, "with --recrawl-after: a row in changes/*.jsonl per page that changed, with diffs"),
-    Option(
-        "text_exclude", css_selector, "main text (so --changes) without elements matching this CSS (repeatable)", True
-    ),
+    Option("changes_links", parse_bool, "with --changes: a page whose set of links changed is a change (links_diff)"),
+    Option("text_exclude", css_selector, "leave elements matching this CSS out of the main text (repeatable)", True),
     Option("scrub_pii", parse_bool, "mask e-mail addresses and phone numbers in items and main text before storing"),
     Option(
         "extract_timeout",

@@ -207,3 +207,23 @@ def test_a_date_and_an_ad_inside_the_article_are_no_change_when_left_out(testweb
     expected = {"/": "changed", "/article.html": "changed", "/product.html": "changed", "/removed.html": "gone"}
     assert changes == {urls[path]: change for path, change in {**expected, "/added.html": "new"}.items()}
     assert not any("Last updated" in row["text_diff"] for row in records(out, "changes"))
+
+
+def test_with_changes_links_a_round_reports_pages_whose_links_changed(testweb: TestWeb, tmp_path: Path) -> None:
+    """--changes-links (kept by the resumes): a link added to every page's navigation, their text the same, is a
+    ``links`` row per page with the link added; the link's own page (404) is no change, and a round after is quiet."""
+    watch = testweb.discovery.watch
+    urls = watch.urls()
+    out = tmp_path / "crawl"
+    _round(testweb, out, urls["/"], "--changes-links", resumed=False)
+    _round(testweb, out, resumed=True)
+    assert records(out, "changes") == []
+    watch.nav_extra = ("/sale.html",)
+    _round(testweb, out, resumed=True)
+    rows = records(out, "changes")
+    held = [url for path, url in urls.items() if path != "/added.html"]
+    assert {row["url"]: row["change"] for row in rows} == dict.fromkeys(held, "links")
+    assert all(row["links_diff"] == {"added": [watch.url("/sale.html")], "removed": []} for row in rows)
+    assert all(row["text_diff"] == "" for row in rows) and stats(out)["counters"]["changes-links"] == 5
+    _round(testweb, out, resumed=True)
+    assert len(records(out, "changes")) == 5

@@ -67,3 +67,24 @@ def test_text_diff_is_capped() -> None:
 
 def test_a_state_that_cannot_be_read_counts_as_none() -> None:
     assert decode_state(b"\x93garbage") is None and decode_state(None) is None
+
+
+def test_with_changes_links_a_listing_whose_links_changed_is_a_change_of_its_own_kind() -> None:
+    """A listing page's text is the same (its items are links with the same words around them) but an item was
+    added and one taken down: with --changes-links that is a ``links`` row; without, nothing as before."""
+    before = ["https://shop.example/p/1", "https://shop.example/p/2", "https://other.example/"]
+    after = ["https://shop.example/p/1", "https://shop.example/p/3", "https://other.example/"]
+    held = decode_state(new_state(T1, "Our products.", [], [], before).encode())
+    change = change_row(URL, T2, held, new_state(T2, "Our products.", [], [], after), "Our products.", [])
+    assert change is not None and (change.change, change.text_diff, change.previous_fetch_time) == ("links", "", T1)
+    assert change.links_diff == {"added": ["https://shop.example/p/3"], "removed": ["https://shop.example/p/2"]}
+    same = new_state(T2, "Our products.", [], [], list(reversed(before)))  # the same links in another order
+    assert change_row(URL, T2, held, same, "Our products.", []) is None
+
+    edited = change_row(URL, T2, held, new_state(T2, "Our new products.", [], [], after), "Our new products.", [])
+    assert edited is not None and edited.change == "changed" and edited.links_diff == change.links_diff
+
+    untracked = new_state(T1, "Our products.", [], [])  # held from before --changes-links: no baseline yet
+    assert change_row(URL, T2, untracked, new_state(T2, "Our products.", [], [], after), "Our products.", []) is None
+    plain = new_state(T2, "Our products.", [], [])
+    assert change_row(URL, T2, new_state(T1, "Our products.", [], []), plain, "Our products.", []) is None

@@ -15,6 +15,11 @@ and capped. Comparing a new fetch with it gives:
   {name: [old, new]}}``). Items equal to one held are matched first, whatever their order; each other new item is
   then paired with the held one it shares the most field values with (the same name, SKU or URL), in page order;
   one sharing none is added, and held ones left over are removed.
+- with ``--changes-links``, also the page's set of links (its outlinks, followed or not, as canonical URLs): a page
+  whose links changed has ``links_diff`` (``{"added": [...], "removed": [...]}``, sorted), and one whose main text
+  and items did not change is a change of its own kind, ``links``, so a monitor of a listing page hears of an item
+  added or taken down without every navigation tweak becoming ``changed``. A state held from before the option
+  (no links) is no baseline: its page's links are taken as they are, with no row.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ MAX_TEXT = 64 * 1024  # characters of main text kept for the next diff (the diff
 MAX_ITEMS_JSON = 64 * 1024  # bytes of items as JSON kept; beyond, only their digest (items_diff says so)
 MAX_CHUNKS = 4096  # chunk ids kept per page
 MAX_DIFF = 16 * 1024  # characters of text_diff in a change row
+MAX_LINKS = 4096  # links kept per page for links_diff (--changes-links); the digest covers them all
 _ENCODER = msgspec.json.Encoder(order="sorted")
 
 
@@ -45,6 +51,8 @@ class ContentState(msgspec.Struct, array_like=True):
     items_digest: bytes = b""
     items: bytes = b""  # zlib of the items as JSON, or empty when over MAX_ITEMS_JSON
     unlisted: bool = False  # gone from its sitemap (announced): only this marker is held (parse/unlisted.py)
+    links_digest: bytes = b""  # --changes-links: sha1 of the page's sorted links; "": not tracked
+    links: bytes = b""  # zlib of the first MAX_LINKS of them, newline-joined
 
     def encode(self) -> bytes:
         return msgspec.msgpack.encode(self)
@@ -59,8 +67,18 @@ def decode_state(raw: bytes | None) -> ContentState | None:
         return None  # from another version: treated as no state (the page is written whole once)
 
 
-def new_state(fetch_time: str, text: str | None, items: list[dict[str, Any]], chunks: list[TextChunk]) -> ContentState:
+def new_state(
+    fetch_time: str,
+    text: str | None,
+    items: list[dict[str, Any]],
+    chunks: list[TextChunk],
+    links: list[str] | None = None,
+) -> ContentState:
     state = ContentState(fetch_time, [bytes.fromhex(c.chunk_id) for c in chunks[:MAX_CHUNKS]])
+    if links is not None:  # --changes-links
+        ordered = sorted(set(links))
+        state.links_digest = hashlib.sha1("\n".join(ordered).encode("utf-8", "surrogatepass")).digest()
+        state.links = zlib.compress("\n".join(ordered[:MAX_LINKS]).encode("utf-8", "surrogatepass"), 6)
     if text is not None:
         capped = text[:MAX_TEXT].encode("utf-8", "surrogatepass")
         state.text_digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
@@ -103,11 +121,28 @@ def change_row(
     if previous is None:
         added = {"added": items, "removed": [], "changed": []} if items else {}
         return Change(url, fetch_time, "", "new", _text_diff("", text), added)
+    links_diff = _links_diff(previous, now) if previous.links_digest and now.links_digest else {}
     if previous.text_digest == now.text_digest and previous.items_digest == now.items_digest:
-        return None
+        return Change(url, fetch_time, previous.fetch_time, "links", links_diff=links_diff) if links_diff else None
     diff = _text_diff(_old_text(previous), text) if previous.text_digest != now.text_digest else ""
     items_diff = _items_diff(previous, items) if previous.items_digest != now.items_digest else {}
-    return Change(url, fetch_time, previous.fetch_time, "changed", diff, items_diff)
+    return Change(url, fetch_time, previous.fetch_time, "changed", diff, items_diff, links_diff)
+
+
+def _links_diff(previous: ContentState, now: ContentState) -> dict[str, Any]:
+    """The links added and removed (of those kept: the first MAX_LINKS in order); {} when they are the same."""
+    if previous.links_digest == now.links_digest:
+        return {}
+    old, new = _kept_links(previous), _kept_links(now)
+    diff: dict[str, Any] = {"added": sorted(new - old), "removed": sorted(old - new)}
+    if not diff["added"] and not diff["removed"]:
+        diff["note"] = f"links past the first {MAX_LINKS} changed"
+    return diff
+
+
+def _kept_links(state: ContentState) -> set[str]:
+    text = zlib.decompress(state.links).decode("utf-8", "surrogatepass") if state.links else ""
+    return set(text.split("\n")) if text else set()
 
 
 def _old_text(state: ContentState) -> str:

@@ -37,9 +37,17 @@ class ContentTracker:
     """Fills each processed page's chunk and change rows; :meth:`save` then stores the batch's new states."""
 
     def __init__(
-        self, client: Any, prefix: str, *, chunk_size: int, changes: bool, keep_state: bool, announce_new: bool
+        self,
+        client: Any,
+        prefix: str,
+        *,
+        chunk_size: int,
+        changes: bool,
+        keep_state: bool,
+        announce_new: bool,
+        links: bool = False,
     ) -> None:
-        self.client, self.prefix = client, prefix
+        self.client, self.prefix, self.links = client, prefix, links
         self.chunk_size, self.changes, self.keep_state, self.announce_new = (
             chunk_size,
             changes,
@@ -68,10 +76,10 @@ class ContentTracker:
             text = out.record.text if isinstance(out.record.text, str) else None
             markdown = out.record.markdown if isinstance(out.record.markdown, str) else ""
             chunks: list[TextChunk] = chunk_markdown(url, markdown, self.chunk_size) if self.chunk_size else []
-            now = new_state(when, text, out.items, chunks)
+            now = new_state(when, text, out.items, chunks, _links(out) if self.links else None)
             if held is not None:  # for the recrawl interval: noise in the bytes is not a change of the page
-                same = (held.text_digest, held.items_digest, held.chunk_ids)
-                out.same_content = same == (now.text_digest, now.items_digest, now.chunk_ids)
+                same = (held.text_digest, held.items_digest, held.chunk_ids, held.links_digest or now.links_digest)
+                out.same_content = same == (now.text_digest, now.items_digest, now.chunk_ids, now.links_digest)
             if self.chunk_size:
                 out.chunks = chunk_rows(url, when, chunks, held)
             if self.changes and (held is not None or self.announce_new):
@@ -142,6 +150,11 @@ def _content(out: Processed) -> bool:
     record = out.record
     has_text = isinstance(record.text, str) or isinstance(record.markdown, str)
     return has_text and record.error is None and 200 <= record.status < 300
+
+
+def _links(out: Processed) -> list[str]:
+    """The page's links (--changes-links): those it follows and those it does not, as canonical URLs."""
+    return [u.url for u in out.new_urls] + [url for url, _ in out.dropped]
 
 
 def _gone(page: Page, out: Processed) -> bool:

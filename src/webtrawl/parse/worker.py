@@ -68,6 +68,7 @@ def _tracker(args: ParserArgs, client: Any, prefix: str) -> ContentTracker | Non
         changes=ext.changes,
         keep_state=args.discovery.recrawl_after > 0,
         announce_new=args.announce_new,
+        links=ext.changes_links,
     )
 
 

@@ -116,7 +116,7 @@ class Chunk(msgspec.Struct):
 
 class Change(msgspec.Struct):
     """One line of ``changes/*.jsonl`` (``--changes`` with ``--recrawl-after``): what changed on a page between
-    the copy held and this fetch (parse/changes.py). ``change``: changed, new or gone."""
+    the copy held and this fetch (parse/changes.py). ``change``: changed, new, gone, or (``--changes-links``) links."""
 
     url: str
     fetch_time: str
@@ -124,6 +124,7 @@ class Change(msgspec.Struct):
     change: str
     text_diff: str = ""  # a unified diff of the main text, capped
     items_diff: dict[str, Any] = msgspec.field(default_factory=dict)  # added, removed, changed (fields old/new)
+    links_diff: dict[str, Any] = msgspec.field(default_factory=dict)  # --changes-links: links added, removed
 
 
 class PageOutput(msgspec.Struct):

@@ -20,6 +20,8 @@ same list as a text sitemap (one URL per line), for a crawl that names it with `
 With ``noisy`` set, every article ends with a "Last updated" line and an ad that differ on every request (what
 trafilatura keeps as main text: ``--text-exclude`` is for them).
 
+With ``nav_extra`` (paths) set, every page's navigation links those paths too: a change of links only.
+
 A test can move pages (``moved``: path -> redirect status and target path): the old path redirects and the
 target serves what the old path would. While a test sets ``failing`` (a status: 503, 500...) every page answers
 it: the site is down for a round.
@@ -67,6 +69,7 @@ class WatchWeb:
         self.bulk = 0  # pages /bulk/0.html ... linked from /bulk.html, which / links while there are any
         self.bulk_version: dict[int, int] = {}  # a bulk page's version (1 if absent): its text and its ETag
         self.noisy = False  # each page's article ends with a "Last updated" line and an ad that differ every time
+        self.nav_extra: tuple[str, ...] = ()  # paths every page's <nav> links too (its text stays the same)
 
     def url(self, path: str) -> str:
         return build_url("http", HOST, self.port, path)
@@ -79,6 +82,9 @@ class WatchWeb:
 
     def respond(self, path: str, request: Mapping[str, str] | None = None) -> Reply | None:
         reply = self._respond(path, request)
+        if self.nav_extra and reply is not None and b"</nav>" in reply.body:
+            links = "".join(f' <a href="{p}">More</a>' for p in self.nav_extra)
+            reply = dataclasses.replace(reply, body=reply.body.replace(b"</nav>", links.encode() + b"</nav>"))
         if not self.noisy or reply is None or b"</article>" not in reply.body:
             return reply
         noise = f'<p class="updated">Last updated: request {self._served}</p><div class="ad">Ad {self._served}</div>'
