@@ -181,6 +181,8 @@ def test_a_monitor_capped_by_max_pages_checks_that_many_pages_each_round(testweb
     watch.round = 2
     _round(testweb, out, resumed=True)  # the cap of crawl.json: a round of 3 pages, not none
     assert len(records(out)) == 6
+    checked = {row["url"] for row in records(out)[3:]}  # the known pages, not the links the baseline left queued
+    assert checked == {row["url"] for row in records(out)[:3]}
     _round(testweb, out, "--max-pages", "100", resumed=True)  # a round with room for the whole site
     changes = Counter((row["url"], row["change"]) for row in records(out, "changes"))
     expected = {"/": "changed", "/article.html": "changed", "/product.html": "new", "/added.html": "new"}
