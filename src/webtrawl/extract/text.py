@@ -20,7 +20,8 @@ from typing import Any
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import TABLE_DELIMITER, closes, opens
 from webtrawl.extract.document import Document
-from webtrawl.extract.textprep import prepared, spaced, without
+from webtrawl.extract.textprep import prepared, spaced
+from webtrawl.extract.unseen import unseen, without
 from webtrawl.optional import optional_import
 
 
@@ -58,6 +59,8 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: st
         tree, shared = kept, shared and kept is tree
     linked: dict[str, str] = {}
     if tree is not None:
+        shown = unseen(tree, shared)
+        tree, shared = shown, shared and shown is tree
         html, linked = prepared(tree, shared, markdown)
     found = trafilatura.bare_extraction(
         html,

@@ -210,34 +210,6 @@ def _keep_spaces(element: Any) -> None:
         element.tail = SPACE + tail.lstrip()
 
 
-def excluding(selectors: tuple[str, ...]) -> str:
-    """The XPath of the elements ``--text-exclude`` leaves out of the main text ("" for none)."""
-    from cssselect import HTMLTranslator
-
-    return " | ".join(HTMLTranslator().css_to_xpath(selector) for selector in selectors)
-
-
-def without(tree: Any, xpath: str, shared: bool) -> Any:
-    """``tree`` without the elements ``xpath`` finds, their tails kept (copied first if ``shared`` and one is)."""
-    found = tree.xpath(xpath)
-    if not found:
-        return tree
-    if shared:
-        tree = deepcopy(tree)
-        found = tree.xpath(xpath)
-    for element in found:
-        parent = element.getparent()
-        if parent is None:  # the root itself, or inside an element taken out already
-            continue
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + (element.tail or "")
-        else:
-            parent.text = (parent.text or "") + (element.tail or "")
-        parent.remove(element)
-    return tree
-
-
 def _as_code(pre: Any) -> None:
     """The ``pre``'s text (its ``<br>`` newlines) as the one ``code`` inside it: trafilatura takes a ``pre`` without
     ``code`` for a quote unless its text looks like code, and a quote's line breaks are whitespace, so preformatted
