@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,12 +153,45 @@ def _rendered(body: Any, links: dict[str, str]) -> str:
         if (target := links.get(src)) is not None:
             graphic.set("src", f"{_LINKED}{len(targets)}")  # a mark xmltotxt writes as it is
             targets.append((_target(src), _target(target)))
+    images = _inline_images(body)
     markdown = str(xmltotxt(body, True))
+    if images:
+        markdown = _INLINE_IMAGE.sub(lambda m: _spaced_image(m, images), markdown)
     if not targets:
         return markdown
     return _LINKED_IMAGE.sub(lambda m: "[{}({})]({})".format(m[1], *targets[int(m[2])]), markdown)
 
 
+def _inline_images(body: Any) -> list[str]:
+    """Each image among a paragraph's (a quote's, a heading's) text made a mark in that text, and its Markdown, by
+    the mark's number: trafilatura writes an image as a block, so ``text <img><a>link</a> text`` came out as two
+    paragraphs (and a chunk could cut between them), the image ending the first. An image alone in its paragraph
+    stays a block; one in a list item or a cell is inline already."""
+    from trafilatura.xml import xmltotxt
+
+    images: list[str] = []
+    for graphic in body.xpath(_IN_TEXT):
+        alone = body.makeelement("body", {})
+        alone.append(deepcopy(graphic))
+        alone[0].tail = None
+        images.append(str(xmltotxt(alone, True)).strip())
+        _replace(graphic, f" {_IMAGE_MARK}{len(images) - 1}{_IMAGE_MARK_END} ")
+    return images
+
+
+def _spaced_image(mark: re.Match[str], images: list[str]) -> str:
+    """The image for its mark, with one space between it and the words around it: none at its line's start or end,
+    after an opening bracket, or before punctuation."""
+    text, start, end = mark.string, mark.start(), mark.end()
+    before = " " if start and text[start - 1] not in "\n([" else ""
+    after = " " if end < len(text) and text[end] not in "\n.,;:!?)]" else ""
+    return before + images[int(mark[1])] + after
+
+
+_IN_TEXT = "//graphic[parent::p or parent::quote or parent::head][not(ancestor::item or ancestor::cell)]"
+_IN_TEXT += "[normalize-space(..) or count(../*) > 1]"
+_IMAGE_MARK, _IMAGE_MARK_END = "\u2e3b", "\u2e3a"  # three-em dash, number, two-em dash: as _BREAK, in no text
+_INLINE_IMAGE = re.compile(f" *{_IMAGE_MARK}(\\d+){_IMAGE_MARK_END} *")
 _LINKED = "webtrawl-linked-image:"
 _LINKED_IMAGE = re.compile(r"(!\[(?:\\.|[^\]\\])*\])\(" + _LINKED + r"(\d+)\)")
 
@@ -184,8 +218,6 @@ def _for_markdown(body: Any) -> Any:
     A heading inside a list item is bold text: trafilatura writes its ``####`` where it falls in the item's line,
     which Markdown reads as literal hashes mid-line (a teaser under a related story's link), or as a heading holding
     the whole item."""
-    from copy import deepcopy
-
     body = deepcopy(body)
     for head in body.xpath(".//item//head"):
         head.tag = "hi"
@@ -248,8 +280,6 @@ def _plain(body: Any, markdown: str) -> str:
     trimmed (the tree of a formatting extraction keeps the page source's indentation around them)."""
     if body is None:
         return markdown
-    from copy import deepcopy
-
     from lxml import etree  # type: ignore[import-untyped]
     from trafilatura.utils import normalize_unicode, sanitize_tree
     from trafilatura.xml import xmltotxt
