@@ -7,6 +7,8 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
   ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
 - An image that is a link's only content keeps its link (``[![alt](src)](target)``, see ``_image_links``); one beside
   a link's text goes before the link, which keeps its text.
+- An ``output`` holding an image (IGN frames each of its images in one) is unwrapped: trafilatura drops an
+  ``output`` (a form's) with all it holds.
 - An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
   link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
 - A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
@@ -46,13 +48,14 @@ _NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//
 _NEEDED += " | //div[contains(@class, 'truncated')][../div[contains(@class, '-full')]]"
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
-_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //img/ancestor::a[@href]"
+_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //img/ancestor::a[@href] | //output[.//img]"
 
 # Inline elements with a space after them (or at the end of their own text): trafilatura trims every text and tail
 # of the elements it takes one by one (loose text in a div, a caption's spans), so "<b>will</b> appreciate" came out
 # "willappreciate" and "<em>frontier!</em> <span>(Image credit)</span>" "frontier!(Image credit)". Such a space is
 # made SPACE (which trim keeps) and made a space again in the output (see ``spaced``).
 _INLINE_TAGS = {"a", "abbr", "b", "cite", "em", "i", "mark", "q", "s", "small", "span", "strong", "sub", "sup", "u"}
+_EMPHASIS = {"b", "em", "i", "strong", "u"}  # trafilatura trims the text before their first child too (not a span's)
 # (one in a paragraph, a list item, a cell or a heading is left as it is: there trafilatura keeps the spaces)
 _LOOSE = {"div", "figcaption", "section", "article", "main", "header", "footer", "aside", "center", "body"}
 SPACE = "\u2e3f"  # capitulum: printable (trafilatura keeps it), and no text writes it so
@@ -104,6 +107,8 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, st
             _footer_last(element)
         elif element.tag == "pre":
             _as_code(element)
+        elif element.tag == "output":
+            _lift(element)  # an image's frame (IGN): trafilatura drops an output, a form's, with all it holds
         elif element.tag == "br":
             element.tail = "\n"  # trafilatura makes <br><br> one break, <br> newline <br> two, as a browser does
         else:
@@ -139,8 +144,8 @@ def _image_links(link: Any, links: dict[str, str]) -> None:
 
 def _glued(tree: Any) -> list[Any]:
     """The inline elements of a div (or a caption, a section...) with a space after them that trafilatura would trim:
-    before text, or before another inline element; or at the end of their own text. And the other elements with only
-    a space between them and an inline one."""
+    before text, or before another inline element; or at the end of their own text (an emphasis's: or of the text
+    before its first child). And the other elements with only a space between them and an inline one."""
     out = []
     for element in tree.iter(*_INLINE_TAGS):  # a loop, not XPath: as fast as the plainest XPath over every element
         previous = element.getprevious()
@@ -152,8 +157,10 @@ def _glued(tree: Any) -> list[Any]:
                 following = element.getnext()
                 if following is None or following.tag not in _INLINE_TAGS:
                     continue
-        elif not (text and text[-1].isspace() and len(element) == 0 and not text.isspace()):
-            continue
+        elif not (
+            text and text[-1].isspace() and not text.isspace() and (len(element) == 0 or element.tag in _EMPHASIS)
+        ):
+            continue  # (an emphasis's text ending in a space before a child: "Follow us at <a>@igndeals</a>")
         parent = element.getparent()
         if parent is not None and parent.tag in _LOOSE:
             out.append(element)
@@ -201,10 +208,13 @@ def _spaced_block(element: Any) -> bool:
 
 
 def _keep_spaces(element: Any) -> None:
-    """The space after ``element`` (or at the end of its text, then put after it) made SPACE."""
+    """The space after ``element`` (or at the end of its text, then put after it; or before its first child) made
+    SPACE."""
     text = element.text or ""
     if len(element) == 0 and text.strip() and text[-1].isspace():
         element.text, element.tail = text.rstrip(), " " + (element.tail or "")
+    elif element.tag in _EMPHASIS and text.strip() and text[-1].isspace():
+        element.text = text.rstrip() + SPACE  # before its first child
     tail = element.tail or ""
     if tail[:1].isspace():
         element.tail = SPACE + tail.lstrip()
@@ -336,6 +346,19 @@ def _widest(srcset: str | None) -> str:
         if value > best_size:
             best, best_size = url, value
     return best
+
+
+def _lift(element: Any) -> None:
+    """The element taken out of the tree, its text, children and tail kept where they were."""
+    previous, parent, text = element.getprevious(), element.getparent(), element.text or ""
+    element.text = None
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    for child in list(element):
+        element.addprevious(child)  # with its tail
+    _unwrap(element)
 
 
 def _unwrap(element: Any) -> None:
