@@ -124,6 +124,23 @@ def test_no_line_of_the_text_ends_in_whitespace() -> None:
         assert isinstance(text, str) and "showed a new concept today.\nIts range" in text, text
 
 
+def test_no_line_of_the_text_starts_with_a_space_but_a_line_of_code() -> None:
+    # trafilatura kept the space after an image it leaves out of the text: " The cat sat." (25 corpus pages)
+    article = (
+        '<html><body><article><h1>Cats</h1><p><img src="/cat.jpg" alt="A cat"> The cat sat on the mat all day long, '
+        "and nobody could tell why it would not move from there.</p><p>It was a warm and sunny day in the garden, "
+        "and the cat liked the sun on its back.</p>{}</article></body></html>"
+    )
+    for markdown in (False, True):
+        page = make_page(article.format("").encode(), url="https://cats.example/a")
+        text = str(run(page, text=True, markdown=markdown).record.text)
+        assert "\nThe cat sat on the mat" in text and "\n " not in text, text
+    code = "<pre><code>def sit(cat):\n    return cat.mat\n</code></pre>"
+    page = make_page(article.format(code).encode(), url="https://cats.example/b")
+    for markdown in (False, True):
+        assert "\n    return cat.mat" in str(run(page, text=True, markdown=markdown).record.text)
+
+
 @needs_corpus
 def test_no_line_of_a_corpus_pages_text_ends_in_whitespace() -> None:
     ctx = extract_ctx(text=True, markdown=True, extract_timeout=TEXT_TIMEOUT)
