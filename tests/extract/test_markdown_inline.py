@@ -62,3 +62,16 @@ def test_igns_deals_keep_their_images_and_words() -> None:
         "[![](https://oyster.ignimgs.com/wordpress/stg.ign.com/2019/11/ps4dualshockcrystal.jpg?width=640&fit=bounds"
         "&height=480&quality=20&dpr=0.05)](https://r.zdbb.net/u/bdum) The price of one of the PS4" in rec.markdown
     )
+
+
+def test_a_sections_loose_text_beside_a_heading_is_kept() -> None:
+    intro = "Loose words that open the piece, long enough to be a paragraph of their own, as a browser shows them."
+    md = _markdown(f"<section>{intro} <h2>Deals</h2><p>The first deal of the day, and a good one.</p></section>")
+    assert f"\n\n{intro}\n\n## Deals\n\nThe first deal of the day" in md, md
+
+
+@needs_corpus
+def test_igns_introduction_is_kept() -> None:
+    md = run(corpus_page("ign.com/articles"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str) and "\n\nWe bring you the best deals we've found today on video games" in md
+    assert "you can sign up for a [free 7-day trial](https://r.zdbb.net/u/bcnx). Afterwards" in md
