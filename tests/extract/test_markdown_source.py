@@ -209,8 +209,8 @@ def test_an_image_that_is_a_link_stays_a_link_and_a_link_s_text_beside_an_image_
     md = str(run(make_page(page, url="https://x.example/n/1"), markdown=True).record.markdown)
     assert "[![A cat](https://x.example/photos/cat.jpg)](https://x.example/photos/cat-full.jpg)" in md, md
     assert "[![A dog](https://x.example/i/dog.jpg)](https://x.example/story/2)" in md, md
-    # the image in source order, then the link with its text
-    assert "![A bird](https://x.example/i/bird.png)\n\n[The bird story](https://x.example/story/3)" in md, md
+    # the image in source order, then the link with its text, in one paragraph
+    assert "\n![A bird](https://x.example/i/bird.png) [The bird story](https://x.example/story/3)\n" in md, md
     inline = [t for t in MarkdownIt("commonmark").parse(md) if t.type == "inline"]
     linked = [
         c.attrs["src"]

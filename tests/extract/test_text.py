@@ -108,3 +108,43 @@ def test_text_exclude_leaves_an_ad_and_a_date_out_of_the_main_text_and_its_markd
         assert kept[0].text == kept[1].text and kept[0].markdown == kept[1].markdown
         assert "Last updated" not in str(kept[0].text) and "sponsored" not in str(kept[0].text)
         assert "Second paragraph of the story" in str(kept[0].text)
+
+
+def test_no_line_of_the_text_ends_in_whitespace() -> None:
+    # trafilatura kept the space before an image it leaves out of the text ("...the first car based on it <img>"):
+    # one line in sixteen of the corpus's text ended in whitespace with --markdown, one in thirty-five without
+    page = (
+        b"<html><body><article><h1>Cars</h1><p>The first car based on the platform is not expected until next year, "
+        b'but the automaker showed a new concept today. <img src="/car.jpg" alt="The car"></p>'
+        b"<p>Its range is said to be about 300 miles on one charge, and it comes out in two years' time.</p>"
+        b"</article></body></html>"
+    )
+    for markdown in (False, True):
+        text = run(make_page(page, url="https://cars.example/a"), text=True, markdown=markdown).record.text
+        assert isinstance(text, str) and "showed a new concept today.\nIts range" in text, text
+
+
+def test_no_line_of_the_text_starts_with_a_space_but_a_line_of_code() -> None:
+    # trafilatura kept the space after an image it leaves out of the text: " The cat sat." (25 corpus pages)
+    article = (
+        '<html><body><article><h1>Cats</h1><p><img src="/cat.jpg" alt="A cat"> The cat sat on the mat all day long, '
+        "and nobody could tell why it would not move from there.</p><p>It was a warm and sunny day in the garden, "
+        "and the cat liked the sun on its back.</p>{}</article></body></html>"
+    )
+    for markdown in (False, True):
+        page = make_page(article.format("").encode(), url="https://cats.example/a")
+        text = str(run(page, text=True, markdown=markdown).record.text)
+        assert "\nThe cat sat on the mat" in text and "\n " not in text, text
+    code = "<pre><code>def sit(cat):\n    return cat.mat\n</code></pre>"
+    page = make_page(article.format(code).encode(), url="https://cats.example/b")
+    for markdown in (False, True):
+        assert "\n    return cat.mat" in str(run(page, text=True, markdown=markdown).record.text)
+
+
+@needs_corpus
+def test_no_line_of_a_corpus_pages_text_ends_in_whitespace() -> None:
+    ctx = extract_ctx(text=True, markdown=True, extract_timeout=TEXT_TIMEOUT)
+    for page_id, url in corpus_rows()[:40]:
+        gz = (CORPUS / "pages" / f"{page_id}.html.gz").read_bytes()
+        text = str(process_page(make_page(gz, url=url, headers=[("Content-Encoding", "gzip")]), ctx).record.text)
+        assert all(line == line.rstrip() for line in text.split("\n")), url

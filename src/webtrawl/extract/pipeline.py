@@ -25,7 +25,7 @@ from webtrawl.extract.pii import scrub, scrub_text
 from webtrawl.extract.rules import load_rules
 from webtrawl.extract.spider import load_spider
 from webtrawl.extract.text import check_available, main_text
-from webtrawl.extract.textprep import excluding
+from webtrawl.extract.unseen import excluding
 from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
 

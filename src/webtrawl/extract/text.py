@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import logging
 import re
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import TABLE_DELIMITER, closes, opens
 from webtrawl.extract.document import Document
-from webtrawl.extract.textprep import prepared, spaced, without
+from webtrawl.extract.textprep import prepared, spaced
+from webtrawl.extract.unseen import unseen, without
 from webtrawl.optional import optional_import
 
 
@@ -58,6 +60,8 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: st
         tree, shared = kept, shared and kept is tree
     linked: dict[str, str] = {}
     if tree is not None:
+        shown = unseen(tree, shared)
+        tree, shared = shown, shared and shown is tree
         html, linked = prepared(tree, shared, markdown)
     found = trafilatura.bare_extraction(
         html,
@@ -73,14 +77,13 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: st
     if found is None:
         return MainText(language=doc.language)
     get = found.as_dict().get if hasattr(found, "as_dict") else found.get
-    text = get("text") or ""
+    text, body = get("text") or "", get("body")
     rendered = ""
     if markdown:
-        body = get("body")
         links = _absolute(linked, doc.final_url)
         rendered, text = _tidy(spaced(_rendered(body, links) if body is not None else text)), _plain(body, text)
     return MainText(
-        text=spaced(text)[:max_chars],
+        text=_trimmed(spaced(text), body)[:max_chars],
         title=spaced(get("title") or ""),
         author=spaced(get("author") or ""),
         date=get("date") or "",
@@ -149,12 +152,45 @@ def _rendered(body: Any, links: dict[str, str]) -> str:
         if (target := links.get(src)) is not None:
             graphic.set("src", f"{_LINKED}{len(targets)}")  # a mark xmltotxt writes as it is
             targets.append((_target(src), _target(target)))
+    images = _inline_images(body)
     markdown = str(xmltotxt(body, True))
+    if images:
+        markdown = _INLINE_IMAGE.sub(lambda m: _spaced_image(m, images), markdown)
     if not targets:
         return markdown
     return _LINKED_IMAGE.sub(lambda m: "[{}({})]({})".format(m[1], *targets[int(m[2])]), markdown)
 
 
+def _inline_images(body: Any) -> list[str]:
+    """Each image among a paragraph's (a quote's, a heading's) text made a mark in that text, and its Markdown, by
+    the mark's number: trafilatura writes an image as a block, so ``text <img><a>link</a> text`` came out as two
+    paragraphs (and a chunk could cut between them), the image ending the first. An image alone in its paragraph
+    stays a block; one in a list item or a cell is inline already."""
+    from trafilatura.xml import xmltotxt
+
+    images: list[str] = []
+    for graphic in body.xpath(_IN_TEXT):
+        alone = body.makeelement("body", {})
+        alone.append(deepcopy(graphic))
+        alone[0].tail = None
+        images.append(str(xmltotxt(alone, True)).strip())
+        _replace(graphic, f" {_IMAGE_MARK}{len(images) - 1}{_IMAGE_MARK_END} ")
+    return images
+
+
+def _spaced_image(mark: re.Match[str], images: list[str]) -> str:
+    """The image for its mark, with one space between it and the words around it: none at its line's start or end,
+    after an opening bracket, or before punctuation."""
+    text, start, end = mark.string, mark.start(), mark.end()
+    before = " " if start and text[start - 1] not in "\n([" else ""
+    after = " " if end < len(text) and text[end] not in "\n.,;:!?)]" else ""
+    return before + images[int(mark[1])] + after
+
+
+_IN_TEXT = "//graphic[parent::p or parent::quote or parent::head][not(ancestor::item or ancestor::cell)]"
+_IN_TEXT += "[normalize-space(..) or count(../*) > 1]"
+_IMAGE_MARK, _IMAGE_MARK_END = "\u2e3b", "\u2e3a"  # three-em dash, number, two-em dash: as _BREAK, in no text
+_INLINE_IMAGE = re.compile(f" *{_IMAGE_MARK}(\\d+){_IMAGE_MARK_END} *")
 _LINKED = "webtrawl-linked-image:"
 _LINKED_IMAGE = re.compile(r"(!\[(?:\\.|[^\]\\])*\])\(" + _LINKED + r"(\d+)\)")
 
@@ -181,8 +217,6 @@ def _for_markdown(body: Any) -> Any:
     A heading inside a list item is bold text: trafilatura writes its ``####`` where it falls in the item's line,
     which Markdown reads as literal hashes mid-line (a teaser under a related story's link), or as a heading holding
     the whole item."""
-    from copy import deepcopy
-
     body = deepcopy(body)
     for head in body.xpath(".//item//head"):
         head.tag = "hi"
@@ -245,8 +279,6 @@ def _plain(body: Any, markdown: str) -> str:
     trimmed (the tree of a formatting extraction keeps the page source's indentation around them)."""
     if body is None:
         return markdown
-    from copy import deepcopy
-
     from lxml import etree  # type: ignore[import-untyped]
     from trafilatura.utils import normalize_unicode, sanitize_tree
     from trafilatura.xml import xmltotxt
@@ -258,6 +290,18 @@ def _plain(body: Any, markdown: str) -> str:
     return _BLANK_LINES.sub("\n", normalize_unicode(xmltotxt(body, False))).strip("\n")
 
 
+def _trimmed(text: str, body: Any) -> str:
+    """The plain text without spaces ending a line, nor starting one but in a page with code (its indentation)."""
+    text = _LINE_END.sub("", text)
+    return text if body is not None and body.find(".//code") is not None else _LINE_START.sub("", text)
+
+
+# Spaces starting a line of the plain text: the space before an element trafilatura leaves out, or between two
+# inline ones (" comments", " Filed under: ...": 62 lines on 25 corpus pages).
+_LINE_START = re.compile(r"^[ \t]+", re.MULTILINE)
+# Spaces ending a line of the plain text: trafilatura keeps those before an element it leaves out of it (an image, a
+# link's target), so one line in sixteen of the corpus's text ended in one (noise in every record and chunk).
+_LINE_END = re.compile(r"[^\S\n]+$", re.MULTILINE)
 _BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")  # lines of spaces, tabs or no-break spaces only
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 

@@ -7,13 +7,16 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
   ``srcset`` (or a ``data:`` placeholder in ``src``) gets the ``srcset``'s widest candidate.
 - An image that is a link's only content keeps its link (``[![alt](src)](target)``, see ``_image_links``); one beside
   a link's text goes before the link, which keeps its text.
+- An ``output`` holding an image (IGN frames each of its images in one) is unwrapped: trafilatura drops an
+  ``output`` (a form's) with all it holds.
 - An empty link (an icon font, an anchor target) is unwrapped: trafilatura's tree gives the text after it to the
   link, so ``see <a href=/x></a>the results`` rendered as ``see [the results](/x)``.
 - A ``pre`` is its text in one ``code``, a code block as trafilatura makes of ``<pre><code>`` (see ``_as_code``).
 - Two ``<br>`` in a row get a newline between them: trafilatura makes them one (a line break, where a browser shows
   a blank line), but keeps both when the source has whitespace between them.
-- Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``), and a table laid out as a
-  page is made ``div`` elements (see ``_unlaid``).
+- Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``), and so is a ``section``'s
+  before its first heading, paragraph or list (trafilatura lost it); a table laid out as a page is made ``div``
+  elements (see ``_unlaid``).
 - The space after an inline element outside a paragraph (loose text in a ``div``, a caption's spans) is kept: see
   ``SPACE`` (trafilatura trimmed it, and glued the words around it).
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
@@ -35,6 +38,10 @@ _LAZY_SRCSET = ("data-lazy-srcset", "data-srcset")
 _CANDIDATE = re.compile(r"[\s,]*([^\s,][^\s]*)([^,]*)")  # a srcset's URL (may hold commas) and its descriptors
 _WIDTH = re.compile(r"^\s*(\d+(?:\.\d+)?)[wx]\s*$")
 _NEEDED = "//a[not(normalize-space()) and not(.//img)] | //table/tfoot | //div[br and text()[normalize-space()]]"
+# A section's loose text before a heading, a paragraph or a list: trafilatura lost it (IGN's deals' introduction).
+# (A div's it keeps, glued to a heading after it, "...it is. ## Head"; made paragraphs, they changed what
+# trafilatura takes of the divs around them.)
+_NEEDED += " | //section[node()[1][self::text()][normalize-space()]][h1 or h2 or h3 or h4 or h5 or h6 or p or ul or ol]"
 _INLINE_IN = "ancestor::*[self::p or self::li or self::td or self::th or self::a or self::h1 or self::h2 or self::h3"
 _INLINE_IN += " or self::h4 or self::h5 or self::h6 or self::dt or self::dd or self::figcaption or self::blockquote]"
 _NEEDED += f" | //span[br and text()[normalize-space()] and not({_INLINE_IN})]"  # a span holding a page's divs
@@ -46,13 +53,14 @@ _NEEDED += f" | //table[*/tr/td[.//{_LAYOUT} or count(p | div) > 1] or tr/td[.//
 _NEEDED += " | //div[contains(@class, 'truncated')][../div[contains(@class, '-full')]]"
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
-_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //img/ancestor::a[@href]"
+_MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //img/ancestor::a[@href] | //output[.//img]"
 
 # Inline elements with a space after them (or at the end of their own text): trafilatura trims every text and tail
 # of the elements it takes one by one (loose text in a div, a caption's spans), so "<b>will</b> appreciate" came out
 # "willappreciate" and "<em>frontier!</em> <span>(Image credit)</span>" "frontier!(Image credit)". Such a space is
 # made SPACE (which trim keeps) and made a space again in the output (see ``spaced``).
 _INLINE_TAGS = {"a", "abbr", "b", "cite", "em", "i", "mark", "q", "s", "small", "span", "strong", "sub", "sup", "u"}
+_EMPHASIS = {"b", "em", "i", "strong", "u"}  # trafilatura trims the text before their first child too (not a span's)
 # (one in a paragraph, a list item, a cell or a heading is left as it is: there trafilatura keeps the spaces)
 _LOOSE = {"div", "figcaption", "section", "article", "main", "header", "footer", "aside", "center", "body"}
 SPACE = "\u2e3f"  # capitulum: printable (trafilatura keeps it), and no text writes it so
@@ -98,12 +106,14 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, st
             _lazy_image(element)
         elif element.tag == "table":
             _unlaid(element)
-        elif element.tag in ("div", "span"):
+        elif element.tag in ("div", "span", "section"):
             _paragraphs(element)
         elif element.tag == "tfoot":
             _footer_last(element)
         elif element.tag == "pre":
             _as_code(element)
+        elif element.tag == "output":
+            _lift(element)  # an image's frame (IGN): trafilatura drops an output, a form's, with all it holds
         elif element.tag == "br":
             element.tail = "\n"  # trafilatura makes <br><br> one break, <br> newline <br> two, as a browser does
         else:
@@ -139,8 +149,8 @@ def _image_links(link: Any, links: dict[str, str]) -> None:
 
 def _glued(tree: Any) -> list[Any]:
     """The inline elements of a div (or a caption, a section...) with a space after them that trafilatura would trim:
-    before text, or before another inline element; or at the end of their own text. And the other elements with only
-    a space between them and an inline one."""
+    before text, or before another inline element; or at the end of their own text (an emphasis's: or of the text
+    before its first child). And the other elements with only a space between them and an inline one."""
     out = []
     for element in tree.iter(*_INLINE_TAGS):  # a loop, not XPath: as fast as the plainest XPath over every element
         previous = element.getprevious()
@@ -152,8 +162,10 @@ def _glued(tree: Any) -> list[Any]:
                 following = element.getnext()
                 if following is None or following.tag not in _INLINE_TAGS:
                     continue
-        elif not (text and text[-1].isspace() and len(element) == 0 and not text.isspace()):
-            continue
+        elif not (
+            text and text[-1].isspace() and not text.isspace() and (len(element) == 0 or element.tag in _EMPHASIS)
+        ):
+            continue  # (an emphasis's text ending in a space before a child: "Follow us at <a>@igndeals</a>")
         parent = element.getparent()
         if parent is not None and parent.tag in _LOOSE:
             out.append(element)
@@ -201,41 +213,16 @@ def _spaced_block(element: Any) -> bool:
 
 
 def _keep_spaces(element: Any) -> None:
-    """The space after ``element`` (or at the end of its text, then put after it) made SPACE."""
+    """The space after ``element`` (or at the end of its text, then put after it; or before its first child) made
+    SPACE."""
     text = element.text or ""
     if len(element) == 0 and text.strip() and text[-1].isspace():
         element.text, element.tail = text.rstrip(), " " + (element.tail or "")
+    elif element.tag in _EMPHASIS and text.strip() and text[-1].isspace():
+        element.text = text.rstrip() + SPACE  # before its first child
     tail = element.tail or ""
     if tail[:1].isspace():
         element.tail = SPACE + tail.lstrip()
-
-
-def excluding(selectors: tuple[str, ...]) -> str:
-    """The XPath of the elements ``--text-exclude`` leaves out of the main text ("" for none)."""
-    from cssselect import HTMLTranslator
-
-    return " | ".join(HTMLTranslator().css_to_xpath(selector) for selector in selectors)
-
-
-def without(tree: Any, xpath: str, shared: bool) -> Any:
-    """``tree`` without the elements ``xpath`` finds, their tails kept (copied first if ``shared`` and one is)."""
-    found = tree.xpath(xpath)
-    if not found:
-        return tree
-    if shared:
-        tree = deepcopy(tree)
-        found = tree.xpath(xpath)
-    for element in found:
-        parent = element.getparent()
-        if parent is None:  # the root itself, or inside an element taken out already
-            continue
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + (element.tail or "")
-        else:
-            parent.text = (parent.text or "") + (element.tail or "")
-        parent.remove(element)
-    return tree
 
 
 def _as_code(pre: Any) -> None:
@@ -364,6 +351,19 @@ def _widest(srcset: str | None) -> str:
         if value > best_size:
             best, best_size = url, value
     return best
+
+
+def _lift(element: Any) -> None:
+    """The element taken out of the tree, its text, children and tail kept where they were."""
+    previous, parent, text = element.getprevious(), element.getparent(), element.text or ""
+    element.text = None
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    for child in list(element):
+        element.addprevious(child)  # with its tail
+    _unwrap(element)
 
 
 def _unwrap(element: Any) -> None:

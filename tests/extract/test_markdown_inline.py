@@ -1,0 +1,77 @@
+"""``--markdown`` keeps a paragraph whole around what trafilatura breaks it at or drops: an image among its words
+(extract/text.py), an image framed in an ``<output>`` (IGN), and the space before an emphasis's link
+(extract/textprep.py)."""
+
+from __future__ import annotations
+
+from tests.extract.corpus import TEXT_TIMEOUT, corpus_page, needs_corpus
+from tests.extract.helpers import run
+from tests.parse.helpers import make_page
+
+_FILLER = "This sentence is here so that the extractor sees a real article with enough running text in it. "
+
+
+def _markdown(body: str) -> str:
+    html = (
+        f"<html><body><article><h1>The story</h1><p>{_FILLER * 2}</p>{body}<p>{_FILLER * 2}</p></article></body></html>"
+    )
+    rec = run(make_page(html.encode(), url="https://news.example/a/"), markdown=True).record
+    assert isinstance(rec.markdown, str)
+    return rec.markdown
+
+
+def test_an_image_among_a_paragraphs_words_stays_in_its_line() -> None:
+    md = _markdown(
+        '<p>The governor, <img src="g.jpg" alt="Her portrait"><a href="/people/g">Kristi Noem</a>, spoke.</p>'
+        '<p>Both <b>bold</b><img src="b.jpg" alt="B"> and a linked <a href="/big.jpg"><img src="s.jpg" alt="S"></a>'
+        " photo.</p>"
+        '<p><img src="alone.jpg" alt="Alone"></p>'
+    )
+    assert (
+        "The governor, ![Her portrait](https://news.example/a/g.jpg) [Kristi Noem](https://news.example/people/g),"
+        " spoke." in md
+    )
+    assert (
+        "Both **bold** ![B](https://news.example/a/b.jpg) and a linked"
+        " [![S](https://news.example/a/s.jpg)](https://news.example/big.jpg) photo." in md
+    )
+    assert "\n\n![Alone](https://news.example/a/alone.jpg)\n\n" in md  # alone in its paragraph: a block still
+
+
+def test_an_image_framed_in_an_output_is_kept() -> None:
+    md = _markdown(
+        '<p>Deals.</p><a href="https://shop.example/u"><output class="article-image-container"><img src="pad.jpg">'
+        "</output></a>The price of the controller dropped.<div><output>$1000</output></div>"
+    )
+    assert "[![](https://news.example/a/pad.jpg)](https://shop.example/u)" in md
+    assert "$1000" not in md  # a form's output, no image in it, is left out as before
+
+
+def test_the_space_before_an_emphasiss_link_is_kept() -> None:
+    md = _markdown('<section><em>Follow us at Twitter <a href="https://twitter.com/deals">@deals</a>.</em></section>')
+    assert "*Follow us at Twitter [@deals](https://twitter.com/deals).*" in md
+
+
+@needs_corpus
+def test_igns_deals_keep_their_images_and_words() -> None:
+    rec = run(corpus_page("ign.com/articles"), text=True, markdown=True, extract_timeout=TEXT_TIMEOUT).record
+    assert isinstance(rec.markdown, str) and isinstance(rec.text, str)
+    assert "Follow us at Twitter [@igndeals](https://twitter.com/IGNDeals?lang=en)." in rec.markdown
+    assert "Follow us at Twitter @igndeals." in rec.text
+    assert (
+        "[![](https://oyster.ignimgs.com/wordpress/stg.ign.com/2019/11/ps4dualshockcrystal.jpg?width=640&fit=bounds"
+        "&height=480&quality=20&dpr=0.05)](https://r.zdbb.net/u/bdum) The price of one of the PS4" in rec.markdown
+    )
+
+
+def test_a_sections_loose_text_beside_a_heading_is_kept() -> None:
+    intro = "Loose words that open the piece, long enough to be a paragraph of their own, as a browser shows them."
+    md = _markdown(f"<section>{intro} <h2>Deals</h2><p>The first deal of the day, and a good one.</p></section>")
+    assert f"\n\n{intro}\n\n## Deals\n\nThe first deal of the day" in md, md
+
+
+@needs_corpus
+def test_igns_introduction_is_kept() -> None:
+    md = run(corpus_page("ign.com/articles"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
+    assert isinstance(md, str) and "\n\nWe bring you the best deals we've found today on video games" in md
+    assert "you can sign up for a [free 7-day trial](https://r.zdbb.net/u/bcnx). Afterwards" in md
