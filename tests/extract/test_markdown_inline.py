@@ -75,3 +75,22 @@ def test_igns_introduction_is_kept() -> None:
     md = run(corpus_page("ign.com/articles"), markdown=True, extract_timeout=TEXT_TIMEOUT).record.markdown
     assert isinstance(md, str) and "\n\nWe bring you the best deals we've found today on video games" in md
     assert "you can sign up for a [free 7-day trial](https://r.zdbb.net/u/bcnx). Afterwards" in md
+
+
+def test_an_images_caption_is_kept_with_its_credit_apart_and_a_screen_readers_label_left_out() -> None:
+    """trafilatura dropped a figcaption of loose text (what the image shows, whose it is); a caption's credit the
+    page wrote glued to it ("treatment</span><span>Credit: EPA", set apart by the site's CSS) came out glued; the
+    BBC's "Image caption" label, for screen readers only, led every caption."""
+    md = _markdown(
+        '<figure><img src="/img/river.jpg" alt="The river"><figcaption><span class="off-screen">Image caption'
+        "</span><span>The river at dawn, seen from the old bridge</span><span class=credit>Credit: EPA</span>"
+        "</figcaption></figure>"
+    )
+    assert "\n\n![The river](https://news.example/img/river.jpg)\n\n" in md
+    assert "\n\nThe river at dawn, seen from the old bridge Credit: EPA\n\n" in md
+    assert "Image caption" not in md
+
+
+def test_an_image_in_a_heading_has_an_absolute_url() -> None:
+    md = _markdown('<h2>Update <img src="icons/wave.png" alt="wave"></h2><p>The water rose again this morning.</p>')
+    assert "## Update ![wave](https://news.example/a/icons/wave.png)" in md

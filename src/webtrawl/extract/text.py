@@ -17,6 +17,7 @@ import re
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin
 
 from webtrawl.errors import InputError
 from webtrawl.extract.chunks import TABLE_DELIMITER, closes, opens
@@ -81,7 +82,8 @@ def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: st
     rendered = ""
     if markdown:
         links = _absolute(linked, doc.final_url)
-        rendered, text = _tidy(spaced(_rendered(body, links) if body is not None else text)), _plain(body, text)
+        rendered = _rendered(body, links, doc.final_url) if body is not None else text
+        rendered, text = _tidy(spaced(rendered)), _plain(body, text)
     return MainText(
         text=_trimmed(spaced(text), body)[:max_chars],
         title=spaced(get("title") or ""),
@@ -126,16 +128,15 @@ def _identified(text: str) -> str:
 def _absolute(linked: dict[str, str], url: str) -> dict[str, str]:
     """``linked`` (image URL: link target, as the page writes them) with both made absolute, the image's as
     trafilatura makes it (so that it is the ``src`` of its ``graphic``), the target as a browser does."""
-    from urllib.parse import urljoin
-
     return {src if src.startswith("http") else urljoin(url, src): urljoin(url, href) for src, href in linked.items()}
 
 
-def _rendered(body: Any, links: dict[str, str]) -> str:
+def _rendered(body: Any, links: dict[str, str], url: str) -> str:
     """The Markdown of the tree with each run of the page source's whitespace (a newline and indent in the middle of
     a sentence) made one space, as a browser shows it, outside code: so that a page whose source only changed its
     line breaks or indentation has the same Markdown, and the same chunks, as before. An image that was a link's
-    only content (``links``: its URL, the link's) is a link again, ``[![alt](src)](target)``."""
+    only content (``links``: its URL, the link's) is a link again, ``[![alt](src)](target)``; every image's URL is
+    absolute (against ``url``)."""
     from trafilatura.xml import xmltotxt
 
     for node in body.iter():
@@ -146,6 +147,9 @@ def _rendered(body: Any, links: dict[str, str]) -> str:
             node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
             node.tail = "" if node.tag == "lb" and node.tail == " " else node.tail  # no space at a line's end
     body = _for_markdown(body)
+    for graphic in body.iter("graphic"):  # trafilatura leaves a heading's image's URL as the page wrote it
+        if (src := graphic.get("src", "")) and not src.startswith("http"):
+            graphic.set("src", urljoin(url, src))
     targets: list[tuple[str, str]] = []
     for graphic in body.iter("graphic") if links else ():
         src = graphic.get("src", "")

@@ -54,6 +54,9 @@ _NEEDED += " | //div[contains(@class, 'truncated')][../div[contains(@class, '-fu
 _MARKDOWN = " | //br[following-sibling::node()[1][self::br]] | //pre"
 _MARKDOWN += " | //img[@data-src or @data-lazy-src or @data-original or @data-lazy or @data-url or @data-hi-res-src"
 _MARKDOWN += " or @data-lazy-srcset or @data-srcset or @srcset] | //img/ancestor::a[@href] | //output[.//img]"
+# A caption of loose text and inline elements: trafilatura drops a figcaption but for its paragraphs (an image's
+# credit and what it shows, which an LLM reading the Markdown has no other way to know).
+_MARKDOWN += " | //figcaption[text()[normalize-space()] or *][not(p or div)]"
 
 # Inline elements with a space after them (or at the end of their own text): trafilatura trims every text and tail
 # of the elements it takes one by one (loose text in a div, a caption's spans), so "<b>will</b> appreciate" came out
@@ -106,7 +109,8 @@ def prepared(tree: Any, shared: bool, markdown: bool) -> tuple[Any, dict[str, st
             _lazy_image(element)
         elif element.tag == "table":
             _unlaid(element)
-        elif element.tag in ("div", "span", "section"):
+        elif element.tag in ("div", "span", "section", "figcaption"):
+            _apart(element) if element.tag == "figcaption" else None
             _paragraphs(element)
         elif element.tag == "tfoot":
             _footer_last(element)
@@ -240,6 +244,14 @@ def _as_code(pre: Any) -> None:
     code = pre.makeelement("code", {})
     code.text, pre.text = text, None
     pre.append(code)
+
+
+def _apart(caption: Any) -> None:
+    """A space between a caption's parts the page wrote with none between them (its text, then its credit:
+    "treatment</span><span>Credit: EPA"), which the site's CSS sets apart (a block, a margin)."""
+    for child in caption[:-1]:
+        if not (child.tail or "").strip() and not (child.tail or "").endswith(" "):
+            child.tail = (child.tail or "") + " "
 
 
 def _paragraphs(div: Any) -> None:

@@ -10,6 +10,9 @@
   until a reader hovers over the word before it. The Hill put a politician's photo, name and three headlines of
   theirs into the middle of a sentence.
 
+- An element for screen readers only (``sr-only``, ``visually-hidden``, ``screen-reader-text``, ``off-screen``):
+  the BBC's "Image caption" label before each caption, "opens in a new window" after a link.
+
 An element holding most of the page's text is kept all the same: a page hidden as a whole until its scripts run (an
 anti-flicker wrapper, a body shown by a script) would otherwise lose everything.
 """
@@ -24,7 +27,8 @@ from typing import Any
 # the descendants of each paragraph, cost twice that), then checked in Python: a style that hides, a popup's class in
 # running text.
 _RUNNING_TAGS = {"p", "li", "td", "th", "dd", "h1", "h2", "h3"}
-_POPUP_HINT = " or ".join(f"contains(., '{w}')" for w in ("pop", "tip", "roll", "flyout", "hovercard"))
+_HINTS = ("pop", "tip", "roll", "flyout", "hovercard", "sr-only", "hidden", "off-screen", "offscreen", "reader")
+_POPUP_HINT = " or ".join(f"contains(., '{w}')" for w in _HINTS)
 _LOWER = "translate(., 'DEHINO', 'dehino')"  # what "none" and "hidden" are written with
 _CANDIDATES = (
     "descendant::*[@hidden or @aria-hidden='true'"
@@ -39,6 +43,11 @@ _POPUP = re.compile(
     rf"(?:popup|popover|tooltip|tooltiptext|hovercard|flyout|rollover(?:[-_][\w-]+)?[-_](?:{_PART}))"
     rf"(?:[-_](?:{_PART}))?(?:\s|$)",
     re.I,
+)
+# A class that shows an element to screen readers only ("Image caption" before each of the BBC's captions, "opens in
+# a new window" after links): not what a reader of the page sees.
+_READER_ONLY = re.compile(
+    r"(?:^|\s)(?:sr-only|visually-?hidden|screen-?reader-?(?:text|only)|off-?screen|a11y-hidden)(?:\s|$)", re.I
 )
 _MOST = 2 / 3  # an element with more of the page's text is kept: a hidden copy of the article (schema.org) is half
 _SMALL = 200  # an element with at most this much text (scripts' too) needs no comparison with the page's
@@ -111,6 +120,8 @@ def _hidden(element: Any) -> bool:
     if get("hidden") is not None or get("aria-hidden") == "true" or _STYLE.search(get("style") or ""):
         return True
     classes = get("class") or ""
+    if classes and _READER_ONLY.search(classes):
+        return True
     return bool(classes and _POPUP.search(classes) and any(up.tag in _RUNNING_TAGS for up in element.iterancestors()))
 
 
