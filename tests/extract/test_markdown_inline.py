@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.extract.corpus import TEXT_TIMEOUT, corpus_page, needs_corpus
 from tests.extract.helpers import run
 from tests.parse.helpers import make_page
@@ -64,9 +66,10 @@ def test_igns_deals_keep_their_images_and_words() -> None:
     )
 
 
-def test_a_sections_loose_text_beside_a_heading_is_kept() -> None:
+@pytest.mark.parametrize("tag", ["section", "div"])
+def test_a_sections_loose_text_beside_a_heading_is_kept(tag: str) -> None:
     intro = "Loose words that open the piece, long enough to be a paragraph of their own, as a browser shows them."
-    md = _markdown(f"<section>{intro} <h2>Deals</h2><p>The first deal of the day, and a good one.</p></section>")
+    md = _markdown(f"<{tag}>{intro} <h2>Deals</h2><p>The first deal of the day, and a good one.</p></{tag}>")
     assert f"\n\n{intro}\n\n## Deals\n\nThe first deal of the day" in md, md
 
 
