@@ -15,8 +15,8 @@ source literally (the images, breaks and ``pre`` parts for ``--markdown`` only; 
 - Two ``<br>`` in a row get a newline between them: trafilatura makes them one (a line break, where a browser shows
   a blank line), but keeps both when the source has whitespace between them.
 - Loose text between ``<br><br>`` in a ``div`` is made paragraphs (see ``_paragraphs``), and so is a ``section``'s
-  or a ``div``'s before its first heading, paragraph or list (trafilatura lost it); a table laid out as a page is made ``div``
-  elements (see ``_unlaid``).
+  or a ``div``'s before its first heading, paragraph or list (trafilatura lost it); a table laid out as a page is
+  made ``div`` elements (see ``_unlaid``).
 - The space after an inline element outside a paragraph (loose text in a ``div``, a caption's spans) is kept: see
   ``SPACE`` (trafilatura trimmed it, and glued the words around it).
 - A table's ``tfoot`` goes after its body, where a browser shows it (HTML 4 put it before), and one that repeats the
