@@ -12,7 +12,7 @@ import redis.cluster
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.clusterrun import NodeRun, trawl
-from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
+from tests.node.crawlrun import Crawl, is_robots, polite_crawl, records, stats, wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
 from webtrawl.node.shared import status
@@ -186,7 +186,8 @@ def test_near_duplicates_are_flagged_and_skipping_them_does_not_follow_their_lin
 
 
 def _warc_records(out: Path) -> list[tuple[str, str, str]]:
-    """(type, target URI, WARC-Profile) of every request-less record, read with warcio checking digests."""
+    """(type, target URI, WARC-Profile) of every request-less record of a page (not a robots.txt), read with warcio
+    checking digests."""
     found = []
     for path in sorted((out / "warc").glob("*.warc.gz*")):
         with path.open("rb") as stream:
@@ -194,6 +195,8 @@ def _warc_records(out: Path) -> list[tuple[str, str, str]]:
                 if record.rec_type in ("response", "revisit"):
                     record.content_stream().read()
                     uri = record.rec_headers.get_header("WARC-Target-URI")
+                    if is_robots(uri):
+                        continue
                     found.append((record.rec_type, uri, record.rec_headers.get_header("WARC-Profile") or ""))
     return found
 

@@ -134,7 +134,8 @@ class DroppedSink(JsonlSink):
 
 
 class WarcSink(SeriesSink):
-    """Request/response records of every page whose output asks for them (``PageOutput.warc``)."""
+    """Request/response records of every page whose output asks for them (``PageOutput.warc``), and the robots.txt
+    answers any page carries (``Page.robots``)."""
 
     def __init__(
         self, directory: Path, prefix: str, max_bytes: int, name: str = "", recipients: Sequence[Any] = ()
@@ -148,11 +149,11 @@ class WarcSink(SeriesSink):
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         progress = self._progress
-        progress.start(batch, lambda: [out for out in batch if out.warc])
+        progress.start(batch, lambda: [out for out in batch if out.warc or out.page.robots])
         while progress.done < len(progress.rows):
             out = progress.rows[progress.done]
             revisit = out.record.revisit if isinstance(out.record.revisit, str) else ""
-            self.writer.write_pair(out.page, out.record.content_hash, revisit)
+            self.writer.write_pair(out.page, out.record.content_hash, revisit, pair=out.warc)
             progress.done += 1
         progress.finish()
 
