@@ -201,6 +201,22 @@ def _warc_records(out: Path) -> list[tuple[str, str, str]]:
     return found
 
 
+def _revisit_references(out: Path) -> list[tuple[str, str, str]]:
+    """(revisit's target URI, its WARC-Refers-To-Date, the WARC-Date of the response of that URI and payload digest
+    it refers to) of every revisit record: WARC 1.1 says the first is the second, to the character."""
+    responses, revisits = {}, []
+    for path in sorted((out / "warc").glob("*.warc.gz*")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                head = record.rec_headers
+                key = (head.get_header("WARC-Target-URI"), head.get_header("WARC-Payload-Digest"))
+                if record.rec_type == "response":
+                    responses[key] = head.get_header("WARC-Date")
+                elif record.rec_type == "revisit":
+                    revisits.append((key, head.get_header("WARC-Refers-To-Date")))
+    return [(uri, refers, responses.get((uri, digest), "")) for (uri, digest), refers in revisits]
+
+
 def test_a_second_round_fetches_due_pages_with_conditional_gets_and_writes_revisits(
     testweb: TestWeb, tmp_path: Path
 ) -> None:
@@ -223,6 +239,8 @@ def test_a_second_round_fetches_due_pages_with_conditional_gets_and_writes_revis
     }
     rows = [row for row in records(out) if row.get("revisit")]
     assert sorted(row["url"] for row in rows) == sorted(revisits)
+    references = _revisit_references(out)
+    assert len(references) == 3 and all(refers == original for _, refers, original in references), references
     assert stats(out)["counters"]["recrawl-queued"] == 4
 
 

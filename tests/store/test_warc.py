@@ -84,7 +84,7 @@ def test_request_response_pair_reads_back(tmp_path: Path) -> None:
     assert resp["status"] == "HTTP/1.1 200 OK"
     for rec in (req, resp):
         assert rec["warc"]["WARC-Target-URI"] == page.lease.url
-        assert rec["warc"]["WARC-Date"] == "2023-11-14T22:13:21.500000Z"
+        assert rec["warc"]["WARC-Date"] == "2023-11-14T22:13:21.500Z"  # the record's fetch_time, to the character
         assert rec["warc"]["WARC-Date"].startswith("2023-11-14T22:13:21")
     assert req["warc"]["WARC-Concurrent-To"] == resp["warc"]["WARC-Record-ID"]
     ids = [rec["warc"]["WARC-Record-ID"] for rec in recs]

@@ -33,13 +33,11 @@ import io
 import os
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import msgspec
 from warcio.statusandheaders import StatusAndHeaders
-from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
 from webtrawl import __version__
@@ -174,8 +172,7 @@ class WarcWriter:
     def _page(self, buf: BinaryIO, page: Page, content_hash: str, revisit: str) -> None:
         """The page's own request and response (or revisit) records, and a rendered page's other records."""
         url = page.lease.url
-        when = datetime.fromtimestamp(page.fetch_time or time.time(), UTC).replace(tzinfo=None)
-        date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
+        date = recrawl.warc_date(page.fetch_time or time.time())
         encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
         # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
         known = content_hash if not encoded else ""
@@ -215,8 +212,7 @@ class WarcWriter:
         """The request/response pair of one more answer fetched for ``page`` (a render's request, a robots.txt)."""
         wire = msgspec.structs.asdict(ex)  # an Exchange is a page's answer fields and its URL
         sub = Page(lease=msgspec.structs.replace(page.lease, url=wire.pop("url")), **wire)
-        when = datetime.fromtimestamp(ex.fetch_time or time.time(), UTC).replace(tzinfo=None)
-        date = datetime_to_iso_date(when, use_micros=True)
+        date = recrawl.warc_date(ex.fetch_time or time.time())
         response_id = _record_id()
         buf.write(self._request(sub, ex.url, date, response_id))
         buf.write(self._response(sub, ex.url, date, "", response_id, 1))
