@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing.synchronize
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,3 +32,14 @@ class ParserArgs:
     output: OutputOptions
     disk_full: multiprocessing.synchronize.Event | None = None  # set while a write waits for disk space
     announce_new: bool = False  # --changes: the crawl fetched pages before this run, so a page never held is "new"
+
+
+def warcinfo_fields(fetch: FetchOptions, crawl: str) -> tuple[tuple[str, str], ...]:
+    """What each WARC file's warcinfo record says of the crawl, in the fields Heritrix writes: the crawl it is part
+    of (the id every node's files share), the machine, the User-Agent sent and the robots policy (always obeyed)."""
+    return (
+        ("isPartOf", crawl),
+        ("hostname", socket.gethostname()),
+        ("http-header-user-agent", fetch.user_agent),
+        ("robots", "obey"),
+    )

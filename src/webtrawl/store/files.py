@@ -138,10 +138,16 @@ class WarcSink(SeriesSink):
     answers any page carries (``Page.robots``)."""
 
     def __init__(
-        self, directory: Path, prefix: str, max_bytes: int, name: str = "", recipients: Sequence[Any] = ()
+        self,
+        directory: Path,
+        prefix: str,
+        max_bytes: int,
+        name: str = "",
+        recipients: Sequence[Any] = (),
+        info: Sequence[tuple[str, str]] = (),
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
-        self.writer = WarcWriter(directory, prefix, max_bytes, recipients)
+        self.writer = WarcWriter(directory, prefix, max_bytes, recipients, info)
         self.file = self.writer.series
         self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.name = name or str(directory)
@@ -174,7 +180,8 @@ def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
 
 def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     name = spec.name if spec.target else ""
-    return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients())
+    directory = _directory(spec, stream, ctx)
+    return WarcSink(directory, ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients(), ctx.warcinfo)
 
 
 _LINES = {"records": records_of, "items": items_of, "chunks": chunks_of, "changes": changes_of}

@@ -128,9 +128,19 @@ def _request_target(url: str) -> str:
 class WarcWriter:
     """Appends request/response pairs to ``<prefix>-<seq:05d>.warc.gz``, rotating at ``max_bytes``."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        prefix: str,
+        max_bytes: int,
+        recipients: Sequence[Any] = (),
+        info: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """``info``: more fields of each file's warcinfo record (``http-header-user-agent``, ``robots``, ...); an
+        ``isPartOf`` there replaces the file name prefix."""
         self.series = Series(directory, prefix, EXT, recipients, max_bytes=max(1, max_bytes))
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
+        self._info = dict(info)
 
     @property
     def current_path(self) -> Path | None:
@@ -292,5 +302,6 @@ class WarcWriter:
                 "format": "WARC File Format 1.1",
                 "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
                 "isPartOf": self.series.prefix,
+                **self._info,
             },
         )
