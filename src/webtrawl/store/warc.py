@@ -281,10 +281,15 @@ class WarcWriter:
         return _record(fields, block, body, level)
 
     def _revisit(self, page: Page, url: str, date: str, profile: str) -> Any:
+        """A revisit record of ``page`` that refers to its last full response. A 304's is header-less: replay tools
+        (pywb, ReplayWeb.page) serve a revisit with the HTTP headers it holds and the payload it refers to, so a
+        304's headers would replay the page as an empty 304; without them the referred response is served whole.
+        The 304 is still in its request (the validators sent) and in the page's record (status 304)."""
         state = recrawl.decode(page.recrawl)
-        http = _AsSent(
-            f"{page.status} {page.reason}".strip(), _clean(page.headers), protocol=f"HTTP/{page.http_version}"
-        )
+        http = None
+        if page.status != 304:
+            head = f"{page.status} {page.reason}".strip()
+            http = _AsSent(head, _clean(page.headers), protocol=f"HTTP/{page.http_version}")
         warc_headers = {"WARC-Date": date, **({"WARC-IP-Address": page.ip} if page.ip else {})}
         refers_date = state.date if state and state.date else date
         digest = state.digest if state and state.digest else "sha1:" + base64.b32encode(bytes(20)).decode()
