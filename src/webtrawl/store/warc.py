@@ -22,7 +22,10 @@ zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slight
 With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file (:mod:`webtrawl.store.outfile`).
 
 ``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
-(aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact.
+(aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact. For the
+same reason a body cut at the size cap (``WARC-Truncated: length``) has its ``Content-Length`` renamed to
+``X-Crawler-Content-Length``: replay tools pass it on (pywb does, for what it does not rewrite: a PDF, an image), and
+a browser told 12 MB and sent the 100 KiB stored waits for the rest, then fails the resource.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from webtrawl.store.series import Series
 
 EXT = ".warc.gz"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
+_CUT = {**_RENAMED, "content-length": "X-Crawler-Content-Length"}  # a body cut at the cap: see the docstring
 _IDENTITY = ("", "identity")
 
 
@@ -73,11 +77,11 @@ class _Member:
         self._out.write(self._zip.flush())
 
 
-def _clean(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _clean(headers: list[tuple[str, str]], renamed: Mapping[str, str] = _RENAMED) -> list[tuple[str, str]]:
     """Headers safe to write as one line each; Transfer-Encoding renamed (see module docstring)."""
     out = []
     for name, value in headers:
-        name = _RENAMED.get(name.lower(), name)
+        name = renamed.get(name.lower(), name)
         if "\r" in value or "\n" in value:
             value = value.replace("\r", " ").replace("\n", " ")
         out.append((name, value))
@@ -94,9 +98,9 @@ _UUID4_CLEAR = ~((0xF << 76) | (0x3 << 62))
 _UUID4_SET = (0x4 << 76) | (0x2 << 62)
 
 
-def _http_block(first_line: str, headers: list[tuple[str, str]]) -> bytes:
+def _http_block(first_line: str, headers: list[tuple[str, str]], renamed: Mapping[str, str] = _RENAMED) -> bytes:
     """The HTTP header block as on the wire (latin-1; what ``_AsSent`` gives warcio), blank line included."""
-    lines = [first_line, *(f"{name}: {value}" for name, value in _clean(headers))]
+    lines = [first_line, *(f"{name}: {value}" for name, value in _clean(headers, renamed))]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
 
@@ -257,7 +261,7 @@ class WarcWriter:
         bytes) if known. The block digest needs its own pass over the payload: SHA-1 cannot start from another
         hash's state, and the block (headers + payload) and the payload begin differently."""
         status = f"{page.status} {page.reason}".strip()
-        block = _http_block(f"HTTP/{page.http_version} {status}", page.headers)
+        block = _http_block(f"HTTP/{page.http_version} {status}", page.headers, _CUT if page.truncated else _RENAMED)
         body = page.body
         digest = hashlib.sha1(block)
         digest.update(body)
