@@ -1,9 +1,9 @@
 """WARC/1.1 output: a request and a response record per fetched page, the payload byte for byte as received.
 
 A page a browser rendered adds the requests its scripts made (request/response pairs, as received) and a ``resource``
-record holding its DOM after the scripts ran (``WARC-Refers-To`` its response). The robots.txt answers a fetcher
-downloaded come with the next page it hands on (``Page.robots``) and are written before it, as request/response
-pairs of their own, even when the page itself is not archived.
+record holding its DOM after the scripts ran (``urn:dom:<URL>``, ``WARC-Refers-To`` its response). The robots.txt
+answers a fetcher downloaded come with the next page it hands on (``Page.robots``) and are written before it, as
+request/response pairs of their own, even when the page itself is not archived.
 
 Request and response records, the hot path, are built here (headers, digests, WARC-Record-IDs: 0.53 instead of 0.61
 ms CPU per page with warcio's record building, benchmarks/bench_warc_cost.py); warcio builds the rarer ones
@@ -50,6 +50,9 @@ from webtrawl.messages import Exchange, Page
 from webtrawl.store.series import Series
 
 EXT = ".warc.gz"
+# A rendered page's DOM is a resource record of this URI and the page's URL, as Browsertrix names its text and
+# screenshots (urn:text:, urn:view:): under the page's own URL and time a replay tool served it instead of the page.
+DOM_URN = "urn:dom:"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 _CUT = {**_RENAMED, "content-length": "X-Crawler-Content-Length"}  # a body cut at the cap: see the docstring
 _IDENTITY = ("", "identity")
@@ -204,12 +207,12 @@ class WarcWriter:
 
     def _rendered(self, buf: BinaryIO, page: Page, date: str, page_response_id: str) -> None:
         """A rendered page's other requests (each a request/response pair, as received) and its DOM after the
-        scripts ran, as a ``resource`` record of the page's URL that refers to the page's response."""
+        scripts ran, as a ``resource`` record of ``urn:dom:<page URL>`` that refers to the page's response."""
         for ex in page.exchanges:
             self._exchange(buf, page, ex)
         dom = page.dom or b""
         resource = self._builder.create_warc_record(
-            page.lease.url,
+            DOM_URN + page.lease.url,
             "resource",
             payload=io.BytesIO(dom),
             length=len(dom),
@@ -217,6 +220,8 @@ class WarcWriter:
             warc_headers_dict={
                 "WARC-Date": date,
                 "WARC-Refers-To": page_response_id,
+                "WARC-Refers-To-Target-URI": page.lease.url,
+                "WARC-Refers-To-Date": date,
                 "WARC-Concurrent-To": page_response_id,
             },
         )
