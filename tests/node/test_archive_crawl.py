@@ -15,6 +15,9 @@ from tests.node.crawlrun import ROBOTS_PATHS, Crawl, is_robots, node_args
 from webtrawl_testweb import TestWeb, WebOptions
 from webtrawl_testweb.accesslog import LogEntry
 
+AGENT = "ArchiveBot/1.0 (+https://archive.example/bot)"
+OPERATOR = "archivist@archive.example"
+
 
 @dataclass(frozen=True)
 class Record:
@@ -61,7 +64,8 @@ def archived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Archived]:
         seeds = web.seeds(3)
         mark = web.mark()
         out = tmp_path_factory.mktemp("archive") / "crawl"
-        crawl = Crawl(out, [*seeds, *node_args(web, "--fetchers", "1", "--parsers", "2")])
+        contact = ["--user-agent", AGENT, "--header", f"From: {OPERATOR}"]  # as Heritrix's operator settings
+        crawl = Crawl(out, [*seeds, *node_args(web, "--fetchers", "1", "--parsers", "2", *contact)])
         assert crawl.wait(300) == 0, crawl.log()[-4000:]
         files = {path.name: _read(path) for path in sorted((out / "warc").glob("*.warc.gz"))}
         yield Archived(out, web.entries(since=mark), files)
@@ -80,7 +84,7 @@ def test_every_robots_txt_answer_is_archived_as_sent(archived: Archived) -> None
     assert +Counter({uri: requests[uri] for uri in robots_uris}) == robots_uris
 
 
-def test_each_file_says_in_its_warcinfo_which_crawl_what_agent_and_what_robots_policy(archived: Archived) -> None:
+def test_each_warcinfo_says_which_crawl_what_agent_whose_contact_and_what_robots_policy(archived: Archived) -> None:
     assert len({name.rsplit("-", 1)[0] for name in archived.files}) == 2, "two parsers' series"
     infos = []
     for name, records in archived.files.items():
@@ -88,6 +92,8 @@ def test_each_file_says_in_its_warcinfo_which_crawl_what_agent_and_what_robots_p
         infos.append(records[0].fields)
         agents = {r.fields.get("User-Agent") for r in records if r.kind == "request"}
         assert agents == {records[0].fields["http-header-user-agent"]}, name  # what was sent
+    assert {info["http-header-user-agent"] for info in infos} == {AGENT}
+    assert {(info["http-header-from"], info["operator"]) for info in infos} == {(OPERATOR, OPERATOR)}
     assert {info["robots"] for info in infos} == {"obey"}
     assert all(info["software"].startswith("webtrawl/") and info["hostname"] for info in infos)
     (part_of,) = {info["isPartOf"] for info in infos}  # the crawl's, not a parser's file name prefix
