@@ -42,8 +42,9 @@ class RecrawlHint(msgspec.Struct, frozen=True):
 
 
 class Exchange(msgspec.Struct):
-    """One request a browser made while rendering a page (a script, a stylesheet, an XHR), as received: stored in
-    the WARC beside the page's own request/response pair. ``body`` is still content-encoded, like ``Page.body``."""
+    """One request a browser made while rendering a page (a script, a stylesheet, an XHR), or one answer of a
+    robots.txt fetch, as received: stored in the WARC beside the page's own request/response pair. ``body`` is still
+    content-encoded, like ``Page.body``."""
 
     url: str
     status: int
@@ -88,6 +89,9 @@ class Page(msgspec.Struct):
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
     render_blocked: dict[str, int] = msgspec.field(default_factory=dict)
     navigations: list[str] = msgspec.field(default_factory=list)
+    # The robots.txt answers (each redirect hop) the fetcher downloaded since it handed on its last page: archived
+    # with this page, whatever becomes of the page itself (fetch/robots.py keeps them until then).
+    robots: list[Exchange] = msgspec.field(default_factory=list)
     # When the frontier may take the URL back from the parsers (the release + --process-ttl, counted from before the
     # release was sent), in time.monotonic() seconds: system-wide, so the fetchers and parsers of a node share it.
     # A parser drops a page it could not store in time (parse/fence.py); 0: no deadline (not from a fetcher).

@@ -152,12 +152,13 @@ def test_a_rules_file_whose_rule_recrawls_needs_recrawl_after_at_once(tmp_path: 
 
 
 def _request_headers(out: Path, name: str) -> list[str]:
-    """The values of request header ``name`` in the crawl's WARC request records."""
+    """The values of request header ``name`` in the crawl's WARC request records of pages (not of robots.txt)."""
     found = []
     for path in sorted((out / "warc").glob("*.warc.gz*")):
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
-                if record.rec_type == "request":
+                uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+                if record.rec_type == "request" and not uri.endswith("/robots.txt"):
                     found.append(record.http_headers.get_header(name))
     return found
 

@@ -63,6 +63,9 @@ class _BrokenRobots:
     async def cached(self, origin: str) -> None:
         raise RuntimeError("a bug in the fetch path")
 
+    def take_fetched(self) -> list[Any]:
+        return []  # no robots.txt answers to archive
+
 
 def _args(cfg: CrawlConfig, redis_url: str, settings: FrontierSettings, budget: int) -> FetcherArgs:
     budget_value = CONTEXT.Value("q", budget)

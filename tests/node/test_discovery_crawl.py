@@ -4,6 +4,7 @@ checked in the test web's access log: what a crawl of the ``*.disc.test`` hosts 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -12,7 +13,7 @@ import redis.cluster
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.node.clusterrun import NodeRun, trawl
-from tests.node.crawlrun import Crawl, polite_crawl, records, stats, wait_until
+from tests.node.crawlrun import Crawl, is_robots, polite_crawl, records, stats, wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
 from webtrawl.node.shared import status
@@ -186,7 +187,8 @@ def test_near_duplicates_are_flagged_and_skipping_them_does_not_follow_their_lin
 
 
 def _warc_records(out: Path) -> list[tuple[str, str, str]]:
-    """(type, target URI, WARC-Profile) of every request-less record, read with warcio checking digests."""
+    """(type, target URI, WARC-Profile) of every request-less record of a page (not a robots.txt), read with warcio
+    checking digests."""
     found = []
     for path in sorted((out / "warc").glob("*.warc.gz*")):
         with path.open("rb") as stream:
@@ -194,8 +196,39 @@ def _warc_records(out: Path) -> list[tuple[str, str, str]]:
                 if record.rec_type in ("response", "revisit"):
                     record.content_stream().read()
                     uri = record.rec_headers.get_header("WARC-Target-URI")
+                    if is_robots(uri):
+                        continue
                     found.append((record.rec_type, uri, record.rec_headers.get_header("WARC-Profile") or ""))
     return found
+
+
+@dataclass(frozen=True)
+class _Revisit:
+    uri: str
+    refers_date: str  # its WARC-Refers-To-Date
+    original_date: str  # the WARC-Date of the response of its URI and payload digest
+    replayed_status: int  # what a replay tool serves for it (see _revisits)
+
+
+def _revisits(out: Path) -> list[_Revisit]:
+    """Every revisit record and what replays it: pywb and ReplayWeb.page serve a revisit with the HTTP headers it
+    holds, if any, and the payload of the response it refers to (its URI and payload digest), else that response."""
+    responses, found = {}, []
+    for path in sorted((out / "warc").glob("*.warc.gz*")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                head = record.rec_headers
+                key = (head.get_header("WARC-Target-URI"), head.get_header("WARC-Payload-Digest"))
+                http = record.http_headers.get_statuscode() if record.http_headers else ""
+                if record.rec_type == "response":
+                    responses[key] = (head.get_header("WARC-Date"), int(http))
+                elif record.rec_type == "revisit":
+                    found.append((key, head.get_header("WARC-Refers-To-Date"), int(http or 0)))
+    revisits = []
+    for key, refers, held in found:
+        date, original = responses.get(key, ("", 0))
+        revisits.append(_Revisit(key[0], refers, date, held or original))
+    return revisits
 
 
 def test_a_second_round_fetches_due_pages_with_conditional_gets_and_writes_revisits(
@@ -220,6 +253,11 @@ def test_a_second_round_fetches_due_pages_with_conditional_gets_and_writes_revis
     }
     rows = [row for row in records(out) if row.get("revisit")]
     assert sorted(row["url"] for row in rows) == sorted(revisits)
+    # WARC 1.1: a revisit's WARC-Refers-To-Date is the WARC-Date of the record it refers to, to the character; and
+    # each replays as the page (a 304's headers would make it an empty 304 in pywb, the latest capture of the page)
+    found = _revisits(out)
+    assert len(found) == 3 and all(r.refers_date == r.original_date for r in found), found
+    assert {r.uri: r.replayed_status for r in found} == dict.fromkeys(revisits, 200)
     assert stats(out)["counters"]["recrawl-queued"] == 4
 
 

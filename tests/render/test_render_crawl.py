@@ -9,6 +9,7 @@ read back with warcio. Each crawl uses ``--ip-allow 127.0.0.1/32``: 127.0.0.2 is
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -91,6 +92,21 @@ def _warc(out: Path) -> dict[str, list[tuple[str, bytes]]]:
     return found
 
 
+def _replayed(out: Path) -> dict[str, dict[str, Any]]:
+    """URL -> the index entry a replay tool serves for it from the crawl's WARC files (pywb's collection index,
+    built by cdxj-indexer, as ``wb-manager add`` builds it): the first of the URL's latest capture, in index order."""
+    warcs = [str(path) for path in sorted((out / "warc").glob("*.warc.gz"))]
+    run = "import sys; from cdxj_indexer.main import main; main(sys.argv[1:])"
+    done = subprocess.run([sys.executable, "-c", run, *warcs], capture_output=True, text=True, timeout=120, check=True)
+    served: dict[str, tuple[str, dict[str, Any]]] = {}
+    for line in sorted(done.stdout.splitlines()):
+        _, stamp, block = line.split(" ", 2)
+        entry = json.loads(block)
+        if entry["url"] not in served or stamp > served[entry["url"]][0]:
+            served[entry["url"]] = (stamp, entry)
+    return {url: entry for url, (_, entry) in served.items()}
+
+
 def test_rendered_pages_links_scroll_and_refusals(jsweb: JsWeb, tmp_path: Path) -> None:
     out = tmp_path / "crawl"
     # the scroll host over HTTPS (the browser is answered by the crawler's client, which checks the test CA)
@@ -137,8 +153,14 @@ def test_rendered_pages_links_scroll_and_refusals(jsweb: JsWeb, tmp_path: Path) 
     responses = {uri for uri, _ in warc["response"]}
     assert jsweb.url("app.js.test", "/static/app.js") in responses
     assert jsweb.url("app.js.test", "/api/page/item/3") in responses
-    dom = dict(warc["resource"])[jsweb.url("app.js.test")]
+    home = jsweb.url("app.js.test")
+    dom = dict(warc["resource"])["urn:dom:" + home]  # a URI of its own: see below
     assert b'href="/item/3"' in dom and b"<h1>App home</h1>" in dom
+    # Replayed from the WARC files as they are (a pywb collection): each rendered page is served as captured, its
+    # response, not the DOM snapshot (which, under the page's URL and time, came first in the index).
+    replayed = _replayed(out)
+    for url in [home, *jsweb.app_urls()]:
+        assert replayed[url].get("status") == "200", replayed[url]
 
 
 def test_auto_renders_shells_and_their_host_but_not_ordinary_pages(jsweb: JsWeb, tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def test_a_rendered_crawl_packages_as_a_valid_wacz_with_its_dom_and_subresources
     # package's WARC but not in the index (where it would take the response's place in a replay); the requests its
     # scripts made, each indexed; every page the crawl fetched is listed as a page, no subresource is.
     assert (home, "response") in types and not any(kind == "resource" for _, kind, _ in found)
-    dom = next(body for url, kind, body in archived_records(package) if url == home and kind == "resource")
+    dom = next(body for url, kind, body in archived_records(package) if url == "urn:dom:" + home and kind == "resource")
     assert all(f'href="{urlsplit(url).path}"'.encode() in dom for url in items), "the DOM has the app's links"
     subresources = {url for url, kind, _ in found if kind == "response" and is_subresource(urlsplit(url).path)}
     assert any("/static/" in url for url in subresources) and any("/api/" in url for url in subresources)

@@ -84,7 +84,7 @@ def test_request_response_pair_reads_back(tmp_path: Path) -> None:
     assert resp["status"] == "HTTP/1.1 200 OK"
     for rec in (req, resp):
         assert rec["warc"]["WARC-Target-URI"] == page.lease.url
-        assert rec["warc"]["WARC-Date"] == "2023-11-14T22:13:21.500000Z"
+        assert rec["warc"]["WARC-Date"] == "2023-11-14T22:13:21.500Z"  # the record's fetch_time, to the character
         assert rec["warc"]["WARC-Date"].startswith("2023-11-14T22:13:21")
     assert req["warc"]["WARC-Concurrent-To"] == resp["warc"]["WARC-Record-ID"]
     ids = [rec["warc"]["WARC-Record-ID"] for rec in recs]
@@ -285,3 +285,23 @@ def test_digests_verify_with_warcio_check(tmp_path: Path) -> None:
     expected = [hashlib.sha1(p.body).digest() for p in (identity, encoded)]
     got = [base64.b32decode(r["warc"]["WARC-Payload-Digest"][5:]) for r in responses[:2]]
     assert got == expected
+
+
+def test_a_cut_body_does_not_announce_its_whole_length(tmp_path: Path) -> None:
+    """A replay tool passes a record's Content-Length on (pywb does for a PDF or an image): the stored prefix of a body
+    cut at the cap must not claim the server's full length, or a browser waits for bytes that never come."""
+    writer = WarcWriter(tmp_path, "n-p0", 1 << 30)
+    headers = [("Content-Type", "application/pdf"), ("Content-Length", "1000000")]
+    writer.write_pair(_page(1, b"%PDF" * 250, headers=headers, truncated=True))
+    writer.write_pair(
+        _page(2, b"%PDF" * 250, headers=[("Content-Type", "application/pdf"), ("Content-Length", "1000")])
+    )
+    writer.close()
+    cut, whole = [r for r in _records(tmp_path / "n-p0-00000.warc.gz") if r["type"] == "response"]
+    assert cut["warc"]["WARC-Truncated"] == "length" and "WARC-Truncated" not in whole["warc"]
+    assert ("X-Crawler-Content-Length", "1000000") in cut["http"]  # the fact kept, as for Transfer-Encoding
+    assert not [v for k, v in cut["http"] if k.lower() == "content-length"]
+    assert ("Content-Length", "1000") in whole["http"]  # a whole body: as the server sent it
+    with (tmp_path / "n-p0-00000.warc.gz").open("rb") as fh:
+        for rec in ArchiveIterator(fh, check_digests="raise"):
+            rec.content_stream().read()

@@ -9,6 +9,10 @@ failure gives up at once: those are not transient, and the host's URLs are then 
 Matching is ``webtrawl.politeness.RobotsRules``; the local LRU is bounded by the estimated memory of each origin's
 rules (body and compiled matcher, see ``RobotsRules.size``), and origins with identical bodies share one compiled
 matcher.
+
+Every answer a robots.txt fetch gets (each redirect hop, any status) is kept as an :class:`Exchange` until the
+fetcher hands on its next page, which carries them to the WARC (``Page.robots``): an archive holds the robots.txt
+the crawl obeyed, as Heritrix's do. At most ``_KEPT_BYTES`` of them wait; past that the oldest are not archived.
 """
 
 from __future__ import annotations
@@ -24,12 +28,14 @@ from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, PolicyError, TransportError
 from webtrawl.fetch.response import Response
+from webtrawl.messages import Exchange
 from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, outcome_for
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import whole_lines
 
 _MAX_HOPS = 5
 _GAP_MARGIN_S = 0.01  # as in the fetcher: the server's view of our request's end lags ours a little
+_KEPT_BYTES = 16 << 20  # robots.txt answers waiting for a page to carry them to the WARC
 
 
 class RobotsStore(Protocol):
@@ -85,6 +91,19 @@ class RobotsCache:
         self._sitemaps_found = sitemaps_found
         self._inflight: dict[str, asyncio.Task[RobotsRules]] = {}
         self._absent: set[str] = set()  # origins cached() just found nowhere: fetch() need not ask the store again
+        self._fetched: list[Exchange] = []  # answers not yet handed on with a page (see take_fetched)
+        self._fetched_bytes = 0
+
+    def take_fetched(self) -> list[Exchange]:
+        """The robots.txt answers downloaded since the last call, oldest first, for the WARC (``Page.robots``)."""
+        taken, self._fetched, self._fetched_bytes = self._fetched, [], 0
+        return taken
+
+    def _keep(self, url: str, resp: Response) -> None:
+        self._fetched.append(Exchange(url=url, **resp.wire()))
+        self._fetched_bytes += len(resp.body)
+        while self._fetched_bytes > _KEPT_BYTES and len(self._fetched) > 1:
+            self._fetched_bytes -= len(self._fetched.pop(0).body)
 
     async def cached(self, origin: str) -> RobotsRules | None:
         """Fresh rules of ``origin`` from this process or the store, or None if they must be fetched."""
@@ -149,6 +168,7 @@ class RobotsCache:
                 return self._rules(b"", status=0, error=f"redirect-{exc.reason}"), 0.0
             except TransportError as exc:
                 return self._rules(b"", status=0, unavailable=True, error=exc.reason), 0.0
+            self._keep(url, resp)
             target = resp.redirect_target(url)
             if target is not None:
                 previous_host = urlsplit(url).hostname

@@ -160,6 +160,7 @@ class Visits:
             log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
             return None
         page.keep_until = asked + self.args.frontier.process_ttl_ms / 1000  # the parsers' deadline (parse/fence.py)
+        page.robots = self.deps.robots.take_fetched()  # to the WARC with this page, whatever its host
         await self.deps.sender.send(page, body_parts)
         return held
 

@@ -9,7 +9,9 @@ A value starting with ``~`` (:data:`HINT`) is a sitemap's hint for a URL not fet
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
+import time
 
 import msgspec
 
@@ -27,7 +29,7 @@ class RecrawlState(msgspec.Struct):
     etag: str = ""
     last_modified: str = ""
     digest: str = ""  # WARC-Payload-Digest of the last full fetch (sha1 of the body as received, base32)
-    date: str = ""  # its fetch time (ISO), for the revisit's WARC-Refers-To-Date
+    date: str = ""  # its fetch time (the record's ``fetch_time``, its response's WARC-Date): WARC-Refers-To-Date
     route: str = ""  # a spider's route (Lease.route): kept after the depth, as in a queue entry (frontier/keys.py)
     # the last fetch that told us the page (a full fetch, a 304 or the same payload, a 404): a sitemap lastmod
     # before it says nothing new (hint.lua reads it as the last field); "" is ``date``. Absent in older crawls' states
@@ -78,3 +80,16 @@ def conditional_headers(text: str) -> dict[str, str]:
 def payload_digest(body: bytes) -> str:
     """The WARC-Payload-Digest of a response body as received (what the response record carries)."""
     return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+
+
+def warc_date(ts: float) -> str:
+    """The WARC-Date of the records of a fetch started at ``ts`` (epoch seconds), to the millisecond: also the page
+    record's ``fetch_time``, which the recrawl state keeps (``date``) for the revisit records that refer to the
+    response. WARC 1.1's WARC-Refers-To-Date is the WARC-Date of the record referred to, so the two must match."""
+    return _utc_second(int(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=8)
+def _utc_second(second: int) -> str:
+    """The pages of a batch were fetched within a few seconds: ``strftime`` once per second, not per page."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import multiprocessing.synchronize
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, OutputOptions, Politeness
 from webtrawl.frontier.settings import FrontierSettings
+from webtrawl.values import parse_headers
 
 
 @dataclass(kw_only=True)
@@ -31,3 +33,14 @@ class ParserArgs:
     output: OutputOptions
     disk_full: multiprocessing.synchronize.Event | None = None  # set while a write waits for disk space
     announce_new: bool = False  # --changes: the crawl fetched pages before this run, so a page never held is "new"
+
+
+def warcinfo_fields(fetch: FetchOptions, crawl: str) -> tuple[tuple[str, str], ...]:
+    """What each WARC file's warcinfo record says of the crawl, in the fields Heritrix writes: the crawl it is part
+    of (the id every node's files share), the machine, the User-Agent sent (``--header`` may set it), the operator's
+    contact sent as ``From`` (``--header 'From: archivist@example.org'``) and the robots policy (always obeyed)."""
+    sent = {name.lower(): value for name, value in [("User-Agent", fetch.user_agent), *parse_headers(fetch.header)]}
+    fields = [("isPartOf", crawl), ("hostname", socket.gethostname()), ("http-header-user-agent", sent["user-agent"])]
+    if sent.get("from"):
+        fields += [("http-header-from", sent["from"]), ("operator", sent["from"])]
+    return (*fields, ("robots", "obey"))

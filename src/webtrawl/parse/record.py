@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import time
 
+from webtrawl.formats.recrawl import warc_date
 from webtrawl.messages import Page
 from webtrawl.store.base import PageRecord
 
 
 def _iso(ts: float) -> str:
-    ts = ts if ts > 0 else time.time()
-    return _utc_second(int(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
-
-
-@functools.lru_cache(maxsize=8)
-def _utc_second(second: int) -> str:
-    """The pages of a batch were fetched within a few seconds: ``strftime`` once per second, not per page."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+    """The record's ``fetch_time``: the WARC-Date of the page's records (what a revisit refers to)."""
+    return warc_date(ts if ts > 0 else time.time())
 
 
 def base_record(page: Page) -> PageRecord:

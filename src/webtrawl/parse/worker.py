@@ -20,7 +20,7 @@ from webtrawl.frontier.retry import Outage, open_waiting
 from webtrawl.heap import PARSER_MMAP_THRESHOLD, HeapTrimmer, collect_less, return_freed_buffers
 from webtrawl.messages import Page
 from webtrawl.pagepipe import PageReceiver
-from webtrawl.parse.args import ParserArgs
+from webtrawl.parse.args import ParserArgs, warcinfo_fields
 from webtrawl.parse.batch import PageBatches
 from webtrawl.parse.columns import RedisColumnTypes
 from webtrawl.parse.fence import keep_margin
@@ -153,7 +153,14 @@ class _Parser:
         out = args.output
         columns = RedisColumnTypes(self.frontier.client, settings.prefix)  # every node's files typed alike
         sink_ctx = SinkContext(
-            args.out_dir, prefix, crawl, out.jsonl_chunk, out.warc_max_bytes, out.encrypt_to, columns=columns
+            args.out_dir,
+            prefix,
+            crawl,
+            out.jsonl_chunk,
+            out.warc_max_bytes,
+            out.encrypt_to,
+            columns=columns,
+            warcinfo=warcinfo_fields(args.fetch, crawl),
         )
         # listening before the batch log is settled: a restarted fetcher's barrier then waits for it (pagesend.py)
         self.receiver = PageReceiver(args.socket_path)

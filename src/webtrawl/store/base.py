@@ -158,6 +158,7 @@ class SinkContext(msgspec.Struct, frozen=True):
     warc_max_bytes: int = 1 << 30  # WARC files rotate at this size
     encrypt_to: tuple[str, ...] = ()  # age public keys the files are encrypted to (--encrypt-to)
     columns: ColumnTypes | None = None  # the crawl-wide column types (none: this node's own, in out_dir)
+    warcinfo: tuple[tuple[str, str], ...] = ()  # more fields of each WARC file's warcinfo record (the crawl's)
 
     def recipients(self) -> list[Any]:
         """The ``encrypt_to`` keys as pyrage recipients (none: files are written plain)."""

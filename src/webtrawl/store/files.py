@@ -134,13 +134,20 @@ class DroppedSink(JsonlSink):
 
 
 class WarcSink(SeriesSink):
-    """Request/response records of every page whose output asks for them (``PageOutput.warc``)."""
+    """Request/response records of every page whose output asks for them (``PageOutput.warc``), and the robots.txt
+    answers any page carries (``Page.robots``)."""
 
     def __init__(
-        self, directory: Path, prefix: str, max_bytes: int, name: str = "", recipients: Sequence[Any] = ()
+        self,
+        directory: Path,
+        prefix: str,
+        max_bytes: int,
+        name: str = "",
+        recipients: Sequence[Any] = (),
+        info: Sequence[tuple[str, str]] = (),
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
-        self.writer = WarcWriter(directory, prefix, max_bytes, recipients)
+        self.writer = WarcWriter(directory, prefix, max_bytes, recipients, info)
         self.file = self.writer.series
         self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.name = name or str(directory)
@@ -148,11 +155,11 @@ class WarcSink(SeriesSink):
 
     def write(self, batch: Sequence[PageOutput]) -> None:
         progress = self._progress
-        progress.start(batch, lambda: [out for out in batch if out.warc])
+        progress.start(batch, lambda: [out for out in batch if out.warc or out.page.robots])
         while progress.done < len(progress.rows):
             out = progress.rows[progress.done]
             revisit = out.record.revisit if isinstance(out.record.revisit, str) else ""
-            self.writer.write_pair(out.page, out.record.content_hash, revisit)
+            self.writer.write_pair(out.page, out.record.content_hash, revisit, pair=out.warc)
             progress.done += 1
         progress.finish()
 
@@ -173,7 +180,8 @@ def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
 
 def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     name = spec.name if spec.target else ""
-    return WarcSink(_directory(spec, stream, ctx), ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients())
+    directory = _directory(spec, stream, ctx)
+    return WarcSink(directory, ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients(), ctx.warcinfo)
 
 
 _LINES = {"records": records_of, "items": items_of, "chunks": chunks_of, "changes": changes_of}

@@ -8,9 +8,10 @@ sitemaps, redirects and a rendered page's scripts and data. The crawl's page rec
 lists each URL the crawl fetched as an HTML page with a 2xx answer (at its first capture, with its title).
 
 A rendered page is in the WARCs as it was captured: its response, every request its scripts made (so the page
-replays with them, all indexed) and the DOM after the scripts ran (a ``resource`` record of the page's URL that
-refers to the response). That DOM stays out of the index: it has the page's URL and timestamp, and sorts before the
-response in the CDXJ, so a replay tool would serve the snapshot instead of the page as captured.
+replays with them, all indexed) and the DOM after the scripts ran (a ``resource`` record of ``urn:dom:<page URL>``
+that refers to the response). That DOM stays out of the index: it is no capture to replay (crawls made before it
+had its own URI stored it under the page's URL and time, where it sorts before the response in the CDXJ and a
+replay tool would serve the snapshot instead of the page as captured).
 A WARC a killed crawl left ``.open`` is packaged up to its last whole record; the crawl's files are not changed.
 """
 

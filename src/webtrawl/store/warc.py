@@ -1,7 +1,9 @@
 """WARC/1.1 output: a request and a response record per fetched page, the payload byte for byte as received.
 
 A page a browser rendered adds the requests its scripts made (request/response pairs, as received) and a ``resource``
-record holding its DOM after the scripts ran (``WARC-Refers-To`` its response).
+record holding its DOM after the scripts ran (``urn:dom:<URL>``, ``WARC-Refers-To`` its response). The robots.txt
+answers a fetcher downloaded come with the next page it hands on (``Page.robots``) and are written before it, as
+request/response pairs of their own, even when the page itself is not archived.
 
 Request and response records, the hot path, are built here (headers, digests, WARC-Record-IDs: 0.53 instead of 0.61
 ms CPU per page with warcio's record building, benchmarks/bench_warc_cost.py); warcio builds the rarer ones
@@ -20,7 +22,10 @@ zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slight
 With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file (:mod:`webtrawl.store.outfile`).
 
 ``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
-(aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact.
+(aiohttp removed it), and a reader that sees ``chunked`` would try to de-chunk it; renaming keeps the fact. For the
+same reason a body cut at the size cap (``WARC-Truncated: length``) has its ``Content-Length`` renamed to
+``X-Crawler-Content-Length``: replay tools pass it on (pywb does, for what it does not rewrite: a PDF, an image), and
+a browser told 12 MB and sent the 100 KiB stored waits for the rest, then fails the resource.
 """
 
 from __future__ import annotations
@@ -31,23 +36,25 @@ import io
 import os
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import msgspec
 from warcio.statusandheaders import StatusAndHeaders
-from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
 from webtrawl import __version__
 from webtrawl.deflate import gzip_compressor
 from webtrawl.formats import recrawl
-from webtrawl.messages import Page
+from webtrawl.messages import Exchange, Page
 from webtrawl.store.series import Series
 
 EXT = ".warc.gz"
+# A rendered page's DOM is a resource record of this URI and the page's URL, as Browsertrix names its text and
+# screenshots (urn:text:, urn:view:): under the page's own URL and time a replay tool served it instead of the page.
+DOM_URN = "urn:dom:"
 _RENAMED = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
+_CUT = {**_RENAMED, "content-length": "X-Crawler-Content-Length"}  # a body cut at the cap: see the docstring
 _IDENTITY = ("", "identity")
 
 
@@ -73,11 +80,11 @@ class _Member:
         self._out.write(self._zip.flush())
 
 
-def _clean(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _clean(headers: list[tuple[str, str]], renamed: Mapping[str, str] = _RENAMED) -> list[tuple[str, str]]:
     """Headers safe to write as one line each; Transfer-Encoding renamed (see module docstring)."""
     out = []
     for name, value in headers:
-        name = _RENAMED.get(name.lower(), name)
+        name = renamed.get(name.lower(), name)
         if "\r" in value or "\n" in value:
             value = value.replace("\r", " ").replace("\n", " ")
         out.append((name, value))
@@ -94,9 +101,9 @@ _UUID4_CLEAR = ~((0xF << 76) | (0x3 << 62))
 _UUID4_SET = (0x4 << 76) | (0x2 << 62)
 
 
-def _http_block(first_line: str, headers: list[tuple[str, str]]) -> bytes:
+def _http_block(first_line: str, headers: list[tuple[str, str]], renamed: Mapping[str, str] = _RENAMED) -> bytes:
     """The HTTP header block as on the wire (latin-1; what ``_AsSent`` gives warcio), blank line included."""
-    lines = [first_line, *(f"{name}: {value}" for name, value in _clean(headers))]
+    lines = [first_line, *(f"{name}: {value}" for name, value in _clean(headers, renamed))]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
 
@@ -128,9 +135,19 @@ def _request_target(url: str) -> str:
 class WarcWriter:
     """Appends request/response pairs to ``<prefix>-<seq:05d>.warc.gz``, rotating at ``max_bytes``."""
 
-    def __init__(self, directory: Path, prefix: str, max_bytes: int, recipients: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        prefix: str,
+        max_bytes: int,
+        recipients: Sequence[Any] = (),
+        info: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """``info``: more fields of each file's warcinfo record (``http-header-user-agent``, ``robots``, ...); an
+        ``isPartOf`` there replaces the file name prefix."""
         self.series = Series(directory, prefix, EXT, recipients, max_bytes=max(1, max_bytes))
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
+        self._info = dict(info)
 
     @property
     def current_path(self) -> Path | None:
@@ -146,25 +163,36 @@ class WarcWriter:
         else:
             self.write_pair(page, str(record.get("content_hash", "")))
 
-    def write_pair(self, page: Page, content_hash: str = "", revisit: str = "") -> None:
+    def write_pair(self, page: Page, content_hash: str = "", revisit: str = "", pair: bool = True) -> None:
         """Write the request and response records of ``page``; both are in the OS when this returns.
 
         ``content_hash`` is the parser's ``sha1:<hex>`` of the decoded payload (the record's ``content_hash``).
         ``revisit`` (a recrawl profile: server-not-modified, identical-payload-digest) writes a revisit record that
         refers to the page's last full response (digest and date from its recrawl state) instead of a response.
+        The robots.txt answers the page carries (``page.robots``) go first, as request/response pairs of their own;
+        ``pair=False`` writes only those (a page that is not archived itself: refused, noindex).
         """
-        url = page.lease.url
-        when = datetime.fromtimestamp(page.fetch_time or time.time(), UTC).replace(tzinfo=None)
-        date = datetime_to_iso_date(when, use_micros=True)  # warcio wants naive UTC
-        encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
-        # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
-        known = content_hash if not encoded else ""
+        if not pair and not page.robots:
+            return
         self.series.rotate()  # a full file first: the warcinfo record goes in the next one
         buf = io.BytesIO()
         if (
             self.series.file is None
         ):  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
             self._put(buf, self._warcinfo(), 6)
+        for ex in page.robots:
+            self._exchange(buf, page, ex)
+        if pair:
+            self._page(buf, page, content_hash, revisit)
+        self.series.write(buf.getbuffer())  # all or nothing; a new file's first write failed: no file is left
+
+    def _page(self, buf: BinaryIO, page: Page, content_hash: str, revisit: str) -> None:
+        """The page's own request and response (or revisit) records, and a rendered page's other records."""
+        url = page.lease.url
+        date = recrawl.warc_date(page.fetch_time or time.time())
+        encoded = any(n.lower() == "content-encoding" and v.strip().lower() not in _IDENTITY for n, v in page.headers)
+        # the parser's content hash is SHA-1 of the decoded payload: for an identity body that is the WARC payload
+        known = content_hash if not encoded else ""
         if revisit:
             response = self._revisit(page, url, date, revisit)
             response_id = response.rec_headers.get_header("WARC-Record-ID")
@@ -176,22 +204,15 @@ class WarcWriter:
             buf.write(self._response(page, url, date, known, response_id, 0 if encoded else 1))
         if page.dom is not None:
             self._rendered(buf, page, date, response_id)
-        self.series.write(buf.getbuffer())  # all or nothing; a new file's first write failed: no file is left
 
     def _rendered(self, buf: BinaryIO, page: Page, date: str, page_response_id: str) -> None:
         """A rendered page's other requests (each a request/response pair, as received) and its DOM after the
-        scripts ran, as a ``resource`` record of the page's URL that refers to the page's response."""
+        scripts ran, as a ``resource`` record of ``urn:dom:<page URL>`` that refers to the page's response."""
         for ex in page.exchanges:
-            wire = msgspec.structs.asdict(ex)  # an Exchange is a page's answer fields and its URL
-            sub = Page(lease=msgspec.structs.replace(page.lease, url=wire.pop("url")), **wire)
-            when = datetime.fromtimestamp(ex.fetch_time or time.time(), UTC).replace(tzinfo=None)
-            ex_date = datetime_to_iso_date(when, use_micros=True)
-            response_id = _record_id()
-            buf.write(self._request(sub, ex.url, ex_date, response_id))
-            buf.write(self._response(sub, ex.url, ex_date, "", response_id, 1))
+            self._exchange(buf, page, ex)
         dom = page.dom or b""
         resource = self._builder.create_warc_record(
-            page.lease.url,
+            DOM_URN + page.lease.url,
             "resource",
             payload=io.BytesIO(dom),
             length=len(dom),
@@ -199,10 +220,21 @@ class WarcWriter:
             warc_headers_dict={
                 "WARC-Date": date,
                 "WARC-Refers-To": page_response_id,
+                "WARC-Refers-To-Target-URI": page.lease.url,
+                "WARC-Refers-To-Date": date,
                 "WARC-Concurrent-To": page_response_id,
             },
         )
         self._put(buf, resource, 1)
+
+    def _exchange(self, buf: BinaryIO, page: Page, ex: Exchange) -> None:
+        """The request/response pair of one more answer fetched for ``page`` (a render's request, a robots.txt)."""
+        wire = msgspec.structs.asdict(ex)  # an Exchange is a page's answer fields and its URL
+        sub = Page(lease=msgspec.structs.replace(page.lease, url=wire.pop("url")), **wire)
+        date = recrawl.warc_date(ex.fetch_time or time.time())
+        response_id = _record_id()
+        buf.write(self._request(sub, ex.url, date, response_id))
+        buf.write(self._response(sub, ex.url, date, "", response_id, 1))
 
     def flush(self) -> None:
         """Nothing is buffered in this process: every ``write`` already reached the OS."""
@@ -234,7 +266,7 @@ class WarcWriter:
         bytes) if known. The block digest needs its own pass over the payload: SHA-1 cannot start from another
         hash's state, and the block (headers + payload) and the payload begin differently."""
         status = f"{page.status} {page.reason}".strip()
-        block = _http_block(f"HTTP/{page.http_version} {status}", page.headers)
+        block = _http_block(f"HTTP/{page.http_version} {status}", page.headers, _CUT if page.truncated else _RENAMED)
         body = page.body
         digest = hashlib.sha1(block)
         digest.update(body)
@@ -258,10 +290,15 @@ class WarcWriter:
         return _record(fields, block, body, level)
 
     def _revisit(self, page: Page, url: str, date: str, profile: str) -> Any:
+        """A revisit record of ``page`` that refers to its last full response. A 304's is header-less: replay tools
+        (pywb, ReplayWeb.page) serve a revisit with the HTTP headers it holds and the payload it refers to, so a
+        304's headers would replay the page as an empty 304; without them the referred response is served whole.
+        The 304 is still in its request (the validators sent) and in the page's record (status 304)."""
         state = recrawl.decode(page.recrawl)
-        http = _AsSent(
-            f"{page.status} {page.reason}".strip(), _clean(page.headers), protocol=f"HTTP/{page.http_version}"
-        )
+        http = None
+        if page.status != 304:
+            head = f"{page.status} {page.reason}".strip()
+            http = _AsSent(head, _clean(page.headers), protocol=f"HTTP/{page.http_version}")
         warc_headers = {"WARC-Date": date, **({"WARC-IP-Address": page.ip} if page.ip else {})}
         refers_date = state.date if state and state.date else date
         digest = state.digest if state and state.digest else "sha1:" + base64.b32encode(bytes(20)).decode()
@@ -279,5 +316,6 @@ class WarcWriter:
                 "format": "WARC File Format 1.1",
                 "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
                 "isPartOf": self.series.prefix,
+                **self._info,
             },
         )
