@@ -51,6 +51,8 @@ def test_repeatable_options_from_env_are_comma_separated() -> None:
         ({"chunks_to": "jsonl:x"}, "--chunks-to needs --chunks"),
         ({"on_change": "true", "recrawl_after": "1h"}, "--on-change need --changes"),
         ({"changes_links": "true", "recrawl_after": "1h"}, "--changes-links needs --changes"),
+        # robots.txt is obeyed for --user-agent's token: a header sending another agent would not be
+        ({"header": "User-Agent: OtherBot/1.0"}, "header.*set the User-Agent with --user-agent"),
     ],
 )
 def test_bad_values_name_the_option(flags: dict[str, str], message: str) -> None:

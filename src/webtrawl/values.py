@@ -339,6 +339,8 @@ def header_pair(item: str) -> tuple[str, str]:
     name, value = name.strip(), value.strip()
     if not sep or not name or any(c in item for c in "\r\n") or not name.replace("-", "").isalnum():
         raise ValueError(f"wants 'Name: value', not {item!r}")
+    if name.lower() == "user-agent":  # one agent per crawl: the one robots.txt is read for
+        raise ValueError("set the User-Agent with --user-agent: robots.txt is obeyed for its product token")
     return name, value
 
 

@@ -37,10 +37,11 @@ class ParserArgs:
 
 def warcinfo_fields(fetch: FetchOptions, crawl: str) -> tuple[tuple[str, str], ...]:
     """What each WARC file's warcinfo record says of the crawl, in the fields Heritrix writes: the crawl it is part
-    of (the id every node's files share), the machine, the User-Agent sent (``--header`` may set it), the operator's
-    contact sent as ``From`` (``--header 'From: archivist@example.org'``) and the robots policy (always obeyed)."""
-    sent = {name.lower(): value for name, value in [("User-Agent", fetch.user_agent), *parse_headers(fetch.header)]}
-    fields = [("isPartOf", crawl), ("hostname", socket.gethostname()), ("http-header-user-agent", sent["user-agent"])]
+    of (the id every node's files share), the machine, the User-Agent sent (``--user-agent``: no header may set
+    it), the operator's contact sent as ``From`` (``--header 'From: archivist@example.org'``) and the robots policy
+    (always obeyed)."""
+    sent = {name.lower(): value for name, value in parse_headers(fetch.header)}
+    fields = [("isPartOf", crawl), ("hostname", socket.gethostname()), ("http-header-user-agent", fetch.user_agent)]
     if sent.get("from"):
         fields += [("http-header-from", sent["from"]), ("operator", sent["from"])]
     return (*fields, ("robots", "obey"))
