@@ -19,3 +19,10 @@ def extract_ctx(**options: Any) -> ParseContext:
 
 def run(page: Page, **options: Any) -> Processed:
     return process_page(page, extract_ctx(**options))
+
+
+def markdown_and_text(page: Page, **options: Any) -> tuple[str, str]:
+    """The page's ``--markdown`` and ``--text``, from one extraction."""
+    rec = run(page, text=True, markdown=True, **options).record
+    assert isinstance(rec.markdown, str) and isinstance(rec.text, str)
+    return rec.markdown, rec.text

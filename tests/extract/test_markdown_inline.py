@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.extract.corpus import TEXT_TIMEOUT, corpus_page, needs_corpus
-from tests.extract.helpers import run
+from tests.extract.helpers import markdown_and_text, run
 from tests.parse.helpers import make_page
 
 _FILLER = "This sentence is here so that the extractor sees a real article with enough running text in it. "
@@ -56,13 +56,12 @@ def test_the_space_before_an_emphasiss_link_is_kept() -> None:
 
 @needs_corpus
 def test_igns_deals_keep_their_images_and_words() -> None:
-    rec = run(corpus_page("ign.com/articles"), text=True, markdown=True, extract_timeout=TEXT_TIMEOUT).record
-    assert isinstance(rec.markdown, str) and isinstance(rec.text, str)
-    assert "Follow us at Twitter [@igndeals](https://twitter.com/IGNDeals?lang=en)." in rec.markdown
-    assert "Follow us at Twitter @igndeals." in rec.text
+    markdown, text = markdown_and_text(corpus_page("ign.com/articles"), extract_timeout=TEXT_TIMEOUT)
+    assert "Follow us at Twitter [@igndeals](https://twitter.com/IGNDeals?lang=en)." in markdown
+    assert "Follow us at Twitter @igndeals." in text
     assert (
         "[![](https://oyster.ignimgs.com/wordpress/stg.ign.com/2019/11/ps4dualshockcrystal.jpg?width=640&fit=bounds"
-        "&height=480&quality=20&dpr=0.05)](https://r.zdbb.net/u/bdum) The price of one of the PS4" in rec.markdown
+        "&height=480&quality=20&dpr=0.05)](https://r.zdbb.net/u/bdum) The price of one of the PS4" in markdown
     )
 
 

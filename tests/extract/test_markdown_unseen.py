@@ -4,7 +4,7 @@ inside a sentence (extract/unseen.py); but not a page hidden as a whole until it
 from __future__ import annotations
 
 from tests.extract.corpus import TEXT_TIMEOUT, corpus_page, needs_corpus
-from tests.extract.helpers import run
+from tests.extract.helpers import markdown_and_text
 from tests.parse.helpers import make_page
 
 _FILLER = "This sentence is here so that the extractor sees a real article with enough running text in it. "
@@ -19,9 +19,7 @@ def _page(body: str, wrapper: str = "article") -> bytes:
 
 
 def _both(html: bytes) -> tuple[str, str]:
-    rec = run(make_page(html, url="https://news.example/a"), text=True, markdown=True).record
-    assert isinstance(rec.markdown, str) and isinstance(rec.text, str)
-    return rec.markdown, rec.text
+    return markdown_and_text(make_page(html, url="https://news.example/a"))
 
 
 def test_a_hover_popup_inside_a_sentence_is_left_out() -> None:
@@ -68,18 +66,15 @@ def test_a_page_hidden_whole_until_its_scripts_run_keeps_its_text() -> None:
 
 @needs_corpus
 def test_the_hills_politician_cards_are_not_in_its_sentences() -> None:
-    rec = run(corpus_page("thehill.com/blogs"), text=True, markdown=True, extract_timeout=TEXT_TIMEOUT).record
-    assert isinstance(rec.markdown, str) and isinstance(rec.text, str)
-    assert "Rep. [Ilhan Omar](https://thehill.com/people/ilhan-omar) (D-Minn.), the U.S. Attorney" in rec.markdown
-    assert "Rep. Alexandria Ocasio-Cortez (D-N.Y.) shortly after the arrest linked" in rec.text
-    assert "Hillicon Valley" not in rec.markdown and "thumb_100" not in rec.markdown
+    markdown, text = markdown_and_text(corpus_page("thehill.com/blogs"), extract_timeout=TEXT_TIMEOUT)
+    assert "Rep. [Ilhan Omar](https://thehill.com/people/ilhan-omar) (D-Minn.), the U.S. Attorney" in markdown
+    assert "Rep. Alexandria Ocasio-Cortez (D-N.Y.) shortly after the arrest linked" in text
+    assert "Hillicon Valley" not in markdown and "thumb_100" not in markdown
 
 
 @needs_corpus
 def test_business_insiders_hidden_schema_copy_is_not_in_its_text() -> None:
-    rec = run(corpus_page("businessinsider.com/10-things"), text=True, markdown=True, extract_timeout=TEXT_TIMEOUT)
-    markdown, text = rec.record.markdown, rec.record.text
-    assert isinstance(markdown, str) and isinstance(text, str)
+    markdown, text = markdown_and_text(corpus_page("businessinsider.com/10-things"), extract_timeout=TEXT_TIMEOUT)
     assert "Google has bought CloudSimple" in markdown
     assert markdown.count("CloudSimple was originally launched") == 1 and text.count("Masayoshi Son told") == 1
     assert (
