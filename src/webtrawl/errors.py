@@ -10,6 +10,9 @@ The four branches separate who is at fault: the network (:class:`TransportError`
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
+
 
 class WebtrawlError(Exception):
     """Base of everything webtrawl raises on purpose."""
@@ -210,6 +213,13 @@ class BadUrl(PolicyError):
 
 
 # --- user code and outputs -------------------------------------------------------------------------------------------
+
+
+def raised_at(exc: BaseException) -> str:
+    """``file:line`` (the file's name) where ``exc`` was raised, "" if it has no traceback: the place a user's
+    failing code (a callback, a sink) is named by in a record or an error line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
 
 
 class UserCodeError(WebtrawlError):

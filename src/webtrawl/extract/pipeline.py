@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from webtrawl.errors import UserCodeError
+from webtrawl.errors import UserCodeError, raised_at
 from webtrawl.extract.base import Closing, Extractor, ExtractResult, RecrawlHints, StartRequest, StartRequests
 from webtrawl.extract.callback import is_callback_spec, load_callback
 from webtrawl.extract.document import Document
@@ -142,8 +142,7 @@ class Extraction:
         elif isinstance(exc, UserCodeError):  # webtrawl's own check of what the user gave: the user's place
             detail, where = f"{type(exc).__name__}: {exc}", f" ({exc.where})" if exc.where else ""
         else:
-            frames = traceback.extract_tb(exc.__traceback__)
-            where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+            where = f" ({place})" if (place := raised_at(exc)) else ""
             detail = f"{type(exc).__name__}: {exc}"
         record.error = EXTRACT_ERROR
         record.error_detail = _whole_text(redact(f"{detail}{where}"))[:_MAX_DETAIL]

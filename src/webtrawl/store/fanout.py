@@ -18,10 +18,9 @@ import multiprocessing.synchronize
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from webtrawl.errors import SinkFailed, SinkUnavailable, StateError, WebtrawlError
+from webtrawl.errors import SinkFailed, SinkUnavailable, StateError, WebtrawlError, raised_at
 from webtrawl.store.base import Drop, PageOutput, Sink
 from webtrawl.store.batchlog import Mark, Marked
 
@@ -147,8 +146,7 @@ def _failed(name: str, exc: Exception) -> SinkFailed:
     """The one line a sink's failure stops the node with; a bug's traceback is logged once, for its author."""
     if isinstance(exc, WebtrawlError):  # the sink's own words for users (a row over the server's limit)
         return SinkFailed(str(exc))
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    where = f" ({place})" if (place := raised_at(exc)) else ""
     log.error("output %s failed:\n%s", name, "".join(traceback.format_exception(exc)).rstrip())
     return SinkFailed(
         f"output {name} failed: {type(exc).__name__}: {exc}{where}; the batch it failed on was not completed, so"
