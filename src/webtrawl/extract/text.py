@@ -147,12 +147,11 @@ def _rendered(body: Any, links: dict[str, str], url: str) -> str:
             node.tail = _BLANK_IN_CODE.sub("\n\u2424", node.tail) if code else _one(node.tail)
             node.tail = "" if node.tag == "lb" and node.tail == " " else node.tail  # no space at a line's end
     body = _for_markdown(body)
-    for graphic in body.iter("graphic"):  # trafilatura leaves a heading's image's URL as the page wrote it
-        if (src := graphic.get("src", "")) and not src.startswith("http"):
-            graphic.set("src", urljoin(url, src))
     targets: list[tuple[str, str]] = []
-    for graphic in body.iter("graphic") if links else ():
-        src = graphic.get("src", "")
+    for graphic in body.iter("graphic"):
+        if (src := graphic.get("src", "")) and not src.startswith("http"):
+            src = urljoin(url, src)  # trafilatura leaves a heading's image's URL as the page wrote it
+            graphic.set("src", src)
         if (target := links.get(src)) is not None:
             graphic.set("src", f"{_LINKED}{len(targets)}")  # a mark xmltotxt writes as it is
             targets.append((_target(src), _target(target)))
