@@ -7,6 +7,7 @@ blog off all the others, and gives each blog its own politeness gap with ``--pol
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterable
 
@@ -35,6 +36,7 @@ def in_domains(host: str, domains: tuple[str, ...]) -> bool:
     return any(host == d or host.endswith("." + d) for d in domains)
 
 
+@functools.lru_cache(maxsize=100_000)  # asked per URL (a domain's politeness key) or per cookie: hosts repeat
 def registered_domain(host: str) -> str:
     """``www.example.co.uk`` -> ``example.co.uk``; IP addresses and bare suffixes stand for themselves."""
     host = host.rstrip(".")

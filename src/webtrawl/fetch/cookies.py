@@ -39,7 +39,6 @@ _CookieKey = tuple[str, str, str]  # aiohttp's: (domain, path without its traili
 Changes = dict[str, dict[bytes, bytes | None]]  # registered domain -> field -> value (None: deleted)
 # the attributes aiohttp saves (CookieJar.save): all but the relative expiry, saved as an absolute deadline
 _ATTRS = tuple(a for a in Morsel._reserved if a not in ("max-age", "expires"))  # type: ignore[attr-defined]
-_GROUP_CACHE = 10_000
 # Registered domains whose cookies a jar remembers holding (CrawlJar._known); past it, forgotten: aiohttp's jar holds
 # at most 3,300 cookies, so most of them are gone anyway. A forgotten domain's stored cookies are all taken in again
 # at its next load (one deleted by another fetcher meanwhile stays in this jar until it expires).
@@ -52,19 +51,6 @@ class CookieStore(Protocol):
     async def load_cookies(self, domains: Sequence[str]) -> list[dict[bytes, bytes]]: ...
 
     async def save_cookies(self, changes: Mapping[str, Mapping[bytes, bytes | None]]) -> None: ...
-
-
-_groups: dict[str, str] = {}
-
-
-def group_of(domain: str) -> str:
-    """The registered domain whose hash keeps the cookies of ``domain`` (a host, or a cookie's Domain)."""
-    found = _groups.get(domain)
-    if found is None:
-        if len(_groups) >= _GROUP_CACHE:
-            _groups.clear()
-        found = _groups[domain] = registered_domain(domain)
-    return found
 
 
 def _domains_of(host: str) -> set[str]:
@@ -136,7 +122,7 @@ class CrawlJar(RawCookieJar):
             value = after.get(key)
             if before.get(key) == value:
                 continue
-            group = group_of(key[0])
+            group = registered_domain(key[0])  # the hash that keeps the cookie
             self.pending.setdefault(group, {})[_field(key)] = value
             if len(self._known) >= _KNOWN_CAP and group not in self._known:
                 self._known.clear()
@@ -232,7 +218,7 @@ class SharedCookies:
 
     async def load(self, hosts: Iterable[str]) -> None:
         """The stored cookies of the registered domains of ``hosts`` (just leased) into the jar."""
-        groups = list(dict.fromkeys(group_of(host) for host in hosts))
+        groups = list(dict.fromkeys(registered_domain(host) for host in hosts))
         written = self._written  # what the store held of ours when asked
         self._reads.append(written)
         try:

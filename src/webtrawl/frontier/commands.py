@@ -39,7 +39,6 @@ from webtrawl.messages import Completion, Lease, NewUrl, RecrawlHint
 from webtrawl.names import INFLIGHT, QUEUED
 
 _QUEUED_REFRESH_S = 1.0
-_DOMAIN_CACHE = 100_000  # host -> registered domain answers kept per process (cleared when full)
 
 
 def _text(value: Any) -> str:
@@ -87,7 +86,6 @@ class FrontierCore(Upkeep):
         self.recent = RecentUrls(settings.recent_urls)
         # a crawl created before the key existed is keyed by host
         self.politeness_key = str(self.meta.get("politeness_key", "host"))
-        self._domains: dict[str, str] = {}
         # request ids of lease calls: unique over the crawl's processes and their restarts (lease.lua)
         self._request_prefix = secrets.token_hex(6) + "-"
         self._requests = itertools.count(1)
@@ -96,12 +94,7 @@ class FrontierCore(Upkeep):
         """The queue (politeness) key of a host: the host itself, or its registered domain."""
         if self.politeness_key != "domain":
             return host
-        found = self._domains.get(host)
-        if found is None:
-            if len(self._domains) >= _DOMAIN_CACHE:
-                self._domains.clear()
-            found = self._domains[host] = registered_domain(host)
-        return found
+        return registered_domain(host)
 
     def shard(self, host: str) -> int:
         return shard_of(host, self.shards)
