@@ -172,9 +172,9 @@ local function failed_field(host, entry)
   return host .. '\n' .. rest
 end
 
--- queue a URL of the recrawl set again (due.lua, hint.lua); false if it is not a full state (a sitemap hint)
-local function requeue_recrawl(sp, state, now)
-  local key, entry = recrawl_entry(sp, state)
+-- queue a URL of the recrawl set again (due.lua, hint.lua), by its recrawl_entry; false if it has none (a sitemap
+-- hint)
+local function requeue_recrawl(sp, now, key, entry)
   if not key then return false end
   requeue(sp, key, entry, false)
   local hk = sp .. 'h:' .. key

@@ -8,7 +8,7 @@ local queued = 0
 for _, url in ipairs(due) do
   redis.call('ZREM', KEYS[1], url)
   local state = redis.call('HGET', sp .. 'rc', url)
-  if state and requeue_recrawl(sp, state, now) then queued = queued + 1 end
+  if state and requeue_recrawl(sp, now, recrawl_entry(sp, state)) then queued = queued + 1 end
 end
 count(C_QUEUED, queued)
 count('recrawl-queued', queued)

@@ -20,7 +20,7 @@ for i = 2, #ARGV, 3 do
     if key and redis.call('HEXISTS', sp .. FAILED, failed_field(key, entry)) == 0 then
       if now < 0 then now = now_ms() end
       redis.call('ZREM', due, url)
-      requeue_recrawl(sp, state, now)
+      requeue_recrawl(sp, now, key, entry)
       queued = queued + 1
     end
   end
