@@ -10,8 +10,7 @@ until then and fetches it over the connection it still has open, up to ``session
 sessions do not count against ``concurrency`` (they send nothing); politeness is the frontier's as before.
 
 Everything it talks to comes in through :class:`~webtrawl.fetch.visitdeps.VisitDeps` (frontier, robots cache,
-fetchers, the parsers' channel), so the fetcher's decisions are unit-tested with fakes
-(:mod:`webtrawl.fetch.testing`).
+fetchers, the parsers' channel), so the fetcher's decisions are unit-tested with fakes (fetch/testing.py).
 """
 
 from __future__ import annotations
@@ -215,6 +214,7 @@ class Visits:
         )
         if isinstance(held, Parked):  # release.lua kept it for the parsers: its retries end here
             page.retried_out = True
+            await self.deps.frontier.count(release_counters(page) or {})  # what its KEEP release would have counted
             await self._hand_on(page, held, asked, body_parts)
         else:
             self.args.give_back_budget(1)  # fetched again later; after the release: a failed one's caller gives it back

@@ -180,6 +180,9 @@ class AsyncRedisFrontier(CoreView):
         """The URL's state in the recrawl set ("" if none): its validators and digest from the last fetch."""
         return await self._run(self.core.recrawl_state(shard, url))
 
+    async def count(self, counters: dict[str, int]) -> None:
+        await self._run(self.core.count(counters))
+
     async def recrawl_states(self, shard: int, urls: Sequence[str]) -> list[str]:
         return await self._run(self.core.recrawl_states(shard, urls))
 

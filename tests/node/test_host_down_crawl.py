@@ -1,0 +1,103 @@
+"""A site that is down does not hold the crawl: once its host is parked (--park-after failures in a row), its queued
+URLs end at once as ``host-down`` records without a request, take no --max-pages budget, and ``trawl requeue``
+queues them again."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.node.clusterrun import TRAWL
+from tests.node.crawlrun import Crawl, records, stats
+
+_DOWN = [f"/p/{i}" for i in range(30)]
+_UP = [f"/ok/{i}" for i in range(5)]
+
+
+class _Site(ThreadingHTTPServer):
+    """down.test answers 503 to every page (not to robots.txt), up.test 200; every request is logged."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[tuple[str, str]] = []  # (host, path)
+        self.lock = threading.Lock()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Site
+
+    def do_GET(self) -> None:
+        host = (self.headers.get("Host") or "").split(":")[0]
+        with self.server.lock:
+            self.server.requests.append((host, self.path))
+        if self.path == "/robots.txt":
+            self._answer(404, b"")
+        elif host == "down.test":
+            self._answer(503, b"down for maintenance")
+        else:
+            self._answer(200, b"<html><title>%s</title></html>" % self.path.encode())
+
+    def _answer(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def site() -> Iterator[_Site]:
+    server = _Site()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_site_that_is_down_gives_up_its_queued_urls_unrequested(site: _Site, tmp_path: Path) -> None:
+    port = site.server_address[1]
+    out, seeds = tmp_path / "crawl", tmp_path / "seeds.txt"
+    seeds.write_text(
+        "".join(f"http://{h}:{port}{p}\n" for h, paths in (("down.test", _DOWN), ("up.test", _UP)) for p in paths)
+    )
+    args = ["--seeds", str(seeds), "--resolve", "down.test=127.0.0.1", "--resolve", "up.test=127.0.0.1"]
+    args += ["--ip-allow", "127.0.0.0/8", "--ports", str(port), "--delay", "0.05", "--max-retries", "3"]
+    args += ["--backoff-base", "0.05", "--backoff-max", "0.5", "--park-after", "2", "--max-depth", "1"]
+    # the down host's 2 tried pages, one of them ended, and the up host's 5: the given-up pages must take none
+    args += ["--max-pages", "7", "--fetchers", "1", "--parsers", "1"]
+    crawl = Crawl(out, args)
+    assert crawl.wait(120) == 0, crawl.log()[-3000:]
+    assert "--max-pages 7 reached" not in crawl.log()
+
+    rows = records(out)
+    by_path = {r["url"].split(str(port))[1]: r for r in rows}
+    assert Counter(r["url"] for r in rows).most_common(1)[0][1] == 1  # one record per URL
+    assert set(by_path) == {*_DOWN, *_UP}
+    assert all(by_path[p]["error"] is None for p in _UP)
+    requested = Counter(path for host, path in site.requests if host == "down.test" and path != "/robots.txt")
+    assert sum(requested.values()) == 2  # the two failures that parked it (--park-after 2), then no request
+    parked_by = [p for p in requested if by_path[p]["error"] == "http-5xx"]
+    assert len(parked_by) == 1  # its retries ended there; the first one, retried, was given up with the rest
+    given_up = [p for p in _DOWN if by_path[p]["error"] == "host-down"]
+    assert len(given_up) == 29 and len(set(given_up) - set(requested)) == 28
+    detail = by_path[given_up[-1]]["error_detail"]
+    assert "down.test failed 2 times in a row" in detail and "503" in detail, detail
+
+    counters = stats(out)["counters"]
+    # fetched: the up host's pages and the one that parked the down host, none given up
+    assert (counters["fetched"], counters["given-up"], counters["err:host-down"]) == (6, 29, 29)
+
+    requeued = subprocess.run([*TRAWL, "requeue", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert requeued.returncode == 0 and "queued 30 URL(s) again" in requeued.stdout, requeued
