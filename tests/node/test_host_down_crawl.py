@@ -5,14 +5,10 @@ queues them again."""
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections import Counter
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
+from tests.fixtures.status_site import DOWN, StatusSite, page, site_fixture
 from tests.node.clusterrun import TRAWL
 from tests.node.crawlrun import Crawl, records, stats
 
@@ -20,54 +16,15 @@ _DOWN = [f"/p/{i}" for i in range(30)]
 _UP = [f"/ok/{i}" for i in range(5)]
 
 
-class _Site(ThreadingHTTPServer):
-    """down.test answers 503 to every page (not to robots.txt), up.test 200; every request is logged."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.requests: list[tuple[str, str]] = []  # (host, path)
-        self.lock = threading.Lock()
+def _answer(site: StatusSite, host: str, path: str) -> tuple[int, bytes]:
+    return DOWN if host == "down.test" else page(path)  # down.test answers 503 to every page, up.test 200
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Site
-
-    def do_GET(self) -> None:
-        host = (self.headers.get("Host") or "").split(":")[0]
-        with self.server.lock:
-            self.server.requests.append((host, self.path))
-        if self.path == "/robots.txt":
-            self._answer(404, b"")
-        elif host == "down.test":
-            self._answer(503, b"down for maintenance")
-        else:
-            self._answer(200, b"<html><title>%s</title></html>" % self.path.encode())
-
-    def _answer(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+site = site_fixture(_answer)
 
 
-@pytest.fixture
-def site() -> Iterator[_Site]:
-    server = _Site()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_a_site_that_is_down_gives_up_its_queued_urls_unrequested(site: _Site, tmp_path: Path) -> None:
-    port = site.server_address[1]
+def test_a_site_that_is_down_gives_up_its_queued_urls_unrequested(site: StatusSite, tmp_path: Path) -> None:
+    port = site.port
     out, seeds = tmp_path / "crawl", tmp_path / "seeds.txt"
     seeds.write_text(
         "".join(f"http://{h}:{port}{p}\n" for h, paths in (("down.test", _DOWN), ("up.test", _UP)) for p in paths)

@@ -20,23 +20,17 @@ local out = {0, redis.call('HGET', hk, 'o') or '', f, {}}
 if park_after <= 0 or f < park_after or redis.call('HGET', hk, 'l') then return out end
 local now = now_ms()
 local got = out[4]
-local seq, seq0 = nil, nil  -- as lease.lua's tokens: next_seq's for the first, 1 more for each next one
+local take_seq, end_seq = token_seqs(sp)  -- as lease.lua's tokens
 while #got < 2 * limit do
   local entry = pop_best(sp, host)
   if not entry then break end
-  if seq then
-    seq = seq + 1
-  else
-    seq = tonumber(next_seq(sp))
-    seq0 = seq
-  end
-  local token = owner .. '.' .. shard .. '-' .. string.format('%d', seq)
+  local token = owner .. '.' .. shard .. '-' .. take_seq()
   redis.call('HSET', leases, token, owner .. ' ' .. host .. ' ' .. entry)
   redis.call('ZADD', sp .. 'dl', now + process_ttl, token)
   got[#got + 1] = token
   got[#got + 1] = entry
 end
-if seq ~= seq0 then redis.call('SET', sp .. 'seq', string.format('%d', seq)) end
+end_seq()
 local n = #got / 2
 if n > 0 then
   count(C_QUEUED, -n)
