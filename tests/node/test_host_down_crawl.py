@@ -33,8 +33,8 @@ def test_a_site_that_is_down_gives_up_its_queued_urls_unrequested(site: StatusSi
     args += ["--ip-allow", "127.0.0.0/8", "--ports", str(port), "--delay", "0.05", "--max-retries", "3"]
     args += ["--backoff-base", "0.05", "--backoff-max", "0.5", "--park-after", "2", "--max-depth", "1"]
     # the down host's 2 tried pages, one of them ended, and the up host's 5: the given-up pages must take none
-    args += ["--max-pages", "7", "--fetchers", "1", "--parsers", "1"]
-    crawl = Crawl(out, args)
+    args += ["--fetchers", "1", "--parsers", "1"]
+    crawl = Crawl(out, [*args, "--max-pages", "7"])
     assert crawl.wait(120) == 0, crawl.log()[-3000:]
     assert "--max-pages 7 reached" not in crawl.log()
 
@@ -58,3 +58,14 @@ def test_a_site_that_is_down_gives_up_its_queued_urls_unrequested(site: StatusSi
 
     requeued = subprocess.run([*TRAWL, "requeue", "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert requeued.returncode == 0 and "queued 30 URL(s) again" in requeued.stdout, requeued
+    # Still down: the next run tries one of them after the parked wait, and that failure gives up the rest again.
+    # Its --max-pages counts the 6 pages ended before, not the given-up ones: 2 more are allowed, 1 is used.
+    resumed = Crawl(out, [*args, "--max-pages", "8"], log_name="resume.log")
+    assert resumed.wait(120) == 0, resumed.log()[-3000:]
+    assert "--max-pages 8 reached" not in resumed.log()
+    again = Counter(path for host, path in site.requests if host == "down.test" and path != "/robots.txt")
+    assert sum(again.values()) == 3
+    later = records(out)[len(rows) :]
+    assert sorted(r["url"].split(str(port))[1] for r in later) == sorted(_DOWN)  # a second record each
+    assert Counter(r["error"] for r in later) == {"host-down": 29, "http-5xx": 1}
+    assert "down.test failed 3 times in a row" in later[-1]["error_detail"]
