@@ -39,7 +39,7 @@ def test_each_script_run_stays_in_the_slot_of_its_declared_key(
     sentinel = f"end-{uuid.uuid4().hex}"
     frontier(shards=1)  # the scripts loaded first: an EVALSHA refused with NOSCRIPT runs nothing
     with redis_client.monitor() as monitor:  # type: ignore[no-untyped-call]
-        f = frontier(shards=16, lease_ttl_ms=0, park_after=1)
+        f = frontier(shards=16, lease_ttl_ms=0)
         f.core.one_slot = True  # as on a cluster client; a plain client puts many shards in one add call
         f.add(new_urls(*[f"http://h{i}.test/p/{i}" for i in range(40)], "http://h1.test:81/other"))
         leased = f.lease("n/f0", 20)
@@ -51,10 +51,12 @@ def test_each_script_run_stays_in_the_slot_of_its_declared_key(
         f.reclaim_expired()
         f.lease("n/f1", 20)
         f.reclaim_owner("n")
-        f.add(new_urls(*[f"http://down.test/{i}" for i in range(5)]))
-        (down,) = [x for x in f.lease("n/f2", 100) if x.host == "down.test"]
-        release(f, [down], UrlAction.RETRY, failed=True)  # --park-after 1: parked
-        assert len(f.give_up(down.shard, "down.test", "n/f2").leases) == 4
+        g = frontier(shards=16, park_after=1)  # a host's first failure parks it: its queue is given up
+        g.core.one_slot = True
+        g.add(new_urls(*[f"http://down.test/{i}" for i in range(5)]))
+        (down,) = g.lease("n/f2", 1)
+        release(g, [down], UrlAction.RETRY, failed=True)
+        assert len(g.give_up(down.shard, "down.test", "n/f2").leases) == 4
         f.counters()
         redis_client.echo(sentinel)
         runs = list(_script_runs(monitor, sentinel))
