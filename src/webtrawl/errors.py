@@ -163,6 +163,13 @@ class HttpError(WebtrawlError):
         return f"http-{min(self.status // 100, 5)}xx"
 
 
+class HostDown(WebtrawlError):
+    """The URL's host failed --park-after times in a row: its queued URLs end unrequested, kept for ``trawl
+    requeue`` (fetch/giveup.py). An error, not a policy's drop: the site failed, as the requests that parked it did."""
+
+    reason = "host-down"
+
+
 # --- policy: our own rules refused the URL ---------------------------------------------------------------------
 class PolicyError(WebtrawlError):
     reason = "policy"

@@ -155,7 +155,7 @@ _POLITENESS = _group(
     Option("backoff_base", non_negative_float, "first back-off after a 429/503/network error, in seconds"),
     Option("backoff_max", non_negative_float, "longest back-off, in seconds"),
     Option("max_retries", non_negative_int, "retries of a URL after a transient failure"),
-    Option("park_after", non_negative_int, "consecutive failures after which a host is parked"),
+    Option("park_after", non_negative_int, "failures in a row that park a host: its queued URLs end as host-down"),
     Option("robots_ttl", non_negative_float, "seconds a robots.txt is cached"),
     Option("robots_retry", non_negative_float, "first retry of an unreachable robots.txt, in seconds"),
     Option(

@@ -287,3 +287,26 @@ def test_a_body_in_parts_goes_to_the_parsers_whole() -> None:
     setup.run(lease(), lease(n=2))
     (page,) = setup.pages.pages  # PageCollector joins the parts, as a parser receives them
     assert (page.status, page.body) == (200, b"<p>hi</p>")
+
+
+def test_a_failure_that_parks_the_host_ends_its_url_and_hands_on_its_queue_unrequested() -> None:
+    """fetch/giveup.py: the URL whose failure parked its host goes to the parsers with its retries left unused, then
+    one host-down page for each URL the frontier gives up, chunk by chunk: no request, no budget, not fetched."""
+    setup = Setup({ROBOTS: answer(404), PAGE: answer(503)}, max_retries=3)
+    queued = [lease(f"http://a.test/q{i}", n=10 + i) for i in range(5)]
+    setup.frontier.park["a.test"] = 2
+    setup.frontier.give_up_chunks["a.test"] = [queued[:3], queued[3:]]
+    setup.run(lease(n=1), lease(n=2))
+    assert [url for url, _ in setup.web.requests] == [ROBOTS, PAGE]
+    release = setup.frontier.releases[-1]
+    assert (release.action, release.failed) == (UrlAction.RETRY, True)  # the frontier kept it (Parked)
+    pages = setup.pages.pages
+    assert [(p.lease.url, p.status, p.error, p.retried_out) for p in pages] == [(PAGE, 503, "", True)] + [
+        (x.url, 0, "host-down", True) for x in queued
+    ]
+    assert pages[-1].error_detail == "not requested: a.test failed 2 times in a row (last: HTTP 503)"
+    ttl = setup.cfg.frontier.process_ttl
+    assert all(0 < p.keep_until <= time.monotonic() + ttl for p in pages)
+    assert setup.budget == 11  # robots.txt's lease gave its page back; the parked URL used one; the given-up none
+    assert setup.frontier.counted == [{"fetched": 1}]  # what its KEEP release would have counted
+    assert setup.frontier.give_up_chunks["a.test"] == []

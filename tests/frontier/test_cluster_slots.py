@@ -51,6 +51,12 @@ def test_each_script_run_stays_in_the_slot_of_its_declared_key(
         f.reclaim_expired()
         f.lease("n/f1", 20)
         f.reclaim_owner("n")
+        g = frontier(shards=16, park_after=1)  # a host's first failure parks it: its queue is given up
+        g.core.one_slot = True
+        g.add(new_urls(*[f"http://down.test/{i}" for i in range(5)]))
+        (down,) = g.lease("n/f2", 1)
+        release(g, [down], UrlAction.RETRY, failed=True)
+        assert len(g.give_up(down.shard, "down.test", "n/f2").leases) == 4
         f.counters()
         redis_client.echo(sentinel)
         runs = list(_script_runs(monitor, sentinel))

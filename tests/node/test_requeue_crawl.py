@@ -4,64 +4,30 @@ retries; once the site is back, ``trawl requeue --out`` and a resume fetch them,
 from __future__ import annotations
 
 import subprocess
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
+from tests.fixtures.status_site import DOWN, StatusSite, page, site_fixture
 from tests.node.clusterrun import TRAWL
 from tests.node.crawlrun import Crawl, records
 
 _PAGES = ("/a", "/b")
 
 
-class _Site(ThreadingHTTPServer):
-    down = True  # its pages answer 503 (the home page and robots.txt do not)
+def _answer(site: StatusSite, host: str, path: str) -> tuple[int, bytes]:
+    """Its pages answer 503 while the site is down (the home page and robots.txt do not)."""
+    if path == "/":
+        return 200, b"<html><body>" + b"".join(b'<a href="%s">x</a>' % p.encode() for p in _PAGES)
+    return DOWN if path in _PAGES and site.down else page(path)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Site
-
-    def do_GET(self) -> None:
-        if self.path == "/robots.txt":
-            self._answer(404, b"")
-        elif self.path == "/":
-            self._answer(200, b"<html><body>" + b"".join(b'<a href="%s">x</a>' % p.encode() for p in _PAGES))
-        elif self.path in _PAGES and self.server.down:
-            self._answer(503, b"down for maintenance")
-        else:
-            self._answer(200, b"<html><title>%s</title></html>" % self.path.encode())
-
-    def _answer(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def site() -> Iterator[_Site]:
-    server = _Site(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+site = site_fixture(_answer)
 
 
 def _requeue(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*TRAWL, "requeue", *args], capture_output=True, text=True, timeout=120)
 
 
-def test_pages_given_up_while_a_site_was_down_are_fetched_once_it_is_back(site: _Site, tmp_path: Path) -> None:
+def test_pages_given_up_while_a_site_was_down_are_fetched_once_it_is_back(site: StatusSite, tmp_path: Path) -> None:
     port = site.server_address[1]
     out = tmp_path / "crawl"
     args = [f"http://flaky.test:{port}/", "--resolve", "flaky.test=127.0.0.1", "--ip-allow", "127.0.0.0/8"]

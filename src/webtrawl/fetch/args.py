@@ -53,6 +53,21 @@ class FetcherArgs:
     # fetched but recorded as refused for scope, as the parsers drop such links (node/seedscope.py for a node's own)
     allowed_domains: tuple[str, ...] = ()
 
+    def take_budget(self, wanted: int) -> int:
+        """Up to ``wanted`` pages of the node's --max-pages budget, taken (all of them if unlimited)."""
+        budget = self.budget
+        if budget is None:
+            return wanted
+        with budget.get_lock():
+            granted = max(0, min(wanted, budget.value))
+            budget.value -= granted
+            return granted
+
+    def give_back_budget(self, count: int) -> None:
+        if self.budget is not None and count:
+            with self.budget.get_lock():
+                self.budget.value += count
+
     def report(self, fetched: int = 0, leases: int | None = None, ended: int = 0, no_proxy: bool | None = None) -> None:
         """This fetcher's numbers for the node's heartbeat and stop (its own slots of a shared array: no lock)."""
         if self.stats is not None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from webtrawl.frontier import Held, Release, Stale
+from webtrawl.frontier import Release
+from webtrawl.frontier.base import ReleaseAnswer
 
 # How long the first release of a batch waits for company. A release's CPU in the fetcher and in Redis falls from
 # batches of one to batches of several (benchmarks/RESULTS.md); a fetcher ends a page every ~8 ms, so 10 ms made
@@ -27,19 +28,19 @@ _MAX_BATCH = 512
 class ReleaseBatcher:
     def __init__(
         self,
-        send: Callable[[Sequence[Release]], Awaitable[list[Held | Stale | None]]],
+        send: Callable[[Sequence[Release]], Awaitable[list[ReleaseAnswer]]],
         wait_s: float = _WAIT_S,
         max_batch: int = _MAX_BATCH,
     ) -> None:
         self._send = send
         self._wait_s = wait_s
         self._max_batch = max_batch
-        self._pending: list[tuple[Release, asyncio.Future[Held | Stale | None]]] = []
+        self._pending: list[tuple[Release, asyncio.Future[ReleaseAnswer]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    async def release(self, release: Release) -> Held | Stale | None:
+    async def release(self, release: Release) -> ReleaseAnswer:
         """Queue ``release``; returns its answer once it is written (raises what the write raised)."""
-        future: asyncio.Future[Held | Stale | None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[ReleaseAnswer] = asyncio.get_running_loop().create_future()
         self._pending.append((release, future))
         if self._flusher is None:
             self._flusher = asyncio.create_task(self._flush_later())
@@ -58,7 +59,7 @@ class ReleaseBatcher:
                     future.cancel()
                 self._pending = []
 
-    async def _write(self, batch: list[tuple[Release, asyncio.Future[Held | Stale | None]]]) -> None:
+    async def _write(self, batch: list[tuple[Release, asyncio.Future[ReleaseAnswer]]]) -> None:
         try:
             answers = await self._send([release for release, _ in batch])
         except Exception as exc:

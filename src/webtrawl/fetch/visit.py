@@ -10,8 +10,7 @@ until then and fetches it over the connection it still has open, up to ``session
 sessions do not count against ``concurrency`` (they send nothing); politeness is the frontier's as before.
 
 Everything it talks to comes in through :class:`~webtrawl.fetch.visitdeps.VisitDeps` (frontier, robots cache,
-fetchers, the parsers' channel), so the fetcher's decisions are unit-tested with fakes
-(:mod:`webtrawl.fetch.testing`).
+fetchers, the parsers' channel), so the fetcher's decisions are unit-tested with fakes (fetch/testing.py).
 """
 
 from __future__ import annotations
@@ -27,12 +26,14 @@ from webtrawl.domains import domain_names, in_domains
 from webtrawl.errors import PolicyError, RedisUnavailable, ScopeError, TransportError, TurnTimeout
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs
 from webtrawl.fetch.base import FetcherBusy, FetchRequest
+from webtrawl.fetch.giveup import give_up_queue, last_error
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.wake import WakeEvent
 from webtrawl.formats.recrawl import conditional_headers
-from webtrawl.frontier import Held, Release, Stale, UrlAction
+from webtrawl.frontier import Held, Parked, Release, Stale, UrlAction
+from webtrawl.frontier.base import ReleaseAnswer as Answer
 from webtrawl.messages import Lease, Page
 from webtrawl.pagesend import FETCH_BUG
 from webtrawl.politeness import HOST_BROKEN_REASONS, HostOutcome, RobotsRules, jittered, outcome_for
@@ -65,20 +66,6 @@ class Visits:
         self._domains = domain_names(args.allowed_domains)
         self._bugs_logged: set[tuple[str, str]] = set()  # (type, place) of the fetch bugs whose traceback was logged
 
-    def take_budget(self, wanted: int) -> int:
-        budget = self.args.budget
-        if budget is None:
-            return wanted
-        with budget.get_lock():
-            granted = max(0, min(wanted, budget.value))
-            budget.value -= granted
-            return granted
-
-    def give_back_budget(self, count: int) -> None:
-        if self.args.budget is not None and count:
-            with self.args.budget.get_lock():
-                self.args.budget.value += count
-
     async def _release(
         self,
         lease: Lease,
@@ -90,7 +77,7 @@ class Visits:
         counters: dict[str, int] | None = None,
         hold: bool = False,
         robots_wait: bool = False,
-    ) -> Held | Stale | None:
+    ) -> Answer:
         if delay_ms > 0:
             delay_ms = jittered(delay_ms, self.pol.delay_jitter) + GAP_MARGIN_MS
         if self.deps.gate is not None:
@@ -133,14 +120,9 @@ class Visits:
         session: int = -1,
         body_parts: Sequence[bytes] = (),
     ) -> Held | None:
-        """Release the host (URL stays leased) and hand the page to a parser, which completes the URL.
-
-        With ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one.
+        """Release the host (URL stays leased) and hand the page to a parser, which completes the URL. With
+        ``session`` >= 0 (pages already fetched in this host session) the host may be held for the next one.
         ``body_parts``: the page's body as the client left it (Response.body_parts)."""
-        if page.error and not page.recrawl and self.args.discovery.recrawl_after > 0:
-            # no answer (a timeout, a reset, robots.txt out of reach): the parser keeps the page in the recrawl set
-            # with the state it had, so a site down for a round is watched again when it is back
-            page.recrawl = await self.deps.frontier.recrawl_state(lease.shard, lease.url)
         delay_ms = outcome.delay_ms if outcome else 0
         failed = outcome.failed if outcome else False
         hold = session >= 0 and not failed and reusable(page) and self._may_hold(session, delay_ms)
@@ -154,15 +136,25 @@ class Visits:
             counters=release_counters(page),
             hold=hold,
         )
-        self.args.report(fetched=1 if page.status else 0, ended=1)
         page.retried_out = outcome is not None and outcome.retry  # else it would have been retried
+        return await self._hand_on(page, held, asked, body_parts)
+
+    async def _hand_on(self, page: Page, held: Answer, asked: float, parts: Sequence[bytes]) -> Held | None:
+        """The page of a URL released as KEEP (``asked``: when its release was sent) to a parser; if its failure
+        parked the host, it ends as one whose retries ran out and the host's queued URLs are given up (giveup.py)."""
+        self.args.report(fetched=1 if page.status else 0, ended=1)
         if isinstance(held, Stale):  # taken back while we were cut off from Redis: someone else fetches it now
-            log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, lease.url)
+            log.info("%s: %s was taken back while Redis was away; its page is dropped", self.args.owner, page.lease.url)
             return None
+        if page.error and not page.recrawl and self.args.discovery.recrawl_after > 0:
+            # no answer (a timeout, a reset, robots.txt out of reach): it keeps the state it had in the recrawl set
+            page.recrawl = await self.deps.frontier.recrawl_state(page.lease.shard, page.lease.url)
         page.keep_until = asked + self.args.frontier.process_ttl_ms / 1000  # the parsers' deadline (parse/fence.py)
         page.robots = self.deps.robots.take_fetched()  # to the WARC with this page, whatever its host
-        await self.deps.sender.send(page, body_parts)
-        return held
+        await self.deps.sender.send(page, parts)
+        if isinstance(held, Parked):
+            await give_up_queue(self.args, self.deps.frontier, self.deps.sender, page.lease, held, last_error(page))
+        return held if isinstance(held, Held) else None
 
     def _may_hold(self, session: int, delay_ms: int) -> bool:
         """Whether to ask for the host's next URL now (its page is taken from the node's budget at its turn)."""
@@ -198,20 +190,21 @@ class Visits:
             self.sleeping -= 1
         # The page is taken from --max-pages' budget only now: a sleeping session must not make the node stop
         # short of its limit by holding budget it then gives back.
-        if self.stopping.is_set() or self.args.stop.is_set() or self.take_budget(1) == 0:
+        if self.stopping.is_set() or self.args.stop.is_set() or self.args.take_budget(1) == 0:
             # the host is free again once the rest of its gap has passed
             rest_ms = max(0, round((turn - time.monotonic()) * 1000))
             await self._release(held.lease, UrlAction.HEAD, delay_ms=rest_ms)
             return None
         return held.lease
 
-    async def _retry(self, lease: Lease, outcome: HostOutcome) -> bool:
-        """Put a transiently failed URL back in its queue unless its retries are used up."""
+    async def _retry(self, lease: Lease, outcome: HostOutcome, page: Page, body_parts: Sequence[bytes] = ()) -> bool:
+        """Put a transiently failed URL back in its queue unless its retries are used up, or its failure parks the
+        host: then the frontier kept it for the parsers, and ``page`` goes to them as a URL whose retries ran out."""
         limit = self.pol.max_retries if outcome.max_retries < 0 else min(outcome.max_retries, self.pol.max_retries)
         if not outcome.retry or lease.retries >= limit:
             return False
-        self.give_back_budget(1)
-        await self._release(
+        asked = time.monotonic()
+        held = await self._release(
             lease,
             UrlAction.RETRY,
             delay_ms=outcome.delay_ms,
@@ -219,6 +212,12 @@ class Visits:
             retry_after_ms=outcome.retry_after_ms,
             counters={"retries": 1},
         )
+        if isinstance(held, Parked):  # release.lua kept it for the parsers: its retries end here
+            page.retried_out = True
+            await self.deps.frontier.count(release_counters(page) or {})  # what its KEEP release would have counted
+            await self._hand_on(page, held, asked, body_parts)
+        else:
+            self.args.give_back_budget(1)  # fetched again later; after the release: a failed one's caller gives it back
         return True
 
     async def _retry_or_end(self, lease: Lease, reason: str, detail: str) -> None:
@@ -231,7 +230,7 @@ class Visits:
         if lease.retries < self.pol.max_retries:
             log.info("%s: %s; %s goes back to its queue", self.args.owner, detail, lease.url)
             await self._release(lease, UrlAction.RETRY, delay_ms=gap_ms, counters={"retries": 1})
-            self.give_back_budget(1)  # after the release: if it fails, the caller's give-back returns the budget
+            self.args.give_back_budget(1)  # after the release: if it fails, the caller's give-back returns the budget
             return
         detail = f"{detail} (tried {lease.retries + 1} times)"
         await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail), HostOutcome(gap_ms, retry=True))
@@ -294,7 +293,7 @@ class Visits:
                 log.warning("could not give back %s (%s); retrying", lease.url, exc)
                 await asyncio.sleep(0.5 * 2**attempt)
                 continue
-            self.give_back_budget(1)
+            self.args.give_back_budget(1)
             return
 
     async def _handle_one(self, lease: Lease, session: int) -> Held | None:
@@ -307,7 +306,7 @@ class Visits:
         if self.deps.gate is not None:
             wait_ms = await self.deps.gate.take(lease)
             if wait_ms:  # another host name on this address has a request in flight or its gap is running
-                self.give_back_budget(1)
+                self.args.give_back_budget(1)
                 await self._release(lease, UrlAction.HEAD, delay_ms=wait_ms, counters={"address-waits": 1})
                 return None
         try:
@@ -332,7 +331,7 @@ class Visits:
         if await self._fenced(lease):
             return None
         rules = await self.deps.robots.fetch(origin)
-        self.give_back_budget(1)
+        self.args.give_back_budget(1)
         delay_ms = host_gap_ms(self.pol, rules)
         hold = not rules.unavailable and self._may_hold(session, delay_ms)
         held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
@@ -342,7 +341,7 @@ class Visits:
         """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
         its retries) until robots.txt is tried again; after ``robots_give_up`` failures in a row it is dropped."""
         if rules.failures < self.pol.robots_give_up:
-            self.give_back_budget(1)
+            self.args.give_back_budget(1)
             wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
             delay_ms = max(wait_ms, host_gap_ms(self.pol, rules))
             await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, robots_wait=True)
@@ -368,17 +367,18 @@ class Visits:
             return None
         except TransportError as exc:
             outcome = outcome_for(None, exc.reason, [], self.pol, rules.crawl_delay)
-            if not await self._retry(lease, outcome):
-                await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)), outcome)
+            failed = Page(lease=lease, error=exc.reason, error_detail=str(exc))
+            if not await self._retry(lease, outcome, failed):
+                await self._finish(lease, failed, outcome)
             return None
         except PolicyError as exc:
             await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
             return None
         outcome = outcome_for(resp.status, None, resp.headers, self.pol, rules.crawl_delay, elapsed_ms=resp.elapsed_ms)
-        if await self._retry(lease, outcome):
-            return None
         page = page_from(lease, resp)
         page.recrawl = recrawl
+        if await self._retry(lease, outcome, page, resp.body_parts):
+            return None
         return await self._finish(lease, page, outcome, session, resp.body_parts)
 
     async def _fetch_with(self, lease: Lease, rules: RobotsRules, headers: dict[str, str]) -> Response:

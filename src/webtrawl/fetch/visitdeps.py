@@ -15,6 +15,7 @@ from webtrawl.fetch.discovery import AddressGate
 from webtrawl.fetch.fence import Fence
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
+from webtrawl.frontier.giveup import GivenUp
 from webtrawl.messages import Page
 
 
@@ -24,6 +25,14 @@ class VisitFrontier(Protocol):
     async def recrawl_state(self, shard: int, url: str) -> str: ...
 
     async def mark_render(self, host: str) -> None: ...
+
+    async def count(self, counters: dict[str, int]) -> None: ...
+
+    async def recrawl_states(self, shard: int, urls: Sequence[str]) -> list[str]: ...
+
+    async def give_up(self, shard: int, host: str, owner: str) -> GivenUp:
+        """Up to a chunk of a parked host's queued URLs, leased to ``owner`` for their failed pages (giveup.py)."""
+        ...
 
 
 class PageChannel(Protocol):

@@ -267,7 +267,7 @@ class _Fetcher:
             # Announced before the budget is taken: the node never sees an empty budget and nothing in flight
             # while leases it paid for are on their way (it would stop short of --max-pages).
             self.args.report(leases=len(self.tasks) + min(free, self.opts.lease_batch))
-            want = visits.take_budget(min(free, self.opts.lease_batch))
+            want = self.args.take_budget(min(free, self.opts.lease_batch))
             if want == 0:
                 self.args.report(leases=len(self.tasks))
                 await asyncio.sleep(_IDLE_MAX)
@@ -277,7 +277,7 @@ class _Fetcher:
             leases = await self.leases.lease(self.args.owner, want)
             visits.deps.fence.leased((lease.token for lease in leases), asked)
             refill_until = time.monotonic() + _REFILL_MAX_S
-            visits.give_back_budget(want - len(leases))
+            self.args.give_back_budget(want - len(leases))
             if not leases:
                 self.args.report(leases=len(self.tasks))
                 # Nothing ready: wait until the frontier expects a host to be, or another process's add says so.

@@ -5,7 +5,7 @@ Start with :class:`RedisFrontier` (sync) or :class:`AsyncRedisFrontier` (asyncio
 """
 
 from webtrawl.frontier.async_frontier import AsyncRedisFrontier
-from webtrawl.frontier.base import STALE, AddResult, Counters, Frontier, Held, Release, Stale, UrlAction
+from webtrawl.frontier.base import STALE, AddResult, Counters, Frontier, Held, Parked, Release, Stale, UrlAction
 from webtrawl.frontier.connect import connect_async, connect_sync
 from webtrawl.frontier.redis_frontier import RedisFrontier
 from webtrawl.frontier.settings import FrontierSettings
@@ -18,6 +18,7 @@ __all__ = [
     "Frontier",
     "FrontierSettings",
     "Held",
+    "Parked",
     "RedisFrontier",
     "Release",
     "Stale",

@@ -13,10 +13,11 @@ from typing import Any
 
 import redis
 
-from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
+from webtrawl.frontier.base import AddResult, Counters, Held, Parked, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import AsyncClient, is_cluster, one_line, transport_errors
 from webtrawl.frontier.cookies import Changes, Fields, load_cookies, save_cookies
+from webtrawl.frontier.giveup import GivenUp
 from webtrawl.frontier.opening import CoreView, open_core
 from webtrawl.frontier.replicas import node_of_cluster
 from webtrawl.frontier.retry import Outage, redo, waiting
@@ -153,7 +154,7 @@ class AsyncRedisFrontier(CoreView):
     async def mark_render(self, host: str) -> None:
         await self._run(self.core.mark_render(host))
 
-    async def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
+    async def release(self, releases: Sequence[Release]) -> list[Held | Stale | Parked | None]:
         return await self._run(self.core.release(releases, self.replicas))
 
     async def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
@@ -178,6 +179,16 @@ class AsyncRedisFrontier(CoreView):
     async def recrawl_state(self, shard: int, url: str) -> str:
         """The URL's state in the recrawl set ("" if none): its validators and digest from the last fetch."""
         return await self._run(self.core.recrawl_state(shard, url))
+
+    async def count(self, counters: dict[str, int]) -> None:
+        await self._run(self.core.count(counters))
+
+    async def recrawl_states(self, shard: int, urls: Sequence[str]) -> list[str]:
+        return await self._run(self.core.recrawl_states(shard, urls))
+
+    async def give_up(self, shard: int, host: str, owner: str) -> GivenUp:
+        """Up to a chunk of a parked host's queued URLs, leased to ``owner`` for their failed pages (giveup.py)."""
+        return await self._run(self.core.give_up(shard, host, owner))
 
     async def take_address(self, address: str, token: str, hold_ms: int) -> int:
         """0 if the lease ``token`` now holds ``address`` (--politeness-key ip), else ms until it may be free."""

@@ -52,6 +52,13 @@ class Held(msgspec.Struct, frozen=True):
     wait_ms: int
 
 
+class Parked(msgspec.Struct, frozen=True):
+    """The answer to a failed release that parked its host (``--park-after``): its URL was kept for the parsers (a
+    RETRY too: its retries end here) and the host's queued URLs are to be given up (``give_up``), not requested."""
+
+    failures: int  # the host's failures in a row
+
+
 class Stale:
     """A release or completion that came too late: its lease had expired and was taken back (the fetcher was cut off
     from Redis for longer than --lease-ttl, or the parser held the page past --process-ttl), so the URL belongs to
@@ -65,6 +72,7 @@ class Stale:
 
 
 STALE = Stale()
+ReleaseAnswer = Held | Stale | Parked | None  # what a release answers (see FrontierCore.release)
 
 
 class AddResult(msgspec.Struct):
@@ -144,7 +152,7 @@ class Frontier(Protocol):
 
     def lease(self, owner: str, max_hosts: int) -> list[Lease]: ...
 
-    def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]: ...
+    def release(self, releases: Sequence[Release]) -> list[Held | Stale | Parked | None]: ...
 
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]: ...
 

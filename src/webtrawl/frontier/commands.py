@@ -17,10 +17,11 @@ from typing import Any
 
 from webtrawl.domains import registered_domain
 from webtrawl.frontier.adding import AddBatch, Segment
-from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Release, Stale
+from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Parked, Release, Stale
 from webtrawl.frontier.bloom import BloomLevel, chain_spec, parse_chain
+from webtrawl.frontier.giveup import GiveUps, lease_of
+from webtrawl.frontier.giveup import text as _text
 from webtrawl.frontier.keys import (
-    Entry,
     decode_entry,
     ready_channel,
     seeds_key,
@@ -41,10 +42,6 @@ from webtrawl.names import INFLIGHT, QUEUED
 _QUEUED_REFRESH_S = 1.0
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
-
-
 def pairs(flat: Sequence[Any]) -> dict[str, str]:
     if isinstance(flat, dict):
         return {_text(k): _text(v) for k, v in flat.items()}
@@ -58,7 +55,7 @@ def _counter_args(counters: dict[str, int]) -> list[Arg]:
     return out
 
 
-class FrontierCore(Upkeep):
+class FrontierCore(Upkeep, GiveUps):
     def __init__(self, settings: FrontierSettings, meta: dict[str, str], one_slot: bool = True) -> None:
         self.settings = settings
         self.one_slot = one_slot
@@ -179,7 +176,7 @@ class FrontierCore(Upkeep):
                     host = _text(reply[i + 1])
                     entry = decode_entry(_text(reply[i + 3]), _text(reply[i + 2]))
                     render = bool(_text(reply[i + 4]))
-                    leases.append(_lease(_text(reply[i]), shard, host, entry, render))
+                    leases.append(lease_of(_text(reply[i]), shard, host, entry, render))
         return leases
 
     def mark_render(self, host: str) -> Steps[None]:
@@ -193,9 +190,10 @@ class FrontierCore(Upkeep):
         return self.planner.next_due(time.monotonic())
 
     # --- release / complete ---------------------------------------------------------------------------------
-    def release(self, releases: Sequence[Release], replicas: int = 0) -> Steps[list[Held | Stale | None]]:
+    def release(self, releases: Sequence[Release], replicas: int = 0) -> Steps[list[Held | Stale | Parked | None]]:
         """Per release, the host's next lease if it asked to hold the host (a session) and one was due, STALE if
-        its lease had been taken back meanwhile, else None. ``replicas``: as for :meth:`lease` (a held lease)."""
+        its lease had been taken back meanwhile, Parked if its failure parked the host, else None. ``replicas``: as
+        for :meth:`lease` (a held lease)."""
         s = self.settings
         groups: dict[int, list[Arg]] = defaultdict(list)
         members: dict[int, list[int]] = defaultdict(list)  # shard -> indexes into releases, in call order
@@ -208,7 +206,7 @@ class FrontierCore(Upkeep):
                 int(r.hold), *_counter_args(r.counters),
             ]  # fmt: skip
             members[r.shard].append(index)
-        held: list[Held | Stale | None] = [None] * len(releases)
+        held: list[Held | Stale | Parked | None] = [None] * len(releases)
         if not groups:
             return held
         shards = sorted(groups)
@@ -221,10 +219,13 @@ class FrontierCore(Upkeep):
             for i in range(0, len(flat), 5):
                 index = members[shard][int(flat[i]) - 1]
                 entry = decode_entry(_text(flat[i + 3]), _text(flat[i + 2]))
-                lease = _lease(_text(flat[i + 1]), shard, releases[index].host, entry)
+                lease = lease_of(_text(flat[i + 1]), shard, releases[index].host, entry)
                 held[index] = Held(lease, max(0, int(flat[i + 4])))
             for i in reply[2] if isinstance(reply, list | tuple) and len(reply) > 2 else []:
                 held[members[shard][int(i) - 1]] = STALE
+            parked = reply[3] if isinstance(reply, list | tuple) and len(reply) > 3 else []
+            for i in range(0, len(parked), 2):
+                held[members[shard][int(parked[i]) - 1]] = Parked(int(parked[i + 1]))
         for r, h in zip(releases, held, strict=True):
             if not r.failed and h is None:
                 self.planner.hint(r.shard, now + r.delay_ms / 1000.0)
@@ -386,7 +387,3 @@ def first_error(replies: Sequence[Any]) -> None:
 
 
 __all__ = ["FrontierCore", "Steps", "first_error", "load_calls", "pairs"]
-
-
-def _lease(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:
-    return Lease(token, shard, host, entry.url, entry.depth, entry.hops, entry.retries, render, entry.route)

@@ -40,8 +40,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    a robots.txt retry (wr); reclaim.lua drops those whose time has passed
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
-                                   hosts-parked, stale-release, stale-complete, recompleted, lease-repeats, and whatever
-                                   release/complete add.
+                                   hosts-parked, given-up (giveup.lua), stale-release, stale-complete, recompleted,
+                                   lease-repeats, and whatever release/complete add.
                                    Only their sums over all shards mean anything: on a plain Redis one add call
                                    counts the URLs of all its shards in the first shard's hash
     SP L                    hash   lease token -> "<owner> <host> <entry>"

@@ -14,9 +14,10 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webtrawl.frontier.base import AddResult, Counters, Held, Release, Stale
+from webtrawl.frontier.base import AddResult, Counters, Held, Parked, Release, Stale
 from webtrawl.frontier.commands import FrontierCore, first_error
 from webtrawl.frontier.connect import SyncClient, is_cluster
+from webtrawl.frontier.giveup import GIVE_UP_CHUNK, GivenUp
 from webtrawl.frontier.opening import CoreView, open_core
 from webtrawl.frontier.replicas import node_of_cluster
 from webtrawl.frontier.resend import RecentCompletions
@@ -137,7 +138,7 @@ class RedisFrontier(CoreView):
     def mark_render(self, host: str) -> None:
         self._run(self.core.mark_render(host))
 
-    def release(self, releases: Sequence[Release]) -> list[Held | Stale | None]:
+    def release(self, releases: Sequence[Release]) -> list[Held | Stale | Parked | None]:
         return self._run(self.core.release(releases, self.replicas))
 
     def complete(self, completions: Sequence[Completion]) -> list[Stale | None]:
@@ -243,6 +244,9 @@ class RedisFrontier(CoreView):
 
     def recrawl_state(self, shard: int, url: str) -> str:
         return self._run(self.core.recrawl_state(shard, url))
+
+    def give_up(self, shard: int, host: str, owner: str, limit: int = GIVE_UP_CHUNK) -> GivenUp:
+        return self._run(self.core.give_up(shard, host, owner, limit))
 
     def take_address(self, address: str, token: str, hold_ms: int) -> int:
         return self._run(self.core.gate("take", address, token, hold_ms))

@@ -179,7 +179,8 @@ def _explain(doc: dict[str, Any], park_after: int) -> list[str]:
     if doc["failures"]:
         if park_after and doc["failures"] >= park_after:
             why.append(f"parked: {doc['failures']} failures in a row (--park-after {park_after}) give it the longest "
-                       "back-off (--backoff-max); one success resets it")  # fmt: skip
+                       "back-off (--backoff-max), and each failure gives up its queued URLs (host-down); one success "
+                       "resets it")  # fmt: skip
         else:
             why.append(f"backing off: {doc['failures']} failures in a row, the wait doubles with each")
     robots = doc["robots"] or {}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from webtrawl.config import CrawlConfig, ExtractionOptions, option_value, to_saved
-from webtrawl.errors import InputError, ScopeError
+from webtrawl.errors import HostDown, InputError, ScopeError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
@@ -37,7 +37,9 @@ _SEED_POLL = 1.0
 
 
 ROUNDS_FIELD = "recrawl_rounds"  # in the crawl's meta hash: recrawl rounds started after the first run ended
-ROUND_BASE_FIELD = "round_stored"  # in the meta hash too: the crawl's ``stored`` when its current round started
+ROUND_BASE_FIELD = (
+    "round_stored"  # in the meta hash too: the crawl's ``stored`` (less host-down) when its round started
+)
 
 
 def start_round(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: str) -> tuple[bool, int]:
@@ -50,7 +52,9 @@ def start_round(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: 
     round (and every later round) announces the pages it finds for the first time. With --recrawl-after,
     --max-pages is per round (a monitor capped at N pages checks N pages each round); without it, per crawl."""
     counters, meta = frontier.counters(), meta_key(prefix)
-    stored, base = counters.get("stored"), int(client.hget(meta, ROUND_BASE_FIELD) or 0)
+    # the pages of a host that was down (fetch/giveup.py) were not fetched: they took no budget
+    stored = counters.get("stored") - counters.get(counter_for(HostDown.reason))
+    base = int(client.hget(meta, ROUND_BASE_FIELD) or 0)
     if cfg.discovery.recrawl_after <= 0:
         return False, stored
     capped = 0 < cfg.crawl.max_pages <= stored - base

@@ -28,6 +28,26 @@ local function next_seq(sp)
   return s
 end
 
+-- the lease tokens' numbers of one call (lease.lua, giveup.lua): take() gives next_seq's for the first (never behind
+-- the clock), 1 more for each next one (unique and rising; they run ahead of the clock less than next_seq's own
+-- would); finish() writes the counter once at the end: one TIME, GET and SET per call, not per lease
+local function token_seqs(sp)
+  local seq, seq0 = nil, nil
+  local function take()
+    if seq then
+      seq = seq + 1
+    else
+      seq = tonumber(next_seq(sp))
+      seq0 = seq
+    end
+    return string.format('%d', seq)
+  end
+  local function finish()
+    if seq ~= seq0 then redis.call('SET', sp .. 'seq', string.format('%d', seq)) end
+  end
+  return take, finish
+end
+
 -- entry = <depth>[.<hops>[.<retries>]][~<level>]<rest>; see keys.py (an explicit level stays at the head of rest)
 local function split_entry(entry)
   local d, h, r, rest = string.match(entry, '^(%d+)%.(%d+)%.(%d+)(.*)$')

@@ -17,19 +17,7 @@ local function give(token, host, entry)
   local n = #out
   out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = token, host, v[1] or '', entry, v[2] or ''
 end
--- the lease tokens' numbers: next_seq's for the call's first (never behind the clock: _common.lua), 1 more for each
--- next one (unique and rising; they run ahead of the clock less than next_seq's own would), the counter written once
--- at the end: one TIME, GET and SET per call, not per lease
-local seq, seq0 = nil, nil
-local function take_seq()
-  if seq then
-    seq = seq + 1
-  else
-    seq = tonumber(next_seq(sp))
-    seq0 = seq
-  end
-  return string.format('%d', seq)
-end
+local take_seq, end_seq = token_seqs(sp)
 local last = rid ~= '' and redis.call('HGET', memo, owner)
 if last and string.sub(last, 1, #rid + 1) == rid .. ' ' then
   for token in string.gmatch(string.sub(last, #rid + 2), '%S+') do
@@ -66,7 +54,7 @@ else
       end
     end
   end
-  if seq ~= seq0 then redis.call('SET', sp .. 'seq', string.format('%d', seq)) end
+  end_seq()
   if #tokens > 0 then
     count(C_QUEUED, -#tokens)
     count(C_INFLIGHT, #tokens)

@@ -8,7 +8,12 @@
 -- hold = 1 (a host session): if the host has more URLs, its next one is leased to the same owner at once, due at
 -- the next-allowed time, and the host never goes back to the ready set, so the owner's open connection to it is
 -- reused. The new lease's deadline counts from that time.
--- returns {stale, {index of the release (1-based), token, origin, entry, wait_ms} * held, {index} * stale}
+-- A failure that parks the host (park_after > 0 and its failures in a row reach it; or one more while it is parked)
+-- ends its URL: a RETRY becomes a KEEP (its 'retries' counter is not counted), so the fetcher hands the page it got to
+-- the parsers as a URL whose retries ran out; the reply names the release, and the fetcher gives up the host's queued
+-- URLs with giveup.lua. Converting here, not in the fetcher, because only this script knows the failure count.
+-- returns {stale, {index of the release (1-based), token, origin, entry, wait_ms} * held, {index} * stale,
+--          {index, failures in a row} * parked}
 local sp = ARGV[1]
 local base, max, park_after, process_ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local lease_ttl = tonumber(ARGV[6])
@@ -17,6 +22,7 @@ local now = now_ms()
 local now_up = now_ms_up()
 local held = {}
 local stale_at = {}
+local parked = {}
 local index = 0
 local stale = 0
 local i = 7
@@ -39,16 +45,24 @@ while i <= #ARGV do
     -- released already (KEEP): the same release sent again after its reply was lost; it was done once
     count('repeated-release', 1)
   else
-    for j = first_counter, i - 1, 2 do count(ARGV[j], tonumber(ARGV[j + 1])) end
     local wait = delay
+    local f = failed and redis.call('HINCRBY', hk, 'f', 1) or 0
+    local parks = failed and park_after > 0 and f >= park_after
+    if parks then
+      parked[#parked + 1] = index
+      parked[#parked + 1] = f
+      if action == 2 then action = 0 end  -- its retries end here: kept for the parsers as a failed page
+    end
+    for j = first_counter, i - 1, 2 do
+      if not (parks and ARGV[j] == 'retries') then count(ARGV[j], tonumber(ARGV[j + 1])) end
+    end
     if failed then
-      local f = redis.call('HINCRBY', hk, 'f', 1)
       if retry_after > 0 then
         wait = retry_after
       else
         wait = math.min(base * 2 ^ (f - 1), max) * jitter / 1000
       end
-      if park_after > 0 and f >= park_after then
+      if parks then
         wait = max
         if f == park_after then count('hosts-parked', 1) end
       end
@@ -102,4 +116,4 @@ while i <= #ARGV do
 end
 count('stale-release', stale)
 flush_counts(sp .. 'c')
-return {stale, held, stale_at}
+return {stale, held, stale_at, parked}

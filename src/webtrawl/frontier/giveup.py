@@ -1,0 +1,64 @@
+"""A parked host gives up its queued URLs (scripts/giveup.lua), beside
+:class:`~webtrawl.frontier.commands.FrontierCore` (which it is a part of), and the decoding of a lease both share.
+
+A host that failed ``--park-after`` times in a row is down, as far as the crawl can tell: trying each of its queued
+URLs an hour apart (the longest back-off) held a crawl, or a monitoring round, for days. Its URLs end instead as
+failed pages, kept for ``trawl requeue``; what comes for the host later is tried after the parked wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from webtrawl.frontier.keys import Entry, decode_entry
+from webtrawl.frontier.scripts import Call, Steps, script_call
+from webtrawl.frontier.settings import FrontierSettings
+from webtrawl.messages import Lease
+
+# URLs given up per script call: a host can have thousands queued (--host-queue-cap); a call of a few hundred keeps
+# Redis answering others in between, and the fetcher hands their pages on before it asks for more.
+GIVE_UP_CHUNK = 200
+
+
+class GivenUp(msgspec.Struct, frozen=True):
+    """One give_up call's answer: the URLs given up, leased to the caller until their pages are completed."""
+
+    leases: list[Lease]
+    more: bool  # the host has more queued and is still parked: call again
+    failures: int  # the host's failures in a row
+
+
+def text(value: Any) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
+
+
+def lease_of(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:
+    return Lease(token, shard, host, entry.url, entry.depth, entry.hops, entry.retries, render, entry.route)
+
+
+class GiveUps:
+    settings: FrontierSettings
+    _sp: list[str]  # each shard's key prefix
+
+    def give_up(self, shard: int, host: str, owner: str, limit: int = GIVE_UP_CHUNK) -> Steps[GivenUp]:
+        """Up to ``limit`` queued URLs of ``host``, if it is parked, leased to ``owner`` (a process's, which a
+        restart reclaims) for --process-ttl, as a fetched page's URL is until its parser completes it."""
+        s, sp = self.settings, self._sp[shard]
+        args = (sp, shard, owner, host, max(1, limit), s.process_ttl_ms, s.park_after)
+        ((more, origin, failures, flat),) = yield [script_call("giveup", sp + "L", *args)]
+        leases = [
+            lease_of(text(flat[i]), shard, host, decode_entry(text(flat[i + 1]), text(origin)))
+            for i in range(0, len(flat), 2)
+        ]
+        return GivenUp(leases, bool(int(more)), int(failures))
+
+    def recrawl_states(self, shard: int, urls: Sequence[str]) -> Steps[list[str]]:
+        """The URLs' states in the recrawl set ("" if none), in one pipeline: the pages of a host given up keep
+        theirs, so a monitoring round watches them again once the host answers."""
+        if not urls:
+            return []
+        values = yield [Call(("HGET", self._sp[shard] + "rc", url)) for url in urls]
+        return [text(v) if v is not None else "" for v in values]
