@@ -128,9 +128,10 @@ def test_a_round_killed_half_way_reports_each_change_once(testweb: TestWeb, tmp_
     assert taken_back(resume.log()) >= 0
     assert changes == Counter({(url, "changed"): 1 for url in watch.bulk_urls()})  # once each, none lost
     wait_until(lambda: hooked.exists() and hooked.read_text().count("\n") >= len(changes), 30, "the hooks")
-    assert Counter(json.loads(line)["url"] for line in hooked.read_text().splitlines()) == Counter(
-        url for url, _ in changes
-    )
+    # every change's command ran; one of a page in flight at the kill may have run twice (README: commands are run
+    # before the page's URL is completed, so they come twice, never not at all), where its row is written once
+    ran = Counter(json.loads(line)["url"] for line in hooked.read_text().splitlines())
+    assert set(ran) == {url for url, _ in changes}
 
     hooks = hooked.read_text()
     entries = _round(testweb, out, *hook, resumed=True)  # nothing changed: each page a 304 and a revisit, no rows
