@@ -288,8 +288,8 @@ class PageRender:
         await self._refuse(route, "redirects", "failed")
 
     async def _take_cookies(self) -> None:
-        shared = self.owner.client.cookies
-        if shared is not None and self._context is not None:
+        """--cookies (``_context`` set): what the page's scripts set so far into the jar, for the next request."""
+        if self._context is not None and (shared := self.owner.client.cookies) is not None:
             await render_cookies.take(self._context, shared.jar, self.url)
 
     def _time_left(self) -> float:
