@@ -137,6 +137,32 @@ class CrawlJar(RawCookieJar):
             for group in changed:
                 self.changed_at[group] = self.generation
 
+    def held_for(self, host: str) -> Iterator[tuple[str, str, Morsel[str], bool, float | None]]:
+        """The unexpired cookies a request to ``host`` may be sent (any path): (domain, path, morsel, host-only,
+        absolute expiry), for a render's browser (fetch/render/cookies.py)."""
+        self._do_expiration()
+        domains = _domains_of(host)
+        for (domain, path), cookie in list(self._cookies.items()):
+            if domain not in domains:
+                continue
+            for name, morsel in cookie.items():
+                key = (domain, path, name)
+                host_only = key in self._host_only_cookies
+                if not host_only or domain == host:
+                    yield domain, path, morsel, host_only, self._expirations.get(key)
+
+    def value_of(self, domain: str, path: str, name: str) -> str | None:
+        """The value (as sent) of the cookie of that domain, path (without its trailing /) and name, if held."""
+        morsel = self._cookies[(domain, path)].get(name) if (domain, path) in self._cookies else None
+        return None if morsel is None else morsel.coded_value
+
+    def set_from(self, url: URL, cookies: Iterable[tuple[Morsel[str], float | None]]) -> None:
+        """Cookies a page at ``url`` set (its scripts: fetch/render/cookies.py), each with its absolute expiry, by
+        aiohttp's rules for what a response from there may set; the changes pending as a Set-Cookie's are."""
+        with self._changes(url):
+            for morsel, expiry in cookies:
+                self._update_cookies({morsel.key: morsel}, url, copy_morsels=False, expiration=expiry)
+
     def take_pending(self) -> Changes:
         taken, self.pending = self.pending, {}
         return taken

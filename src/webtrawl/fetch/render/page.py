@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import msgspec
-from playwright.async_api import Browser, Page, Request, Route
+from playwright.async_api import Browser, BrowserContext, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import FetchTimeout, PolicyError, RenderMemory, TransportError, WebtrawlError
+from webtrawl.fetch.render import cookies as render_cookies
 from webtrawl.fetch.response import Response
 from webtrawl.messages import Exchange
 from webtrawl.politeness import RobotsRules
@@ -104,6 +105,7 @@ class PageRender:
         self._crashed = False  # the page's renderer died (V8's heap limit, --render-page-memory)
         self._crash_seen = asyncio.Event()
         self._ended = False  # the render is over: a request the page still makes (an unload handler's) is refused
+        self._context: BrowserContext | None = None  # with --cookies: its cookies and the jar's kept the same
 
     async def run(self, browser: Browser) -> Response:
         started = time.perf_counter()
@@ -116,7 +118,12 @@ class PageRender:
         )
         # --render-timeout (around the whole render) is the limit, not Playwright's own 30 s default per call
         context.set_default_timeout(0)
+        shared = self.owner.client.cookies
+        mark = shared.jar.generation if shared is not None else 0
         try:
+            if shared is not None:
+                self._context = context
+                await render_cookies.put(context, shared.jar, self.url)
             await context.route("**/*", self._route)
             await context.add_init_script(PENDING_SCRIPT)
             page = await context.new_page()
@@ -129,6 +136,9 @@ class PageRender:
                 if not await self._scroll(page):
                     break
             dom = (await page.content()).encode("utf-8", "replace")
+            if shared is not None:  # what the scripts set, stored before the page is handed on
+                await render_cookies.take(context, shared.jar, self.url)
+                await shared.written(mark)
         except PlaywrightError:
             if self._crashed and opts.render_page_memory:
                 raise RenderMemory(
@@ -262,6 +272,9 @@ class PageRender:
             self.requests += 1
             try:
                 async with self._one:
+                    # The request is sent with the crawl's jar (--cookies), never the browser's Cookie header (not
+                    # passed on: one source, each cookie once); the jar first takes what the scripts set so far.
+                    await self._take_cookies()
                     resp = await self.owner.client.fetch(url, timeout=self._time_left())
             except (TransportError, PolicyError) as exc:
                 await self._refuse(route, exc.reason, "failed")
@@ -273,6 +286,11 @@ class PageRender:
                 await self._fulfill(route, resp)
                 return
         await self._refuse(route, "redirects", "failed")
+
+    async def _take_cookies(self) -> None:
+        """--cookies (``_context`` set): what the page's scripts set so far into the jar, for the next request."""
+        if self._context is not None and (shared := self.owner.client.cookies) is not None:
+            await render_cookies.take(self._context, shared.jar, self.url)
 
     def _time_left(self) -> float:
         """The time limit of a request starting now (FetchTimeout if none is left)."""
