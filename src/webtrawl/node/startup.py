@@ -37,9 +37,8 @@ _SEED_POLL = 1.0
 
 
 ROUNDS_FIELD = "recrawl_rounds"  # in the crawl's meta hash: recrawl rounds started after the first run ended
-ROUND_BASE_FIELD = (
-    "round_stored"  # in the meta hash too: the crawl's ``stored`` (less host-down) when its round started
-)
+# in the meta hash too: the crawl's ``stored`` (less its host-down pages) when its current round started
+ROUND_BASE_FIELD = "round_stored"
 
 
 def start_round(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: str) -> tuple[bool, int]:
