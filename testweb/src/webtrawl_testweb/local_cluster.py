@@ -19,6 +19,8 @@ from pathlib import Path
 from types import TracebackType
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from webtrawl.errors import StateError
 from webtrawl.node.redis_server import find_redis_binary
@@ -26,6 +28,11 @@ from webtrawl.node.redis_server import find_redis_binary
 _SLOTS = 16384
 _BUS_OFFSET = 10000  # Redis Cluster's bus port is the client port + 10000
 _START_TIMEOUT_S = 20.0
+_PORT_TRIES = 3  # starts on fresh ports when a server exits at once (its port was taken meanwhile)
+
+
+class _ServerExited(Exception):
+    """A redis-server of the cluster exited while starting."""
 
 
 def _port_free(port: int) -> bool:
@@ -96,14 +103,39 @@ class LocalRedisCluster:
             client.close()
 
     def start(self) -> LocalRedisCluster:
+        """Start the servers on free ports. A port found free can be taken before its server binds it (another
+        test's listener, or an outgoing connection's local port on a busy machine): the server exits, and the
+        whole start is tried again on other ports."""
+        for attempt in range(_PORT_TRIES):
+            try:
+                return self._start()
+            except _ServerExited as exc:
+                if attempt == _PORT_TRIES - 1:
+                    raise StateError(f"local Redis Cluster: {exc}") from None
+        raise AssertionError("unreachable")
+
+    def _up(self, port: int, proc: subprocess.Popen[bytes]) -> bool:
+        """Whether our server answers on ``port``: the one whose pid it reports (a port taken by another listener
+        answers otherwise, or not at all), asked with a short timeout and no retries, so its exit is seen soon."""
+        if proc.poll() is not None:
+            raise _ServerExited(f"redis-server on port {port} exited with {proc.returncode} (port taken?)")
+        client = redis.Redis(
+            host="127.0.0.1", port=port, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
+        )
+        try:
+            return int(client.info("server")["process_id"]) == proc.pid
+        finally:
+            client.close()
+
+    def _start(self) -> LocalRedisCluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.ports = free_cluster_ports(self.masters * (1 + self.replicas))
         binary = find_redis_binary()
         try:
             for port in self.ports:
                 self._procs.append(self._spawn(binary, port))
-            for port in self.ports:
-                _wait(lambda p=port: self._ping(p), f"redis-server on port {port}")  # type: ignore[misc]
+            for port, proc in zip(self.ports, self._procs, strict=True):
+                _wait(lambda p=port, pr=proc: self._up(p, pr), f"redis-server on port {port}")  # type: ignore[misc]
             self._assign_slots()
             _wait(self._ready, "the cluster to agree on its slots")
             if self.replicas:
