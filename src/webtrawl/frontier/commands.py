@@ -19,15 +19,16 @@ from webtrawl.domains import registered_domain
 from webtrawl.frontier.adding import AddBatch, Segment
 from webtrawl.frontier.base import STALE, AddResult, Counters, Held, Parked, Release, Stale
 from webtrawl.frontier.bloom import BloomLevel, chain_spec, parse_chain
-from webtrawl.frontier.giveup import GiveUps, lease_of
-from webtrawl.frontier.giveup import text as _text
+from webtrawl.frontier.giveup import GiveUps
 from webtrawl.frontier.keys import (
     decode_entry,
+    lease_of,
     ready_channel,
     seeds_key,
     shard_of,
     shard_tag,
     split_url,
+    text,
 )
 from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
@@ -44,8 +45,8 @@ _QUEUED_REFRESH_S = 1.0
 
 def pairs(flat: Sequence[Any]) -> dict[str, str]:
     if isinstance(flat, dict):
-        return {_text(k): _text(v) for k, v in flat.items()}
-    return {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat) - 1, 2)}
+        return {text(k): text(v) for k, v in flat.items()}
+    return {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat) - 1, 2)}
 
 
 def _counter_args(counters: dict[str, int]) -> list[Arg]:
@@ -173,10 +174,10 @@ class FrontierCore(Upkeep, GiveUps):
                 if got < asked:
                     done.add(shard)
                 for i in range(2, len(reply), 5):
-                    host = _text(reply[i + 1])
-                    entry = decode_entry(_text(reply[i + 3]), _text(reply[i + 2]))
-                    render = bool(_text(reply[i + 4]))
-                    leases.append(lease_of(_text(reply[i]), shard, host, entry, render))
+                    host = text(reply[i + 1])
+                    entry = decode_entry(text(reply[i + 3]), text(reply[i + 2]))
+                    render = bool(text(reply[i + 4]))
+                    leases.append(lease_of(text(reply[i]), shard, host, entry, render))
         return leases
 
     def mark_render(self, host: str) -> Steps[None]:
@@ -218,8 +219,8 @@ class FrontierCore(Upkeep, GiveUps):
             flat = reply[1] if isinstance(reply, list | tuple) and len(reply) > 1 else []
             for i in range(0, len(flat), 5):
                 index = members[shard][int(flat[i]) - 1]
-                entry = decode_entry(_text(flat[i + 3]), _text(flat[i + 2]))
-                lease = lease_of(_text(flat[i + 1]), shard, releases[index].host, entry)
+                entry = decode_entry(text(flat[i + 3]), text(flat[i + 2]))
+                lease = lease_of(text(flat[i + 1]), shard, releases[index].host, entry)
                 held[index] = Held(lease, max(0, int(flat[i + 4])))
             for i in reply[2] if isinstance(reply, list | tuple) and len(reply) > 2 else []:
                 held[members[shard][int(i) - 1]] = STALE
@@ -308,8 +309,15 @@ class FrontierCore(Upkeep, GiveUps):
         return sum(int(r) for r in replies)
 
     def recrawl_state(self, shard: int, url: str) -> Steps[str]:
-        (value,) = yield [Call(("HGET", self._sp[shard] + "rc", url))]
-        return _text(value) if value is not None else ""
+        (state,) = yield from self.recrawl_states(shard, [url])
+        return state
+
+    def recrawl_states(self, shard: int, urls: Sequence[str]) -> Steps[list[str]]:
+        """The URLs' states in the recrawl set ("" if none), in one pipeline (a given-up host's pages keep theirs)."""
+        if not urls:
+            return []
+        values = yield [Call(("HGET", self._sp[shard] + "rc", url)) for url in urls]
+        return [text(v) if v is not None else "" for v in values]
 
     # --- address gates (--politeness-key ip) ---------------------------------------------------------------
     def gate(self, op: str, address: str, token: str, ms: int) -> Steps[int]:
@@ -367,7 +375,7 @@ class FrontierCore(Upkeep, GiveUps):
 
     def seed_hosts(self) -> Steps[set[str]]:
         (members,) = yield [Call(("SMEMBERS", seeds_key(self.settings.prefix)))]
-        return {_text(m) for m in members}
+        return {text(m) for m in members}
 
 
 def _why(release: Release) -> str:

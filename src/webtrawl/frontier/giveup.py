@@ -1,5 +1,5 @@
-"""A parked host gives up its queued URLs (scripts/giveup.lua), beside
-:class:`~webtrawl.frontier.commands.FrontierCore` (which it is a part of), and the decoding of a lease both share.
+"""A parked host gives up its queued URLs (scripts/giveup.lua): a part of
+:class:`~webtrawl.frontier.commands.FrontierCore`, kept in a module of its own.
 
 A host that failed ``--park-after`` times in a row is down, as far as the crawl can tell: trying each of its queued
 URLs an hour apart (the longest back-off) held a crawl, or a monitoring round, for days. Its URLs end instead as
@@ -8,13 +8,10 @@ failed pages, kept for ``trawl requeue``; what comes for the host later is tried
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import msgspec
 
-from webtrawl.frontier.keys import Entry, decode_entry
-from webtrawl.frontier.scripts import Call, Steps, script_call
+from webtrawl.frontier.keys import decode_entry, lease_of, text
+from webtrawl.frontier.scripts import Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.messages import Lease
 
@@ -29,14 +26,6 @@ class GivenUp(msgspec.Struct, frozen=True):
     leases: list[Lease]
     more: bool  # the host has more queued and is still parked: call again
     failures: int  # the host's failures in a row
-
-
-def text(value: Any) -> str:
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
-
-
-def lease_of(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:
-    return Lease(token, shard, host, entry.url, entry.depth, entry.hops, entry.retries, render, entry.route)
 
 
 class GiveUps:
@@ -54,11 +43,3 @@ class GiveUps:
             for i in range(0, len(flat), 2)
         ]
         return GivenUp(leases, bool(int(more)), int(failures))
-
-    def recrawl_states(self, shard: int, urls: Sequence[str]) -> Steps[list[str]]:
-        """The URLs' states in the recrawl set ("" if none), in one pipeline: the pages of a host given up keep
-        theirs, so a monitoring round watches them again once the host answers."""
-        if not urls:
-            return []
-        values = yield [Call(("HGET", self._sp[shard] + "rc", url)) for url in urls]
-        return [text(v) if v is not None else "" for v in values]

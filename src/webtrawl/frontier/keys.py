@@ -104,9 +104,10 @@ from __future__ import annotations
 
 import re
 import zlib
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from webtrawl.formats.route import frame_route, split_route
+from webtrawl.messages import Lease
 from webtrawl.names import PRIORITY_LEVELS
 
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)", re.DOTALL)
@@ -263,3 +264,13 @@ def decode_entry(entry: str, origin: str) -> Entry:
     route, rest = split_route(rest)
     url = rest if rest[:1].isalpha() else origin + rest  # a relative rest starts with / ? or is empty
     return Entry(url, int(depth), int(hops or 0), int(retries or 0), int(priority) if priority else -1, route)
+
+
+def text(value: Any) -> str:
+    """A Redis reply as text (a key, an entry, an origin): bytes that are not UTF-8 kept as surrogates."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
+
+
+def lease_of(token: str, shard: int, host: str, entry: Entry, render: bool = False) -> Lease:
+    """The lease of a queue entry a script leased (lease.lua, release.lua's held one, giveup.lua)."""
+    return Lease(token, shard, host, entry.url, entry.depth, entry.hops, entry.retries, render, entry.route)
