@@ -20,6 +20,8 @@ from playwright.async_api import BrowserContext
 from playwright.async_api import Error as PlaywrightError
 from yarl import URL
 
+from webtrawl.domains import in_domains
+
 if TYPE_CHECKING:
     from playwright._impl._api_structures import SetCookieParam
 
@@ -78,7 +80,7 @@ async def take(context: BrowserContext, jar: CrawlJar, url: str) -> None:
         path = cookie.get("path") or "/"
         host_only = not domain.startswith(".")
         bare = domain.lstrip(".").lower()
-        if not name or (bare != host if host_only else not (host == bare or host.endswith("." + bare))):
+        if not name or (bare != host if host_only else not in_domains(host, (bare,))):
             continue
         if jar.value_of(bare, path.rstrip("/"), name) == value:
             continue
