@@ -245,8 +245,8 @@ class RedisFrontier(CoreView):
     def recrawl_state(self, shard: int, url: str) -> str:
         return self._run(self.core.recrawl_state(shard, url))
 
-    def give_up(self, shard: int, host: str, owner: str, limit: int = GIVE_UP_CHUNK) -> GivenUp:
-        return self._run(self.core.give_up(shard, host, owner, limit))
+    def give_up(self, shard: int, host: str, owner: str, limit: int = GIVE_UP_CHUNK, origin: str = "") -> GivenUp:
+        return self._run(self.core.give_up(shard, host, owner, limit, origin))
 
     def take_address(self, address: str, token: str, hold_ms: int) -> int:
         return self._run(self.core.gate("take", address, token, hold_ms))
