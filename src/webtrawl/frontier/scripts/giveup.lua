@@ -39,14 +39,9 @@ local function give(entry)
   got[#got + 1] = entry
 end
 
--- whether a queue entry's URL is of `origin`: a rest that starts with a letter is a whole URL (of another origin
--- than the host's), else it follows the host's origin (keys.py decode_entry); its metadata and route go first
+-- whether a queue entry's URL is of `origin` (not only starts with it: another port's would)
 local function of_origin(entry)
-  local rest = string.gsub((string.gsub(entry, '^[%d.]*', '', 1)), '^~%d+', '', 1)
-  local n, after = string.match(rest, '^%^(%d+):()')
-  if n then rest = string.sub(rest, after + tonumber(n)) end
-  local url = rest
-  if not string.match(rest, '^%a') then url = host_origin .. rest end
+  local url = entry_url(entry, host_origin)
   local next_char = string.sub(url, #origin + 1, #origin + 1)
   return string.sub(url, 1, #origin) == origin and (next_char == '' or string.find('/?#', next_char, 1, true) ~= nil)
 end
