@@ -143,6 +143,7 @@ def test_an_origin_whose_robots_txt_was_given_up_gives_up_its_queued_urls_only(f
 
     assert f.reclaim_owner("n/f0") == 5  # the fetcher died before its parsers had the pages: none is lost
     assert sorted(queue(f, "down.test")) == sorted(before[1:])
+    assert f.complete([Completion(x.token, x.shard, failed="x") for x in given]).count(None) == 0  # nor ends twice
     again = f.give_up(shard, "down.test", "n/f1", origin="http://down.test")
     assert sorted(x.url for x in again.leases) == sorted(mine) and not again.more
     f.release([Release(held.token, held.shard, "down.test", UrlAction.KEEP)])
