@@ -99,6 +99,8 @@ class Page(msgspec.Struct):
     # The fetch failed in a way worth trying again and its retries are used up: the frontier keeps the URL for
     # ``trawl requeue`` (frontier/scripts/complete.lua)
     retried_out: bool = False
+    # Not requested: one of the queued URLs of a host found down (fetch/giveup.py); its completion counts given-up
+    given_up: bool = False
 
     @property
     def rendered(self) -> bool:

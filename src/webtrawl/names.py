@@ -29,6 +29,9 @@ PRIORITY_LEVELS = 4
 QUEUED = "queued"
 INFLIGHT = "inflight"
 FAILED_KEPT = "failed-kept"  # URLs whose retries ran out, kept in SP err for ``trawl requeue`` (requeue.lua)
+# URLs of a host that was down ended unrequested (fetch/giveup.py), counted with their completion (the parsers): a
+# fetcher killed before it leaves them to be given up again, counted once then. They took no --max-pages budget.
+GIVEN_UP = "given-up"
 
 # Per shard, a hash of those URLs: "<host>\n<rest>" -> "<reason>\n<entry>"
 FAILED = "err"

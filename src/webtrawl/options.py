@@ -161,7 +161,7 @@ _POLITENESS = _group(
     Option(
         "robots_give_up",
         non_negative_int,
-        "unreachable robots.txt results in a row after which the host's URLs are dropped",
+        "unreachable robots.txt results in a row after which it is given up: the origin's queued URLs end at once",
     ),
     Option("honor_nofollow", parse_bool, "obey meta robots / X-Robots-Tag nofollow and rel=nofollow"),
     Option(

@@ -310,3 +310,22 @@ def test_a_failure_that_parks_the_host_ends_its_url_and_hands_on_its_queue_unreq
     assert setup.budget == 11  # robots.txt's lease gave its page back; the parked URL used one; the given-up none
     assert setup.frontier.counted == [{"fetched": 1}]  # what its KEEP release would have counted
     assert setup.frontier.give_up_chunks["a.test"] == []
+
+
+def test_a_robots_txt_given_up_ends_its_url_and_hands_on_its_origins_queue_unrequested() -> None:
+    """fetch/giveup.py: once robots.txt is given up (--robots-give-up 1 here), the URL that meets it ends kept for
+    trawl requeue, and the origin's queued URLs end with the same reason and detail, unrequested, without budget."""
+    setup = Setup({ROBOTS: answer(503)}, robots_give_up=1)
+    queued = [lease(f"http://a.test/q{i}", n=10 + i) for i in range(5)]
+    setup.frontier.give_up_chunks["a.test"] = [queued[:3], queued[3:]]
+    setup.run(lease(n=1), lease(n=2))
+    assert [url for url, _ in setup.web.requests] == [ROBOTS]
+    release = setup.frontier.releases[-1]
+    assert (release.action, release.failed, release.counters) == (UrlAction.KEEP, False, {})
+    detail = "robots.txt unreachable 1 times in a row (http-5xx)"
+    # the queue first, while its lease keeps the host
+    assert [(p.lease.url, p.status, p.error, p.error_detail, p.retried_out, p.given_up) for p in setup.pages.pages] == [
+        (x.url, 0, "robots-unavailable", detail, True, True) for x in queued
+    ] + [(PAGE, 0, "robots-unavailable", detail, True, False)]
+    assert setup.frontier.given_up_origins == ["http://a.test", "http://a.test"]  # its origin's URLs only
+    assert setup.budget == 11  # robots.txt's lease gave its page back; the given-up pages took none

@@ -57,6 +57,11 @@ def test_each_script_run_stays_in_the_slot_of_its_declared_key(
         (down,) = g.lease("n/f2", 1)
         release(g, [down], UrlAction.RETRY, failed=True)
         assert len(g.give_up(down.shard, "down.test", "n/f2").leases) == 4
+        # an origin whose robots.txt was given up: its URLs taken from the middle of its host's queue
+        g.add(new_urls(*[f"http://robots.test/{i}" for i in range(4)]))
+        g.add(new_urls(*[f"https://robots.test/{i}" for i in range(3)], "http://robots.test/last"))
+        given = g.give_up(g.shard_of("robots.test"), "robots.test", "n/f2", limit=3, origin="https://robots.test")
+        assert len(given.leases) == 3
         f.counters()
         redis_client.echo(sentinel)
         runs = list(_script_runs(monitor, sentinel))

@@ -100,3 +100,16 @@ def test_a_kept_failure_followed_by_a_success_is_not_fetched_again_by_requeue(fr
     f.complete([Completion(lease.token, lease.shard, {}, url, state, 10**15)])
     assert f.counters().get("failed-kept") == 0
     assert f.requeue_failed() == 0 and drain(f) == []
+
+
+def test_requeue_names_the_origins_of_the_urls_it_queued(frontier: FrontierFactory) -> None:
+    """trawl requeue has robots.txt asked again where it was given up (node/requeue.py): it needs their origins."""
+    f = frontier()
+    f.add([NewUrl("http://a.test/x", route='1:parse:{"n": 1}'), NewUrl("http://b.test:8080")])
+    for lease in _leased(f).values():
+        _failed(f, lease, "robots-unavailable")
+    f.add([NewUrl("https://a.test/y?q=1")])  # another origin of a.test: its entry holds its whole URL
+    _failed(f, _leased(f)["https://a.test/y?q=1"], "robots-unavailable")
+    origins: set[str] = set()
+    assert f.requeue_failed(["robots-unavailable"], origins) == 3
+    assert origins == {"http://a.test", "https://a.test", "http://b.test:8080"}

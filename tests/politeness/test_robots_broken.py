@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -27,15 +28,22 @@ MALFORMED = {
 }
 
 
-@pytest.mark.parametrize("kind", list(MALFORMED))
-def test_a_malformed_robots_txt_is_unavailable_and_asked_again_until_given_up(kind: str) -> None:
-    asked: list[int] = []
+def _answering(raw: bytes, asked: list[int]) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """A raw server that answers every request with ``raw``, noting each in ``asked``."""
 
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         asked.append(1)
-        writer.write(MALFORMED[kind])
+        writer.write(raw)
         await writer.drain()
+
+    return server
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_a_malformed_robots_txt_is_unavailable_and_asked_again_until_given_up(kind: str) -> None:
+    asked: list[int] = []
+    server = _answering(MALFORMED[kind], asked)
 
     async def body() -> None:
         cfg = local_cfg(politeness={"robots_ttl": ROBOTS_TTL})
@@ -66,11 +74,7 @@ def test_a_malformed_robots_txt_is_unavailable_and_asked_again_until_given_up(ki
 
 def test_a_robots_txt_answered_999_is_a_server_error() -> None:
     """A status past 599 is read as a 5xx (RFC 9110 15), which RFC 9309 reads as unreachable."""
-
-    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 999 Request denied\r\nContent-Length: 0\r\n\r\n")
-        await writer.drain()
+    server = _answering(b"HTTP/1.1 999 Request denied\r\nContent-Length: 0\r\n\r\n", [])
 
     async def body() -> None:
         cfg = local_cfg()
@@ -100,5 +104,29 @@ def test_a_robots_txt_compressed_twice_is_read() -> None:
             origin = f"http://twice.test:{port}"
             rules = await cache.fetch(origin)
         assert not rules.allowed(f"{origin}/private/x") and rules.allowed(f"{origin}/public")
+
+    run(body())
+
+
+def test_a_given_up_robots_txt_forgotten_by_the_store_is_asked_again_counting_anew() -> None:
+    """trawl requeue forgets an unavailable robots.txt (node/requeue.py): a fetcher that holds it given up in its
+    LRU reads the store again, fetches it anew, and counts its failures from one."""
+    asked: list[int] = []
+    server = _answering(b"HTTP/1.1 503 Down\r\nContent-Length: 0\r\n\r\n", asked)
+
+    async def body() -> None:
+        cfg = local_cfg(politeness={"robots_ttl": ROBOTS_TTL})
+        store = DictStore()
+        async with serve_raw(server) as port, local_client(cfg) as client:
+            cache = RobotsCache(
+                store, client, cfg.fetch, cfg.politeness, cfg.limits, unavailable_limit=1, clock=Clock()
+            )
+            origin = f"http://down.test:{port}"
+            given_up = await cache.fetch(origin)
+            assert given_up.failures == 1 and await cache.cached(origin) is given_up  # kept for --robots-ttl
+            del store.data[origin]
+            assert await cache.cached(origin) is None  # to be fetched again
+            again = await cache.fetch(origin)
+        assert again.unavailable and again.failures == 1 and len(asked) == 2
 
     run(body())

@@ -109,11 +109,18 @@ class RobotsCache:
         """Fresh rules of ``origin`` from this process or the store, or None if they must be fetched."""
         now = self._clock()
         rules = self._lru.get(origin)
-        if rules is not None and rules.fresh(now):
+        # an unavailable one is looked for in the store again: trawl requeue may have forgotten it, to have it asked
+        # again (node/requeue.py); its URLs come once per retry, or once per give-up (fetch/giveup.py): a rare read
+        if (
+            rules is not None
+            and rules.fresh(now)
+            and (not rules.unavailable or await self._store.get_robots(origin) is not None)
+        ):
             self._lru.move_to_end(origin)
             return rules
         rules = await self._load(origin)
         if rules is None:
+            self._drop(origin)  # forgotten by the store: its failures, if any, count anew
             if len(self._absent) > 10_000:
                 self._absent.clear()
             self._absent.add(origin)
@@ -233,11 +240,14 @@ class RobotsCache:
 
     def _remember(self, origin: str, rules: RobotsRules) -> None:
         rules.drop_body()  # compiled now: its next checks come soon, and the LRU then counts what it holds
-        old = self._lru.pop(origin, None)
-        if old is not None:
-            self._lru_bytes -= old.size
+        self._drop(origin)
         self._lru[origin] = rules
         self._lru_bytes += rules.size
         while self._lru and (len(self._lru) > self._max_entries or self._lru_bytes > self._max_bytes):
             _, evicted = self._lru.popitem(last=False)
             self._lru_bytes -= evicted.size
+
+    def _drop(self, origin: str) -> None:
+        old = self._lru.pop(origin, None)
+        if old is not None:
+            self._lru_bytes -= old.size

@@ -26,7 +26,7 @@ from webtrawl.domains import domain_names, in_domains
 from webtrawl.errors import PolicyError, RedisUnavailable, ScopeError, TransportError, TurnTimeout
 from webtrawl.fetch.args import SESSIONS_PER_SLOT, FetcherArgs
 from webtrawl.fetch.base import FetcherBusy, FetchRequest
-from webtrawl.fetch.giveup import give_up_queue, last_error
+from webtrawl.fetch.giveup import give_up_queue, host_down, robots_given_up
 from webtrawl.fetch.pages import host_gap_ms, page_from, release_counters, reusable
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.visitdeps import VisitDeps
@@ -36,7 +36,7 @@ from webtrawl.frontier import Held, Parked, Release, Stale, UrlAction
 from webtrawl.frontier.base import ReleaseAnswer as Answer
 from webtrawl.messages import Lease, Page
 from webtrawl.pagesend import FETCH_BUG
-from webtrawl.politeness import HOST_BROKEN_REASONS, HostOutcome, RobotsRules, jittered, outcome_for
+from webtrawl.politeness import HostOutcome, RobotsRules, jittered, outcome_for
 from webtrawl.redact import redact
 
 log = logging.getLogger("webtrawl.fetch")
@@ -153,7 +153,7 @@ class Visits:
         page.robots = self.deps.robots.take_fetched()  # to the WARC with this page, whatever its host
         await self.deps.sender.send(page, parts)
         if isinstance(held, Parked):
-            await give_up_queue(self.args, self.deps.frontier, self.deps.sender, page.lease, held, last_error(page))
+            await give_up_queue(self.args, self.deps.frontier, self.deps.sender, page.lease, host_down(page, held))
         return held if isinstance(held, Held) else None
 
     def _may_hold(self, session: int, delay_ms: int) -> bool:
@@ -317,7 +317,7 @@ class Visits:
             await self._finish(lease, Page(lease=lease, error=exc.reason, error_detail=str(exc)))
             return None
         if rules.unavailable:
-            await self._robots_unavailable(lease, rules)
+            await self._robots_unavailable(lease, rules, origin)
         elif not rules.allowed(lease.url):
             page = Page(lease=lease, error="robots", error_detail="disallowed by robots.txt")
             return await self._finish(lease, page, session=session)  # no request: the host's gap did not change
@@ -337,22 +337,21 @@ class Visits:
         held = await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, counters={"robots-fetched": 1}, hold=hold)
         return held if isinstance(held, Held) else None
 
-    async def _robots_unavailable(self, lease: Lease, rules: RobotsRules) -> None:
+    async def _robots_unavailable(self, lease: Lease, rules: RobotsRules, origin: str) -> None:
         """RFC 9309: an unreachable robots.txt means complete disallow for now. The URL waits (without using up
-        its retries) until robots.txt is tried again; after ``robots_give_up`` failures in a row it is dropped."""
+        its retries) until robots.txt is tried again; after ``robots_give_up`` failures in a row it ends, kept for
+        ``trawl requeue``, and so do the origin's other queued URLs, at once (giveup.py)."""
         if rules.failures < self.pol.robots_give_up:
             self.args.give_back_budget(1)
             wait_ms = int(max(0.0, rules.expires_at - time.time()) * 1000)
             delay_ms = max(wait_ms, host_gap_ms(self.pol, rules))
             await self._release(lease, UrlAction.HEAD, delay_ms=delay_ms, robots_wait=True)
             return
-        if rules.error in HOST_BROKEN_REASONS:  # given up at its first failure (fetch/robots.py): say so
-            detail = f"robots.txt unreachable ({rules.error}): the host fails for every URL, so it is not retried"
-        else:
-            detail = f"robots.txt unreachable {rules.failures} times in a row ({rules.error})"
-        # A name that does not resolve or a host whose TLS fails is reported as such, not as a robots problem.
-        reason = rules.error if rules.error in (*HOST_BROKEN_REASONS, "proxy") else "robots-unavailable"
-        await self._finish(lease, Page(lease=lease, error=reason, error_detail=detail))
+        why = robots_given_up(rules)
+        # the queue first, while this lease keeps the host: none of its URLs meets robots.txt alone meanwhile
+        await give_up_queue(self.args, self.deps.frontier, self.deps.sender, lease, why, origin)
+        # no request, no host failure: ended as a URL whose retries ran out (retry=True), kept for trawl requeue
+        await self._finish(lease, Page(lease=lease, error=why[0], error_detail=why[1]), HostOutcome(0, retry=True))
 
     async def _fetch_page(self, lease: Lease, rules: RobotsRules, session: int) -> Held | None:
         self._gaps[lease.token] = host_gap_ms(self.pol, rules)

@@ -30,8 +30,9 @@ class VisitFrontier(Protocol):
 
     async def recrawl_states(self, shard: int, urls: Sequence[str]) -> list[str]: ...
 
-    async def give_up(self, shard: int, host: str, owner: str) -> GivenUp:
-        """Up to a chunk of a parked host's queued URLs, leased to ``owner`` for their failed pages (giveup.py)."""
+    async def give_up(self, shard: int, host: str, owner: str, origin: str = "") -> GivenUp:
+        """Up to a chunk of the queued URLs of a host that is down (parked; or ``origin``'s, whose robots.txt was
+        given up), leased to ``owner`` for their failed pages (giveup.py)."""
         ...
 
 

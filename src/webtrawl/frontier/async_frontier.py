@@ -186,9 +186,10 @@ class AsyncRedisFrontier(CoreView):
     async def recrawl_states(self, shard: int, urls: Sequence[str]) -> list[str]:
         return await self._run(self.core.recrawl_states(shard, urls))
 
-    async def give_up(self, shard: int, host: str, owner: str) -> GivenUp:
-        """Up to a chunk of a parked host's queued URLs, leased to ``owner`` for their failed pages (giveup.py)."""
-        return await self._run(self.core.give_up(shard, host, owner))
+    async def give_up(self, shard: int, host: str, owner: str, origin: str = "") -> GivenUp:
+        """Up to a chunk of the queued URLs of a host that is down (parked; or ``origin``'s, whose robots.txt was
+        given up), leased to ``owner`` for their failed pages (giveup.py)."""
+        return await self._run(self.core.give_up(shard, host, owner, origin=origin))
 
     async def take_address(self, address: str, token: str, hold_ms: int) -> int:
         """0 if the lease ``token`` now holds ``address`` (--politeness-key ip), else ms until it may be free."""

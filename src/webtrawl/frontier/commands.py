@@ -362,8 +362,10 @@ class FrontierCore(Upkeep, GiveUps):
         (value,) = yield [Call(("GET", self._robots_key(origin)))]
         return bytes(value) if value is not None else None
 
-    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> Steps[None]:
-        yield [Call(("SET", self._robots_key(origin), value, "PX", max(1, round(ttl_s * 1000))))]
+    def set_robots(self, origin: str, value: bytes | None, ttl_s: float = 0) -> Steps[None]:
+        """Keep ``origin``'s robots.txt state for ``ttl_s``; None forgets it (asked again at its next URL)."""
+        key = self._robots_key(origin)
+        yield [Call(("SET", key, value, "PX", max(1, round(ttl_s * 1000))) if value is not None else ("DEL", key))]
         return None
 
     def add_seed_hosts(self, items: Iterable[str]) -> Steps[int]:

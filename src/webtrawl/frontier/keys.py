@@ -40,7 +40,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    a robots.txt retry (wr); reclaim.lua drops those whose time has passed
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
-                                   hosts-parked, given-up (giveup.lua), stale-release, stale-complete, recompleted,
+                                   hosts-parked, given-up (parsers), stale-release, stale-complete, recompleted,
                                    lease-repeats, and whatever release/complete add.
                                    Only their sums over all shards mean anything: on a plain Redis one add call
                                    counts the URLs of all its shards in the first shard's hash
@@ -56,7 +56,7 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP lr                   hash   lease owner -> "<request id> <token>...": its last lease call that leased
                                    something; that call sent again after its reply was lost gets those leases back
                                    (those still held) instead of new ones. One field per fetcher that leased here
-    SP r:<origin>           string robots.txt cache of an origin (TTL)
+    SP r:<origin>           string robots.txt cache of an origin (TTL; trawl requeue deletes an unavailable one)
     SP a:<address>          hash   (politeness_key ip; shard = crc32(address) % shards) the address's gate:
                                    l: lease token of the request in flight, x: when that lock lapses (ms),
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use

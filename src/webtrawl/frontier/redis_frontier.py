@@ -233,8 +233,8 @@ class RedisFrontier(CoreView):
     def count(self, counters: dict[str, int]) -> None:
         self._run(self.core.count(counters))
 
-    def requeue_failed(self, reasons: Sequence[str] = ()) -> int:
-        return self._run(self.core.requeue_failed(reasons))
+    def requeue_failed(self, reasons: Sequence[str] = (), origins: set[str] | None = None) -> int:
+        return self._run(self.core.requeue_failed(reasons, origins))
 
     def requeue_due(self) -> int:
         return self._run(self.core.requeue_due())
@@ -245,8 +245,8 @@ class RedisFrontier(CoreView):
     def recrawl_state(self, shard: int, url: str) -> str:
         return self._run(self.core.recrawl_state(shard, url))
 
-    def give_up(self, shard: int, host: str, owner: str, limit: int = GIVE_UP_CHUNK) -> GivenUp:
-        return self._run(self.core.give_up(shard, host, owner, limit))
+    def give_up(self, shard: int, host: str, owner: str, limit: int = GIVE_UP_CHUNK, origin: str = "") -> GivenUp:
+        return self._run(self.core.give_up(shard, host, owner, limit, origin))
 
     def take_address(self, address: str, token: str, hold_ms: int) -> int:
         return self._run(self.core.gate("take", address, token, hold_ms))
@@ -257,7 +257,7 @@ class RedisFrontier(CoreView):
     def get_robots(self, origin: str) -> bytes | None:
         return self._run(self.core.get_robots(origin))
 
-    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None:
+    def set_robots(self, origin: str, value: bytes | None, ttl_s: float = 0) -> None:
         self._run(self.core.set_robots(origin, value, ttl_s))
 
     def add_seed_hosts(self, items: Iterable[str]) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
+from webtrawl.frontier.keys import text
 from webtrawl.frontier.scripts import Call, Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.names import FAILED
@@ -62,9 +63,10 @@ class Upkeep:
         """Counters of work done outside the scripts (seeds a node dropped), on the first shard (readers sum them)."""
         yield [Call(("HINCRBY", self._sp[0] + "c", name, n)) for name, n in counters.items() if n]
 
-    def requeue_failed(self, reasons: Sequence[str] = ()) -> Steps[int]:
+    def requeue_failed(self, reasons: Sequence[str] = (), origins: set[str] | None = None) -> Steps[int]:
         """``trawl requeue``: the URLs whose retries ran out (all, or those failed for one of ``reasons``) are
-        queued again, past the seen filter, with fresh retries (requeue.lua); returns how many."""
+        queued again, past the seen filter, with fresh retries (requeue.lua); returns how many, and adds their
+        origins to ``origins``."""
         total = 0
         wanted = ",".join(reasons)
         cursors = {sh: "0" for sh in range(self.shards)}
@@ -76,8 +78,10 @@ class Upkeep:
                 for sh, key in zip(shards, keys, strict=True)
             ]
             replies = yield calls
-            for sh, (cursor, queued) in zip(shards, replies, strict=True):
+            for sh, (cursor, queued, found) in zip(shards, replies, strict=True):
                 total += int(queued)
+                if origins is not None:
+                    origins.update(text(origin) for origin in found)
                 cursors[sh] = cursor.decode() if isinstance(cursor, bytes) else str(cursor)
                 if cursors[sh] == "0":
                     del cursors[sh]

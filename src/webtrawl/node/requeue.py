@@ -4,6 +4,11 @@ go back to their queues, with fresh retries, for the crawl's next run (or the ru
 The frontier keeps each such URL's queue entry when its page is completed (complete.lua, ``SP err``), so a spider's
 callback and data, the depth and the priority come back with it; the records keep their first outcome, and a new
 record follows it when the URL is fetched again.
+
+A URL that ended because its origin's robots.txt was given up (``robots-unavailable``, ``dns``, ``tls``) would meet
+that state again, kept for ``--robots-ttl``, and end at once unrequested: the state of each origin queued again is
+forgotten where robots.txt was unavailable, so robots.txt is asked again first (and given up again after
+``--robots-give-up`` failures if it still is).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.names import FAILED_KEPT
 from webtrawl.node.stats import redis_of_out
+from webtrawl.politeness import RobotsRules
 
 
 def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None, reasons: Sequence[str]) -> int:
@@ -25,8 +31,10 @@ def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None
         client = connect_sync(url, cluster=on_cluster)
         try:
             frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
-            queued = frontier.requeue_failed(reasons)
+            origins: set[str] = set()
+            queued = frontier.requeue_failed(reasons, origins)
             left = frontier.counters().get(FAILED_KEPT)
+            _ask_robots_again(frontier, origins)
         finally:
             client.close()
     which = f" that failed with {', '.join(reasons)}" if reasons else ""
@@ -34,3 +42,15 @@ def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None
     if out is not None and queued:
         print(f"resume the crawl to fetch them: trawl crawl --out {out}")
     return 0
+
+
+def _ask_robots_again(frontier: RedisFrontier, origins: set[str]) -> None:
+    """Forget the robots.txt state of those of ``origins`` where it is unavailable (a good one is kept)."""
+    for origin in sorted(origins):
+        data = frontier.get_robots(origin)
+        try:
+            unavailable = data is not None and RobotsRules.decode(data).unavailable
+        except ValueError:
+            continue
+        if unavailable:
+            frontier.set_robots(origin, None)

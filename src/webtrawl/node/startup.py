@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from webtrawl.config import CrawlConfig, ExtractionOptions, option_value, to_saved
-from webtrawl.errors import HostDown, InputError, ScopeError
+from webtrawl.errors import InputError, ScopeError
 from webtrawl.fetch.args import FetcherArgs
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
 from webtrawl.frontier.keys import meta_key
 from webtrawl.messages import NewUrl
-from webtrawl.names import counter_for
+from webtrawl.names import GIVEN_UP, counter_for
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
 from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, seed_url, sitemap_seeds
@@ -37,7 +37,7 @@ _SEED_POLL = 1.0
 
 
 ROUNDS_FIELD = "recrawl_rounds"  # in the crawl's meta hash: recrawl rounds started after the first run ended
-# in the meta hash too: the crawl's ``stored`` (less its host-down pages) when its current round started
+# in the meta hash too: the crawl's ``stored`` (less its given-up pages) when its current round started
 ROUND_BASE_FIELD = "round_stored"
 
 
@@ -52,7 +52,7 @@ def start_round(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: 
     --max-pages is per round (a monitor capped at N pages checks N pages each round); without it, per crawl."""
     counters, meta = frontier.counters(), meta_key(prefix)
     # the pages of a host that was down (fetch/giveup.py) were not fetched: they took no budget
-    stored = counters.get("stored") - counters.get(counter_for(HostDown.reason))
+    stored = counters.get("stored") - counters.get(GIVEN_UP)
     base = int(client.hget(meta, ROUND_BASE_FIELD) or 0)
     if cfg.discovery.recrawl_after <= 0:
         return False, stored

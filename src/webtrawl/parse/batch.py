@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from webtrawl.config import DiscoveryOptions
 from webtrawl.frontier import AddResult, Stale
 from webtrawl.messages import Completion, NewUrl, Page, RecrawlHint
-from webtrawl.names import DROP_PREFIX, NEAR_DUPLICATE, counter_for
+from webtrawl.names import DROP_PREFIX, GIVEN_UP, NEAR_DUPLICATE, counter_for
 from webtrawl.parse.fence import overdue
 from webtrawl.parse.output import PARSE_BUG, page_output, parse_bug_output
 from webtrawl.parse.process import ParseContext, Processed, process_page
@@ -111,6 +111,8 @@ class PageBatches:
             if self.archives and out.warc:
                 counters["warc"] = counters.get("warc", 0) + 1
             counters["stored"] = counters.get("stored", 0) + 1
+            if page.given_up:
+                counters[GIVEN_UP] = 1
             new_urls.extend(out.new_urls)
             for new in out.new_urls:
                 parents.setdefault(new.url, page)

@@ -186,6 +186,17 @@ local function recrawl_entry(sp, state)
   return key, entry .. rest
 end
 
+-- the URL of a queue entry of a host whose origin is host_origin: a rest that starts with a letter is a whole URL
+-- (of another origin than the host's), else it follows the host's origin (keys.py decode_entry); the entry's
+-- metadata and route go first
+local function entry_url(entry, host_origin)
+  local rest = string.gsub((string.gsub(entry, '^[%d.]*', '', 1)), '^~%d+', '', 1)
+  local n, after = string.match(rest, '^%^(%d+):()')
+  if n then rest = string.sub(rest, after + tonumber(n)) end
+  if string.match(rest, '^%a') then return rest end
+  return host_origin .. rest
+end
+
 -- the field of SP err that keeps the URL of this queue entry once its retries ran out (complete.lua)
 local function failed_field(host, entry)
   local _, _, _, rest = split_entry(entry)
