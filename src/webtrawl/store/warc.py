@@ -19,6 +19,11 @@ recompressing it costs ~0.5 ms per page to save 0.01%), an identity payload gets
 Compression goes through ISA-L (the ``isal`` package) when it is installed: the same gzip format, 4x less CPU than
 zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slightly smaller); zlib otherwise.
 
+Every record names its file's warcinfo record (``WARC-Warcinfo-ID``, WARC 1.1 section 5.14, as Heritrix and wget
+write it), so a record taken out of its file (a WARC split or merged by a tool, one write of an encrypted file that a
+kill turned into a file of its own) still says which crawl and software wrote it. A file's warcinfo record is written
+with its first pair, so its id is known before any record that names it.
+
 With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file (:mod:`webtrawl.store.outfile`).
 
 ``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
@@ -148,6 +153,7 @@ class WarcWriter:
         self.series = Series(directory, prefix, EXT, recipients, max_bytes=max(1, max_bytes))
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
         self._info = dict(info)
+        self._info_id = ""  # the WARC-Record-ID of the open file's warcinfo record: every record names it
 
     @property
     def current_path(self) -> Path | None:
@@ -179,7 +185,9 @@ class WarcWriter:
         if (
             self.series.file is None
         ):  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
-            self._put(buf, self._warcinfo(), 6)
+            info = self._warcinfo()
+            self._info_id = info.rec_headers.get_header("WARC-Record-ID")
+            self._put(buf, info, 6)
         for ex in page.robots:
             self._exchange(buf, page, ex)
         if pair:
@@ -223,6 +231,7 @@ class WarcWriter:
                 "WARC-Refers-To-Target-URI": page.lease.url,
                 "WARC-Refers-To-Date": date,
                 "WARC-Concurrent-To": page_response_id,
+                "WARC-Warcinfo-ID": self._info_id,
             },
         )
         self._put(buf, resource, 1)
@@ -255,6 +264,7 @@ class WarcWriter:
             ("WARC-Target-URI", url),
             ("WARC-Date", date),
             ("WARC-Concurrent-To", concurrent_to),
+            ("WARC-Warcinfo-ID", self._info_id),
             ("WARC-Payload-Digest", _EMPTY_SHA1),
             ("WARC-Block-Digest", _sha1(hashlib.sha1(block).digest())),
             ("Content-Type", "application/http; msgtype=request"),
@@ -279,6 +289,7 @@ class WarcWriter:
             ("WARC-Record-ID", record_id),
             ("WARC-Target-URI", url),
             ("WARC-Date", date),
+            ("WARC-Warcinfo-ID", self._info_id),
             ("WARC-Payload-Digest", _sha1(payload)),
             ("WARC-Block-Digest", _sha1(digest.digest())),
         ]
@@ -299,7 +310,9 @@ class WarcWriter:
         if page.status != 304:
             head = f"{page.status} {page.reason}".strip()
             http = _AsSent(head, _clean(page.headers), protocol=f"HTTP/{page.http_version}")
-        warc_headers = {"WARC-Date": date, **({"WARC-IP-Address": page.ip} if page.ip else {})}
+        warc_headers = {"WARC-Date": date, "WARC-Warcinfo-ID": self._info_id}
+        if page.ip:
+            warc_headers["WARC-IP-Address"] = page.ip
         refers_date = state.date if state and state.date else date
         digest = state.digest if state and state.digest else "sha1:" + base64.b32encode(bytes(20)).decode()
         record = self._builder.create_revisit_record(
