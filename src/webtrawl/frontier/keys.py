@@ -62,9 +62,10 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
     SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
                                    <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>\n
-                                   <simhash>\n<last fetch that answered>" (an older crawl's: to <fetch time>)
-                                   (formats/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
-                                   changefreq, the hint "~<first interval ms>" (hint.lua)
+                                   <simhash>\n<last fetch that answered>" (an older crawl's: to <fetch time>;
+                                   <fetch time> as 17 digits when the response's WARC record id is derived from
+                                   it, else ISO) (formats/recrawl.py), or, for a sitemap URL not fetched yet
+                                   whose sitemap gave a changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
                                    due ones at the start of a round
     SP ct                   hash   (--chunks/--changes with --recrawl-after) url -> its content state: msgpack of
