@@ -1,5 +1,6 @@
-"""WARC record references as warcio reads them back: each record names its file's warcinfo record
-(WARC-Warcinfo-ID) across rotations and encryption."""
+"""What lets archive tools follow WARC records across files, as warcio reads them back: each record names its file's
+warcinfo record (WARC-Warcinfo-ID) across rotations and encryption, a revisit names the response it repeats
+(WARC-Refers-To), and file names carry the crawl's stamp."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from webtrawl.formats.recrawl import RecrawlState, decode
 from webtrawl.messages import Exchange, Page
 from webtrawl.parse.record import base_record
 from webtrawl.parse.recrawl import next_state
-from webtrawl.store import WarcWriter
+from webtrawl.store import PageOutput, SinkContext, WarcWriter
+from webtrawl.store.registry import open_sink
 
 
 def _headers(data: bytes) -> list[dict[str, str]]:
@@ -138,3 +140,24 @@ def test_the_state_keeps_the_date_of_a_derived_id_in_its_digits() -> None:
     assert old is not None and not old.derived and old.date == iso
     odd = msgspec.structs.replace(state, date="2026-12-06 23:14:33").encode()  # not a WARC-Date: kept, not derived
     assert decode(odd) == msgspec.structs.replace(state, date="2026-12-06 23:14:33", derived=False)
+
+
+def _stored(sink: Any, n: int) -> None:
+    page = _page(n)
+    sink.write([PageOutput(page=page, record=base_record(page))])
+    sink.commit()
+    sink.close()
+
+
+def test_file_names_carry_the_crawl_stamp_and_a_crawl_from_before_goes_on_without(tmp_path: Path) -> None:
+    (tmp_path / "warc").mkdir()
+    (tmp_path / "warc" / "n-p0-00003.warc.gz").write_bytes(b"")  # a crawl from before the stamp
+    stamped = SinkContext(tmp_path, "n-p0", "wt-1", stamp="20261206231433123")
+    _stored(open_sink("warc:", "warc", stamped), 1)
+    _stored(open_sink("warc:", "warc", msgspec.structs.replace(stamped, stamp="")), 2)
+    assert sorted(p.name for p in (tmp_path / "warc").iterdir()) == [
+        "n-20261206231433123-p0-00000.warc.gz",  # its own series
+        "n-p0-00003.warc.gz",
+        "n-p0-00004.warc.gz",  # the unstamped series goes on
+    ]
+    assert msgspec.structs.replace(stamped, prefix="my-pod-p12").warc_prefix() == "my-pod-20261206231433123-p12"

@@ -49,6 +49,12 @@ class RecrawlState(msgspec.Struct):
         return "\n".join([*map(str, fields), *(_one_line(t) for t in texts)])
 
 
+def stamp(ts: float) -> str:
+    """The time ``ts`` (epoch seconds) as 17 digits, ``YYYYMMDDhhmmssSSS`` (UTC): the crawl's stamp in its WARC file
+    names (IIPC's and Heritrix's timestamp), the form of a derived response's date in a state."""
+    return _digits(warc_date(ts))
+
+
 def _digits(date: str) -> str:
     """``2026-12-06T23:14:33.123Z`` as ``20261206231433123``; a date of another form as it is (then not derived)."""
     digits = date.translate(_DATE_MARKS)

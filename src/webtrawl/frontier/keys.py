@@ -8,7 +8,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    bloom_scheme (b: blocked filters; absent: an older crawl's, see bloom.py),
                                    canon_version, created, recrawl_rounds (--recrawl-after: runs that started a
                                    round, node/startup.py), round_stored (``stored`` when the round started),
-                                   politeness_key (host, domain or ip; absent: host)
+                                   politeness_key (host, domain or ip; absent: host), stamp (creation time,
+                                   YYYYMMDDhhmmssSSS: in WARC file names; absent in a crawl from before it)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
     P:{P:g}:columns:<scope> hash   (Parquet outputs) column name digest -> its type, as the first writer of the crawl
                                    gave it (parse/columns.py); scope: parquet:items, parquet:records

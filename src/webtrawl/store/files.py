@@ -182,7 +182,8 @@ def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
 def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     name = spec.name if spec.target else ""
     directory = _directory(spec, stream, ctx)
-    return WarcSink(directory, ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients(), ctx.warcinfo, ctx.crawl_id)
+    prefix, crawl = ctx.warc_prefix(), ctx.crawl_id + ctx.stamp  # the stamp: ids unique to crawls of one second
+    return WarcSink(directory, prefix, ctx.warc_max_bytes, name, ctx.recipients(), ctx.warcinfo, crawl)
 
 
 _LINES = {"records": records_of, "items": items_of, "chunks": chunks_of, "changes": changes_of}
