@@ -61,8 +61,7 @@ def _digits(date: str) -> str:
     return digits if len(digits) == _DATE_DIGITS and _iso(digits) == date else date
 
 
-def _iso(digits: str) -> str:
-    d = digits
+def _iso(d: str) -> str:
     return f"{d[:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:]}Z"
 
 

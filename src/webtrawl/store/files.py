@@ -182,7 +182,8 @@ def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
 def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     name = spec.name if spec.target else ""
     directory = _directory(spec, stream, ctx)
-    prefix, crawl = ctx.warc_prefix(), ctx.crawl_id + ctx.stamp  # the stamp: ids unique to crawls of one second
+    # response ids (warc.py) are the crawl's own: its id is to the second, the stamp to the millisecond
+    prefix, crawl = ctx.warc_prefix(), ctx.crawl_id + ctx.stamp
     return WarcSink(directory, prefix, ctx.warc_max_bytes, name, ctx.recipients(), ctx.warcinfo, crawl)
 
 
