@@ -8,7 +8,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    bloom_scheme (b: blocked filters; absent: an older crawl's, see bloom.py),
                                    canon_version, created, recrawl_rounds (--recrawl-after: runs that started a
                                    round, node/startup.py), round_stored (``stored`` when the round started),
-                                   politeness_key (host, domain or ip; absent: host)
+                                   politeness_key (host, domain or ip; absent: host), stamp (creation time,
+                                   YYYYMMDDhhmmssSSS: in WARC file names; absent in a crawl from before it)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
     P:{P:g}:columns:<scope> hash   (Parquet outputs) column name digest -> its type, as the first writer of the crawl
                                    gave it (parse/columns.py); scope: parquet:items, parquet:records
@@ -62,9 +63,10 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    n: next-allowed ms, g: its last gap; expires a minute after its last use
     SP rc                   hash   (--recrawl-after) url -> its recrawl state "<key>\n<depth>\n<origin>\n<rest>\n
                                    <interval ms>\n<etag>\n<last-modified>\n<content hash>\n<fetch time>\n
-                                   <simhash>\n<last fetch that answered>" (an older crawl's: to <fetch time>)
-                                   (formats/recrawl.py), or, for a sitemap URL not fetched yet whose sitemap gave a
-                                   changefreq, the hint "~<first interval ms>" (hint.lua)
+                                   <simhash>\n<last fetch that answered>" (an older crawl's: to <fetch time>;
+                                   <fetch time> as 17 digits when the response's WARC record id is derived from
+                                   it, else ISO) (formats/recrawl.py), or, for a sitemap URL not fetched yet
+                                   whose sitemap gave a changefreq, the hint "~<first interval ms>" (hint.lua)
     SP due                  zset   (--recrawl-after) url -> when it is due again (ms, epoch); due.lua queues the
                                    due ones at the start of a round
     SP ct                   hash   (--chunks/--changes with --recrawl-after) url -> its content state: msgpack of

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 from webtrawl.errors import StateError
+from webtrawl.formats.recrawl import stamp
 from webtrawl.frontier.bloom import blocked_chain, chain_spec
 from webtrawl.frontier.commands import FrontierCore, pairs
 from webtrawl.frontier.keys import meta_key
@@ -59,6 +62,7 @@ def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = 
         "bloom_error": repr(settings.bloom_error),
         "canon_version": settings.canon_version,
         "politeness_key": settings.politeness_key,
+        "stamp": stamp(time.time()),  # in the crawl's WARC file names (store/base.py, SinkContext.warc_prefix)
     }
     args: list[Arg] = []
     for name, value in fresh.items():

@@ -165,7 +165,8 @@ class PageBatches:
         failed = (out.record.error or "failed") if page.retried_out else ""
         if self.discovery.recrawl_after > 0:
             base = self.ctx.recrawl_base(lease.url, out.record.content_type or "")
-            state, due_ms = next_state(page, out.record, base, same_content=out.same_content)
+            archived = self.archives and out.warc
+            state, due_ms = next_state(page, out.record, base, same_content=out.same_content, archived=archived)
             if state:
                 return Completion(lease.token, lease.shard, counters, lease.url, state, due_ms, failed)
         return Completion(lease.token, lease.shard, counters, failed=failed)

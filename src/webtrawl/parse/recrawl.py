@@ -55,13 +55,19 @@ def revisit_kind(page: Page) -> str:
 
 
 def next_state(
-    page: Page, record: PageRecord, base_s: float, now: float | None = None, same_content: bool = False
+    page: Page,
+    record: PageRecord,
+    base_s: float,
+    now: float | None = None,
+    same_content: bool = False,
+    archived: bool = False,
 ) -> tuple[str, int]:
     """The state to store for this fetch and when the page is due again (ms, epoch); ("", 0) if it stays out.
 
     ``same_content``: the page was fetched whole but its main text, items and chunks did not change (--chunks,
     --changes): for its interval it is unchanged, or a page whose bytes change every time (a timestamp, a token)
-    would be fetched at D/4 for ever."""
+    would be fetched at D/4 for ever. ``archived``: its response went to the WARC files (with the record id a later
+    revisit derives: ``RecrawlState.derived``)."""
     previous = decode(page.recrawl) if page.recrawl else None
     revisit = isinstance(record.revisit, str) and bool(record.revisit)
     now_ms = round((time.time() if now is None else now) * 1000)
@@ -107,6 +113,8 @@ def next_state(
         route=lease.route,
         checked=record.fetch_time,  # a 304 confirms the copy held as of now: an older lastmod must not bring it back
         simhash=record.simhash if isinstance(record.simhash, str) else previous.simhash if previous and revisit else "",
+        # the WARC record's date is the fetch time only if there is one (else each took its own time.time())
+        derived=previous.derived if previous and revisit else archived and page.fetch_time > 0,
     )
     return state.encode(), now_ms + interval
 

@@ -149,7 +149,8 @@ class _Parser:
         # the watermark (resend.py): a call sent again after a lost reply is not stale; with replicas a failover may
         # lose completions, which are then sent again
         self.frontier.keep_completions(prefix, resend=self.frontier.replicas > 0)
-        crawl = crawl_id(settings.prefix, self.frontier.meta())  # the same on every node: part of table keys
+        meta = self.frontier.meta()
+        crawl = crawl_id(settings.prefix, meta)  # the same on every node: part of table keys
         out = args.output
         columns = RedisColumnTypes(self.frontier.client, settings.prefix)  # every node's files typed alike
         sink_ctx = SinkContext(
@@ -161,6 +162,7 @@ class _Parser:
             out.encrypt_to,
             columns=columns,
             warcinfo=warcinfo_fields(args.fetch, crawl),
+            stamp=str(meta.get("stamp", "")),
         )
         # listening before the batch log is settled: a restarted fetcher's barrier then waits for it (pagesend.py)
         self.receiver = PageReceiver(args.socket_path)

@@ -159,6 +159,16 @@ class SinkContext(msgspec.Struct, frozen=True):
     encrypt_to: tuple[str, ...] = ()  # age public keys the files are encrypted to (--encrypt-to)
     columns: ColumnTypes | None = None  # the crawl-wide column types (none: this node's own, in out_dir)
     warcinfo: tuple[tuple[str, str], ...] = ()  # more fields of each WARC file's warcinfo record (the crawl's)
+    stamp: str = ""  # the crawl's creation time, YYYYMMDDhhmmssSSS (frontier meta; "" in a crawl from before it)
+
+    def warc_prefix(self) -> str:
+        """The WARC files' name prefix, ``<node>-<stamp>-p<index>``: IIPC's PREFIX-TIMESTAMP-SERIAL, so that two
+        crawls' files (the same node id, the same machine) never share a name in one replay collection, and no
+        other series' name starts with one's prefix. A crawl from before the stamp goes on with ``prefix``."""
+        node, sep, index = self.prefix.rpartition("-p")
+        if not self.stamp:
+            return self.prefix
+        return f"{node}-{self.stamp}-p{index}" if sep and index.isdigit() else f"{self.prefix}-{self.stamp}"
 
     def recipients(self) -> list[Any]:
         """The ``encrypt_to`` keys as pyrage recipients (none: files are written plain)."""

@@ -145,9 +145,10 @@ class WarcSink(SeriesSink):
         name: str = "",
         recipients: Sequence[Any] = (),
         info: Sequence[tuple[str, str]] = (),
+        crawl: str = "",
     ) -> None:
         seal_open_files(directory, prefix) if directory.is_dir() else None
-        self.writer = WarcWriter(directory, prefix, max_bytes, recipients, info)
+        self.writer = WarcWriter(directory, prefix, max_bytes, recipients, info, crawl)
         self.file = self.writer.series
         self.file.hold = True  # a full file is sealed by commit(), once its batch is completed
         self.name = name or str(directory)
@@ -181,7 +182,9 @@ def open_jsonl(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
 def open_warc(spec: SinkUrl, stream: str, ctx: SinkContext) -> Sink:
     name = spec.name if spec.target else ""
     directory = _directory(spec, stream, ctx)
-    return WarcSink(directory, ctx.prefix, ctx.warc_max_bytes, name, ctx.recipients(), ctx.warcinfo)
+    # response ids (warc.py) are the crawl's own: its id is to the second, the stamp to the millisecond
+    prefix, crawl = ctx.warc_prefix(), ctx.crawl_id + ctx.stamp
+    return WarcSink(directory, prefix, ctx.warc_max_bytes, name, ctx.recipients(), ctx.warcinfo, crawl)
 
 
 _LINES = {"records": records_of, "items": items_of, "chunks": chunks_of, "changes": changes_of}

@@ -19,6 +19,17 @@ recompressing it costs ~0.5 ms per page to save 0.01%), an identity payload gets
 Compression goes through ISA-L (the ``isal`` package) when it is installed: the same gzip format, 4x less CPU than
 zlib at level 1 on the corpus (0.3 instead of 1.2 ms per 174 KB page, and slightly smaller); zlib otherwise.
 
+Every record names its file's warcinfo record (``WARC-Warcinfo-ID``, WARC 1.1 section 5.14, as Heritrix and wget
+write it), so a record taken out of its file (a WARC split or merged by a tool, one write of an encrypted file that a
+kill turned into a file of its own) still says which crawl and software wrote it. A file's warcinfo record is written
+with its first pair, so its id is known before any record that names it.
+
+A page's response record has an id derived from what identifies it (``uuid5`` of the crawl, its WARC-Date and
+URL: a URL is leased once at a time, so two of its responses in one crawl differ in date to the millisecond) and
+not a random one: a recrawl's revisit record names it (``WARC-Refers-To``) from the URL's recrawl state, which
+already holds that date (:class:`~webtrawl.formats.recrawl.RecrawlState` ``derived``), so Redis keeps no id per URL.
+Every other record's id is random.
+
 With ``recipients`` (age public keys, ``--encrypt-to``) each file is an age file (:mod:`webtrawl.store.outfile`).
 
 ``Transfer-Encoding`` is renamed to ``X-Crawler-Transfer-Encoding``: the body we store has no chunk framing
@@ -35,6 +46,7 @@ import hashlib
 import io
 import os
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -99,6 +111,7 @@ _EMPTY_SHA1 = _sha1(hashlib.sha1(b"").digest())
 # A version-4 UUID's fixed bits: version 4 in the 13th hex digit, variant 10 in the 17th (RFC 9562).
 _UUID4_CLEAR = ~((0xF << 76) | (0x3 << 62))
 _UUID4_SET = (0x4 << 76) | (0x2 << 62)
+_UUID5_SET = (0x5 << 76) | (0x2 << 62)  # a name-based (SHA-1) UUID's: the same bits, version 5
 
 
 def _http_block(first_line: str, headers: list[tuple[str, str]], renamed: Mapping[str, str] = _RENAMED) -> bytes:
@@ -127,6 +140,18 @@ def _record_id() -> str:
     return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
+def _derived_id(namespace: bytes, url: str, date: str) -> str:
+    """``uuid.uuid5(namespace, f"{date} {url}")`` as a record id URN (without the UUID objects)."""
+    digest = hashlib.sha1(namespace + f"{date} {url}".encode("utf-8", "surrogatepass")).digest()
+    h = f"{int.from_bytes(digest[:16]) & _UUID4_CLEAR | _UUID5_SET:032x}"
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
+
+
+def _crawl_namespace(crawl: str) -> uuid.UUID:
+    """The namespace of the page response ids of one crawl (:func:`_derived_id`)."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"webtrawl-crawl:{crawl}")
+
+
 def _request_target(url: str) -> str:
     slash = url.find("/", url.find("://") + 3)
     return url[slash:] if slash >= 0 else "/"
@@ -142,12 +167,16 @@ class WarcWriter:
         max_bytes: int,
         recipients: Sequence[Any] = (),
         info: Sequence[tuple[str, str]] = (),
+        crawl: str = "",
     ) -> None:
         """``info``: more fields of each file's warcinfo record (``http-header-user-agent``, ``robots``, ...); an
-        ``isPartOf`` there replaces the file name prefix."""
+        ``isPartOf`` there replaces the file name prefix. ``crawl``: what makes the page response ids of this crawl
+        its own (see the module docstring), the same for every writer of the crawl."""
         self.series = Series(directory, prefix, EXT, recipients, max_bytes=max(1, max_bytes))
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
         self._info = dict(info)
+        self._info_id = ""  # the WARC-Record-ID of the open file's warcinfo record: every record names it
+        self._namespace = _crawl_namespace(crawl).bytes
 
     @property
     def current_path(self) -> Path | None:
@@ -179,7 +208,9 @@ class WarcWriter:
         if (
             self.series.file is None
         ):  # a file's warcinfo record goes with its first pair: no file (or encrypted write) without a pair
-            self._put(buf, self._warcinfo(), 6)
+            info = self._warcinfo()
+            self._info_id = info.rec_headers.get_header("WARC-Record-ID")
+            self._put(buf, info, 6)
         for ex in page.robots:
             self._exchange(buf, page, ex)
         if pair:
@@ -199,7 +230,7 @@ class WarcWriter:
             buf.write(self._request(page, url, date, response_id))
             self._put(buf, response, 0)
         else:
-            response_id = _record_id()
+            response_id = _derived_id(self._namespace, url, date)
             buf.write(self._request(page, url, date, response_id))
             buf.write(self._response(page, url, date, known, response_id, 0 if encoded else 1))
         if page.dom is not None:
@@ -223,6 +254,7 @@ class WarcWriter:
                 "WARC-Refers-To-Target-URI": page.lease.url,
                 "WARC-Refers-To-Date": date,
                 "WARC-Concurrent-To": page_response_id,
+                "WARC-Warcinfo-ID": self._info_id,
             },
         )
         self._put(buf, resource, 1)
@@ -255,6 +287,7 @@ class WarcWriter:
             ("WARC-Target-URI", url),
             ("WARC-Date", date),
             ("WARC-Concurrent-To", concurrent_to),
+            ("WARC-Warcinfo-ID", self._info_id),
             ("WARC-Payload-Digest", _EMPTY_SHA1),
             ("WARC-Block-Digest", _sha1(hashlib.sha1(block).digest())),
             ("Content-Type", "application/http; msgtype=request"),
@@ -279,6 +312,7 @@ class WarcWriter:
             ("WARC-Record-ID", record_id),
             ("WARC-Target-URI", url),
             ("WARC-Date", date),
+            ("WARC-Warcinfo-ID", self._info_id),
             ("WARC-Payload-Digest", _sha1(payload)),
             ("WARC-Block-Digest", _sha1(digest.digest())),
         ]
@@ -299,7 +333,11 @@ class WarcWriter:
         if page.status != 304:
             head = f"{page.status} {page.reason}".strip()
             http = _AsSent(head, _clean(page.headers), protocol=f"HTTP/{page.http_version}")
-        warc_headers = {"WARC-Date": date, **({"WARC-IP-Address": page.ip} if page.ip else {})}
+        warc_headers = {"WARC-Date": date, "WARC-Warcinfo-ID": self._info_id}
+        if page.ip:
+            warc_headers["WARC-IP-Address"] = page.ip
+        if state and state.derived:  # the response has the id derived from its URL and date: named
+            warc_headers["WARC-Refers-To"] = _derived_id(self._namespace, url, state.date)
         refers_date = state.date if state and state.date else date
         digest = state.digest if state and state.digest else "sha1:" + base64.b32encode(bytes(20)).decode()
         record = self._builder.create_revisit_record(
