@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import msgspec
 import pytest
 
@@ -148,3 +151,40 @@ def test_no_line_of_a_corpus_pages_text_ends_in_whitespace() -> None:
         gz = (CORPUS / "pages" / f"{page_id}.html.gz").read_bytes()
         text = str(process_page(make_page(gz, url=url, headers=[("Content-Encoding", "gzip")]), ctx).record.text)
         assert all(line == line.rstrip() for line in text.split("\n")), url
+
+
+_FIRST_PAGE = """
+import signal
+import sys
+
+import py3langid.langid as langid
+
+from tests.extract.helpers import run
+from tests.parse.helpers import make_page
+
+real = langid._load_identifier
+armed = []
+
+
+def load(*args, **kwargs):
+    armed.append(signal.getitimer(signal.ITIMER_REAL)[0] > 0)  # a page's --extract-timeout is running
+    return real(*args, **kwargs)
+
+
+langid._load_identifier = load
+text = "A page in plain English with enough running text for its language to be told. " * 5
+for _ in range(2):
+    record = run(make_page(f"<html><body><article><p>{text}</p></article></body></html>".encode()), text=True).record
+    assert record.language == "en", record
+print(armed)
+"""
+
+
+def test_the_language_model_loads_before_the_first_page_time_limit_starts() -> None:
+    """py3langid's model (a second or more, several under load) was loaded inside the first page's
+    --extract-timeout: on a busy machine that page ran past it, the load was interrupted, and every later page paid
+    it again and failed too (CI under load: every page's main text timed out). A fresh interpreter: the model is
+    loaded once, and not on a page's time."""
+    done = subprocess.run([sys.executable, "-c", _FIRST_PAGE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[False]"]

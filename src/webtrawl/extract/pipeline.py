@@ -24,7 +24,7 @@ from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
 from webtrawl.extract.rules import load_rules
 from webtrawl.extract.spider import load_spider
-from webtrawl.extract.text import check_available, main_text
+from webtrawl.extract.text import check_available, main_text, prepare
 from webtrawl.extract.unseen import excluding
 from webtrawl.redact import redact
 from webtrawl.store.base import PageRecord
@@ -122,6 +122,7 @@ class Extraction:
 
     def _text(self, doc: Document, record: PageRecord) -> None:
         try:
+            prepare()  # not on the page's time
             with time_limit(self.timeout):
                 found = main_text(doc, self.text_max_bytes, self.markdown, self.exclude)
         except (Exception, TimeLimit) as exc:

@@ -12,6 +12,7 @@ text, so the two agree (benchmarks/RESULTS.md measures how closely).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from copy import deepcopy
@@ -42,6 +43,17 @@ def check_available(flag: str = "--text") -> None:
     optional_import("py3langid", needed_by=flag, extra="text", error=InputError)
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it warns about every page it finds empty
     logging.getLogger("htmldate").setLevel(logging.CRITICAL)
+
+
+@functools.cache
+def prepare() -> None:
+    """The one-time work of the first page's main text, for the caller to do before that page's
+    ``--extract-timeout`` starts: py3langid's model (a second or more of one core, several under load). Loaded
+    inside the time limit, a busy machine's first page ran past it, the interrupted load left the model unloaded, and
+    every later page paid it again and failed the same way. Cached once it has succeeded."""
+    from py3langid.langid import classify
+
+    classify("")
 
 
 def main_text(doc: Document, max_chars: int, markdown: bool = False, exclude: str = "") -> MainText:
