@@ -4,6 +4,7 @@ once, a process killed with its file open leaves its written lines readable, rot
 from __future__ import annotations
 
 import logging
+import multiprocessing
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from tests.store.agekit import AgeKey, age_key
 from webtrawl.formats.agekey import recipients
 from webtrawl.node.agelog import AgeLogHandler
+from webtrawl.node.logs import LogSetup, child_entry
 
 pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
 
@@ -69,3 +71,25 @@ def test_the_supervisor_seals_what_processes_that_do_not_run_again_left(tmp_path
     supervisor.close()
     assert [p.name for p in logs.iterdir()] == ["parser-3-00000-00000.log.age"]
     assert key.decrypt(logs / "parser-3-00000-00000.log.age") == b"WARNING parsed http://a.test/1\n"
+
+
+def _log_one_line(args: object) -> None:
+    logging.getLogger("webtrawl.fetch").info("fetched http://a.test/1")  # an INFO line: it waits for more
+
+
+def test_a_child_that_ends_writes_its_waiting_lines_and_seals_its_file(tmp_path: Path) -> None:
+    """A node's child ends by os._exit (multiprocessing's fork server), which skips logging's shutdown: its gathered
+    INFO lines were lost and its encrypted log, once it had written one, stayed an open journal after the crawl ended.
+    Started as the node starts its children (a plain fork would carry the other tests' handlers)."""
+    key = age_key(tmp_path / "age")
+    logs = tmp_path / "logs"
+    setup = LogSetup(directory=logs, encrypt_to=(key.recipient,))
+    target = f"{__name__}:{_log_one_line.__name__}"
+    child = multiprocessing.get_context("forkserver").Process(
+        target=child_entry, args=(setup, "fetcher-0", target, None)
+    )
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    assert [p.name for p in logs.iterdir()] == ["fetcher-0-00000.log.age"]
+    assert key.decrypt(logs / "fetcher-0-00000.log.age").decode().endswith("fetched http://a.test/1\n")

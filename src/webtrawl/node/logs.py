@@ -154,7 +154,12 @@ def child_entry(
             threading.Thread(target=_end_with_supervisor, args=(report,), name="lifeline", daemon=True).start()
         module, _, function = target.partition(":")
         work: Callable[[Any], None] = getattr(importlib.import_module(module), function)
-        work(args)
+        try:
+            work(args)
+        finally:
+            # A multiprocessing child ends with os._exit, which skips atexit and so logging's own shutdown: the
+            # lines an encrypted log still gathered were lost and its file was left open (node/agelog.py).
+            logging.shutdown()
     except Exception as exc:
         if report is not None:
             with contextlib.suppress(OSError):
