@@ -18,6 +18,8 @@ from webtrawl.extract.chunks import chunk_markdown
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.watch import LISTED
 
+pytestmark = pytest.mark.usefixtures("fresh_watch_site")  # its tests edit the shared watch site
+
 DELAY = 0.05
 RULES = """
 [[rule]]

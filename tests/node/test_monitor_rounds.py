@@ -7,7 +7,6 @@ import json
 import os
 import random
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,14 +16,9 @@ from webtrawl_testweb import TestWeb
 from webtrawl_testweb.accesslog import LogEntry
 from webtrawl_testweb.watch import CUT_SHORT, WatchWeb
 
+pytestmark = pytest.mark.usefixtures("fresh_watch_site")  # its tests edit the shared watch site
+
 DELAY = 0.05
-
-
-@pytest.fixture(autouse=True)
-def _fresh_watch_site(testweb: TestWeb) -> Iterator[None]:
-    testweb.discovery.watch.reset()
-    yield
-    testweb.discovery.watch.reset()
 
 
 def _round(web: TestWeb, out: Path, *args: str, resumed: bool) -> list[LogEntry]:
