@@ -113,3 +113,16 @@ def test_requeue_names_the_origins_of_the_urls_it_queued(frontier: FrontierFacto
     origins: set[str] = set()
     assert f.requeue_failed(["robots-unavailable"], origins) == 3
     assert origins == {"http://a.test", "https://a.test", "http://b.test:8080"}
+
+
+def test_robots_states_of_many_origins_are_read_and_forgotten_in_their_shards(frontier: FrontierFactory) -> None:
+    """trawl requeue reads the robots.txt state of every origin it queued again and forgets the unavailable ones: one
+    round of calls each, whatever shards the origins' hosts are in."""
+    f = frontier(shards=16)
+    origins = [f"http://h{i}.test" for i in range(40)] + ["https://h1.test", "http://h1.test:8080"]
+    for i, origin in enumerate(origins[::2]):
+        f.set_robots(origin, b"state %d" % i, 60)
+    assert f.robots_states(origins) == [b"state %d" % (i // 2) if i % 2 == 0 else None for i in range(len(origins))]
+    f.forget_robots(origins[:10])
+    assert f.robots_states(origins[:12]) == [None] * 10 + [b"state 5", None]
+    assert f.robots_states([]) == [] and f.forget_robots([]) is None

@@ -359,13 +359,22 @@ class FrontierCore(Upkeep, GiveUps):
         return self._sp[self.shard(host)] + "r:" + origin
 
     def get_robots(self, origin: str) -> Steps[bytes | None]:
-        (value,) = yield [Call(("GET", self._robots_key(origin)))]
-        return bytes(value) if value is not None else None
+        (value,) = yield from self.robots_states([origin])
+        return value
 
-    def set_robots(self, origin: str, value: bytes | None, ttl_s: float = 0) -> Steps[None]:
-        """Keep ``origin``'s robots.txt state for ``ttl_s``; None forgets it (asked again at its next URL)."""
-        key = self._robots_key(origin)
-        yield [Call(("SET", key, value, "PX", max(1, round(ttl_s * 1000))) if value is not None else ("DEL", key))]
+    def robots_states(self, origins: Sequence[str]) -> Steps[list[bytes | None]]:
+        """The robots.txt states of ``origins``, in one round of calls (``trawl requeue`` reads thousands)."""
+        values = yield [Call(("GET", self._robots_key(origin))) for origin in origins]
+        return [bytes(value) if value is not None else None for value in values]
+
+    def forget_robots(self, origins: Sequence[str]) -> Steps[None]:
+        """Forget the robots.txt states of ``origins`` (each is asked again at its next URL), in one round."""
+        yield [Call(("DEL", self._robots_key(origin))) for origin in origins]
+        return None
+
+    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> Steps[None]:
+        """Keep ``origin``'s robots.txt state for ``ttl_s``."""
+        yield [Call(("SET", self._robots_key(origin), value, "PX", max(1, round(ttl_s * 1000))))]
         return None
 
     def add_seed_hosts(self, items: Iterable[str]) -> Steps[int]:

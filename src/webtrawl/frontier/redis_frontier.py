@@ -257,8 +257,14 @@ class RedisFrontier(CoreView):
     def get_robots(self, origin: str) -> bytes | None:
         return self._run(self.core.get_robots(origin))
 
-    def set_robots(self, origin: str, value: bytes | None, ttl_s: float = 0) -> None:
+    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> None:
         self._run(self.core.set_robots(origin, value, ttl_s))
+
+    def robots_states(self, origins: Sequence[str]) -> list[bytes | None]:
+        return self._run(self.core.robots_states(origins))
+
+    def forget_robots(self, origins: Sequence[str]) -> None:
+        self._run(self.core.forget_robots(origins))
 
     def add_seed_hosts(self, items: Iterable[str]) -> int:
         return self._run(self.core.add_seed_hosts(items))

@@ -46,11 +46,13 @@ def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None
 
 def _ask_robots_again(frontier: RedisFrontier, origins: set[str]) -> None:
     """Forget the robots.txt state of those of ``origins`` where it is unavailable (a good one is kept)."""
-    for origin in sorted(origins):
-        data = frontier.get_robots(origin)
-        try:
-            unavailable = data is not None and RobotsRules.decode(data).unavailable
-        except ValueError:
-            continue
-        if unavailable:
-            frontier.set_robots(origin, None)
+    ordered = sorted(origins)
+    states = frontier.robots_states(ordered)
+    frontier.forget_robots([origin for origin, data in zip(ordered, states, strict=True) if _unavailable(data)])
+
+
+def _unavailable(data: bytes | None) -> bool:
+    try:
+        return data is not None and RobotsRules.decode(data).unavailable
+    except ValueError:
+        return False
