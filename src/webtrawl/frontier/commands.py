@@ -34,6 +34,7 @@ from webtrawl.frontier.planner import LeasePlanner
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.replicas import NodeOf, acknowledged, one_server, replicated
 from webtrawl.frontier.resend import WATERMARKS, RecentCompletions
+from webtrawl.frontier.robotsstate import RobotsStates
 from webtrawl.frontier.scripts import Arg, Call, Steps, T, load_calls, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.frontier.upkeep import Upkeep
@@ -56,7 +57,7 @@ def _counter_args(counters: dict[str, int]) -> list[Arg]:
     return out
 
 
-class FrontierCore(Upkeep, GiveUps):
+class FrontierCore(Upkeep, GiveUps, RobotsStates):
     def __init__(self, settings: FrontierSettings, meta: dict[str, str], one_slot: bool = True) -> None:
         self.settings = settings
         self.one_slot = one_slot
@@ -352,30 +353,6 @@ class FrontierCore(Upkeep, GiveUps):
         replies = yield [Call(("HMGET", sp + "c", QUEUED, INFLIGHT)) for sp in self._sp]
         # sums: an add call on a plain Redis counts the URLs of all its shards in one shard's counters
         return sum(int(q or 0) for q, _ in replies) == 0 and sum(int(f or 0) for _, f in replies) == 0
-
-    def _robots_key(self, origin: str) -> str:
-        parts = split_url(origin)
-        host = parts.host if parts else origin.lower()
-        return self._sp[self.shard(host)] + "r:" + origin
-
-    def get_robots(self, origin: str) -> Steps[bytes | None]:
-        (value,) = yield from self.robots_states([origin])
-        return value
-
-    def robots_states(self, origins: Sequence[str]) -> Steps[list[bytes | None]]:
-        """The robots.txt states of ``origins``, in one round of calls (``trawl requeue`` reads thousands)."""
-        values = yield [Call(("GET", self._robots_key(origin))) for origin in origins]
-        return [bytes(value) if value is not None else None for value in values]
-
-    def forget_robots(self, origins: Sequence[str]) -> Steps[None]:
-        """Forget the robots.txt states of ``origins`` (each is asked again at its next URL), in one round."""
-        yield [Call(("DEL", self._robots_key(origin))) for origin in origins]
-        return None
-
-    def set_robots(self, origin: str, value: bytes, ttl_s: float) -> Steps[None]:
-        """Keep ``origin``'s robots.txt state for ``ttl_s``."""
-        yield [Call(("SET", self._robots_key(origin), value, "PX", max(1, round(ttl_s * 1000))))]
-        return None
 
     def add_seed_hosts(self, items: Iterable[str]) -> Steps[int]:
         values = list(items)
