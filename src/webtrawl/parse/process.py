@@ -18,7 +18,7 @@ from webtrawl.config import Limits, Politeness
 from webtrawl.decompress import GZIP_TYPES
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
 from webtrawl.formats.canonical import canonicalize, header_url
-from webtrawl.formats.encoding import choose_encoding
+from webtrawl.formats.encoding import choose_encoding, content_type_of
 from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.messages import NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
@@ -115,7 +115,7 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     """Turn one fetched (or refused) page into its record, new URLs and counters."""
     record = base_record(page)
     headers = _header_map(page.headers)
-    content_type = headers.get("content-type", [""])[0]
+    content_type = content_type_of(headers.get("content-type", []))
     mime = content_type.split(";", 1)[0].strip().lower()
     record.content_type = mime
     if page.error:
