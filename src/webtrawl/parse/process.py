@@ -147,8 +147,8 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         document = choose_encoding(payload, content_type)[:2]
         navigations = [(url, False) for url in page.navigations]  # where its scripts sent it: links of the page
         return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh + navigations, document)
-    if ctx.sitemaps != "off" and mime not in _HTML_TYPES:
-        as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap
+    as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap, or one sent as HTML
+    if ctx.sitemaps != "off" and (as_sitemap or mime not in _HTML_TYPES):
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
             _set_robots(record, robots)
