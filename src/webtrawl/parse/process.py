@@ -267,7 +267,10 @@ def _html(
             base = canonicalize(found.base, url, codec)
     if found.canonical:
         with contextlib.suppress(WebtrawlError):
-            record.canonical = canonicalize(found.canonical, base, codec)
+            canonical = canonicalize(found.canonical, base, codec)
+            # past --max-url-length it is no URL of the crawl's (its link is dropped as url-too-long), and a page's
+            # record would hold as many bytes as its <link> (one of 100 KB made a 100 KB JSONL line)
+            record.canonical = canonical if len(canonical) <= ctx.limits.max_url_length else ""
     counters = {"pages": 1}
     links = found.links + extra if extra else found.links
     tree = found.tree
