@@ -138,12 +138,6 @@ class HttpClient:
             max_field_size=16384,
             max_headers=256,
         )
-        # aiohttp sends a GET again at once, on a new connection, when its connection closes or resets before the
-        # answer: a server that hangs up on the crawler (nginx's 444, a bot wall, an overloaded server) got every
-        # try twice, the second within milliseconds of the first, with no --delay between them. Such a URL is
-        # tried again as any reset is, after the host's back-off; a kept-alive connection the server closed just
-        # as the request went out is rare (the pool drops the connections a server closed) and takes that path too.
-        self._session._retry_connection = False
         return self
 
     def _cookie_jar(self) -> AbstractCookieJar:
