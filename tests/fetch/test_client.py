@@ -219,6 +219,36 @@ def test_an_answer_cut_short_is_a_reset(answer: bytes) -> None:
     run(body())
 
 
+def test_a_request_the_server_hangs_up_on_is_sent_once_unless_its_connection_was_kept_alive() -> None:
+    """No answer at all on a new connection (nginx's 444, a bot wall): the try ends as a reset and the crawl tries
+    again after the host's back-off. aiohttp sent it again at once on another new connection: the host saw every
+    try twice, milliseconds apart. On a kept-alive connection the server may have closed it as the request went out
+    (its idle time ran out): that one is sent again on a new connection, as browsers do."""
+    requests: list[bytes] = []
+
+    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await read_request(reader)
+            requests.append(head.split(b" ")[1])
+            if head.startswith(b"GET /kept ") and requests.count(b"/kept") == 1:
+                return  # the kept-alive connection's idle time ran out as the request came
+            if head.startswith(b"GET /hang-up "):
+                return  # closes without a word
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async def body() -> None:
+        async with serve_raw(server) as port, local_client(local_cfg()) as client:
+            with pytest.raises(ConnectionReset, match="ServerDisconnectedError"):
+                await client.fetch(f"http://site.test:{port}/hang-up")
+            assert requests == [b"/hang-up"]
+            assert (await client.fetch(f"http://site.test:{port}/first")).body == b"ok"
+            assert (await client.fetch(f"http://site.test:{port}/kept")).body == b"ok"
+            assert requests == [b"/hang-up", b"/first", b"/kept", b"/kept"]
+
+    run(body())
+
+
 BAD_HEADS = {  # what fetch/tolerant.py does not forgive, as browsers do not
     "not http": b"this is not http\r\n\r\n",
     "an HTTP/0.9 answer": b"<html><body>no status line</body></html>",

@@ -12,6 +12,7 @@ import pytest
 from tests.store.agekit import AgeKey, age_key
 from webtrawl.formats.agekey import recipients
 from webtrawl.node.agelog import AgeLogHandler
+from webtrawl.node.children import prestart
 from webtrawl.node.logs import LogSetup, child_entry
 
 pytest.importorskip("pyrage", reason="the encrypt extra encrypts outputs")
@@ -85,6 +86,9 @@ def test_a_child_that_ends_writes_its_waiting_lines_and_seals_its_file(tmp_path:
     logs = tmp_path / "logs"
     setup = LogSetup(directory=logs, encrypt_to=(key.recipient,))
     target = f"{__name__}:{_log_one_line.__name__}"
+    # the node's fork server (its stages preloaded), started as the node starts it: one started here by a bare
+    # forkserver Process had none, and the test process's later children (test_children.py) found them not loaded
+    prestart()
     child = multiprocessing.get_context("forkserver").Process(
         target=child_entry, args=(setup, "fetcher-0", target, None)
     )

@@ -128,6 +128,21 @@ def test_a_gzip_sitemap_served_with_the_types_storage_services_give_it() -> None
         assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
 
 
+def test_a_sitemap_sent_as_html_is_read_when_reached_as_a_sitemap() -> None:
+    """A PHP script's sitemap goes out as text/html unless the script says otherwise: named by robots.txt (or an
+    index, or --sitemap) it is read by its body, as it was not (an HTML page of no links). Found by a link it stays a
+    page, and an HTML page reached as a sitemap (a soft 404) stays one too."""
+    url = "http://site.example/sitemap.php"
+    for body in (_urlset(2), gzip.compress(_urlset(2))):
+        out = process_page(make_page(body, url=url, content_type="text/html", route=SITEMAP_ROUTE), make_ctx())
+        assert out.record.sitemap == "urlset"
+        assert [u.url for u in out.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
+    assert not process_page(make_page(_urlset(2), url=url, content_type="text/html"), make_ctx()).record.sitemap
+    for soft404 in (b"<!DOCTYPE html><html><a href=/a>a</a></html>", b"<!doctype html><p>gone <a href=/a>a</a>"):
+        out = process_page(make_page(soft404, url=url, content_type="text/html", route=SITEMAP_ROUTE), make_ctx())
+        assert not out.record.sitemap and [u.url for u in out.new_urls] == ["http://site.example/a"]
+
+
 def _text_sitemap(n: int, host: str = "site.example") -> bytes:
     return "".join(f"http://{host}/p/{i}\n" for i in range(n)).encode()
 

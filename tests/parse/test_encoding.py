@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from webtrawl.formats.encoding import _valid_utf8, choose_encoding, codec_for, prescan_meta
+from webtrawl.formats.encoding import _valid_utf8, choose_encoding, codec_for, content_type_of, prescan_meta
 from webtrawl.parse import process_page
 from webtrawl.store import PageRecord
 
@@ -328,3 +328,37 @@ def test_a_utf16_page_and_base_href_use_utf8_and_the_page_encoding() -> None:
     ]
     out = process_page(make_page(html.encode("cp1252"), content_type="text/html; charset=windows-1252"), make_ctx())
     assert [n.url for n in out.new_urls] == ["http://site.example/b/?x=%E9t%E9", "http://site.example/b/?q=%E9t%E9"]
+
+
+_CONTENT_TYPES = [  # (Content-Type values in order, what a browser makes of them: Fetch's "extract a MIME type")
+    (["text/html; charset=utf-8"], "text/html; charset=utf-8"),
+    (["text/plain", "text/html; charset=windows-1251"], "text/html; charset=windows-1251"),
+    (["text/html; charset=windows-1251", "text/html"], "text/html; charset=windows-1251"),
+    (["text/html; charset=koi8-r", "text/html; charset=windows-1251"], "text/html; charset=windows-1251"),
+    (["text/html; charset=koi8-r", "text/plain", "text/html"], "text/html"),
+    (["text/html, */*"], "text/html"),
+    (["text/plain, text/html;charset=windows-1251"], "text/html; charset=windows-1251"),
+    (["text/html", "nonsense"], "text/html"),
+    (["nonsense", ""], ""),
+]
+
+
+@pytest.mark.parametrize(("values", "seen"), _CONTENT_TYPES)
+def test_content_type_of_several_values_is_the_last_valid_one(values: list[str], seen: str) -> None:
+    assert content_type_of(values) == seen
+
+
+def test_a_page_sent_with_two_content_types_is_read_as_the_last() -> None:
+    """A server's default ``text/plain`` and the application's own ``text/html; charset=windows-1251``: browsers show
+    an HTML page in windows-1251. The first value made it a text file (no title, no links)."""
+    body = _html("Заголовок").replace("</body>", "<a href='/next'>x</a></body>").encode("cp1251")
+    headers = [("Content-Type", "text/html; charset=windows-1251")]
+    out = process_page(make_page(body, content_type="text/plain", headers=headers), make_ctx())
+    rec = out.record
+    assert (rec.content_type, rec.title, rec.encoding, rec.encoding_source) == (
+        "text/html",
+        "Заголовок",
+        "cp1251",
+        "header",
+    )
+    assert [n.url for n in out.new_urls] == ["http://site.example/next"]

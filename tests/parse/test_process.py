@@ -81,6 +81,15 @@ def test_record_fields_of_a_plain_page() -> None:
     assert rec.outlinks == 4
 
 
+def test_a_canonical_url_past_the_url_length_limit_is_not_recorded() -> None:
+    long_href = "/" + "c" * 100_000
+    html = f'<head><link rel="canonical" href="{long_href}"><title>t</title></head>'.encode()
+    out = process_page(make_page(html), make_ctx())
+    assert out.record.canonical == "" and out.new_urls == []
+    assert [reason for _, reason in out.dropped] == ["url-too-long"]
+    assert len(msgspec.json.encode(out.record)) < 2000
+
+
 def test_base_href_is_used_for_links() -> None:
     html = b'<head><base href="https://cdn.example/root/"></head><a href="x">x</a><a href="/y">y</a>'
     out = process_page(make_page(html), make_ctx())

@@ -4,14 +4,16 @@ older ones a resumed crawl meets), one request per origin at a time."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import zlib
 from collections.abc import Callable
 
 import msgspec
 import pytest
+from aiohttp import web
 
 from tests.fetch.servers import local_cfg, run
-from tests.politeness.robots_env import HITS, ROBOTS_TTL, RULES, robots_env
+from tests.politeness.robots_env import BEHAVIOUR, HITS, ROBOTS_TTL, RULES, robots_env
 from webtrawl.fetch import RobotsCache
 from webtrawl.politeness import RobotsRules
 
@@ -134,5 +136,43 @@ def test_lru_bound_counts_the_compiled_rules_not_just_the_body() -> None:
             await cache.fetch(f"http://delay.test:{port}")  # counted by its compiled size: no room for both
             assert await cache.cached(rules_origin) is not None
             assert store.gets > gets  # came back from the store
+
+    run(body())
+
+
+def test_origins_whose_robots_txt_redirects_to_one_host_share_one_request() -> None:
+    """Every subdomain's robots.txt redirecting to www's (or http's to https', a CDN's customers' to one file): each
+    origin fetched it, all at once and without that host's gap (eight origins sent it eight requests in the same
+    millisecond). The origins of a process share one download, and the crawl's processes the rules stored; each
+    origin keeps its own copy (its failures, its expiry)."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, store, clock):
+            names = [f"sub{i}.test" for i in range(8)]
+            for name in names:
+                app[BEHAVIOUR][name] = app[BEHAVIOUR]["cross.test"]  # 302 to http://rules.test/robots.txt
+            got = await asyncio.gather(*(cache.fetch(f"http://{name}:{port}") for name in names[:6]))
+            assert app[HITS]["rules.test"] == 1
+            assert len({id(rules) for rules in got}) == 6
+            assert all(not r.allowed(f"http://{n}:{port}/private/x") for r, n in zip(got, names, strict=False))
+            assert all(r.allowed(f"http://{n}:{port}/public") for r, n in zip(got, names, strict=False))
+            later = await cache.fetch(f"http://{names[6]}:{port}")
+            other = local_cfg()
+            other_process = RobotsCache(store, cache._client, other.fetch, other.politeness, other.limits, clock=clock)
+            elsewhere = await other_process.fetch(f"http://{names[7]}:{port}")
+            assert app[HITS]["rules.test"] == 1
+            assert [app[HITS][name] for name in names] == [1] * 8
+            assert later.crawl_delay == elsewhere.crawl_delay == 2.5
+
+            # hosts redirecting to each other: no shared download waits for another, the loop ends as before
+            async def to(other: str, _request: web.Request) -> web.Response:
+                return web.Response(status=301, headers={"Location": f"http://{other}:{port}/robots.txt"})
+
+            app[BEHAVIOUR]["ping.test"] = functools.partial(to, "pong.test")
+            app[BEHAVIOUR]["pong.test"] = functools.partial(to, "ping.test")
+            ping, pong = await asyncio.gather(
+                cache.fetch(f"http://ping.test:{port}"), cache.fetch(f"http://pong.test:{port}")
+            )
+            assert ping.error == pong.error == "redirects" and ping.allowed(f"http://ping.test:{port}/x")
 
     run(body())

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webtrawl.config import ExtractionOptions, RenderOptions
-from webtrawl.formats.encoding import choose_encoding
+from webtrawl.formats.encoding import choose_encoding, content_type_of
 
 if TYPE_CHECKING:
     from webtrawl.extract.base import RequestHints
@@ -73,7 +73,7 @@ class RuleHints:
         from webtrawl.extract.document import Document
         from webtrawl.extract.limits import TimeLimit, time_limit
 
-        content_type = next((v for k, v in headers if k.lower() == "content-type"), "") or "text/html"
+        content_type = content_type_of([v for k, v in headers if k.lower() == "content-type"]) or "text/html"
         codec, _, bom = choose_encoding(payload, content_type)
         text = payload[bom:] if codec == "utf-8" else payload[bom:].decode(codec, "replace")
         mime = content_type.split(";", 1)[0].strip().lower()

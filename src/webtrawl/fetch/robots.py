@@ -10,6 +10,9 @@ Matching is ``webtrawl.politeness.RobotsRules``; the local LRU is bounded by the
 rules (body and compiled matcher, see ``RobotsRules.size``), and origins with identical bodies share one compiled
 matcher.
 
+A redirect to another host's file is shared (:meth:`RobotsCache._shared`): one download per process, the rules in the
+store for every process, so many origins sending there do not all ask that host at once.
+
 Every answer a robots.txt fetch gets (each redirect hop, any status) is kept as an :class:`Exchange` until the
 fetcher hands on its next page, which carries them to the WARC (``Page.robots``): an archive holds the robots.txt
 the crawl obeyed, as Heritrix's do. At most ``_KEPT_BYTES`` of them wait; past that the oldest are not archived.
@@ -90,6 +93,7 @@ class RobotsCache:
         self._clock = clock
         self._sitemaps_found = sitemaps_found
         self._inflight: dict[str, asyncio.Task[RobotsRules]] = {}
+        self._hops: dict[str, asyncio.Task[tuple[bytes, float]]] = {}  # robots.txt URLs of other hosts (_shared)
         self._absent: set[str] = set()  # origins cached() just found nowhere: fetch() need not ask the store again
         self._fetched: list[Exchange] = []  # answers not yet handed on with a page (see take_fetched)
         self._fetched_bytes = 0
@@ -165,8 +169,12 @@ class RobotsCache:
 
     async def _download(self, origin: str) -> tuple[RobotsRules, float]:
         """The rules robots.txt gives, and the seconds a 429 or 503 answer's Retry-After asks for (0: none)."""
-        url = origin.rstrip("/") + "/robots.txt"
-        for hop in range(_MAX_HOPS + 1):
+        return await self._follow(origin.rstrip("/") + "/robots.txt", 0, share=True)
+
+    async def _follow(self, url: str, hop: int, *, share: bool) -> tuple[RobotsRules, float]:
+        """:meth:`_download` from ``url``, ``hop`` redirects in; with ``share``, the file another host holds is
+        :meth:`_shared`."""
+        while hop <= _MAX_HOPS:
             try:
                 resp = await self._client.fetch(url, max_body=self._limits.max_robots, timeout=self._robots_timeout)
             except PolicyError as exc:
@@ -177,18 +185,45 @@ class RobotsCache:
                 return self._rules(b"", status=0, unavailable=True, error=exc.reason), 0.0
             self._keep(url, resp)
             target = resp.redirect_target(url)
-            if target is not None:
-                previous_host = urlsplit(url).hostname
-                url = target
-                if urlsplit(url).hostname == previous_host:
-                    # Another request to the same host: it gets the same politeness gap as any other. The host
-                    # stays leased meanwhile, so nothing else is sent to it.
-                    await asyncio.sleep(self._pol.delay + _GAP_MARGIN_S)
-                continue
-            # the Retry-After rules of a page's answer (statuses, cap), so robots.txt cannot be asked again sooner
-            outcome = outcome_for(resp.status, None, resp.headers, self._pol, None, now=self._clock())
-            return self._from_response(resp), outcome.retry_after_ms / 1000.0
+            if target is None:
+                # the Retry-After rules of a page's answer (statuses, cap), so robots.txt cannot be asked again sooner
+                outcome = outcome_for(resp.status, None, resp.headers, self._pol, None, now=self._clock())
+                return self._from_response(resp), outcome.retry_after_ms / 1000.0
+            hop += 1
+            if urlsplit(target).hostname != urlsplit(url).hostname:
+                if share:
+                    return await self._shared(target, hop)
+            elif hop <= _MAX_HOPS:
+                # Another request to the same host: it gets the same politeness gap as any other. The host
+                # stays leased meanwhile, so nothing else is sent to it.
+                await asyncio.sleep(self._pol.delay + _GAP_MARGIN_S)
+            url = target
         return self._rules(b"", status=0, error="redirects"), 0.0
+
+    async def _shared(self, url: str, hop: int) -> tuple[RobotsRules, float]:
+        """The rules of a robots.txt on another host than its origin's: many origins send theirs to one (every
+        subdomain's to www's, http's to https', a CDN's customers'), and each of them fetched it, at once and without
+        that host's gap (nor its lease): eight hosts redirecting to one sent it eight requests in the same
+        millisecond. The origins of a process share one download of ``url``, and the crawl's share its rules in the
+        store for --robots-ttl (unless unavailable: each origin then counts its own retries). What ``url`` redirects
+        to is followed without sharing, so no download waits for another (two hosts redirecting to each other)."""
+        stored = await self._stored(url)
+        if stored is not None:
+            return stored, 0.0
+        task = self._hops.get(url)
+        if task is None:
+            task = asyncio.ensure_future(self._follow_once(url, hop))
+            self._hops[url] = task
+            task.add_done_callback(lambda _t: self._hops.pop(url, None))
+        data, retry_after_s = await asyncio.shield(task)
+        return RobotsRules.decode(data), retry_after_s  # each origin's own copy: its failures, its expiry
+
+    async def _follow_once(self, url: str, hop: int) -> tuple[bytes, float]:
+        rules, retry_after_s = await self._follow(url, hop, share=False)
+        data = rules.encode()
+        if not rules.unavailable:
+            await self._store.set_robots(url, data, self._pol.robots_ttl)
+        return data, retry_after_s
 
     def _from_response(self, resp: Response) -> RobotsRules:
         status = resp.status

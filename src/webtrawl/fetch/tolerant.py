@@ -59,9 +59,12 @@ def install(connector: aiohttp.TCPConnector) -> None:
 class TolerantHandler(ResponseHandler):
     """aiohttp's ``ResponseHandler`` whose parser keeps an answer followed by bytes that are no part of it."""
 
+    requests = 0  # requests sent on this connection: more than one on a kept-alive connection
+
     def set_response_params(self, **params: Any) -> None:
         super().set_response_params(**params)
         self._parser: Any = _Guard(self, self._parser, params)
+        self.requests += 1
 
     def fresh_parser(self, params: dict[str, Any]) -> Any:
         """A new parser, built as aiohttp builds one for a request (its arguments differ between versions)."""

@@ -20,10 +20,12 @@ from aiohttp.client_exceptions import (
     ClientConnectorCertificateError,
     ClientConnectorDNSError,
     ClientConnectorError,
+    ClientOSError,
     ClientProxyConnectionError,
     ClientResponseError,
     ClientSSLError,
     InvalidURL,
+    ServerDisconnectedError,
 )
 from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
@@ -88,8 +90,19 @@ def abort_transports(transports: list[asyncio.Transport]) -> None:
     transports.clear()
 
 
+class Unanswered(aiohttp.ClientConnectionError):
+    """A new connection closed or reset before the answer's head (see :class:`PeerResponse`)."""
+
+
 class PeerResponse(ClientResponse):
-    """Keeps the peer address while the connection is attached (it is released as soon as the body is in)."""
+    """Keeps the peer address while the connection is attached (it is released as soon as the body is in).
+
+    A connection closed or reset before the answer's head is a reset (:func:`map_error`), which aiohttp sends again
+    at once on a new connection. That is right for a kept-alive connection the server closed as the request went out
+    (its idle time ran out: browsers send it again too), not for a new one: a server that hangs up on the crawler
+    (nginx's 444, a bot wall, an overloaded server) got every try twice, milliseconds apart, with no --delay between
+    them. On a new connection it is :class:`Unanswered`, which aiohttp does not send again; the crawl tries it again
+    after the host's back-off, as any reset."""
 
     peer = ""
 
@@ -98,7 +111,12 @@ class PeerResponse(ClientResponse):
         peername = transport.get_extra_info("peername") if transport is not None else None
         if peername:
             self.peer = str(peername[0])
-        return await super().start(connection)
+        try:
+            return await super().start(connection)
+        except (ServerDisconnectedError, ClientOSError) as exc:
+            if getattr(connection.protocol, "requests", 0) > 1:
+                raise  # a kept-alive connection: sent again on a new one
+            raise Unanswered(_short(exc)) from exc
 
 
 # The kernel's receive buffer of a fetch connection (Linux doubles the value: a 128 KiB window, ~1.3 MB/s at 100 ms
@@ -190,6 +208,8 @@ def map_error(exc: Exception) -> TransportError | BadUrl:
     ):
         # the parser refused the answer's bytes (fetch/tolerant.py mends what browsers pass over): not a cut connection
         return BadHttp(_clip("not an HTTP/1.x answer: " + _text(exc)))
+    if isinstance(exc, Unanswered):
+        return ConnectionReset(str(exc))
     if isinstance(exc, aiohttp.ClientError | ConnectionError | OSError):
         # server hung up, closed mid-body, or sent something that is not HTTP/1.x framing
         return ConnectionReset(_short(exc))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Sequence
 
 import charset_normalizer
 
@@ -69,6 +70,7 @@ _META_RE = re.compile(rb"<meta[\s/]([^>]*)", re.I)
 _ATTR_RE = re.compile(rb"""([^\s=/>]+)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 _CHARSET_IN_RE = re.compile(rb"""charset\s*=\s*["']?([^\s"';>]+)""", re.I)
 _CT_CHARSET_RE = re.compile(r"""charset\s*=\s*["']?([^\s"';]+)""", re.I)
+_MIME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+/[!#$%&'*+.^_`|~0-9a-z-]+\Z")  # type/subtype, both HTTP tokens
 
 
 def codec_for(label: str) -> str | None:
@@ -90,6 +92,26 @@ def header_charset(content_type: str) -> str | None:
     """The charset parameter of a Content-Type header value (raw label)."""
     m = _CT_CHARSET_RE.search(content_type)
     return m.group(1) if m else None
+
+
+def content_type_of(values: Sequence[str]) -> str:
+    """What an answer's Content-Type values (all of them, in order) mean, as a browser reads them (Fetch's "extract
+    a MIME type"): the last valid type wins (``*/*`` is none), with the charset of an earlier value of the same type
+    when it names none. A server that sends two (a default ``text/plain`` and the page's own ``text/html;
+    charset=...``) means the last. One value is returned as sent; more come to ``type[; charset=label]``, or ""."""
+    if len(values) == 1 and "," not in values[0]:
+        return values[0]
+    essence, charset, chosen = "", None, ""
+    for value in (part for line in values for part in line.split(",")):
+        mime = value.partition(";")[0].strip().lower()
+        if _MIME_RE.match(mime) is None or mime == "*/*":
+            continue
+        label = header_charset(value)
+        if mime != essence:
+            essence, charset = mime, label
+        label = label or charset
+        chosen = f"{mime}; charset={label}" if label else mime
+    return chosen
 
 
 def prescan_meta(body: bytes) -> str | None:

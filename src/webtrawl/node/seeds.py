@@ -19,7 +19,8 @@ MAX_SEED_HOSTS = 10_000
 
 def _lines(path: Path) -> Iterator[tuple[str, int, str]]:
     """(file name, line number, line) of a seeds file read as bytes, each line decoded as UTF-8: a byte that is not
-    UTF-8 stops with its file and byte offset (a text stream's error would not say where)."""
+    UTF-8 stops with its file and byte offset (a text stream's error would not say where). A byte order mark before
+    the first line is none of it (a file saved by Notepad or exported by Excel starts with one)."""
     stream: BinaryIO
     if str(path) == "-":
         stream, name = sys.stdin.buffer, "<stdin>"
@@ -38,7 +39,7 @@ def _lines(path: Path) -> Iterator[tuple[str, int, str]]:
                 bad, at = raw[exc.start], offset + exc.start
                 raise InputError(f"{name}: not UTF-8 text: byte {bad:#04x} at offset {at} (line {number})") from None
             offset += len(raw)
-            yield name, number, line
+            yield name, number, line.removeprefix("\ufeff") if number == 1 else line  # Notepad's, Excel's BOM
     except OSError as exc:
         raise InputError(f"cannot read seeds file {name}: {exc.strerror or exc}") from None
     finally:

@@ -18,7 +18,7 @@ from webtrawl.config import Limits, Politeness
 from webtrawl.decompress import GZIP_TYPES
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
 from webtrawl.formats.canonical import canonicalize, header_url
-from webtrawl.formats.encoding import choose_encoding
+from webtrawl.formats.encoding import choose_encoding, content_type_of
 from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.messages import NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
@@ -115,7 +115,7 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     """Turn one fetched (or refused) page into its record, new URLs and counters."""
     record = base_record(page)
     headers = _header_map(page.headers)
-    content_type = headers.get("content-type", [""])[0]
+    content_type = content_type_of(headers.get("content-type", []))
     mime = content_type.split(";", 1)[0].strip().lower()
     record.content_type = mime
     if page.error:
@@ -147,8 +147,8 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         document = choose_encoding(payload, content_type)[:2]
         navigations = [(url, False) for url in page.navigations]  # where its scripts sent it: links of the page
         return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh + navigations, document)
-    if ctx.sitemaps != "off" and mime not in _HTML_TYPES:
-        as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap
+    as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap, or one sent as HTML
+    if ctx.sitemaps != "off" and (as_sitemap or mime not in _HTML_TYPES):
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
             _set_robots(record, robots)
@@ -267,7 +267,10 @@ def _html(
             base = canonicalize(found.base, url, codec)
     if found.canonical:
         with contextlib.suppress(WebtrawlError):
-            record.canonical = canonicalize(found.canonical, base, codec)
+            canonical = canonicalize(found.canonical, base, codec)
+            # past --max-url-length it is no URL of the crawl's (its link is dropped as url-too-long), and a page's
+            # record would hold as many bytes as its <link> (one of 100 KB made a 100 KB JSONL line)
+            record.canonical = canonical if len(canonical) <= ctx.limits.max_url_length else ""
     counters = {"pages": 1}
     links = found.links + extra if extra else found.links
     tree = found.tree

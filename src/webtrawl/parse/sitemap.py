@@ -262,8 +262,11 @@ def _lines(body: _Body, out: Sitemap) -> Iterator[bytes]:
 
 
 def read_sitemap(payload: bytes, mime: str, max_bytes: int, as_sitemap: bool) -> Sitemap | None:
-    """The page as a sitemap or feed, recognised by its markup; a URL reached ``as_sitemap`` may be a text one too."""
-    found = parse(payload, max_bytes=max_bytes) if may_be_sitemap(payload, mime) else None
+    """The page as a sitemap or feed, recognised by its markup; a URL reached ``as_sitemap`` may be a text one too,
+    and is read by its body whatever its type (a PHP script's sitemap goes out as ``text/html`` unless it says
+    otherwise; an HTML page's root element is no sitemap's, and it stays a page)."""
+    xmlish = may_be_sitemap(payload, mime) or (as_sitemap and may_be_sitemap(payload, ""))
+    found = parse(payload, max_bytes=max_bytes) if xmlish else None
     if found is None and as_sitemap and may_be_text_sitemap(payload, mime):
         found = parse_text(payload, max_bytes=max_bytes)
     return found
