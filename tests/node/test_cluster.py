@@ -114,7 +114,12 @@ def test_kill_9_of_one_node_the_other_takes_over_its_leases_and_finishes(
     url = redis_cluster.url
     mark = testweb.mark()
     seeds = _seed(testweb, url, tmp_path)
-    ttls = ("--lease-ttl", "3", "--process-ttl", "6", "--total", "2", "--robots", "2")  # expire within seconds
+    # Leases expire within seconds. A lease must outlast its request's time limits (self-fencing), but those limits
+    # stay far above how long the test web, a thread of this process, takes to answer on a loaded machine: at load
+    # 15-20 on two cores it took over 2 s (several turns of its event loop for a new TLS connection), and a 2 s
+    # --total/--robots then had robots.txt time out until hosts were given up (pages missing), pages fetched again
+    # (duplicates), and requests the crawler had given up answered after it had moved on (politeness violations).
+    ttls = ("--lease-ttl", "15", "--process-ttl", "15", "--total", "10", "--robots", "10")
     victim = NodeRun(tmp_path / "n1", _args(testweb, url, "--node-id", "n1", *ttls))
     survivor = NodeRun(tmp_path / "n2", _args(testweb, url, "--node-id", "n2", *ttls))
     wait_until(lambda: len(records(victim.out)) >= 60, 120, "n1 to store 60 records")

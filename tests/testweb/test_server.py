@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import itertools
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -110,6 +112,28 @@ def test_access_log_records_each_request(testweb: TestWeb) -> None:
     assert testweb.log_path is not None
     assert sorted(load(testweb.log_path)[-len(entries) :], key=lambda e: e.start_ms) == entries
     assert testweb.entries(since=testweb.mark()) == []
+
+
+def test_a_request_is_stamped_when_its_first_bytes_arrive_not_when_its_handler_starts(testweb: TestWeb) -> None:
+    """On a loaded machine the handler starts turns of the event loop after the request came (seconds were seen): a
+    start stamped there is late, and the gap before the request looks longer than the crawler kept it."""
+    model = testweb.model
+    url = model.url(0, "/robots.txt")
+    assert url.startswith("http://")
+    mark = testweb.mark()
+    with socket.create_connection(("127.0.0.1", testweb.http_port)) as sock:
+        sock.sendall(f"GET /robots.txt HTTP/1.1\r\nHost: site0.test:{testweb.http_port}\r\n".encode())
+        # A request on another connection, answered: the server's loop read the first one's head on its way (it
+        # was accepted first and was readable all along), and holds it, waiting for the rest.
+        (other,) = fetch(testweb, [model.url(0, "/p/1.html")])
+        assert other.status == 200
+        before_end = time.time_ns()
+        sock.sendall(b"Connection: close\r\n\r\n")  # only now can the request's handler start
+        reply = b"".join(iter(functools.partial(sock.recv, 65536), b""))
+    assert reply.startswith(b"HTTP/1.1 200 ")
+    (entry,) = [e for e in testweb.entries(since=mark) if e.path == "/robots.txt"]
+    assert entry.url == url
+    assert entry.start_ms * 1e6 < before_end < entry.end_ms * 1e6
 
 
 @pytest.mark.skipif(not DEFAULT_CORPUS_DIR.is_dir(), reason="no corpus of real pages")

@@ -9,7 +9,10 @@ on the realistic web, ``kind`` (what was served: see :class:`webtrawl_testweb.re
 whole response earlier than that. A stamp taken after the write would be late whenever the server's thread is
 descheduled under CPU load, and then a crawler that kept its gap exactly would show up as a violation. The start is
 stamped when the request arrived, no earlier than the crawler sent it. So a gap measured here is never shorter than
-the gap the crawler kept: a politeness violation found here is real.
+the gap the crawler kept: a politeness violation found here is real. "Arrived" is when the server first read the
+request's bytes (:class:`webtrawl_testweb.server.StampingServer`), not when its handler started: that comes at least
+two turns of the server's event loop later, seconds later on a loaded machine, and a late start stamp hides a
+violation (the gap before the request looks longer than it was).
 """
 
 from __future__ import annotations

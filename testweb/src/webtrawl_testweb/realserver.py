@@ -17,7 +17,7 @@ from aiohttp import web
 from webtrawl_testweb.accesslog import AccessLog
 from webtrawl_testweb.certs import Certs
 from webtrawl_testweb.realistic import RealisticWeb, RealReply
-from webtrawl_testweb.server import Listeners, host_name, request_entry
+from webtrawl_testweb.server import Listeners, arrival_ns, host_name, request_entry
 
 STATS_PATH = "/_stats"
 _CHUNK = 256 * 1024
@@ -42,7 +42,7 @@ class RealServer(Listeners):
         return self.web.respond(scheme, host, request.raw_path, gzip="gzip" in accepted, br="br" in accepted)
 
     async def _handle(self, scheme: str, port: int, request: web.BaseRequest) -> web.StreamResponse:
-        start_ns = time.time_ns()
+        start_ns = arrival_ns(request)
         self.log.begin()
         host = host_name(request.host)
         status, sent, last_write_ns, kind, decoded = 500, 0, 0, "", 0
