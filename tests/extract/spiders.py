@@ -59,6 +59,10 @@ def not_json(page: Page) -> dict[str, Any]:
     return {"h1": page.css("h1::text").get(), "when": object()}
 
 
+def selection_item(page: Page) -> dict[str, Any]:
+    return {"h1": page.css("h1::text").get(), "title": page.css("title::text"), "first": page.css("h1")[0]}
+
+
 def bad_yield(page: Page) -> Iterator[Any]:
     yield 42
 
