@@ -157,3 +157,20 @@ def test_a_set_cut_by_a_full_chunk_file_is_one_set_and_a_later_fetch_still_wins(
         [("http://a.test/1", 0, 6), ("http://a.test/1", 1, 7)],
         [("http://a.test/2", 0, 2), ("http://a.test/2", 1, 3), ("http://a.test/2", 2, 4)],
     ]
+
+
+def test_a_file_sealed_while_the_crawl_is_read_is_read_under_its_sealed_name(tmp_path: Path) -> None:
+    """A crawl read while it runs (``CrawlResult(out).items()``): its open file was listed, then sealed (renamed,
+    with a line more) before the second pass read it, and the read failed with FileNotFoundError."""
+    items = tmp_path / "c1" / "items"
+    items.mkdir(parents=True)
+    (items / "n-p0-00000.jsonl").write_text(_item("http://a.test/1", 0, n=1))
+    open_file = items / "n-p0-00001.jsonl.open"
+    open_file.write_text(_item("http://a.test/2", 0, n=2) + _item("http://a.test/2", 1, n=3))
+    sets = latest(tmp_path / "c1", "items")
+    first = next(sets)  # the first pass has read every file, the second the sealed one
+    open_file.write_text(open_file.read_text() + _item("http://a.test/3", 0, n=4))  # a URL the first pass missed
+    open_file.rename(items / "n-p0-00001.jsonl")
+    rest = [[(i["url"], i["fields"]["n"]) for i in lines] for lines in sets]
+    assert [(i["url"], i["fields"]["n"]) for i in first] == [("http://a.test/1", 1)]
+    assert rest == [[("http://a.test/2", 2), ("http://a.test/2", 3)]]  # /3: in the next read

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 import msgspec
 
@@ -21,6 +21,7 @@ from webtrawl.errors import ConfigError, InputError, WebtrawlError
 from webtrawl.store.agekeys import open_output, output_files
 from webtrawl.store.base import SinkContext
 from webtrawl.store.batchlog import Marked
+from webtrawl.store.recovery import OPEN_SUFFIX
 from webtrawl.store.registry import open_sink
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
@@ -62,7 +63,7 @@ def _groups(files: Sequence[Path], identity: Path | None) -> Iterator[tuple[int,
     for f, path in enumerate(files):
         start = 0
         lines: list[dict[str, Any]] = []
-        with open_output(path, identity) as fh:
+        with _open(path, identity) as fh:
             for n, raw in enumerate(fh):
                 if not raw.endswith(b"\n"):
                     break
@@ -72,6 +73,17 @@ def _groups(files: Sequence[Path], identity: Path | None) -> Iterator[tuple[int,
                     start, lines = n, []
                 lines.append(line)
         yield from _run(f, start, lines)
+
+
+def _open(path: Path, identity: Path | None) -> BinaryIO:
+    """A file listed while still open may be sealed (renamed) before it is read, in a crawl read while it runs:
+    then it is read under its sealed name."""
+    try:
+        return open_output(path, identity)
+    except FileNotFoundError:
+        if not path.name.endswith(OPEN_SUFFIX):
+            raise
+        return open_output(path.with_name(path.name.removesuffix(OPEN_SUFFIX)), identity)
 
 
 def _run(f: int, start: int, lines: list[dict[str, Any]]) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
@@ -110,7 +122,8 @@ def _latest(files: Sequence[Path], identity: Path | None) -> Iterator[list[dict[
     held: dict[str, list[dict[str, Any]]] = {}  # the pieces of a set read so far
     pieces_read: dict[str, int] = {}
     for f, start, url, lines in _groups(files, identity):
-        pieces = last[url][0]
+        found = last.get(url)  # None: a URL written since the first pass (a crawl read while it runs)
+        pieces = found[0] if found is not None else []
         if (f, start) not in pieces:
             continue
         if len(pieces) == 1:
