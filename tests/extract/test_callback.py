@@ -124,6 +124,15 @@ def test_an_item_field_that_is_not_json_is_named_and_a_selection_says_to_take_it
     )
 
 
+def test_following_a_selection_says_page_follow_takes_one() -> None:
+    """``Follow(page.css("a")[0])`` said only "not a LexborSelector"; ``page.follow()`` (Scrapy's
+    ``response.follow``) is what takes a selection."""
+    out = run(make_page(b"<a href='/next'>n</a>"), extract=_spider("follow_selection"))
+    assert str(out.record.error_detail).startswith(
+        "UserCodeError: Follow wants a URL string, not a LexborSelector: page.follow() takes a selection (its href)"
+    )
+
+
 def test_scrub_pii_masks_items() -> None:
     out = run(make_page(b"<h1>x</h1>"), extract=_spider("contacts"), scrub_pii=True)
     assert out.items == [{"who": "Mail [email] or call [phone]", "n": 3, "on": "2019-11-19"}]

@@ -120,7 +120,8 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) ->
             if not isinstance(url, str):
                 if url is None:
                     continue  # Follow(page.css("a.next::attr(href)").get()) on the last page
-                raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}")
+                hint = ": page.follow() takes a selection (its href)" if callable(getattr(url, "css", None)) else ""
+                raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}{hint}")
             result.extra_links.append(url)
             if isinstance(value, Follow):
                 if value.priority is not None:
