@@ -133,6 +133,19 @@ def test_following_a_selection_says_page_follow_takes_one() -> None:
     )
 
 
+def test_an_error_raised_in_a_library_the_callback_called_names_the_callbacks_line() -> None:
+    """``page.css("a[href=")`` was recorded at cssselect's ``parser.py:889``, a line of no use to the user, and
+    every bad selector of every callback shared it, so only the first was ever logged."""
+    import inspect
+
+    from tests.extract import spiders
+
+    line = inspect.getsource(spiders).splitlines().index('    yield {"link": page.css("a[href=").get()}') + 1
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("bad_selector"))
+    assert out.record.error_detail.startswith("SelectorSyntaxError: ")
+    assert out.record.error_detail.endswith(f" (spiders.py:{line})")
+
+
 def test_scrub_pii_masks_items() -> None:
     out = run(make_page(b"<h1>x</h1>"), extract=_spider("contacts"), scrub_pii=True)
     assert out.items == [{"who": "Mail [email] or call [phone]", "n": 3, "on": "2019-11-19"}]
