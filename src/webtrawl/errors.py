@@ -10,6 +10,9 @@ The four branches separate who is at fault: the network (:class:`TransportError`
 
 from __future__ import annotations
 
+import functools
+import os
+import sysconfig
 import traceback
 from pathlib import Path
 
@@ -223,10 +226,22 @@ class BadUrl(PolicyError):
 
 
 def raised_at(exc: BaseException) -> str:
-    """``file:line`` (the file's name) where ``exc`` was raised, "" if it has no traceback: the place a user's
-    failing code (a callback, a sink) is named by in a record or an error line."""
+    """``file:line`` (the file's name) of the user's line that raised ``exc``, "" if it has no traceback: the place
+    a user's failing code (a callback, a sink) is named by in a record or an error line. That is the innermost frame
+    outside webtrawl, the standard library and installed packages (``page.css("a[")`` fails in cssselect, called
+    by webtrawl, called by the callback's line), else the innermost frame."""
     frames = traceback.extract_tb(exc.__traceback__)
-    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    users = [frame for frame in frames if not os.path.abspath(frame.filename).startswith(_library_dirs())]
+    frame = (users or frames)[-1] if frames else None
+    return f"{Path(frame.filename).name}:{frame.lineno}" if frame is not None else ""
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    """Directories of code that is not the user's: webtrawl's own, the standard library's, installed packages'."""
+    paths = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    paths.add(str(Path(__file__).parent))
+    return tuple(os.path.join(os.path.abspath(path), "") for path in paths if path)
 
 
 class UserCodeError(WebtrawlError):

@@ -23,6 +23,12 @@ class Shop(ShopSpider):
     start_urls: ClassVar[list[str]] = []
 
 
+def three_items(page: Page) -> Iterator[dict[str, Any]]:
+    """Three items of every page: a listing's rows, say."""
+    for row in range(3):
+        yield {"title": page.css("h1::text").get(), "row": row}
+
+
 def title_but_exit_on_product_1(page: Page) -> Iterator[dict[str, Any]]:
     """A callback that gives up on one page the way scripts do, with sys.exit()."""
     if page.url.endswith("/p/1"):

@@ -173,6 +173,17 @@ class AsyncCallbacks(Spider):
         return [{"product": page.css("h1::text").get(), "category": page.data.get("category")}]
 
 
+class AsyncReusedDict(Spider):
+    """An async generator that fills one dict again for each link and item, as sync callbacks may."""
+
+    async def parse(self, page: Page) -> AsyncIterator[Any]:
+        shared: dict[str, Any] = {}
+        for a in page.css("a.cat"):
+            shared["category"] = a.css("::text").get()
+            yield shared
+            yield Follow(a.attrib["href"], callback="parse", data=shared)
+
+
 class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 

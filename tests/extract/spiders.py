@@ -59,6 +59,19 @@ def not_json(page: Page) -> dict[str, Any]:
     return {"h1": page.css("h1::text").get(), "when": object()}
 
 
+def selection_item(page: Page) -> dict[str, Any]:
+    return {"h1": page.css("h1::text").get(), "title": page.css("title::text"), "first": page.css("h1")[0]}
+
+
+def bad_selector(page: Page) -> Iterator[Any]:
+    yield {"h1": page.css("h1::text").get()}
+    yield {"link": page.css("a[href=").get()}
+
+
+def follow_selection(page: Page) -> Iterator[Any]:
+    yield Follow(page.css("a")[0])
+
+
 def bad_yield(page: Page) -> Iterator[Any]:
     yield 42
 

@@ -110,6 +110,42 @@ def test_items_that_are_not_json_objects_are_extract_errors(spider: str, detail:
     assert out.record.error == "extract-error" and detail in out.record.error_detail and out.items == []
 
 
+def test_an_item_field_that_is_not_json_is_named_and_a_selection_says_to_take_its_get() -> None:
+    """``{"title": page.css("title::text")}`` without ``.get()`` said only "Encoding objects of type LexborSelector
+    is unsupported", naming neither the field nor what to do."""
+    out = run(make_page(b"<title>t</title><h1>x</h1>"), extract=_spider("selection_item"))
+    assert out.record.error_detail == (
+        "UserCodeError: an item is not JSON serialisable: field 'title' is a selection (SelectorList): "
+        "take its .get() or .getall()"
+    )
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("not_json"))
+    assert out.record.error_detail == (
+        "UserCodeError: an item is not JSON serialisable: field 'when': Encoding objects of type object is unsupported"
+    )
+
+
+def test_following_a_selection_says_page_follow_takes_one() -> None:
+    """``Follow(page.css("a")[0])`` said only "not a LexborSelector"; ``page.follow()`` (Scrapy's
+    ``response.follow``) is what takes a selection."""
+    out = run(make_page(b"<a href='/next'>n</a>"), extract=_spider("follow_selection"))
+    assert str(out.record.error_detail).startswith(
+        "UserCodeError: Follow wants a URL string, not a LexborSelector: page.follow() takes a selection (its href)"
+    )
+
+
+def test_an_error_raised_in_a_library_the_callback_called_names_the_callbacks_line() -> None:
+    """``page.css("a[href=")`` was recorded at cssselect's ``parser.py:889``, a line of no use to the user, and
+    every bad selector of every callback shared it, so only the first was ever logged."""
+    import inspect
+
+    from tests.extract import spiders
+
+    line = inspect.getsource(spiders).splitlines().index('    yield {"link": page.css("a[href=").get()}') + 1
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("bad_selector"))
+    assert out.record.error_detail.startswith("SelectorSyntaxError: ")
+    assert out.record.error_detail.endswith(f" (spiders.py:{line})")
+
+
 def test_scrub_pii_masks_items() -> None:
     out = run(make_page(b"<h1>x</h1>"), extract=_spider("contacts"), scrub_pii=True)
     assert out.items == [{"who": "Mail [email] or call [phone]", "n": 3, "on": "2019-11-19"}]

@@ -141,6 +141,17 @@ def test_async_callbacks_run_as_scrapy_runs_them() -> None:
     assert run(page, spider=spec).items == [{"product": "Hoe", "category": None}]
 
 
+def test_an_async_callback_that_reuses_a_dict_hands_on_what_it_held_at_each_yield() -> None:
+    """An async generator's values were all taken after it ended: a dict it filled again for each link gave every
+    link (and item) the last category, where the same sync callback gives each its own."""
+    home = run(make_page(HOME, url="http://shop.test/"), spider=_spider("AsyncReusedDict"))
+    assert home.record.error is None and home.items == [{"category": "Garden"}, {"category": "Books"}]
+    assert [(n.url, decode_route(n.route)) for n in home.new_urls] == [
+        ("http://shop.test/c/0/1", ("parse", {"category": "Garden"})),
+        ("http://shop.test/c/1/1", ("parse", {"category": "Books"})),
+    ]
+
+
 def test_a_dataclass_item_is_an_item_as_in_scrapy() -> None:
     """Scrapy projects declare items as dataclasses (itemadapter): each was a page's extract-error."""
     out = run(make_page(b"<h1>x</h1>", url="http://shop.test/dataclass"), spider=_spider("Broken"))

@@ -16,7 +16,7 @@ from tests.fixtures.broker_fixtures import AMQP_SERVER, NATS_SERVER, queue_messa
 from tests.fixtures.mysql_fixtures import mysql_query
 from tests.fixtures.usersink import collected
 from webtrawl.errors import ConfigError
-from webtrawl.store.sinks.export import export
+from webtrawl.store.sinks.export import export, latest
 
 FT = "2026-11-23T18:00:00.000Z"
 
@@ -138,3 +138,39 @@ def test_export_to_mariadb_nats_rabbitmq_and_json(
     assert sorted((r["url"], r["idx"]) for r in json.loads(target.read_text())) == expected
     assert sorted(mid for mid, _ in stream_messages(nats_subject.replace(".", "_"))) == ids
     assert sorted(mid for mid, _, _ in queue_messages(amqp_queue)) == sorted(ids * 2)  # at least once
+
+
+def test_a_set_cut_by_a_full_chunk_file_is_one_set_and_a_later_fetch_still_wins(tmp_path: Path) -> None:
+    """The pieces of a page's items in two chunk files (the second still open: a running crawl) are one set, read
+    together; a URL fetched again later keeps only its new set, whole or cut."""
+    items = tmp_path / "c1" / "items"
+    items.mkdir(parents=True)
+    later = FT.replace("18:00", "18:05")
+    (items / "n-p0-00000.jsonl").write_text(
+        _item("http://a.test/1", 0, n=1) + _item("http://a.test/2", 0, n=2) + _item("http://a.test/2", 1, n=3)
+    )
+    (items / "n-p0-00001.jsonl.open").write_text(_item("http://a.test/2", 2, n=4))
+    (items / "n-p1-00000.jsonl").write_text(_item("http://a.test/1", 0, n=6).replace(FT, later))
+    (items / "n-p1-00001.jsonl").write_text(_item("http://a.test/1", 1, n=7).replace(FT, later))
+    sets = [[(i["url"], i["index"], i["fields"]["n"]) for i in lines] for lines in latest(tmp_path / "c1", "items")]
+    assert sorted(sets) == [
+        [("http://a.test/1", 0, 6), ("http://a.test/1", 1, 7)],
+        [("http://a.test/2", 0, 2), ("http://a.test/2", 1, 3), ("http://a.test/2", 2, 4)],
+    ]
+
+
+def test_a_file_sealed_while_the_crawl_is_read_is_read_under_its_sealed_name(tmp_path: Path) -> None:
+    """A crawl read while it runs (``CrawlResult(out).items()``): its open file was listed, then sealed (renamed,
+    with a line more) before the second pass read it, and the read failed with FileNotFoundError."""
+    items = tmp_path / "c1" / "items"
+    items.mkdir(parents=True)
+    (items / "n-p0-00000.jsonl").write_text(_item("http://a.test/1", 0, n=1))
+    open_file = items / "n-p0-00001.jsonl.open"
+    open_file.write_text(_item("http://a.test/2", 0, n=2) + _item("http://a.test/2", 1, n=3))
+    sets = latest(tmp_path / "c1", "items")
+    first = next(sets)  # the first pass has read every file, the second the sealed one
+    open_file.write_text(open_file.read_text() + _item("http://a.test/3", 0, n=4))  # a URL the first pass missed
+    open_file.rename(items / "n-p0-00001.jsonl")
+    rest = [[(i["url"], i["fields"]["n"]) for i in lines] for lines in sets]
+    assert [(i["url"], i["fields"]["n"]) for i in first] == [("http://a.test/1", 1)]
+    assert rest == [[("http://a.test/2", 2), ("http://a.test/2", 3)]]  # /3: in the next read

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +78,8 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
     :class:`UserCodeError` for a callback or data it refuses)."""
     result = ExtractResult()
-    out = settled(out)
     try:
-        _collect(out, result, route)
+        _collect(settled(out), result, route)
     except UserCodeError as exc:
         exc.where = exc.where or _yield_site(out)  # what the callback yielded is at fault: where it yielded it
         raise
@@ -94,20 +93,35 @@ def settled(out: Any) -> Any:
     async generator yields, run on an event loop of its own in this thread (so the --extract-timeout alarm
     interrupts it; the parsers run no loop)."""
     if inspect.isasyncgen(out):
-        gen = out
-
-        async def drain() -> list[Any]:
-            return [value async for value in gen]
-
-        return asyncio.run(drain())
+        return _each(out)
     if inspect.iscoroutine(out):
         return asyncio.run(out)
     return out
 
 
+_DONE = object()
+
+
+def _each(gen: AsyncIterator[Any]) -> Iterator[Any]:
+    """The values of an async generator one at a time, as a generator's are taken: each is taken as it is when
+    yielded (a ``data`` dict the callback changes after yielding it went to every link as it was at the end)."""
+
+    async def step() -> Any:
+        try:
+            return await anext(gen)
+        except StopAsyncIteration:
+            return _DONE
+
+    with asyncio.Runner() as runner:
+        while (value := runner.run(step())) is not _DONE:
+            yield value
+
+
 def _yield_site(out: Any) -> str:
-    """``file:line`` where a generator callback is suspended (its last yield), "" for a returned value."""
-    frame, code = getattr(out, "gi_frame", None), getattr(out, "gi_code", None)
+    """``file:line`` where a generator callback (or an async one) is suspended (its last yield), "" for a returned
+    value."""
+    frame = getattr(out, "gi_frame", None) or getattr(out, "ag_frame", None)
+    code = getattr(out, "gi_code", None) or getattr(out, "ag_code", None)
     if frame is None or code is None:
         return ""
     return f"{Path(code.co_filename).name}:{frame.f_lineno}"
@@ -120,7 +134,8 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) ->
             if not isinstance(url, str):
                 if url is None:
                     continue  # Follow(page.css("a.next::attr(href)").get()) on the last page
-                raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}")
+                hint = ": page.follow() takes a selection (its href)" if callable(getattr(url, "css", None)) else ""
+                raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}{hint}")
             result.extra_links.append(url)
             if isinstance(value, Follow):
                 if value.priority is not None:

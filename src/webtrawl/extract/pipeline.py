@@ -117,7 +117,7 @@ class Extraction:
         except UnicodeEncodeError:
             fields = _whole_text(fields)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise UserCodeError(f"an item is not JSON serialisable: {exc}") from None
+            raise UserCodeError(f"an item is not JSON serialisable: {_misfit(item) or exc}") from None
         return scrub(fields) if self.scrub_pii else fields
 
     def _text(self, doc: Document, record: PageRecord) -> None:
@@ -159,6 +159,21 @@ class Extraction:
                 record.error_detail,
                 f"\n{tb}" if tb else "",
             )
+
+
+def _misfit(item: dict[str, Any]) -> str:
+    """The first field of ``item`` that is not JSON-able data, and why; a selection's says what to call on it
+    (``{"name": page.css("h1::text")}``, Scrapy's common slip: the type alone, ``LexborSelector``, did not say)."""
+    for name, value in item.items():
+        try:
+            _CHECK(msgspec.to_builtins(value))
+        except UnicodeEncodeError:  # a lone surrogate: stored as U+FFFD, not this field's fault
+            continue
+        except (TypeError, ValueError, OverflowError) as exc:
+            if callable(getattr(value, "css", None)) and callable(getattr(value, "get", None)):
+                return f"field {name!r} is a selection ({type(value).__name__}): take its .get() or .getall()"
+            return f"field {name!r}: {exc}"
+    return ""
 
 
 def _whole_text(value: Any) -> Any:

@@ -2,16 +2,18 @@
 
 The JSONL files are the crawl's source of truth, and may hold one URL twice (fetched again after a kill while its
 first fetch was not yet completed). The export keeps the last set of each URL, as the live table sinks do: a first
-pass notes where each URL's last group of lines is (one entry per URL in memory), the second writes only those. A
+pass notes where each URL's last set of lines is (one entry per URL in memory), the second writes only those. A set
+is the lines of one fetch: a page's items run on from one chunk file into the next when the first fills (their
+``index`` goes on, their ``fetch_time`` is the same), and its pieces are one set, held until the last is read. A
 URL's lines are never split between two batches, so a table sink's per-URL replace sees all of them at once.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 import msgspec
 
@@ -19,6 +21,7 @@ from webtrawl.errors import ConfigError, InputError, WebtrawlError
 from webtrawl.store.agekeys import open_output, output_files
 from webtrawl.store.base import SinkContext
 from webtrawl.store.batchlog import Marked
+from webtrawl.store.recovery import OPEN_SUFFIX
 from webtrawl.store.registry import open_sink
 from webtrawl.store.sinks.rows import RowMaker, Rows, What
 
@@ -26,6 +29,7 @@ log = logging.getLogger("webtrawl.store")
 
 _BATCH_ROWS = 2_000
 _DECODER = msgspec.json.Decoder()
+_SET_KEYS = ("url", "fetch_time", "index")  # what tells the next line of a set (_continues)
 
 
 @runtime_checkable
@@ -53,23 +57,51 @@ def _hint(what: What) -> str:
 
 
 def _groups(files: Sequence[Path], identity: Path | None) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
-    """(file index, line number, url, lines) of each run of consecutive lines with one URL; a torn last line of a
-    file (a killed writer's, not yet sealed) is skipped. Encrypted files are decrypted with ``identity``."""
+    """(file index, line number, url, lines) of each run of consecutive lines of one fetch of a URL (see
+    :func:`_continues`); a torn last line of a file (a killed writer's, not yet sealed) is skipped. Encrypted files
+    are decrypted with ``identity``."""
     for f, path in enumerate(files):
-        start, url = 0, None
+        start = 0
         lines: list[dict[str, Any]] = []
-        with open_output(path, identity) as fh:
+        with _open(path, identity) as fh:
             for n, raw in enumerate(fh):
                 if not raw.endswith(b"\n"):
                     break
                 line = _DECODER.decode(raw)
-                if line.get("url") != url:
-                    if lines and url is not None:
-                        yield f, start, url, lines
-                    start, url, lines = n, line.get("url"), []
+                if lines and not _continues(lines[-1], line):
+                    yield from _run(f, start, lines)
+                    start, lines = n, []
                 lines.append(line)
-        if lines and url is not None:
-            yield f, start, url, lines
+        yield from _run(f, start, lines)
+
+
+def _open(path: Path, identity: Path | None) -> BinaryIO:
+    """A file listed while still open may be sealed (renamed) before it is read, in a crawl read while it runs:
+    then it is read under its sealed name."""
+    try:
+        return open_output(path, identity)
+    except FileNotFoundError:
+        if not path.name.endswith(OPEN_SUFFIX):
+            raise
+        return open_output(path.with_name(path.name.removesuffix(OPEN_SUFFIX)), identity)
+
+
+def _run(f: int, start: int, lines: list[dict[str, Any]]) -> Iterator[tuple[int, int, str, list[dict[str, Any]]]]:
+    url = lines[0].get("url") if lines else None
+    if url is not None:
+        yield f, start, url, lines
+
+
+def _continues(last: Mapping[str, Any], line: Mapping[str, Any]) -> bool:
+    """``line`` is the next item of the fetch ``last`` is of: the same URL and fetch time, the next index (a page
+    record, without an index, is a fetch of its own)."""
+    index = last.get("index")
+    return (
+        line.get("url") == last.get("url")
+        and line.get("fetch_time") == last.get("fetch_time")
+        and isinstance(index, int)
+        and line.get("index") == index + 1
+    )
 
 
 def latest(out: Path, what: What | str, identity: Path | None = None) -> Iterator[list[dict[str, Any]]]:
@@ -79,12 +111,29 @@ def latest(out: Path, what: What | str, identity: Path | None = None) -> Iterato
 
 
 def _latest(files: Sequence[Path], identity: Path | None) -> Iterator[list[dict[str, Any]]]:
-    last: dict[str, tuple[int, int]] = {}
-    for f, start, url, _ in _groups(files, identity):
-        last[url] = (f, start)
+    last: dict[str, tuple[list[tuple[int, int]], dict[str, Any]]] = {}  # url -> its last set's pieces, where it ends
     for f, start, url, lines in _groups(files, identity):
-        if last.get(url) == (f, start):  # else an earlier fetch of a URL fetched again: its last set wins
+        found = last.get(url)
+        if found is not None and _continues(found[1], lines[0]):  # the rest of a page cut by a full chunk file
+            found[0].append((f, start))
+        else:  # else an earlier fetch of a URL fetched again: its last set wins
+            found = ([(f, start)], {})
+        last[url] = (found[0], {key: lines[-1].get(key) for key in _SET_KEYS})  # not its fields: memory
+    held: dict[str, list[dict[str, Any]]] = {}  # the pieces of a set read so far
+    pieces_read: dict[str, int] = {}
+    for f, start, url, lines in _groups(files, identity):
+        found = last.get(url)  # None: a URL written since the first pass (a crawl read while it runs)
+        pieces = found[0] if found is not None else []
+        if (f, start) not in pieces:
+            continue
+        if len(pieces) == 1:
             yield lines
+            continue
+        held.setdefault(url, []).extend(lines)
+        pieces_read[url] = pieces_read.get(url, 0) + 1
+        if pieces_read[url] == len(pieces):
+            del pieces_read[url]
+            yield held.pop(url)
 
 
 def export(
