@@ -188,6 +188,14 @@ class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 
 
+class WithStatuses(Spider):  # a ported spider whose callbacks handled 404 pages
+    handle_httpstatus_list = [404]
+
+
+class WithAllStatuses(Spider):
+    handle_httpstatus_all = True
+
+
 class BadDomains(Spider):
     allowed_domains = ["http://shop.test/"]
 

@@ -282,6 +282,8 @@ def test_a_spiders_allowed_domains_drop_offsite_links_as_scrapy_does() -> None:
     ("name", "message"),
     [
         ("WithSettings", "custom_settings is Scrapy's and is not read: give the crawl's options to Crawler("),
+        ("WithStatuses", "handle_httpstatus_list is Scrapy's and is not read: callbacks get pages that answer 2xx"),
+        ("WithAllStatuses", "handle_httpstatus_all is Scrapy's and is not read: callbacks get pages that answer 2xx"),
         ("BadDomains", "allowed_domains holds domain names ('example.com'), not 'http://shop.test/'"),
     ],
 )

@@ -89,6 +89,12 @@ def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
             f"--spider {spec}: custom_settings is Scrapy's and is not read: give the crawl's options to "
             "Crawler(..., delay=2.0) or as trawl crawl flags (--delay 2), and remove custom_settings"
         )
+    for attr in ("handle_httpstatus_list", "handle_httpstatus_all"):
+        if getattr(spider, attr, None):
+            raise InputError(
+                f"--spider {spec}: {attr} is Scrapy's and is not read: callbacks get pages that answer 2xx only; "
+                "the others are records with their status and error (records/*.jsonl), and a redirect is followed"
+            )
     return SpiderExtractor(spec, spider)
 
 
