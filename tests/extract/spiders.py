@@ -145,3 +145,34 @@ class Headlines:
 
 class NotAnExtractor:
     """Has no extract method: ``--extract`` refuses it at start."""
+
+
+def item_classes(page: Page) -> Iterator[Any]:
+    """Items as Scrapy projects declare them (itemadapter: dataclass, attrs, pydantic) and as msgspec's Struct."""
+    import dataclasses
+
+    import attrs
+    import msgspec
+    import pydantic
+
+    @dataclasses.dataclass
+    class Data:
+        kind: str
+
+    @attrs.define
+    class Attrs:
+        kind: str
+        tags: list[str]
+
+    class Model(pydantic.BaseModel):
+        kind: str
+        price: float
+
+    class Struct(msgspec.Struct):
+        kind: str
+        inner: dict[str, int]
+
+    yield Data("dataclass")
+    yield Attrs("attrs", ["a"])
+    yield Model(kind="pydantic", price=1.5)
+    yield Struct("struct", {"n": 1})

@@ -110,6 +110,20 @@ def test_items_that_are_not_json_objects_are_extract_errors(spider: str, detail:
     assert out.record.error == "extract-error" and detail in out.record.error_detail and out.items == []
 
 
+def test_items_of_the_classes_scrapy_projects_declare_are_items() -> None:
+    """attrs classes, pydantic models and msgspec Structs (itemadapter takes the first two) were each a page's
+    extract-error ("the callback gave a Model")."""
+    pytest.importorskip("pydantic")  # a dependency of the wacz extra's, not of webtrawl's (attrs is aiohttp's)
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("item_classes"))
+    assert out.record.error is None
+    assert out.items == [
+        {"kind": "dataclass"},
+        {"kind": "attrs", "tags": ["a"]},
+        {"kind": "pydantic", "price": 1.5},
+        {"kind": "struct", "inner": {"n": 1}},
+    ]
+
+
 def test_an_item_field_that_is_not_json_is_named_and_a_selection_says_to_take_its_get() -> None:
     """``{"title": page.css("title::text")}`` without ``.get()`` said only "Encoding objects of type LexborSelector
     is unsupported", naming neither the field nor what to do."""

@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from webtrawl.errors import InputError, UserCodeError
 from webtrawl.extract.base import Extractor, ExtractResult, Follow
 from webtrawl.extract.document import Document
@@ -145,12 +147,32 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) ->
                     routed = route(value)
                     if routed:
                         result.routes.setdefault(url, routed)  # the same link twice: its first route
-        elif isinstance(value, Mapping):
-            result.items.append(dict(value))
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            result.items.append(dataclasses.asdict(value))  # a Scrapy project's dataclass items, as itemadapter
+        elif (item := _as_item(value)) is not None:
+            result.items.append(item)
         else:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
+
+
+def _as_item(value: Any) -> dict[str, Any] | None:
+    """An item's fields: a dict, or the item classes Scrapy's itemadapter takes (dataclass, attrs, pydantic) and
+    msgspec's Struct; None for anything else. Nested values are left to the item's JSON encoding."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, type):
+        return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)  # (the type test again: mypy narrows only in the same condition)
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.asdict(value)
+    if hasattr(type(value), "__attrs_attrs__"):
+        import attrs  # aiohttp's dependency: installed wherever an attrs class can be
+
+        return attrs.asdict(value)
+    dump = getattr(value, "model_dump", None)  # pydantic 2
+    if callable(dump):
+        fields = dump()
+        return fields if isinstance(fields, dict) else None
+    return None
 
 
 def _values(out: Any) -> Iterable[Any]:
