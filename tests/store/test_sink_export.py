@@ -152,10 +152,13 @@ def test_a_set_cut_by_a_full_chunk_file_is_one_set_and_a_later_fetch_still_wins(
     (items / "n-p0-00001.jsonl.open").write_text(_item("http://a.test/2", 2, n=4))
     (items / "n-p1-00000.jsonl").write_text(_item("http://a.test/1", 0, n=6).replace(FT, later))
     (items / "n-p1-00001.jsonl").write_text(_item("http://a.test/1", 1, n=7).replace(FT, later))
+    for k in range(3):  # a set in three files (a page of more items than a file holds)
+        (items / f"n-p2-0000{k}.jsonl").write_text(_item("http://a.test/3", k, n=8 + k))
     sets = [[(i["url"], i["index"], i["fields"]["n"]) for i in lines] for lines in latest(tmp_path / "c1", "items")]
     assert sorted(sets) == [
         [("http://a.test/1", 0, 6), ("http://a.test/1", 1, 7)],
         [("http://a.test/2", 0, 2), ("http://a.test/2", 1, 3), ("http://a.test/2", 2, 4)],
+        [("http://a.test/3", 0, 8), ("http://a.test/3", 1, 9), ("http://a.test/3", 2, 10)],
     ]
 
 

@@ -111,29 +111,33 @@ def latest(out: Path, what: What | str, identity: Path | None = None) -> Iterato
 
 
 def _latest(files: Sequence[Path], identity: Path | None) -> Iterator[list[dict[str, Any]]]:
-    last: dict[str, tuple[list[tuple[int, int]], dict[str, Any]]] = {}  # url -> its last set's pieces, where it ends
+    # url -> where its last set is, or its pieces (a set cut by a full chunk file): one small entry per URL
+    last: dict[str, tuple[int, int] | list[tuple[int, int]]] = {}
+    # where the last set of each file read so far ends (url, fetch time, index), for the one cut set that can go on
+    # in a later file: one entry per file, not per URL (memory)
+    ends: dict[str, dict[str, Any]] = {}
+    before: tuple[int, dict[str, Any]] | None = None  # the file and end of the set read last
     for f, start, url, lines in _groups(files, identity):
-        found = last.get(url)
-        if found is not None and _continues(found[1], lines[0]):  # the rest of a page cut by a full chunk file
-            found[0].append((f, start))
+        if before is not None and before[0] != f:
+            ends[before[1]["url"]] = before[1]
+        found, end = last.get(url), ends.get(url)
+        if found is not None and end is not None and _continues(end, lines[0]):  # the rest of a cut set
+            last[url] = [*(found if isinstance(found, list) else [found]), (f, start)]
         else:  # else an earlier fetch of a URL fetched again: its last set wins
-            found = ([(f, start)], {})
-        last[url] = (found[0], {key: lines[-1].get(key) for key in _SET_KEYS})  # not its fields: memory
+            last[url] = (f, start)
+        before = f, {key: lines[-1].get(key) for key in _SET_KEYS}
     held: dict[str, list[dict[str, Any]]] = {}  # the pieces of a set read so far
     pieces_read: dict[str, int] = {}
     for f, start, url, lines in _groups(files, identity):
         found = last.get(url)  # None: a URL written since the first pass (a crawl read while it runs)
-        pieces = found[0] if found is not None else []
-        if (f, start) not in pieces:
-            continue
-        if len(pieces) == 1:
+        if found == (f, start):
             yield lines
-            continue
-        held.setdefault(url, []).extend(lines)
-        pieces_read[url] = pieces_read.get(url, 0) + 1
-        if pieces_read[url] == len(pieces):
-            del pieces_read[url]
-            yield held.pop(url)
+        elif isinstance(found, list) and (f, start) in found:
+            held.setdefault(url, []).extend(lines)
+            pieces_read[url] = pieces_read.get(url, 0) + 1
+            if pieces_read[url] == len(found):
+                del pieces_read[url]
+                yield held.pop(url)
 
 
 def export(
