@@ -37,3 +37,10 @@ def test_pages_without_scripts_errors_and_other_types_are_never_rendered() -> No
     shell = '<div id="root"></div><script src="/bundle.js"></script>'
     assert shell_reason(_page(shell, status=404), 1 << 20) == ""
     assert shell_reason(_page(shell, content_type="text/plain"), 1 << 20) == ""
+
+
+def test_auto_reads_the_last_content_type_as_the_parser_does() -> None:
+    shell = '<div id="root"></div><script src="/bundle.js"></script>'
+    headers = [("Content-Type", "text/plain"), ("Content-Type", "text/html; charset=utf-8")]
+    assert shell_reason(Response(status=200, headers=headers, body=shell.encode()), 1 << 20) == "shell: empty app root"
+    assert shell_reason(Response(status=200, headers=headers[::-1], body=shell.encode()), 1 << 20) == ""

@@ -12,6 +12,7 @@ from urllib.parse import urljoin
 import msgspec
 
 from webtrawl.formats.canonical import header_url
+from webtrawl.formats.encoding import content_type_of
 from webtrawl.messages import Exchange
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -83,3 +84,13 @@ class Response(msgspec.Struct):
             if key.lower() == low:
                 return value
         return None
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of header ``name`` (case-insensitive), in the order received."""
+        low = name.lower()
+        return [value for key, value in self.headers if key.lower() == low]
+
+    def media_type(self) -> str:
+        """The answer's media type (``text/html``), lowercased, as the parser reads it: the last valid Content-Type
+        wins (``content_type_of``), so the fetcher's choices (what to render) agree with what is parsed. "" if none."""
+        return content_type_of(self.header_values("content-type")).split(";", 1)[0].strip().lower()

@@ -229,7 +229,7 @@ class RobotsCache:
         status = resp.status
         if 200 <= status < 300:
             cap = self._limits.max_robots
-            codings = content_codings([v for k, v in resp.headers if k.lower() == "content-encoding"])
+            codings = content_codings(resp.header_values("content-encoding"))
             try:
                 body = decompress(resp.body, codings, self._limits.max_decompressed)
             except (BadContent, DecompressionBomb) as exc:

@@ -70,6 +70,8 @@ _META_RE = re.compile(rb"<meta[\s/]([^>]*)", re.I)
 _ATTR_RE = re.compile(rb"""([^\s=/>]+)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 _CHARSET_IN_RE = re.compile(rb"""charset\s*=\s*["']?([^\s"';>]+)""", re.I)
 _CT_CHARSET_RE = re.compile(r"""charset\s*=\s*["']?([^\s"';]+)""", re.I)
+# The media types that are HTML documents: parsed as HTML, and the only answers a browser renders.
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _MIME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+/[!#$%&'*+.^_`|~0-9a-z-]+\Z")  # type/subtype, both HTTP tokens
 
 

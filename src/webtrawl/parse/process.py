@@ -18,7 +18,7 @@ from webtrawl.config import Limits, Politeness
 from webtrawl.decompress import GZIP_TYPES
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
 from webtrawl.formats.canonical import canonicalize, header_url
-from webtrawl.formats.encoding import choose_encoding, content_type_of
+from webtrawl.formats.encoding import HTML_TYPES, choose_encoding, content_type_of
 from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.messages import NewUrl, Page, RecrawlHint
 from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # extraction (parsel, lxml) is imported only by parsers that 
     from webtrawl.extract import Document, Extraction
     from webtrawl.extract.base import ExtractResult
 
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_TYPES = frozenset({"", "unknown/unknown", "application/unknown", "*/*"})
 # MIME Sniffing Standard 7.1: a body starting with one of these (then space or '>') is HTML.
 _HTML_STARTS = tuple(
@@ -148,12 +147,12 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         navigations = [(url, False) for url in page.navigations]  # where its scripts sent it: links of the page
         return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh + navigations, document)
     as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap, or one sent as HTML
-    if ctx.sitemaps != "off" and (as_sitemap or mime not in _HTML_TYPES):
+    if ctx.sitemaps != "off" and (as_sitemap or mime not in HTML_TYPES):
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
             _set_robots(record, robots)
             return _sitemap(page, ctx, record, found)
-    if mime not in _HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
+    if mime not in HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
         _set_robots(record, robots)
         if ctx.extraction is not None and _TEXTY.search(mime):
             return _extract_other(page, ctx, record, payload, content_type, refresh)

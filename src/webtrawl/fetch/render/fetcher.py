@@ -23,11 +23,11 @@ from webtrawl.fetch.render.page import PageRender
 from webtrawl.fetch.render.shell import html_payload
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.robots import RobotsCache
+from webtrawl.formats.encoding import HTML_TYPES
 from webtrawl.politeness import RobotsRules
 
 log = logging.getLogger("webtrawl.render")
 
-_HTML = ("text/html", "application/xhtml+xml")
 _MAX_MESSAGE = 200
 # A page whose HTML holds more "<" than this (some 200,000 elements) is not rendered. Chromium took over a minute
 # for 1.5M elements (the render ran out of time, or its renderer crashed, and was retried as "render"); HTML that
@@ -38,8 +38,7 @@ TOO_BIG = "render-too-big"
 
 def renderable(resp: Response) -> bool:
     """Only a whole 2xx HTML page is rendered; a redirect or an error is stored as it came."""
-    mime = (resp.header("content-type") or "text/html").split(";", 1)[0].strip().lower()
-    return 200 <= resp.status < 300 and not resp.truncated and mime in _HTML
+    return 200 <= resp.status < 300 and not resp.truncated and (resp.media_type() or "text/html") in HTML_TYPES
 
 
 class BrowserFetcher:

@@ -345,7 +345,7 @@ class PageRender:
     async def _fulfill(self, route: Route, resp: Response) -> None:
         """Hand ``resp`` to the page decoded (the browser gets no Content-Encoding), its headers merged by name."""
         try:
-            codings = content_codings([v for k, v in resp.headers if k.lower() == "content-encoding"])
+            codings = content_codings(resp.header_values("content-encoding"))
             body = decompress(resp.body, codings, self.owner.limits.max_decompressed)
         except WebtrawlError as exc:
             await self._refuse(route, exc.reason, "failed")

@@ -16,6 +16,7 @@ from selectolax.lexbor import LexborHTMLParser
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import WebtrawlError
 from webtrawl.fetch.response import Response
+from webtrawl.formats.encoding import HTML_TYPES
 
 MIN_TEXT = 200  # visible characters below which a page with scripts may be a shell
 _SCRIPT_BYTES = 2000  # inline script bytes that count as "large scripts" when there is no <script src>
@@ -24,7 +25,6 @@ _ROOT_SELECTOR = ", ".join([*(f"#{i}" for i in _ROOT_IDS), "app-root", "[ng-app]
 _ENABLE_JS = re.compile(
     r"(enable|turn on|requires?|need)\W+(\w+\W+){0,3}javascript|javascript\W+(is\W+)?(required|disabled)"
 )
-_HTML = ("text/html", "application/xhtml+xml")
 
 
 def shell_reason(resp: Response, max_decompressed: int) -> str:
@@ -37,11 +37,10 @@ def html_payload(resp: Response, max_decompressed: int) -> bytes | None:
     """The decoded body of a whole 2xx HTML answer (what ``auto`` may render), else None."""
     if not 200 <= resp.status < 300 or resp.truncated:
         return None
-    mime = (resp.header("content-type") or "").split(";", 1)[0].strip().lower()
-    if mime not in _HTML:
+    if resp.media_type() not in HTML_TYPES:
         return None
     try:
-        return decompress(resp.body, content_codings([resp.header("content-encoding") or ""]), max_decompressed)
+        return decompress(resp.body, content_codings(resp.header_values("content-encoding")), max_decompressed)
     except WebtrawlError:
         return None
 
