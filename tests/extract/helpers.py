@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.extract.corpus import TEXT_TIMEOUT
 from tests.parse.helpers import make_ctx
 from webtrawl.config import ExtractionOptions
 from webtrawl.extract import build_extraction
@@ -12,6 +13,9 @@ from webtrawl.parse import ParseContext, Processed, process_page
 
 
 def extract_ctx(**options: Any) -> ParseContext:
+    """A test that is not about time limits gets a long --extract-timeout: a loaded CI machine took one small page's
+    first extraction past the 5 s default (test_noisy_bytes, load 13)."""
+    options.setdefault("extract_timeout", TEXT_TIMEOUT)
     ctx = make_ctx()
     ctx.extraction = build_extraction(ExtractionOptions(**options))
     return ctx
