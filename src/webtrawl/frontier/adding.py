@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from webtrawl.frontier.base import AddResult
-from webtrawl.frontier.keys import encode_meta, split_parts
+from webtrawl.frontier.keys import encode_meta, split_parts, text
 from webtrawl.frontier.recent import RecentUrls
 from webtrawl.frontier.scripts import Arg
 from webtrawl.messages import NewUrl
@@ -190,12 +190,8 @@ class AddBatch:
         if first == len(reply):  # nothing refused: every URL is in the Bloom filter now
             self._recent.remember_all(urls)
             return hints
-        refused = {int(reply[i]) - 1: _text(reply[i + 1]) for i in range(first, len(reply), 2)}
+        refused = {int(reply[i]) - 1: text(reply[i + 1]) for i in range(first, len(reply), 2)}
         self._recent.remember_all(url for i, url in enumerate(urls) if i not in refused)
         for i, fate in sorted(refused.items()):
             result.refused.append((urls[i], _FATES.get(fate, fate)))
         return hints
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -15,14 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from webtrawl.frontier.connect import SyncClient, is_cluster
-from webtrawl.frontier.keys import meta_key, queue_key, ready_key, shard_of, shard_tag
+from webtrawl.frontier.keys import meta_key, queue_key, ready_key, shard_of, shard_tag, text
 from webtrawl.names import PRIORITY_LEVELS
 
 _PER_SHARD = 4
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def redis_now_ms(client: SyncClient) -> int:
@@ -40,7 +36,7 @@ def _shards(client: SyncClient, prefix: str) -> int:
 
 def _int(value: Any) -> int:
     try:
-        return int(_text(value)) if value is not None else 0
+        return int(text(value)) if value is not None else 0
     except ValueError:
         return 0
 
@@ -69,7 +65,7 @@ def sample_hosts(client: SyncClient, prefix: str, limit: int = 10) -> dict[str, 
             pipe.zrange(ready_key(shard_tag(prefix, shard), level), -_PER_SHARD, -1)
     found_hosts = pipe.execute()
     hosts = [
-        (shard, _text(h))
+        (shard, text(h))
         for shard in range(shards)
         for found in found_hosts[shard * PRIORITY_LEVELS : (shard + 1) * PRIORITY_LEVELS]
         for h in found
@@ -117,14 +113,14 @@ def host_report(client: SyncClient, prefix: str, host: str, park_after: int = 8)
     queued = sum(int(n) for n in replies[1 : 1 + PRIORITY_LEVELS])
     ready_score = next((r for r in replies[1 + PRIORITY_LEVELS : 1 + 2 * PRIORITY_LEVELS] if r is not None), None)
     head = [e for found in replies[1 + 2 * PRIORITY_LEVELS :] for e in found][:3]
-    h = {_text(k): _text(v) for k, v in raw.items()}
+    h = {text(k): text(v) for k, v in raw.items()}
     doc: dict[str, Any] = {
         "host": host,
         "shard": shard,
         "known": bool(h) or bool(queued),
         "origin": h.get("o", ""),
         "queued": int(queued),
-        "next_urls": [_text(e) for e in head],
+        "next_urls": [text(e) for e in head],
         "admitted": int(h.get("a", 0) or 0),
         "failures": int(h.get("f", 0) or 0),
         "last_gap_s": int(h.get("d", 0) or 0) / 1000,

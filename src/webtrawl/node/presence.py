@@ -32,7 +32,7 @@ from typing import Any
 
 from webtrawl.errors import StateError
 from webtrawl.frontier.connect import SyncClient
-from webtrawl.frontier.keys import global_tag
+from webtrawl.frontier.keys import global_tag, text
 
 DEFAULT_NODE_ID = "local"  # CrawlConfig's default: a trawl node replaces it with a persisted hostname-XXXXXX
 NODE_ID_FILE = "node-id"
@@ -57,10 +57,6 @@ def _fetched_key(prefix: str) -> str:
 
 def _where_key(prefix: str) -> str:
     return global_tag(prefix) + "where"
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def resolve_node_id(out: Path, configured: str) -> str:
@@ -130,7 +126,7 @@ def list_nodes(client: SyncClient, prefix: str) -> list[NodeStatus]:
     members: list[tuple[Any, float]] = list(client.zrange(nodes_key, 0, -1, withscores=True))  # type: ignore[arg-type]
     if not members:
         return []
-    ids = [_text(member) for member, _score in members]
+    ids = [text(member) for member, _score in members]
     pipe = client.pipeline(transaction=False)
     for node_id in ids:
         pipe.hgetall(node_key + node_id)
@@ -139,10 +135,10 @@ def list_nodes(client: SyncClient, prefix: str) -> list[NodeStatus]:
     *entries, totals, places = pipe.execute()
     found = []
     for node_id, (_member, score), raw, total, place in zip(ids, members, entries, totals, places, strict=True):
-        values = {_text(k): _text(v) for k, v in raw.items()}
+        values = {text(k): text(v) for k, v in raw.items()}
         if not values:
-            host, _, out = _text(place or b"").partition(":")
-            values = {"state": "lost", "fetched": _text(total or b"0"), "host": host, "out": out}
+            host, _, out = text(place or b"").partition(":")
+            values = {"state": "lost", "fetched": text(total or b"0"), "host": host, "out": out}
         found.append(NodeStatus(node_id, values.get("state", "lost"), int(score), values))
     found.sort(key=lambda n: (not n.live, n.node_id))
     return found
@@ -192,7 +188,7 @@ class Presence:
     def claim(self) -> None:
         """Refuse to run beside a live node of the same id elsewhere (they would take each other's leases back)."""
         raw = self.client.hgetall(self._key)
-        other = {_text(k): _text(v) for k, v in raw.items()}
+        other = {text(k): text(v) for k, v in raw.items()}
         if other and other.get("state") != "stopped":
             same_place = (other.get("host"), other.get("out")) == (self._static["host"], self._static["out"])
             if not same_place:  # the same place is our own earlier run: node.lock proves it is gone
