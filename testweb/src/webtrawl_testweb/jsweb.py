@@ -266,7 +266,7 @@ class JsWeb:
             raw_path = URL(raw_path).raw_path_qs
         self.test_headers.append(request.headers.get("X-Trawl-Test", ""))
         self.keys.append((host, request.path, request.headers.get("X-Key", "")))
-        status, body, ctype = 404, b"not found\n", "text/plain"
+        status, body, ctype, last_write_ns = 404, b"not found\n", "text/plain", 0
         try:
             status, body, ctype = self._reply(host, request.path, request.query.get("screen", ""))
             if host.startswith("slow.") and request.path == "/static/slow.js":
@@ -283,6 +283,7 @@ class JsWeb:
                 resp.headers["Location"] = body.decode()
             if host.startswith("cookie.") and request.path == "/":
                 resp.set_cookie("visit", "yes")
+            last_write_ns = time.time_ns()  # before the answer's one write (head and body): see accesslog.py
             with contextlib.suppress(ConnectionResetError):  # the client went away (gave up on a hung answer)
                 await resp.prepare(request)
                 await resp.write_eof()
@@ -295,7 +296,7 @@ class JsWeb:
                     scheme="https" if request.secure else "http",
                     port=self.https_port if request.secure else self.port,
                     start_ns=start_ns,
-                    last_write_ns=0,  # one write: the answer ends now
+                    last_write_ns=last_write_ns,
                     status=status,
                     sent=len(body),
                     path=raw_path,

@@ -198,7 +198,9 @@ class WebServer(Listeners):
             last_write_ns = time.time_ns()  # the end is stamped before the last write: see accesslog.py
             await resp.prepare(request)
             if request.method != "HEAD":
-                for chunk in chunks:
+                # prepare() has sent the head: with an empty body that was the last write, and a stamp taken after
+                # it was late by any stall of this thread (a 301 logged as ending 310 ms after its head went out)
+                for chunk in filter(None, chunks):
                     last_write_ns = time.time_ns()
                     await resp.write(chunk)
                     sent += len(chunk)
