@@ -28,6 +28,7 @@ from webtrawl.fetch.base import (
 from webtrawl.fetch.batcher import ReleaseBatcher
 from webtrawl.fetch.robots import RobotsCache
 from webtrawl.fetch.route import RenderRoute
+from webtrawl.fetch.stats import FetcherStats
 from webtrawl.fetch.testing import Answer, FakeFetcher, FakeWeb, PageCollector, answer
 from webtrawl.fetch.visit import GAP_MARGIN_MS, Visits
 from webtrawl.fetch.visitdeps import VisitDeps
@@ -36,6 +37,7 @@ from webtrawl.frontier import FrontierSettings, UrlAction
 from webtrawl.messages import Lease
 from webtrawl.node.children import CONTEXT
 from webtrawl.node.startup import fetcher_args
+from webtrawl.node.stopping import PageBudget
 
 ROBOTS = "http://a.test/robots.txt"
 PAGE = "http://a.test/p"
@@ -45,7 +47,9 @@ DELAY_MS = 2000
 class Setup:
     """One fetcher's visits over fakes, with a budget of 10 pages."""
 
-    def __init__(self, answers: dict[str, Answer | list[Answer]], budget: int = 10, **cfg: Any) -> None:
+    def __init__(
+        self, answers: dict[str, Answer | list[Answer]], budget: int = 10, stats: FetcherStats | None = None, **cfg: Any
+    ) -> None:
         self.cfg: CrawlConfig = local_cfg(**{"delay": DELAY_MS / 1000, "max_retries": 1, **cfg})
         self.web = FakeWeb(answers)
         self.frontier = FakeFrontier()
@@ -53,6 +57,8 @@ class Setup:
         self.render = FakeFetcher(self.web, role="render", name="browser") if self.cfg.rendering.enabled() else None
         self.pages = PageCollector()
         place = {"redis_url": "", "parser_sockets": [Path("/nonexistent")], "stop": CONTEXT.Event()}
+        if stats is not None:  # the node's view of this fetcher (its --max-pages stop reads it)
+            place["stats"] = stats.array
         settings = FrontierSettings.from_config(self.cfg)
         self.args = fetcher_args(self.cfg, settings, 0, budget=CONTEXT.Value("q", budget), **place)
 
@@ -257,6 +263,43 @@ def test_the_lease_loop_fetches_no_more_pages_than_the_budget_and_leaves_the_res
     assert sorted(p.lease.url for p in setup.pages.pages) == sorted(lease.url for lease in setup.frontier.kept)
     assert sum(setup.web.requested(url) for url in urls) == 3 and setup.budget == 0
     assert len(setup.frontier.queue) == 2  # not leased: no budget left for them
+
+
+class _LeasingWhileATaskEnds(FakeFrontier):
+    """Its second lease call is out while the first URL's task ends; meanwhile it asks what the node would."""
+
+    def __init__(self, ask: Callable[[], bool], first: Lease) -> None:
+        super().__init__()
+        self.queue, self.ask, self.calls, self.answers = [first], ask, 0, list[bool]()
+
+    async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
+        self.calls += 1
+        if self.calls == 2:
+            while self.kept == [] or any(_visiting(task) for task in asyncio.all_tasks()):  # until its task ended
+                await asyncio.sleep(0.001)
+            await asyncio.sleep(0)  # the task's done-callbacks (the fetcher's report), queued when it ended, run
+            self.answers.append(self.ask())
+        return await super().lease(owner, max_hosts)
+
+
+def _visiting(task: asyncio.Task[Any]) -> bool:
+    return getattr(task.get_coro(), "__qualname__", "") == Visits.handle.__qualname__
+
+
+def test_a_task_ending_while_the_lease_loop_asks_for_more_does_not_look_like_the_budget_spent() -> None:
+    """The lease loop pays for the leases it asks for before the call and says so (the node must not see the budget
+    gone with nothing in flight). A task ending during the call reported only the tasks left, none: the node saw no
+    budget and no lease and stopped at 1 page of --max-pages 3 (a spider port's test, loaded CI machine)."""
+    stats = FetcherStats(1)
+    setup = Setup({ROBOTS: answer(404), PAGE: answer(200)}, budget=1, stats=stats)
+    setup.run(lease(n=1))  # robots.txt known: its budget back (2); the lease loop below pays for the page itself
+    assert setup.budget == 2
+    node = PageBudget(2, stats, setup.args.budget)
+    frontier = _LeasingWhileATaskEnds(node.spent, lease(n=2))
+    frontier.robots, setup.frontier = setup.frontier.robots, frontier
+    asyncio.run(setup.serve(lambda: bool(frontier.answers)))
+    assert [p.lease.url for p in setup.pages.pages] == [PAGE]
+    assert frontier.answers == [False]  # 1 page of 2 ended, the other paid for and being asked for
 
 
 class _PartsClient:

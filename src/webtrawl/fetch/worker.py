@@ -141,6 +141,11 @@ class _Fetcher:
         self.args = args
         self.opts = args.fetch
         self.tasks: set[asyncio.Task[None]] = set()
+        self._asking = 0  # leases asked for by a lease call still out: paid for from the budget, not yet tasks
+
+    def _report_leases(self) -> None:
+        """The leases this fetcher holds or is asking for, for the node's --max-pages stop (stopping.py)."""
+        self.args.report(leases=len(self.tasks) + self._asking)
 
     async def run(self) -> None:
         args = self.args
@@ -266,10 +271,14 @@ class _Fetcher:
                 continue
             # Announced before the budget is taken: the node never sees an empty budget and nothing in flight
             # while leases it paid for are on their way (it would stop short of --max-pages).
-            self.args.report(leases=len(self.tasks) + min(free, self.opts.lease_batch))
-            want = self.args.take_budget(min(free, self.opts.lease_batch))
+            # A task that ends while the lease call is out reports too (_done): it counts the asked leases as well,
+            # or the node saw the budget gone and no lease (a loaded node stopped at 1 page of --max-pages 3).
+            self._asking = min(free, self.opts.lease_batch)
+            self._report_leases()
+            want = self.args.take_budget(self._asking)
             if want == 0:
-                self.args.report(leases=len(self.tasks))
+                self._asking = 0
+                self._report_leases()
                 await asyncio.sleep(_IDLE_MAX)
                 continue
             asked = time.monotonic()  # the leases' TTL runs from a moment after this one in Redis
@@ -279,7 +288,8 @@ class _Fetcher:
             refill_until = time.monotonic() + _REFILL_MAX_S
             self.args.give_back_budget(want - len(leases))
             if not leases:
-                self.args.report(leases=len(self.tasks))
+                self._asking = 0
+                self._report_leases()
                 # Nothing ready: wait until the frontier expects a host to be, or another process's add says so.
                 await self.work.wait_at_most(min(max(self.leases.next_lease_in(), _IDLE_WAIT), _IDLE_MAX))
                 continue
@@ -287,12 +297,13 @@ class _Fetcher:
                 task = asyncio.create_task(visits.handle(lease))
                 self.tasks.add(task)
                 task.add_done_callback(self._done)
-            self.args.report(leases=len(self.tasks))
+            self._asking = 0
+            self._report_leases()
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
         self.visits.slot_freed.set()
-        self.args.report(leases=len(self.tasks))
+        self._report_leases()
         if not task.cancelled() and task.exception() is not None:
             # A bug, not a fetch failure: the lease will expire and the URL will be tried again.
             log.error("fetch task failed", exc_info=task.exception())
