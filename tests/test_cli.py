@@ -44,6 +44,22 @@ def test_invalid_seed_url(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "not an http(s) URL")
 
 
+@pytest.mark.parametrize("where", ["argument", "file", "sitemap"])
+def test_a_seed_with_a_password_is_refused_without_quoting_it(tmp_path: Path, where: str) -> None:
+    """Links lose their userinfo (never sent or stored); a seed's would be the auth the user asked for, so it is
+    refused, pointing to the headers that do it, rather than crawled without it. The password is not echoed."""
+    seed, seeds = "https://user:s3cret@example.org/", tmp_path / "seeds.txt"
+    seeds.write_text(f"https://example.org/\n{seed}\n")
+    args = {"argument": [seed], "file": ["--seeds", str(seeds)], "sitemap": ["https://example.org/", "--sitemap", seed]}
+    result = _trawl("crawl", *args[where], "--out", str(tmp_path / "c"))
+    _assert_one_line_error(result, 2, "names a user name or password")
+    assert "rules file's headers" in result.stderr and "https://***@example.org/" in result.stderr
+    assert "s3cret" not in result.stderr
+    assert where != "file" or f"{seeds}:2" in result.stderr
+    kept = [path for path in (tmp_path / "c").rglob("*") if path.is_file() and b"s3cret" in path.read_bytes()]
+    assert kept == []  # nor written anywhere (crawl.json, the crawl's Redis)
+
+
 def test_invalid_url_in_seeds_file_names_its_line(tmp_path: Path) -> None:
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("https://example.org/\n# comment\n\nftp://example.org/x\n")

@@ -351,6 +351,8 @@ def test_bad_seed_urls_raise_one_config_error_at_once(tmp_path: Path) -> None:
         Crawler(out=out, urls=["ftp://site0.test/"])
     with pytest.raises(ConfigError, match=r"^urls: not an http\(s\) URL: 'site0\.test/a'"):
         Crawler(out=out, urls="site0.test/a")
+    with pytest.raises(ConfigError, match=r"^urls: 'http://\*\*\*@site0\.test/' names a user name or password"):
+        Crawler(out=out, urls="http://user:s3cret@site0.test/")
     assert not out.exists()
     assert Crawler(out=out, urls=None).config.crawl.seeds == ()  # as if not given
     assert Crawler(out=out, urls=(" http://Site0.test/a ",)).config.crawl.seeds == (" http://Site0.test/a ",)

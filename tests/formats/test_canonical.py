@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from webtrawl.errors import BadUrl, SchemeError
 from webtrawl.formats import CANON_VERSION, canonicalize
+from webtrawl.formats.canonical import has_userinfo
 
 BASE = "http://example.com/dir/page.html?q=1"
 
@@ -46,8 +47,23 @@ CASES = [
     ("http://%e4%be%8b%E3%81%88.テスト/", None, "http://xn--r8jz45g.xn--zckzah/"),
     ("http://[::1]:8080/", None, "http://[::1]:8080/"),
     ("http://[0:0:0:0:0:0:0:1]/", None, "http://[::1]/"),
-    ("http://user:pw@example.com/", None, "http://user:pw@example.com/"),
+    # userinfo dropped: a stranger's credentials are neither sent nor stored, and user@host/x is host/x
+    ("http://user:pw@example.com/", None, "http://example.com/"),
     ("http://@example.com/", None, "http://example.com/"),
+    ("HTTP://U%40x:p@Example.COM:80/a", None, "http://example.com/a"),
+    ("http://a@b@example.com/a", None, "http://example.com/a"),  # the last '@' ends the userinfo
+    ("//user:pw@cdn.example.net/x", BASE, "http://cdn.example.net/x"),
+    ("/x", "http://user:pw@example.com/a", "http://example.com/x"),  # not inherited from a base
+    ("x", "http://user:pw@example.com/a", "http://example.com/x"),
+    # a host's final dot: the same server (fully qualified name), one host and one URL
+    ("http://example.com./a", None, "http://example.com/a"),
+    ("http://EXAMPLE.com.:8080/a", None, "http://example.com:8080/a"),
+    ("https://example.com.:443/a", None, "https://example.com/a"),
+    ("//example.com./x", BASE, "http://example.com/x"),
+    ("http://bücher.example./", None, "http://xn--bcher-kva.example/"),
+    ("http://bücher.example\u3002/", None, "http://xn--bcher-kva.example/"),  # an ideographic full stop
+    ("http://xn--bcher-kva.example./", None, "http://xn--bcher-kva.example/"),
+    ("http://localhost./", None, "http://localhost/"),
     ("http://127.0.0.1:8000/x", None, "http://127.0.0.1:8000/x"),
     # WHATWG URL: a host that ends in a number is an IPv4 address, in any spelling inet_aton takes, written dotted
     ("http://127.1/", None, "http://127.0.0.1/"),
@@ -104,6 +120,11 @@ def test_canonical_form(url: str, base: str | None, expected: str) -> None:
         ("http://[::1/", None, BadUrl),
         ("http://[zz::1]/", None, BadUrl),
         ("http://a..b/", None, BadUrl),
+        ("http://example.com../", None, BadUrl),  # only one final dot is the same name
+        ("http://./", None, BadUrl),
+        ("http://../", None, BadUrl),
+        ("http://[::1]./", None, BadUrl),
+        ("http://user:pw@/", None, BadUrl),
         ("http://exa_mple.ünicode/", None, BadUrl),
         ("http://-bad-.example/", None, BadUrl),
         ("http://b%FCcher.example/", None, BadUrl),  # not UTF-8
@@ -120,14 +141,44 @@ def test_refused(url: str, base: str | None, error: type[Exception]) -> None:
         canonicalize(url, base)
 
 
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("http://user:pw@example.com/", True),
+        ("HTTPS://token@example.com", True),
+        (" http:\\\\u@example.com/", True),  # read as canonicalize reads it: backslashes are slashes
+        ("http:u@example.com/x", True),
+        ("http://a@b@example.com/", True),
+        ("http://@example.com/", False),  # nothing named: canonicalize drops the '@' as it always did
+        ("http://example.com/x@y", False),
+        ("http://example.com?x@y", False),
+        ("http://example.com#u@x", False),
+        ("http://example.com\\u@x/", False),
+        ("example.com/u@x", False),
+    ],
+)
+def test_has_userinfo(url: str, named: bool) -> None:
+    assert has_userinfo(url) is named
+
+
+@pytest.mark.parametrize("url", ["http://user:s3cret@example.com:99999/", "http://user:s3cret@[zz::1]/"])
+def test_a_refusal_does_not_quote_the_password(url: str) -> None:
+    with pytest.raises(BadUrl) as err:
+        canonicalize(url)
+    assert "s3cret" not in str(err.value)
+
+
 def test_version_is_pinned() -> None:
     # Changing the output for any input must bump CANON_VERSION (stored frontiers hold canonical strings).
-    assert CANON_VERSION == 2
+    assert CANON_VERSION == 3
 
 
 _URL_CHARS = st.sampled_from(list("abcXYZ019-._~:/?#[]@!$&'()*+,;=% \"<>\\^`{|}\t\nüé€\u0000\U0001f600"))
 _HOSTS = st.sampled_from(
-    ["example.com", "EXAMPLE.com", "bücher.de", "[::1]", "127.0.0.1", "a.b.c", "xn--bcher-kva.de", "", "a b"]
+    [
+        *("example.com", "EXAMPLE.com", "bücher.de", "[::1]", "127.0.0.1", "a.b.c", "xn--bcher-kva.de", "", "a b"),
+        *("example.com.", "u:p@example.com", "@a.b.", "u@bücher.de.", "127.0.0.1."),
+    ]
 )
 
 
@@ -157,7 +208,8 @@ def test_properties(url: str, base: str | None) -> None:
     assert canonicalize(canon, base) == canon, "an absolute canonical URL ignores the base"
     parts = urlsplit(canon)
     assert parts.scheme in ("http", "https")
-    assert parts.hostname
+    assert parts.hostname and not parts.hostname.endswith(".")
+    assert parts.username is None and parts.password is None and "@" not in parts.netloc
     assert parts.path.startswith("/")
     assert not parts.fragment and "#" not in canon
     assert canon.isascii() and " " not in canon

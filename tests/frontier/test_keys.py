@@ -69,7 +69,7 @@ def test_settings_from_config_are_in_milliseconds() -> None:
 def test_the_first_open_fixes_the_crawls_shards_and_bloom_size(frontier: FrontierFactory) -> None:
     f = frontier(shards=5, expected_urls=50_000)
     meta = f.meta()
-    assert (meta["shards"], meta["bloom_scheme"], meta["canon_version"]) == (5, "b", 2)
+    assert (meta["shards"], meta["bloom_scheme"], meta["canon_version"]) == (5, "b", 3)
     assert meta["bloom_k"] == blocked_chain(50_000, f.core.settings.bloom_error, 5)[0].hashes
     assert isinstance(meta["created"], int)
     again = frontier(prefix=f.core.settings.prefix, shards=64, expected_urls=10)

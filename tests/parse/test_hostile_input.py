@@ -67,8 +67,8 @@ def test_dropped_links_come_back_with_their_reason() -> None:
         ("http://site.example/dir/page.html?sid=3", "trap-query"),
         ("javascript:void(0)", "scheme"),
         ("http://site.example/n", "nofollow"),
-        ("http://public@10.0.0.1/", "ip-policy"),
-        ("http://10.0.0.1/", "ip-policy"),  # decimal, hex and octal: one address, written dotted, refused once
+        # userinfo trick, decimal, hex and octal: one URL (no userinfo, the address dotted), refused once
+        ("http://10.0.0.1/", "ip-policy"),
         ("http://[::ffff:a00:1]/", "ip-policy"),
         ("http://10.0.0.1:25/", "port-policy"),
     ]
@@ -82,6 +82,26 @@ def test_redirects_to_private_addresses_and_past_the_limit_are_dropped_with_the_
     assert process_page(page, ctx).dropped == [("http://169.254.169.254/latest/meta-data/", "ip-policy")]
     page = make_page(b"", status=301, hops=2, headers=[("Location", "/next")])
     assert process_page(page, ctx).dropped == [("http://site.example/next", "redirect-limit")]
+
+
+def test_credentials_in_links_are_neither_followed_nor_recorded() -> None:
+    """A stranger's ``user:pass@`` in a link was followed as it was (sent as Basic auth, kept in the records and
+    the WARC); now its URL is the one without it, and a dropped href keeps it masked."""
+    html = (
+        b'<a href="http://user:s3cret@other.example/x">a</a><a href="//s3cret@Site.Example./y">b</a>'
+        b'<a href="ftp://user:s3cret@files.example/">ftp</a><a href="http://user:s3cret@exa mple/">bad</a>'
+        b'<a href="http://user:s3cret@site.example/n" rel="nofollow">nf</a>'
+        b'<link rel="canonical" href="http://user:s3cret@site.example/dir/page.html">'
+    )
+    out = process_page(make_page(html, url=PAGE), make_ctx())
+    assert [u.url for u in out.new_urls] == ["http://other.example/x", "http://site.example/y"]
+    assert out.dropped == [
+        ("ftp://***@files.example/", "scheme"),
+        ("http://***@exa mple/", "bad-url"),
+        ("http://site.example/n", "nofollow"),
+    ]
+    redirect = make_page(b"", status=301, headers=[("Location", "http://user:s3cret@site.example./z")])
+    assert [u.url for u in process_page(redirect, make_ctx()).new_urls] == ["http://site.example/z"]
 
 
 def test_secrets_in_urls_are_masked_in_error_details() -> None:

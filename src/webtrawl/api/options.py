@@ -64,8 +64,7 @@ def _inline_flags(pattern: str) -> int:
 def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
     """``urls=`` as a list, each checked to be an http(s) URL as a seed is (:class:`ConfigError` now, rather than an
     error from inside ``run()``); None is no URLs, one string one URL."""
-    from webtrawl.errors import BadUrl, SchemeError
-    from webtrawl.formats import canonicalize
+    from webtrawl.node.seeds import seed_url
 
     if urls is None:
         return []
@@ -73,10 +72,8 @@ def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
     for url in found:
         if not isinstance(url, str):
             raise ConfigError(f"urls: not a URL string: {url!r}")
-        try:
-            canonicalize(url.strip())
-        except (BadUrl, SchemeError) as exc:
-            raise ConfigError(f"urls: not an http(s) URL: {url.strip()!r} ({exc})") from None
+        with _as_config_error():
+            seed_url(url, "urls")
     return found
 
 

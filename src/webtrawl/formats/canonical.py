@@ -1,10 +1,13 @@
 """URL canonicalization: one string per resource, so the frontier's seen-filter and the politeness key agree.
 
 Conservative on purpose: only rewrites that cannot change what a server returns (case of scheme and host,
-IDNA, IPv4 spellings, default port, fragment, percent-encoding of unreserved characters, dot segments). The query
-is never reordered. Link parsing follows the WHATWG URL rules a browser applies to ``href`` (whitespace stripped,
-tab/newline removed, ``\\`` read as ``/``, ``http:foo`` relative to an http base, a query's non-ASCII characters
-encoded in the page's encoding), so we fetch what a person clicking would fetch.
+IDNA, IPv4 spellings, a host's final dot, default port, fragment, percent-encoding of unreserved characters, dot
+segments). The query is never reordered. One rewrite is policy, not equivalence: the userinfo (``user:pass@``) is
+dropped, as Heritrix, surt and url-normalize do, so a stranger's credentials in a link are neither sent nor stored
+and ``user@host/x`` is ``host/x`` (a seed's are refused instead, :func:`has_userinfo`). Link parsing follows the
+WHATWG URL rules a browser applies to ``href`` (whitespace stripped, tab/newline removed, ``\\`` read as ``/``,
+``http:foo`` relative to an http base, a query's non-ASCII characters encoded in the page's encoding), so we fetch
+what a person clicking would fetch.
 
 It runs for every link of every page, so an href already in canonical form (most are) costs one regex match and
 one cached host lookup, other all-ASCII ones a handful of ``str`` scans; the slow paths (IDNA, percent-encoding)
@@ -26,7 +29,8 @@ import idna
 from webtrawl.addrpolicy import parse_ip_literal
 from webtrawl.errors import BadUrl, SchemeError
 
-CANON_VERSION = 2  # bump when the output for any input changes (frontiers keep it in meta); 2: IPv4 dotted
+# bump when the output for any input changes (frontiers keep it in meta); 2: IPv4 dotted; 3: no final dot, no userinfo
+CANON_VERSION = 3
 
 _DEFAULT_PORT = {"http": "80", "https": "443"}
 _C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
@@ -36,7 +40,6 @@ _TAB_NL_RE = re.compile(r"[\t\n\r]")
 _UNSAFE_RE = re.compile(r"[^A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]+")
 _CLEAN_RE = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")  # nothing to normalise (the common case)
 _PCT_RE = re.compile(r"%([0-9A-Fa-f]{2})?")
-_USERINFO_UNSAFE_RE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:%]+")  # RFC 3986 3.2.1
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 # Hrefs that are already in canonical form, in the two shapes most links have (fragment allowed, it is cut):
 # absolute http(s) with a lower-case host and a clean path, and a clean root-relative path (see canonicalize).
@@ -149,7 +152,9 @@ def _host(host: str) -> str:
         return str(ip)
     if len(host) > _MAX_HOST or _HOST_RE.match(host) is None:
         raise BadUrl(f"bad host name {host!r}")
-    return host
+    # A final dot names the same server (a fully qualified name): one host, one politeness key, one URL. Only one:
+    # "host.." and "." are refused by _HOST_RE above.
+    return host[:-1] if host[-1] == "." else host
 
 
 def _ends_in_number(host: str) -> bool:
@@ -170,35 +175,32 @@ def _decode_pct(text: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _netloc(authority: str, scheme: str) -> str:
-    """Canonical ``[userinfo@]host[:port]``; cached because a page links to few hosts many times."""
-    userinfo, at, hostport = authority.rpartition("@")
+    """Canonical ``host[:port]``, the userinfo dropped; cached because a page links to few hosts many times."""
+    hostport = authority.rpartition("@")[2]
     if hostport.startswith("["):
         end = hostport.find("]")
         if end < 0:
-            raise BadUrl(f"unterminated IPv6 literal in {authority!r}")
+            raise BadUrl(f"unterminated IPv6 literal in {hostport!r}")
         try:
             host = "[" + ipaddress.IPv6Address(hostport[1:end]).compressed + "]"
         except ValueError:
-            raise BadUrl(f"bad IPv6 literal in {authority!r}") from None
+            raise BadUrl(f"bad IPv6 literal in {hostport!r}") from None
         rest = hostport[end + 1 :]
         if rest and not rest.startswith(":"):
-            raise BadUrl(f"junk after IPv6 literal in {authority!r}")
+            raise BadUrl(f"junk after IPv6 literal in {hostport!r}")
         port = rest[1:]
     else:
         name, _, port = hostport.partition(":")
         if not name:
-            raise BadUrl(f"no host in {authority!r}")
+            raise BadUrl(f"no host in {hostport!r}")
         host = _host(name)
     if port:
         if not (port.isascii() and port.isdigit()) or int(port) > 65535:
-            raise BadUrl(f"bad port in {authority!r}")
+            raise BadUrl(f"bad port in {hostport!r}")
         port = str(int(port))
         if port == _DEFAULT_PORT[scheme]:
             port = ""
-    netloc = host + ":" + port if port else host
-    if at and userinfo:
-        netloc = _USERINFO_UNSAFE_RE.sub(_quote_run, _norm(userinfo)) + "@" + netloc
-    return netloc
+    return host + ":" + port if port else host
 
 
 @lru_cache(maxsize=256)
@@ -263,6 +265,18 @@ def canonicalize(url: str, base: str | None = None, encoding: str | None = None)
         elif first == "#":
             return _join(*_split_base(base))  # the base itself
     return _canonicalize(url, base, encoding)
+
+
+def has_userinfo(url: str) -> bool:
+    """Whether ``url``, read as :func:`canonicalize` reads an absolute http(s) URL, names a user name or password
+    (``user:pass@host``), which :func:`canonicalize` drops. A seed's are refused rather than dropped unsaid."""
+    s = _TAB_NL_RE.sub("", url.strip(_C0_AND_SPACE)).partition("#")[0]
+    m = _SCHEME_RE.match(s)
+    if m is None:
+        return False
+    rest = _backslashes(s[m.end() :]).lstrip("/")
+    authority = rest[: min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))]
+    return authority.rpartition("@")[0] != ""
 
 
 def _canonicalize(url: str, base: str | None, encoding: str | None = None) -> str:

@@ -9,8 +9,10 @@ from typing import BinaryIO
 
 from webtrawl.errors import BadUrl, InputError, SchemeError
 from webtrawl.formats import canonicalize
+from webtrawl.formats.canonical import has_userinfo
 from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.messages import NewUrl
+from webtrawl.redact import redact
 
 # The first seed URLs of a crawl are stored as its seed hosts, for the host/domain scope; a seed file of millions of
 # URLs keeps its first ones, as 'trawl crawl' and 'trawl seed' both do.
@@ -51,9 +53,15 @@ def seed_url(text: str, where: str, *, route: str = "", priority: int = -1) -> N
     """A seed as the frontier takes it (canonical, depth 0); :class:`InputError` saying ``where`` it came from."""
     candidate = text.strip()
     try:
-        return NewUrl(canonicalize(candidate), depth=0, priority=priority, route=route)
+        url = canonicalize(candidate)
     except (BadUrl, SchemeError) as exc:
-        raise InputError(f"{where}: not an http(s) URL: {candidate!r} ({exc})") from None
+        raise InputError(f"{where}: not an http(s) URL: {redact(candidate)!r} ({exc})") from None
+    if has_userinfo(candidate):  # canonicalize drops it: crawling without the auth asked for would be a surprise
+        raise InputError(
+            f"{where}: {redact(candidate)!r} names a user name or password, which webtrawl never sends or stores:"
+            " give the site's Authorization header as a rules file's headers (its URLs only) or --header (all)"
+        )
+    return NewUrl(url, depth=0, priority=priority, route=route)
 
 
 def sitemap_seeds(urls: Iterable[str]) -> list[NewUrl]:

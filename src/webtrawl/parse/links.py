@@ -15,16 +15,19 @@ from webtrawl.formats.canonical import canonicalize
 from webtrawl.messages import NewUrl, Page
 from webtrawl.names import DROP_PREFIX
 from webtrawl.parse.scope import Scope, host_and_port
+from webtrawl.redact import redact
 
 if TYPE_CHECKING:
     from webtrawl.parse.process import ParseContext
 
 
 def canonical_or_raw(href: str, base: str, encoding: str | None = None) -> str:
+    """The link as the dropped stream records it: canonical (no userinfo), else the raw href with its userinfo
+    masked (``ftp://***@host/``): a stranger's credentials are not stored."""
     try:
         return canonicalize(href, base, encoding)
     except WebtrawlError:
-        return href
+        return redact(href)
 
 
 def drop_all(
@@ -76,7 +79,7 @@ _UNCHECKED = "\x00unchecked"  # an origin without a verdict in ParseContext.orig
 def drop(counters: dict[str, int], reason: str, dropped: list[tuple[str, str]], url: str) -> None:
     key = DROP_PREFIX + reason
     counters[key] = counters.get(key, 0) + 1
-    dropped.append((url[:_MAX_RECORDED], reason))
+    dropped.append((redact(url[:_MAX_RECORDED]), reason))  # a raw href's userinfo masked (canonical ones have none)
 
 
 def follow_links(
