@@ -229,6 +229,10 @@ class Broken(Spider):
             yield Follow("/next", callback=self.parse_needs, data={"other": 1})
         if path == "dataclass":
             yield Product("Rake", 9.5)
+        if path == "midway":
+            yield Follow("/next", callback=self.parse_needs, data={"category": "c"})
+            yield {"ok": "before"}
+            raise ValueError("no price after the first")
         yield {"ok": path}
 
     def _helper(self, page: Page) -> None:

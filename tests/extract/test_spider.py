@@ -102,6 +102,17 @@ def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, d
     assert fine.record.error is None and fine.items == [{"ok": "fine"}]
 
 
+def test_a_spider_callback_that_raises_keeps_the_items_and_routed_links_it_yielded_before() -> None:
+    out = run(make_page(b"<a href=/x>x</a>", url="http://shop.test/midway"), spider=_spider("Broken"))
+    assert out.record.error == "extract-error"
+    assert "ValueError: no price after the first" in str(out.record.error_detail)
+    assert out.items == [{"ok": "before"}]
+    # the Follow it yielded, with its callback and data; not the page's own links (a spider follows what it yields)
+    assert [(n.url, decode_route(n.route)) for n in out.new_urls] == [
+        ("http://shop.test/next", ("parse_needs", {"category": "c"}))
+    ]
+
+
 def test_callbacks_take_their_links_data_as_keyword_parameters_as_scrapys_cb_kwargs() -> None:
     """A ported ``def parse_product(self, response, category)`` failed on every page (it was called with the page
     alone), and ``page.follow(..., cb_kwargs=...)`` was refused: each of a Scrapy spider's callbacks needed editing."""

@@ -9,6 +9,7 @@ import path, as it is for ``python -m``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -82,12 +83,38 @@ def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResu
     result = ExtractResult()
     try:
         _collect(settled(out), result, route)
-    except UserCodeError as exc:
-        exc.where = exc.where or _yield_site(out)  # what the callback yielded is at fault: where it yielded it
+    except BaseException as exc:  # Exception, SystemExit, the time limit: the page's error (extract/pipeline.py)
+        if isinstance(exc, UserCodeError):
+            exc.where = exc.where or _yield_site(out)  # what the callback yielded is at fault: where it yielded it
+        # what a generator callback yielded before it raised was handed on, as Scrapy processes each value a
+        # callback yields when it is yielded: kept (nothing, for a function that raised instead of returning)
+        _keep(exc, _finished(result, page))
         raise
+    return _finished(result, page)
+
+
+def _finished(result: ExtractResult, page: Page) -> ExtractResult:
     if not page.follow_page_links:
         result.links, result.extra_links = result.extra_links, []
     return result
+
+
+_KEPT = "_webtrawl_kept"
+
+
+def _keep(exc: BaseException, result: ExtractResult) -> None:
+    with contextlib.suppress(AttributeError, TypeError):  # an exception class with __slots__: nothing kept
+        setattr(exc, _KEPT, result)
+
+
+def kept(exc: BaseException) -> ExtractResult | None:
+    """What a callback yielded before ``exc`` stopped it (items and links, finished as a page's result is), None if
+    ``exc`` did not stop a callback's values (a function that raised, a rules file's error). Taken once: an
+    exception instance a callback raises again on a later page has no stale values."""
+    found = getattr(exc, _KEPT, None)
+    with contextlib.suppress(AttributeError):
+        delattr(exc, _KEPT)
+    return found if isinstance(found, ExtractResult) else None
 
 
 def settled(out: Any) -> Any:
@@ -138,15 +165,14 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) ->
                     continue  # Follow(page.css("a.next::attr(href)").get()) on the last page
                 hint = ": page.follow() takes a selection (its href)" if callable(getattr(url, "css", None)) else ""
                 raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}{hint}")
-            result.extra_links.append(url)
-            if isinstance(value, Follow):
-                if value.priority is not None:
-                    best = result.priorities.get(url, value.priority)  # the same link twice: its best rank
-                    result.priorities[url] = min(best, value.priority)
-                if value.callback is not None or value.data is not None:
-                    routed = route(value)
-                    if routed:
-                        result.routes.setdefault(url, routed)  # the same link twice: its first route
+            follow = value if isinstance(value, Follow) else Follow(url)
+            routed = route(follow) if follow.callback is not None or follow.data is not None else ""
+            result.extra_links.append(url)  # (after its route: a link whose route is refused is not followed)
+            if follow.priority is not None:
+                best = result.priorities.get(url, follow.priority)  # the same link twice: its best rank
+                result.priorities[url] = min(best, follow.priority)
+            if routed:
+                result.routes.setdefault(url, routed)  # the same link twice: its first route
         elif (item := _as_item(value)) is not None:
             result.items.append(item)
         else:
