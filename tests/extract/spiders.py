@@ -200,3 +200,11 @@ def raise_after_building(page: Page) -> list[Any]:
     if found:
         raise ValueError("no price on the third")
     return found
+
+
+def some_bad_values(page: Page) -> Iterator[Any]:
+    """Good items around a value that is no item and an item that is not JSON."""
+    yield {"n": 1}
+    yield 42
+    yield {"when": object()}
+    yield {"n": 2}

@@ -133,6 +133,21 @@ def test_items_that_are_not_json_objects_are_extract_errors(spider: str, detail:
     assert out.record.error == "extract-error" and detail in out.record.error_detail and out.items == []
 
 
+def test_a_value_that_is_no_json_item_is_left_out_alone() -> None:
+    """A ``yield 42`` or an item with an object in it lost the page's every item, as Scrapy does not (it logs the
+    value and goes on); the page's error names the first."""
+    import inspect
+
+    from tests.extract import spiders
+
+    line = inspect.getsource(spiders).splitlines().index("    yield 42", 100) + 1
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("some_bad_values"))
+    assert out.items == [{"n": 1}, {"n": 2}] and out.counters["items"] == 2
+    assert out.record.error_detail == (
+        f"UserCodeError: the callback gave a int, not a dict, Follow or URL string (spiders.py:{line})"
+    )
+
+
 def test_items_of_the_classes_scrapy_projects_declare_are_items() -> None:
     """attrs classes, pydantic models and msgspec Structs (itemadapter takes the first two) were each a page's
     extract-error ("the callback gave a Model")."""

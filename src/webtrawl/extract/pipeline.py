@@ -82,19 +82,28 @@ class Extraction:
         except (Exception, SystemExit, TimeLimit) as exc:  # sys.exit() in a callback: that page's error too
             self._failed(record, exc, doc.url)
             result = self._kept(exc)
-        try:
-            result.items = [self._clean(item) for item in result.items]
-        except UserCodeError as exc:
-            if record.error is None:
-                self._failed(record, exc, doc.url)
-            result = self._kept(None)
+        else:
+            if result.refused is not None:  # a value the callback yielded, left out alone
+                self._failed(record, result.refused, doc.url)
+        result.items = self._items(result.items, record, doc.url)
         return result
 
-    def _kept(self, exc: BaseException | None) -> ExtractResult:
+    def _items(self, items: list[dict[str, Any]], record: PageRecord, url: str) -> list[dict[str, Any]]:
+        """The items as stored; one that is not JSON-able is left out alone (the page's error if it has none)."""
+        kept: list[dict[str, Any]] = []
+        for item in items:
+            try:
+                kept.append(self._clean(item))
+            except UserCodeError as exc:
+                if record.error is None:
+                    self._failed(record, exc, url)
+        return kept
+
+    def _kept(self, exc: BaseException) -> ExtractResult:
         """What a failed page keeps: what its generator callback yielded before it raised (Scrapy's way), else
         nothing; its own links are followed as if there were no extraction, but a spider's page follows only what
         its callback yielded."""
-        found = kept(exc) if exc is not None else None
+        found = kept(exc)
         if found is None:
             return ExtractResult() if self.follow_on_error else ExtractResult(links=[])
         if not self.follow_on_error and found.links is None:  # a spider following its pages' own links too
