@@ -27,6 +27,7 @@ from tests.fixtures.shop_web import ShopWeb
 from tests.node.crawlrun import stats
 from webtrawl import ConfigError, Crawler, CrawlResult, InputError
 from webtrawl.cli import main
+from webtrawl.node.saved import NODE_LOCK
 from webtrawl.node.supervisor import Node
 from webtrawl_testweb import TestWeb, WebOptions
 
@@ -193,7 +194,8 @@ def test_cancelling_arun_stops_the_crawl_with_its_in_flight_pages_stored(testweb
 
     async def cancel_after_some_items() -> None:
         task = asyncio.create_task(crawler.arun())
-        while sum(1 for _ in CrawlResult(out).items()) < 10:
+        # read once the crawl has started (its node lock, made as it starts): before, out holds no crawl yet
+        while not (out / NODE_LOCK).exists() or sum(1 for _ in CrawlResult(out).items()) < 10:
             assert not task.done(), task.result()
             await asyncio.sleep(0.05)
         task.cancel()
