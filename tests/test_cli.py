@@ -34,6 +34,13 @@ def _assert_one_line_error(result: subprocess.CompletedProcess[str], code: int, 
     assert "Traceback" not in result.stderr
 
 
+def test_a_crawl_without_seeds_is_one_error_line_before_anything_is_made(tmp_path: Path) -> None:
+    """It created the output directory and started Redis before it said so."""
+    result = _trawl("crawl", "--out", str(tmp_path / "c"))
+    _assert_one_line_error(result, 2, "no seeds: give URLs, --seeds FILE, --sitemap URL")
+    assert not (tmp_path / "c").exists()
+
+
 def test_unreadable_seeds_file(tmp_path: Path) -> None:
     result = _trawl("crawl", "--seeds", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "c"))
     _assert_one_line_error(result, 2, "cannot read seeds file")

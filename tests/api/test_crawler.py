@@ -27,6 +27,7 @@ from tests.fixtures.shop_web import ShopWeb
 from tests.node.crawlrun import stats
 from webtrawl import ConfigError, Crawler, CrawlResult, InputError
 from webtrawl.cli import main
+from webtrawl.node.saved import NODE_LOCK
 from webtrawl.node.supervisor import Node
 from webtrawl_testweb import TestWeb, WebOptions
 
@@ -174,8 +175,17 @@ def test_arun_crawls_from_asyncio_while_the_loop_goes_on(make_testweb: Callable[
 
 
 def test_arun_raises_what_run_raises(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"^no seeds"):
-        asyncio.run(Crawler(title, out=tmp_path / "crawl").arun())
+    with pytest.raises(InputError, match=r"^no seeds"):  # a spider without start_urls: known once it is built
+        asyncio.run(Crawler(Shop, out=tmp_path / "crawl").arun())
+    assert not (tmp_path / "crawl").exists()  # nor its Redis: it failed before either was made
+
+
+def test_a_new_crawl_without_seeds_fails_before_anything_starts(tmp_path: Path) -> None:
+    """A crawl given no seed created its directory and started its Redis, then failed."""
+    out = tmp_path / "crawl"
+    with pytest.raises(InputError, match=r"^no seeds: give URLs, --seeds FILE, --sitemap URL"):
+        Crawler(title, out=out).run()
+    assert not out.exists()
 
 
 def test_cancelling_arun_stops_the_crawl_with_its_in_flight_pages_stored(testweb: TestWeb, tmp_path: Path) -> None:
@@ -184,7 +194,8 @@ def test_cancelling_arun_stops_the_crawl_with_its_in_flight_pages_stored(testweb
 
     async def cancel_after_some_items() -> None:
         task = asyncio.create_task(crawler.arun())
-        while sum(1 for _ in CrawlResult(out).items()) < 10:
+        # read once the crawl has started (its node lock, made as it starts): before, out holds no crawl yet
+        while not (out / NODE_LOCK).exists() or sum(1 for _ in CrawlResult(out).items()) < 10:
             assert not task.done(), task.result()
             await asyncio.sleep(0.05)
         task.cancel()

@@ -18,6 +18,8 @@ from tests.api.helpers import html_pages, shop_options
 from tests.api.pages import Shop, title, title_but_exit_on_product_1
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import ConfigError, Crawler, CrawlResult, StateError
+from webtrawl.config import CrawlConfig
+from webtrawl.node.startup import prepare_out
 
 
 def test_progress_lines_go_to_the_webtrawl_logger_not_to_stderr(
@@ -138,6 +140,18 @@ def test_a_crawl_read_back_by_the_name_of_its_directory(shop_web: ShopWeb, tmp_p
     assert again.stats == ran.stats and again.stats["fetched"] >= 12
     with pytest.raises(ConfigError, match=r"holds no crawl"):
         _ = CrawlResult(tmp_path / "nothing").stats
+
+
+def test_a_directory_that_holds_no_crawl_is_one_error_and_a_crawl_just_started_reads_empty(tmp_path: Path) -> None:
+    """``CrawlResult("mistyped-dir").items()`` read as a crawl that found nothing."""
+    with pytest.raises(ConfigError, match=r"mistyped-dir holds no crawl \(no such directory\)"):
+        CrawlResult(tmp_path / "mistyped-dir").items()
+    (tmp_path / "other").mkdir()
+    with pytest.raises(ConfigError, match=r"other holds no crawl \(no node.lock, crawl.json"):
+        CrawlResult(tmp_path / "other").records()
+    started = tmp_path / "started"
+    prepare_out(CrawlConfig(), started).close()  # what a crawl makes first, before its Redis and any page
+    assert list(CrawlResult(started).items()) == [] and list(CrawlResult(started).records()) == []
 
 
 def test_a_rules_file_whose_rule_recrawls_needs_recrawl_after_at_once(tmp_path: Path) -> None:

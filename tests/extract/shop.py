@@ -229,6 +229,20 @@ class Broken(Spider):
             yield Follow("/next", callback=self.parse_needs, data={"other": 1})
         if path == "dataclass":
             yield Product("Rake", 9.5)
+        if path == "typo":
+            yield {"ok": "before"}
+            yield Follow("/detail", callback="parse_detial")
+            yield Follow("/next", callback="parse_needs", data={"category": "c"})
+        if path == "follow-typo":
+            yield {"ok": "before"}
+            yield page.follow("/detail", "parse_detial")
+        if path == "follow-all-typo":
+            yield {"ok": "before"}
+            yield from page.follow_all(css="a.none", callback="parse_detial")
+        if path == "midway":
+            yield Follow("/next", callback=self.parse_needs, data={"category": "c"})
+            yield {"ok": "before"}
+            raise ValueError("no price after the first")
         yield {"ok": path}
 
     def _helper(self, page: Page) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from webtrawl.extract import Document, ExtractResult, Follow, Page
@@ -176,3 +176,35 @@ def item_classes(page: Page) -> Iterator[Any]:
     yield Attrs("attrs", ["a"])
     yield Model(kind="pydantic", price=1.5)
     yield Struct("struct", {"n": 1})
+
+
+def raise_midway(page: Page) -> Iterator[Any]:
+    """Yields an item and a link, then fails, as a parser of a page with one odd product does."""
+    yield {"n": 1}
+    yield Follow("/kept")
+    yield {"n": 2}
+    raise ValueError("no price on the third")
+
+
+async def araise_midway(page: Page) -> AsyncIterator[Any]:
+    """``raise_midway`` as an async generator (Scrapy's ``async def parse`` with ``yield``)."""
+    yield {"n": 1}
+    yield Follow("/kept")
+    yield {"n": 2}
+    raise ValueError("no price on the third")
+
+
+def raise_after_building(page: Page) -> list[Any]:
+    """A function that builds its list and fails before returning it: nothing was handed on."""
+    found: list[Any] = [{"n": 1}, Follow("/kept")]
+    if found:
+        raise ValueError("no price on the third")
+    return found
+
+
+def some_bad_values(page: Page) -> Iterator[Any]:
+    """Good items around a value that is no item and an item that is not JSON."""
+    yield {"n": 1}
+    yield 42
+    yield {"when": object()}
+    yield {"n": 2}

@@ -92,6 +92,29 @@ def test_a_raising_callback_is_an_extract_error_and_the_crawl_goes_on(caplog: py
     assert good.record.error is None and good.items == [{"h1": "fine"}]
 
 
+@pytest.mark.parametrize("callback", ["raise_midway", "araise_midway"])
+def test_a_generator_callback_that_raises_keeps_what_it_yielded_before(callback: str) -> None:
+    """One bad product on a listing lost the page's other items and links, where Scrapy keeps what a callback
+    yielded before its exception; the page's error still names the line that raised."""
+    import inspect
+
+    from tests.extract import spiders
+
+    lines, first = inspect.getsourcelines(getattr(spiders, callback))
+    line = first + lines.index('    raise ValueError("no price on the third")\n')
+    out = run(make_page(b"<h1>x</h1><a href='/own'>o</a>", url="http://site.example/p"), extract=_spider(callback))
+    assert out.record.error == "extract-error"
+    assert out.record.error_detail == f"ValueError: no price on the third (spiders.py:{line})"
+    assert out.items == [{"n": 1}, {"n": 2}] and out.record.items == 2 and out.counters["items"] == 2
+    assert sorted(n.url for n in out.new_urls) == ["http://site.example/kept", "http://site.example/own"]
+
+
+def test_a_function_that_raises_before_returning_keeps_nothing() -> None:
+    out = run(make_page(b"<a href='/own'>o</a>", url="http://site.example/p"), extract=_spider("raise_after_building"))
+    assert out.record.error == "extract-error" and out.items == [] and "items" not in out.counters
+    assert [n.url for n in out.new_urls] == ["http://site.example/own"]  # its page's links, as with no extraction
+
+
 def test_a_looping_callback_is_stopped_at_the_time_limit() -> None:
     ctx = extract_ctx(extract=_spider("loop_on_some"), extract_timeout=0.2)
     out = process_page(make_page(b"<h1>x</h1>", url=_failing_page("loop_on_some", 1)), ctx)
@@ -108,6 +131,21 @@ def test_a_looping_callback_is_stopped_at_the_time_limit() -> None:
 def test_items_that_are_not_json_objects_are_extract_errors(spider: str, detail: str) -> None:
     out = run(make_page(b"<h1>x</h1>"), extract=_spider(spider))
     assert out.record.error == "extract-error" and detail in out.record.error_detail and out.items == []
+
+
+def test_a_value_that_is_no_json_item_is_left_out_alone() -> None:
+    """A ``yield 42`` or an item with an object in it lost the page's every item, as Scrapy does not (it logs the
+    value and goes on); the page's error names the first."""
+    import inspect
+
+    from tests.extract import spiders
+
+    line = inspect.getsource(spiders).splitlines().index("    yield 42", 100) + 1
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("some_bad_values"))
+    assert out.items == [{"n": 1}, {"n": 2}] and out.counters["items"] == 2
+    assert out.record.error_detail == (
+        f"UserCodeError: the callback gave a int, not a dict, Follow or URL string (spiders.py:{line})"
+    )
 
 
 def test_items_of_the_classes_scrapy_projects_declare_are_items() -> None:

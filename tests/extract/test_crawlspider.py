@@ -4,11 +4,13 @@ that cannot work here says."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 
-from webtrawl.extract import Document, LinkExtractor, Page, Rule
+from webtrawl.errors import InputError
+from webtrawl.extract import Document, LinkExtractor, Page, Rule, load_spider
 from webtrawl.extract.crawlspider import CrawlSpider, Link
 
 HTML = b"""<html><body>
@@ -69,8 +71,17 @@ def test_scrapys_request_hooks_and_a_callback_the_spider_lacks_are_refused_when_
     class Missing(CrawlSpider):
         rules = (Rule(LinkExtractor(), callback="parse_product"),)
 
-    with pytest.raises(TypeError, match="a rule names 'parse_product', which Missing has no method of"):
+    with pytest.raises(TypeError, match=re.escape("a rule names 'parse_product', which Missing has no method of")):
         Missing()
+    with pytest.raises(InputError, match=re.escape("Misspelt has no method of (its callbacks: parse, parse_item,")):
+        load_spider(f"{__file__}:Misspelt")  # as trawl crawl and Crawler(...).run() build it, before anything starts
+
+
+class Misspelt(CrawlSpider):
+    rules = (Rule(LinkExtractor(), callback="parse_itme"),)
+
+    def parse_item(self, page: Page) -> Iterator[Any]:
+        yield {}
 
 
 class _AsyncShop(CrawlSpider):

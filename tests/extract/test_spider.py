@@ -86,7 +86,7 @@ def test_a_link_the_page_also_has_takes_the_route_a_follow_gives_it() -> None:
         ("raise", "ValueError: no price here"),
         ("big", f"over the cap of {MAX_DATA_BYTES}"),
         ("not-json", "Follow data is not JSON-able"),
-        ("unknown", "Broken has no callback 'parse_nothing'"),
+        ("unknown", "Broken has no callback 'parse_nothing' (its callbacks: parse, parse_needs)"),
         ("private", "Broken has no callback '_helper'"),
         ("meta", "page.follow takes no meta: pass data={...} (the next page's page.data) instead"),
         ("dont-filter", "page.follow takes no dont_filter: a URL is queued once per crawl (--recrawl-after fetches"),
@@ -97,9 +97,53 @@ def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, d
     ctx = extract_ctx(spider=_spider("Broken"))
     out = process_page(make_page(b"<a href=/x>x</a>", url=f"http://shop.test/{path}"), ctx)
     assert out.record.error == "extract-error" and detail in str(out.record.error_detail)
-    assert out.items == [] and out.new_urls == []  # a spider follows only what it yields: nothing
+    assert out.new_urls == []  # a spider follows only what it yields: not the refused Follow, not the page's links
+    # a refused Follow is left out alone (the item yielded after it is kept); a raise stops the callback there
+    assert out.items == ([] if path in ("raise", "meta", "dont-filter") else [{"ok": path}])
     fine = process_page(make_page(b"<a href=/x>x</a>", url="http://shop.test/fine"), ctx)
     assert fine.record.error is None and fine.items == [{"ok": "fine"}]
+
+
+def _line_of(text: str) -> int:
+    return SHOP.read_text().splitlines().index(text) + 1
+
+
+def test_a_follow_naming_a_callback_the_spider_lacks_is_refused_alone() -> None:
+    """``Follow(url, callback="parse_detial")`` voided its whole page: every item and link it yielded."""
+    out = run(make_page(b"<a href=/x>x</a>", url="http://shop.test/typo"), spider=_spider("Broken"))
+    line = _line_of('            yield Follow("/detail", callback="parse_detial")')
+    assert out.record.error == "extract-error"
+    assert out.record.error_detail == (
+        f"UserCodeError: Broken has no callback 'parse_detial' (its callbacks: parse, parse_needs) (shop.py:{line})"
+    )
+    assert out.items == [{"ok": "before"}, {"ok": "typo"}]  # the page's other items and follows are kept
+    assert [(n.url, decode_route(n.route)) for n in out.new_urls] == [
+        ("http://shop.test/next", ("parse_needs", {"category": "c"}))
+    ]
+
+
+@pytest.mark.parametrize("path", ["follow-typo", "follow-all-typo"])
+def test_page_follow_refuses_a_callback_the_spider_lacks_where_it_is_made(path: str) -> None:
+    """As Scrapy's ``response.follow(url, self.parse_detial)`` fails at that line: what came before is kept."""
+    out = run(make_page(b"<a href=/x>x</a>", url=f"http://shop.test/{path}"), spider=_spider("Broken"))
+    call = "page.follow(" if path == "follow-typo" else "page.follow_all("
+    line = next(i for i, text in enumerate(SHOP.read_text().splitlines(), 1) if call in text and "parse_detial" in text)
+    assert out.record.error_detail == (
+        "ValueError: page.follow: Broken has no callback 'parse_detial' (its callbacks: parse, parse_needs) "
+        f"(shop.py:{line})"
+    )
+    assert out.items == [{"ok": "before"}] and out.new_urls == []
+
+
+def test_a_spider_callback_that_raises_keeps_the_items_and_routed_links_it_yielded_before() -> None:
+    out = run(make_page(b"<a href=/x>x</a>", url="http://shop.test/midway"), spider=_spider("Broken"))
+    assert out.record.error == "extract-error"
+    assert "ValueError: no price after the first" in str(out.record.error_detail)
+    assert out.items == [{"ok": "before"}]
+    # the Follow it yielded, with its callback and data; not the page's own links (a spider follows what it yields)
+    assert [(n.url, decode_route(n.route)) for n in out.new_urls] == [
+        ("http://shop.test/next", ("parse_needs", {"category": "c"}))
+    ]
 
 
 def test_callbacks_take_their_links_data_as_keyword_parameters_as_scrapys_cb_kwargs() -> None:

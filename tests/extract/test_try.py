@@ -219,7 +219,10 @@ def test_a_callback_the_spider_lacks_or_without_a_spider_is_one_error_line(tmp_p
     spider = f"{Path(__file__).with_name('shop.py')}:ShopSpider"
     typo = _trawl("--spider", spider, "--callback", "parse_listin", str(page))
     assert typo.returncode == 2 and typo.stdout == ""
-    assert typo.stderr == "trawl: error: --callback: ShopSpider has no callback 'parse_listin'\n"
+    assert typo.stderr == (
+        "trawl: error: --callback: ShopSpider has no callback 'parse_listin' "
+        "(its callbacks: parse, parse_listing, parse_product)\n"
+    )
     (tmp_path / "cb.py").write_text("def parse(page):\n    yield {}\n")
     plain = _trawl("--extract", "cb:parse", "--callback", "parse_listing", str(page), cwd=tmp_path)
     assert plain.returncode == 2 and plain.stdout == ""

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webtrawl.node.seeds import iter_seeds
+import pytest
+
+from webtrawl.config import CrawlConfig
+from webtrawl.errors import InputError
+from webtrawl.node.seeds import check_seeds, iter_seeds
 
 
 def test_a_seeds_file_with_a_byte_order_mark_and_crlf_line_ends(tmp_path: Path) -> None:
@@ -14,3 +18,18 @@ def test_a_seeds_file_with_a_byte_order_mark_and_crlf_line_ends(tmp_path: Path) 
     seeds.write_bytes(b"\xef\xbb\xbfhttps://example.org/one\r\n# comment\r\n\r\n  https://example.org/two  \r\n")
     urls = [url.url for batch in iter_seeds([], seeds) for url in batch]
     assert urls == ["https://example.org/one", "https://example.org/two"]
+
+
+def test_only_a_new_crawl_given_no_seed_source_has_no_seeds(tmp_path: Path) -> None:
+    """What may start with no URL on its command line: a sitemap, a seeds file, a spider's start URLs, a crawl on
+    a shared Redis (``trawl seed``, another node), a resume (the crawl's Redis in out)."""
+    new = CrawlConfig().with_options(out=tmp_path / "c")
+    with pytest.raises(InputError, match=r"^no seeds"):
+        check_seeds(new, spider_seeds=False)
+    check_seeds(new.with_options(sitemap=("http://a.test/sitemap.xml",)), spider_seeds=False)
+    check_seeds(new.with_options(seeds_file=tmp_path / "seeds.txt"), spider_seeds=False)
+    check_seeds(new.with_options(seeds=("http://a.test/",)), spider_seeds=False)
+    check_seeds(new, spider_seeds=True)
+    check_seeds(new.with_options(redis="redis://127.0.0.1:6379/1"), spider_seeds=False)
+    (tmp_path / "c" / "redis").mkdir(parents=True)
+    check_seeds(new, spider_seeds=False)

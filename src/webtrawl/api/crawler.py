@@ -84,6 +84,11 @@ class Crawler:
         """Crawl until the crawl ends (nothing left, ``max_pages``, ``max_time``, :meth:`stop` or Ctrl-C on the main
         thread); the run's result, its items on disk."""
         check_main_guard()
+        from webtrawl.node.seeds import check_seeds
+
+        # no seed at all: before the fork server, the directory and Redis start (a spider's start_urls are known
+        # once it is built, in Node.run: still before the directory and Redis)
+        check_seeds(self.config, spider_seeds=bool(self.config.extraction.spider))
         from webtrawl.node.children import prestart
 
         prestart()  # the children's stages load while the supervisor's do

@@ -58,12 +58,31 @@ class CrawlResult:
         return self._rows("records", identity)
 
     def _rows(self, what: str, identity: Path | str | None) -> Iterator[dict[str, Any]]:
-        if not (self.out / what).is_dir():
-            return  # a crawl without --extract has no items; one with --no-jsonl no files at all
-        from webtrawl.store.sinks.export import latest
+        """The rows of ``what``; a ``ConfigError`` now (not at the first row) if ``out`` holds no crawl."""
+        _check_crawl(self.out)
+        return _read(self.out, what, None if identity is None else Path(identity))
 
-        for lines in latest(self.out, what, None if identity is None else Path(identity)):
-            yield from lines
+
+def _read(out: Path, what: str, identity: Path | None) -> Iterator[dict[str, Any]]:
+    if not (out / what).is_dir():
+        return  # a crawl without --extract has no items; one with --no-jsonl no files at all
+    from webtrawl.store.sinks.export import latest
+
+    for lines in latest(out, what, identity):
+        yield from lines
+
+
+def _check_crawl(out: Path) -> None:
+    """A mistyped directory read as a crawl that found nothing; a crawl that has started and written nothing yet
+    still reads as empty: its node lock is the first file a run makes (before Redis, before any page), and its
+    settings (``crawl.json``) stay; ``items/`` or ``records/`` copied elsewhere read too."""
+    from webtrawl.errors import ConfigError
+    from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS
+
+    if any((out / name).exists() for name in (NODE_LOCK, SAVED_SETTINGS, "items", "records")):
+        return
+    found = "no such directory" if not out.exists() else f"no {NODE_LOCK}, {SAVED_SETTINGS}, items/ or records/ in it"
+    raise ConfigError(f"{out} holds no crawl ({found}): give the out directory a crawl was run with")
 
 
 def _read_stats(out: Path, redis: str | None) -> Stats:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from webtrawl.errors import UserCodeError
 from webtrawl.extract.document import Document
 from webtrawl.names import PRIORITY_LEVELS
 
@@ -87,6 +88,8 @@ class ExtractResult:
     link_priority: int = -1  # a rule's priority: the level of every link the page follows (-1: by depth)
     routes: dict[str, str] = field(default_factory=dict)  # raw href -> its route (a spider's callback and data)
     link_route: str = ""  # a rule's data: the route of every link the page follows ("": none)
+    # the first value a callback yielded that was refused (left out, the others kept): the page's extract-error
+    refused: UserCodeError | None = None
 
     def priority_of(self, href: str) -> int:
         """The explicit priority level of a followed link, -1 if none."""

@@ -9,7 +9,9 @@ import path, as it is for ``python -m``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -78,16 +80,40 @@ def _plain_route(follow: Follow) -> str:
 
 def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResult:
     """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
-    :class:`UserCodeError` for a callback or data it refuses)."""
+    :class:`UserCodeError` for a callback or data it refuses: that Follow alone is left out, ``result.refused``)."""
     result = ExtractResult()
     try:
-        _collect(settled(out), result, route)
-    except UserCodeError as exc:
-        exc.where = exc.where or _yield_site(out)  # what the callback yielded is at fault: where it yielded it
+        _collect(settled(out), result, route, functools.partial(_yield_site, out))
+    except BaseException as exc:  # Exception, SystemExit, the time limit: the page's error (extract/pipeline.py)
+        # what a generator callback yielded before it raised was handed on, as Scrapy processes each value a
+        # callback yields when it is yielded: kept (nothing, for a function that raised instead of returning)
+        _keep(exc, _finished(result, page))
         raise
+    return _finished(result, page)
+
+
+def _finished(result: ExtractResult, page: Page) -> ExtractResult:
     if not page.follow_page_links:
         result.links, result.extra_links = result.extra_links, []
     return result
+
+
+_KEPT = "_webtrawl_kept"
+
+
+def _keep(exc: BaseException, result: ExtractResult) -> None:
+    with contextlib.suppress(AttributeError, TypeError):  # an exception class with __slots__: nothing kept
+        setattr(exc, _KEPT, result)
+
+
+def kept(exc: BaseException) -> ExtractResult | None:
+    """What a callback yielded before ``exc`` stopped it (items and links, finished as a page's result is), None if
+    ``exc`` did not stop a callback's values (a function that raised, a rules file's error). Taken once: an
+    exception instance a callback raises again on a later page has no stale values."""
+    found = getattr(exc, _KEPT, None)
+    with contextlib.suppress(AttributeError):
+        delattr(exc, _KEPT)
+    return found if isinstance(found, ExtractResult) else None
 
 
 def settled(out: Any) -> Any:
@@ -129,28 +155,39 @@ def _yield_site(out: Any) -> str:
     return f"{Path(code.co_filename).name}:{frame.f_lineno}"
 
 
-def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str]) -> None:
+def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str], site: Callable[[], str]) -> None:
+    """Each value the callback gives; one that is refused (a Follow naming a callback the spider lacks, data that
+    is not JSON-able, a value that is no item or link) is left out alone, as Scrapy logs a bad value and goes on:
+    the first is the page's error, named where it was yielded (``site``)."""
     for value in _values(out):
-        if isinstance(value, Follow | str):
-            url = value.url if isinstance(value, Follow) else value
-            if not isinstance(url, str):
-                if url is None:
-                    continue  # Follow(page.css("a.next::attr(href)").get()) on the last page
-                hint = ": page.follow() takes a selection (its href)" if callable(getattr(url, "css", None)) else ""
-                raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}{hint}")
-            result.extra_links.append(url)
-            if isinstance(value, Follow):
-                if value.priority is not None:
-                    best = result.priorities.get(url, value.priority)  # the same link twice: its best rank
-                    result.priorities[url] = min(best, value.priority)
-                if value.callback is not None or value.data is not None:
-                    routed = route(value)
-                    if routed:
-                        result.routes.setdefault(url, routed)  # the same link twice: its first route
-        elif (item := _as_item(value)) is not None:
-            result.items.append(item)
-        else:
+        try:
+            _take(value, result, route)
+        except UserCodeError as exc:
+            if result.refused is None:
+                exc.where = exc.where or site()
+                result.refused = exc
+
+
+def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> None:
+    if not isinstance(value, Follow | str):
+        if (item := _as_item(value)) is None:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
+        result.items.append(item)
+        return
+    url = value.url if isinstance(value, Follow) else value
+    if url is None:
+        return  # Follow(page.css("a.next::attr(href)").get()) on the last page
+    if not isinstance(url, str):
+        hint = ": page.follow() takes a selection (its href)" if callable(getattr(url, "css", None)) else ""
+        raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}{hint}")
+    follow = value if isinstance(value, Follow) else Follow(url)
+    routed = route(follow) if follow.callback is not None or follow.data is not None else ""
+    result.extra_links.append(url)  # (after its route: a link whose route is refused is not followed)
+    if follow.priority is not None:
+        best = result.priorities.get(url, follow.priority)  # the same link twice: its best rank
+        result.priorities[url] = min(best, follow.priority)
+    if routed:
+        result.routes.setdefault(url, routed)  # the same link twice: its first route
 
 
 def _as_item(value: Any) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from webtrawl.domains import domain_names, in_domains
 from webtrawl.extract.base import Follow
 from webtrawl.extract.callback import settled
 from webtrawl.extract.page import Page
-from webtrawl.extract.spider import Spider
+from webtrawl.extract.spider import Spider, callbacks_of
 
 # Scrapy's LinkExtractor skips links to files that are not pages (its IGNORED_EXTENSIONS): the same kinds here
 _ARCHIVES = "7z 7zip apk bz2 cdr dmg ico iso jar rar tar tgz xz zip gz bin exe msi deb rpm"
@@ -173,7 +173,10 @@ class CrawlSpider(Spider):
         for rule in self.rules:
             for hook in (rule.callback, rule.process_links):
                 if isinstance(hook, str) and not callable(getattr(self, hook, None)):
-                    raise TypeError(f"a rule names {hook!r}, which {type(self).__name__} has no method of")
+                    has = ", ".join(callbacks_of(type(self))) or "none"
+                    raise TypeError(
+                        f"a rule names {hook!r}, which {type(self).__name__} has no method of (its callbacks: {has})"
+                    )
 
     def parse(self, page: Page) -> Iterator[Any]:
         """The start URLs: ``parse_start_url``, then every rule (Scrapy's CrawlSpider._parse)."""

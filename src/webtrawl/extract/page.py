@@ -28,10 +28,14 @@ class Page:
     ``callback`` is the name of the spider method the page was routed to (``parse`` by default).
     """
 
-    def __init__(self, doc: Document, follow_page_links: bool = True) -> None:
+    def __init__(
+        self, doc: Document, follow_page_links: bool = True, check_callback: Callable[[str], None] | None = None
+    ) -> None:
+        """``check_callback``: a spider's, refusing a callback name it has no method for (a ValueError)."""
         self._doc = doc
         self.follow_page_links = follow_page_links
         self.callback = decode_route(doc.route)[0]
+        self._check_callback = check_callback
 
     @property
     def data(self) -> dict[str, Any]:
@@ -128,7 +132,7 @@ class Page:
         if scrapy:
             name = sorted(scrapy)[0]
             raise ValueError(f"page.follow takes no {name}: {_INSTEAD.get(name, _INSTEAD['meta'])}")
-        return Follow(_href(url), priority, callback=callback, data=data, cb_kwargs=cb_kwargs)
+        return self._checked(Follow(_href(url), priority, callback=callback, data=data, cb_kwargs=cb_kwargs))
 
     def follow_all(
         self,
@@ -145,10 +149,16 @@ class Page:
         ``response.follow_all``)."""
         if (urls is not None) + (css is not None) + (xpath is not None) != 1:
             raise ValueError("follow_all takes one of urls, css= or xpath=")
+        self._checked(Follow(None, callback=callback))  # a misspelt name: refused when it selects nothing too
         found: Iterable[Any] = (
             urls if urls is not None else self.css(css) if css is not None else self.xpath(xpath or "")
         )
         return [self.follow(url, callback, data=data, priority=priority, cb_kwargs=cb_kwargs) for url in found]
+
+    def _checked(self, follow: Follow) -> Follow:
+        if self._check_callback is not None and follow.callback is not None:
+            self._check_callback(follow.callback)
+        return follow
 
     def __repr__(self) -> str:
         return f"<Page {self.url} {self.status}>"

@@ -2,8 +2,9 @@
 
 User code that fails on a page (raises, runs past ``--extract-timeout``, yields what is not a JSON-able dict) makes
 that page's record ``error = "extract-error"`` with a short detail; its traceback is logged once per distinct error
-(type and place), and the crawl goes on. The page's links are then followed as if there were no extraction, except
-with a spider, which follows only what its callbacks yield: then none.
+(type and place), and the crawl goes on. What a generator callback yielded before it raised is kept (items and
+links, as Scrapy keeps them); the page's own links are followed as if there were no extraction, except with a
+spider, which follows only what its callbacks yield.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import msgspec
 
 from webtrawl.errors import UserCodeError, raised_at
 from webtrawl.extract.base import Closing, Extractor, ExtractResult, RecrawlHints, StartRequest, StartRequests
-from webtrawl.extract.callback import is_callback_spec, load_callback
+from webtrawl.extract.callback import is_callback_spec, kept, load_callback
 from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
@@ -68,17 +69,46 @@ class Extraction:
         """Items and links of ``doc``; fills the record's ``items`` and main-text fields, or its extract-error."""
         result = ExtractResult()
         if self.extractor is not None:
-            try:
-                with time_limit(self.timeout):
-                    result = self.extractor.extract(doc)
-                result.items = [self._clean(item) for item in result.items]
-            except (Exception, SystemExit, TimeLimit) as exc:  # sys.exit() in a callback: that page's error too
-                self._failed(record, exc, doc.url)
-                result = ExtractResult() if self.follow_on_error else ExtractResult(links=[])
+            result = self._extract(self.extractor, doc, record)
             record.items = len(result.items)
         if (self.text or self.markdown) and html:
             self._text(doc, record)
         return result
+
+    def _extract(self, extractor: Extractor, doc: Document, record: PageRecord) -> ExtractResult:
+        try:
+            with time_limit(self.timeout):
+                result = extractor.extract(doc)
+        except (Exception, SystemExit, TimeLimit) as exc:  # sys.exit() in a callback: that page's error too
+            self._failed(record, exc, doc.url)
+            result = self._kept(exc)
+        else:
+            if result.refused is not None:  # a value the callback yielded, left out alone
+                self._failed(record, result.refused, doc.url)
+        result.items = self._items(result.items, record, doc.url)
+        return result
+
+    def _items(self, items: list[dict[str, Any]], record: PageRecord, url: str) -> list[dict[str, Any]]:
+        """The items as stored; one that is not JSON-able is left out alone (the page's error if it has none)."""
+        kept: list[dict[str, Any]] = []
+        for item in items:
+            try:
+                kept.append(self._clean(item))
+            except UserCodeError as exc:
+                if record.error is None:
+                    self._failed(record, exc, url)
+        return kept
+
+    def _kept(self, exc: BaseException) -> ExtractResult:
+        """What a failed page keeps: what its generator callback yielded before it raised (Scrapy's way), else
+        nothing; its own links are followed as if there were no extraction, but a spider's page follows only what
+        its callback yielded."""
+        found = kept(exc)
+        if found is None:
+            return ExtractResult() if self.follow_on_error else ExtractResult(links=[])
+        if not self.follow_on_error and found.links is None:  # a spider following its pages' own links too
+            found.links, found.extra_links = found.extra_links, []
+        return found
 
     def close(self, reason: str) -> None:
         """The parser process ends: an extractor that wants to know (a spider's ``closed``) is told; one that

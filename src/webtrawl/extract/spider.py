@@ -161,7 +161,7 @@ class SpiderExtractor:
             closed(reason)
 
     def extract(self, doc: Document) -> ExtractResult:
-        page = Page(doc, self.spider.follow_page_links)
+        page = Page(doc, self.spider.follow_page_links, self._refuse_unknown)
         method, params = self._callback_params(page.callback)
         if not params.names and not params.rest:
             return collect(method(page), page, self._route)
@@ -171,11 +171,21 @@ class SpiderExtractor:
         return collect(method(page, **kwargs), page, self._route)
 
     def callback(self, name: str) -> Callable[[Page], Any]:
-        """The spider's method ``name``; :class:`UserCodeError` if it has none (or the name is private)."""
+        """The spider's method ``name``; :class:`UserCodeError` if it has none (or the name is private), naming the
+        callbacks it has."""
         method = getattr(self.spider, name, None) if not name.startswith("_") else None
         if method is None or not callable(method):
-            raise UserCodeError(f"{type(self.spider).__name__} has no callback {name!r}")
+            has = ", ".join(callbacks_of(type(self.spider))) or "none"
+            raise UserCodeError(f"{type(self.spider).__name__} has no callback {name!r} (its callbacks: {has})")
         return method  # type: ignore[no-any-return]
+
+    def _refuse_unknown(self, name: str) -> None:
+        """``page.follow(url, "parse_detial")``: refused where it is made (a ValueError at the user's line, as
+        Scrapy's ``self.parse_detial`` fails there), not when the Follow is yielded."""
+        try:
+            self.callback(name)
+        except UserCodeError as exc:
+            raise ValueError(f"page.follow: {exc}") from None
 
     def _callback_params(self, name: str) -> tuple[Callable[..., Any], _Params]:
         method = self.callback(name)
@@ -189,6 +199,18 @@ class SpiderExtractor:
         # a name the spider lacks, or data its parameters need, fails on the page that yields it, not on the next
         _check_params(name, self._callback_params(name)[1], follow.data or {}, repr(follow))
         return encode_route(name, follow.data)
+
+
+def callbacks_of(cls: type) -> list[str]:
+    """The methods of a spider class that can be callbacks: its public ones, less webtrawl's Spider machinery
+    (``start_requests``, a CrawlSpider's ``parse_rule``...), but with ``parse`` and ``parse_start_url``."""
+    ours = {name for klass in cls.__mro__ if klass.__module__.startswith("webtrawl.") for name in vars(klass)}
+    ours -= {"parse", "parse_start_url"}
+    return sorted(
+        name
+        for name in dir(cls)
+        if not name.startswith("_") and name not in ours and inspect.isfunction(inspect.getattr_static(cls, name))
+    )
 
 
 class _Params(NamedTuple):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from webtrawl.errors import BadUrl, InputError, SchemeError
 from webtrawl.formats import canonicalize
@@ -13,6 +13,9 @@ from webtrawl.formats.canonical import has_userinfo
 from webtrawl.formats.route import SITEMAP_ROUTE
 from webtrawl.messages import NewUrl
 from webtrawl.redact import redact
+
+if TYPE_CHECKING:
+    from webtrawl.config import CrawlConfig
 
 # The first seed URLs of a crawl are stored as its seed hosts, for the host/domain scope; a seed file of millions of
 # URLs keeps its first ones, as 'trawl crawl' and 'trawl seed' both do.
@@ -89,3 +92,25 @@ def iter_seeds(urls: Iterable[str | NewUrl], path: Path | None, batch: int = 100
                 out = []
     if out:
         yield out
+
+
+def new_crawl(cfg: CrawlConfig) -> bool:
+    """Whether ``cfg`` starts a new crawl on a new Redis of its own (no ``--redis``, none in ``--out`` yet): a
+    frontier that holds nothing, so its seeds are only what this run brings."""
+    out = cfg.crawl.out
+    return not cfg.crawl.redis and out is not None and not (out / "redis").exists()
+
+
+def check_seeds(cfg: CrawlConfig, spider_seeds: bool) -> None:
+    """A new crawl given nothing to start from stops now, before its directory and Redis exist. Resuming one (its
+    Redis in ``--out``) and joining a shared one (``--redis``, where ``trawl seed`` or another node brings seeds)
+    need none; ``spider_seeds``: a spider's start_urls (or start_requests()) may bring some."""
+    crawl = cfg.crawl
+    if new_crawl(cfg) and not (crawl.seeds or crawl.seeds_file or cfg.discovery.sitemap or spider_seeds):
+        raise InputError(NO_SEEDS)
+
+
+NO_SEEDS = (
+    "no seeds: give URLs, --seeds FILE, --sitemap URL, a --spider with start_urls, or --out of an existing crawl "
+    "to resume"
+)

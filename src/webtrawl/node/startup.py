@@ -22,7 +22,7 @@ from webtrawl.messages import NewUrl
 from webtrawl.names import GIVEN_UP, counter_for
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
-from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, seed_url, sitemap_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, NO_SEEDS, iter_seeds, seed_url, sitemap_seeds
 from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
 from webtrawl.options import BY_NAME
@@ -199,9 +199,7 @@ def seed(
     if not seeds and wait:
         return _wait_for_seeds(cfg.crawl.node_id, frontier, stopped, presence, node_stats)
     if not seeds:
-        raise InputError(
-            "no seeds: give URLs, --seeds FILE, a --spider with start_urls, or --out of an existing crawl to resume"
-        )
+        raise InputError(NO_SEEDS)
     return seeds
 
 

@@ -37,6 +37,7 @@ from webtrawl.node.operate import Operations, shown_settings
 from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, StopWatch, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.seeds import check_seeds, new_crawl
 from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
 from webtrawl.node.stopping import STOP_BOUND_S, OutDir, PageBudget, drain, ended_badly, local_stop_reason, stop_reason
@@ -106,8 +107,9 @@ class Node:
 
     # --- run ------------------------------------------------------------------------------------------------
     def run(self) -> int:
-        fresh = not self.cfg.crawl.redis and not (self.out / "redis").exists()  # a new crawl's own new Redis
+        fresh = new_crawl(self.cfg)  # a new crawl's own new Redis
         self.cfg, self.start, self.allowed_domains = startup.check_components(self.cfg, fresh)
+        check_seeds(self.cfg, bool(self.start.ready))  # a spider without start_urls: before out/ and Redis exist
         lock_file = startup.prepare_out(self.cfg, self.out)
         try:
             if self.configure_logging:
