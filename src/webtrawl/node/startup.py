@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any
 from webtrawl.config import CrawlConfig, ExtractionOptions, option_value, to_saved
 from webtrawl.errors import InputError, ScopeError
 from webtrawl.fetch.args import FetcherArgs
+from webtrawl.formats.canonical import CANON_VERSION
 from webtrawl.frontier import FrontierSettings, RedisFrontier
 from webtrawl.frontier.connect import mask_url
 from webtrawl.frontier.keys import meta_key
@@ -50,6 +51,7 @@ def start_round(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: 
     queued or leased, or --max-pages used up. It is counted in the crawl's meta hash, so a later resume of that
     round (and every later round) announces the pages it finds for the first time. With --recrawl-after,
     --max-pages is per round (a monitor capped at N pages checks N pages each round); without it, per crawl."""
+    _warn_older_urls(frontier)
     counters, meta = frontier.counters(), meta_key(prefix)
     # the pages of a host that was down (fetch/giveup.py) were not fetched: they took no budget
     stored = counters.get("stored") - counters.get(GIVEN_UP)
@@ -62,6 +64,20 @@ def start_round(cfg: CrawlConfig, frontier: RedisFrontier, client: Any, prefix: 
         client.hset(meta, ROUND_BASE_FIELD, stored)
         base = stored
     return cfg.extraction.changes and int(client.hget(meta, ROUNDS_FIELD) or 0) > 0, stored - base
+
+
+def _warn_older_urls(frontier: RedisFrontier) -> None:
+    """A crawl resumed by a webtrawl that canonicalizes URLs otherwise: the URLs it queued keep their older form
+    (version 2 kept a host's final dot and a link's user:password@, which aiohttp sends as Basic auth)."""
+    created_by = int(frontier.meta().get("canon_version", 0))
+    if created_by < CANON_VERSION:
+        log.warning(
+            "this crawl's URLs were canonicalized by an older webtrawl (version %d, now %d): URLs it queued then are"
+            " fetched as they were queued (a host's final dot, a link's user:password@ kept); new ones are"
+            " canonical. For a clean frontier, start the crawl again in a new --out",
+            created_by,
+            CANON_VERSION,
+        )
 
 
 def prepare_out(cfg: CrawlConfig, out: Path) -> IO[str]:
