@@ -208,3 +208,12 @@ def some_bad_values(page: Page) -> Iterator[Any]:
     yield 42
     yield {"when": object()}
     yield {"n": 2}
+
+
+def self_referencing_item(page: Page) -> Iterator[Any]:
+    """An item that holds itself (a tree built with parent links): msgspec raises RecursionError, not TypeError."""
+    yield {"n": 1}
+    looped: dict[str, Any] = {"n": "loop"}
+    looped["self"] = looped
+    yield looped
+    yield {"n": 2}

@@ -225,3 +225,11 @@ def test_follow_data_that_is_not_a_dict_is_an_extract_error_even_when_empty() ->
     out = run(make_page(b"<h1>p</h1>"), extract=_spider("list_data"))
     assert out.record.error == "extract-error"
     assert str(out.record.error_detail).startswith("UserCodeError: Follow data must be a dict, not a list")
+
+
+def test_an_item_that_holds_itself_is_left_out_alone_as_the_pages_error() -> None:
+    """An item holding itself made msgspec raise RecursionError, which only a UserCodeError was caught for: the page
+    was a parser bug (parse-bug record, its every item lost, a webtrawl traceback) instead of its extract-error."""
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("self_referencing_item"))
+    assert out.items == [{"n": 1}, {"n": 2}] and out.record.error == "extract-error"
+    assert str(out.record.error_detail).startswith("UserCodeError: an item is not JSON serialisable: field 'self'")
