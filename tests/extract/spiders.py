@@ -217,3 +217,21 @@ def self_referencing_item(page: Page) -> Iterator[Any]:
     looped["self"] = looped
     yield looped
     yield {"n": 2}
+
+
+def selection_in_a_dataclass(page: Page) -> Iterator[Any]:
+    """Scrapy's common slip (a field given a selection, not its .get()) in a dataclass item, between good items."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Product:
+        title: Any
+        inner: Any = None
+
+    @dataclasses.dataclass
+    class Inner:
+        n: int
+
+    yield {"n": 1}
+    yield Product(page.css("h1::text"))
+    yield Product("ok", Inner(3))
