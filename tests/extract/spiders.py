@@ -208,3 +208,30 @@ def some_bad_values(page: Page) -> Iterator[Any]:
     yield 42
     yield {"when": object()}
     yield {"n": 2}
+
+
+def self_referencing_item(page: Page) -> Iterator[Any]:
+    """An item that holds itself (a tree built with parent links): msgspec raises RecursionError, not TypeError."""
+    yield {"n": 1}
+    looped: dict[str, Any] = {"n": "loop"}
+    looped["self"] = looped
+    yield looped
+    yield {"n": 2}
+
+
+def selection_in_a_dataclass(page: Page) -> Iterator[Any]:
+    """Scrapy's common slip (a field given a selection, not its .get()) in a dataclass item, between good items."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Product:
+        title: Any
+        inner: Any = None
+
+    @dataclasses.dataclass
+    class Inner:
+        n: int
+
+    yield {"n": 1}
+    yield Product(page.css("h1::text"))
+    yield Product("ok", Inner(3))

@@ -225,3 +225,23 @@ def test_follow_data_that_is_not_a_dict_is_an_extract_error_even_when_empty() ->
     out = run(make_page(b"<h1>p</h1>"), extract=_spider("list_data"))
     assert out.record.error == "extract-error"
     assert str(out.record.error_detail).startswith("UserCodeError: Follow data must be a dict, not a list")
+
+
+def test_an_item_that_holds_itself_is_left_out_alone_as_the_pages_error() -> None:
+    """An item holding itself made msgspec raise RecursionError, which only a UserCodeError was caught for: the page
+    was a parser bug (parse-bug record, its every item lost, a webtrawl traceback) instead of its extract-error."""
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("self_referencing_item"))
+    assert out.items == [{"n": 1}, {"n": 2}] and out.record.error == "extract-error"
+    assert str(out.record.error_detail).startswith("UserCodeError: an item is not JSON serialisable: field 'self'")
+
+
+def test_a_dataclass_item_holding_a_selection_is_left_out_alone_and_named() -> None:
+    """A dataclass item was deep-copied (dataclasses.asdict) before its check: one holding a selection raised a
+    pickling TypeError of selectolax's that named neither the field nor .get(), and stopped the callback (its later
+    values lost), where a dict item holding one is left out alone with what to do."""
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("selection_in_a_dataclass"))
+    assert out.items == [{"n": 1}, {"title": "ok", "inner": {"n": 3}}]
+    assert out.record.error_detail == (
+        "UserCodeError: an item is not JSON serialisable: field 'title' is a selection (SelectorList): "
+        "take its .get() or .getall()"
+    )

@@ -150,6 +150,9 @@ def test_refused(url: str, base: str | None, error: type[Exception]) -> None:
         ("http:u@example.com/x", True),
         ("http://a@b@example.com/", True),
         ("http://@example.com/", False),  # nothing named: canonicalize drops the '@' as it always did
+        ("http://:@example.com/", False),  # an empty user and password name nothing either (WHATWG drops both)
+        ("http://u:@example.com/", True),
+        ("http://:p@example.com/", True),
         ("http://example.com/x@y", False),
         ("http://example.com?x@y", False),
         ("http://example.com#u@x", False),

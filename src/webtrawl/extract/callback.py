@@ -198,7 +198,9 @@ def _as_item(value: Any) -> dict[str, Any] | None:
     if isinstance(value, type):
         return None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)  # (the type test again: mypy narrows only in the same condition)
+        # its fields as they are (nested ones are the item's JSON encoding's, as a dict's are): asdict deep-copied
+        # them, and a selection in one failed there, unnamed, stopping the callback
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     if isinstance(value, msgspec.Struct):
         return msgspec.structs.asdict(value)
     if hasattr(type(value), "__attrs_attrs__"):

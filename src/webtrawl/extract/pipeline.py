@@ -146,7 +146,7 @@ class Extraction:
             _CHECK(fields)
         except UnicodeEncodeError:
             fields = _whole_text(fields)
-        except (TypeError, ValueError, OverflowError) as exc:
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (an item that holds itself)
             raise UserCodeError(f"an item is not JSON serialisable: {_misfit(item) or exc}") from None
         return scrub(fields) if self.scrub_pii else fields
 
@@ -199,7 +199,7 @@ def _misfit(item: dict[str, Any]) -> str:
             _CHECK(msgspec.to_builtins(value))
         except UnicodeEncodeError:  # a lone surrogate: stored as U+FFFD, not this field's fault
             continue
-        except (TypeError, ValueError, OverflowError) as exc:
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
             if callable(getattr(value, "css", None)) and callable(getattr(value, "get", None)):
                 return f"field {name!r} is a selection ({type(value).__name__}): take its .get() or .getall()"
             return f"field {name!r}: {exc}"

@@ -276,7 +276,7 @@ def has_userinfo(url: str) -> bool:
         return False
     rest = _backslashes(s[m.end() :]).lstrip("/")
     authority = rest[: min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))]
-    return authority.rpartition("@")[0] != ""
+    return authority.rpartition("@")[0] not in ("", ":")  # "http://:@host/" names no user and no password
 
 
 def _canonicalize(url: str, base: str | None, encoding: str | None = None) -> str:
