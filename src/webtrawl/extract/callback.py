@@ -182,12 +182,14 @@ def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> 
         raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}{hint}")
     follow = value if isinstance(value, Follow) else Follow(url)
     routed = route(follow) if follow.callback is not None or follow.data is not None else ""
-    result.extra_links.append(url)  # (after its route: a link whose route is refused is not followed)
     if follow.priority is not None:
         best = result.priorities.get(url, follow.priority)  # the same link twice: its best rank
         result.priorities[url] = min(best, follow.priority)
     if routed:
         result.routes.setdefault(url, routed)  # the same link twice: its first route
+    # the link last: after its route (one whose route is refused is not followed), and an --extract-timeout alarm
+    # between these lines must not leave it kept without its route (sent to parse with no data)
+    result.extra_links.append(url)
 
 
 def _as_item(value: Any) -> dict[str, Any] | None:
