@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from tests.fetch.servers import local_cfg
 from tests.fixtures.fake_frontier import FakeFrontier
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import BadHttp, ConnectError, InputError, TurnTimeout
+from webtrawl.fetch import worker
 from webtrawl.fetch.base import (
     FetcherContext,
     Fetchers,
@@ -33,7 +34,7 @@ from webtrawl.fetch.testing import Answer, FakeFetcher, FakeWeb, PageCollector, 
 from webtrawl.fetch.visit import GAP_MARGIN_MS, Visits
 from webtrawl.fetch.visitdeps import VisitDeps
 from webtrawl.fetch.worker import _Fetcher
-from webtrawl.frontier import FrontierSettings, UrlAction
+from webtrawl.frontier import FrontierSettings, Held, Parked, Release, UrlAction
 from webtrawl.messages import Lease
 from webtrawl.node.children import CONTEXT
 from webtrawl.node.startup import fetcher_args
@@ -300,6 +301,47 @@ def test_a_task_ending_while_the_lease_loop_asks_for_more_does_not_look_like_the
     asyncio.run(setup.serve(lambda: bool(frontier.answers)))
     assert [p.lease.url for p in setup.pages.pages] == [PAGE]
     assert frontier.answers == [False]  # 1 page of 2 ended, the other paid for and being asked for
+
+
+class _Hanging(FakeWeb):
+    """The page's request never ends (a slow server at the stop)."""
+
+    async def fetch(self, url: str, **kw: Any) -> Answer:
+        if url != PAGE:
+            return await super().fetch(url, **kw)
+        self.requests.append((url, {}))
+        await asyncio.Future()
+        raise AssertionError("never answered")
+
+
+class _RefusingGiveBacks(FakeFrontier):
+    """Refuses to take a URL back with an error that is not an outage (a bug, a script refusing)."""
+
+    def __init__(self, queue: list[Lease]) -> None:
+        super().__init__()
+        self.queue, self.refused = queue, 0
+
+    async def release(self, releases: Sequence[Release]) -> list[Held | Parked | None]:
+        if any(release.action == UrlAction.HEAD for release in releases):
+            self.refused += 1
+            raise RuntimeError("ERR refused")
+        return await super().release(releases)
+
+
+def test_a_give_back_refused_at_the_stop_is_not_retried_past_the_stops_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request abandoned at the stop gives its URL back; if that fails, retrying (0.5 + 1 + 2 s) outlasted the
+    node's wait for its fetchers, which then killed them ("fetchers did not finish"). The lease stays: taken back
+    when the node starts again, never lost."""
+    monkeypatch.setattr(worker, "STOP_GRACE_S", 0.0)  # abandon the request at once
+    setup = Setup({ROBOTS: answer(404)})
+    setup.run(lease(n=1))  # robots.txt known (its page fails to connect: no canned answer)
+    frontier = _RefusingGiveBacks([lease(n=2)])
+    frontier.robots, setup.frontier = setup.frontier.robots, frontier
+    setup.web = _Hanging({ROBOTS: answer(404)})
+    setup.plain = FakeFetcher(setup.web)
+    asyncio.run(setup.serve(lambda: setup.web.requested(PAGE) == 1))
+    assert frontier.refused == 1 and list(frontier.leased) == [lease(n=2).token]
+    assert setup.pages.pages == []
 
 
 class _PartsClient:

@@ -9,8 +9,7 @@ then leases the host's next URL to this fetcher at once, due at the host's next-
 until then and fetches it over the connection it still has open, up to ``session_pages`` pages in a row. Sleeping
 sessions do not count against ``concurrency`` (they send nothing); politeness is the frontier's as before.
 
-Everything it talks to comes in through :class:`~webtrawl.fetch.visitdeps.VisitDeps` (frontier, robots cache,
-fetchers, the parsers' channel), so the fetcher's decisions are unit-tested with fakes (fetch/testing.py).
+Everything it talks to comes in through :class:`~webtrawl.fetch.visitdeps.VisitDeps`: unit-tested with fakes.
 """
 
 from __future__ import annotations
@@ -49,8 +48,7 @@ _SIGNALS_S = 0.05  # how stale a hold decision's view of the node's stop and pau
 
 
 class Visits:
-    """The per-lease work of one fetcher process; the lease loop (``fetch/worker.py``) starts one :meth:`handle`
-    task per lease."""
+    """The per-lease work of one fetcher process: the lease loop (fetch/worker.py) starts a :meth:`handle` a lease."""
 
     def __init__(self, args: FetcherArgs, deps: VisitDeps) -> None:
         self.args = args
@@ -287,14 +285,17 @@ class Visits:
         for attempt in range(3):
             try:
                 await self._release(lease, UrlAction.HEAD, delay_ms=gap_ms)
+                self.args.give_back_budget(1)
+                return
             except RedisUnavailable:
                 return  # stopping while Redis is away: taken back on the next start
             except Exception as exc:
-                log.warning("could not give back %s (%s); retrying", lease.url, exc)
+                stopping = self.stopping.is_set() or self.args.stop.is_set()  # retries would outlast its grace
+                then = "taken back on the next start" if stopping else "retrying"
+                log.warning("could not give back %s (%s); %s", redact(lease.url), exc, then)
+                if stopping:
+                    return
                 await asyncio.sleep(0.5 * 2**attempt)
-                continue
-            self.args.give_back_budget(1)
-            return
 
     async def _handle_one(self, lease: Lease, session: int) -> Held | None:
         parts = urlsplit(lease.url)
