@@ -8,7 +8,6 @@ a final dot and a password; every request's Host and Authorization headers are k
 from __future__ import annotations
 
 import gzip
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,49 +16,27 @@ import pytest
 from aiohttp import web
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.fixtures.loopback_web import LoopbackWeb
+from tests.fixtures.loopback_web import LoggedWeb
 from tests.node.crawlrun import Crawl, records, warc_responses
-from webtrawl_testweb import AccessLog, politeness_violations, robots_first_violations
-from webtrawl_testweb.server import request_entry
+from webtrawl_testweb import politeness_violations, robots_first_violations
 
 DELAY = 0.3
 SECRET = "s3cret"
 PATHS = ("/", "/a", "/b", "/c", "/d", "/e", "/r", "/f")
 
 
-class DotWeb(LoopbackWeb):
+class DotWeb(LoggedWeb):
     def __init__(self, tmp: Path) -> None:
-        super().__init__("dot-web")
+        super().__init__("dot-web", "dot.test", tmp / "access.jsonl")  # one server, whatever name it is asked by
         self.sent: list[tuple[str, str, str]] = []  # (Host header, path, Authorization header) of every request
-        self.log = AccessLog(tmp / "access.jsonl")
         self.start()
 
     def url(self, path: str = "/", host: str = "dot.test") -> str:
         return f"http://{host}:{self.port}{path}"
 
-    def close(self) -> None:
-        super().close()
-        self.log.close()
-
-    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
-        start_ns = time.time_ns()
-        self.log.begin()
+    def _answer(self, request: web.BaseRequest) -> tuple[int, dict[str, str], bytes]:
         self.sent.append((request.host, request.path, request.headers.get("Authorization", "")))
-        status, headers, body = self._answer(request.path)
-        entry = request_entry(
-            request,
-            host="dot.test",  # one server, whatever name it was asked by: the politeness check's key
-            scheme="http",
-            port=self.port,
-            start_ns=start_ns,
-            last_write_ns=time.time_ns(),
-            status=status,
-            sent=len(body),
-        )
-        self.log.end(entry)
-        return web.Response(status=status, headers=headers, body=body)
-
-    def _answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        path = request.path
         if path == "/robots.txt":
             return 200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow:\n"
         if path == "/r":
