@@ -303,6 +303,23 @@ def test_a_task_ending_while_the_lease_loop_asks_for_more_does_not_look_like_the
     assert frontier.answers == [False]  # 1 page of 2 ended, the other paid for and being asked for
 
 
+class _FailingLease(FakeFrontier):
+    async def lease(self, owner: str, max_hosts: int) -> list[Lease]:
+        raise RuntimeError("ERR a script that failed")
+
+
+def test_a_lease_call_that_fails_gives_back_the_budget_it_took_and_asks_for_nothing_more() -> None:
+    """A fetcher pays for the leases it asks for before the call: a call that failed (the fetcher's life ends, its
+    restart goes on) kept them paid and reported as coming, and --max-pages stopped short of its pages."""
+    stats = FetcherStats(1)
+    setup = Setup({}, budget=5, stats=stats)
+    setup.frontier = _FailingLease()
+    fetcher = _Fetcher(setup.args)
+    with pytest.raises(RuntimeError, match="a script that failed"):
+        asyncio.run(fetcher.serve(setup.frontier, setup.visits(), Fetchers(setup.plain), setup.web))
+    assert setup.budget == 5 and stats.leases() == 0
+
+
 class _Hanging(FakeWeb):
     """The page's request never ends (a slow server at the stop)."""
 

@@ -283,7 +283,13 @@ class _Fetcher:
                 continue
             asked = time.monotonic()  # the leases' TTL runs from a moment after this one in Redis
             self.work.clear()  # work that shows up while this call is out ends the wait below at once
-            leases = await self.leases.lease(self.args.owner, want)
+            try:
+                leases = await self.leases.lease(self.args.owner, want)
+            except BaseException:  # a stop while Redis is away, or a bug that ends this life: not paid, not asked
+                self.args.give_back_budget(want)
+                self._asking = 0
+                self._report_leases()
+                raise
             visits.deps.fence.leased((lease.token for lease in leases), asked)
             refill_until = time.monotonic() + _REFILL_MAX_S
             self.args.give_back_budget(want - len(leases))
