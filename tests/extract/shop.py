@@ -140,6 +140,14 @@ class KwargsShop(Spider):
         yield {"name": page.css("h1::text").get(), "category": category, **rest}
 
 
+class NumberData(KwargsShop):
+    """A link whose data is not a dict, to a callback that takes keyword parameters; the next one is fine."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        yield Follow("/p/1", callback="parse_product", data=5)  # type: ignore[arg-type]
+        yield Follow("/p/2", callback="parse_product", data={"category": "Garden"})
+
+
 class CategoryShop(ShopSpider):
     """Scrapy's ``scrapy crawl shop -a category=Books``: the products of the category the argument names."""
 

@@ -174,6 +174,16 @@ def test_a_page_whose_callback_lacks_a_keyword_parameter_is_an_extract_error() -
     )
 
 
+def test_follow_data_that_is_not_a_dict_to_a_callback_with_parameters_is_refused_alone() -> None:
+    """The parameter check read the data first: ``data=5`` raised TypeError ("argument of type 'int' is not
+    iterable") from webtrawl's code, not the refusal the same data gets for a callback without parameters."""
+    out = run(make_page(b"<h1>x</h1>", url="http://shop.test/"), spider=_spider("NumberData"))
+    assert str(out.record.error_detail).startswith("UserCodeError: Follow data must be a dict, not a int")
+    assert [(n.url, decode_route(n.route)) for n in out.new_urls] == [
+        ("http://shop.test/p/2", ("parse_product", {"category": "Garden"}))
+    ]
+
+
 def test_async_callbacks_run_as_scrapy_runs_them() -> None:
     """``async def parse(self, response)`` (an async generator, or a coroutine returning items) was each page's
     extract-error: "the callback gave a async_generator"."""

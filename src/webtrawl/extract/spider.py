@@ -196,9 +196,11 @@ class SpiderExtractor:
 
     def _route(self, follow: Follow) -> str:
         name = DEFAULT_CALLBACK if follow.callback is None else follow.callback
-        # a name the spider lacks, or data its parameters need, fails on the page that yields it, not on the next
+        # a name the spider lacks, or data that is no JSON-able dict or lacks what its parameters need, fails on the
+        # page that yields it, not on the next
+        route = encode_route(name, follow.data)
         _check_params(name, self._callback_params(name)[1], follow.data or {}, repr(follow))
-        return encode_route(name, follow.data)
+        return route
 
 
 def callbacks_of(cls: type) -> list[str]:
