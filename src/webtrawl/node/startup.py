@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -110,7 +111,11 @@ def save_settings(cfg: CrawlConfig, out: Path) -> None:
         saved["redis"] = mask_url(saved["redis"])
     for sinks in ("items_to", "records_to"):  # the same for sink URLs (or use ~/.pgpass / PGPASSWORD)
         saved[sinks] = [mask_url(url) for url in saved.get(sinks, [])]
-    (out / SAVED_SETTINGS).write_text(json.dumps(saved, indent=1, sort_keys=True))
+    # --header values (an Authorization, a Cookie) stay for the resume: the file is its owner's alone, as ~/.pgpass
+    fd = os.open(out / SAVED_SETTINGS, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # a file an earlier version wrote readable by all
+    with open(fd, "w", encoding="utf-8") as file:
+        file.write(json.dumps(saved, indent=1, sort_keys=True))
 
 
 def _check_resume(cfg: CrawlConfig, out: Path) -> None:
