@@ -99,6 +99,20 @@ def test_new_fields_add_columns_and_misfits_go_to_extra(db: Db) -> None:
     again.close()
 
 
+def test_an_integer_beyond_64_bits_is_read_back_exactly(db: Db) -> None:
+    """Such an integer types a JSON column; SQLite stored it there as a float (2**70 + 1 read back as
+    1.1805916207174113e+21): it is in the row's _extra there, exact."""
+    big = 2**70 + 1
+    sink = db.sink(table="wide")
+    sink.write([page("http://a.test/1", [{"wei": big, "ids": [big, 1]}]), page("http://a.test/2", [{"wei": -big}])])
+    sink.write([page("http://a.test/3", [{"wei": 5}])])
+    sink.close()
+    rows = db.query("SELECT wei, ids, _extra FROM wide ORDER BY url")
+    cells = [[json.loads(c) if isinstance(c, str) else c for c in row] for row in rows]
+    assert [extra["wei"] if wei is None else wei for wei, _, extra in cells] == [big, -big, 5]
+    assert cells[0][1] == [big, 1]
+
+
 def test_page_records_upsert_on_crawl_and_url(db: Db) -> None:
     sink = db.sink("records", table="pages")
     sink.write([page("http://a.test/1"), page("http://a.test/2", error="timeout", error_detail="x\x00y")])

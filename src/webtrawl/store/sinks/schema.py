@@ -125,11 +125,12 @@ class Schema:
                 self._folded.add(name.casefold())
 
     def cells(
-        self, rows: Sequence[Mapping[str, Any]], json_cell: Callable[[str], Any] = str
+        self, rows: Sequence[Mapping[str, Any]], json_cell: Callable[[str], Any] = str, wide_ints: bool = True
     ) -> tuple[list[str], list[list[Any]]]:
         """(column names, one list of cells per row) with every value coerced to its column or moved to ``_extra``.
 
-        ``json_cell`` turns the JSON text of a JSON cell into what the sink's driver wants.
+        ``json_cell`` turns the JSON text of a JSON cell into what the sink's driver wants; ``wide_ints`` false: an
+        integer beyond 64 bits is no JSON cell of its own (SQLite stores such a number as a float) but in ``_extra``.
         """
         names = list(self.columns)
         exact = {Kind.TEXT: str, Kind.DOUBLE: float, Kind.BOOLEAN: bool}  # a value of this very type fits as is
@@ -149,7 +150,8 @@ class Schema:
                     cells[i] = value
                     continue
                 cell = _coerce(value, kind)
-                if cell is _MISFIT:
+                wide = not wide_ints and kind is Kind.JSON and type(value) is int and not lo <= value <= hi
+                if cell is _MISFIT or wide:
                     extra[name] = value
                 else:
                     cells[i] = json_cell(cell) if kind is Kind.JSON else cell

@@ -61,7 +61,8 @@ class SqliteSink(SqlSink):
         Kind.BIGINT: "BIGINT",
         Kind.DOUBLE: "REAL",
         Kind.BOOLEAN: "BOOLEAN",
-        Kind.JSON: "JSON",  # numeric affinity: JSON text stays text, a bare number is stored as one
+        Kind.JSON: "JSON",  # numeric affinity: JSON text stays text, a bare number is stored as one (as a float
+        # beyond 64 bits: such an integer goes to _extra, see Schema.cells)
     }
 
     def __init__(self, path: Path, table: str | None, what: What, crawl_id: str, name: str) -> None:
@@ -100,7 +101,7 @@ class SqliteSink(SqlSink):
                     f"DELETE FROM {self.qtable} WHERE crawl = ? AND url = ?", [(crawl, url) for url in rows.urls]
                 )
                 if rows.rows:
-                    names, cells = schema.cells(rows.rows)
+                    names, cells = schema.cells(rows.rows, wide_ints=False)
                     marks = ", ".join("?" * len(names))
                     columns = ", ".join(quote(n) for n in names)
                     insert = f"INSERT INTO {self.qtable} ({columns}) VALUES ({marks})" + self._upsert_tail(names)
