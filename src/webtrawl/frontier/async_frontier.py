@@ -48,7 +48,7 @@ async def _pipeline(client: AsyncClient, calls: Sequence[Call], outage: Outage |
 
 
 async def _wait(client: AsyncClient, outage: Outage, exc: BaseException) -> None:
-    await asyncio.sleep(outage.failed(exc))  # a cluster client learns the new slot map by itself (retry.py)
+    await outage.wait(exc)  # a cluster client learns the new slot map by itself (retry.py)
 
 
 async def _load_scripts(client: AsyncClient, outage: Outage | None) -> None:

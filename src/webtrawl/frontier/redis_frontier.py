@@ -46,7 +46,7 @@ def _pipeline(client: SyncClient, calls: Sequence[Call], outage: Outage | None) 
 
 
 def _wait(client: SyncClient, outage: Outage, exc: BaseException) -> None:
-    time.sleep(outage.failed(exc))
+    outage.wait_sync(exc)
     if is_cluster(client):
         refresh_slots(client)
 

@@ -35,6 +35,7 @@ T = TypeVar("T")
 
 _FIRST_S = 0.05
 _MAX_S = 2.0
+_STOP_LOOK_S = 0.1  # how often a wait looks at the stop: a stopping fetcher has a few seconds to end (drain)
 _NOSCRIPT_ROUNDS = 1  # without an outage: load the scripts once, as after a restart
 _WAIT_ON_REPLICA = "WAIT cannot be used with replica instances"
 _NOSCRIPT_ROUNDS_WAITING = 8  # waiting out an outage: a failover between SCRIPT LOAD and EVALSHA may need more
@@ -134,6 +135,27 @@ class Outage:
         delay = min(_MAX_S, _FIRST_S * 2 ** min(self._failures - 1, 16))
         return float(delay * self._rng.uniform(0.5, 1.0))
 
+    def pauses(self, exc: BaseException) -> list[float]:
+        """The wait after ``exc`` (:meth:`failed`) in slices: a stop that comes during it ends it at the next."""
+        left = self.failed(exc)
+        return [_STOP_LOOK_S] * int(left // _STOP_LOOK_S) + [left % _STOP_LOOK_S]
+
+    def stopped(self, exc: BaseException) -> None:
+        """Raise for ``exc`` as RedisUnavailable if the process is told to stop (between two slices of a wait)."""
+        if self.stop():
+            raise lost_connection(exc) from exc
+
+    async def wait(self, exc: BaseException) -> None:
+        """Sleep out the wait after ``exc``; RedisUnavailable as soon as the process is told to stop."""
+        for pause in self.pauses(exc):
+            await asyncio.sleep(pause)
+            self.stopped(exc)
+
+    def wait_sync(self, exc: BaseException) -> None:
+        for pause in self.pauses(exc):
+            time.sleep(pause)
+            self.stopped(exc)
+
     def answered(self, sent_at: float) -> None:
         """A call sent at ``sent_at`` (time.monotonic()) was answered."""
         self._answered = max(self._answered, sent_at)
@@ -203,7 +225,7 @@ def open_waiting(opener: Callable[[], T], outage: Outage) -> T:
             value = opener()
         except Exception as exc:
             waiting(exc, outage)  # raises what is not worth waiting for
-            time.sleep(outage.failed(exc))
+            outage.wait_sync(exc)
             continue
         outage.answered(sent_at)
         outage.ok()
@@ -217,7 +239,7 @@ async def open_waiting_async(opener: Callable[[], Awaitable[T]], outage: Outage)
             value = await opener()
         except Exception as exc:
             waiting(exc, outage)
-            await asyncio.sleep(outage.failed(exc))
+            await outage.wait(exc)
             continue
         outage.answered(sent_at)
         outage.ok()
