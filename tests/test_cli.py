@@ -51,6 +51,14 @@ def test_invalid_seed_url(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "not an http(s) URL")
 
 
+@pytest.mark.parametrize("seeds", [["not a url"], ["https://u:pw@example.org/"], ["https://a.test/", "--sitemap", "x"]])
+def test_a_seed_refused_on_the_command_line_leaves_no_crawl_behind(tmp_path: Path, seeds: list[str]) -> None:
+    """It was refused once the output directory, its crawl.json and Redis were made: a crawl that never started."""
+    result = _trawl("crawl", *seeds, "--out", str(tmp_path / "c"))
+    assert result.returncode == 2 and result.stderr.startswith("trawl: error: "), result.stderr
+    assert not (tmp_path / "c").exists()
+
+
 @pytest.mark.parametrize("where", ["argument", "file", "sitemap"])
 def test_a_seed_with_a_password_is_refused_without_quoting_it(tmp_path: Path, where: str) -> None:
     """Links lose their userinfo (never sent or stored); a seed's would be the auth the user asked for, so it is
