@@ -233,3 +233,17 @@ def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> No
     finally:
         os.close(writer)
     assert done.returncode == 141 and done.stderr == ""
+
+
+def test_the_help_of_the_sink_options_names_every_built_in_sink() -> None:
+    """``--items-to`` and ``trawl export --to`` listed five of the built-in sinks: not MariaDB, JSON, NATS, RabbitMQ
+    nor a user's class, which the README documents."""
+    from webtrawl.store.schemes import BUILTIN
+
+    crawl = " ".join(_trawl("crawl", "--help").stdout.split())
+    export = " ".join(_trawl("export", "--help").stdout.split())
+    items_to = crawl[crawl.index("--items-to VALUE also write") : crawl.index("--records-to VALUE also")]
+    for scheme in sorted(set(BUILTIN) - {"warc", "amqps"}):
+        assert f"{scheme}:" in items_to, scheme
+        assert f"{scheme}:" in export, scheme
+    assert "package.module:Class" in items_to and "package.module:Class" in export
