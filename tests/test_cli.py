@@ -208,6 +208,9 @@ def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["counters"] == json.loads(stats.stdout)["counters"]
     assert json.loads(status.stdout)["counters"]["drop:robots-unavailable"] == 1  # port 1 answers nothing
+    # its progress, as the README says trawl status shows it (the share of the frontier done; here all of it)
+    assert json.loads(status.stdout)["progress"]["fraction"] == 1.0
+    assert "progress\n  done: 100.0% (of the frontier's size" in _trawl("status", "--out", str(out)).stdout
     _assert_one_line_error(_trawl("status", "--out", str(tmp_path)), 2, "holds no crawl")
     _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")
     _assert_one_line_error(_trawl("stop", "--out", str(out)), 2, f"no crawl is running in {out}")
