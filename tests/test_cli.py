@@ -51,6 +51,14 @@ def test_invalid_seed_url(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "not an http(s) URL")
 
 
+@pytest.mark.parametrize("seeds", [["not a url"], ["https://u:pw@example.org/"], ["https://a.test/", "--sitemap", "x"]])
+def test_a_seed_refused_on_the_command_line_leaves_no_crawl_behind(tmp_path: Path, seeds: list[str]) -> None:
+    """It was refused once the output directory, its crawl.json and Redis were made: a crawl that never started."""
+    result = _trawl("crawl", *seeds, "--out", str(tmp_path / "c"))
+    assert result.returncode == 2 and result.stderr.startswith("trawl: error: "), result.stderr
+    assert not (tmp_path / "c").exists()
+
+
 @pytest.mark.parametrize("where", ["argument", "file", "sitemap"])
 def test_a_seed_with_a_password_is_refused_without_quoting_it(tmp_path: Path, where: str) -> None:
     """Links lose their userinfo (never sent or stored); a seed's would be the auth the user asked for, so it is
@@ -200,6 +208,9 @@ def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["counters"] == json.loads(stats.stdout)["counters"]
     assert json.loads(status.stdout)["counters"]["drop:robots-unavailable"] == 1  # port 1 answers nothing
+    # its progress, as the README says trawl status shows it (the share of the frontier done; here all of it)
+    assert json.loads(status.stdout)["progress"]["fraction"] == 1.0
+    assert "progress\n  done: 100.0% (of the frontier's size" in _trawl("status", "--out", str(out)).stdout
     _assert_one_line_error(_trawl("status", "--out", str(tmp_path)), 2, "holds no crawl")
     _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")
     _assert_one_line_error(_trawl("stop", "--out", str(out)), 2, f"no crawl is running in {out}")
@@ -225,3 +236,17 @@ def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> No
     finally:
         os.close(writer)
     assert done.returncode == 141 and done.stderr == ""
+
+
+def test_the_help_of_the_sink_options_names_every_built_in_sink() -> None:
+    """``--items-to`` and ``trawl export --to`` listed five of the built-in sinks: not MariaDB, JSON, NATS, RabbitMQ
+    nor a user's class, which the README documents."""
+    from webtrawl.store.schemes import BUILTIN
+
+    crawl = " ".join(_trawl("crawl", "--help").stdout.split())
+    export = " ".join(_trawl("export", "--help").stdout.split())
+    items_to = crawl[crawl.index("--items-to VALUE also write") : crawl.index("--records-to VALUE also")]
+    for scheme in sorted(set(BUILTIN) - {"warc", "amqps"}):
+        assert f"{scheme}:" in items_to, scheme
+        assert f"{scheme}:" in export, scheme
+    assert "package.module:Class" in items_to and "package.module:Class" in export

@@ -71,7 +71,8 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="URL",
-        help="destination (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, sqlite:///PATH.db, postgresql://...;"
+        help="destination (repeatable): any --items-to sink (csv:DIR, parquet:DIR, jsonl:DIR, json:FILE,"
+        " sqlite:///PATH.db, postgresql://..., mysql://..., nats://..., amqp://..., package.module:Class);"
         " wacz:FILE.wacz packages the crawl's WARCs (with its index and pages list) for replay tools",
     )
     export.add_argument("--redis", help="the crawl's Redis, for its id (default: the one its --out names)")

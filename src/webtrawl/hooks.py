@@ -113,18 +113,35 @@ class Hooks:
         self._again.append(run)
 
     def close(self, timeout: float = 10.0) -> None:
-        """Give running hooks a moment to finish (the last event of a crawl should still be delivered); failed
-        runs waiting for another try get one more, at once."""
+        """Give running hooks a moment to finish (the last event of a crawl should still be delivered). A failed run
+        waiting for another try, or one that fails now with tries left, gets one more at once; a run that fails
+        then is given up (one ERROR line)."""
         deadline = time.monotonic() + timeout
-        for run in self._again:
-            run.tries = len(self.retry_delays)  # this is its last
-            self._start(run)
+        last = self._again
+        for run, why in self._wait(deadline):
+            if run.tries > len(self.retry_delays):
+                log.error("%s %s; given up after %d tries", self.what, why, run.tries)
+            else:
+                last.append(run)
         self._again = []
+        for run in last:
+            self._start(run)
+        for run, why in self._wait(deadline):
+            log.error("%s %s; given up after %d tries", self.what, why, run.tries)
+
+    def _wait(self, deadline: float) -> list[tuple[_Run, str]]:
+        """Wait for the running hooks until ``deadline`` (then kill them): those that failed, and why."""
+        failed = []
         for run in self._running:
             assert run.proc is not None
             try:
-                run.proc.wait(max(0.0, deadline - time.monotonic()))
+                code = run.proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 run.proc.kill()
                 run.proc.wait()
+                failed.append((run, "still running at the end: killed"))
+                continue
+            if code != 0:
+                failed.append((run, f"exited with status {code}"))
         self._running = []
+        return failed

@@ -279,8 +279,9 @@ _OUTPUT = _group(
     Option(
         "items_to",
         sink_url,
-        "also write extracted items to this sink (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, "
-        "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME",
+        "also write extracted items to this sink (repeatable): csv:DIR, parquet:DIR, jsonl:DIR, json:FILE, "
+        "sqlite:///PATH.db, postgresql://USER@HOST/DB?table=NAME, mysql://USER@HOST/DB?table=NAME, "
+        "nats://HOST/SUBJECT, amqp://USER@HOST/VHOST?queue=NAME, or package.module:Class?k=v",
         repeat=True,
     ),
     Option("records_to", sink_url, "also write page records to this sink (repeatable; same URLs as --items-to)", True),

@@ -37,6 +37,7 @@ OPTIONS = [
         "spider_arg",
         "text",
         "markdown",
+        "text_exclude",
         "scrub_pii",
         "extract_timeout",
         "text_max_bytes",

@@ -64,6 +64,17 @@ def test_try_markdown_alone_of_a_saved_page() -> None:
     assert "VIZZION" in markdown and "](https://" in markdown and "text" not in line
 
 
+def test_try_leaves_out_of_the_main_text_what_text_exclude_matches_as_the_crawl_does(tmp_path: Path) -> None:
+    """`trawl try` refused --text-exclude ('unrecognized arguments'): what a selector takes out of --text,
+    --markdown and the --changes comparison could not be seen on one page before a crawl."""
+    saved = tmp_path / "page.html"
+    body = "<p>The article's own paragraph, long enough to be taken as its main text by the extractor here.</p>"
+    saved.write_text(f'<html><body><article>{body}<p class="updated">Last updated: today</p></article></body></html>')
+    (line,) = _lines(_trawl("--text", "--markdown", "--text-exclude", ".updated", str(saved)))
+    assert "own paragraph" in str(line["text"]) and "own paragraph" in str(line["markdown"])
+    assert "Last updated" not in str(line["text"]) + str(line["markdown"])
+
+
 def test_try_reads_a_warcs_responses(tmp_path: Path) -> None:
     writer = WarcWriter(tmp_path, "t", 1 << 30)
     for i in range(2):

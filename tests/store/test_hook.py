@@ -105,3 +105,21 @@ def test_a_command_that_keeps_failing_is_given_up_with_one_error(
     assert (tmp_path / "tries").read_text().count("x") == 3
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert [r.getMessage() for r in errors] == ["--on-change command exited with status 7; given up after 3 tries"]
+
+
+@pytest.mark.parametrize("reaped", [True, False], ids=["waiting-for-its-next-try", "failing-at-the-end"])
+def test_a_command_still_failing_when_the_crawl_ends_is_tried_once_more_then_given_up_with_one_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, reaped: bool
+) -> None:
+    """At the end of a crawl a failed run waiting for its next try got its last one at once, but when that failed
+    too nothing said so; a first run that failed during the end got no other try and no word either: the row's
+    notification was lost with at most a WARNING in the log."""
+    hooks = Hooks(_flaky(tmp_path, 100), "--on-change command", retry_delays=(60.0, 60.0))
+    with caplog.at_level(logging.WARNING, logger="webtrawl.hooks"):
+        hooks.run({"url": "https://shop.example/p1"})
+        if reaped:
+            wait_until(lambda: hooks.reap() or "running it again" in caplog.text, 60, "the first run failed")
+        hooks.close()
+    assert (tmp_path / "tries").read_text().count("x") == 2
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors == ["--on-change command exited with status 7; given up after 2 tries"]

@@ -177,3 +177,37 @@ def test_a_file_sealed_while_the_crawl_is_read_is_read_under_its_sealed_name(tmp
     rest = [[(i["url"], i["fields"]["n"]) for i in lines] for lines in sets]
     assert [(i["url"], i["fields"]["n"]) for i in first] == [("http://a.test/1", 1)]
     assert rest == [[("http://a.test/2", 2), ("http://a.test/2", 3)]]  # /3: in the next read
+
+
+def _record(url: str, fetch_time: str, items: int | None) -> str:
+    record = {"url": url, "final_url": url, "status": 200 if items is not None else 304, "fetch_time": fetch_time}
+    return json.dumps(record | ({} if items is None else {"items": items})) + "\n"
+
+
+def test_a_page_extracted_later_with_no_item_has_none_in_the_export_as_in_the_tables(tmp_path: Path) -> None:
+    """A recrawl round in which a listing had no item left writes no item line, only its record (``items: 0``):
+    the export (and ``CrawlResult.items()``) gave the items of its earlier fetch, which the live tables had
+    deleted. A later revisit (no extraction) keeps the items; a later extraction with items is the last set."""
+    out = tmp_path / "c1"
+    (out / "items").mkdir(parents=True)
+    (out / "records").mkdir()
+    later, last = FT.replace("18:00", "18:05"), FT.replace("18:00", "18:09")
+    (out / "items" / "n-p0-00000.jsonl").write_text(
+        _item("http://a.test/1", 0, n=1) + _item("http://a.test/2", 0, n=2) + _item("http://a.test/3", 0, n=3)
+    )
+    (out / "items" / "n-p0-00001.jsonl").write_text(_item("http://a.test/3", 0, n=4).replace(FT, last))
+    (out / "records" / "n-p0-00000.jsonl").write_text(
+        _record("http://a.test/1", FT, 1) + _record("http://a.test/2", FT, 1) + _record("http://a.test/3", FT, 1)
+    )
+    (out / "records" / "n-p0-00001.jsonl").write_text(
+        _record("http://a.test/1", later, 0)  # emptied
+        + _record("http://a.test/2", later, None)  # a revisit: not extracted again
+        + _record("http://a.test/3", later, 0)
+        + _record("http://a.test/3", last, 1)  # emptied, then an item again
+    )
+    sets = [[(i["url"], i["fields"]["n"]) for i in lines] for lines in latest(out, "items")]
+    assert sorted(sets) == [[("http://a.test/2", 2)], [("http://a.test/3", 4)]]
+    assert export(out, "items", [f"sqlite:///{tmp_path}/e.db"], "wt-1") == (2, 2)
+    from webtrawl import CrawlResult
+
+    assert sorted(i["fields"]["n"] for i in CrawlResult(out).items()) == [2, 4]

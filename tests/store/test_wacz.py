@@ -116,3 +116,30 @@ def test_bad_destinations_and_a_crawl_without_warcs_are_one_line(tmp_path: Path)
         assert done.returncode == 2 and done.stderr.startswith("trawl: error:"), done.stderr
         assert said in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
     assert not (tmp_path / "c1.wacz").exists() and list(tmp_path.iterdir()) == [out]
+
+
+def test_a_page_fetched_twice_is_listed_at_its_first_capture(tmp_path: Path) -> None:
+    """A page fetched again (a recrawl round) by another parser: its first capture is in a file whose name sorts
+    after the later one's, and py-wacz listed the page at whichever capture it met first in the files."""
+    import zipfile
+
+    from webtrawl.formats.recrawl import warc_date
+
+    out, url = tmp_path / "c1", "http://a.test/0"
+    first, again = _page(url, 0), _page(url, 9)  # fetched at ...000.5 and, a round later, ...009.5
+    later = WarcWriter(out / "warc", "n-p0", 1 << 30)
+    later.write_pair(again)
+    later.close()
+    earlier = WarcWriter(out / "warc", "n-p1", 1 << 30)
+    earlier.write_pair(first)
+    earlier.close()
+    (out / "records").mkdir()
+    rows = [json.loads(_record(url, "text/html")) | {"fetch_time": warc_date(p.fetch_time)} for p in (again, first)]
+    (out / "records" / "n-p0-00000.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    (out / "records" / "n-p1-00000.jsonl").write_text(json.dumps(rows[1]) + "\n")
+    package = tmp_path / "c1.wacz"
+    done = _export(out, f"wacz:{package}")
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(package) as zf:
+        listed = [json.loads(line) for line in zf.read("pages/pages.jsonl").splitlines()[1:]]
+    assert [(page["url"], page["ts"]) for page in listed] == [(url, warc_date(first.fetch_time)[:19] + "Z")]

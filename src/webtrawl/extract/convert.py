@@ -14,6 +14,10 @@ _DATE_FORMATS = ("%d %B %Y", "%B %d, %Y", "%b %d, %Y", "%d %b %Y", "%B %d %Y", "
 # A thousands separator: between a digit and a group of exactly three digits ("1,299.00", "12 345 678", "1'299"),
 # so that numbers side by side ("12.99 9.99", "42 43 44", "10, 12") are not read as one.
 _SEPARATOR = re.compile(r"(?<=\d)[,\u00a0\u202f _'](?=\d{3}(?!\d))")
+# A decimal comma, as most of Europe writes a price ("12,50", "1.299,00", "1 299,99 €"): a comma followed by one or
+# two digits and no more of the number (three are a thousands group: "12,500"; "2,5,7" is a list).
+_DECIMAL_COMMA = re.compile(r"(?<![\d.,'])(\d{1,3}(?:[.\u00a0\u202f ']\d{3})+|\d+),(\d{1,2})(?![\d,.])")
+_GROUPING = re.compile(r"[.\u00a0\u202f ']")
 
 
 def convert(value: Any, kind: str) -> Any:
@@ -23,6 +27,8 @@ def convert(value: Any, kind: str) -> Any:
     if kind in ("int", "float") and isinstance(value, int | float) and not isinstance(value, bool):
         return int(value) if kind == "int" else float(value)
     text = str(value).strip()
+    if kind in ("int", "float"):
+        text = _DECIMAL_COMMA.sub(lambda d: f"{_GROUPING.sub('', d.group(1))}.{d.group(2)}", text)
     if kind == "int":
         m = _INT.search(_SEPARATOR.sub("", text))
         return int(m.group(0)) if m else None

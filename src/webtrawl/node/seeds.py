@@ -102,12 +102,16 @@ def new_crawl(cfg: CrawlConfig) -> bool:
 
 
 def check_seeds(cfg: CrawlConfig, spider_seeds: bool) -> None:
-    """A new crawl given nothing to start from stops now, before its directory and Redis exist. Resuming one (its
-    Redis in ``--out``) and joining a shared one (``--redis``, where ``trawl seed`` or another node brings seeds)
-    need none; ``spider_seeds``: a spider's start_urls (or start_requests()) may bring some."""
+    """A new crawl given nothing to start from, or a seed URL (or ``--sitemap``) it refuses, stops now, before its
+    directory and Redis exist (a seeds file is read as it streams in). Resuming one (its Redis in ``--out``) and
+    joining a shared one (``--redis``, where ``trawl seed`` or another node brings seeds) need none;
+    ``spider_seeds``: a spider's start_urls (or start_requests()) may bring some."""
     crawl = cfg.crawl
     if new_crawl(cfg) and not (crawl.seeds or crawl.seeds_file or cfg.discovery.sitemap or spider_seeds):
         raise InputError(NO_SEEDS)
+    for url in crawl.seeds:  # a bad one given on the command line (or to Crawler(urls=...)) too
+        seed_url(url, "seed")
+    sitemap_seeds(cfg.discovery.sitemap)
 
 
 NO_SEEDS = (

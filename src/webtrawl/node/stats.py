@@ -20,7 +20,7 @@ from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.frontier.connect import redis_used_memory
 from webtrawl.metrics import format_stats
-from webtrawl.metrics.progress import waiting_for
+from webtrawl.metrics.progress import compute, waiting_for
 from webtrawl.metrics.report import MIN_QUEUED_PER_URL, expected_false_positives
 from webtrawl.node.presence import request_stop
 from webtrawl.node.redis_server import EmbeddedRedis
@@ -99,9 +99,11 @@ def print_stats(
             bloom_bytes = counters.bloom_bits // 8
             meta["bytes_per_queued_url"] = max(0, used - bloom_bytes) / counters.queued
     waiting = waiting_for(counters, 0.0)  # no host ready now: what the crawl waits (or would wait) for
+    progress = compute(counters, 0.0)  # of the frontier's size (the node's own rate and limits are not known here)
     if as_json:
         doc = {
             "counters": counters.values,
+            "progress": progress.as_dict(),
             "ready_hosts": counters.ready_hosts,
             "waiting_hosts": counters.waiting_hosts,
             "waiting": waiting,
@@ -112,6 +114,9 @@ def print_stats(
         print(json.dumps(doc, indent=1, sort_keys=True, default=str))
     else:
         print(format_stats(counters, meta) + (f"\n{waiting}" if waiting else ""))
+        success = "-" if progress.success_rate is None else f"{progress.success_rate:.1%}"
+        print(f"progress\n  done: {progress.percent_text} (of the frontier's size, which grows as links are found)")
+        print(f"  success-rate: {success}")
     return 0
 
 

@@ -154,18 +154,26 @@ def _pages_in(package: Path) -> int:
 
 
 def _write_pages(out: Path, path: Path, identity: Path | None) -> int:
-    """The pages list py-wacz matches against the WARCs: each HTML page the crawl fetched whole, once."""
-    pages: dict[str, str] = {}
+    """The pages list py-wacz matches against the WARCs: each HTML page the crawl fetched whole, once, at its first
+    capture (``ts``, its record's ``fetch_time``, the WARC-Date of its response: py-wacz would take the capture it
+    meets first in the files, another parser's later one as often as not)."""
+    pages: dict[str, dict[str, str]] = {}
     for record in _records(out, identity):
         url = record.get("url")
         status = record.get("status") or 0
         mime = str(record.get("content_type") or "").split(";")[0].strip().lower()
         if isinstance(url, str) and 200 <= status < 300 and mime in _HTML and not record.get("error"):
-            pages.setdefault(url, str(record.get("title") or ""))
+            page = {"url": url, "title": str(record.get("title") or "")}
+            when = record.get("fetch_time")
+            if isinstance(when, str) and when and not record.get("revisit"):
+                page["ts"] = when
+            held = pages.get(url)
+            if held is None or ("ts" in page and page["ts"] < held.get("ts", page["ts"])):
+                pages[url] = page
     with path.open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
-        for url, title in pages.items():
-            fh.write(json.dumps({"url": url, "title": title} if title else {"url": url}) + "\n")
+        for page in pages.values():
+            fh.write(json.dumps({k: v for k, v in page.items() if v}) + "\n")
     return len(pages)
 
 

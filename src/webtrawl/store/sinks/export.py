@@ -11,7 +11,7 @@ URL's lines are never split between two batches, so a table sink's per-URL repla
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
@@ -106,17 +106,52 @@ def _continues(last: Mapping[str, Any], line: Mapping[str, Any]) -> bool:
 
 def latest(out: Path, what: What | str, identity: Path | None = None) -> Iterator[list[dict[str, Any]]]:
     """The lines of each URL's last set (of items or its record), file by file: two passes, one entry per URL.
-    :class:`InputError` at once if the crawl has no such files; ``identity`` decrypts an encrypted crawl's."""
-    return _latest(_files(out, What(what)), identity)
+    :class:`InputError` at once if the crawl has no such files; ``identity`` decrypts an encrypted crawl's.
+
+    A page extracted again with no item (a listing emptied in a recrawl round) writes no item line: its page
+    record says it (``items: 0``), so the items of an earlier fetch are left out when a later record says none."""
+    what = What(what)
+    files = _files(out, what)
+    if what is What.RECORDS or not (out / What.RECORDS.value).is_dir():
+        return _latest(files, identity)
+    return _latest(files, identity, lambda urls: _emptied(_files(out, What.RECORDS), identity, urls))
 
 
-def _latest(files: Sequence[Path], identity: Path | None) -> Iterator[list[dict[str, Any]]]:
+class _Extracted(msgspec.Struct):
+    """What a page record says of its extraction (``items`` is absent when the page was not extracted)."""
+
+    url: str = ""
+    fetch_time: str = ""
+    items: int | None = None
+
+
+_RECORD_DECODER = msgspec.json.Decoder(_Extracted)
+
+
+def _emptied(files: Sequence[Path], identity: Path | None, urls: Collection[str]) -> dict[str, str]:
+    """The last fetch time at which each of ``urls`` was extracted with no item, from its page records."""
+    found: dict[str, str] = {}
+    for path in files:
+        with _open(path, identity) as fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break
+                record = _RECORD_DECODER.decode(raw)
+                if record.items == 0 and record.url in urls and record.fetch_time > found.get(record.url, ""):
+                    found[record.url] = record.fetch_time
+    return found
+
+
+def _latest(
+    files: Sequence[Path], identity: Path | None, emptied: Callable[[Collection[str]], dict[str, str]] | None = None
+) -> Iterator[list[dict[str, Any]]]:
     # url -> where its last set is, or its pieces (a set cut by a full chunk file): one small entry per URL
     last: dict[str, tuple[int, int] | list[tuple[int, int]]] = {}
     # where the last set of each file read so far ends (url, fetch time, index), for the one cut set that can go on
     # in a later file: one entry per file, not per URL (memory)
     ends: dict[str, dict[str, Any]] = {}
     before: tuple[int, dict[str, Any]] | None = None  # the file and end of the set read last
+    times: dict[str, str] = {}  # with ``emptied``: the fetch time of each URL's last set
     for f, start, url, lines in _groups(files, identity):
         if before is not None and before[0] != f:
             ends[before[1]["url"]] = before[1]
@@ -126,6 +161,12 @@ def _latest(files: Sequence[Path], identity: Path | None) -> Iterator[list[dict[
         else:  # else an earlier fetch of a URL fetched again: its last set wins
             last[url] = (f, start)
         before = f, {key: lines[-1].get(key) for key in _SET_KEYS}
+        if emptied is not None:
+            times[url] = str(lines[0].get("fetch_time") or "")
+    if emptied is not None:  # the URLs extracted later with no item: their last set is the empty one
+        for url, when in emptied(last.keys()).items():
+            if when > times[url]:
+                del last[url]
     held: dict[str, list[dict[str, Any]]] = {}  # the pieces of a set read so far
     pieces_read: dict[str, int] = {}
     for f, start, url, lines in _groups(files, identity):

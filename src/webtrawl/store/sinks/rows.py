@@ -3,7 +3,8 @@
 Items are keyed by (crawl, url, idx) and page records by (crawl, url). A URL that appears twice in one batch (it was
 fetched again after a kill while its first fetch was still queued) keeps only its last page, so one write never
 holds two rows with one key. The URLs of the batch are returned too: a table sink deletes their old rows of this crawl
-before inserting, so a URL extracted again with fewer items keeps no stale rows.
+before inserting, so a URL extracted again with fewer items keeps no stale rows. For items, only the URLs whose
+page was extracted this time: a recrawl's revisit or a failed fetch keeps the items its last extraction gave.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ def _names(fields: dict[str, Any], cache: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def _extracted(out: PageOutput) -> bool:
+    """Whether this fetch of the page gave its items anew (its rows replace those held), as its record says: a
+    recrawl's revisit (304, the same bytes), a failed fetch (a 5xx in a round) or a page not extracted (a redirect,
+    not HTML) leaves the rows of its last extraction, as ``items/*.jsonl`` (and ``trawl export``) do."""
+    return isinstance(out.record.items, int) or bool(out.items)
+
+
 class RowMaker:
     """Turns batches into rows for one kind of output and one crawl (keeps the field -> column name cache)."""
 
@@ -59,6 +67,8 @@ class RowMaker:
     def __call__(self, batch: Sequence[PageOutput]) -> Rows:
         last: dict[str, PageOutput] = {}
         for out in batch:
+            if self.what is What.ITEMS and not _extracted(out):
+                continue  # its items are those held: a revisit (304, same bytes), a failure, a page not extracted
             last.pop(out.record.url, None)  # keep batch order of the last occurrence
             last[out.record.url] = out
         urls = list(last)
