@@ -206,6 +206,14 @@ def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
     _assert_one_line_error(_trawl("stop"), 2, "trawl stop needs --out DIR (a crawl on this machine) or --redis")
 
 
+def test_stop_of_an_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    """'trawl stop --out FILE' ended with a NotADirectoryError traceback (its node.lock looked up under a file)."""
+    afile = tmp_path / "seeds.txt"
+    afile.write_text("https://example.org/\n")
+    _assert_one_line_error(_trawl("stop", "--out", str(afile)), 2, f"no crawl is running in {afile}")
+    assert afile.read_text() == "https://example.org/\n"
+
+
 def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> None:
     """``trawl try ... | head -1`` (or ``trawl status --out DIR | head``): the reader that leaves made the next
     write fail, and the user got a BrokenPipeError traceback."""
