@@ -170,6 +170,9 @@ def test_a_seeds_file_that_is_not_utf8_names_the_file_and_the_byte_offset(tmp_pa
             "trawl: error: --resolve: not an IP address: '999.1.1.1' in 'host=999.1.1.1'",
         ),
         (["--ca-file", "/nonexistent.pem"], "trawl: error: --ca-file: cannot read '/nonexistent.pem': No such file"),
+        # the crawl started with it and died on it in milliseconds, a traceback, after crawl.json had saved it
+        (["--delay", "1e308"], "trawl: error: --delay: too large: '1e308' (at most 1000000000)"),
+        (["--max-body", "9" * 400], "trawl: error: --max-body: too large: '99999"),  # an OverflowError traceback
     ],
 )
 def test_bad_values_stop_before_any_process_starts(tmp_path: Path, flags: list[str], line: str) -> None:
