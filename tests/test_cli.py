@@ -217,6 +217,18 @@ def test_stop_of_an_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     assert afile.read_text() == "https://example.org/\n"
 
 
+@pytest.mark.parametrize("out", ["mistyped", "seeds.txt"])
+def test_an_export_of_no_crawl_makes_none_of_its_sinks(tmp_path: Path, out: str) -> None:
+    """The sinks were probed (their directory and database file made) before the --out was found to hold no crawl:
+    a mistyped --out left an empty csv directory and SQLite file behind."""
+    (tmp_path / "seeds.txt").write_text("https://example.org/\n")
+    sinks = ["--to", f"csv:{tmp_path / 'csv'}", "--to", f"sqlite:///{tmp_path / 'items.db'}"]
+    result = _trawl("export", "--out", str(tmp_path / out), *sinks)
+    found = "no such directory" if out == "mistyped" else "not a directory"
+    _assert_one_line_error(result, 2, f"{tmp_path / out} holds no crawl ({found}): give the out directory")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["seeds.txt"]
+
+
 def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> None:
     """``trawl try ... | head -1`` (or ``trawl status --out DIR | head``): the reader that leaves made the next
     write fail, and the user got a BrokenPipeError traceback."""

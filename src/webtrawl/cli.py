@@ -234,6 +234,7 @@ def _cmd_crawl(ns: argparse.Namespace) -> int:
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
+    from webtrawl.api.result import check_crawl
     from webtrawl.formats.sinkurl import normalize
     from webtrawl.node.stats import crawl_id_of
     from webtrawl.store.registry import probe
@@ -242,6 +243,7 @@ def _cmd_export(ns: argparse.Namespace) -> int:
 
     packages = [wacz_path(url) for url in ns.to if is_wacz(url)]
     urls = [normalize(url) for url in ns.to if not is_wacz(url)]
+    check_crawl(ns.out)  # before the probes, which make the sinks' directories and files
     for url in urls:
         probe(url, ns.what, flag="--to")
     for path in packages:
