@@ -115,6 +115,15 @@ def test_bad_config_file(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "not valid TOML")
 
 
+def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    """A binary or Latin-1 --config ended with a UnicodeDecodeError traceback."""
+    config = tmp_path / "trawl.toml"
+    config.write_bytes(b'user_agent = "caf\xe9bot/1"\n')
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--config", str(config))
+    _assert_one_line_error(result, 2, f"{config}: not UTF-8 text: byte 0xe9 at offset 17")
+    assert not (tmp_path / "c").exists()
+
+
 def test_stats_of_a_directory_without_a_crawl(tmp_path: Path) -> None:
     result = _trawl("stats", "--out", str(tmp_path))
     _assert_one_line_error(result, 2, "holds no crawl")

@@ -332,9 +332,12 @@ def to_saved(cfg: CrawlConfig) -> dict[str, Any]:
 
 def _read_toml(config_file: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(config_file.read_text())
+        return tomllib.loads(config_file.read_bytes().decode("utf-8"))  # TOML is UTF-8, whatever the locale
     except OSError as exc:
         raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start]
+        raise ConfigError(f"{config_file}: not UTF-8 text: byte {bad:#04x} at offset {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_file}: not valid TOML: {exc}") from None
 
