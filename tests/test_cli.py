@@ -226,6 +226,16 @@ def test_stop_of_an_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     assert afile.read_text() == "https://example.org/\n"
 
 
+def test_a_node_whose_out_is_a_file_is_one_line(tmp_path: Path) -> None:
+    """'trawl node --out FILE' ended with a NotADirectoryError traceback: its node id was looked up under the file
+    (trawl crawl said 'not writable' already)."""
+    afile = tmp_path / "seeds.txt"
+    afile.write_text("https://example.org/\n")
+    result = _trawl("node", "--redis", "redis://127.0.0.1:1/0", "--out", str(afile))
+    _assert_one_line_error(result, 2, f"output directory {afile} is not writable: File exists")
+    assert afile.read_text() == "https://example.org/\n"
+
+
 @pytest.mark.parametrize("out", ["mistyped", "seeds.txt"])
 def test_an_export_of_no_crawl_makes_none_of_its_sinks(tmp_path: Path, out: str) -> None:
     """The sinks were probed (their directory and database file made) before the --out was found to hold no crawl:
