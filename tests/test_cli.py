@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -159,6 +160,22 @@ def test_a_dashboard_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
         "crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--ui-port", "1", "--ui-bind", "0.0.0.0"
     )
     _assert_one_line_error(result, 2, "--ui-token")
+
+
+@pytest.mark.parametrize(
+    ("flag", "needle"),
+    [("--metrics-port", "cannot serve Prometheus metrics on port"), ("--ui-port", "cannot serve the dashboard on")],
+)
+def test_a_port_in_use_is_one_line_before_any_child_starts(tmp_path: Path, flag: str, needle: str) -> None:
+    """--metrics-port on a port in use ended with an OSError traceback; --ui-port's error came after the fetchers
+    and parsers had started, each then logging that its supervisor was gone."""
+    local = ["--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", "1"]  # never off this machine
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = _trawl("crawl", "http://site1.test:1/", "--out", str(tmp_path / "c"), *local, flag, str(port),
+                        "--fetchers", "1", "--parsers", "1", "--progress", "off", "--max-time", "60")  # fmt: skip
+    _assert_one_line_error(result, 2, needle)
+    assert str(port) in result.stderr
 
 
 def test_a_seeds_file_that_is_not_utf8_names_the_file_and_the_byte_offset(tmp_path: Path) -> None:
