@@ -69,6 +69,13 @@ def parse_duration(text: str | float) -> float:
     return _not_too_large(float(m.group(1)) * _DURATION_MULT[m.group(2).lower()], text)
 
 
+def text_only(value: Any) -> Any:
+    """Bytes are no option's value: read as their text is, b'MyBot/1' was the User-Agent "b'MyBot/1'"."""
+    if isinstance(value, bytes | bytearray):
+        raise TypeError(f"bytes, not text: {value!r}")
+    return value
+
+
 def parse_bool(text: str | bool) -> bool:
     if isinstance(text, bool):
         return text

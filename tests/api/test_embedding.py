@@ -366,3 +366,11 @@ def test_ctrl_c_twice_while_the_crawl_starts_quits_at_once_and_run_returns(
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-4000:]
     assert done.stdout == "interrupted\n" and "quitting at once" in done.stderr
+
+
+def test_bytes_are_no_option_value(tmp_path: Path) -> None:
+    """Read as their text is, b'MyBot/1' was the User-Agent "b'MyBot/1'" (robots.txt token "b'MyBot")."""
+    with pytest.raises(ConfigError, match=r"^--user-agent: bytes, not text: b'MyBot/1'$"):
+        Crawler(out=tmp_path, user_agent=b"MyBot/1")
+    with pytest.raises(ConfigError, match=r"^--header: bytes, not text: b'X-A: 1'$"):
+        Crawler(out=tmp_path, header=[b"X-A: 1"])
