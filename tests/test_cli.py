@@ -265,6 +265,28 @@ def test_an_export_of_no_crawl_makes_none_of_its_sinks(tmp_path: Path, out: str)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["seeds.txt"]
 
 
+@pytest.mark.parametrize("command", ["node", "crawl"])
+def test_a_local_crawl_is_not_taken_over_by_a_shared_redis(tmp_path: Path, command: str) -> None:
+    """'trawl node --redis URL --out DIR' of a crawl in its own embedded Redis ran, and saved the shared Redis in its
+    crawl.json: the local crawl's frontier (its queue, what it had seen) was left behind, no resume reached it."""
+    out = tmp_path / "c"
+    local = ["--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", "1"]  # never off this machine
+    crawl = _trawl("crawl", "http://site1.test:1/", "--out", str(out), *local, "--fetchers", "1", "--parsers", "1",
+                   "--robots-give-up", "1", "--max-retries", "0", "--progress", "off", "--max-time", "60")  # fmt: skip
+    assert crawl.returncode == 0, crawl.stderr
+    saved = (out / "crawl.json").read_text()
+    result = _trawl(command, "--redis", "redis://:pw@127.0.0.1:1/0", "--out", str(out), *local)
+    _assert_one_line_error(result, 2, f"--redis: {out} holds a crawl in its own embedded Redis")
+    assert "redis://:***@127.0.0.1:1/0" in result.stderr and "pw" not in result.stderr
+    assert (out / "crawl.json").read_text() == saved
+
+
+def test_status_serve_with_out_asks_for_the_redis(tmp_path: Path) -> None:
+    """'trawl status --out DIR --serve PORT' said it needed --out DIR or --redis URL: --out was there."""
+    result = _trawl("status", "--out", str(tmp_path), "--serve", "0")
+    _assert_one_line_error(result, 2, "trawl status --serve serves a shared crawl's dashboard: give its --redis URL")
+
+
 def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> None:
     """``trawl try ... | head -1`` (or ``trawl status --out DIR | head``): the reader that leaves made the next
     write fail, and the user got a BrokenPipeError traceback."""
