@@ -185,6 +185,9 @@ def _cmd_status(ns: argparse.Namespace) -> int:
     from webtrawl.node.status_ui import print_host, serve_status
 
     cfg = _shared_config(ns, [*_ADMIN_OPTIONS, "ui_bind", "ui_token", "park_after"])
+    if not cfg.crawl.redis and ns.out is not None:  # --serve: it said --out was missing
+        raise InputError("trawl status --serve serves a shared crawl's dashboard: give its --redis URL (a crawl on "
+                         "this machine serves its own with --ui-port)")  # fmt: skip
     if not cfg.crawl.redis:
         raise InputError("trawl status needs --out DIR (a crawl on this machine) or --redis URL (a shared crawl)")
     if ns.host:
