@@ -97,6 +97,17 @@ def test_missing_out(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "--out")
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("redis://127.0.0.1:99999/0", "Port out of range 0-65535"), ("redis://:pw@[::1/0", "Invalid IPv6 URL")],
+)
+def test_a_malformed_redis_url_is_bad_input(url: str, why: str) -> None:
+    """It was 'cannot reach Redis at ...' with exit 3 (unreachable state), as if the server were down."""
+    result = _trawl("status", "--redis", url)
+    _assert_one_line_error(result, 2, f"trawl: error: --redis: not a Redis URL: {why}")
+    assert "pw" not in result.stderr
+
+
 def test_redis_unreachable(tmp_path: Path) -> None:
     result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--redis", "redis://127.0.0.1:1/0")
     _assert_one_line_error(result, 3, "cannot reach Redis")

@@ -327,6 +327,10 @@ def redis_url(text: Any) -> str:
     url = str(text)
     if not url.lower().startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
         raise ValueError(f"wants a redis://, rediss://, unix:// or redis+sentinel:// URL, not {url!r}")
+    try:  # its port (a sentinel URL names several host:port); the URL is not quoted: it may hold a password
+        _ = urlsplit(url).port if url.lower().startswith(("redis://", "rediss://")) else None
+    except ValueError as exc:
+        raise ValueError(f"not a Redis URL: {exc}") from None
     return url
 
 
