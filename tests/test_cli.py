@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,17 @@ def test_missing_out(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "--out")
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("redis://127.0.0.1:99999/0", "Port out of range 0-65535"), ("redis://:pw@[::1/0", "Invalid IPv6 URL")],
+)
+def test_a_malformed_redis_url_is_bad_input(url: str, why: str) -> None:
+    """It was 'cannot reach Redis at ...' with exit 3 (unreachable state), as if the server were down."""
+    result = _trawl("status", "--redis", url)
+    _assert_one_line_error(result, 2, f"trawl: error: --redis: not a Redis URL: {why}")
+    assert "pw" not in result.stderr
+
+
 def test_redis_unreachable(tmp_path: Path) -> None:
     result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--redis", "redis://127.0.0.1:1/0")
     _assert_one_line_error(result, 3, "cannot reach Redis")
@@ -121,6 +133,15 @@ def test_bad_config_file(tmp_path: Path) -> None:
     config.write_text("delay = [not toml")
     result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--config", str(config))
     _assert_one_line_error(result, 2, "not valid TOML")
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    """A binary or Latin-1 --config ended with a UnicodeDecodeError traceback."""
+    config = tmp_path / "trawl.toml"
+    config.write_bytes(b'user_agent = "caf\xe9bot/1"\n')
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--config", str(config))
+    _assert_one_line_error(result, 2, f"{config}: not UTF-8 text: byte 0xe9 at offset 17")
+    assert not (tmp_path / "c").exists()
 
 
 def test_stats_of_a_directory_without_a_crawl(tmp_path: Path) -> None:
@@ -160,6 +181,22 @@ def test_a_dashboard_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
     _assert_one_line_error(result, 2, "--ui-token")
 
 
+@pytest.mark.parametrize(
+    ("flag", "needle"),
+    [("--metrics-port", "cannot serve Prometheus metrics on port"), ("--ui-port", "cannot serve the dashboard on")],
+)
+def test_a_port_in_use_is_one_line_before_any_child_starts(tmp_path: Path, flag: str, needle: str) -> None:
+    """--metrics-port on a port in use ended with an OSError traceback; --ui-port's error came after the fetchers
+    and parsers had started, each then logging that its supervisor was gone."""
+    local = ["--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", "1"]  # never off this machine
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = _trawl("crawl", "http://site1.test:1/", "--out", str(tmp_path / "c"), *local, flag, str(port),
+                        "--fetchers", "1", "--parsers", "1", "--progress", "off", "--max-time", "60")  # fmt: skip
+    _assert_one_line_error(result, 2, needle)
+    assert str(port) in result.stderr
+
+
 def test_a_seeds_file_that_is_not_utf8_names_the_file_and_the_byte_offset(tmp_path: Path) -> None:
     seeds = tmp_path / "seeds.txt"
     seeds.write_bytes(b"https://caf\xe9.example/\nhttps://example.org/\n")  # Latin-1, first line
@@ -178,6 +215,9 @@ def test_a_seeds_file_that_is_not_utf8_names_the_file_and_the_byte_offset(tmp_pa
             "trawl: error: --resolve: not an IP address: '999.1.1.1' in 'host=999.1.1.1'",
         ),
         (["--ca-file", "/nonexistent.pem"], "trawl: error: --ca-file: cannot read '/nonexistent.pem': No such file"),
+        # the crawl started with it and died on it in milliseconds, a traceback, after crawl.json had saved it
+        (["--delay", "1e308"], "trawl: error: --delay: too large: '1e308' (at most 1000000000)"),
+        (["--max-body", "9" * 400], "trawl: error: --max-body: too large: '99999"),  # an OverflowError traceback
     ],
 )
 def test_bad_values_stop_before_any_process_starts(tmp_path: Path, flags: list[str], line: str) -> None:
@@ -215,6 +255,58 @@ def test_status_answers_for_a_local_crawl_as_stats_does(tmp_path: Path) -> None:
     _assert_one_line_error(_trawl("status"), 2, "trawl status needs --out DIR (a crawl on this machine) or --redis")
     _assert_one_line_error(_trawl("stop", "--out", str(out)), 2, f"no crawl is running in {out}")
     _assert_one_line_error(_trawl("stop"), 2, "trawl stop needs --out DIR (a crawl on this machine) or --redis")
+
+
+def test_stop_of_an_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    """'trawl stop --out FILE' ended with a NotADirectoryError traceback (its node.lock looked up under a file)."""
+    afile = tmp_path / "seeds.txt"
+    afile.write_text("https://example.org/\n")
+    _assert_one_line_error(_trawl("stop", "--out", str(afile)), 2, f"no crawl is running in {afile}")
+    assert afile.read_text() == "https://example.org/\n"
+
+
+def test_a_node_whose_out_is_a_file_is_one_line(tmp_path: Path) -> None:
+    """'trawl node --out FILE' ended with a NotADirectoryError traceback: its node id was looked up under the file
+    (trawl crawl said 'not writable' already)."""
+    afile = tmp_path / "seeds.txt"
+    afile.write_text("https://example.org/\n")
+    result = _trawl("node", "--redis", "redis://127.0.0.1:1/0", "--out", str(afile))
+    _assert_one_line_error(result, 2, f"output directory {afile} is not writable: File exists")
+    assert afile.read_text() == "https://example.org/\n"
+
+
+@pytest.mark.parametrize("out", ["mistyped", "seeds.txt"])
+def test_an_export_of_no_crawl_makes_none_of_its_sinks(tmp_path: Path, out: str) -> None:
+    """The sinks were probed (their directory and database file made) before the --out was found to hold no crawl:
+    a mistyped --out left an empty csv directory and SQLite file behind."""
+    (tmp_path / "seeds.txt").write_text("https://example.org/\n")
+    sinks = ["--to", f"csv:{tmp_path / 'csv'}", "--to", f"sqlite:///{tmp_path / 'items.db'}"]
+    result = _trawl("export", "--out", str(tmp_path / out), *sinks)
+    found = "no such directory" if out == "mistyped" else "not a directory"
+    _assert_one_line_error(result, 2, f"{tmp_path / out} holds no crawl ({found}): give the out directory")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["seeds.txt"]
+
+
+@pytest.mark.parametrize("command", ["node", "crawl"])
+def test_a_local_crawl_is_not_taken_over_by_a_shared_redis(tmp_path: Path, command: str) -> None:
+    """'trawl node --redis URL --out DIR' of a crawl in its own embedded Redis ran, and saved the shared Redis in its
+    crawl.json: the local crawl's frontier (its queue, what it had seen) was left behind, no resume reached it."""
+    out = tmp_path / "c"
+    local = ["--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", "1"]  # never off this machine
+    crawl = _trawl("crawl", "http://site1.test:1/", "--out", str(out), *local, "--fetchers", "1", "--parsers", "1",
+                   "--robots-give-up", "1", "--max-retries", "0", "--progress", "off", "--max-time", "60")  # fmt: skip
+    assert crawl.returncode == 0, crawl.stderr
+    saved = (out / "crawl.json").read_text()
+    result = _trawl(command, "--redis", "redis://:pw@127.0.0.1:1/0", "--out", str(out), *local)
+    _assert_one_line_error(result, 2, f"--redis: {out} holds a crawl in its own embedded Redis")
+    assert "redis://:***@127.0.0.1:1/0" in result.stderr and "pw" not in result.stderr
+    assert (out / "crawl.json").read_text() == saved
+
+
+def test_status_serve_with_out_asks_for_the_redis(tmp_path: Path) -> None:
+    """'trawl status --out DIR --serve PORT' said it needed --out DIR or --redis URL: --out was there."""
+    result = _trawl("status", "--out", str(tmp_path), "--serve", "0")
+    _assert_one_line_error(result, 2, "trawl status --serve serves a shared crawl's dashboard: give its --redis URL")
 
 
 def test_output_into_a_pipe_whose_reader_left_ends_quietly(tmp_path: Path) -> None:

@@ -60,6 +60,31 @@ def test_bad_values_name_the_option(flags: dict[str, str], message: str) -> None
         load(flags, env={})
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        # --delay in ms was infinite: an OverflowError traceback at the start, after crawl.json had saved it
+        ({"delay": "1e308"}, r"^--delay: too large: '1e308' \(at most 1000000000\)$"),
+        ({"lease_ttl": 1e300}, r"^--lease-ttl: too large: 1e\+300 \(at most 1000000000\)$"),
+        ({"recrawl_after": "9" * 400 + "d"}, r"^--recrawl-after: too large: '9+d' \(at most 1000000000\)$"),
+        # sizes: an OverflowError (no ValueError), a traceback from the command line and the API alike
+        ({"max_body": "9" * 400}, r"^--max-body: too large: '9+' \(at most 9007199254740991 bytes\)$"),
+        ({"max_memory": "9" * 400 + "TiB"}, r"^--max-memory: too large: '9+TiB' \(at most 9007199254740991 bytes\)$"),
+        # counts past a 64-bit counter wrapped round: --max-pages 10**20 stopped the crawl at its first page
+        ({"max_pages": 10**20}, r"^--max-pages: too large: 100000000000000000000 \(at most 9007199254740991\)$"),
+        ({"max_depth": "9" * 30}, r"^--max-depth: too large: '9+' \(at most 9007199254740991\)$"),
+    ],
+)
+def test_too_large_numbers_are_refused(flags: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load(flags, env={})
+
+
+def test_the_largest_numbers_allowed_are_read() -> None:
+    cfg = load({"delay": "1e9", "max_pages": str(2**53 - 1), "recrawl_after": "11574d"}, env={})
+    assert (cfg.politeness.delay, cfg.crawl.max_pages, cfg.discovery.recrawl_after) == (1e9, 2**53 - 1, 11574 * 86400)
+
+
 def test_unknown_toml_key_is_an_error(tmp_path: Path) -> None:
     toml = tmp_path / "trawl.toml"
     toml.write_text("delya = 1\n")

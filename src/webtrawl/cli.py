@@ -186,6 +186,9 @@ def _cmd_status(ns: argparse.Namespace) -> int:
     from webtrawl.node.status_ui import print_host, serve_status
 
     cfg = _shared_config(ns, [*_ADMIN_OPTIONS, "ui_bind", "ui_token", "park_after"])
+    if not cfg.crawl.redis and ns.out is not None:  # --serve: it said --out was missing
+        raise InputError("trawl status --serve serves a shared crawl's dashboard: give its --redis URL (a crawl on "
+                         "this machine serves its own with --ui-port)")  # fmt: skip
     if not cfg.crawl.redis:
         raise InputError("trawl status needs --out DIR (a crawl on this machine) or --redis URL (a shared crawl)")
     if ns.host:
@@ -235,6 +238,7 @@ def _cmd_crawl(ns: argparse.Namespace) -> int:
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
+    from webtrawl.api.result import check_crawl
     from webtrawl.formats.sinkurl import normalize
     from webtrawl.node.stats import crawl_id_of
     from webtrawl.store.registry import probe
@@ -243,6 +247,7 @@ def _cmd_export(ns: argparse.Namespace) -> int:
 
     packages = [wacz_path(url) for url in ns.to if is_wacz(url)]
     urls = [normalize(url) for url in ns.to if not is_wacz(url)]
+    check_crawl(ns.out)  # before the probes, which make the sinks' directories and files
     for url in urls:
         probe(url, ns.what, flag="--to")
     for path in packages:

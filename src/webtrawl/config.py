@@ -22,7 +22,7 @@ from webtrawl import __version__
 from webtrawl.configcheck import validate
 from webtrawl.errors import ConfigError
 from webtrawl.options import BY_NAME, OPTIONS, Option
-from webtrawl.values import parse_bool
+from webtrawl.values import parse_bool, text_only
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
 # A new crawl's frontier (FrontierOptions, and FrontierSettings for the stages and tests that build one alone).
@@ -293,8 +293,8 @@ def _parsed(opt: Option, raw: Any, source: str, note: str = "") -> Any:
     try:
         if opt.repeat:
             items = raw if isinstance(raw, list | tuple) else [raw]
-            return [opt.parse(item) for item in items]
-        return opt.parse(raw)
+            return [opt.parse(text_only(item)) for item in items]
+        return opt.parse(text_only(raw))
     except ConfigError:
         raise  # already one line naming the option (a proxy or sink URL's own check)
     except (ValueError, TypeError) as exc:
@@ -332,9 +332,12 @@ def to_saved(cfg: CrawlConfig) -> dict[str, Any]:
 
 def _read_toml(config_file: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(config_file.read_text())
+        return tomllib.loads(config_file.read_bytes().decode("utf-8"))  # TOML is UTF-8, whatever the locale
     except OSError as exc:
         raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start]
+        raise ConfigError(f"{config_file}: not UTF-8 text: byte {bad:#04x} at offset {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_file}: not valid TOML: {exc}") from None
 

@@ -55,7 +55,7 @@ def import_module(target: str, spec: str, flag: str, noun: str = "code") -> Any:
         raise
     except SyntaxError as exc:
         raise InputError(f"{exc.filename}:{exc.lineno}: syntax error in the {flag} {noun}: {exc.msg}") from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: a script that reads its command line at import
         frames = traceback.extract_tb(exc.__traceback__)
         ours = str(Path(__file__).resolve().parent)
         user = [f for f in frames if "importlib" not in f.filename and not f.filename.startswith(ours)]

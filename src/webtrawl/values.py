@@ -29,6 +29,12 @@ _NODE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # no '/' or space: lease owne
 _LABEL_RE = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
 BODY_CAP = 192 * 1024 * 1024
 """The largest --max-body: a page reaches its parser in one frame (``pagepipe``), whose limit leaves room beside it."""
+WHOLE_MAX = 2**53 - 1
+"""The largest count or size: exact in a Redis script's (Lua) numbers, and it fits the shared 64-bit counters; a
+larger one wrapped around (--max-pages 10**20 stopped the crawl at once) or was not a number at all."""
+SECONDS_MAX = 1e9
+"""The largest number of seconds (about 31 years), and of any other decimal option: Python cannot wait much longer
+(``threading.TIMEOUT_MAX``), and milliseconds of it stay exact (--delay 1e308 was infinite in ms)."""
 
 
 def parse_size(text: str | int) -> int:
@@ -38,7 +44,10 @@ def parse_size(text: str | int) -> int:
     m = _SIZE_RE.match(str(text))
     if not m:
         raise ValueError(f"not a size: {text!r} (use e.g. 10MiB, 500k or 1048576)")
-    return int(float(m.group(1)) * _SIZE_MULT[m.group(2).lower()])
+    size = float(m.group(1)) * _SIZE_MULT[m.group(2).lower()]
+    if size > WHOLE_MAX:
+        raise ValueError(f"too large: {text!r} (at most {WHOLE_MAX} bytes)")
+    return int(size)
 
 
 def parse_body_size(text: str | int) -> int:
@@ -57,7 +66,14 @@ def parse_duration(text: str | float) -> float:
     m = _DURATION_RE.match(str(text))
     if not m:
         raise ValueError(f"not a duration: {text!r} (use e.g. 1d, 6h, 90m or 3600)")
-    return float(m.group(1)) * _DURATION_MULT[m.group(2).lower()]
+    return _not_too_large(float(m.group(1)) * _DURATION_MULT[m.group(2).lower()], text)
+
+
+def text_only(value: Any) -> Any:
+    """Bytes are no option's value: read as their text is, b'MyBot/1' was the User-Agent "b'MyBot/1'"."""
+    if isinstance(value, bytes | bytearray):
+        raise TypeError(f"bytes, not text: {value!r}")
+    return value
 
 
 def parse_bool(text: str | bool) -> bool:
@@ -73,10 +89,14 @@ def parse_bool(text: str | bool) -> bool:
 
 def _whole(text: Any) -> int:
     if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    if isinstance(text, str) and _WHOLE_RE.match(text):
-        return int(text)
-    raise ValueError(f"not a whole number: {text!r}")
+        value = text
+    elif isinstance(text, str) and _WHOLE_RE.match(text):
+        value = int(text)
+    else:
+        raise ValueError(f"not a whole number: {text!r}")
+    if abs(value) > WHOLE_MAX:
+        raise ValueError(f"too large: {text!r} (at most {WHOLE_MAX})")
+    return value
 
 
 def non_negative_int(text: Any) -> int:
@@ -111,6 +131,12 @@ def non_negative_float(text: Any) -> float:
         raise ValueError(f"not a finite number: {text!r}")
     if value < 0:
         raise ValueError(f"must be 0 or more, not {text!r}")
+    return _not_too_large(value, text)
+
+
+def _not_too_large(value: float, text: Any) -> float:
+    if value > SECONDS_MAX:
+        raise ValueError(f"too large: {text!r} (at most {SECONDS_MAX:.0f})")
     return value
 
 
@@ -301,6 +327,10 @@ def redis_url(text: Any) -> str:
     url = str(text)
     if not url.lower().startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
         raise ValueError(f"wants a redis://, rediss://, unix:// or redis+sentinel:// URL, not {url!r}")
+    try:  # its port (a sentinel URL names several host:port); the URL is not quoted: it may hold a password
+        _ = urlsplit(url).port if url.lower().startswith(("redis://", "rediss://")) else None
+    except ValueError as exc:
+        raise ValueError(f"not a Redis URL: {exc}") from None
     return url
 
 

@@ -18,6 +18,7 @@ from tests.api.helpers import html_pages, shop_options
 from tests.api.pages import Shop, title, title_but_exit_on_product_1
 from tests.fixtures.shop_web import ShopWeb
 from webtrawl import ConfigError, Crawler, CrawlResult, StateError
+from webtrawl.cli import main
 from webtrawl.config import CrawlConfig
 from webtrawl.node.startup import prepare_out
 
@@ -366,3 +367,29 @@ def test_ctrl_c_twice_while_the_crawl_starts_quits_at_once_and_run_returns(
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-4000:]
     assert done.stdout == "interrupted\n" and "quitting at once" in done.stderr
+
+
+def test_bytes_are_no_option_value(tmp_path: Path) -> None:
+    """Read as their text is, b'MyBot/1' was the User-Agent "b'MyBot/1'" (robots.txt token "b'MyBot")."""
+    with pytest.raises(ConfigError, match=r"^--user-agent: bytes, not text: b'MyBot/1'$"):
+        Crawler(out=tmp_path, user_agent=b"MyBot/1")
+    with pytest.raises(ConfigError, match=r"^--header: bytes, not text: b'X-A: 1'$"):
+        Crawler(out=tmp_path, header=[b"X-A: 1"])
+
+
+@pytest.mark.parametrize(
+    ("options", "flags"),
+    [
+        ({"delay": "1e308"}, ["--delay", "1e308"]),  # was accepted; the crawl then died on it in ms, a traceback
+        ({"max_pages": "1" + "0" * 20}, ["--max-pages", "1" + "0" * 20]),  # wrapped round: the crawl stopped at once
+    ],
+)
+def test_too_large_numbers_raise_the_command_line_message(
+    options: dict[str, str], flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "crawl"
+    with pytest.raises(ConfigError, match="too large") as raised:
+        Crawler(out=out, urls=["http://site0.test/"], **options)
+    assert main(["crawl", "http://site0.test/", "--out", str(out), *flags]) == 2
+    assert capsys.readouterr().err == f"trawl: error: {raised.value}\n"
+    assert not out.exists()

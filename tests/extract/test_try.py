@@ -159,6 +159,12 @@ def test_a_broken_rules_file_is_one_error_line_with_file_and_line(tmp_path: Path
         ("import json\nraise RuntimeError('boom')\n", "cb:parse", "cb.py:2: --extract cb:parse: cannot import cb"),
         ("x = 1\n", "cb:parse", "--extract cb:parse: cb has no 'parse'"),
         ("", "nosuchmodule:parse", "cannot import nosuchmodule: ModuleNotFoundError"),
+        # a script that reads its command line at import: it ended trawl with its own exit (its message, status 1)
+        (
+            "import sys\nsys.exit('usage: cb.py URL')\n",
+            "cb:parse",
+            "cb.py:2: --extract cb:parse: cannot import cb: SystemExit: usage: cb.py URL",
+        ),
     ],
 )
 def test_a_callback_that_does_not_import_is_one_error_line(

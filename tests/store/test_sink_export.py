@@ -67,7 +67,8 @@ def test_export_command_errors_are_one_line(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "webtrawl", "export", "--out", str(tmp_path), "--crawl-id", "x"]
     done = subprocess.run([*run, "--to", f"csv:{tmp_path}/o"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("trawl: error:") and done.stderr.count("\n") == 1
-    assert "no items/ directory" in done.stderr
+    assert "holds no crawl (no node.lock, crawl.json, items/ or records/ in it)" in done.stderr
+    assert not (tmp_path / "o").exists()  # refused before the sink was made
     _crawl(tmp_path)
     done = subprocess.run(
         [*run, "--to", "postgresql://u:pw@127.0.0.1:1/db"], capture_output=True, text=True, timeout=60

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.fixtures.web_fixtures import fetch
 from webtrawl_testweb import load
@@ -39,3 +42,29 @@ def test_module_entry_serves_until_interrupted(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
     assert [e.url for e in load(log_path)] == [model.url(3, "/p/1.html")]
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (["--hosts", "0"], "trawl: error: the test web needs at least one host"),
+        (["--corpus-fraction", "2"], "trawl: error: rates must be within [0, 1], not 2.0"),
+        (["--http-port", "70000"], "trawl: error: cannot serve the test web: bind(): port must be 0-65535."),
+        (["--http-port", "TAKEN"], "trawl: error: cannot serve the test web: [Errno 98] Address already in use"),
+        (["--cert-dir", "FILE"], "trawl: error: cannot serve the test web: [Errno 17] File exists: "),
+        (["--web", "realistic", "--realistic-option", "nope=1"], "trawl: error: not a realistic-web option: 'nope=1'"),
+    ],
+)
+def test_bad_values_of_trawl_testweb_are_one_line(tmp_path: Path, flags: list[str], line: str) -> None:
+    """Each of these ended 'trawl testweb' with a traceback (ValueError, OverflowError, OSError)."""
+    afile = tmp_path / "file"
+    afile.write_text("")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        args = [port if f == "TAKEN" else str(afile) if f == "FILE" else f for f in flags]
+        done = subprocess.run(
+            [sys.executable, "-m", "webtrawl", "testweb", "--hosts", "2", "--no-corpus", *args],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.splitlines() == [done.stderr.strip()], done.stderr
+    assert done.stderr.startswith(line), done.stderr

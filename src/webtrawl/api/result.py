@@ -59,7 +59,7 @@ class CrawlResult:
 
     def _rows(self, what: str, identity: Path | str | None) -> Iterator[dict[str, Any]]:
         """The rows of ``what``; a ``ConfigError`` now (not at the first row) if ``out`` holds no crawl."""
-        _check_crawl(self.out)
+        check_crawl(self.out)
         return _read(self.out, what, None if identity is None else Path(identity))
 
 
@@ -72,7 +72,7 @@ def _read(out: Path, what: str, identity: Path | None) -> Iterator[dict[str, Any
         yield from lines
 
 
-def _check_crawl(out: Path) -> None:
+def check_crawl(out: Path) -> None:
     """A mistyped directory read as a crawl that found nothing; a crawl that has started and written nothing yet
     still reads as empty: its node lock is the first file a run makes (before Redis, before any page), and its
     settings (``crawl.json``) stay; ``items/`` or ``records/`` copied elsewhere read too."""
@@ -81,7 +81,8 @@ def _check_crawl(out: Path) -> None:
 
     if any((out / name).exists() for name in (NODE_LOCK, SAVED_SETTINGS, "items", "records")):
         return
-    found = "no such directory" if not out.exists() else f"no {NODE_LOCK}, {SAVED_SETTINGS}, items/ or records/ in it"
+    found = f"no {NODE_LOCK}, {SAVED_SETTINGS}, items/ or records/ in it"
+    found = "no such directory" if not out.exists() else found if out.is_dir() else "not a directory"
     raise ConfigError(f"{out} holds no crawl ({found}): give the out directory a crawl was run with")
 
 

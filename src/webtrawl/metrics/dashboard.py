@@ -108,6 +108,7 @@ class Dashboard:
         ready.wait()
         if errors:
             self._thread.join()
+            self._loop = self._thread = None  # nothing for stop() to stop
             raise InputError(f"cannot serve the dashboard on {self.bind}:{self.requested_port}: {errors[0]}")
         log.info("dashboard on %s", self.url)
         return self

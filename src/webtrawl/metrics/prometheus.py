@@ -15,6 +15,7 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 
+from webtrawl.errors import InputError
 from webtrawl.metrics.rates import Snapshot
 from webtrawl.metrics.report import DROP_PREFIX, ERR_PREFIX, GAUGES
 
@@ -132,7 +133,10 @@ class MetricsExporter:
 
     def start(self) -> None:
         if self._server is None:
-            self._server, self._thread = start_http_server(self.requested_port, self.host, self.registry)
+            try:
+                self._server, self._thread = start_http_server(self.requested_port, self.host, self.registry)
+            except OSError as exc:  # the port in use, or not ours to take
+                raise InputError(f"cannot serve Prometheus metrics on port {self.requested_port}: {exc}") from None
 
     def update(self, snapshot: Snapshot) -> None:
         self._collector.snapshot = snapshot

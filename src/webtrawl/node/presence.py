@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webtrawl.errors import StateError
+from webtrawl.errors import InputError, StateError
 from webtrawl.frontier.connect import SyncClient
 from webtrawl.frontier.keys import global_tag, text
 
@@ -64,16 +64,19 @@ def resolve_node_id(out: Path, configured: str) -> str:
     if configured != DEFAULT_NODE_ID:
         return configured
     path = out / NODE_ID_FILE
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         saved = path.read_text().strip()
         if saved:
             return saved
     host = _BAD_ID_CHARS.sub("-", socket.gethostname()).strip("-.")[:48] or "node"
     node_id = f"{host}-{secrets.token_hex(3)}"
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(node_id + "\n")
-    tmp.replace(path)
+    try:  # an --out that is a file: NotADirectoryError above, FileExistsError here
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(node_id + "\n")
+        tmp.replace(path)
+    except OSError as exc:  # as startup.prepare_out says it
+        raise InputError(f"output directory {out} is not writable: {exc.strerror or exc}") from None
     return node_id
 
 

@@ -121,12 +121,19 @@ def save_settings(cfg: CrawlConfig, out: Path) -> None:
 def _check_resume(cfg: CrawlConfig, out: Path) -> None:
     """--recrawl-after on a crawl created without it would silently fetch nothing again: its pages never entered
     the recrawl set (only a fetch made with --recrawl-after puts a page there). The frontier's shape
-    (--politeness-key, --shards) is its own once created: another value would be ignored, and saved as if not."""
+    (--politeness-key, --shards) is its own once created: another value would be ignored, and saved as if not. A
+    crawl in its own embedded Redis taken over by a --redis one would lose its frontier (crawl.json then names the
+    other Redis)."""
     previous = load_saved_settings(out)
     if previous is not None and cfg.discovery.recrawl_after > 0 and not previous.get("recrawl_after"):
         raise InputError(
             f"{out} was crawled without --recrawl-after, so its pages are in no recrawl set and none would be "
             "fetched again: start a new crawl (another --out) with --recrawl-after"
+        )
+    if previous is not None and not previous.get("redis") and cfg.crawl.redis and (out / "redis").is_dir():
+        raise InputError(
+            f"--redis: {out} holds a crawl in its own embedded Redis ({out / 'redis'}), which a crawl in "
+            f"{mask_url(cfg.crawl.redis)} would leave behind: give that one another --out (no --redis resumes this one)"
         )
     for name in _FIXED:
         was, now = (previous or {}).get(name), option_value(cfg, BY_NAME[name])

@@ -167,7 +167,7 @@ def _locked(lock_path: Path) -> bool:
     try:
         with lock_path.open("rb") as probe:
             fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectoryError: --out names a file
         return False
     except BlockingIOError:
         return True

@@ -199,8 +199,7 @@ class Node:
             log.info("recrawl: %d pages due again", frontier.requeue_due())
         if crawl.max_pages:  # "stored" counts as the fetchers count (a URL robots.txt refused too), not "fetched"
             self.budget.shared = CONTEXT.Value("q", max(0, crawl.max_pages - self.budget.before))
-        self._add_children(settings, redis_url, seeds, announce_new)
-        return self._watch(frontier)
+        return self._watch(frontier, functools.partial(self._add_children, settings, redis_url, seeds, announce_new))
 
     def _add_children(self, settings: FrontierSettings, redis_url: str, seeds: list[str], announce_new: bool) -> None:
         cfg = self.cfg
@@ -252,18 +251,14 @@ class Node:
             self.stop_leasing.set()
         self.interrupts += 1
 
-    def _watch(self, frontier: RedisFrontier) -> int:
+    def _watch(self, frontier: RedisFrontier, start_children: functools.partial[None]) -> int:
         ops_cfg = self.cfg.operations
         embedded = None if self.configure_logging else logging.getLogger("webtrawl.progress")  # the app's logging
         display = ProgressDisplay(ops_cfg.progress, line_format=self.log_setup.progress_line(), logger=embedded)
         restore_logging = log_through(display, ops_cfg.log_format) if self.configure_logging else lambda: None
         ops = self.ops
         assert ops is not None
-        ops.start()
         exporter = MetricsExporter(ops_cfg.metrics_port) if ops_cfg.metrics_port else None
-        if exporter is not None:
-            exporter.start()
-            log.info("Prometheus metrics on port %d", exporter.port)
         rates = RateWindow(60.0)
         watch = RedisWatch(self.redis_url, ops.alerts, self.redis, full=self.redis_full)
         out_dir = OutDir(self.out, embedded=self.redis is not None)
@@ -274,6 +269,11 @@ class Node:
         state = "crawling"
         shown: Snapshot | None = None
         try:
+            ops.start()  # its port and the metrics' are bound before any child starts: one in use is one error line
+            if exporter is not None:
+                exporter.start()
+                log.info("Prometheus metrics on port %d", exporter.port)
+            start_children()
             while True:
                 now = time.monotonic()
                 for message in [] if self.stop_leasing.is_set() else self.children.restart_dead():

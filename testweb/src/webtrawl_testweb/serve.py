@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
+from webtrawl.errors import InputError
 from webtrawl_testweb.corpus import DEFAULT_CORPUS_DIR
 from webtrawl_testweb.harness import TestWeb
 from webtrawl_testweb.model import WebOptions
@@ -147,27 +148,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = dataclasses.replace(
-        WebOptions(),
-        corpus_fraction=args.corpus_fraction,
-        min_pages=args.min_pages,
-        max_pages=args.max_pages,
-        crawl_delay=args.crawl_delay,
-    )
-    serve_forever(
-        args.hosts,
-        args.seed,
-        args.host,
-        args.http_port,
-        args.https_port,
-        log_path=args.log,
-        cert_dir=args.cert_dir,
-        corpus_dir=None if args.no_corpus else args.corpus_dir,
-        options=options,
-        info_path=args.info_json,
-        chaos=args.chaos,
-        realistic=parse_options(args.realistic_option, args.seeds) if args.web == "realistic" else None,
-    )
+    """``trawl testweb``: a bad value (a count, a share, a port, a path) is one error line, as in every trawl
+    command, not a traceback."""
+    try:
+        options = dataclasses.replace(
+            WebOptions(),
+            corpus_fraction=args.corpus_fraction,
+            min_pages=args.min_pages,
+            max_pages=args.max_pages,
+            crawl_delay=args.crawl_delay,
+        )
+        realistic = parse_options(args.realistic_option, args.seeds) if args.web == "realistic" else None
+        serve_forever(
+            args.hosts,
+            args.seed,
+            args.host,
+            args.http_port,
+            args.https_port,
+            log_path=args.log,
+            cert_dir=args.cert_dir,
+            corpus_dir=None if args.no_corpus else args.corpus_dir,
+            options=options,
+            info_path=args.info_json,
+            chaos=args.chaos,
+            realistic=realistic,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    except (OSError, OverflowError) as exc:  # a port in use or past 65535, no such address, a path that is a file
+        raise InputError(f"cannot serve the test web: {exc}") from None
     return 0
 
 
@@ -177,5 +186,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return run(args)
-    except ValueError as exc:
+    except InputError as exc:
         parser.error(str(exc))
