@@ -53,6 +53,11 @@ def test_repeatable_options_from_env_are_comma_separated() -> None:
         ({"changes_links": "true", "recrawl_after": "1h"}, "--changes-links needs --changes"),
         # robots.txt is obeyed for --user-agent's token: a header sending another agent would not be
         ({"header": "User-Agent: OtherBot/1.0"}, "header.*set the User-Agent with --user-agent"),
+        # a share above 1 could never be reached: the alert was silently off
+        ({"alert_error_rate": "2"}, r"^--alert-error-rate: a share is 0 to 1 \(0.1 for 10%\), not '2'$"),
+        # --fetchers 100000 started processes until the machine ran out, without a word
+        ({"fetchers": "100000"}, r"^--fetchers: at most 1024 processes, not 100000 \(0: one per core\)$"),
+        ({"parsers": 5000}, r"^--parsers: at most 1024 processes"),
     ],
 )
 def test_bad_values_name_the_option(flags: dict[str, str], message: str) -> None:

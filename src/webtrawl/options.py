@@ -10,19 +10,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from webtrawl.netvalues import (
+    bind_address,
+    ca_file,
+    host_pattern,
+    nameserver,
+    network,
+    port,
+    ports,
+    proxy,
+    redis_url,
+    resolve_pin,
+)
 from webtrawl.values import (
     age_recipient,
     at_least_one,
-    bind_address,
-    ca_file,
     choice,
     count_or_auto,
     css_selector,
     fetcher_name,
     header,
-    host_pattern,
-    nameserver,
-    network,
     node_id,
     non_negative_float,
     non_negative_int,
@@ -32,14 +39,11 @@ from webtrawl.values import (
     parse_duration,
     parse_size,
     path,
-    port,
-    ports,
     probability,
-    proxy,
-    redis_url,
+    process_count,
     regex,
-    resolve_pin,
     shard_count,
+    share,
     sink_url,
     spider_arg,
 )
@@ -88,8 +92,8 @@ _CRAWL = _group(
     ),
     Option("max_pages", non_negative_int, "stop after this many fetched pages in total (0: no limit)"),
     Option("max_time", non_negative_float, "stop after this many seconds of this run (0: no limit)"),
-    Option("fetchers", non_negative_int, "fetcher processes (0: one per core)"),
-    Option("parsers", non_negative_int, "parser processes (0: one per core)"),
+    Option("fetchers", process_count, "fetcher processes (0: one per core)"),
+    Option("parsers", process_count, "parser processes (0: one per core)"),
 )
 
 
@@ -111,12 +115,7 @@ _FETCH = _group(
         "connection holds ~0.1-0.7 MiB of buffers, each one closed may cost a handshake later",
     ),
     Option("user_agent", one_line, "full User-Agent string; its first word is the robots.txt product token"),
-    Option(
-        "resolve",
-        resolve_pin,
-        "HOST=IP overrides for DNS, '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)",
-        repeat=True,
-    ),
+    Option("resolve", resolve_pin, "HOST=IP DNS pins: '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)", repeat=True),
     Option(
         "nameservers",
         nameserver,
@@ -375,7 +374,7 @@ _OPERATIONS = _group(
     Option("log_max_bytes", parse_size, "rotate <out>/logs/trawl.log at this size (0: no log file)"),
     Option("log_backups", non_negative_int, "rotated log files kept"),
     Option("alert_cmd", str, "shell command run for each alert (TRAWL_ALERT_* variables, JSON on stdin)"),
-    Option("alert_error_rate", non_negative_float, "alert when more than this share of URLs fail (0: off)"),
+    Option("alert_error_rate", share, "alert when more than this share of URLs fail (0: off)"),
     Option("alert_window", non_negative_float, "seconds over which the error rate is measured"),
     Option("alert_min_urls", non_negative_int, "URLs that must end within the window before the error rate counts"),
     Option("alert_stall", non_negative_float, "alert after this many seconds without a fetched page (0: off)"),

@@ -1,7 +1,7 @@
-"""How each kind of option value is read and checked: sizes, durations, numbers, ports, networks, DNS pins, CA files,
-regexes... Every reader takes the raw text (or a TOML value) and returns the typed value, or raises ``ValueError``
-with a short message that quotes the value and never names the option: :func:`webtrawl.config.load` adds the option's
-name once, so a bad value gives one line like ``--max-pages: not a whole number: 'abc'``.
+"""How each kind of option value is read and checked: sizes, durations, numbers, regexes, headers... (ports, networks,
+DNS pins, proxies, CA files: netvalues.py). Every reader takes the raw text (or a TOML value) and returns the typed
+value, or raises ``ValueError`` with a short message that quotes the value and never names the option:
+:func:`webtrawl.config.load` adds the option's name once: ``--max-pages: not a whole number: 'abc'``.
 
 All of this runs in :func:`~webtrawl.config.load`, before any process starts: a value a fetcher or parser would
 choke on must be refused here, or the child dies at start again after every restart.
@@ -9,14 +9,11 @@ choke on must be refused here, or the child dies at start again after every rest
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import re
-import ssl
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from webtrawl.errors import ConfigError
 
@@ -26,7 +23,6 @@ _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
 _DURATION_MULT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _WHOLE_RE = re.compile(r"^\s*[-+]?\d+\s*$")
 _NODE_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # no '/' or space: lease owners are "<node id>/f<index>"
-_LABEL_RE = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
 BODY_CAP = 192 * 1024 * 1024
 """The largest --max-body: a page reaches its parser in one frame (``pagepipe``), whose limit leaves room beside it."""
 WHOLE_MAX = 2**53 - 1
@@ -87,7 +83,8 @@ def parse_bool(text: str | bool) -> bool:
     raise ValueError(f"not a boolean: {text!r} (use true or false)")
 
 
-def _whole(text: Any) -> int:
+def whole(text: Any) -> int:
+    """A whole number, given as one or as its text, at most WHOLE_MAX either way."""
     if isinstance(text, int) and not isinstance(text, bool):
         value = text
     elif isinstance(text, str) and _WHOLE_RE.match(text):
@@ -100,7 +97,7 @@ def _whole(text: Any) -> int:
 
 
 def non_negative_int(text: Any) -> int:
-    value = _whole(text)
+    value = whole(text)
     if value < 0:
         raise ValueError(f"must be 0 or more, not {value}")
     return value
@@ -114,7 +111,7 @@ def count_or_auto(text: Any) -> int:
 
 
 def at_least_one(text: Any) -> int:
-    value = _whole(text)
+    value = whole(text)
     if value < 1:
         raise ValueError(f"must be 1 or more, not {value}")
     return value
@@ -148,33 +145,31 @@ def probability(text: Any) -> float:
     return value
 
 
+def share(text: Any) -> float:
+    """A share of a whole, 0 to 1 (an error rate: a share above 1 could never be reached)."""
+    value = non_negative_float(text)
+    if value > 1:
+        raise ValueError(f"a share is 0 to 1 (0.1 for 10%), not {text!r}")
+    return value
+
+
+MAX_PROCESSES = 1024
+"""The most fetcher (or parser) processes a node starts: more than the largest machines' cores, fewer than would
+exhaust a system's process table while they start (--fetchers 100000 ran on without a word)."""
+
+
+def process_count(text: Any) -> int:
+    value = non_negative_int(text)
+    if value > MAX_PROCESSES:
+        raise ValueError(f"at most {MAX_PROCESSES} processes, not {value} (0: one per core)")
+    return value
+
+
 def shard_count(text: Any) -> int:
-    value = _whole(text)
+    value = whole(text)
     if not 1 <= value <= 16384:
         raise ValueError(f"must be between 1 and 16384, not {value}")
     return value
-
-
-def port(text: Any) -> int:
-    """A TCP port to listen on; 0: off."""
-    value = _whole(text)
-    if not 0 <= value < 65536:
-        raise ValueError(f"not a port (0-65535): {text!r}")
-    return value
-
-
-def ports(text: str | int | list[Any]) -> list[int]:
-    items = text if isinstance(text, list) else str(text).split(",")
-    out = []
-    for item in items:
-        try:
-            value = _whole(item)
-        except ValueError:
-            value = 0
-        if not 0 < value < 65536:
-            raise ValueError(f"not a port (1-65535): {item!r}")
-        out.append(value)
-    return out
 
 
 def choice(*allowed: str) -> Callable[[Any], str]:
@@ -223,122 +218,6 @@ def one_line(text: Any) -> str:
     if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise ValueError(f"must be one printable line, not {value!r}")
     return value
-
-
-def ip_address(text: Any) -> str:
-    try:
-        return str(ipaddress.ip_address(str(text).strip().strip("[]")))
-    except ValueError:
-        raise ValueError(f"not an IP address: {text!r}") from None
-
-
-def network(text: Any) -> str:
-    """A CIDR network (``10.0.0.0/8``, ``::1/128``) or one address; host bits may be set."""
-    try:
-        ipaddress.ip_network(str(text).strip(), strict=False)
-    except ValueError:
-        raise ValueError(f"not a network like 10.0.0.0/8: {text!r}") from None
-    return str(text).strip()
-
-
-def host_pattern(text: Any) -> str:
-    """A host name, ``*.suffix`` or ``*`` (an IP literal is a host name too)."""
-    value = str(text).strip().lower().rstrip(".")
-    name = value[2:] if value.startswith("*.") else value
-    if value == "*" or _is_host(name):
-        return value
-    raise ValueError(f"not a host name: {text!r}")
-
-
-def _is_host(name: str) -> bool:
-    if not name:
-        return False
-    try:
-        ipaddress.ip_address(name.strip("[]"))
-        return True
-    except ValueError:
-        pass
-    return len(name) <= 253 and all(_LABEL_RE.match(label) for label in name.split("."))
-
-
-def resolve_pin(text: Any) -> str:
-    """``HOST=IP[,IP]``, ``*.suffix=IP`` or ``*=IP``."""
-    item = str(text)
-    host, sep, ips = item.partition("=")
-    if not sep or not host.strip() or not ips.strip():
-        raise ValueError(f"wants HOST=IP, not {item!r}")
-    host_pattern(host)
-    for ip in ips.split(","):
-        if ip.strip():
-            try:
-                ip_address(ip)
-            except ValueError:
-                raise ValueError(f"not an IP address: {ip.strip()!r} in {item!r}") from None
-    return item
-
-
-def nameserver(text: Any) -> str:
-    """``IP``, ``IPv4:PORT`` or ``[IPv6]:PORT``."""
-    value = str(text).strip()
-    try:
-        ipaddress.ip_address(value)
-        return value
-    except ValueError:
-        pass
-    host, sep, port_text = value.rpartition(":")
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        if sep and _whole(port_text) in range(1, 65536):
-            return value
-    except ValueError:
-        pass
-    raise ValueError(f"wants IP or IP:PORT, not {text!r}")
-
-
-def ca_file(text: Any) -> Path:
-    """A readable PEM file with at least one certificate (what the fetchers' TLS context loads)."""
-    file = path(text)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    try:
-        ctx.load_verify_locations(cafile=str(file))
-    except ssl.SSLError:  # an OSError too: first
-        raise ValueError(f"no PEM certificate in {str(file)!r}") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read {str(file)!r}: {exc.strerror or exc}") from None
-    if not ctx.cert_store_stats()["x509"]:
-        raise ValueError(f"no PEM certificate in {str(file)!r}")
-    return file
-
-
-def proxy(text: Any) -> str:
-    """``http://HOST:PORT`` or ``https://...``: a host, no path."""
-    url = str(text)
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises on a port that is not a number or out of range
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
-        raise ValueError(f"wants http://HOST:PORT (or https://), not {url!r}")
-    return url
-
-
-def redis_url(text: Any) -> str:
-    url = str(text)
-    if not url.lower().startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
-        raise ValueError(f"wants a redis://, rediss://, unix:// or redis+sentinel:// URL, not {url!r}")
-    try:  # its port (a sentinel URL names several host:port); the URL is not quoted: it may hold a password
-        _ = urlsplit(url).port if url.lower().startswith(("redis://", "rediss://")) else None
-    except ValueError as exc:
-        raise ValueError(f"not a Redis URL: {exc}") from None
-    return url
-
-
-def bind_address(text: Any) -> str:
-    value = str(text).strip()
-    if value in ("", "*") or _is_host(value):
-        return value
-    raise ValueError(f"not an address or host name to listen on: {text!r}")
 
 
 def header(text: Any) -> str:
