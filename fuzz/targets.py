@@ -35,7 +35,7 @@ from webtrawl.politeness.matcher import Matcher
 from webtrawl.politeness.robots import RobotsRules
 from webtrawl.politeness.robotstxt import parse as parse_robots
 from webtrawl.politeness.robotstxt import path_of
-from webtrawl.trycmd import _warc_pages
+from webtrawl.trywarc import warc_pages
 
 _BASE = "http://fuzz.example/dir/page.html"
 _CAP = 1 << 20  # a small decode cap: a bomb is found in microseconds, and the invariant is the same
@@ -191,7 +191,7 @@ def warc(data: bytes) -> None:
     path = _TMP / f"fuzz-{os.getpid()}.warc"
     path.write_bytes(data)
     try:
-        for _, page in _warc_pages(path, None, _CAP):
+        for _, page in warc_pages(path, None, _CAP):
             assert len(page.body) <= _CAP, f"a {len(page.body)}-byte body past the cap"
             _check_processed(page)
     except InputError:

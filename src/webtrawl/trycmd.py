@@ -26,9 +26,10 @@ from webtrawl.errors import InputError, UserCodeError, WebtrawlError
 from webtrawl.extract import absolute_spec, build_extraction
 from webtrawl.extract.routing import decode_route, encode_route
 from webtrawl.extract.spider import load_spider
-from webtrawl.messages import Lease, Page
+from webtrawl.messages import Page
 from webtrawl.parse.process import ParseContext, process_page
 from webtrawl.parse.scope import Scope
+from webtrawl.trywarc import try_lease, warc_pages
 
 OPTIONS = [
     *(
@@ -154,8 +155,12 @@ def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page
     fetched = asyncio.run(_fetch_all(cfg, urls)) if urls else {}
     for item in ns.inputs:
         yield item, fetched[item] if item in fetched else _file_page(Path(item), ns.url)
+    without = []
     for warc in ns.warc:
-        yield from _warc_pages(warc, ns.identity, cfg.limits.max_body)
+        if not (yield from warc_pages(warc, ns.identity, cfg.limits.max_body)):
+            without.append(str(warc))
+    if without:  # after the other files' responses: one empty file does not hide them
+        raise InputError(f"no response records in {', '.join(without)}: trawl try --warc reads a WARC's responses")
 
 
 def _file_page(path: Path, url: str | None) -> Page:
@@ -168,11 +173,7 @@ def _file_page(path: Path, url: str | None) -> Page:
     if body[:2] == b"\x1f\x8b":
         headers.append(("Content-Encoding", "gzip"))
     target = url or path.resolve().as_uri()
-    return Page(lease=_lease(target), status=200, reason="OK", headers=headers, body=body, fetch_time=time.time())
-
-
-def _lease(url: str) -> Lease:
-    return Lease(token="try.0-0", shard=0, host="", url=url)
+    return Page(lease=try_lease(target), status=200, reason="OK", headers=headers, body=body, fetch_time=time.time())
 
 
 async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
@@ -188,37 +189,7 @@ async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:
             try:
                 resp = await client.fetch(url)
             except WebtrawlError as exc:
-                pages[url] = Page(lease=_lease(url), error=exc.reason, error_detail=str(exc), fetch_time=started)
+                pages[url] = Page(lease=try_lease(url), error=exc.reason, error_detail=str(exc), fetch_time=started)
                 continue
-            pages[url] = Page(lease=_lease(url), **resp.page_fields())
+            pages[url] = Page(lease=try_lease(url), **resp.page_fields())
     return pages
-
-
-def _warc_pages(path: Path, identity: Path | None, max_body: int) -> Iterator[tuple[str, Page]]:
-    """The response records of a WARC file as pages, each body cut at ``max_body`` as a fetch would cut it: a
-    record is gzip-compressed in the file, so a few KB of file can hold gigabytes of body."""
-    from warcio.archiveiterator import ArchiveIterator
-
-    from webtrawl.store.agekeys import open_output
-
-    try:
-        stream = open_output(path, identity)  # an encrypted WARC (--encrypt-to) decrypted in memory
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with stream:
-        try:
-            for record in ArchiveIterator(stream):
-                if record.rec_type != "response" or record.http_headers is None:
-                    continue
-                url = record.rec_headers.get_header("WARC-Target-URI")
-                http = record.http_headers
-                headers = [(k, v) for k, v in http.headers if k.lower() != "x-crawler-transfer-encoding"]
-                body = record.raw_stream.read(max_body + 1)  # as received: still content-encoded, as parsed
-                truncated = len(body) > max_body
-                status = int(http.get_statuscode() or 0)
-                page = Page(
-                    lease=_lease(url), status=status, headers=headers, body=body[:max_body], truncated=truncated
-                )
-                yield f"{path}#{url}", page
-        except Exception as exc:  # warcio raises plain exceptions on a damaged file
-            raise InputError(f"{path}: not a readable WARC file: {exc}") from None
