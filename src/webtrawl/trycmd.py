@@ -14,6 +14,7 @@ import asyncio
 import json
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -21,7 +22,8 @@ from typing import IO, Any
 import msgspec
 
 from webtrawl.addrpolicy import AddressPolicy
-from webtrawl.config import CrawlConfig, add_arguments
+from webtrawl.config import CrawlConfig, Limits, add_arguments
+from webtrawl.decompress import GZIP_MAGIC
 from webtrawl.errors import InputError, UserCodeError, WebtrawlError
 from webtrawl.extract import absolute_spec, build_extraction
 from webtrawl.extract.routing import decode_route, encode_route
@@ -53,6 +55,7 @@ _TEXT_FIELDS = ("text", "text_title", "author", "date", "language")
 _SAVED_TYPES = {".xml": "application/xml", ".rss": "application/rss+xml", ".atom": "application/atom+xml"}
 _SAVED_TYPES |= {".json": "application/json", ".txt": "text/plain", ".xhtml": "application/xhtml+xml"}
 _ENCODER = msgspec.json.Encoder()
+_GZIP_STEP = 1 << 20
 
 
 def add_arguments_to(parser: argparse.ArgumentParser) -> None:
@@ -154,7 +157,7 @@ def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page
     urls = [i for i in ns.inputs if i.lower().startswith(("http://", "https://"))]
     fetched = asyncio.run(_fetch_all(cfg, urls)) if urls else {}
     for item in ns.inputs:
-        yield item, fetched[item] if item in fetched else _file_page(Path(item), ns.url)
+        yield item, fetched[item] if item in fetched else _file_page(item, ns.url, cfg.limits)
     without = []
     for warc in ns.warc:
         if not (yield from warc_pages(warc, ns.identity, cfg.limits.max_body)):
@@ -163,17 +166,55 @@ def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page
         raise InputError(f"no response records in {', '.join(without)}: trawl try --warc reads a WARC's responses")
 
 
-def _file_page(path: Path, url: str | None) -> Page:
+def _file_page(item: str, url: str | None, limits: Limits) -> Page:
+    """A saved file as the page a fetch would give: cut at --max-body (a huge file, or /dev/zero, is not read
+    whole), ``Content-Encoding: gzip`` if it is gzip, which must then decode whole: a file on disk was not cut in
+    transfer, and the parser would take what decodes of it (decompress.py) without a word."""
+    path = Path(item)
     try:
-        body = path.read_bytes()
+        with path.open("rb") as stream:
+            body = stream.read(limits.max_body + 1)
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read {item}: {exc.strerror or exc}") from None
+    truncated = len(body) > limits.max_body
+    body = body[: limits.max_body]
     name = path.name.lower().removesuffix(".gz")
     headers = [("Content-Type", _SAVED_TYPES.get(name[name.rfind(".") :] if "." in name else "", "text/html"))]
-    if body[:2] == b"\x1f\x8b":
+    if body[:2] == GZIP_MAGIC:
         headers.append(("Content-Encoding", "gzip"))
+        broken = "" if truncated else _gzip_fault(body, limits.max_decompressed)
+        if broken:
+            raise InputError(f"{item}: not a whole gzip file: {broken}")
     target = url or path.resolve().as_uri()
-    return Page(lease=try_lease(target), status=200, reason="OK", headers=headers, body=body, fetch_time=time.time())
+    return Page(
+        lease=try_lease(target),
+        status=200,
+        reason="OK",
+        headers=headers,
+        body=body,
+        truncated=truncated,
+        fetch_time=time.time(),
+    )
+
+
+def _gzip_fault(body: bytes, cap: int) -> str:
+    """Why a gzip file does not decode to its end ("" if it does, or if it decodes past ``cap``: the parser then
+    calls it a bomb). Decoded in steps, output dropped: a bomb costs no memory here."""
+    size, data = 0, body
+    while True:
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            while not inflate.eof and size <= cap:
+                chunk = inflate.decompress(data, _GZIP_STEP)
+                data = inflate.unconsumed_tail
+                if not chunk and not data:
+                    return "it is cut short (the file ends inside its compressed data)"
+                size += len(chunk)
+        except zlib.error as exc:
+            return f"broken gzip data ({exc})"
+        data = inflate.unused_data
+        if size > cap or not data.startswith(GZIP_MAGIC):  # trailing bytes after the last member: ignored, as parsed
+            return ""
 
 
 async def _fetch_all(cfg: CrawlConfig, urls: list[str]) -> dict[str, Page]:

@@ -113,3 +113,37 @@ def test_a_warc_without_responses_is_an_error_line_after_the_other_files(tmp_pat
     )
     assert _h1s(done) == ["Page 1", "Page 2"]
     assert _error(done).startswith("trawl: error: no response records in requests.warc, empty.warc")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (gzip.compress(_BODY % 0)[:-20], "it is cut short"),  # was status 200, no text, no error
+        (gzip.compress(b"")[:10] + b"\xff" * 8, "broken gzip data"),
+    ],
+    ids=["cut", "broken"],
+)
+def test_a_broken_saved_gzip_file_is_one_error_line(tmp_path: Path, content: bytes, message: str) -> None:
+    (tmp_path / "page.html.gz").write_bytes(content)
+    line = _error(_trawl("--text", "page.html.gz", cwd=tmp_path))
+    assert line.startswith("trawl: error: page.html.gz: not a whole gzip file: ") and message in line
+
+
+def test_a_saved_gzip_file_of_several_members_or_with_bytes_after_it_is_read(tmp_path: Path) -> None:
+    (tmp_path / "r.toml").write_text(_RULES)
+    (tmp_path / "two.html.gz").write_bytes(gzip.compress(b"<html><body><h1>Pa") + gzip.compress(b"ge 0</h1>"))
+    (tmp_path / "tail.html.gz").write_bytes(gzip.compress(_BODY % 1) + b"\n")
+    done = _trawl("--extract", "r.toml", "--url", "http://a.example/", "two.html.gz", "tail.html.gz", cwd=tmp_path)
+    assert done.returncode == 0 and _h1s(done) == ["Page 0", "Page 1"], done.stderr
+
+
+def test_try_cuts_a_saved_file_at_max_body(tmp_path: Path) -> None:
+    """A saved file was read whole (a huge file, or /dev/zero, all in memory) where a fetch and a WARC record are
+    cut at --max-body: the part past the cap is not parsed, as in the crawl."""
+    (tmp_path / "r.toml").write_text(
+        '[[rule]]\nurl = "a.example"\n[rule.fields]\nh1 = "css:h1::text"\nh2 = "css:h2::text"\n'
+    )
+    (tmp_path / "big.html").write_bytes(b"<h1>Head</h1>" + b" " * (2 << 20) + b"<h2>Tail</h2>")
+    args = ("--extract", "r.toml", "--max-body", "65536", "--url", "http://a.example/", "big.html")
+    (line,) = (json.loads(line) for line in _trawl(*args, cwd=tmp_path).stdout.splitlines())
+    assert line["items"] == [{"h1": "Head", "h2": None}], line
