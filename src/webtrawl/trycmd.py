@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import time
 import zlib
@@ -55,6 +56,7 @@ _TEXT_FIELDS = ("text", "text_title", "author", "date", "language")
 _SAVED_TYPES = {".xml": "application/xml", ".rss": "application/rss+xml", ".atom": "application/atom+xml"}
 _SAVED_TYPES |= {".json": "application/json", ".txt": "text/plain", ".xhtml": "application/xhtml+xml"}
 _ENCODER = msgspec.json.Encoder()
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # an input that names a URL, not a file
 _GZIP_STEP = 1 << 20
 
 
@@ -81,6 +83,7 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
         )
     if not ns.inputs and not ns.warc:
         raise InputError("give saved HTML files, URLs or --warc FILE")
+    _check_inputs(ns)
     ext = cfg.extraction
     cfg = cfg.with_options(extract=absolute_spec(ext.extract), spider=absolute_spec(ext.spider))
     route = _route(ns)
@@ -107,6 +110,20 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
         out.write(_line(label, page, ctx) + "\n")
         out.flush()
     return 0
+
+
+def _check_inputs(ns: argparse.Namespace) -> None:
+    """What can be seen before any input is read: a URL that is not http(s), a --url that is not one, an
+    --identity without the --warc it would decrypt."""
+    from webtrawl.node.seeds import seed_url
+
+    for item in ns.inputs:
+        if _SCHEME_RE.match(item) and not item.lower().startswith(("http://", "https://")) and not Path(item).exists():
+            raise InputError(f"{item}: not an http(s) URL (trawl try fetches http and https URLs, reads saved files)")
+    if ns.url is not None:
+        seed_url(ns.url, "--url")  # the URL a crawl would have fetched the saved file from
+    if ns.identity is not None and not ns.warc:
+        raise InputError("--identity decrypts an encrypted --warc FILE: give one (saved files and URLs are plain)")
 
 
 def _line(label: str, page: Page, ctx: ParseContext) -> str:

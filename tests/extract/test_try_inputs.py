@@ -147,3 +147,21 @@ def test_try_cuts_a_saved_file_at_max_body(tmp_path: Path) -> None:
     args = ("--extract", "r.toml", "--max-body", "65536", "--url", "http://a.example/", "big.html")
     (line,) = (json.loads(line) for line in _trawl(*args, cwd=tmp_path).stdout.splitlines())
     assert line["items"] == [{"h1": "Head", "h2": None}], line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("ftp://x/",), "ftp://x/: not an http(s) URL"),  # was "cannot read ftp:/x"
+        (("file:///etc/hostname",), "file:///etc/hostname: not an http(s) URL"),
+        (("--url", "nope", "page.html"), "--url: not an http(s) URL: 'nope'"),  # was taken as the page's URL
+        (("--url", "ftp://x/", "page.html"), "--url: not an http(s) URL: 'ftp://x/'"),
+        (("--identity", "key.txt", "page.html"), "--identity decrypts an encrypted --warc FILE"),  # was ignored
+    ],
+)
+def test_an_input_or_option_that_cannot_work_is_one_error_line(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    (tmp_path / "page.html").write_text("<h1>Page</h1>")
+    done = _trawl("--text", *args, cwd=tmp_path)
+    assert _error(done).startswith(f"trawl: error: {message}") and done.stdout == ""
