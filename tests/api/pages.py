@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -46,3 +47,9 @@ class BuggyFetcher(HttpFetcher):
         if "/p/" in request.url:
             raise ValueError(f"cannot fetch {request.url}")
         return await super().fetch(request, rules)
+
+
+def odd_values(page: Page) -> Iterator[dict[str, Any]]:
+    """Values JSON has no spelling for as Python holds them: a nested dict's int keys, NaN and infinities."""
+    yield {"title": page.css("h1::text").get(), "by_size": {1: "S", 2: "M"}, "price": 1.5}
+    yield {"title": page.css("h1::text").get(), "price": float("nan"), "stock": float("inf"), "rates": [-math.inf]}

@@ -39,6 +39,7 @@ EXTRACT_ERROR = UserCodeError.reason
 _MAX_DETAIL = 300
 _MAX_LOGGED = 1000
 _CHECK = msgspec.json.Encoder().encode  # UnicodeEncodeError for a lone surrogate, which no output can hold
+_AS_STORED = msgspec.json.Decoder().decode
 
 
 def load_extractor(spec: str) -> Extractor:
@@ -141,11 +142,13 @@ class Extraction:
     def _clean(self, item: dict[str, Any]) -> dict[str, Any]:
         if not all(isinstance(key, str) for key in item):
             raise UserCodeError("an item's keys must be strings")
+        # the item as its JSON line holds it, for every output alike: a nested dict's int keys as strings, NaN and
+        # infinities null (a table sink was given the Python values: {1: 'a'} as that text, inf as Infinity)
         try:
-            fields: dict[str, Any] = msgspec.to_builtins(item)
-            _CHECK(fields)
-        except UnicodeEncodeError:
-            fields = _whole_text(fields)
+            try:
+                fields: dict[str, Any] = _AS_STORED(_CHECK(item))
+            except UnicodeEncodeError:
+                fields = _AS_STORED(_CHECK(_whole_text(msgspec.to_builtins(item))))
         except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (an item that holds itself)
             raise UserCodeError(f"an item is not JSON serialisable: {_misfit(item) or exc}") from None
         return scrub(fields) if self.scrub_pii else fields
