@@ -76,6 +76,16 @@ def bad_yield(page: Page) -> Iterator[Any]:
     yield 42
 
 
+def _row(n: int) -> dict[str, Any] | None:
+    return {"n": n} if n % 2 else None
+
+
+def yields_none(page: Page) -> Iterator[Any]:
+    """Scrapy's ``yield self.parse_row(row)`` of a helper that returns None for a row it skips."""
+    for n in range(4):
+        yield _row(n)
+
+
 def contacts(page: Page) -> dict[str, Any]:
     return {"who": "Mail jane.doe@example.com or call +44 20 7946 0958", "n": 3, "on": "2019-11-19"}
 

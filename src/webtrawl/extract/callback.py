@@ -169,6 +169,8 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str], si
 
 
 def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> None:
+    if value is None:
+        return  # ``yield self.parse_row(row)`` of a helper that found nothing: Scrapy passes a None over too
     if not isinstance(value, Follow | str):
         if (item := _as_item(value)) is None:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
