@@ -188,6 +188,17 @@ def item_classes(page: Page) -> Iterator[Any]:
     yield Struct("struct", {"n": 1})
 
 
+def returned_model(page: Page) -> Any:
+    """A callback that returns (not yields) its one item, a pydantic model."""
+    import pydantic
+
+    class Model(pydantic.BaseModel):
+        kind: str
+        price: float
+
+    return Model(kind="returned", price=2.5)
+
+
 def raise_midway(page: Page) -> Iterator[Any]:
     """Yields an item and a link, then fails, as a parser of a page with one odd product does."""
     yield {"n": 1}

@@ -170,6 +170,15 @@ def test_items_of_the_classes_scrapy_projects_declare_are_items() -> None:
     ]
 
 
+def test_a_returned_pydantic_model_is_one_item() -> None:
+    """A pydantic model iterates as its (name, value) pairs: one returned, not yielded, was taken for the callback's
+    values, the item lost and the page an extract-error ("the callback gave a tuple")."""
+    pytest.importorskip("pydantic")
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("returned_model"))
+    assert out.record.error is None, out.record.error_detail
+    assert out.items == [{"kind": "returned", "price": 2.5}]
+
+
 def test_an_item_field_that_is_not_json_is_named_and_a_selection_says_to_take_its_get() -> None:
     """``{"title": page.css("title::text")}`` without ``.get()`` said only "Encoding objects of type LexborSelector
     is unsupported", naming neither the field nor what to do."""

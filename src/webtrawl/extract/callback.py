@@ -221,8 +221,8 @@ def _as_item(value: Any) -> dict[str, Any] | None:
 def _values(out: Any) -> Iterable[Any]:
     if out is None:
         return ()
-    if isinstance(out, Mapping | str | Follow):
-        return (out,)
+    if isinstance(out, Mapping | str | Follow) or callable(getattr(out, "model_dump", None)):
+        return (out,)  # a pydantic model iterates as its (name, value) pairs: one returned is one item
     if isinstance(out, Iterable):
         return out
     return (out,)
