@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 from tests.api.helpers import out_files, shop_options
-from tests.api.pages import odd_values, three_items
-from tests.fixtures.shop_web import ShopWeb
+from tests.api.pages import CutEscapeData, odd_values, three_items
+from tests.fixtures.shop_web import CATEGORIES, ShopWeb
 from webtrawl import Crawler
 from webtrawl.store.sinks.export import export
 
@@ -55,3 +55,13 @@ def test_a_table_sink_holds_the_items_as_their_json_lines_do(shop_web: ShopWeb, 
         cells = {k: json.loads(v) if k in ("by_size", "rates") and v is not None else v for k, v in row.items()}
         stored[key] = {k: v for k, v in cells.items() if v is not None}
     assert stored == {key: {k: v for k, v in fields.items() if v is not None} for key, fields in items.items()}
+
+
+def test_follow_data_with_a_lone_surrogate_reaches_the_next_page_as_a_replacement_character(
+    shop_web: ShopWeb, tmp_path: Path
+) -> None:
+    """Data holding a lone surrogate (what ``json.loads`` makes of a cut escape) could not be encoded into the
+    link's queue entry: the parser died on every start and the crawl stopped ("parser-0 died at start 3 times")."""
+    result = Crawler(CutEscapeData, out=tmp_path / "crawl", **shop_options(shop_web, max_pages=10)).run()
+    items = sorted((i["fields"]["category"], i["fields"]["name"]) for i in result.items())
+    assert items == sorted((name, "cut \ufffd") for name in CATEGORIES)

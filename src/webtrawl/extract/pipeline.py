@@ -23,6 +23,7 @@ from webtrawl.extract.callback import is_callback_spec, kept, load_callback
 from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
+from webtrawl.extract.routing import whole_text
 from webtrawl.extract.rules import load_rules
 from webtrawl.extract.spider import load_spider
 from webtrawl.extract.text import check_available, main_text, prepare
@@ -214,7 +215,7 @@ def _whole_text(value: Any) -> Any:
     no output (JSONL, a table, a broker) can take one. ``json.loads`` makes them of a cut ``\\ud83d`` escape in a
     page's JSON-LD, and ``surrogateescape`` of undecodable bytes."""
     if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return whole_text(value)
     if isinstance(value, list):
         return [_whole_text(v) for v in value]
     if isinstance(value, dict):
