@@ -199,6 +199,16 @@ def returned_model(page: Page) -> Any:
     return Model(kind="returned", price=2.5)
 
 
+def reused_item(page: Page) -> Iterator[dict[str, Any]]:
+    """One dict yielded row after row, a nested list in it grown between the yields (Scrapy exports each as it was
+    when yielded)."""
+    item: dict[str, Any] = {"tags": [], "specs": {}}
+    for n, tag in enumerate("abc"):
+        item["tags"].append(tag)
+        item["specs"]["rows"] = n + 1
+        yield item
+
+
 def raise_midway(page: Page) -> Iterator[Any]:
     """Yields an item and a link, then fails, as a parser of a page with one odd product does."""
     yield {"n": 1}

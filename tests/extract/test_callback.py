@@ -179,6 +179,17 @@ def test_a_returned_pydantic_model_is_one_item() -> None:
     assert out.items == [{"kind": "returned", "price": 2.5}]
 
 
+def test_an_item_is_stored_as_it_was_when_yielded() -> None:
+    """Items were copied one level deep when yielded and encoded after the callback ended: a list or dict inside
+    one dict yielded again and again held its last state in every item (three times a, b, c)."""
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("reused_item"))
+    assert out.items == [
+        {"tags": ["a"], "specs": {"rows": 1}},
+        {"tags": ["a", "b"], "specs": {"rows": 2}},
+        {"tags": ["a", "b", "c"], "specs": {"rows": 3}},
+    ]
+
+
 def test_an_item_field_that_is_not_json_is_named_and_a_selection_says_to_take_its_get() -> None:
     """``{"title": page.css("title::text")}`` without ``.get()`` said only "Encoding objects of type LexborSelector
     is unsupported", naming neither the field nor what to do."""
