@@ -76,6 +76,16 @@ def bad_yield(page: Page) -> Iterator[Any]:
     yield 42
 
 
+def _row(n: int) -> dict[str, Any] | None:
+    return {"n": n} if n % 2 else None
+
+
+def yields_none(page: Page) -> Iterator[Any]:
+    """Scrapy's ``yield self.parse_row(row)`` of a helper that returns None for a row it skips."""
+    for n in range(4):
+        yield _row(n)
+
+
 def contacts(page: Page) -> dict[str, Any]:
     return {"who": "Mail jane.doe@example.com or call +44 20 7946 0958", "n": 3, "on": "2019-11-19"}
 
@@ -176,6 +186,27 @@ def item_classes(page: Page) -> Iterator[Any]:
     yield Attrs("attrs", ["a"])
     yield Model(kind="pydantic", price=1.5)
     yield Struct("struct", {"n": 1})
+
+
+def returned_model(page: Page) -> Any:
+    """A callback that returns (not yields) its one item, a pydantic model."""
+    import pydantic
+
+    class Model(pydantic.BaseModel):
+        kind: str
+        price: float
+
+    return Model(kind="returned", price=2.5)
+
+
+def reused_item(page: Page) -> Iterator[dict[str, Any]]:
+    """One dict yielded row after row, a nested list in it grown between the yields (Scrapy exports each as it was
+    when yielded)."""
+    item: dict[str, Any] = {"tags": [], "specs": {}}
+    for n, tag in enumerate("abc"):
+        item["tags"].append(tag)
+        item["specs"]["rows"] = n + 1
+        yield item
 
 
 def raise_midway(page: Page) -> Iterator[Any]:

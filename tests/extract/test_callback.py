@@ -133,6 +133,14 @@ def test_items_that_are_not_json_objects_are_extract_errors(spider: str, detail:
     assert out.record.error == "extract-error" and detail in out.record.error_detail and out.items == []
 
 
+def test_a_yielded_none_is_passed_over_as_scrapy_does() -> None:
+    """A ported spider's ``yield self.parse_row(row)`` (None for a row it skips) made every such page an
+    extract-error ("the callback gave a NoneType"), counted against --alert-error-rate; Scrapy passes None over."""
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("yields_none"))
+    assert out.record.error is None, out.record.error_detail
+    assert out.items == [{"n": 1}, {"n": 3}] and out.counters["items"] == 2
+
+
 def test_a_value_that_is_no_json_item_is_left_out_alone() -> None:
     """A ``yield 42`` or an item with an object in it lost the page's every item, as Scrapy does not (it logs the
     value and goes on); the page's error names the first."""
@@ -159,6 +167,26 @@ def test_items_of_the_classes_scrapy_projects_declare_are_items() -> None:
         {"kind": "attrs", "tags": ["a"]},
         {"kind": "pydantic", "price": 1.5},
         {"kind": "struct", "inner": {"n": 1}},
+    ]
+
+
+def test_a_returned_pydantic_model_is_one_item() -> None:
+    """A pydantic model iterates as its (name, value) pairs: one returned, not yielded, was taken for the callback's
+    values, the item lost and the page an extract-error ("the callback gave a tuple")."""
+    pytest.importorskip("pydantic")
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("returned_model"))
+    assert out.record.error is None, out.record.error_detail
+    assert out.items == [{"kind": "returned", "price": 2.5}]
+
+
+def test_an_item_is_stored_as_it_was_when_yielded() -> None:
+    """Items were copied one level deep when yielded and encoded after the callback ended: a list or dict inside
+    one dict yielded again and again held its last state in every item (three times a, b, c)."""
+    out = run(make_page(b"<h1>x</h1>"), extract=_spider("reused_item"))
+    assert out.items == [
+        {"tags": ["a"], "specs": {"rows": 1}},
+        {"tags": ["a", "b"], "specs": {"rows": 2}},
+        {"tags": ["a", "b", "c"], "specs": {"rows": 3}},
     ]
 
 

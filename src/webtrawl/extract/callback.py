@@ -169,10 +169,12 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str], si
 
 
 def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> None:
+    if value is None:
+        return  # ``yield self.parse_row(row)`` of a helper that found nothing: Scrapy passes a None over too
     if not isinstance(value, Follow | str):
         if (item := _as_item(value)) is None:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
-        result.items.append(item)
+        result.items.append(_as_yielded(item))
         return
     url = value.url if isinstance(value, Follow) else value
     if url is None:
@@ -190,6 +192,17 @@ def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> 
     # the link last: after its route (one whose route is refused is not followed), and an --extract-timeout alarm
     # between these lines must not leave it kept without its route (sent to parse with no data)
     result.extra_links.append(url)
+
+
+def _as_yielded(item: dict[str, Any]) -> dict[str, Any]:
+    """The item as it is now, lists and dicts in it copied: one dict yielded again and again, a list in it grown in
+    between, is stored as it was at each yield (as Scrapy exports it), not as it ended. One that holds what is no
+    data is kept as it is: the item's encoding refuses it, naming the field (extract/pipeline.py)."""
+    try:
+        copied: dict[str, Any] = msgspec.to_builtins(item)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return item
+    return copied
 
 
 def _as_item(value: Any) -> dict[str, Any] | None:
@@ -219,8 +232,8 @@ def _as_item(value: Any) -> dict[str, Any] | None:
 def _values(out: Any) -> Iterable[Any]:
     if out is None:
         return ()
-    if isinstance(out, Mapping | str | Follow):
-        return (out,)
+    if isinstance(out, Mapping | str | Follow) or callable(getattr(out, "model_dump", None)):
+        return (out,)  # a pydantic model iterates as its (name, value) pairs: one returned is one item
     if isinstance(out, Iterable):
         return out
     return (out,)

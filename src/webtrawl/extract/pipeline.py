@@ -23,6 +23,7 @@ from webtrawl.extract.callback import is_callback_spec, kept, load_callback
 from webtrawl.extract.document import Document
 from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
+from webtrawl.extract.routing import whole_text
 from webtrawl.extract.rules import load_rules
 from webtrawl.extract.spider import load_spider
 from webtrawl.extract.text import check_available, main_text, prepare
@@ -39,6 +40,7 @@ EXTRACT_ERROR = UserCodeError.reason
 _MAX_DETAIL = 300
 _MAX_LOGGED = 1000
 _CHECK = msgspec.json.Encoder().encode  # UnicodeEncodeError for a lone surrogate, which no output can hold
+_AS_STORED = msgspec.json.Decoder().decode
 
 
 def load_extractor(spec: str) -> Extractor:
@@ -141,11 +143,13 @@ class Extraction:
     def _clean(self, item: dict[str, Any]) -> dict[str, Any]:
         if not all(isinstance(key, str) for key in item):
             raise UserCodeError("an item's keys must be strings")
+        # the item as its JSON line holds it, for every output alike: a nested dict's int keys as strings, NaN and
+        # infinities null (a table sink was given the Python values: {1: 'a'} as that text, inf as Infinity)
         try:
-            fields: dict[str, Any] = msgspec.to_builtins(item)
-            _CHECK(fields)
-        except UnicodeEncodeError:
-            fields = _whole_text(fields)
+            try:
+                fields: dict[str, Any] = _AS_STORED(_CHECK(item))
+            except UnicodeEncodeError:
+                fields = _AS_STORED(_CHECK(_whole_text(msgspec.to_builtins(item))))
         except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (an item that holds itself)
             raise UserCodeError(f"an item is not JSON serialisable: {_misfit(item) or exc}") from None
         return scrub(fields) if self.scrub_pii else fields
@@ -211,7 +215,7 @@ def _whole_text(value: Any) -> Any:
     no output (JSONL, a table, a broker) can take one. ``json.loads`` makes them of a cut ``\\ud83d`` escape in a
     page's JSON-LD, and ``surrogateescape`` of undecodable bytes."""
     if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return whole_text(value)
     if isinstance(value, list):
         return [_whole_text(v) for v in value]
     if isinstance(value, dict):

@@ -36,11 +36,23 @@ def encode_route(callback: str | None, data: Mapping[str, Any] | None) -> str:
         text = _ENCODER.encode(data if type(data) is dict else dict(data))
     except (TypeError, ValueError, RecursionError) as exc:
         raise UserCodeError(f"Follow data is not JSON-able: {exc}") from None
+    if not text.isascii():  # a lone surrogate (a cut escape in JSON-LD) failed the link's queue entry, the parser
+        text = whole_text(text)  # died on it and the crawl stopped; U+FFFD, as in an item
     # UTF-8 takes at most 4 bytes a character: most routes are known to fit without encoding them
     size = len(text) if len(text) * 4 <= MAX_DATA_BYTES else len(text.encode())
     if size > MAX_DATA_BYTES:
         raise UserCodeError(f"Follow data is {size} bytes as JSON, over the cap of {MAX_DATA_BYTES}")
     return name + text
+
+
+def whole_text(text: str) -> str:
+    """``text`` with every lone surrogate as U+FFFD and a split pair joined: UTF-8, which every output, Redis
+    included, needs (``json.loads`` keeps a lone surrogate of a cut ``\\ud83d`` escape)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def decode_route(route: str) -> tuple[str, dict[str, Any]]:
