@@ -196,6 +196,14 @@ class WithSettings(Spider):
     custom_settings = {"DOWNLOAD_DELAY": 2}
 
 
+class WithDelay(Spider):  # Scrapy's per-spider pace: crawled at the crawl's --delay without a word
+    download_delay = 5
+
+
+class WithAgent(Spider):
+    user_agent = "PortedBot/1.0"
+
+
 class WithStatuses(Spider):  # a ported spider whose callbacks handled 404 pages
     handle_httpstatus_list = [404]
 

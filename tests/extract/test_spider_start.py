@@ -75,6 +75,8 @@ def test_start_requests_going_wrong_is_one_clear_error_at_start(
     ("name", "message"),
     [
         ("WithSettings", "custom_settings is Scrapy's and is not read: give the crawl's options to Crawler("),
+        ("WithDelay", "download_delay is Scrapy's and is not read: give the crawl's --delay (Crawler(..., delay=...)"),
+        ("WithAgent", "user_agent is Scrapy's and is not read: give the crawl's --user-agent (Crawler(..., user_agent"),
         ("WithStatuses", "handle_httpstatus_list is Scrapy's and is not read: callbacks get pages that answer 2xx"),
         ("WithAllStatuses", "handle_httpstatus_all is Scrapy's and is not read: callbacks get pages that answer 2xx"),
         ("BadDomains", "allowed_domains holds domain names ('example.com'), not 'http://shop.test/'"),

@@ -89,6 +89,12 @@ def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
             f"--spider {spec}: custom_settings is Scrapy's and is not read: give the crawl's options to "
             "Crawler(..., delay=2.0) or as trawl crawl flags (--delay 2), and remove custom_settings"
         )
+    for attr, option in _SCRAPY_OPTIONS.items():  # Scrapy's downloader reads them off the spider: not read here
+        if getattr(spider, attr, None):
+            raise InputError(
+                f"--spider {spec}: {attr} is Scrapy's and is not read: give the crawl's {option} (Crawler(..., "
+                f"{option.lstrip('-').replace('-', '_')}=...) or trawl crawl {option}), and remove {attr}"
+            )
     for attr in ("handle_httpstatus_list", "handle_httpstatus_all"):
         if getattr(spider, attr, None):
             raise InputError(
@@ -96,6 +102,18 @@ def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
                 "the others are records with their status and error (records/*.jsonl), and a redirect is followed"
             )
     return SpiderExtractor(spec, spider)
+
+
+# A ported spider's own pace, identity or limits, which the crawl would otherwise ignore without a word (a
+# download_delay of 5 crawled at the crawl's --delay)
+_SCRAPY_OPTIONS = {
+    "download_delay": "--delay",
+    "user_agent": "--user-agent",
+    "download_timeout": "--total",
+    "download_maxsize": "--max-body",
+    "http_user": "--header",
+    "http_pass": "--header",
+}
 
 
 def _check_domains(spec: str, domains: Any) -> None:
