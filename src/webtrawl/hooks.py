@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+_KILLED = "still running at the end: killed"
 log = logging.getLogger("webtrawl.hooks")
 
 _TIMEOUT_S = 60.0
@@ -119,13 +120,16 @@ class Hooks:
         deadline = time.monotonic() + timeout
         last = self._again
         for run, why in self._wait(deadline):
-            if run.tries > len(self.retry_delays):
+            if run.tries > len(self.retry_delays) or why == _KILLED:  # one killed at the end would be killed again
                 log.error("%s %s; given up after %d tries", self.what, why, run.tries)
             else:
                 last.append(run)
         self._again = []
         for run in last:
-            self._start(run)
+            if time.monotonic() < deadline:
+                self._start(run)
+            else:  # started now, it would be killed at once: a half-sent notification
+                log.error("%s not run again: the crawl ended first; given up after %d tries", self.what, run.tries)
         for run, why in self._wait(deadline):
             log.error("%s %s; given up after %d tries", self.what, why, run.tries)
 
@@ -139,7 +143,7 @@ class Hooks:
             except subprocess.TimeoutExpired:
                 run.proc.kill()
                 run.proc.wait()
-                failed.append((run, "still running at the end: killed"))
+                failed.append((run, _KILLED))
                 continue
             if code != 0:
                 failed.append((run, f"exited with status {code}"))

@@ -123,3 +123,19 @@ def test_a_command_still_failing_when_the_crawl_ends_is_tried_once_more_then_giv
     assert (tmp_path / "tries").read_text().count("x") == 2
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert errors == ["--on-change command exited with status 7; given up after 2 tries"]
+
+
+def test_a_command_still_running_when_the_crawl_ends_is_killed_once_and_not_started_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run killed at the end of the crawl's wait had a try left, so it was started again past the deadline and
+    killed at once: a second notification begun and cut off."""
+    starts = tmp_path / "starts"
+    hooks = Hooks(f"echo x >> {starts}; sleep 60", "--on-change command", retry_delays=(60.0,))
+    with caplog.at_level(logging.WARNING, logger="webtrawl.hooks"):
+        hooks.run({"url": "https://shop.example/p1"})
+        wait_until(starts.exists, 60, "the command started")
+        hooks.close(timeout=0.2)
+    assert starts.read_text().count("x") == 1
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors == ["--on-change command still running at the end: killed; given up after 1 tries"]
