@@ -25,3 +25,15 @@ def test_saved_settings_keep_a_header_for_the_resume_readable_by_their_owner_onl
     path.unlink()
     save_settings(load({"header": [HEADER]}, env={}), tmp_path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_saved_settings_are_replaced_whole_never_seen_half_written(tmp_path: Path) -> None:
+    """A second run into a running crawl's --out reads crawl.json before it finds the crawl's lock; written in
+    place, it read an empty file and failed with 'cannot read the saved settings' instead of saying the crawl runs."""
+    path = tmp_path / SAVED_SETTINGS
+    save_settings(load({"delay": "1"}, env={}), tmp_path)
+    with path.open("rb") as reader:  # a reader that opened the file before the next save
+        save_settings(load({"delay": "2"}, env={}), tmp_path)
+        assert json.loads(reader.read())["delay"] == 1.0  # it still reads the whole file it opened
+    assert json.loads(path.read_text())["delay"] == 2.0
+    assert [p.name for p in tmp_path.iterdir()] == [SAVED_SETTINGS]  # no temporary file left

@@ -111,11 +111,17 @@ def save_settings(cfg: CrawlConfig, out: Path) -> None:
         saved["redis"] = mask_url(saved["redis"])
     for sinks in ("items_to", "records_to"):  # the same for sink URLs (or use ~/.pgpass / PGPASSWORD)
         saved[sinks] = [mask_url(url) for url in saved.get(sinks, [])]
-    # --header values (an Authorization, a Cookie) stay for the resume: the file is its owner's alone, as ~/.pgpass
-    fd = os.open(out / SAVED_SETTINGS, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # a file an earlier version wrote readable by all
-    with open(fd, "w", encoding="utf-8") as file:
-        file.write(json.dumps(saved, indent=1, sort_keys=True))
+    # --header values (an Authorization, a Cookie) stay for the resume: the file is its owner's alone (mkstemp's
+    # 0600), as ~/.pgpass. Replaced whole: a second run reading it meanwhile (to say the crawl is running) read an
+    # empty file written in place.
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{SAVED_SETTINGS}.", suffix=".tmp")
+    try:
+        with open(fd, "w", encoding="utf-8") as file:
+            file.write(json.dumps(saved, indent=1, sort_keys=True))
+        os.replace(tmp, out / SAVED_SETTINGS)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _check_resume(cfg: CrawlConfig, out: Path) -> None:
