@@ -90,6 +90,8 @@ class ExtractResult:
     link_route: str = ""  # a rule's data: the route of every link the page follows ("": none)
     # the first value a callback yielded that was refused (left out, the others kept): the page's extract-error
     refused: UserCodeError | None = None
+    # the items are already as their JSON lines hold them (extract/itemjson.py): a callback's, converted when yielded
+    items_as_stored: bool = False
 
     def priority_of(self, href: str) -> int:
         """The explicit priority level of a followed link, -1 if none."""

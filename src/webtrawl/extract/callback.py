@@ -22,6 +22,7 @@ import msgspec
 from webtrawl.errors import InputError, UserCodeError
 from webtrawl.extract.base import Extractor, ExtractResult, Follow
 from webtrawl.extract.document import Document
+from webtrawl.extract.itemjson import as_stored
 from webtrawl.extract.page import Page
 from webtrawl.extract.routing import encode_route
 from webtrawl.importpath import load_object
@@ -81,7 +82,7 @@ def _plain_route(follow: Follow) -> str:
 def collect(out: Any, page: Page, route: Callable[[Follow], str]) -> ExtractResult:
     """What a callback returned or yielded, as items and links; ``route`` gives each Follow its route (and raises
     :class:`UserCodeError` for a callback or data it refuses: that Follow alone is left out, ``result.refused``)."""
-    result = ExtractResult()
+    result = ExtractResult(items_as_stored=True)
     try:
         _collect(settled(out), result, route, functools.partial(_yield_site, out))
     except BaseException as exc:  # Exception, SystemExit, the time limit: the page's error (extract/pipeline.py)
@@ -174,7 +175,7 @@ def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> 
     if not isinstance(value, Follow | str):
         if (item := _as_item(value)) is None:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
-        result.items.append(_as_yielded(item))
+        result.items.append(as_stored(item))  # a copy too: a dict yielded again and again, changed in between
         return
     url = value.url if isinstance(value, Follow) else value
     if url is None:
@@ -192,17 +193,6 @@ def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> 
     # the link last: after its route (one whose route is refused is not followed), and an --extract-timeout alarm
     # between these lines must not leave it kept without its route (sent to parse with no data)
     result.extra_links.append(url)
-
-
-def _as_yielded(item: dict[str, Any]) -> dict[str, Any]:
-    """The item as it is now, lists and dicts in it copied: one dict yielded again and again, a list in it grown in
-    between, is stored as it was at each yield (as Scrapy exports it), not as it ended. One that holds what is no
-    data is kept as it is: the item's encoding refuses it, naming the field (extract/pipeline.py)."""
-    try:
-        copied: dict[str, Any] = msgspec.to_builtins(item)
-    except (TypeError, ValueError, OverflowError, RecursionError):
-        return item
-    return copied
 
 
 def _as_item(value: Any) -> dict[str, Any] | None:

@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from webtrawl.errors import UserCodeError, raised_at
 from webtrawl.extract.base import Closing, Extractor, ExtractResult, RecrawlHints, StartRequest, StartRequests
 from webtrawl.extract.callback import is_callback_spec, kept, load_callback
 from webtrawl.extract.document import Document
+from webtrawl.extract.itemjson import as_stored
 from webtrawl.extract.limits import TimeLimit, time_limit
 from webtrawl.extract.pii import scrub, scrub_text
 from webtrawl.extract.routing import whole_text
@@ -39,8 +38,6 @@ log = logging.getLogger("webtrawl.extract")
 EXTRACT_ERROR = UserCodeError.reason
 _MAX_DETAIL = 300
 _MAX_LOGGED = 1000
-_CHECK = msgspec.json.Encoder().encode  # UnicodeEncodeError for a lone surrogate, which no output can hold
-_AS_STORED = msgspec.json.Decoder().decode
 
 
 def load_extractor(spec: str) -> Extractor:
@@ -87,15 +84,17 @@ class Extraction:
         else:
             if result.refused is not None:  # a value the callback yielded, left out alone
                 self._failed(record, result.refused, doc.url)
-        result.items = self._items(result.items, record, doc.url)
+        result.items = self._items(result, record, doc.url)
         return result
 
-    def _items(self, items: list[dict[str, Any]], record: PageRecord, url: str) -> list[dict[str, Any]]:
+    def _items(self, result: ExtractResult, record: PageRecord, url: str) -> list[dict[str, Any]]:
         """The items as stored; one that is not JSON-able is left out alone (the page's error if it has none)."""
+        if result.items_as_stored and not self.scrub_pii:
+            return result.items
         kept: list[dict[str, Any]] = []
-        for item in items:
+        for item in result.items:
             try:
-                kept.append(self._clean(item))
+                kept.append(self._clean(item, result.items_as_stored))
             except UserCodeError as exc:
                 if record.error is None:
                     self._failed(record, exc, url)
@@ -140,18 +139,8 @@ class Extraction:
         none."""
         return self._recrawl.recrawl_after(url, content_type) if self._recrawl is not None else 0.0
 
-    def _clean(self, item: dict[str, Any]) -> dict[str, Any]:
-        if not all(isinstance(key, str) for key in item):
-            raise UserCodeError("an item's keys must be strings")
-        # the item as its JSON line holds it, for every output alike: a nested dict's int keys as strings, NaN and
-        # infinities null (a table sink was given the Python values: {1: 'a'} as that text, inf as Infinity)
-        try:
-            try:
-                fields: dict[str, Any] = _AS_STORED(_CHECK(item))
-            except UnicodeEncodeError:
-                fields = _AS_STORED(_CHECK(_whole_text(msgspec.to_builtins(item))))
-        except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (an item that holds itself)
-            raise UserCodeError(f"an item is not JSON serialisable: {_misfit(item) or exc}") from None
+    def _clean(self, item: dict[str, Any], stored: bool) -> dict[str, Any]:
+        fields = item if stored else as_stored(item)
         return scrub(fields) if self.scrub_pii else fields
 
     def _text(self, doc: Document, record: PageRecord) -> None:
@@ -180,7 +169,7 @@ class Extraction:
             where = f" ({place})" if (place := raised_at(exc)) else ""
             detail = f"{type(exc).__name__}: {exc}"
         record.error = EXTRACT_ERROR
-        record.error_detail = _whole_text(redact(f"{detail}{where}"))[:_MAX_DETAIL]
+        record.error_detail = whole_text(redact(f"{detail}{where}"))[:_MAX_DETAIL]
         key = (type(exc).__name__, where)
         if key not in self._logged and len(self._logged) < _MAX_LOGGED:
             self._logged.add(key)
@@ -193,34 +182,6 @@ class Extraction:
                 record.error_detail,
                 f"\n{tb}" if tb else "",
             )
-
-
-def _misfit(item: dict[str, Any]) -> str:
-    """The first field of ``item`` that is not JSON-able data, and why; a selection's says what to call on it
-    (``{"name": page.css("h1::text")}``, Scrapy's common slip: the type alone, ``LexborSelector``, did not say)."""
-    for name, value in item.items():
-        try:
-            _CHECK(msgspec.to_builtins(value))
-        except UnicodeEncodeError:  # a lone surrogate: stored as U+FFFD, not this field's fault
-            continue
-        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
-            if callable(getattr(value, "css", None)) and callable(getattr(value, "get", None)):
-                return f"field {name!r} is a selection ({type(value).__name__}): take its .get() or .getall()"
-            return f"field {name!r}: {exc}"
-    return ""
-
-
-def _whole_text(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings (keys too) as U+FFFD, and a split pair joined: UTF-8, so
-    no output (JSONL, a table, a broker) can take one. ``json.loads`` makes them of a cut ``\\ud83d`` escape in a
-    page's JSON-LD, and ``surrogateescape`` of undecodable bytes."""
-    if isinstance(value, str):
-        return whole_text(value)
-    if isinstance(value, list):
-        return [_whole_text(v) for v in value]
-    if isinstance(value, dict):
-        return {_whole_text(k): _whole_text(v) for k, v in value.items()}
-    return value
 
 
 def absolute_spec(spec: str) -> str:
