@@ -33,6 +33,7 @@ from typing import Any
 from webtrawl.errors import InputError, StateError
 from webtrawl.frontier.connect import SyncClient
 from webtrawl.frontier.keys import global_tag, text
+from webtrawl.wholefile import replace_whole
 
 DEFAULT_NODE_ID = "local"  # CrawlConfig's default: a trawl node replaces it with a persisted hostname-XXXXXX
 NODE_ID_FILE = "node-id"
@@ -72,9 +73,7 @@ def resolve_node_id(out: Path, configured: str) -> str:
     node_id = f"{host}-{secrets.token_hex(3)}"
     try:  # an --out that is a file: NotADirectoryError above, FileExistsError here
         out.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(node_id + "\n")
-        tmp.replace(path)
+        replace_whole(path, f"{node_id}\n".encode())
     except OSError as exc:  # as startup.prepare_out says it
         raise InputError(f"output directory {out} is not writable: {exc.strerror or exc}") from None
     return node_id

@@ -6,7 +6,6 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
 from webtrawl.options import BY_NAME
 from webtrawl.parse.args import ParserArgs
+from webtrawl.wholefile import replace_whole
 
 if TYPE_CHECKING:
     from webtrawl.fetch.route import HintsFactory
@@ -111,17 +111,10 @@ def save_settings(cfg: CrawlConfig, out: Path) -> None:
         saved["redis"] = mask_url(saved["redis"])
     for sinks in ("items_to", "records_to"):  # the same for sink URLs (or use ~/.pgpass / PGPASSWORD)
         saved[sinks] = [mask_url(url) for url in saved.get(sinks, [])]
-    # --header values (an Authorization, a Cookie) stay for the resume: the file is its owner's alone (mkstemp's
-    # 0600), as ~/.pgpass. Replaced whole: a second run reading it meanwhile (to say the crawl is running) read an
+    # --header values (an Authorization, a Cookie) stay for the resume: the file is its owner's alone (0600), as
+    # ~/.pgpass. Replaced whole: a second run reading it meanwhile (to say the crawl is running) read an
     # empty file written in place.
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{SAVED_SETTINGS}.", suffix=".tmp")
-    try:
-        with open(fd, "w", encoding="utf-8") as file:
-            file.write(json.dumps(saved, indent=1, sort_keys=True))
-        os.replace(tmp, out / SAVED_SETTINGS)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_whole(out / SAVED_SETTINGS, json.dumps(saved, indent=1, sort_keys=True).encode(), mode=0o600)
 
 
 def _check_resume(cfg: CrawlConfig, out: Path) -> None:

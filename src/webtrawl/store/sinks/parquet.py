@@ -39,6 +39,7 @@ from webtrawl.store.recovery import OPEN_SUFFIX, fsync_dir
 from webtrawl.store.sinks.files import SeriesSink, cut, resume_series, seal_sink_dir
 from webtrawl.store.sinks.rows import RowMaker, Rows, What, keys_of
 from webtrawl.store.sinks.schema import Kind, Schema
+from webtrawl.wholefile import replace_whole
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -122,9 +123,7 @@ def _agreed(path: Path, need: dict[str, Kind]) -> dict[str, Kind]:
         known: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
         if not set(keys.values()) <= known.keys():
             known.update({keys[name]: kind.value for name, kind in need.items() if keys[name] not in known})
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(known))
-            os.replace(tmp, path)
+            replace_whole(path, json.dumps(known).encode())
     return {name: Kind(known[keys[name]]) for name in need}
 
 
