@@ -146,3 +146,11 @@ def test_the_rest_of_parsels_selector_answers_as_parsel_does() -> None:
         assert sel.css("li")[0].type == "html"
     with pytest.raises(AttributeError, match="read-only"):
         page.css("li")[0].drop()  # would change parsel's tree and not lexbor's: the page is read-only
+
+
+def test_an_attribute_without_value_is_empty_and_a_missing_one_is_no_result() -> None:
+    """As parsel: ``<a href>`` gives "" for ``::attr(href)``, and an ``<a>`` without it gives nothing."""
+    html = b'<a href>v</a><a>m</a><a href="">e</a><a href="/u" HREF="/dup">x</a>'
+    doc = Document(url="http://site.example/", text=html)
+    expected = Selector(text=html.decode()).css("a::attr(href)").getall()
+    assert Page(doc).css("a::attr(href)").getall() == expected == ["", "", "/u"]

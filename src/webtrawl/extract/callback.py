@@ -170,26 +170,29 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str], si
 
 
 def _take(value: Any, result: ExtractResult, route: Callable[[Follow], str]) -> None:
-    if value is None:
-        return  # ``yield self.parse_row(row)`` of a helper that found nothing: Scrapy passes a None over too
-    if not isinstance(value, Follow | str):
+    if isinstance(value, str):  # the most common value: a link as it is (one a page, for each of its links)
+        result.extra_links.append(value)
+        return
+    if not isinstance(value, Follow):
+        if value is None:
+            return  # ``yield self.parse_row(row)`` of a helper that found nothing: Scrapy passes a None over too
         if (item := _as_item(value)) is None:
             raise UserCodeError(f"the callback gave a {type(value).__name__}, not a dict, Follow or URL string")
         result.items.append(as_stored(item))  # a copy too: a dict yielded again and again, changed in between
         return
-    url = value.url if isinstance(value, Follow) else value
+    url = value.url
     if url is None:
         return  # Follow(page.css("a.next::attr(href)").get()) on the last page
     if not isinstance(url, str):
         hint = ": page.follow() takes a selection (its href)" if callable(getattr(url, "css", None)) else ""
         raise UserCodeError(f"Follow wants a URL string, not a {type(url).__name__}{hint}")
-    follow = value if isinstance(value, Follow) else Follow(url)
-    routed = route(follow) if follow.callback is not None or follow.data is not None else ""
-    if follow.priority is not None:
-        best = result.priorities.get(url, follow.priority)  # the same link twice: its best rank
-        result.priorities[url] = min(best, follow.priority)
-    if routed:
-        result.routes.setdefault(url, routed)  # the same link twice: its first route
+    if value.callback is not None or value.data is not None:
+        routed = route(value)
+        if routed:
+            result.routes.setdefault(url, routed)  # the same link twice: its first route
+    if value.priority is not None:
+        best = result.priorities.get(url, value.priority)  # the same link twice: its best rank
+        result.priorities[url] = min(best, value.priority)
     # the link last: after its route (one whose route is refused is not followed), and an --extract-timeout alarm
     # between these lines must not leave it kept without its route (sent to parse with no data)
     result.extra_links.append(url)

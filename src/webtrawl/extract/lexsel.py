@@ -59,28 +59,33 @@ def page_xpath(doc: Document, query: str, **variables: Any) -> Found:
     return _run(doc, doc.tree, compiled, None, query, xpath=True)
 
 
+class _Query:
+    """What the results of one query share: how parsel finds each again (see ``LexborSelector._parsel``)."""
+
+    __slots__ = ("doc", "parent", "query", "xpath")
+
+    def __init__(self, doc: Document, parent: LexborSelector | None, query: str, xpath: bool) -> None:
+        self.doc = doc
+        self.parent = parent
+        self.query = query
+        self.xpath = xpath
+
+
 class LexborSelector:
-    """One result: an element (``node``) or a string (``value``: a text node or an attribute's value)."""
+    """One result: an element (``node``) or a string (``value``: a text node or an attribute's value), the
+    ``index``-th of its query's."""
 
-    __slots__ = ("_doc", "_index", "_node", "_parent", "_query", "_value", "_xpath")
+    __slots__ = ("_index", "_node", "_of", "_value")
 
-    def __init__(
-        self,
-        doc: Document,
-        node: Any,
-        value: str | None,
-        parent: LexborSelector | None,
-        query: str,
-        index: int,
-        xpath: bool,
-    ) -> None:
-        self._doc = doc
+    def __init__(self, of: _Query, node: Any, value: str | None, index: int) -> None:
+        self._of = of
         self._node = node
         self._value = value
-        self._parent = parent  # with query and index: how parsel finds this result again (see _parsel)
-        self._query = query
         self._index = index
-        self._xpath = xpath
+
+    @property
+    def _doc(self) -> Document:
+        return self._of.doc
 
     def css(self, query: str) -> Found:
         compiled = _compiled(query)
@@ -135,8 +140,9 @@ class LexborSelector:
 
     def _parsel(self) -> Selector:
         """The same result in parsel's tree; the element's own HTML parsed alone if lxml's tree differs there."""
-        base: Any = self._doc.selector if self._parent is None else self._parent._parsel()
-        found = base.xpath(self._query) if self._xpath else base.css(self._query)
+        of = self._of
+        base: Any = of.doc.selector if of.parent is None else of.parent._parsel()
+        found = base.xpath(of.query) if of.xpath else base.css(of.query)
         if self._index < len(found):
             return found[self._index]  # type: ignore[no-any-return]
         return Selector(text=self.get())
@@ -145,7 +151,7 @@ class LexborSelector:
         return self.get()
 
     def __repr__(self) -> str:
-        return f"<LexborSelector query={self._query!r} data={self.get()[:40]!r}>"
+        return f"<LexborSelector query={self._of.query!r} data={self.get()[:40]!r}>"
 
 
 def _run(
@@ -158,18 +164,20 @@ def _run(
 ) -> Found:
     css, mode, attr = compiled
     nodes = root.css(css) if css else [root]
+    of = _Query(doc, parent, query, xpath)
     out: list[LexborSelector] = []
     if mode == "text" or mode == "alltext":
-        for node, text in text_nodes(nodes, mode == "alltext"):
-            out.append(LexborSelector(doc, node, text, parent, query, len(out), xpath))
-        return SelectorList(out)
-    for node in nodes:
-        if mode == "html":
-            out.append(LexborSelector(doc, node, None, parent, query, len(out), xpath))
-        else:
-            value = node.attributes.get(attr, _MISSING)
+        for i, (node, text) in enumerate(text_nodes(nodes, mode == "alltext")):
+            out.append(LexborSelector(of, node, text, i))
+    elif mode == "html":
+        out = [LexborSelector(of, node, None, i) for i, node in enumerate(nodes)]
+    else:
+        for node in nodes:
+            # one lookup on the lazy view (a dict of all the element's attributes costs more); a valueless
+            # attribute (``<a href>``) is None there, a missing one the default
+            value = node.attrs.get(attr, _MISSING)
             if value is not _MISSING:
-                out.append(LexborSelector(doc, node, value or "", parent, query, len(out), xpath))
+                out.append(LexborSelector(of, node, value or "", len(out)))
     return SelectorList(out)
 
 
