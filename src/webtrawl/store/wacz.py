@@ -156,7 +156,8 @@ def _pages_in(package: Path) -> int:
 def _write_pages(out: Path, path: Path, identity: Path | None) -> int:
     """The pages list py-wacz matches against the WARCs: each HTML page the crawl fetched whole, once, at its first
     capture (``ts``, its record's ``fetch_time``, the WARC-Date of its response: py-wacz would take the capture it
-    meets first in the files, another parser's later one as often as not)."""
+    meets first in the files, another parser's later one as often as not), never at a revisit met first (a
+    recrawl's, which has no ``ts`` and no title)."""
     pages: dict[str, dict[str, str]] = {}
     for record in _records(out, identity):
         url = record.get("url")
@@ -168,7 +169,7 @@ def _write_pages(out: Path, path: Path, identity: Path | None) -> int:
             if isinstance(when, str) and when and not record.get("revisit"):
                 page["ts"] = when
             held = pages.get(url)
-            if held is None or ("ts" in page and page["ts"] < held.get("ts", page["ts"])):
+            if held is None or ("ts" in page and ("ts" not in held or page["ts"] < held["ts"])):
                 pages[url] = page
     with path.open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
