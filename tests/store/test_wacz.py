@@ -157,3 +157,20 @@ def test_a_page_revisited_in_a_later_round_is_listed_at_its_capture_with_its_tit
     the page was listed at the revisit, untitled, instead of at the capture it refers to."""
     listed, url, first = _fetched_twice(tmp_path, {"title": "", "revisit": "identical-payload-digest"})
     assert [(page["url"], page["ts"], page.get("title")) for page in listed] == [(url, first, url)]
+
+
+def test_a_page_whose_extraction_failed_is_still_a_page(tmp_path: Path) -> None:
+    """A 200 HTML page whose rules or main text failed (``extract-error``: a callback's bug, --extract-timeout on a
+    huge page) is archived whole, and was left out of the pages list, so a replay tool did not list it."""
+    out, urls = tmp_path / "c1", ["http://a.test/0", "http://a.test/1"]
+    warc = WarcWriter(out / "warc", "n-p0", 1 << 30)
+    for n, url in enumerate(urls):
+        warc.write_pair(_page(url, n))
+    warc.close()
+    (out / "records").mkdir()
+    failed = json.loads(_record(urls[1], "text/html")) | {"error": "extract-error"}
+    (out / "records" / "n-p0-00000.jsonl").write_text(_record(urls[0], "text/html") + json.dumps(failed) + "\n")
+    package = tmp_path / "c1.wacz"
+    done = _export(out, f"wacz:{package}")
+    assert done.returncode == 0, done.stderr
+    assert package_pages(package) == set(urls)

@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from webtrawl.errors import InputError, StateError
+from webtrawl.errors import InputError, StateError, UserCodeError
 from webtrawl.store.agekeys import is_encrypted, open_output, output_files, read_identities, read_output
 from webtrawl.store.recovery import AGE, OPEN_SUFFIX, warc_good_length
 from webtrawl.store.warc import EXT
@@ -163,7 +163,7 @@ def _write_pages(out: Path, path: Path, identity: Path | None) -> int:
         url = record.get("url")
         status = record.get("status") or 0
         mime = str(record.get("content_type") or "").split(";")[0].strip().lower()
-        if isinstance(url, str) and 200 <= status < 300 and mime in _HTML and not record.get("error"):
+        if isinstance(url, str) and 200 <= status < 300 and mime in _HTML and _captured_whole(record):
             page = {"url": url, "title": str(record.get("title") or "")}
             when = record.get("fetch_time")
             if isinstance(when, str) and when and not record.get("revisit"):
@@ -176,6 +176,11 @@ def _write_pages(out: Path, path: Path, identity: Path | None) -> int:
         for page in pages.values():
             fh.write(json.dumps({k: v for k, v in page.items() if v}) + "\n")
     return len(pages)
+
+
+def _captured_whole(record: dict[str, Any]) -> bool:
+    """No error, or only the user's extraction (or the main text) failed on it: the page is archived all the same."""
+    return record.get("error") in (None, "", UserCodeError.reason)
 
 
 def _records(out: Path, identity: Path | None) -> Iterator[dict[str, Any]]:
