@@ -139,3 +139,17 @@ def test_a_command_still_running_when_the_crawl_ends_is_killed_once_and_not_star
     assert starts.read_text().count("x") == 1
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert errors == ["--on-change command still running at the end: killed; given up after 1 tries"]
+
+
+def test_a_change_whose_command_is_given_up_is_named_in_the_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The ERROR line of a notification given up did not say which change it was for: of a round's many rows, the
+    user could not tell which to deliver again from changes/."""
+    sink = CommandSink(_flaky(tmp_path, 100))
+    with caplog.at_level(logging.WARNING, logger="webtrawl.hooks"):
+        sink.write(_changed(2)[1:])
+        sink.close()  # the crawl ends: its failed run is tried once more at once, then given up
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    what = "--on-change command (changed https://shop.example/p1)"
+    assert errors == [f"{what} exited with status 7; given up after 2 tries"]

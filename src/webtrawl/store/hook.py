@@ -36,7 +36,7 @@ class CommandSink:
             if self._hooks.full():
                 raise SinkUnavailable(f"{_MAX_RUNNING} runs of the command are still going")
             env = {"TRAWL_CHANGE": change.change, "TRAWL_CHANGE_URL": change.url}
-            self._hooks.run(msgspec.to_builtins(change), env)
+            self._hooks.run(msgspec.to_builtins(change), env, about=f"{change.change} {change.url}")
             self._done += 1
 
     def flush(self) -> None:
