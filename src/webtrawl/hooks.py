@@ -10,9 +10,11 @@ failure is one ERROR line saying it is given up.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -36,6 +38,14 @@ class _Run:
     started: float = 0.0  # of the current run (time.monotonic())
     proc: subprocess.Popen[bytes] | None = None
     due: float = 0.0  # when a failed run is run again
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the run's whole process group (its session's, started with it): the shell and what it started (a
+    ``curl`` the shell waits for would otherwise go on, an orphan, after the shell is killed)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 class Hooks:
@@ -97,8 +107,7 @@ class Hooks:
                 running.append(run)
                 continue
             if code is None:
-                run.proc.kill()
-                run.proc.wait()
+                _kill(run.proc)
                 self._failed(run, f"still running after {_TIMEOUT_S:.0f}s: killed", now)
             elif code != 0:
                 self._failed(run, f"exited with status {code}", now)
@@ -148,8 +157,7 @@ class Hooks:
             try:
                 code = run.proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                run.proc.kill()
-                run.proc.wait()
+                _kill(run.proc)
                 failed.append((run, _KILLED))
                 continue
             if code != 0:
