@@ -19,6 +19,10 @@ from webtrawl.hooks import Hooks
 from webtrawl.store.base import PageOutput
 
 _MAX_RUNNING = 16
+# How long the end of the crawl waits for the runs still going (then kills them): within what the node gives a parser
+# to finish (node/stopping.py: 8 s, less the fetchers' drain), or the node kills the parser, and the runs with it
+# go on as orphans.
+_END_WAIT_S = 4.0
 
 
 class CommandSink:
@@ -43,4 +47,4 @@ class CommandSink:
         self._hooks.reap()
 
     def close(self) -> None:
-        self._hooks.close()
+        self._hooks.close(_END_WAIT_S)
