@@ -245,3 +245,13 @@ def test_an_on_change_command_that_hangs_does_not_get_the_parser_killed(testweb:
         for pid in map(int, pids.read_text().split() if pids.exists() else []):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_seed_given_again_to_a_recrawl_says_it_is_not_queued_again(testweb: TestWeb, tmp_path: Path) -> None:
+    """The seed given again (to have it read now) was dropped as seen without a word: the run said only how many
+    pages were due, and the user could not tell their URL had been ignored."""
+    out = tmp_path / "crawl"
+    _, urls = _baseline(testweb, out)
+    _round(testweb, out, urls["/"], resumed=True)
+    log = (out / "logs" / "trawl.log").read_text()
+    assert "1 seed(s) given were queued or fetched in this crawl already: not queued again; a recrawl round" in log
