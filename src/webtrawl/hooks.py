@@ -10,9 +10,11 @@ failure is one ERROR line saying it is given up.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -31,10 +33,19 @@ RETRY_DELAYS_S = (2.0, 10.0, 30.0)  # a failed run is run again after each of th
 class _Run:
     doc: dict[str, Any]
     env: dict[str, str] | None
+    about: str = ""  # what the run is for, in its log lines (the change row's kind and URL, the alert)
     tries: int = 0  # runs started so far
     started: float = 0.0  # of the current run (time.monotonic())
     proc: subprocess.Popen[bytes] | None = None
     due: float = 0.0  # when a failed run is run again
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the run's whole process group (its session's, started with it): the shell and what it started (a
+    ``curl`` the shell waits for would otherwise go on, an orphan, after the shell is killed)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 class Hooks:
@@ -51,12 +62,17 @@ class Hooks:
         self.reap()
         return len(self._running) >= self.max_running
 
-    def run(self, doc: dict[str, Any], env: dict[str, str] | None = None) -> bool:
-        """Start the command with ``doc`` as JSON on stdin; False if it was skipped or could not start."""
+    def run(self, doc: dict[str, Any], env: dict[str, str] | None = None, about: str = "") -> bool:
+        """Start the command with ``doc`` as JSON on stdin; False if it was skipped or could not start. ``about``
+        names what it is for in the log lines (a failure given up says which notification was lost)."""
+        run = _Run(doc, env, about)
         if self.full():
-            log.error("%s not run: %d earlier runs are still going", self.what, len(self._running))
+            log.error("%s not run: %d earlier runs are still going", self._name(run), len(self._running))
             return False
-        return self._start(_Run(doc, env))
+        return self._start(run)
+
+    def _name(self, run: _Run) -> str:
+        return f"{self.what} ({run.about})" if run.about else self.what
 
     def _start(self, run: _Run) -> bool:
         doc, env = run.doc, run.env
@@ -75,7 +91,7 @@ class Hooks:
                     start_new_session=True,
                 )
         except OSError as exc:
-            log.error("%s could not start: %s", self.what, exc)
+            log.error("%s could not start: %s", self._name(run), exc)
             return False
         run.proc, run.started, run.tries = proc, time.monotonic(), run.tries + 1
         self._running.append(run)
@@ -91,8 +107,7 @@ class Hooks:
                 running.append(run)
                 continue
             if code is None:
-                run.proc.kill()
-                run.proc.wait()
+                _kill(run.proc)
                 self._failed(run, f"still running after {_TIMEOUT_S:.0f}s: killed", now)
             elif code != 0:
                 self._failed(run, f"exited with status {code}", now)
@@ -106,10 +121,10 @@ class Hooks:
 
     def _failed(self, run: _Run, why: str, now: float) -> None:
         if run.tries > len(self.retry_delays):
-            log.error("%s %s; given up after %d tries", self.what, why, run.tries)
+            log.error("%s %s; given up after %d tries", self._name(run), why, run.tries)
             return
         delay = self.retry_delays[run.tries - 1]
-        log.warning("%s %s; running it again in %gs (try %d)", self.what, why, delay, run.tries + 1)
+        log.warning("%s %s; running it again in %gs (try %d)", self._name(run), why, delay, run.tries + 1)
         run.due = now + delay
         self._again.append(run)
 
@@ -121,7 +136,7 @@ class Hooks:
         last = self._again
         for run, why in self._wait(deadline):
             if run.tries > len(self.retry_delays) or why == _KILLED:  # one killed at the end would be killed again
-                log.error("%s %s; given up after %d tries", self.what, why, run.tries)
+                log.error("%s %s; given up after %d tries", self._name(run), why, run.tries)
             else:
                 last.append(run)
         self._again = []
@@ -129,9 +144,10 @@ class Hooks:
             if time.monotonic() < deadline:
                 self._start(run)
             else:  # started now, it would be killed at once: a half-sent notification
-                log.error("%s not run again: the crawl ended first; given up after %d tries", self.what, run.tries)
+                why = "not run again: the crawl ended first"
+                log.error("%s %s; given up after %d tries", self._name(run), why, run.tries)
         for run, why in self._wait(deadline):
-            log.error("%s %s; given up after %d tries", self.what, why, run.tries)
+            log.error("%s %s; given up after %d tries", self._name(run), why, run.tries)
 
     def _wait(self, deadline: float) -> list[tuple[_Run, str]]:
         """Wait for the running hooks until ``deadline`` (then kill them): those that failed, and why."""
@@ -141,8 +157,7 @@ class Hooks:
             try:
                 code = run.proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                run.proc.kill()
-                run.proc.wait()
+                _kill(run.proc)
                 failed.append((run, _KILLED))
                 continue
             if code != 0:

@@ -3,15 +3,17 @@ site misbehaves between ordinary ones."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import signal
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.node.crawlrun import Crawl, polite_crawl, records, stats, taken_back, wait_until
+from tests.node.crawlrun import Crawl, polite_crawl, records, running, stats, taken_back, wait_until
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.accesslog import LogEntry
 from webtrawl_testweb.watch import CUT_SHORT, WatchWeb
@@ -224,3 +226,32 @@ def test_with_changes_links_a_round_reports_pages_whose_links_changed(testweb: T
     assert all(row["text_diff"] == "" for row in rows) and stats(out)["counters"]["changes-links"] == 5
     _round(testweb, out, resumed=True)
     assert len(records(out, "changes")) == 5
+
+
+def test_an_on_change_command_that_hangs_does_not_get_the_parser_killed(testweb: TestWeb, tmp_path: Path) -> None:
+    """The parser waited 10 s for its running --on-change commands at the end, longer than the node gives parsers
+    to finish: it was killed ('parsers did not finish within 8s'), and its hung commands, which it alone would
+    have killed, ran on after the crawl."""
+    out = tmp_path / "crawl"
+    watch, _ = _baseline(testweb, out)
+    watch.round = 2
+    pids = tmp_path / "pids"
+    try:
+        _round(testweb, out, "--on-change", f"echo $$ >> {pids}; exec sleep 600", resumed=True)
+        log = (out / "logs" / "trawl.log").read_text()
+        assert "did not finish" not in log
+        assert [pid for pid in map(int, pids.read_text().split()) if running(pid)] == []
+    finally:
+        for pid in map(int, pids.read_text().split() if pids.exists() else []):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_seed_given_again_to_a_recrawl_says_it_is_not_queued_again(testweb: TestWeb, tmp_path: Path) -> None:
+    """The seed given again (to have it read now) was dropped as seen without a word: the run said only how many
+    pages were due, and the user could not tell their URL had been ignored."""
+    out = tmp_path / "crawl"
+    _, urls = _baseline(testweb, out)
+    _round(testweb, out, urls["/"], resumed=True)
+    log = (out / "logs" / "trawl.log").read_text()
+    assert "1 seed(s) given were queued or fetched in this crawl already: not queued again; a recrawl round" in log

@@ -362,3 +362,11 @@ def test_a_page_sent_with_two_content_types_is_read_as_the_last() -> None:
         "header",
     )
     assert [n.url for n in out.new_urls] == ["http://site.example/next"]
+
+
+def test_an_undeclared_western_page_that_fits_windows_1252_as_well_as_another_is_read_as_it() -> None:
+    """charset-normalizer ranks windows-1250 first among candidates that fit a short French page equally well, and
+    the page's text came out as 'Café crčme brűlée' instead of what a browser shows."""
+    text = "Café crème brûlée. Naïve résumé à la française, les élèves étudient à l'école. " * 2
+    rec = _run(f"<html><head><title>Carte</title></head><body><p>{text}</p></body></html>".encode("cp1252"))
+    assert (rec.encoding, rec.encoding_source) == ("cp1252", "detected")

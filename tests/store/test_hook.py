@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.node.crawlrun import wait_until
+from tests.node.crawlrun import running, wait_until
 from tests.store.sinkdata import page
 from webtrawl.hooks import Hooks
 from webtrawl.store import PageOutput
@@ -139,3 +139,29 @@ def test_a_command_still_running_when_the_crawl_ends_is_killed_once_and_not_star
     assert starts.read_text().count("x") == 1
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert errors == ["--on-change command still running at the end: killed; given up after 1 tries"]
+
+
+def test_a_change_whose_command_is_given_up_is_named_in_the_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The ERROR line of a notification given up did not say which change it was for: of a round's many rows, the
+    user could not tell which to deliver again from changes/."""
+    sink = CommandSink(_flaky(tmp_path, 100))
+    with caplog.at_level(logging.WARNING, logger="webtrawl.hooks"):
+        sink.write(_changed(2)[1:])
+        sink.close()  # the crawl ends: its failed run is tried once more at once, then given up
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    what = "--on-change command (changed https://shop.example/p1)"
+    assert errors == [f"{what} exited with status 7; given up after 2 tries"]
+
+
+def test_a_command_killed_at_the_end_takes_what_it_started_with_it(tmp_path: Path) -> None:
+    """Killing a run killed its shell only: the command the shell was waiting for (a hung ``curl``) went on as an
+    orphan after the crawl had ended, past the minute after which a run is killed."""
+    pidfile = tmp_path / "pid"
+    hooks = Hooks(f"sleep 600 & echo $! > {pidfile}.part; mv {pidfile}.part {pidfile}; wait", "--on-change command")
+    hooks.run({"url": "https://shop.example/p1"})
+    wait_until(pidfile.exists, 60, "the command started")
+    hooks.close(timeout=0.2)
+    pid = int(pidfile.read_text())
+    wait_until(lambda: not running(pid), 60, f"the command's child {pid} killed")

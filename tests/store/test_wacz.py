@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,9 +119,9 @@ def test_bad_destinations_and_a_crawl_without_warcs_are_one_line(tmp_path: Path)
     assert not (tmp_path / "c1.wacz").exists() and list(tmp_path.iterdir()) == [out]
 
 
-def test_a_page_fetched_twice_is_listed_at_its_first_capture(tmp_path: Path) -> None:
+def _fetched_twice(tmp_path: Path, again_row: dict[str, Any]) -> tuple[list[dict[str, Any]], str, str]:
     """A page fetched again (a recrawl round) by another parser: its first capture is in a file whose name sorts
-    after the later one's, and py-wacz listed the page at whichever capture it met first in the files."""
+    after the later one's. The pages listed, the page's URL and its first capture's time as a WARC-Date."""
     import zipfile
 
     from webtrawl.formats.recrawl import warc_date
@@ -135,11 +136,41 @@ def test_a_page_fetched_twice_is_listed_at_its_first_capture(tmp_path: Path) -> 
     earlier.close()
     (out / "records").mkdir()
     rows = [json.loads(_record(url, "text/html")) | {"fetch_time": warc_date(p.fetch_time)} for p in (again, first)]
-    (out / "records" / "n-p0-00000.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    (out / "records" / "n-p0-00000.jsonl").write_text(json.dumps(rows[0] | again_row) + "\n")
     (out / "records" / "n-p1-00000.jsonl").write_text(json.dumps(rows[1]) + "\n")
     package = tmp_path / "c1.wacz"
     done = _export(out, f"wacz:{package}")
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(package) as zf:
         listed = [json.loads(line) for line in zf.read("pages/pages.jsonl").splitlines()[1:]]
-    assert [(page["url"], page["ts"]) for page in listed] == [(url, warc_date(first.fetch_time)[:19] + "Z")]
+    return listed, url, warc_date(first.fetch_time)[:19] + "Z"
+
+
+def test_a_page_fetched_twice_is_listed_at_its_first_capture(tmp_path: Path) -> None:
+    """py-wacz listed the page at whichever capture it met first in the files."""
+    listed, url, first = _fetched_twice(tmp_path, {})
+    assert [(page["url"], page["ts"]) for page in listed] == [(url, first)]
+
+
+def test_a_page_revisited_in_a_later_round_is_listed_at_its_capture_with_its_title(tmp_path: Path) -> None:
+    """The later round's record is a revisit (the same bytes: no title, no ts of its own), met first in the files:
+    the page was listed at the revisit, untitled, instead of at the capture it refers to."""
+    listed, url, first = _fetched_twice(tmp_path, {"title": "", "revisit": "identical-payload-digest"})
+    assert [(page["url"], page["ts"], page.get("title")) for page in listed] == [(url, first, url)]
+
+
+def test_a_page_whose_extraction_failed_is_still_a_page(tmp_path: Path) -> None:
+    """A 200 HTML page whose rules or main text failed (``extract-error``: a callback's bug, --extract-timeout on a
+    huge page) is archived whole, and was left out of the pages list, so a replay tool did not list it."""
+    out, urls = tmp_path / "c1", ["http://a.test/0", "http://a.test/1"]
+    warc = WarcWriter(out / "warc", "n-p0", 1 << 30)
+    for n, url in enumerate(urls):
+        warc.write_pair(_page(url, n))
+    warc.close()
+    (out / "records").mkdir()
+    failed = json.loads(_record(urls[1], "text/html")) | {"error": "extract-error"}
+    (out / "records" / "n-p0-00000.jsonl").write_text(_record(urls[0], "text/html") + json.dumps(failed) + "\n")
+    package = tmp_path / "c1.wacz"
+    done = _export(out, f"wacz:{package}")
+    assert done.returncode == 0, done.stderr
+    assert package_pages(package) == set(urls)

@@ -231,11 +231,24 @@ def choose_encoding(body: bytes, content_type: str) -> tuple[str, str, int]:
         codec_m = late_meta(body)
         if codec_m is not None and not _disproved(codec_m, body):
             return codec_m, "meta", 0
-    best = charset_normalizer.from_bytes(body[:_DETECT_BYTES]).best()
-    codec_d = codec_for(best.encoding) if best is not None else None
+    codec_d = _detected(body[:_DETECT_BYTES])
     if codec_d is not None:
         return codec_d, "detected", 0
     return "utf-8", "default", 0
+
+
+def _detected(prefix: bytes) -> str | None:
+    """charset-normalizer's best guess, but windows-1252 (what a browser reads an undeclared Western page as) when
+    it fits as well: its candidates that tie come in no meaningful order, and French read as windows-1250 is
+    "crčme brűlée"."""
+    found = charset_normalizer.from_bytes(prefix)
+    best = found.best()
+    if best is None:
+        return None
+    for match in found:
+        if match.encoding == "cp1252" and (match.chaos, match.coherence) == (best.chaos, best.coherence):
+            return "cp1252"
+    return codec_for(best.encoding)
 
 
 def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:

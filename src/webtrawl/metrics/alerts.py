@@ -229,7 +229,7 @@ class Alerts:
             "TRAWL_ALERT_THRESHOLD": f"{alert.threshold:g}",
             "TRAWL_ALERT_NODE": self.node,
         }
-        self._hooks.run({**alert.as_dict(), "node": self.node}, env)
+        self._hooks.run({**alert.as_dict(), "node": self.node}, env, about=f"{alert.name} {alert.state}")
 
     def close(self, timeout: float = 10.0) -> None:
         """Give running hooks a moment to finish (the last alert of a crawl should still be delivered)."""

@@ -209,13 +209,17 @@ def seed(
         return stopped()
 
     new_seeds: list[str] = []
+    known = 0
     sitemaps = sitemap_seeds(cfg.discovery.sitemap)
     with start.once(frontier.client, frontier.core.settings.prefix, cfg.crawl.node_id, waiting) as start_urls:
         for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
             kept = scope.keep(batch)
             if kept:
-                frontier.add(kept)
+                known += frontier.add(kept).seen
             new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
+    if known:
+        again = "; a recrawl round fetches a known page again when it is due" if cfg.discovery.recrawl_after > 0 else ""
+        log.info("%d seed(s) given were queued or fetched in this crawl already: not queued again%s", known, again)
     frontier.count({counter_for(ScopeError.reason): scope.dropped})  # as the parsers count the links they drop
     if stopped():
         return []

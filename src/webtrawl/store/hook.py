@@ -19,6 +19,10 @@ from webtrawl.hooks import Hooks
 from webtrawl.store.base import PageOutput
 
 _MAX_RUNNING = 16
+# How long the end of the crawl waits for the runs still going (then kills them): within what the node gives a parser
+# to finish (node/stopping.py: 8 s, less the fetchers' drain), or the node kills the parser, and the runs with it
+# go on as orphans.
+_END_WAIT_S = 4.0
 
 
 class CommandSink:
@@ -36,11 +40,11 @@ class CommandSink:
             if self._hooks.full():
                 raise SinkUnavailable(f"{_MAX_RUNNING} runs of the command are still going")
             env = {"TRAWL_CHANGE": change.change, "TRAWL_CHANGE_URL": change.url}
-            self._hooks.run(msgspec.to_builtins(change), env)
+            self._hooks.run(msgspec.to_builtins(change), env, about=f"{change.change} {change.url}")
             self._done += 1
 
     def flush(self) -> None:
         self._hooks.reap()
 
     def close(self) -> None:
-        self._hooks.close()
+        self._hooks.close(_END_WAIT_S)

@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from webtrawl.errors import InputError, StateError
+from webtrawl.errors import InputError, StateError, UserCodeError
 from webtrawl.store.agekeys import is_encrypted, open_output, output_files, read_identities, read_output
 from webtrawl.store.recovery import AGE, OPEN_SUFFIX, warc_good_length
 from webtrawl.store.warc import EXT
@@ -156,25 +156,31 @@ def _pages_in(package: Path) -> int:
 def _write_pages(out: Path, path: Path, identity: Path | None) -> int:
     """The pages list py-wacz matches against the WARCs: each HTML page the crawl fetched whole, once, at its first
     capture (``ts``, its record's ``fetch_time``, the WARC-Date of its response: py-wacz would take the capture it
-    meets first in the files, another parser's later one as often as not)."""
+    meets first in the files, another parser's later one as often as not), never at a revisit met first (a
+    recrawl's, which has no ``ts`` and no title)."""
     pages: dict[str, dict[str, str]] = {}
     for record in _records(out, identity):
         url = record.get("url")
         status = record.get("status") or 0
         mime = str(record.get("content_type") or "").split(";")[0].strip().lower()
-        if isinstance(url, str) and 200 <= status < 300 and mime in _HTML and not record.get("error"):
+        if isinstance(url, str) and 200 <= status < 300 and mime in _HTML and _captured_whole(record):
             page = {"url": url, "title": str(record.get("title") or "")}
             when = record.get("fetch_time")
             if isinstance(when, str) and when and not record.get("revisit"):
                 page["ts"] = when
             held = pages.get(url)
-            if held is None or ("ts" in page and page["ts"] < held.get("ts", page["ts"])):
+            if held is None or ("ts" in page and ("ts" not in held or page["ts"] < held["ts"])):
                 pages[url] = page
     with path.open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
         for page in pages.values():
             fh.write(json.dumps({k: v for k, v in page.items() if v}) + "\n")
     return len(pages)
+
+
+def _captured_whole(record: dict[str, Any]) -> bool:
+    """No error, or only the user's extraction (or the main text) failed on it: the page is archived all the same."""
+    return record.get("error") in (None, "", UserCodeError.reason)
 
 
 def _records(out: Path, identity: Path | None) -> Iterator[dict[str, Any]]:
