@@ -246,8 +246,10 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:
-        client.ping()
-        if not cluster:
+        if isinstance(client, redis.cluster.RedisCluster):  # every master: one that is down is one line, now
+            client.ping(target_nodes=redis.cluster.RedisCluster.PRIMARIES)
+        else:
+            client.ping()
             _not_cluster_node(url, client.info("cluster"))
     except _client_errors() as exc:
         client.close()
@@ -283,8 +285,10 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:
-        await client.ping()
-        if not cluster:
+        if isinstance(client, redis.asyncio.cluster.RedisCluster):
+            await client.ping(target_nodes=redis.asyncio.cluster.RedisCluster.PRIMARIES)
+        else:
+            await client.ping()
             _not_cluster_node(url, await client.info("cluster"))
     except _client_errors() as exc:
         await client.aclose()
