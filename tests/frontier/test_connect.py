@@ -49,3 +49,17 @@ def test_mask_url_hides_passwords_only() -> None:
     assert mask_url("redis://user@h") == "redis://user@h"
     assert mask_url("redis://u:p:w@h/") == "redis://u:***@h/"
     assert mask_url("unix:///run/r.sock?db=2&password=x") == "unix:///run/r.sock?db=2&password=***"
+
+
+def test_no_sentinel_answering_names_each_sentinel_by_its_address_in_one_short_line() -> None:
+    ports = _closed_port(), _closed_port()
+    url = f"redis+sentinel://:s3cret@127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/trawl"
+    for connect in (connect_sync, lambda u: asyncio.run(connect_async(u))):
+        with pytest.raises(StateError) as info:
+            connect(url)
+        message = str(info.value)
+        assert message.startswith("cannot reach Redis at redis+sentinel://:***@127.0.0.1:")
+        # redis-py named each sentinel by its client's repr: its pool and every connection setting, ~1,500 characters
+        assert "<redis" not in message and len(message) < 400, message
+        assert all(f"sentinel 127.0.0.1:{port}" in message for port in ports), message
+        assert "s3cret" not in message and "\n" not in message

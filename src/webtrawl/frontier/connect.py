@@ -48,6 +48,9 @@ _RETRIED = (redis.exceptions.ConnectionError,)
 _SENTINEL = "redis+sentinel://"
 _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
+# redis-py's "No master found" names each sentinel that failed by its client's repr (its pool, its connection's
+# every setting: a screenful); its address is what an operator needs
+_CLIENT_REPR_RE = re.compile(r"<redis\.(?:asyncio\.)?client\.Redis\(.*?\bhost=([^,)]+),port=(\d+).*?\)>\)>\)>")
 
 
 def mask_url(url: str) -> str:
@@ -58,7 +61,7 @@ def mask_url(url: str) -> str:
 
 def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return text
+    return _CLIENT_REPR_RE.sub(r"sentinel \1:\2", text)
 
 
 def unreachable(url: str, exc: BaseException) -> RedisUnavailable:
