@@ -131,6 +131,15 @@ def _not_cluster_node(url: str, info: dict[str, Any]) -> None:
         raise StateError(f"Redis at {mask_url(url)} is a Redis Cluster node: add --cluster")
 
 
+def _not_sentinel(url: str, info: dict[str, Any]) -> None:
+    """A redis:// URL of a Sentinel (it has no cluster section in INFO) would get every crawl command refused."""
+    if str(info.get("redis_mode", "")) == "sentinel":
+        raise StateError(
+            f"Redis at {mask_url(url)} is a Sentinel, not a Redis server: name the master through it, "
+            "redis+sentinel://HOST:PORT/SERVICE (SERVICE: the master's name in the Sentinel's config)"
+        )
+
+
 def is_cluster(client: SyncClient | AsyncClient) -> bool:
     return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
 
@@ -253,7 +262,9 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
             client.ping(target_nodes=redis.cluster.RedisCluster.PRIMARIES)
         else:
             client.ping()
-            _not_cluster_node(url, client.info("cluster"))
+            _not_cluster_node(url, info := client.info("cluster"))
+            if not info:
+                _not_sentinel(url, client.info("server"))
     except _client_errors() as exc:
         client.close()
         raise unreachable(url, exc) from None
@@ -292,7 +303,9 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
             await client.ping(target_nodes=redis.asyncio.cluster.RedisCluster.PRIMARIES)
         else:
             await client.ping()
-            _not_cluster_node(url, await client.info("cluster"))
+            _not_cluster_node(url, info := await client.info("cluster"))
+            if not info:
+                _not_sentinel(url, await client.info("server"))
     except _client_errors() as exc:
         await client.aclose()
         raise unreachable(url, exc) from None
