@@ -140,6 +140,22 @@ def _not_sentinel(url: str, info: dict[str, Any]) -> None:
         )
 
 
+def refuse_replica(client: SyncClient, url: str) -> None:
+    """The commands that write (node, seed, stop, requeue) on a redis:// URL of a replica: every write would be
+    refused (READONLY). Reading is fine there (``trawl status``); a Sentinel's client follows the master itself."""
+    if is_cluster(client) or _sentinel(url):
+        return
+    try:
+        info = client.info("replication")
+    except redis.ResponseError:  # a managed service's ACL: its writes will say what they are
+        return
+    if info.get("role") == "slave":
+        raise StateError(
+            f"Redis at {mask_url(url)} is a replica (of {info.get('master_host')}:{info.get('master_port')}), which "
+            "refuses the crawl's writes: give its master's address, or redis+sentinel://HOST:PORT/SERVICE"
+        )
+
+
 def is_cluster(client: SyncClient | AsyncClient) -> bool:
     return isinstance(client, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
 
@@ -229,6 +245,7 @@ def warn_unguarded_replicas(client: SyncClient, url: str) -> None:
 
 def check_node_redis(client: SyncClient, url: str) -> None:
     """What a node checks of its Redis at start: no eviction (refused), a failover guard (warned)."""
+    refuse_replica(client, url)
     check_no_eviction(client, url)
     warn_unguarded_replicas(client, url)
 
