@@ -83,3 +83,13 @@ def test_a_redis_url_naming_a_sentinel_says_to_name_its_master_through_it(sentin
     seed = subprocess.run([*TRAWL, "seed", "--redis", url, "--url", "http://a.test/"], capture_output=True, text=True)
     assert seed.returncode == 3 and seed.stderr.splitlines() == [f"trawl: error: {expected}"], seed.stderr
     connect_sync(sentinel_pair.url).close()  # the URL it asks for works
+
+
+def test_a_sentinel_url_without_its_service_says_what_it_lacks() -> None:
+    # before: "... the master's service: redis+sentinel://127.0.0.1:26379", the wrong URL read as the form to use
+    with pytest.raises(StateError) as info:
+        connect_sync("redis+sentinel://:pw@127.0.0.1:26379")
+    assert str(info.value) == (
+        "a Sentinel URL names its sentinels and the master's service, redis+sentinel://HOST:PORT[,HOST:PORT...]"
+        "/SERVICE, not redis+sentinel://:***@127.0.0.1:26379"
+    )

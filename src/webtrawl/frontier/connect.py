@@ -106,7 +106,10 @@ def _sentinel(url: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]] | N
     hosts, _, path = rest.partition("/")
     service, _, db = path.partition("/")
     if not hosts or not service:
-        raise StateError(f"a Sentinel URL names its sentinels and the master's service: {mask_url(url)}")
+        raise StateError(
+            "a Sentinel URL names its sentinels and the master's service, redis+sentinel://HOST:PORT[,HOST:PORT...]"
+            f"/SERVICE, not {mask_url(url)}"
+        )
     sentinels = []
     for item in hosts.split(","):
         host, _, port = item.rpartition(":")
