@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures.sentinel_redis import SentinelPair
+from tests.node.clusterrun import TRAWL
 from webtrawl.errors import StateError
 from webtrawl.frontier import connect_async, connect_sync
 from webtrawl.frontier.connect import mask_url
@@ -49,3 +52,44 @@ def test_mask_url_hides_passwords_only() -> None:
     assert mask_url("redis://user@h") == "redis://user@h"
     assert mask_url("redis://u:p:w@h/") == "redis://u:***@h/"
     assert mask_url("unix:///run/r.sock?db=2&password=x") == "unix:///run/r.sock?db=2&password=***"
+
+
+def test_no_sentinel_answering_names_each_sentinel_by_its_address_in_one_short_line() -> None:
+    ports = _closed_port(), _closed_port()
+    url = f"redis+sentinel://:s3cret@127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/trawl"
+    for connect in (connect_sync, lambda u: asyncio.run(connect_async(u))):
+        with pytest.raises(StateError) as info:
+            connect(url)
+        message = str(info.value)
+        assert message.startswith("cannot reach Redis at redis+sentinel://:***@127.0.0.1:")
+        # redis-py named each sentinel by its client's repr: its pool and every connection setting, ~1,500 characters
+        assert "<redis" not in message and len(message) < 400, message
+        assert all(f"sentinel 127.0.0.1:{port}" in message for port in ports), message
+        assert "s3cret" not in message and "\n" not in message
+
+
+def test_a_redis_url_naming_a_sentinel_says_to_name_its_master_through_it(sentinel_pair: SentinelPair) -> None:
+    """The Sentinel's address is the one an operator has: given as redis://, every crawl command was refused by it
+    ("unknown command 'EVALSHA'") and each trawl command ended in a traceback."""
+    url = f"redis://127.0.0.1:{sentinel_pair.sentinel_port}"
+    expected = (
+        f"Redis at {url} is a Sentinel, not a Redis server: name the master through it, "
+        "redis+sentinel://HOST:PORT/SERVICE (SERVICE: the master's name in the Sentinel's config)"
+    )
+    for connect in (connect_sync, lambda u: asyncio.run(connect_async(u))):
+        with pytest.raises(StateError) as info:
+            connect(url)
+        assert str(info.value) == expected
+    seed = subprocess.run([*TRAWL, "seed", "--redis", url, "--url", "http://a.test/"], capture_output=True, text=True)
+    assert seed.returncode == 3 and seed.stderr.splitlines() == [f"trawl: error: {expected}"], seed.stderr
+    connect_sync(sentinel_pair.url).close()  # the URL it asks for works
+
+
+def test_a_sentinel_url_without_its_service_says_what_it_lacks() -> None:
+    # before: "... the master's service: redis+sentinel://127.0.0.1:26379", the wrong URL read as the form to use
+    with pytest.raises(StateError) as info:
+        connect_sync("redis+sentinel://:pw@127.0.0.1:26379")
+    assert str(info.value) == (
+        "a Sentinel URL names its sentinels and the master's service, redis+sentinel://HOST:PORT[,HOST:PORT...]"
+        "/SERVICE, not redis+sentinel://:***@127.0.0.1:26379"
+    )

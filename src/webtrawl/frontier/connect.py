@@ -48,6 +48,9 @@ _RETRIED = (redis.exceptions.ConnectionError,)
 _SENTINEL = "redis+sentinel://"
 _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
+# redis-py's "No master found" names each sentinel that failed by its client's repr (its pool, its connection's
+# every setting: a screenful); its address is what an operator needs
+_CLIENT_REPR_RE = re.compile(r"<redis\.(?:asyncio\.)?client\.Redis\(.*?\bhost=([^,)]+),port=(\d+).*?\)>\)>\)>")
 
 
 def mask_url(url: str) -> str:
@@ -58,7 +61,7 @@ def mask_url(url: str) -> str:
 
 def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return text
+    return _CLIENT_REPR_RE.sub(r"sentinel \1:\2", text)
 
 
 def unreachable(url: str, exc: BaseException) -> RedisUnavailable:
@@ -103,7 +106,10 @@ def _sentinel(url: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]] | N
     hosts, _, path = rest.partition("/")
     service, _, db = path.partition("/")
     if not hosts or not service:
-        raise StateError(f"a Sentinel URL names its sentinels and the master's service: {mask_url(url)}")
+        raise StateError(
+            "a Sentinel URL names its sentinels and the master's service, redis+sentinel://HOST:PORT[,HOST:PORT...]"
+            f"/SERVICE, not {mask_url(url)}"
+        )
     sentinels = []
     for item in hosts.split(","):
         host, _, port = item.rpartition(":")
@@ -126,6 +132,31 @@ def _not_cluster_node(url: str, info: dict[str, Any]) -> None:
     """A plain client on a cluster node would get MOVED for most keys: say what to do instead."""
     if str(info.get("cluster_enabled", "0")) == "1":
         raise StateError(f"Redis at {mask_url(url)} is a Redis Cluster node: add --cluster")
+
+
+def _not_sentinel(url: str, info: dict[str, Any]) -> None:
+    """A redis:// URL of a Sentinel (it has no cluster section in INFO) would get every crawl command refused."""
+    if str(info.get("redis_mode", "")) == "sentinel":
+        raise StateError(
+            f"Redis at {mask_url(url)} is a Sentinel, not a Redis server: name the master through it, "
+            "redis+sentinel://HOST:PORT/SERVICE (SERVICE: the master's name in the Sentinel's config)"
+        )
+
+
+def refuse_replica(client: SyncClient, url: str) -> None:
+    """The commands that write (node, seed, stop, requeue) on a redis:// URL of a replica: every write would be
+    refused (READONLY). Reading is fine there (``trawl status``); a Sentinel's client follows the master itself."""
+    if is_cluster(client) or _sentinel(url):
+        return
+    try:
+        info = client.info("replication")
+    except redis.ResponseError:  # a managed service's ACL: its writes will say what they are
+        return
+    if info.get("role") == "slave":
+        raise StateError(
+            f"Redis at {mask_url(url)} is a replica (of {info.get('master_host')}:{info.get('master_port')}), which "
+            "refuses the crawl's writes: give its master's address, or redis+sentinel://HOST:PORT/SERVICE"
+        )
 
 
 def is_cluster(client: SyncClient | AsyncClient) -> bool:
@@ -217,6 +248,7 @@ def warn_unguarded_replicas(client: SyncClient, url: str) -> None:
 
 def check_node_redis(client: SyncClient, url: str) -> None:
     """What a node checks of its Redis at start: no eviction (refused), a failover guard (warned)."""
+    refuse_replica(client, url)
     check_no_eviction(client, url)
     warn_unguarded_replicas(client, url)
 
@@ -246,9 +278,13 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:
-        client.ping()
-        if not cluster:
-            _not_cluster_node(url, client.info("cluster"))
+        if isinstance(client, redis.cluster.RedisCluster):  # every master: one that is down is one line, now
+            client.ping(target_nodes=redis.cluster.RedisCluster.PRIMARIES)
+        else:
+            client.ping()
+            _not_cluster_node(url, info := client.info("cluster"))
+            if not info:
+                _not_sentinel(url, client.info("server"))
     except _client_errors() as exc:
         client.close()
         raise unreachable(url, exc) from None
@@ -283,9 +319,13 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
     except _client_errors() as exc:
         raise unreachable(url, exc) from None
     try:
-        await client.ping()
-        if not cluster:
-            _not_cluster_node(url, await client.info("cluster"))
+        if isinstance(client, redis.asyncio.cluster.RedisCluster):
+            await client.ping(target_nodes=redis.asyncio.cluster.RedisCluster.PRIMARIES)
+        else:
+            await client.ping()
+            _not_cluster_node(url, info := await client.info("cluster"))
+            if not info:
+                _not_sentinel(url, await client.info("server"))
     except _client_errors() as exc:
         await client.aclose()
         raise unreachable(url, exc) from None

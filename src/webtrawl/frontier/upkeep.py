@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from webtrawl.frontier.keys import text
+from webtrawl.errors import StateError
+from webtrawl.frontier.keys import meta_key, text
 from webtrawl.frontier.scripts import Call, Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.names import FAILED
@@ -18,7 +19,21 @@ _RECLAIM_BATCH = 1000
 class Upkeep:
     settings: FrontierSettings
     shards: int
+    meta: dict[str, str | int]  # the crawl's meta as this frontier opened it
     _sp: list[str]  # each shard's key prefix
+
+    def check_kept(self) -> Steps[None]:
+        """StateError if the crawl's meta is gone from Redis, or is another crawl's: a Redis restarted without its
+        data (no AOF) or flushed has an empty frontier, which a node would take for a finished crawl."""
+        key = meta_key(self.settings.prefix)
+        ((shards, stamp),) = yield [Call(("HMGET", key, "shards", "stamp"))]
+        if shards is not None and text(stamp or b"") == str(self.meta.get("stamp", "")):
+            return
+        what = "is missing" if shards is None else "is another crawl's (created again since)"
+        raise StateError(
+            f"the crawl is gone from Redis: its meta ({key}) {what}; was Redis restarted without its data (no AOF) "
+            "or flushed? Its queued URLs are lost: the node stopped (start the crawl again: trawl seed, then the nodes)"
+        )
 
     # --- reclaim --------------------------------------------------------------------------------------------
     def reclaim(self, mode: str, owner_prefix: str = "") -> Steps[int]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.connect import refuse_replica
 from webtrawl.names import FAILED_KEPT
 from webtrawl.node.stats import redis_of_out
 from webtrawl.politeness import RobotsRules
@@ -30,6 +31,7 @@ def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None
     with redis_of_out(out, redis_url, cluster) as (url, on_cluster):
         client = connect_sync(url, cluster=on_cluster)
         try:
+            refuse_replica(client, url)
             frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
             origins: set[str] = set()
             queued = frontier.requeue_failed(reasons, origins)

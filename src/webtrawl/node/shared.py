@@ -15,7 +15,13 @@ from typing import Any
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import SyncClient, check_no_eviction, redis_used_memory, refusing_full
+from webtrawl.frontier.connect import (
+    SyncClient,
+    check_no_eviction,
+    redis_used_memory,
+    refuse_replica,
+    refusing_full,
+)
 from webtrawl.metrics import format_stats
 from webtrawl.metrics.progress import compute
 from webtrawl.metrics.report import (
@@ -49,6 +55,7 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
         raise InputError("give a seeds FILE (- for stdin), URLs or --sitemap URLs")
     client = _client(cfg)
     url = cfg.crawl.redis or ""
+    refuse_replica(client, url)
     check_no_eviction(client, url)
     totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
     with refusing_full(url):  # what was added so far stays: seeding again adds the rest
@@ -159,6 +166,7 @@ def print_status(report: dict[str, Any], *, as_json: bool) -> None:
 def stop(cfg: CrawlConfig) -> int:
     """Raise the stop generation: every node running now drains (finishes its in-flight pages) and exits 0."""
     client = _client(cfg)
+    refuse_replica(client, cfg.crawl.redis or "")
     settings = FrontierSettings.from_config(cfg)
     RedisFrontier.open(client, settings, create=False)  # a clear error if there is no crawl here
     live = [n for n in list_nodes(client, settings.prefix) if n.live]

@@ -125,6 +125,7 @@ def stop_reason(
     local = local_stop_reason(crawl, budget, elapsed)
     if local:
         return local
+    frontier.check_kept()  # a Redis that lost the crawl is an error, not an empty frontier
     if stops is not None and stops.stop_requested():
         return "trawl stop requested"
     if crawl.keep_running and waits_for_seeds:
