@@ -40,6 +40,19 @@ class _Run:
     due: float = 0.0  # when a failed run is run again
 
 
+# The signals a terminal, kill or a timeout wrapper sends: a crawler process ignores or blocks some of them (its
+# supervisor decides when it stops), and a command inherits ignored and blocked signals through exec: 'kill PID' or
+# 'timeout 10 curl ...' in a hook then did nothing.
+_COMMAND_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def _default_signals() -> None:
+    """In the command's process, before exec: the signals as any shell command expects them."""
+    for sig in _COMMAND_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     """Kill the run's whole process group (its session's, started with it): the shell and what it started (a
     ``curl`` the shell waits for would otherwise go on, an orphan, after the shell is killed)."""
@@ -89,6 +102,7 @@ class Hooks:
                     stdout=subprocess.DEVNULL,
                     env={**os.environ, **(env or {})},
                     start_new_session=True,
+                    preexec_fn=_default_signals,  # signal calls only: no lock another thread could hold
                 )
         except OSError as exc:
             log.error("%s could not start: %s", self._name(run), exc)

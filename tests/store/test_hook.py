@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import threading
 from pathlib import Path
 
@@ -165,3 +167,23 @@ def test_a_command_killed_at_the_end_takes_what_it_started_with_it(tmp_path: Pat
     hooks.close(timeout=0.2)
     pid = int(pidfile.read_text())
     wait_until(lambda: not running(pid), 60, f"the command's child {pid} killed")
+
+
+def test_a_command_started_by_a_process_that_ignores_stop_signals_can_be_stopped_by_them(tmp_path: Path) -> None:
+    """A parser ignores SIGTERM, SIGINT and SIGHUP (its supervisor decides when it stops), and its --on-change
+    commands inherited that: 'kill PID' of a stuck one, or 'timeout 10 curl ...' inside one, did nothing."""
+    pidfile = tmp_path / "pid"
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        hooks = Hooks(f"echo $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile} && exec sleep 600", "--on-change")
+        assert hooks.run({"n": 1})
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    wait_until(pidfile.exists, 30, "the command to start")
+    os.kill(int(pidfile.read_text()), signal.SIGTERM)
+    proc = hooks._running[0].proc
+    assert proc is not None
+    try:
+        assert proc.wait(60) == -signal.SIGTERM
+    finally:
+        hooks.close(0)
