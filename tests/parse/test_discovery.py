@@ -173,6 +173,19 @@ def test_a_text_page_of_urls_not_reached_as_a_sitemap_stays_a_page() -> None:
         assert not process_page(marked, make_ctx()).record.sitemap, body
 
 
+def test_a_gzip_body_reached_as_a_sitemap_whose_first_line_is_no_url_stays_a_page() -> None:
+    """A gzip file named as a sitemap that holds one long line of markup (a minified page, junk, a bomb of blanks)
+    was recorded as a text sitemap of no URLs (and counted a broken sitemap) because that line, longer than any URL,
+    was skipped unread; a short first line that is no URL already left the body a page."""
+    line = b"<html><body>" + b"<p>minified</p>" * 10_000 + b"</body></html>\nhttp://site.example/a\n"
+    assert parse_text(line) is None and parse_text(gzip.compress(line)) is None
+    assert parse_text(gzip.compress(b" " * 1_000_000)) is None
+    gz = gzip.compress(line)
+    page = make_page(gz, url="http://site.example/sitemap.gz", content_type="application/gzip", route=SITEMAP_ROUTE)
+    out = process_page(page, make_ctx())
+    assert not out.record.sitemap and "sitemaps" not in out.counters and out.new_urls == []
+
+
 def test_a_sitemap_index_marks_its_sitemaps_so_a_text_one_is_read() -> None:
     index = f"<sitemapindex {NS}><sitemap><loc>http://site.example/s.txt</loc></sitemap></sitemapindex>".encode()
     out = process_page(

@@ -220,11 +220,14 @@ def may_be_text_sitemap(payload: bytes, mime: str) -> bool:
 
 def parse_text(payload: bytes, *, max_urls: int = MAX_URLS, max_bytes: int = MAX_BYTES) -> Sitemap | None:
     """The URLs of a text sitemap (gzip or not); None if its first line is not an absolute http(s) URL (an XML
-    sitemap, an HTML page). A later line that is not one (or is longer than any URL) is skipped: ``broken``."""
+    sitemap, an HTML page, a line longer than any URL). A later line that is not one (or is longer than any URL) is
+    skipped: ``broken``."""
     out = Sitemap(TEXT, [])
     body = _Body(payload, max_bytes)
     try:
         for line in _lines(body, out):
+            if out.broken and not out.entries:
+                return None  # the first line was longer than any URL (a minified page, a gzip of anything)
             url = line.strip(_BLANKS).removeprefix(_BOM)
             if not url:
                 continue
@@ -237,6 +240,8 @@ def parse_text(payload: bytes, *, max_urls: int = MAX_URLS, max_bytes: int = MAX
             if len(out.entries) >= max_urls:
                 out.capped = True
                 return out
+        if out.broken and not out.entries:
+            return None
     except zlib.error:
         out.broken = True
     out.capped = out.capped or body.cut
