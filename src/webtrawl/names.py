@@ -19,6 +19,8 @@ BUDGET = errors.BudgetExceeded.reason
 FRONTIER_CAP = "frontier-cap"
 # Links of a near-duplicate page, not followed with --skip-near-duplicates (parser).
 NEAR_DUPLICATE = "near-duplicate"
+# Sitemaps of a sitemap index nested past MAX_SITEMAP_NESTING (parser): a generated site's indexes never end.
+SITEMAP_NESTING = "sitemap-nesting"
 
 # Priority levels of queued URLs: a URL's level is its depth capped at PRIORITY_LEVELS - 1 (seeds and sitemap URLs
 # are depth 0, so they come first), or the priority a rule, a callback or a sitemap gave it: 0 (most important, with
@@ -54,7 +56,7 @@ def policy_reasons() -> frozenset[str]:
     global _POLICY_REASONS
     if _POLICY_REASONS is None:
         todo: list[type[errors.WebtrawlError]] = [errors.PolicyError]
-        found: set[str] = {HOST_QUEUE_CAP, FRONTIER_CAP, NEAR_DUPLICATE}
+        found: set[str] = {HOST_QUEUE_CAP, FRONTIER_CAP, NEAR_DUPLICATE, SITEMAP_NESTING}
         while todo:
             cls = todo.pop()
             found.add(cls.reason)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 
-from webtrawl.formats.route import SITEMAP_ROUTE
+from webtrawl.formats.route import MAX_SITEMAP_NESTING, SITEMAP_ROUTE, sitemap_route
 from webtrawl.parse import process_page
 from webtrawl.parse.html import extract, refresh_target
 from webtrawl.parse.sitemap import parse, parse_text
@@ -191,7 +191,38 @@ def test_a_sitemap_index_marks_its_sitemaps_so_a_text_one_is_read() -> None:
     out = process_page(
         make_page(index, url="http://site.example/index.xml", content_type="application/xml"), make_ctx()
     )
-    assert [(u.url, u.route) for u in out.new_urls] == [("http://site.example/s.txt", SITEMAP_ROUTE)]
+    assert [(u.url, u.route) for u in out.new_urls] == [("http://site.example/s.txt", sitemap_route(1))]
+    text = make_page(
+        _text_sitemap(2), url="http://site.example/s.txt", content_type="text/plain", route=sitemap_route(1)
+    )
+    assert process_page(text, make_ctx()).record.sitemap == "text"
+
+
+def test_sitemap_indexes_nested_without_end_are_read_to_a_bounded_level() -> None:
+    """A generated site whose every sitemap index lists another index (index/1.xml lists index/2.xml...) was read
+    without end, each at depth 0: --max-depth did not bound it, only --host-budget. Indexes nest up to
+    MAX_SITEMAP_NESTING levels; past it an index's sitemaps are dropped ('sitemap-nesting'), its URLs still queued."""
+    route, read = SITEMAP_ROUTE, 0
+    while read < 3 * MAX_SITEMAP_NESTING:  # (without a bound, without end)
+        index = (
+            f"<sitemapindex {NS}><sitemap><loc>http://site.example/index/{read + 1}.xml</loc></sitemap></sitemapindex>"
+        ).encode()
+        page = make_page(
+            index, url=f"http://site.example/index/{read}.xml", content_type="application/xml", route=route
+        )
+        out = process_page(page, make_ctx())
+        assert out.record.sitemap == "index"
+        read += 1
+        if not out.new_urls:
+            break
+        (child,) = out.new_urls
+        assert child.depth == 0
+        route = child.route
+    assert read == MAX_SITEMAP_NESTING + 1
+    assert out.dropped == [(f"http://site.example/index/{read}.xml", "sitemap-nesting")]
+    assert out.counters["drop:sitemap-nesting"] == 1
+    urlset = process_page(make_page(_urlset(2), url="http://site.example/s.xml", route=route), make_ctx())
+    assert [u.url for u in urlset.new_urls] == ["http://site.example/p/0", "http://site.example/p/1"]
 
 
 def test_a_text_sitemap_is_capped_like_an_xml_one_and_skips_what_is_no_url() -> None:

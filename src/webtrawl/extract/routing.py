@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from webtrawl.errors import UserCodeError
-from webtrawl.formats.route import SITEMAP_ROUTE
+from webtrawl.formats.route import sitemap_level
 
 DEFAULT_CALLBACK = "parse"
 MAX_DATA_BYTES = 16 * 1024  # of JSON per link: the data is stored in the link's queue entry, in Redis
@@ -57,7 +57,7 @@ def whole_text(text: str) -> str:
 
 def decode_route(route: str) -> tuple[str, dict[str, Any]]:
     """(callback name, data) of a route; ("parse", {}) for none."""
-    if not route or route == SITEMAP_ROUTE:  # a URL listed as a sitemap that was a page after all
+    if not route or sitemap_level(route) is not None:  # a URL listed as a sitemap that was a page after all
         return DEFAULT_CALLBACK, {}
     brace = route.find("{")
     if brace < 0:

@@ -11,6 +11,22 @@ ROUTE_MARK = "^"  # starts a route; never the first character of what a route ma
 # sitemap, which has no markup to tell it by, be read as one. No spider method is named so (not an identifier), and
 # a spider's page with it goes to ``parse`` (webtrawl.extract.routing). Only sitemap URLs carry it: a few bytes each.
 SITEMAP_ROUTE = "@sitemap"
+# A sitemap an index lists carries its nesting level after the mark (``@sitemap2``: an index's in an index's):
+# indexes may nest (sitemaps.org says nothing; Google reads none), but not without end, as a generated site's would.
+MAX_SITEMAP_NESTING = 5
+
+
+def sitemap_route(level: int) -> str:
+    """The route of a sitemap at nesting ``level`` (0: robots.txt's, --sitemap's; 1: an index's...)."""
+    return f"{SITEMAP_ROUTE}{level}" if level else SITEMAP_ROUTE
+
+
+def sitemap_level(route: str) -> int | None:
+    """The nesting level of a sitemap's route; None for a route that is not a sitemap's."""
+    if not route.startswith(SITEMAP_ROUTE):
+        return None
+    level = route[len(SITEMAP_ROUTE) :]
+    return int(level) if level.isdigit() else 0 if not level else None
 
 
 def frame_route(route: str) -> str:

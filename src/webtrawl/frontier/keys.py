@@ -91,7 +91,7 @@ costs its path plus one byte. A script that rewrites the metadata (retries + 1) 
 
 ``^<n>:<route>`` is a spider's route (``Lease.route``/``NewUrl.route``: the callback name and the JSON data the link was
 followed with, :mod:`webtrawl.extract.routing`), ``n`` its length in UTF-8 bytes; ``rest`` never starts with ``^``. Only
-links a spider (or a rule's data) routed carry it, and URLs reached as sitemaps (``@sitemap``,
+links a spider (or a rule's data) routed carry it, and URLs reached as sitemaps (``@sitemap``, ``@sitemap<level>``,
 :mod:`webtrawl.formats.route`, which lets a text sitemap be read as one): every other entry is byte for byte what it
 was. The route lives inline in the entry, not in a hash of its own keyed by URL, because the entry already goes
 everywhere the URL goes: into the lease record (``L``) and back to the head of the queue on reclaim (expired or by

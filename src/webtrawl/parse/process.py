@@ -19,9 +19,9 @@ from webtrawl.decompress import GZIP_TYPES
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, SitemapHostError, WebtrawlError
 from webtrawl.formats.canonical import canonicalize, header_url
 from webtrawl.formats.encoding import HTML_TYPES, choose_encoding, content_type_of
-from webtrawl.formats.route import SITEMAP_ROUTE
+from webtrawl.formats.route import MAX_SITEMAP_NESTING, sitemap_level, sitemap_route
 from webtrawl.messages import NewUrl, Page, RecrawlHint
-from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, counter_for
+from webtrawl.names import DROP_PREFIX, PRIORITY_LEVELS, SITEMAP_NESTING, counter_for
 from webtrawl.parse.decompress import content_codings, decompress
 from webtrawl.parse.html import extract, header_directives, header_refresh
 from webtrawl.parse.links import Links, drop, drop_all, follow_links, follow_page_links, refusal
@@ -146,7 +146,7 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         document = choose_encoding(payload, content_type)[:2]
         navigations = [(url, False) for url in page.navigations]  # where its scripts sent it: links of the page
         return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh + navigations, document)
-    as_sitemap = page.lease.route == SITEMAP_ROUTE  # reached as one: may be a text sitemap, or one sent as HTML
+    as_sitemap = sitemap_level(page.lease.route) is not None  # reached as one: may be text, or sent as HTML
     if ctx.sitemaps != "off" and (as_sitemap or mime not in HTML_TYPES):
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
@@ -321,6 +321,7 @@ def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) 
         return Processed(record, [], counters, _storable(record, ctx), dropped)
     url = page.lease.url
     own_host = host_and_port(url)[0]
+    nesting = sitemap_level(page.lease.route) or 0
     seen = {url}
     out: list[NewUrl] = []
     hints: list[RecrawlHint] = []
@@ -342,7 +343,12 @@ def _sitemap(page: Page, ctx: ParseContext, record: PageRecord, found: Sitemap) 
             continue
         depth = page.lease.depth
         low = entry.priority is not None and entry.priority < LOW_SITEMAP_PRIORITY and depth + 1 < PRIORITY_LEVELS
-        route = SITEMAP_ROUTE if entry.sitemap else ""  # an index's sitemaps are read as such, text ones too
+        route = ""
+        if entry.sitemap:  # an index's sitemaps are read as such, text ones too; nested indexes up to a level
+            if nesting >= MAX_SITEMAP_NESTING:
+                drop(counters, SITEMAP_NESTING, dropped, target)
+                continue
+            route = sitemap_route(nesting + 1)
         out.append(NewUrl(target, depth, 0, depth + 1 if low else -1, route))
         if ctx.recrawl_after > 0 and (entry.changefreq or entry.lastmod) and not entry.sitemap:
             hint = sitemap_hint(target, entry.changefreq, entry.lastmod, ctx.recrawl_base(target))
