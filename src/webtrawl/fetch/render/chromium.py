@@ -72,7 +72,7 @@ def find_chromium(opts: RenderOptions) -> Path:
     if opts.chromium is not None:
         path = Path(opts.chromium)
         if path.is_file() and path.stat().st_mode & 0o111:
-            return path
+            return path.absolute()  # a bare name would be looked up on PATH by Playwright's driver
         raise ConfigError(f"--chromium {path}: no such executable")
     for name in _NAMES:
         found = shutil.which(name)

@@ -1,0 +1,25 @@
+"""``--chromium PATH`` as a user gives it: a path relative to where the crawl is started."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.render.onepage import render_one
+
+pytest.importorskip("playwright.async_api", reason="Playwright (the render extra) drives Chromium")
+if shutil.which("chromium") is None:
+    pytest.skip("Debian's chromium package is not installed", allow_module_level=True)
+
+
+def test_a_relative_chromium_path_renders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `--chromium chr` (or ./chr) passed the start-up check, then every render failed with 'spawn chr ENOENT':
+    # the driver looked the bare name up on PATH.
+    (tmp_path / "chr").symlink_to(shutil.which("chromium") or "chromium")
+    monkeypatch.chdir(tmp_path)
+    body = b"<html><head><title>t</title></head><body><script>document.title = 'built'</script></body></html>"
+    response = asyncio.run(render_one(body, chromium=Path("chr")))
+    assert b"<title>built</title>" in (response.dom or b""), response
