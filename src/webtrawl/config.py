@@ -22,7 +22,7 @@ from webtrawl import __version__
 from webtrawl.configcheck import validate
 from webtrawl.errors import ConfigError
 from webtrawl.options import BY_NAME, OPTIONS, Option
-from webtrawl.values import parse_bool, text_only
+from webtrawl.values import env_list, parse_bool, text_only
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
 # A new crawl's frontier (FrontierOptions, and FrontierSettings for the stages and tests that build one alone).
@@ -373,9 +373,7 @@ def load(
             raws[opt.name] = (raw, f"{config_file}: {key}")
     for opt in OPTIONS:
         if env is not None and opt.env in env:
-            raw_env: Any = env[opt.env]
-            if opt.repeat:
-                raw_env = [part for part in raw_env.split(",") if part]
+            raw_env: Any = env_list(opt.parse, env[opt.env]) if opt.repeat else env[opt.env]
             raws[opt.name] = (raw_env, opt.env)
     for name, raw in (flags or {}).items():
         if raw is not None and name in BY_NAME:

@@ -3,6 +3,7 @@ checked as it was read, by its reader in :mod:`webtrawl.values`)."""
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING
 
 from webtrawl.errors import ConfigError
@@ -30,3 +31,20 @@ def validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--changes-links needs --changes: it adds the page's links to what a change is")
     if ext.changes and cfg.discovery.recrawl_after <= 0:
         raise ConfigError("--changes needs --recrawl-after: changes are found when pages are fetched again")
+    if cfg.operations.ui_port:  # before the crawl is made: a saved --ui-bind would refuse every resume
+        check_access(cfg.operations.ui_bind, cfg.operations.ui_token)
+
+
+def is_loopback(bind: str) -> bool:
+    if bind == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bind).is_loopback
+    except ValueError:
+        return False
+
+
+def check_access(bind: str, token: str) -> None:
+    """A dashboard reachable from other machines must have a token."""
+    if not is_loopback(bind) and not token:
+        raise ConfigError(f"--ui-bind {bind} exposes the dashboard beyond this machine: give a --ui-token too")

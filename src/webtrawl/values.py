@@ -276,3 +276,14 @@ def fetcher_name(text: Any) -> str:
     if name not in ("http", "browser") and not is_import_path(name.partition("?")[0]):
         raise ValueError(f"want http, browser or package.module:Class, not {name!r}")
     return name
+
+
+_COMMA_TEXT: frozenset[Callable[[Any], str]] = frozenset({regex, css_selector, header, spider_arg})
+
+
+def env_list(reader: Callable[[Any], Any], text: str) -> list[str]:
+    """The values of a repeatable option's ``TRAWL_*`` variable: one a line; a comma separates them too, except for
+    values that may hold one (a regex's ``{1,3}``, a header's ``text/html, */*``, a selector list, a spider
+    argument's text), which are taken whole."""
+    parts = text.splitlines() if "\n" in text or reader in _COMMA_TEXT else text.split(",")
+    return [part for part in parts if part.strip()]

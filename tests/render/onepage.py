@@ -17,8 +17,9 @@ from webtrawl.politeness import RobotsRules
 HTML_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
 
 
-async def render_one(body: bytes, head: bytes = HTML_HEAD) -> Response:
-    """``--render always`` of a page answered with ``head`` (the status line and fields, without the length)."""
+async def render_one(body: bytes, head: bytes = HTML_HEAD, chromium: Path | None = None) -> Response:
+    """``--render always`` of a page answered with ``head`` (the status line and fields, without the length), by
+    ``chromium`` (``--chromium``) or the one on PATH."""
 
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
@@ -30,7 +31,7 @@ async def render_one(body: bytes, head: bytes = HTML_HEAD) -> Response:
             await writer.drain()
 
     cfg = local_cfg()
-    opts = RenderOptions(render="always", chromium=Path(shutil.which("chromium") or "chromium"))
+    opts = RenderOptions(render="always", chromium=chromium or Path(shutil.which("chromium") or "chromium"))
     async with serve_raw(server) as port, local_client(cfg) as client:
         robots: Any = None  # the page's own origin only: no other robots.txt is asked for
         browser = BrowserFetcher(opts, cfg.fetch, cfg.limits, 300.0, client, robots)

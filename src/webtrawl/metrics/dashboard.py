@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import json
 import logging
 import threading
@@ -24,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from webtrawl.configcheck import check_access
 from webtrawl.errors import InputError
 
 log = logging.getLogger("webtrawl.ui")
@@ -41,21 +41,6 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
 }
-
-
-def is_loopback(bind: str) -> bool:
-    if bind == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(bind).is_loopback
-    except ValueError:
-        return False
-
-
-def check_access(bind: str, token: str) -> None:
-    """A dashboard reachable from other machines must have a token."""
-    if not is_loopback(bind) and not token:
-        raise InputError(f"--ui-bind {bind} exposes the dashboard beyond this machine: give a --ui-token too")
 
 
 def _asset(name: str) -> bytes:

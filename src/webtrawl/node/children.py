@@ -30,6 +30,7 @@ import multiprocessing.forkserver
 import multiprocessing.resource_tracker
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -49,6 +50,7 @@ CONTEXT = multiprocessing.get_context("forkserver")
 _STAGES = ["webtrawl.node._forkserver", "webtrawl.node.logs", "webtrawl.fetch.worker", "webtrawl.parse.worker"]
 START_FAILURES = 3  # deaths in a row, each with an error within START_WINDOW_S of its start, that stop the node
 START_WINDOW_S = 30.0  # a child that lived longer got to work: its death is a crash to restart from, not a loop
+_PRESTART = threading.Lock()  # two crawls of one program (threads, arun()s) start the one fork server in turn
 
 
 def prestart() -> None:
@@ -59,6 +61,11 @@ def prestart() -> None:
     server start with the stop signals blocked, a mask they keep across their exec: the tracker ignores only SIGINT
     and SIGTERM, and a hang-up the shell passes on to the node's process group would kill it mid-drain (it comes
     back empty, and every release of a shared object is then a traceback)."""
+    with _PRESTART:
+        _prestart()
+
+
+def _prestart() -> None:
     multiprocessing.forkserver.set_forkserver_preload(_STAGES)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:

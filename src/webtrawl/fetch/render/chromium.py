@@ -72,7 +72,7 @@ def find_chromium(opts: RenderOptions) -> Path:
     if opts.chromium is not None:
         path = Path(opts.chromium)
         if path.is_file() and path.stat().st_mode & 0o111:
-            return path
+            return path.absolute()  # a bare name would be looked up on PATH by Playwright's driver
         raise ConfigError(f"--chromium {path}: no such executable")
     for name in _NAMES:
         found = shutil.which(name)
@@ -116,6 +116,7 @@ class BrowserHost:
         self._lock = asyncio.Lock()
         self._closing: set[asyncio.Future[None]] = set()
         self.launches = 0
+        self._launch_failing = False  # the last launch failed: said once as a WARNING until one succeeds
 
     async def acquire(self) -> Browser:
         async with self._lock:
@@ -173,7 +174,18 @@ class BrowserHost:
         self.launches += 1
         if self.launches > 1:
             log.info("starting Chromium again (launch #%d)", self.launches)
-        return await self._pw.chromium.launch(
+        try:
+            browser = await self._launch_browser(self._pw)
+        except Exception as exc:  # every page it was to render fails with it: say why, once, where a user looks
+            if not self._launch_failing:
+                log.warning("Chromium (%s) did not start: %s", self.executable, " ".join(str(exc).split())[:300])
+            self._launch_failing = True
+            raise
+        self._launch_failing = False
+        return browser
+
+    async def _launch_browser(self, pw: Playwright) -> Browser:
+        return await pw.chromium.launch(
             executable_path=str(self.executable),
             args=launch_args(self.opts),
             headless=True,
