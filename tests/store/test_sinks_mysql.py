@@ -54,6 +54,8 @@ def test_server_gone_raises_unavailable_then_the_same_batch_goes_in(mysql_url: s
         ("mysql://u:s3cret@127.0.0.1:1/db", "cannot connect"),
         ("mysql://root@127.0.0.1:3306/", "name the database"),
         ("mysql://root@127.0.0.1:3306/db?sslmode=x", "unknown option 'sslmode'"),
+        ("mysql://root@127.0.0.1:3306/test?ssl_ca=/nonexistent/ca.pem", "cannot use ssl_ca=/nonexistent/ca.pem"),
+        (f"mysql://root@127.0.0.1:3306/test?table=x&ssl_cert={__file__}", "cannot use ssl_cert="),  # not a PEM file
     ],
 )
 def test_bad_target_is_one_line_at_start_with_the_password_masked(mysql_url: str, url: str, message: str) -> None:

@@ -165,6 +165,9 @@ class MysqlSink(SqlSink):
                 )
             except pymysql.Error as exc:
                 raise SinkUnavailable(f"{self.name}: {_first_line(exc)}") from exc
+            except OSError as exc:  # PyMySQL reads ssl_ca/ssl_cert/ssl_key before it connects (and wraps socket errors)
+                files = ", ".join(f"{k}={v}" for k, v in self._params.items() if k.startswith("ssl_"))
+                raise ConfigError(f"{self.name}: cannot use {files}: {exc.strerror or exc}") from None
         return self._conn
 
     def _transaction(self, rows: Rows) -> None:
