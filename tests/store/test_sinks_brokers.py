@@ -100,6 +100,9 @@ def test_amqp_broker_gone_raises_unavailable_then_the_batch_goes_in(amqp_queue: 
         ("nats://127.0.0.1:4222/", "nats://HOST:PORT/SUBJECT"),
         ("nats://127.0.0.1:4222/wt.x?dedup=0", "dedup"),
         ("nats://127.0.0.1:4222/wt.x?durable=1", "unknown option 'durable'"),
+        ("nats://127.0.0.1:4222/wt-wild.>", "no subject to publish to"),  # a stream of wt-wild.* waited forever
+        ("nats://127.0.0.1:4222/wt-wild.*.x", "no subject to publish to"),
+        ("nats://127.0.0.1:4222/wt-wild..x", "no subject to publish to"),
         ("amqp://guest:s3cret@127.0.0.1:5672/%2F?queue=wt-never", "cannot connect"),
         ("amqp://127.0.0.1:5672/%2F", "name a queue"),
         ("amqp://127.0.0.1:5672/%2F?exchange=wt-no-such-exchange", "wt-no-such-exchange"),
