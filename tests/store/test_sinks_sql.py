@@ -233,6 +233,15 @@ def test_field_names_from_a_pages_own_text_keep_a_column_each(db: Db) -> None:
     assert rows == [("e", "u", 1, 2, 5, "p", "q", None)]
 
 
+def test_a_nul_in_a_field_name_is_a_replacement_character_not_a_crawl_stopped(db: Db) -> None:
+    """A NUL in a field's name (a ``{th: td}`` of a page with one) is in no database's identifiers: PostgreSQL and
+    MariaDB refused the CREATE TABLE as a syntax error and the node stopped. It is U+FFFD, as in a text cell."""
+    sink = db.sink(table="nul")
+    sink.write([page("http://a.test/1", [{"a\x00b": 1, "c": "d\x00"}])])
+    sink.close()
+    assert db.query('SELECT "a\ufffdb", _extra FROM nul') == [(1, None)]
+
+
 def test_fields_past_the_most_columns_a_table_takes_go_to_extra(db: Db) -> None:
     """Pages whose items have fields of their own (a spec table's rows, say) reach the database's limit on a table's
     columns (PostgreSQL 1600, SQLite 2000, MariaDB's row size at a few hundred): the column was refused, which the
