@@ -242,6 +242,19 @@ def test_a_nul_in_a_field_name_is_a_replacement_character_not_a_crawl_stopped(db
     assert db.query('SELECT "a\ufffdb", _extra FROM nul') == [(1, None)]
 
 
+def test_a_field_name_with_an_emoji_has_a_column_or_in_mariadb_stays_in_extra(db: Db) -> None:
+    """MariaDB names hold no character beyond U+FFFF: it refused the CREATE TABLE ('Invalid utf8mb4 character
+    string') and the node stopped on the first page with a field such as ``"🔥 deals"``."""
+    sink = db.sink(table="emoji")
+    sink.write([page("http://a.test/1", [{"🔥 deals": 3, "é": "e"}])])
+    sink.close()
+    if db.kind == "mysql":
+        (extra, e), *_ = db.query('SELECT _extra, "é" FROM emoji')
+        assert (json.loads(extra), e) == ({"🔥 deals": 3}, "e")
+    else:
+        assert db.query('SELECT "🔥 deals", "é", _extra FROM emoji') == [(3, "e", None)]
+
+
 def test_fields_past_the_most_columns_a_table_takes_go_to_extra(db: Db) -> None:
     """Pages whose items have fields of their own (a spec table's rows, say) reach the database's limit on a table's
     columns (PostgreSQL 1600, SQLite 2000, MariaDB's row size at a few hundred): the column was refused, which the

@@ -228,6 +228,11 @@ class MysqlSink(SqlSink):
                     f" max_allowed_packet ({self._packet}): raise it (SET GLOBAL max_allowed_packet), then resume"
                 )
 
+    @staticmethod
+    def _takes_name(name: str) -> bool:
+        """MySQL and MariaDB names hold the Basic Multilingual Plane only (no emoji)."""
+        return all(c <= "\uffff" for c in name)
+
     def _add_column(self, name: str, kind: Kind) -> bool:
         try:
             self._execute(self._add_column_sql(name, kind))

@@ -105,8 +105,10 @@ class Schema:
         self.columns: dict[str, Kind] = {**keys, **(columns or {}), EXTRA: Kind.JSON}
         self._folded = {name.casefold() for name in self.columns}
 
-    def missing(self, rows: Iterable[Mapping[str, Any]]) -> dict[str, Kind]:
-        """Columns the rows need that the table lacks, typed by their first non-null value."""
+    def missing(self, rows: Iterable[Mapping[str, Any]], takes: Callable[[str], bool] | None = None) -> dict[str, Kind]:
+        """Columns the rows need that the table lacks, typed by their first non-null value (a name the database
+        cannot hold, ``takes`` false, stays in ``_extra``)."""
+        takes = takes or (lambda _: True)
         new: dict[str, Kind] = {}
         columns = self.columns
         folded = set(self._folded)
@@ -115,7 +117,7 @@ class Schema:
                 if name in columns or name in new:
                     continue
                 kind = kind_of(value)
-                if kind is not None and name.casefold() not in folded:  # a case twin stays in _extra
+                if kind is not None and name.casefold() not in folded and takes(name):  # a case twin stays in _extra
                     new[name] = kind
                     folded.add(name.casefold())
         return new
