@@ -12,7 +12,9 @@ from tests.fixtures.mysql_fixtures import MYSQL_PORT, mysql_query
 from tests.fixtures.tcp_proxy import TcpProxy
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store import PageOutput
 from webtrawl.store.registry import open_sink, probe
+from webtrawl.store.sinks.mysql import MysqlSink
 
 
 def test_a_url_too_long_for_an_index_and_odd_field_names_keep_one_row_per_key(mysql_url: str) -> None:
@@ -44,6 +46,35 @@ def test_server_gone_raises_unavailable_then_the_same_batch_goes_in(mysql_url: s
         sink.close()
     found = mysql_query(mysql_url, "SELECT url, count(*) FROM t GROUP BY url ORDER BY url")
     assert found == [("http://a.test/1", 1), ("http://a.test/2", 3)]
+
+
+def _no_items(url: str) -> PageOutput:
+    out = page(url)
+    out.record.items = 0  # extracted, and gave none
+    return out
+
+
+def test_a_batch_is_not_held_by_another_parsers_open_batch_of_other_urls(mysql_url: str) -> None:
+    """Two parsers' batches of other URLs waited on each other's gap locks (a DELETE of rows not there yet, under
+    REPEATABLE READ) and deadlocked, each time an ERROR 'unavailable ... crawl paused' line and a 2 s pause."""
+    earlier = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent"), crawl="wt-1"))
+    earlier.write([products("http://a.test/0", 1)])  # another crawl's row: this crawl's keys are all in one gap
+    earlier.close()
+    first = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    second = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    assert isinstance(first, MysqlSink)
+    conn = first._db()  # the first parser's batch, in flight: its URL's old rows deleted, not yet committed
+    batch = first.rows([_no_items("http://a.test/1")])
+    first._replace(conn, first._grow(batch.rows), batch)
+    second._execute("SET SESSION innodb_lock_wait_timeout = 1")  # a wait is a SinkUnavailable at once
+    try:
+        second.write([products("http://a.test/2", 2)])
+    finally:
+        conn.commit()
+        first.close()
+        second.close()
+    found = mysql_query(mysql_url, "SELECT crawl, url, count(*) FROM t GROUP BY crawl, url ORDER BY crawl")
+    assert found == [("wt-1", "http://a.test/0", 1), ("wt-1700000000", "http://a.test/2", 2)]
 
 
 @pytest.mark.parametrize(
