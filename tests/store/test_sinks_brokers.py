@@ -120,6 +120,7 @@ def test_amqp_broker_gone_raises_unavailable_then_the_batch_goes_in(amqp_queue: 
         ("nats://127.0.0.1:4222/wt-wild..x", "no subject to publish to"),
         ("amqp://guest:s3cret@127.0.0.1:5672/%2F?queue=wt-never", "cannot connect"),
         ("amqp://127.0.0.1:5672/%2F", "name a queue"),
+        ("amqp://127.0.0.1:5672/wt-no-such-vhost?queue=q", "would not open vhost 'wt-no-such-vhost' (no such vhost"),
         ("amqp://127.0.0.1:5672/%2F?exchange=wt-no-such-exchange", "wt-no-such-exchange"),
     ],
 )

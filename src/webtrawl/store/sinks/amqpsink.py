@@ -189,6 +189,9 @@ def _why(exc: BaseException, target: AmqpTarget) -> str:
     if isinstance(exc, aio_pika.exceptions.PublishError):
         return f"no queue is bound to exchange {target.exchange!r} for the rows (returned unroutable)"
     text = str(exc).strip() or type(exc).__name__
+    if "Connection.OpenOk" in text:  # aiormq's words for the broker's Connection.Close, whose reason it drops
+        vhost = urllib.parse.unquote(urllib.parse.urlsplit(target.server).path[1:]) or "/"
+        return f"the broker would not open vhost {vhost!r} (no such vhost, or the user has no access to it)"
     return text.splitlines()[0]
 
 
