@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -147,6 +148,19 @@ def test_postgres_connection_lost_raises_unavailable_then_the_same_batch_goes_in
         found = conn.execute("SELECT url, count(*) FROM t GROUP BY url ORDER BY url").fetchall()
     assert found == [("http://a.test/1", 1), ("http://a.test/2", 3)]
     sink.close()
+
+
+def test_a_postgres_url_with_no_host_but_in_its_query_reaches_the_server(pg_url: str) -> None:
+    """libpq's ``postgresql:///DB?host=/var/run/postgresql`` (a socket directory, or here an address) lost its
+    ``//`` on the way to the driver: 'invalid connection option "postgresql:/DB?host"', at start."""
+    parts = urllib.parse.urlsplit(pg_url)
+    query = f"host={parts.hostname}&port={parts.port or 5432}&user={parts.username}"
+    url = f"postgresql://{parts.path}?{query}&table=t"
+    sink = open_sink(url, "items", ctx(Path("/nonexistent")))
+    sink.write([products("http://a.test/1", 2)])
+    sink.close()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT url, count(*) FROM t GROUP BY url").fetchall() == [("http://a.test/1", 2)]
 
 
 @pytest.mark.parametrize(
