@@ -79,6 +79,21 @@ def test_amqp_confirms_persistent_messages_with_their_key_as_id(amqp_queue: str)
     assert found[1][1]["sku"] == 1
 
 
+def test_amqp_broker_gone_or_refusing_is_said_by_the_sink_alone_without_aiormqs_tracebacks(
+    amqp_queue: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with TcpProxy(5672) as proxy:
+        sink = open_sink(f"amqp://127.0.0.1:{proxy.port}/%2F?queue={amqp_queue}", "items", ctx(Path("/x")))
+        sink.write([products("http://a.test/1", 1)])
+        proxy.cut()  # the open connection is dropped: aiormq logged a warning with a traceback
+        with pytest.raises(SinkUnavailable):
+            sink.write([products("http://a.test/2", 1)])
+        sink.close()
+    with pytest.raises(ConfigError, match="cannot connect"):  # nothing listens there now: aiormq logged an error
+        probe(f"amqp://127.0.0.1:{proxy.port}/%2F?queue={amqp_queue}", "items")
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("aiormq") and r.levelno >= 30] == []
+
+
 def test_amqp_broker_gone_raises_unavailable_then_the_batch_goes_in(amqp_queue: str) -> None:
     with TcpProxy(5672) as proxy:
         sink = open_sink(f"amqp://127.0.0.1:{proxy.port}/%2F?queue={amqp_queue}", "items", ctx(Path("/x")))
@@ -100,8 +115,12 @@ def test_amqp_broker_gone_raises_unavailable_then_the_batch_goes_in(amqp_queue: 
         ("nats://127.0.0.1:4222/", "nats://HOST:PORT/SUBJECT"),
         ("nats://127.0.0.1:4222/wt.x?dedup=0", "dedup"),
         ("nats://127.0.0.1:4222/wt.x?durable=1", "unknown option 'durable'"),
+        ("nats://127.0.0.1:4222/wt-wild.>", "no subject to publish to"),  # a stream of wt-wild.* waited forever
+        ("nats://127.0.0.1:4222/wt-wild.*.x", "no subject to publish to"),
+        ("nats://127.0.0.1:4222/wt-wild..x", "no subject to publish to"),
         ("amqp://guest:s3cret@127.0.0.1:5672/%2F?queue=wt-never", "cannot connect"),
         ("amqp://127.0.0.1:5672/%2F", "name a queue"),
+        ("amqp://127.0.0.1:5672/wt-no-such-vhost?queue=q", "would not open vhost 'wt-no-such-vhost' (no such vhost"),
         ("amqp://127.0.0.1:5672/%2F?exchange=wt-no-such-exchange", "wt-no-such-exchange"),
     ],
 )

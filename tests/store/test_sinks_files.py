@@ -186,3 +186,27 @@ def test_parquet_files_of_two_nodes_agree_on_a_fields_type_through_the_crawls_re
         assert [(row["price"], row["_extra"]) for row in rows] == [(1.5, None), (None, '{"price":"n/a"}')]
     finally:
         delete_prefix(redis_client, prefix)
+
+
+def test_csv_cells_longer_than_the_csv_modules_limit_are_kept_when_the_file_is_sealed(tmp_path: Path) -> None:
+    out = tmp_path / "csv"
+    long = "é" * 200_000  # past the csv module's 128 KiB cell limit
+    sink = open_sink(f"csv:{out}", "items", ctx(tmp_path))
+    store(sink, [page("http://a.test/1", [{"text": long}, {"text": "short"}]), products("http://a.test/2", 2)])
+    sink.close()
+    sink = open_sink(f"csv:{out}", "items", ctx(tmp_path, chunk=1))
+    store(sink, [page("http://a.test/3", [{"text": long}])])  # a full file, sealed by commit()
+    sink.close()
+    limit = csv.field_size_limit(1 << 30)  # for the reading here
+    try:
+        rows = _csv_rows(out)
+    finally:
+        csv.field_size_limit(limit)
+    assert [(r["url"], r["idx"]) for r in rows] == [
+        ("http://a.test/1", "0"),
+        ("http://a.test/1", "1"),
+        ("http://a.test/2", "0"),
+        ("http://a.test/2", "1"),
+        ("http://a.test/3", "0"),
+    ]
+    assert rows[0]["text"] == long and rows[4]["text"] == long

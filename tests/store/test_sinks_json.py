@@ -58,3 +58,18 @@ def test_json_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         probe("json:", "items")
     probe("json:sub/x.json", "items")
     assert (tmp_path / "sub").is_dir()
+
+
+@pytest.mark.parametrize("there", ["file", "directory"])
+def test_a_file_of_that_name_not_the_sinks_is_refused_at_start_not_a_parser_crash(tmp_path: Path, there: str) -> None:
+    """json:FILE where FILE was already there (a user's own JSON file, or a directory) and no FILE.parts/: the
+    crawl started, every parser died on its first write (FileNotFoundError, a traceback each) until the node
+    stopped, and a user's file would have been replaced."""
+    path = tmp_path / "items.json"
+    if there == "file":
+        path.write_text('{"mine": 1}')
+    else:
+        path.mkdir()
+    with pytest.raises(ConfigError, match=r"items\.json is .* \(no items\.json\.parts/ beside it\): name another"):
+        probe(f"json:{path}", "items")
+    assert path.is_dir() or path.read_text() == '{"mine": 1}'

@@ -12,7 +12,9 @@ from tests.fixtures.mysql_fixtures import MYSQL_PORT, mysql_query
 from tests.fixtures.tcp_proxy import TcpProxy
 from tests.store.sinkdata import ctx, page, products
 from webtrawl.errors import ConfigError, SinkUnavailable
+from webtrawl.store import PageOutput
 from webtrawl.store.registry import open_sink, probe
+from webtrawl.store.sinks.mysql import MysqlSink
 
 
 def test_a_url_too_long_for_an_index_and_odd_field_names_keep_one_row_per_key(mysql_url: str) -> None:
@@ -46,6 +48,35 @@ def test_server_gone_raises_unavailable_then_the_same_batch_goes_in(mysql_url: s
     assert found == [("http://a.test/1", 1), ("http://a.test/2", 3)]
 
 
+def _no_items(url: str) -> PageOutput:
+    out = page(url)
+    out.record.items = 0  # extracted, and gave none
+    return out
+
+
+def test_a_batch_is_not_held_by_another_parsers_open_batch_of_other_urls(mysql_url: str) -> None:
+    """Two parsers' batches of other URLs waited on each other's gap locks (a DELETE of rows not there yet, under
+    REPEATABLE READ) and deadlocked, each time an ERROR 'unavailable ... crawl paused' line and a 2 s pause."""
+    earlier = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent"), crawl="wt-1"))
+    earlier.write([products("http://a.test/0", 1)])  # another crawl's row: this crawl's keys are all in one gap
+    earlier.close()
+    first = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    second = open_sink(mysql_url + "?table=t", "items", ctx(Path("/nonexistent")))
+    assert isinstance(first, MysqlSink)
+    conn = first._db()  # the first parser's batch, in flight: its URL's old rows deleted, not yet committed
+    batch = first.rows([_no_items("http://a.test/1")])
+    first._replace(conn, first._grow(batch.rows), batch)
+    second._execute("SET SESSION innodb_lock_wait_timeout = 1")  # a wait is a SinkUnavailable at once
+    try:
+        second.write([products("http://a.test/2", 2)])
+    finally:
+        conn.commit()
+        first.close()
+        second.close()
+    found = mysql_query(mysql_url, "SELECT crawl, url, count(*) FROM t GROUP BY crawl, url ORDER BY crawl")
+    assert found == [("wt-1", "http://a.test/0", 1), ("wt-1700000000", "http://a.test/2", 2)]
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
@@ -54,6 +85,8 @@ def test_server_gone_raises_unavailable_then_the_same_batch_goes_in(mysql_url: s
         ("mysql://u:s3cret@127.0.0.1:1/db", "cannot connect"),
         ("mysql://root@127.0.0.1:3306/", "name the database"),
         ("mysql://root@127.0.0.1:3306/db?sslmode=x", "unknown option 'sslmode'"),
+        ("mysql://root@127.0.0.1:3306/test?ssl_ca=/nonexistent/ca.pem", "cannot use ssl_ca=/nonexistent/ca.pem"),
+        (f"mysql://root@127.0.0.1:3306/test?table=x&ssl_cert={__file__}", "cannot use ssl_cert="),  # not a PEM file
     ],
 )
 def test_bad_target_is_one_line_at_start_with_the_password_masked(mysql_url: str, url: str, message: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -149,6 +150,19 @@ def test_postgres_connection_lost_raises_unavailable_then_the_same_batch_goes_in
     sink.close()
 
 
+def test_a_postgres_url_with_no_host_but_in_its_query_reaches_the_server(pg_url: str) -> None:
+    """libpq's ``postgresql:///DB?host=/var/run/postgresql`` (a socket directory, or here an address) lost its
+    ``//`` on the way to the driver: 'invalid connection option "postgresql:/DB?host"', at start."""
+    parts = urllib.parse.urlsplit(pg_url)
+    query = f"host={parts.hostname}&port={parts.port or 5432}&user={parts.username}"
+    url = f"postgresql://{parts.path}?{query}&table=t"
+    sink = open_sink(url, "items", ctx(Path("/nonexistent")))
+    sink.write([products("http://a.test/1", 2)])
+    sink.close()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT url, count(*) FROM t GROUP BY url").fetchall() == [("http://a.test/1", 2)]
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
@@ -231,6 +245,28 @@ def test_field_names_from_a_pages_own_text_keep_a_column_each(db: Db) -> None:
     sink.close()
     rows = db.query('SELECT "_", "__", "kg _", "kg", "discount %", "%s", "%(x)s", _extra FROM spec')
     assert rows == [("e", "u", 1, 2, 5, "p", "q", None)]
+
+
+def test_a_nul_in_a_field_name_is_a_replacement_character_not_a_crawl_stopped(db: Db) -> None:
+    """A NUL in a field's name (a ``{th: td}`` of a page with one) is in no database's identifiers: PostgreSQL and
+    MariaDB refused the CREATE TABLE as a syntax error and the node stopped. It is U+FFFD, as in a text cell."""
+    sink = db.sink(table="nul")
+    sink.write([page("http://a.test/1", [{"a\x00b": 1, "c": "d\x00"}])])
+    sink.close()
+    assert db.query('SELECT "a\ufffdb", _extra FROM nul') == [(1, None)]
+
+
+def test_a_field_name_with_an_emoji_has_a_column_or_in_mariadb_stays_in_extra(db: Db) -> None:
+    """MariaDB names hold no character beyond U+FFFF: it refused the CREATE TABLE ('Invalid utf8mb4 character
+    string') and the node stopped on the first page with a field such as ``"🔥 deals"``."""
+    sink = db.sink(table="emoji")
+    sink.write([page("http://a.test/1", [{"🔥 deals": 3, "é": "e"}])])
+    sink.close()
+    if db.kind == "mysql":
+        (extra, e), *_ = db.query('SELECT _extra, "é" FROM emoji')
+        assert (json.loads(extra), e) == ({"🔥 deals": 3}, "e")
+    else:
+        assert db.query('SELECT "🔥 deals", "é", _extra FROM emoji') == [(3, "e", None)]
 
 
 def test_fields_past_the_most_columns_a_table_takes_go_to_extra(db: Db) -> None:

@@ -98,7 +98,9 @@ def parse(url: str) -> SinkUrl:
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
         table = next((v for k, v in query if k == "table"), None)
         kept = urllib.parse.urlencode([(k, v) for k, v in query if k != "table"])
-        target = urllib.parse.urlunsplit(parts._replace(query=kept))
+        # as given but for ?table= (urlunsplit would make libpq's postgresql:///DB?host=/socket/dir postgresql:/DB)
+        base = f"{scheme}:{rest}".partition("#")[0].partition("?")[0]
+        target = base + (f"?{kept}" if kept else "") + (f"#{parts.fragment}" if parts.fragment else "")
         return SinkUrl(scheme, target, _table(table, name), name)
     path, _, query_text = rest.partition("?")
     query = urllib.parse.parse_qsl(query_text, keep_blank_values=True)

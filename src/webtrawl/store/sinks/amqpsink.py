@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import urllib.parse
 from typing import TypeVar
@@ -52,6 +53,23 @@ _TRANSIENT = (
 )
 # What RabbitMQ closes the channel with on a message over its max_message_size (128 MiB in 3.x, 16 MiB in 4.x).
 _TOO_BIG = re.compile(r"message size (\d+) is larger than configured max size (\d+)")
+# How aiormq tells of a connection refused, lost or closed by the broker (the second with a traceback).
+_LOST = ("error when creating transport", "Cancelling cause reader exited abnormally", "Unexpected connection close")
+log = logging.getLogger("webtrawl.store")
+
+
+class _Quiet(logging.Filter):
+    """aiormq logs a lost or refused connection itself; the write's SinkUnavailable (the crawl's pause line) or the
+    probe's ConfigError says it once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith(_LOST):
+            log.debug("aiormq: %s", record.getMessage())
+            return False
+        return True
+
+
+logging.getLogger("aiormq.connection").addFilter(_Quiet())
 
 
 class AmqpTarget:
@@ -171,6 +189,9 @@ def _why(exc: BaseException, target: AmqpTarget) -> str:
     if isinstance(exc, aio_pika.exceptions.PublishError):
         return f"no queue is bound to exchange {target.exchange!r} for the rows (returned unroutable)"
     text = str(exc).strip() or type(exc).__name__
+    if "Connection.OpenOk" in text:  # aiormq's words for the broker's Connection.Close, whose reason it drops
+        vhost = urllib.parse.unquote(urllib.parse.urlsplit(target.server).path[1:]) or "/"
+        return f"the broker would not open vhost {vhost!r} (no such vhost, or the user has no access to it)"
     return text.splitlines()[0]
 
 

@@ -85,6 +85,18 @@ def _lines(text: str, ends: list[int]) -> Iterator[str]:
         yield line
 
 
+@contextlib.contextmanager
+def _field_limit(size: int) -> Iterator[None]:
+    """The csv module's cell limit (128 KiB by default, for the whole process) raised to ``size`` meanwhile: a cell
+    this sink wrote whole is never taken for a torn tail."""
+    before = csv.field_size_limit()
+    csv.field_size_limit(max(before, size))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
 def seal_csv(path: Path) -> None:
     """Cut a CSV ``.open`` file after its last whole row (header width, CRLF-terminated) and rename it."""
     # Latin-1 maps each byte to one character, so offsets are byte offsets; quotes, commas and line ends are ASCII
@@ -93,7 +105,7 @@ def seal_csv(path: Path) -> None:
     ends: list[int] = []
     reader = csv.reader(_lines(text, ends), strict=True)
     header_end = keep = 0
-    with contextlib.suppress(csv.Error, StopIteration):
+    with _field_limit(len(text)), contextlib.suppress(csv.Error, StopIteration):
         width = len(next(reader))
         if text[ends[-1] - 1] == "\n":
             header_end = keep = ends[-1]

@@ -148,8 +148,14 @@ class JsonSink:
         rebuild(self.path)
 
     def probe(self) -> None:
-        """At start: the file's directory can be written (opening the sink made it and FILE)."""
+        """At start: the file's directory can be written (opening the sink made it and FILE), and FILE is this
+        sink's (its journals beside it): another file of that name is not replaced, nor is a directory written."""
         check_writable(self.path.parent, self.name)
+        if self._age is None and not parts_dir(self.path).is_dir():
+            what = "a directory" if self.path.is_dir() else "no json sink's file"
+            raise ConfigError(
+                f"{self.name}: {self.path} is {what} (no {parts_dir(self.path).name}/ beside it): name another file"
+            )
 
 
 def _lines(journals: Sequence[Path]) -> Iterator[tuple[int, int, bytes]]:

@@ -101,6 +101,19 @@ def _json_cell(text: str) -> str:
     return json_text(text) if depth >= _MAX_DEPTH else text
 
 
+def _read_committed(conn: pymysql.connections.Connection[Any]) -> None:
+    """Batches of other URLs (two parsers, two nodes) must not wait on each other: under REPEATABLE READ, a batch's
+    DELETE of rows not there yet locks the gaps around them, and two batches inserting into each other's gaps
+    deadlocked (each a paused crawl and an ERROR line). Not with statement-based binary logging, which InnoDB
+    refuses under READ COMMITTED."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@log_bin, @@binlog_format")
+        log_bin, binlog_format = cur.fetchone() or (0, "")
+        if not log_bin or str(binlog_format).upper() != "STATEMENT":
+            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    conn.commit()
+
+
 def _finite(cells: list[list[Any]], doubles: list[int]) -> None:
     """MySQL has no NaN or infinity: such a value is null, as in the crawl's JSONL."""
     for row in cells:
@@ -163,8 +176,12 @@ class MysqlSink(SqlSink):
                     init_command=_SESSION,
                     max_allowed_packet=1 << 30,  # the server's own limit is the one that counts (checked per row)
                 )
+                _read_committed(self._conn)
             except pymysql.Error as exc:
                 raise SinkUnavailable(f"{self.name}: {_first_line(exc)}") from exc
+            except OSError as exc:  # PyMySQL reads ssl_ca/ssl_cert/ssl_key before it connects (and wraps socket errors)
+                files = ", ".join(f"{k}={v}" for k, v in self._params.items() if k.startswith("ssl_"))
+                raise ConfigError(f"{self.name}: cannot use {files}: {exc.strerror or exc}") from None
         return self._conn
 
     def _transaction(self, rows: Rows) -> None:
@@ -224,6 +241,11 @@ class MysqlSink(SqlSink):
                     f"{self.name}: the row {row['url']} #{row.get('idx', 0)} is {size} bytes, over the server's"
                     f" max_allowed_packet ({self._packet}): raise it (SET GLOBAL max_allowed_packet), then resume"
                 )
+
+    @staticmethod
+    def _takes_name(name: str) -> bool:
+        """MySQL and MariaDB names hold the Basic Multilingual Plane only (no emoji)."""
+        return all(c <= "\uffff" for c in name)
 
     def _add_column(self, name: str, kind: Kind) -> bool:
         try:

@@ -60,6 +60,8 @@ class NatsTarget:
         self.subject = urllib.parse.unquote(parts.path.lstrip("/"))
         if not parts.hostname or not self.subject or " " in self.subject:
             raise ConfigError(f"sink {name!r}: write nats://HOST:PORT/SUBJECT")
+        if any(token in ("", "*", ">") for token in self.subject.split(".")):  # the stream would take many subjects
+            raise ConfigError(f"sink {name!r}: {self.subject!r} is no subject to publish to (a * or > wildcard, or ..)")
         self.server = urllib.parse.urlunsplit(("nats", parts.netloc, "", "", ""))
         options = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
         unknown = set(options) - {"stream", "dedup"}

@@ -85,7 +85,9 @@ def column_name(field: str, reserved: Iterable[str]) -> str:
     """The column of a user field: a reserved name (a key column, ``_extra``, ``_url_sha256``) gets a trailing
     ``_``, and so does one that is a reserved name and underscores (``url_`` -> ``url__``: apart from the field
     ``url``, in ``url_``); so do an empty name and one ending in a space (``""`` -> ``_``, ``"kg "`` -> ``"kg _"``);
-    names longer than 63 bytes are cut and end in a short hash so two long names stay apart."""
+    names longer than 63 bytes are cut and end in a short hash so two long names stay apart. A NUL, which no
+    database takes in a name, is U+FFFD (as in PostgreSQL's text cells)."""
+    field = field.replace("\x00", "\ufffd")
     base = field.rstrip("_") if field.endswith("_") else field
     odd = not base or base.endswith(" ")  # MariaDB refuses a column name that is empty or ends in a space
     name = field + "_" if odd or base in reserved or base in (EXTRA, URL_KEY) else field
@@ -103,8 +105,10 @@ class Schema:
         self.columns: dict[str, Kind] = {**keys, **(columns or {}), EXTRA: Kind.JSON}
         self._folded = {name.casefold() for name in self.columns}
 
-    def missing(self, rows: Iterable[Mapping[str, Any]]) -> dict[str, Kind]:
-        """Columns the rows need that the table lacks, typed by their first non-null value."""
+    def missing(self, rows: Iterable[Mapping[str, Any]], takes: Callable[[str], bool] | None = None) -> dict[str, Kind]:
+        """Columns the rows need that the table lacks, typed by their first non-null value (a name the database
+        cannot hold, ``takes`` false, stays in ``_extra``)."""
+        takes = takes or (lambda _: True)
         new: dict[str, Kind] = {}
         columns = self.columns
         folded = set(self._folded)
@@ -113,7 +117,7 @@ class Schema:
                 if name in columns or name in new:
                     continue
                 kind = kind_of(value)
-                if kind is not None and name.casefold() not in folded:  # a case twin stays in _extra
+                if kind is not None and name.casefold() not in folded and takes(name):  # a case twin stays in _extra
                     new[name] = kind
                     folded.add(name.casefold())
         return new

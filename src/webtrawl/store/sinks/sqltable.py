@@ -93,11 +93,11 @@ class SqlSink(ABC):
         exists = True
         if schema is None:
             schema, exists = self._load()
-        need = {} if self.full and exists else schema.missing(rows)
+        need = {} if self.full and exists else schema.missing(rows, self._takes_name)
         if need or not exists:
             self._lock_ddl()
             schema, exists = self._load()  # another process may have changed the table meanwhile
-            need = schema.missing(rows)
+            need = schema.missing(rows, self._takes_name)
             if not exists:
                 self._execute(self._create_sql(schema, need))
                 log.info("%s: created table %s", self.name, self.table)
@@ -159,6 +159,11 @@ class SqlSink(ABC):
     def _key(self) -> str:
         """The key's columns, quoted: the primary key, and the conflict target of the upsert."""
         return ", ".join(quote(k) for k in self.keys)
+
+    @staticmethod
+    def _takes_name(name: str) -> bool:
+        """Whether the database can name a column ``name`` (not: the field stays in ``_extra``)."""
+        return True
 
     def _add_column_sql(self, name: str, kind: Kind) -> str:
         return f"ALTER TABLE {self.qtable} ADD COLUMN {quote(name)} {self.types[kind]}"
