@@ -50,7 +50,11 @@ _USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORE
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
 # redis-py's "No master found" names each sentinel that failed by its client's repr (its pool, its connection's
 # every setting: a screenful); its address is what an operator needs
-_CLIENT_REPR_RE = re.compile(r"<redis\.(?:asyncio\.)?client\.Redis\(.*?\bhost=([^,)]+),port=(\d+).*?\)>\)>\)>")
+# (older redis-py: ``Redis<ConnectionPool<Connection<host=H,port=P,db=0>>>``)
+_CLIENT_REPR_RE = re.compile(
+    r"<redis\.(?:asyncio\.)?client\.Redis\(.*?\bhost=([^,)]+),port=(\d+).*?\)>\)>\)>"
+    r"|Redis<ConnectionPool<\w*Connection<host=([^,>]+),port=(\d+)[^>]*>>>"
+)
 
 
 def mask_url(url: str) -> str:
@@ -61,7 +65,12 @@ def mask_url(url: str) -> str:
 
 def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return _CLIENT_REPR_RE.sub(r"sentinel \1:\2", text)
+    return _CLIENT_REPR_RE.sub(_sentinel_address, text)
+
+
+def _sentinel_address(found: re.Match[str]) -> str:
+    host, port = (found[1], found[2]) if found[1] else (found[3], found[4])
+    return f"sentinel {host}:{port}"
 
 
 def unreachable(url: str, exc: BaseException) -> RedisUnavailable:

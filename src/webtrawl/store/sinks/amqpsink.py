@@ -36,6 +36,7 @@ try:
     import aio_pika
     import aio_pika.abc
     import aio_pika.exceptions
+    import pamqp.exceptions  # aiormq's dependency
 except ImportError as exc:  # pragma: no cover - the extra is in dev
     raise missing_extra(exc, needed_by="the amqp sink", extra="amqp", package="aio-pika") from None
 
@@ -119,7 +120,7 @@ class AmqpSink(BrokerSink):
             self._loop.run(self._open())
         except aio_pika.exceptions.ChannelClosed as exc:  # no such exchange, a queue declared otherwise
             raise ConfigError(f"{self.name}: {_why(exc, self.target)}") from None
-        except _TRANSIENT as exc:
+        except (*_TRANSIENT, pamqp.exceptions.PAMQPException) as exc:  # (older aiormq: pamqp's for a closed vhost)
             raise ConfigError(f"cannot connect to {self.name}: {_why(exc, self.target)}") from None
         finally:
             self.close()
