@@ -152,7 +152,7 @@ def _not_sentinel(url: str, info: dict[str, Any]) -> None:
         )
 
 
-def refuse_replica(client: SyncClient, url: str) -> None:
+def _refuse_replica(client: SyncClient, url: str) -> None:
     """The commands that write (node, seed, stop, requeue) on a redis:// URL of a replica: every write would be
     refused (READONLY). Reading is fine there (``trawl status``); a Sentinel's client follows the master itself."""
     if is_cluster(client) or _sentinel(url):
@@ -256,22 +256,23 @@ def warn_unguarded_replicas(client: SyncClient, url: str) -> None:
 
 
 def check_node_redis(client: SyncClient, url: str) -> None:
-    """What a node checks of its Redis at start: no eviction (refused), a failover guard (warned)."""
-    refuse_replica(client, url)
+    """What a node checks of its Redis at start (its client made with ``writes=True``): no eviction (refused), a
+    failover guard (warned)."""
     check_no_eviction(client, url)
     warn_unguarded_replicas(client, url)
 
 
 @overload
-def connect_sync(url: str, *, cluster: Literal[False] = False, **options: Any) -> redis.Redis: ...
+def connect_sync(url: str, *, cluster: Literal[False] = False, writes: bool = False, **options: Any) -> redis.Redis: ...
 
 
 @overload
-def connect_sync(url: str, *, cluster: bool, **options: Any) -> SyncClient: ...
+def connect_sync(url: str, *, cluster: bool, writes: bool = False, **options: Any) -> SyncClient: ...
 
 
-def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClient:
-    """A client for ``redis://``, ``rediss://`` or ``unix://`` URLs, checked with PING (on a cluster: every master)."""
+def connect_sync(url: str, *, cluster: bool = False, writes: bool = False, **options: Any) -> SyncClient:
+    """A client for ``redis://``, ``rediss://`` or ``unix://`` URLs, checked with PING (on a cluster: every master).
+    ``writes``: the caller writes the crawl (node, seed, stop, requeue), so a replica's URL is refused here."""
     client: SyncClient
     try:
         if cluster:
@@ -294,6 +295,8 @@ def connect_sync(url: str, *, cluster: bool = False, **options: Any) -> SyncClie
             _not_cluster_node(url, info := client.info("cluster"))
             if not info:
                 _not_sentinel(url, client.info("server"))
+        if writes:
+            _refuse_replica(client, url)
     except _client_errors() as exc:
         client.close()
         raise unreachable(url, exc) from None

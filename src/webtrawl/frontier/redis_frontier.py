@@ -226,10 +226,6 @@ class RedisFrontier(CoreView):
     def is_finished(self) -> bool:
         return self._run(self.core.is_finished())
 
-    def check_kept(self) -> None:
-        """StateError if the crawl is gone from Redis (:meth:`FrontierCore.check_kept`)."""
-        self._run(self.core.check_kept())
-
     def finished_now(self) -> bool:
         """:meth:`is_finished`, asked once (False if Redis does not answer): for a process that is ending."""
         return self._once(self.core.is_finished(), False)

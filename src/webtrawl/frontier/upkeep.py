@@ -22,13 +22,17 @@ class Upkeep:
     meta: dict[str, str | int]  # the crawl's meta as this frontier opened it
     _sp: list[str]  # each shard's key prefix
 
-    def check_kept(self) -> Steps[None]:
+    def kept_call(self) -> Call:
+        """The call whose reply :meth:`check_kept` reads (it rides in :meth:`FrontierCore.is_finished`'s round)."""
+        return Call(("HMGET", meta_key(self.settings.prefix), "shards", "stamp"))
+
+    def check_kept(self, reply: Sequence[bytes | None]) -> None:
         """StateError if the crawl's meta is gone from Redis, or is another crawl's: a Redis restarted without its
         data (no AOF) or flushed has an empty frontier, which a node would take for a finished crawl."""
-        key = meta_key(self.settings.prefix)
-        ((shards, stamp),) = yield [Call(("HMGET", key, "shards", "stamp"))]
+        shards, stamp = reply
         if shards is not None and text(stamp or b"") == str(self.meta.get("stamp", "")):
             return
+        key = meta_key(self.settings.prefix)
         what = "is missing" if shards is None else "is another crawl's (created again since)"
         raise StateError(
             f"the crawl is gone from Redis: its meta ({key}) {what}; was Redis restarted without its data (no AOF) "

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import refuse_replica
 from webtrawl.names import FAILED_KEPT
 from webtrawl.node.stats import redis_of_out
 from webtrawl.politeness import RobotsRules
@@ -29,9 +28,8 @@ def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None
     if out is None and not redis_url:
         raise InputError("trawl requeue needs --out DIR (a crawl on this machine) or --redis URL (a shared crawl)")
     with redis_of_out(out, redis_url, cluster) as (url, on_cluster):
-        client = connect_sync(url, cluster=on_cluster)
+        client = connect_sync(url, cluster=on_cluster, writes=True)
         try:
-            refuse_replica(client, url)
             frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
             origins: set[str] = set()
             queued = frontier.requeue_failed(reasons, origins)

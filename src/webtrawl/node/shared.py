@@ -19,7 +19,6 @@ from webtrawl.frontier.connect import (
     SyncClient,
     check_no_eviction,
     redis_used_memory,
-    refuse_replica,
     refusing_full,
 )
 from webtrawl.metrics import format_stats
@@ -40,10 +39,10 @@ log = logging.getLogger("webtrawl.node")
 _LOG_EVERY_S = 5.0
 
 
-def _client(cfg: CrawlConfig) -> SyncClient:
+def _client(cfg: CrawlConfig, *, writes: bool = False) -> SyncClient:
     if not cfg.crawl.redis:
         raise InputError("--redis URL is required (the Redis or Redis Cluster node the crawl lives in)")
-    return connect_sync(cfg.crawl.redis, cluster=cfg.crawl.cluster)
+    return connect_sync(cfg.crawl.redis, cluster=cfg.crawl.cluster, writes=writes)
 
 
 def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]:
@@ -53,9 +52,8 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
     """
     if path is None and not urls and not cfg.discovery.sitemap:
         raise InputError("give a seeds FILE (- for stdin), URLs or --sitemap URLs")
-    client = _client(cfg)
+    client = _client(cfg, writes=True)
     url = cfg.crawl.redis or ""
-    refuse_replica(client, url)
     check_no_eviction(client, url)
     totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
     with refusing_full(url):  # what was added so far stays: seeding again adds the rest
@@ -165,8 +163,7 @@ def print_status(report: dict[str, Any], *, as_json: bool) -> None:
 
 def stop(cfg: CrawlConfig) -> int:
     """Raise the stop generation: every node running now drains (finishes its in-flight pages) and exits 0."""
-    client = _client(cfg)
-    refuse_replica(client, cfg.crawl.redis or "")
+    client = _client(cfg, writes=True)
     settings = FrontierSettings.from_config(cfg)
     RedisFrontier.open(client, settings, create=False)  # a clear error if there is no crawl here
     live = [n for n in list_nodes(client, settings.prefix) if n.live]

@@ -125,14 +125,12 @@ def stop_reason(
     local = local_stop_reason(crawl, budget, elapsed)
     if local:
         return local
-    frontier.check_kept()  # a Redis that lost the crawl is an error, not an empty frontier
+    finished = frontier.is_finished()  # asked at every tick: a Redis that lost the crawl is an error (StateError)
     if stops is not None and stops.stop_requested():
         return "trawl stop requested"
     if crawl.keep_running and waits_for_seeds:
         return ""
-    if frontier.is_finished():
-        return "finished"
-    return ""
+    return "finished" if finished else ""
 
 
 def drain(children: Children, fetchers_done: multiprocessing.synchronize.Event) -> None:

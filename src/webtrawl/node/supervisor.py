@@ -140,7 +140,7 @@ class Node:
     def _run(self, redis_url: str) -> int:
         cfg, crawl = self.cfg, self.cfg.crawl
         self.redis_url = redis_url
-        self.client = connect_sync(redis_url, cluster=crawl.cluster)
+        self.client = connect_sync(redis_url, cluster=crawl.cluster, writes=True)
         check_node_redis(self.client, redis_url)
         startup.save_settings(cfg, self.out)
         settings = FrontierSettings.from_config(cfg)
