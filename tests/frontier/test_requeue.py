@@ -3,6 +3,8 @@ it is queued again, past the seen filter, with fresh retries and what it was que
 
 from __future__ import annotations
 
+from collections import Counter
+
 from tests.fixtures.redis_fixtures import FrontierFactory
 from tests.frontier.helpers import actual, drain, release
 from webtrawl.formats.recrawl import RecrawlState
@@ -31,8 +33,11 @@ def test_urls_whose_retries_ran_out_are_kept_and_queued_again_by_reason(frontier
     assert f.complete([Completion(got["http://c.test/z"].token, got["http://c.test/z"].shard)]) == [None]
     assert f.counters().get("failed-kept") == 2 and actual(f) == (0, 0) and f.is_finished()
 
-    assert f.requeue_failed(["dns"]) == 0  # none failed so
-    assert f.requeue_failed(["timeout"]) == 1
+    others: Counter[str] = Counter()
+    assert f.requeue_failed(["dns"], others=others) == 0  # none failed so: the reasons kept are told
+    assert others == {"timeout": 1, "http-5xx": 1}
+    others.clear()
+    assert f.requeue_failed(["timeout"], others=others) == 1 and others == {"http-5xx": 1}
     again = _leased(f)
     assert list(again) == ["http://a.test/x"]
     first = got["http://a.test/x"]

@@ -39,7 +39,11 @@ def test_pages_given_up_while_a_site_was_down_are_fetched_once_it_is_back(site: 
     assert failed == {"/a": "http-5xx", "/b": "http-5xx"}
 
     none = _requeue("--out", str(out), "--errors", "timeout,reset")
-    assert none.returncode == 0 and "queued 0 URL(s) that failed with timeout, reset again; 2 other" in none.stdout
+    assert none.returncode == 0, none
+    assert (
+        "queued 0 URL(s) that failed with timeout, reset again; 2 other failed URL(s) kept: 2 http-5xx" in none.stdout
+    )
+    assert "no failed URL is kept for timeout, reset; --errors takes the reasons above" in none.stdout
     site.down = False
     done = _requeue("--out", str(out))
     assert done.returncode == 0 and "queued 2 URL(s) again; 0 other failed URL(s) kept" in done.stdout, done

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -233,8 +234,10 @@ class RedisFrontier(CoreView):
     def count(self, counters: dict[str, int]) -> None:
         self._run(self.core.count(counters))
 
-    def requeue_failed(self, reasons: Sequence[str] = (), origins: set[str] | None = None) -> int:
-        return self._run(self.core.requeue_failed(reasons, origins))
+    def requeue_failed(
+        self, reasons: Sequence[str] = (), origins: set[str] | None = None, others: Counter[str] | None = None
+    ) -> int:
+        return self._run(self.core.requeue_failed(reasons, origins, others))
 
     def requeue_due(self) -> int:
         return self._run(self.core.requeue_due())

@@ -4,7 +4,7 @@ script calls like the rest of the core (see commands.py)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from webtrawl.errors import StateError
@@ -82,10 +82,12 @@ class Upkeep:
         """Counters of work done outside the scripts (seeds a node dropped), on the first shard (readers sum them)."""
         yield [Call(("HINCRBY", self._sp[0] + "c", name, n)) for name, n in counters.items() if n]
 
-    def requeue_failed(self, reasons: Sequence[str] = (), origins: set[str] | None = None) -> Steps[int]:
+    def requeue_failed(
+        self, reasons: Sequence[str] = (), origins: set[str] | None = None, others: Counter[str] | None = None
+    ) -> Steps[int]:
         """``trawl requeue``: the URLs whose retries ran out (all, or those failed for one of ``reasons``) are
-        queued again, past the seen filter, with fresh retries (requeue.lua); returns how many, and adds their
-        origins to ``origins``."""
+        queued again, past the seen filter, with fresh retries (requeue.lua); returns how many, adds their
+        origins to ``origins`` and counts the reasons of the failed URLs left in ``others``."""
         total = 0
         wanted = ",".join(reasons)
         cursors = {sh: "0" for sh in range(self.shards)}
@@ -97,10 +99,12 @@ class Upkeep:
                 for sh, key in zip(shards, keys, strict=True)
             ]
             replies = yield calls
-            for sh, (cursor, queued, found) in zip(shards, replies, strict=True):
+            for sh, (cursor, queued, found, kept) in zip(shards, replies, strict=True):
                 total += int(queued)
                 if origins is not None:
                     origins.update(text(origin) for origin in found)
+                if others is not None:
+                    others.update({text(reason): int(n) for reason, n in zip(kept[::2], kept[1::2], strict=True)})
                 cursors[sh] = cursor.decode() if isinstance(cursor, bytes) else str(cursor)
                 if cursors[sh] == "0":
                     del cursors[sh]

@@ -13,6 +13,7 @@ forgotten where robots.txt was unavailable, so robots.txt is asked again first (
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,13 +33,17 @@ def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None
         try:
             frontier = RedisFrontier.open(client, FrontierSettings(), create=False)
             origins: set[str] = set()
-            queued = frontier.requeue_failed(reasons, origins)
+            others: Counter[str] = Counter()
+            queued = frontier.requeue_failed(reasons, origins, others)
             left = frontier.counters().get(FAILED_KEPT)
             _ask_robots_again(frontier, origins)
         finally:
             client.close()
     which = f" that failed with {', '.join(reasons)}" if reasons else ""
-    print(f"queued {queued} URL(s){which} again; {left} other failed URL(s) kept")
+    kept = ", ".join(f"{n} {reason}" for reason, n in others.most_common())
+    print(f"queued {queued} URL(s){which} again; {left} other failed URL(s) kept" + (f": {kept}" if kept else ""))
+    if reasons and not queued and others:  # a reason misspelt, or one no URL is kept for (a 4xx: an answer)
+        print(f"no failed URL is kept for {', '.join(reasons)}; --errors takes the reasons above")
     if out is not None and queued:
         print(f"resume the crawl to fetch them: trawl crawl --out {out}")
     return 0
