@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,15 @@ def test_repeatable_options_from_env_whose_values_hold_commas_are_one_value_a_li
     assert cfg.fetch.header == ("Accept: text/html, */*", "X-Team: a, b")
     assert cfg.extraction.text_exclude == ("nav, footer",)
     assert cfg.fetch.ip_allow == ("127.0.0.0/8", "10.0.0.0/8")
+
+
+def test_a_trawl_variable_no_option_reads_is_warned_of(caplog: pytest.LogCaptureFixture) -> None:
+    """TRAWL_MAXPAGES=5 was ignored in silence: the crawl ran without its limit. The variables a hook command is
+    given are not options and a hook may run trawl: they are not warned of."""
+    env = {"TRAWL_MAXPAGES": "5", "TRAWL_ALERT_NAME": "stalled", "TRAWL_CHANGE_URL": "http://a.test/", "HOME": "/"}
+    with caplog.at_level(logging.WARNING, logger="webtrawl.config"):
+        cfg = load({}, env=env)
+    assert cfg.crawl.max_pages == 0
+    assert [r.getMessage() for r in caplog.records] == [
+        "TRAWL_MAXPAGES is ignored: no option reads it (did you mean TRAWL_MAX_PAGES?)"
+    ]

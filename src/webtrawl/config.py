@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from webtrawl import __version__
-from webtrawl.configcheck import validate
+from webtrawl.configcheck import validate, warn_unknown_env
 from webtrawl.errors import ConfigError
 from webtrawl.options import BY_NAME, OPTIONS, Option
 from webtrawl.values import env_list, parse_bool, text_only
@@ -371,6 +371,8 @@ def load(
             if opt is None:
                 raise ConfigError(f"{config_file}: unknown option {key!r}")
             raws[opt.name] = (raw, f"{config_file}: {key}")
+    if env is not None:
+        warn_unknown_env(env)
     for opt in OPTIONS:
         if env is not None and opt.env in env:
             raw_env: Any = env_list(opt.parse, env[opt.env]) if opt.repeat else env[opt.env]

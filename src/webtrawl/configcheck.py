@@ -3,10 +3,15 @@ checked as it was read, by its reader in :mod:`webtrawl.values`)."""
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
+import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from webtrawl.errors import ConfigError
+from webtrawl.names import HOOK_ENV
+from webtrawl.options import OPTIONS
 
 if TYPE_CHECKING:
     from webtrawl.config import CrawlConfig
@@ -48,3 +53,15 @@ def check_access(bind: str, token: str) -> None:
     """A dashboard reachable from other machines must have a token."""
     if not is_loopback(bind) and not token:
         raise ConfigError(f"--ui-bind {bind} exposes the dashboard beyond this machine: give a --ui-token too")
+
+
+def warn_unknown_env(env: Mapping[str, str]) -> None:
+    """One WARNING for each ``TRAWL_*`` variable that no option reads (a misspelt one was ignored in silence), but
+    those a hook command is given (a hook may run ``trawl`` itself)."""
+    known = [opt.env for opt in OPTIONS if not opt.flag_only]
+    for name in sorted(env):
+        if name.startswith("TRAWL_") and name not in known and not name.startswith(HOOK_ENV):
+            close = difflib.get_close_matches(name, known, n=1)
+            logging.getLogger("webtrawl.config").warning(
+                "%s is ignored: no option reads it%s", name, f" (did you mean {close[0]}?)" if close else ""
+            )

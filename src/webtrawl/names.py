@@ -35,6 +35,10 @@ FAILED_KEPT = "failed-kept"  # URLs whose retries ran out, kept in SP err for ``
 # fetcher killed before it leaves them to be given up again, counted once then. They took no --max-pages budget.
 GIVEN_UP = "given-up"
 
+# The prefixes of the variables a hook command is given (metrics/alerts.py: TRAWL_ALERT_NAME..., store/hook.py:
+# TRAWL_CHANGE, TRAWL_CHANGE_URL), which no option reads: not warned of when a hook runs trawl itself.
+HOOK_ENV = ("TRAWL_ALERT_", "TRAWL_CHANGE")
+
 # Per shard, a hash of those URLs: "<host>\n<rest>" -> "<reason>\n<entry>"
 FAILED = "err"
 
