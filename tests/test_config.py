@@ -242,3 +242,12 @@ def test_a_trawl_variable_no_option_reads_is_warned_of(caplog: pytest.LogCapture
     assert [r.getMessage() for r in caplog.records] == [
         "TRAWL_MAXPAGES is ignored: no option reads it (did you mean TRAWL_MAX_PAGES?)"
     ]
+
+
+def test_long_durations_take_units() -> None:
+    """--max-time took seconds only: '2h' was refused and users counted 7200 by hand."""
+    cfg = load({"max_time": "2h", "robots_ttl": "1d", "backoff_max": "10m", "alert_stall": "90s"}, env={})
+    assert (cfg.crawl.max_time, cfg.politeness.robots_ttl, cfg.politeness.backoff_max) == (7200, 86400, 600)
+    assert cfg.operations.alert_stall == 90 and load({"max_time": "0"}, env={}).crawl.max_time == 0
+    with pytest.raises(ConfigError, match=r"--max-time: not a duration: '2 hours'"):
+        load({"max_time": "2 hours"}, env={})
