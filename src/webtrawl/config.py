@@ -257,6 +257,7 @@ class CrawlConfig:
     extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
     rendering: RenderOptions = field(default_factory=RenderOptions)
     operations: OperationsOptions = field(default_factory=OperationsOptions)
+    given: frozenset[str] = frozenset()  # the options a flag, variable or TOML key set (not a default, not saved)
 
     def with_options(self, **values: Any) -> CrawlConfig:
         """A copy with options changed by their (flat) names, e.g. ``cfg.with_options(node_id="n1", delay=0.5)``;
@@ -391,6 +392,7 @@ def load(
             values[name] = _parsed(opt, raw, opt.flag, note)
         else:
             values[name] = _parsed(opt, raw, source)
-    cfg = CrawlConfig().with_options(**values, seeds=tuple(seeds))
+    given = frozenset(name for name, (_, source) in raws.items() if source is not _SAVED)
+    cfg = dataclasses.replace(CrawlConfig(), given=given).with_options(**values, seeds=tuple(seeds))
     validate(cfg)
     return cfg

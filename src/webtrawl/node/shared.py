@@ -33,6 +33,7 @@ from webtrawl.metrics.report import (
 )
 from webtrawl.node.presence import NodeStatus, list_nodes, request_stop
 from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, sitemap_seeds
+from webtrawl.node.startup import check_shape
 
 log = logging.getLogger("webtrawl.node")
 
@@ -58,6 +59,7 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
     totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
     with refusing_full(url):  # what was added so far stays: seeding again adds the rest
         frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
+        check_shape(cfg, frontier.meta())
         kept = 0
         logged = time.monotonic()
         for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):

@@ -8,7 +8,7 @@ import json
 import logging
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -144,6 +144,19 @@ def _check_resume(cfg: CrawlConfig, out: Path) -> None:
 
 
 _FIXED = ("politeness_key", "shards")  # options the frontier is built on when the crawl is created
+
+
+def check_shape(cfg: CrawlConfig, meta: Mapping[str, str | int]) -> None:
+    """A shared crawl's frontier is built on what it was created with (its meta in Redis): a node or ``trawl seed``
+    given another value would have it ignored in silence, where a crawl of one machine refuses it (_check_resume)."""
+    for name in _FIXED:
+        opt = BY_NAME[name]
+        was, now = meta.get(name), option_value(cfg, opt)
+        if name in cfg.given and was is not None and str(was) != str(now):
+            raise InputError(
+                f"{opt.flag}: the crawl in Redis was created with {was}, and it stays: the frontier is built on it "
+                f"(give no {opt.flag}, or start a new crawl in another Redis or database, redis://HOST:PORT/1)"
+            )
 
 
 def socket_dir(out: Path) -> Path:

@@ -157,6 +157,7 @@ class Node:
     def _open(self, settings: FrontierSettings) -> RedisFrontier:
         cfg, crawl = self.cfg, self.cfg.crawl
         frontier = RedisFrontier.open(self.client, settings)
+        startup.check_shape(cfg, frontier.meta())  # a shared crawl's: a crawl of one machine's was checked by its out/
         # 'trawl stop' (--redis for a shared crawl, --out for one on this machine) raises this crawl's stop generation
         self.stops = StopWatch(self.client, settings.prefix)
         if crawl.redis:  # a shared Redis: announce this node, refuse a duplicate id
