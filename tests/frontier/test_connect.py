@@ -8,12 +8,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import redis.cluster
 
 from tests.fixtures.sentinel_redis import SentinelPair
 from tests.node.clusterrun import TRAWL
 from webtrawl.errors import StateError
 from webtrawl.frontier import connect_async, connect_sync
 from webtrawl.frontier.connect import mask_url
+from webtrawl_testweb.local_cluster import LocalRedisCluster
 
 
 def _closed_port() -> int:
@@ -93,3 +95,25 @@ def test_a_sentinel_url_without_its_service_says_what_it_lacks() -> None:
         "a Sentinel URL names its sentinels and the master's service, redis+sentinel://HOST:PORT[,HOST:PORT...]"
         "/SERVICE, not redis+sentinel://:***@127.0.0.1:26379"
     )
+
+
+def test_a_cluster_is_found_through_any_node_its_url_names(redis_cluster: LocalRedisCluster) -> None:
+    """--redis redis://A,B --cluster: one named node that is down (A) no longer blocks a healthy cluster (B is one
+    of its nodes); before, only the first node was ever asked and the URL with a comma did not parse."""
+    url = f"redis://127.0.0.1:{_closed_port()},127.0.0.1:{redis_cluster.ports[0]}"
+    client = connect_sync(url, cluster=True)
+    try:
+        assert client.ping(target_nodes=redis.cluster.RedisCluster.PRIMARIES)
+    finally:
+        client.close()
+
+    async def _ping() -> bool:
+        found = await connect_async(url, cluster=True)
+        try:
+            return bool(await found.ping())
+        finally:
+            await found.aclose()
+
+    assert asyncio.run(_ping())
+    with pytest.raises(StateError, match=r"a cluster node needs HOST:PORT in redis://127.0.0.1:1,nohost"):
+        connect_sync("redis://127.0.0.1:1,nohost", cluster=True)

@@ -119,12 +119,7 @@ def _sentinel(url: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]] | N
             "a Sentinel URL names its sentinels and the master's service, redis+sentinel://HOST:PORT[,HOST:PORT...]"
             f"/SERVICE, not {mask_url(url)}"
         )
-    sentinels = []
-    for item in hosts.split(","):
-        host, _, port = item.rpartition(":")
-        if not host or not port.isdigit():
-            raise StateError(f"a sentinel needs HOST:PORT in {mask_url(url)}")
-        sentinels.append((host.strip("[]"), int(port)))
+    sentinels = _host_ports(hosts, url, "a sentinel")
     options: dict[str, Any] = {"db": int(db)} if db.isdigit() else {}
     if auth:
         user, _, password = auth.partition(":")
@@ -132,9 +127,30 @@ def _sentinel(url: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]] | N
     return sentinels, service, options
 
 
-def _check_cluster_url(url: str) -> None:
+def _host_ports(hosts: str, url: str, what: str) -> list[tuple[str, int]]:
+    """``HOST:PORT[,HOST:PORT...]`` of a URL (IPv6 in brackets)."""
+    found = []
+    for item in hosts.split(","):
+        host, _, port = item.rpartition(":")
+        if not host or not port.isdigit():
+            raise StateError(f"{what} needs HOST:PORT in {mask_url(url)}")
+        found.append((host.strip("[]"), int(port)))
+    return found
+
+
+def _cluster_url(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """``redis[s]://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...][/...]``: the URL of its first node, and the others as
+    startup nodes, so that the client finds the cluster through any node that answers (one named node that is down
+    blocked a new node and ``trawl status`` of a healthy cluster)."""
     if not url.lower().startswith(("redis://", "rediss://")):
         raise StateError(f"cluster mode needs a redis:// or rediss:// URL of one cluster node, not {mask_url(url)}")
+    scheme, _, rest = url.partition("://")
+    auth, at, rest = rest.rpartition("@")
+    hosts, slash, path = rest.partition("/")
+    if "," not in hosts:
+        return url, []
+    others = _host_ports(hosts, url, "a cluster node")[1:]
+    return f"{scheme}://{auth}{at}{hosts.split(',')[0]}{slash}{path}", others
 
 
 def _not_cluster_node(url: str, info: dict[str, Any]) -> None:
@@ -276,8 +292,10 @@ def connect_sync(url: str, *, cluster: bool = False, writes: bool = False, **opt
     client: SyncClient
     try:
         if cluster:
-            _check_cluster_url(url)
-            client = redis.cluster.RedisCluster.from_url(url, **_sync(options))
+            first, others = _cluster_url(url)
+            node: Any = redis.cluster.ClusterNode  # untyped in redis-py
+            nodes = [node(host, port) for host, port in others]
+            client = redis.cluster.RedisCluster.from_url(first, startup_nodes=nodes, **_sync(options))
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
             sentinel_class: Any = redis.sentinel.Sentinel  # typed only since redis-py 8: Any for every version
@@ -319,8 +337,9 @@ async def connect_async(url: str, *, cluster: bool = False, **options: Any) -> A
     client: AsyncClient
     try:
         if cluster:
-            _check_cluster_url(url)
-            client = redis.asyncio.cluster.RedisCluster.from_url(url, **_async(options))
+            first, others = _cluster_url(url)
+            nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in others]
+            client = redis.asyncio.cluster.RedisCluster.from_url(first, startup_nodes=nodes, **_async(options))
         elif sentinel := _sentinel(url):
             hosts, service, auth = sentinel
             sentinel_class: Any = redis.asyncio.sentinel.Sentinel  # as in connect_sync
