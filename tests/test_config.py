@@ -251,3 +251,11 @@ def test_long_durations_take_units() -> None:
     assert cfg.operations.alert_stall == 90 and load({"max_time": "0"}, env={}).crawl.max_time == 0
     with pytest.raises(ConfigError, match=r"--max-time: not a duration: '2 hours'"):
         load({"max_time": "2 hours"}, env={})
+
+
+def test_redis_replicas_need_a_shared_redis() -> None:
+    """--redis-replicas 1 on the crawl's own Redis (which has none) waited for a replica and alerted for ever."""
+    with pytest.raises(ConfigError, match=r"^--redis-replicas needs --redis: the crawl's own Redis has no replicas$"):
+        load({"redis_replicas": "1"}, env={})
+    assert load({"redis_replicas": "1", "redis": "redis://127.0.0.1:1"}, env={}).frontier.redis_replicas == 1
+    assert load({"redis_replicas": "0"}, env={}).frontier.redis_replicas == 0

@@ -36,6 +36,8 @@ def validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--changes-links needs --changes: it adds the page's links to what a change is")
     if ext.changes and cfg.discovery.recrawl_after <= 0:
         raise ConfigError("--changes needs --recrawl-after: changes are found when pages are fetched again")
+    if cfg.frontier.redis_replicas > 0 and not cfg.crawl.redis:  # it waited for replicas and alerted for ever
+        raise ConfigError("--redis-replicas needs --redis: the crawl's own Redis has no replicas")
     if cfg.operations.ui_port:  # before the crawl is made: a saved --ui-bind would refuse every resume
         check_access(cfg.operations.ui_bind, cfg.operations.ui_token)
 
