@@ -135,6 +135,7 @@ def _add_shared_commands(sub: argparse._SubParsersAction[Any]) -> None:
         "stop", help="ask a crawl to drain and exit: --out DIR for a crawl on this machine, --redis URL for every node"
     )
     stop.add_argument("--out", type=Path, help="the output directory of a crawl running on this machine")
+    stop.add_argument("--node", default="", metavar="ID", help="with --redis: only this node (its id in trawl status)")
     for admin in (status, stop, requeue):
         admin.add_argument("--config", type=Path, help="TOML config file (default: ./trawl.toml if present)")
         add_arguments(admin, names=_ADMIN_OPTIONS)
@@ -200,6 +201,8 @@ def _cmd_status(ns: argparse.Namespace) -> int:
 
 
 def _cmd_stop(ns: argparse.Namespace) -> int:
+    if ns.out is not None and ns.node:
+        raise InputError("--node ID is for a shared crawl, with --redis URL (--out stops the crawl of that directory)")
     if ns.out is not None:
         from webtrawl.node.stats import stop_out
 
@@ -209,7 +212,7 @@ def _cmd_stop(ns: argparse.Namespace) -> int:
     cfg = _shared_config(ns, _ADMIN_OPTIONS)
     if not cfg.crawl.redis:
         raise InputError("trawl stop needs --out DIR (a crawl on this machine) or --redis URL (a shared crawl)")
-    return stop(cfg)
+    return stop(cfg, ns.node)
 
 
 def _cmd_requeue(ns: argparse.Namespace) -> int:

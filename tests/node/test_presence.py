@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import subprocess
 import time
 import tracemalloc
 import uuid
@@ -14,7 +15,7 @@ import pytest
 import redis
 import redis.cluster
 
-from tests.node.clusterrun import NodeRun, trawl
+from tests.node.clusterrun import TRAWL, NodeRun, trawl
 from tests.node.crawlrun import wait_until
 from webtrawl.config import load
 from webtrawl.errors import StateError
@@ -92,13 +93,23 @@ def test_a_node_not_seen_for_a_day_is_forgotten_when_another_starts(
 
 def test_stop_reaches_running_nodes_but_not_nodes_started_later(redis_client: redis.Redis) -> None:
     prefix = _prefix()
-    running = StopWatch(redis_client, prefix)
+    running = StopWatch(redis_client, prefix, "n1")
     assert not running.stop_requested()
     request_stop(redis_client, prefix)
     assert running.stop_requested()
-    later = StopWatch(redis_client, prefix)
+    later = StopWatch(redis_client, prefix, "n1")
     assert not later.stop_requested()
-    assert not StopWatch(redis_client, _prefix()).stop_requested()  # another crawl's stop is not this one's
+    assert not StopWatch(redis_client, _prefix(), "n1").stop_requested()  # another crawl's stop is not this one's
+
+
+def test_a_stop_of_one_node_reaches_that_node_only(redis_client: redis.Redis) -> None:
+    """trawl stop --redis URL --node ID: before, one node of a shared crawl could only be stopped by a signal on
+    its machine."""
+    prefix = _prefix()
+    one, other = StopWatch(redis_client, prefix, "n1"), StopWatch(redis_client, prefix, "n2")
+    request_stop(redis_client, prefix, "n1")
+    assert one.stop_requested() and not other.stop_requested()
+    assert not StopWatch(redis_client, prefix, "n1").stop_requested()  # n1 started again: not stopped
 
 
 def _seed_file(path: Path, start: int, count: int) -> Path:
@@ -154,3 +165,26 @@ def test_a_node_waiting_for_seeds_is_listed_as_waiting_and_stops_cleanly(how: st
 
 def _states(shared: list[str]) -> list[tuple[str, str]]:
     return [(n["id"], n["state"]) for n in json.loads(trawl("status", *shared, "--json").stdout)["nodes"]]
+
+
+def test_trawl_stop_of_one_node_drains_that_node_and_leaves_the_others(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    shared = ["--redis", server.url]
+    nodes = [NodeRun(tmp_path / name, [*shared, "--node-id", name]) for name in ("n1", "n2")]
+    try:
+        for node in nodes:
+            wait_until(lambda n=node: "waiting for 'trawl seed'" in n.log(), 120, "the node to wait for seeds", node)
+        wait_until(lambda: sorted(_states(shared)) == [("n1", "waiting"), ("n2", "waiting")], 60, "both", nodes[0])
+        wrong = subprocess.run([*TRAWL, "stop", *shared, "--node", "n3"], capture_output=True, text=True, timeout=60)
+        expected = "trawl: error: --node n3: no such node is running (running: n1, n2)"
+        assert (wrong.returncode, wrong.stderr.splitlines()) == (2, [expected]), wrong.stderr
+        assert "asked 1 node(s) to drain and exit: n1" in trawl("stop", *shared, "--node", "n1").stdout
+        assert nodes[0].wait(120) == 0, nodes[0].log()[-4000:]
+        assert sorted(_states(shared)) == [("n1", "stopped"), ("n2", "waiting")] and nodes[1].proc.poll() is None
+        trawl("stop", *shared)
+        assert nodes[1].wait(120) == 0, nodes[1].log()[-4000:]
+    finally:
+        for node in nodes:
+            if node.proc.poll() is None:
+                node.kill()
+        server.stop()

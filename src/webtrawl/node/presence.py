@@ -146,23 +146,28 @@ def list_nodes(client: SyncClient, prefix: str) -> list[NodeStatus]:
     return found
 
 
-def request_stop(client: SyncClient, prefix: str) -> int:
-    """Ask every running node to drain and exit; returns the new stop generation."""
-    return int(client.incr(_keys(prefix)[2]))
+def request_stop(client: SyncClient, prefix: str, node_id: str = "") -> int:
+    """Ask every running node (or the one ``node_id``) to drain and exit; returns the new stop generation."""
+    key = _keys(prefix)[2]
+    return int(client.incr(f"{key}:{node_id}" if node_id else key))
 
 
 class StopWatch:
-    """Whether ``trawl stop`` was asked since this node started: the stop generation read at start, compared.
-    Every node keeps one, apart from its :class:`Presence`: a crawl on one machine obeys ``trawl stop --out``
-    without announcing itself."""
+    """Whether ``trawl stop`` was asked since this node started (of every node, or of this one): the stop
+    generations read at start, compared. Every node keeps one, apart from its :class:`Presence`: a crawl on one
+    machine obeys ``trawl stop --out`` without announcing itself."""
 
-    def __init__(self, client: SyncClient, prefix: str) -> None:
+    def __init__(self, client: SyncClient, prefix: str, node_id: str) -> None:
         self.client = client
-        self._key = _keys(prefix)[2]
-        self._seen = int(client.get(self._key) or 0)
+        key = _keys(prefix)[2]
+        self._keys = (key, f"{key}:{node_id}")  # one slot on a cluster: the crawl's global tag
+        self._seen = self._generations()
+
+    def _generations(self) -> list[int]:
+        return [int(value or 0) for value in self.client.mget(self._keys)]
 
     def stop_requested(self) -> bool:
-        return int(self.client.get(self._key) or 0) > self._seen
+        return any(now > seen for now, seen in zip(self._generations(), self._seen, strict=True))
 
 
 class Presence:

@@ -163,16 +163,21 @@ def print_status(report: dict[str, Any], *, as_json: bool) -> None:
     print(f"redis memory: {format_bytes(report['redis_used_memory'])}")
 
 
-def stop(cfg: CrawlConfig) -> int:
-    """Raise the stop generation: every node running now drains (finishes its in-flight pages) and exits 0."""
+def stop(cfg: CrawlConfig, node_id: str = "") -> int:
+    """Raise the stop generation: every node running now (or the one ``node_id``) drains (finishes its in-flight
+    pages) and exits 0."""
     client = _client(cfg, writes=True)
-    settings = FrontierSettings.from_config(cfg)
-    RedisFrontier.open(client, settings, create=False)  # a clear error if there is no crawl here
-    live = [n for n in list_nodes(client, settings.prefix) if n.live]
-    request_stop(client, settings.prefix)
-    client.close()
-    names = ", ".join(n.node_id for n in live) or "none running"
-    print(f"asked {len(live)} node(s) to drain and exit: {names}")
+    try:
+        settings = FrontierSettings.from_config(cfg)
+        RedisFrontier.open(client, settings, create=False)  # a clear error if there is no crawl here
+        live = [n.node_id for n in list_nodes(client, settings.prefix) if n.live]
+        if node_id and node_id not in live:
+            raise InputError(f"--node {node_id}: no such node is running (running: {', '.join(live) or 'none'})")
+        request_stop(client, settings.prefix, node_id)
+    finally:
+        client.close()
+    names = node_id or ", ".join(live) or "none running"
+    print(f"asked {1 if node_id else len(live)} node(s) to drain and exit: {names}")
     return 0
 
 

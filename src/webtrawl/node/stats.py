@@ -147,7 +147,10 @@ def stop_out(out: Path) -> int:
     signal would end."""
     redis_url, _cluster = _saved_redis(out, None, None)
     if redis_url:
-        raise InputError(f"the crawl in {out} runs on a shared Redis: 'trawl stop --redis URL' stops all its nodes")
+        raise InputError(
+            f"the crawl in {out} runs on a shared Redis: 'trawl stop --redis URL' stops all its nodes, "
+            "'trawl stop --redis URL --node ID' one of them"
+        )
     if not _locked(out / NODE_LOCK):
         raise InputError(f"no crawl is running in {out}")
     url = EmbeddedRedis.running_url(out / "redis")

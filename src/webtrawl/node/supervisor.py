@@ -159,7 +159,7 @@ class Node:
         frontier = RedisFrontier.open(self.client, settings)
         startup.check_shape(cfg, frontier.meta())  # a shared crawl's: a crawl of one machine's was checked by its out/
         # 'trawl stop' (--redis for a shared crawl, --out for one on this machine) raises this crawl's stop generation
-        self.stops = StopWatch(self.client, settings.prefix)
+        self.stops = StopWatch(self.client, settings.prefix, crawl.node_id)
         if crawl.redis:  # a shared Redis: announce this node, refuse a duplicate id
             ttl = heartbeat_ttl(cfg.frontier.lease_ttl)
             presence = Presence(self.client, settings.prefix, crawl.node_id, self.out, ttl)
