@@ -96,28 +96,31 @@ def parse(url: str) -> SinkUrl:
     if row.form == "url":
         parts = urllib.parse.urlsplit(f"{scheme}:{rest}")
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        table = next((v for k, v in query if k == "table"), None)
         kept = urllib.parse.urlencode([(k, v) for k, v in query if k != "table"])
         # as given but for ?table= (urlunsplit would make libpq's postgresql:///DB?host=/socket/dir postgresql:/DB)
         base = f"{scheme}:{rest}".partition("#")[0].partition("?")[0]
         target = base + (f"?{kept}" if kept else "") + (f"#{parts.fragment}" if parts.fragment else "")
-        return SinkUrl(scheme, target, _table(table, name), name)
+        return SinkUrl(scheme, target, _table(query, name), name)
     path, _, query_text = rest.partition("?")
     query = urllib.parse.parse_qsl(query_text, keep_blank_values=True)
-    table = next((v for k, v in query if k == "table"), None)
     if row.form == "file":
         if not path.startswith("///") or len(path) == 3:
             raise ConfigError(f"sink {name!r}: write {scheme}:///relative.db or {scheme}:////absolute/path.db")
         unknown = next((k for k, _ in query if k != "table"), None)
         if unknown is not None:  # a misspelt table= would send the rows to the default table
             raise ConfigError(f"sink {name!r}: unknown option {unknown!r} (use table)")
-        return SinkUrl(scheme, urllib.parse.unquote(path[3:]), _table(table, name), name)
+        return SinkUrl(scheme, urllib.parse.unquote(path[3:]), _table(query, name), name)
     if query:
         raise ConfigError(f"sink {name!r}: a {scheme} sink takes no ?options")
     return SinkUrl(scheme, path[2:] if path.startswith("//") else path, None, name)
 
 
-def _table(table: str | None, name: str) -> str | None:
+def _table(query: list[tuple[str, str]], name: str) -> str | None:
+    """The query's ``table=``: given twice, the rows went to the first in silence."""
+    tables = [value for key, value in query if key == "table"]
+    if len(tables) > 1:
+        raise ConfigError(f"sink {name!r}: table given {len(tables)} times (one sink writes one table)")
+    table = tables[0] if tables else None
     if table is not None and (not table.strip() or "\x00" in table):
         raise ConfigError(f"sink {name!r}: empty table name")
     return table
