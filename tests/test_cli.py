@@ -50,6 +50,10 @@ def test_unreadable_seeds_file(tmp_path: Path) -> None:
 def test_invalid_seed_url(tmp_path: Path) -> None:
     result = _trawl("crawl", "not a url", "--out", str(tmp_path / "c"))
     _assert_one_line_error(result, 2, "not an http(s) URL")
+    assert "did you mean" not in result.stderr
+    bare = _trawl("crawl", "example.org/news", "--out", str(tmp_path / "c"))  # a host without its scheme
+    _assert_one_line_error(bare, 2, "not an http(s) URL: 'example.org/news' (")
+    assert bare.stderr.rstrip().endswith("; did you mean https://example.org/news?"), bare.stderr
 
 
 @pytest.mark.parametrize("seeds", [["not a url"], ["https://u:pw@example.org/"], ["https://a.test/", "--sitemap", "x"]])

@@ -58,7 +58,10 @@ def seed_url(text: str, where: str, *, route: str = "", priority: int = -1) -> N
     try:
         url = canonicalize(candidate)
     except (BadUrl, SchemeError) as exc:
-        raise InputError(f"{where}: not an http(s) URL: {redact(candidate)!r} ({exc})") from None
+        hint = ""
+        if "://" not in candidate and "." in candidate.partition("/")[0]:  # example.com, www.example.com/news
+            hint = f"; did you mean https://{redact(candidate)}?"
+        raise InputError(f"{where}: not an http(s) URL: {redact(candidate)!r} ({exc}){hint}") from None
     if has_userinfo(candidate):  # canonicalize drops it: crawling without the auth asked for would be a surprise
         raise InputError(
             f"{where}: {redact(candidate)!r} names a user name or password, which webtrawl never sends or stores:"
