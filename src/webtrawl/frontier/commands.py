@@ -352,8 +352,10 @@ class FrontierCore(Upkeep, GiveUps, RobotsStates):
     def is_finished(self) -> Steps[bool]:
         """Nothing queued or in flight; StateError if the crawl is gone from Redis (:meth:`check_kept`): an
         emptied Redis has an empty frontier, and that is not a finished crawl."""
-        kept, *replies = yield [self.kept_call(), *(Call(("HMGET", sp + "c", QUEUED, INFLIGHT)) for sp in self._sp)]
-        self.check_kept(kept)
+        kept = self.kept_calls()
+        replies = yield [*kept, *(Call(("HMGET", sp + "c", QUEUED, INFLIGHT)) for sp in self._sp)]
+        self.check_kept(replies[: len(kept)])
+        replies = replies[len(kept) :]
         # sums: an add call on a plain Redis counts the URLs of all its shards in one shard's counters
         return sum(int(q or 0) for q, _ in replies) == 0 and sum(int(f or 0) for _, f in replies) == 0
 

@@ -9,7 +9,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
                                    canon_version, created, recrawl_rounds (--recrawl-after: runs that started a
                                    round, node/startup.py), round_stored (``stored`` when the round started),
                                    politeness_key (host, domain or ip; absent: host), stamp (creation time,
-                                   YYYYMMDDhhmmssSSS: in WARC file names; absent in a crawl from before it)
+                                   YYYYMMDDhhmmssSSS: in WARC file names; absent in a crawl from before it),
+                                   marks ("1" once every shard has its SP mark, opening.py)
     P:{P:g}:seeds           set    seed URLs / hosts (the scope check needs them on resume)
     P:{P:g}:columns:<scope> hash   (Parquet outputs) column name digest -> its type, as the first writer of the crawl
                                    gave it (parse/columns.py); scope: parquet:items, parquet:records
@@ -39,6 +40,8 @@ one Lua script touches hash to one slot and the same scripts run unchanged on a 
     SP bn                   hash   f: the newest filter of the chain, n: the URLs it holds (absent: the first, empty)
     SP wb, SP wr            zset   host -> next-allowed ms of the hosts release.lua backed off (wb) or that wait for
                                    a robots.txt retry (wr); reclaim.lua drops those whose time has passed
+    SP mark                 string "1", set when the crawl is opened first: a shard without it (a cluster master
+                                   restarted without its data) is a lost shard, not an empty one (upkeep.py)
     SP c                    hash   counters: added, seen, queued, inflight, hosts (distinct hosts admitted),
                                    drop:<reason> (host-queue-cap, budget, frontier-cap, bad-url), reclaimed,
                                    hosts-parked, given-up (parsers), stale-release, stale-complete, recompleted,
@@ -129,6 +132,10 @@ def ready_channel(prefix: str) -> str:
 
 def global_tag(prefix: str) -> str:
     return f"{prefix}:{{{prefix}:g}}:"
+
+
+SHARD_MARK = "mark"  # SP mark: the shard is the crawl's (see above)
+SHARD_MARKS = "marks"  # the meta's field: every shard has its mark
 
 
 def meta_key(prefix: str) -> str:

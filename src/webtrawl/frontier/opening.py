@@ -8,7 +8,7 @@ from webtrawl.errors import StateError
 from webtrawl.formats.recrawl import stamp
 from webtrawl.frontier.bloom import blocked_chain, chain_spec
 from webtrawl.frontier.commands import FrontierCore, pairs
-from webtrawl.frontier.keys import meta_key
+from webtrawl.frontier.keys import SHARD_MARK, SHARD_MARKS, meta_key
 from webtrawl.frontier.scripts import Arg, Call, Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
 
@@ -73,4 +73,10 @@ def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = 
         # an exact-size bitmap: grown bit by bit, Redis would allocate up to twice its length
         zeros = bytes(core.bloom_m // 8)
         yield [Call(("SET", sp + "bloom", zeros, "NX")) for sp in core._sp]
+    if (
+        create and SHARD_MARKS not in core.meta
+    ):  # a new crawl (or one from before the marks): the shards', then the meta's
+        yield [Call(("SET", sp + SHARD_MARK, 1)) for sp in core._sp]
+        yield [Call(("HSET", meta_key(settings.prefix), SHARD_MARKS, 1))]
+        core.meta[SHARD_MARKS] = 1
     return core

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from webtrawl.errors import StateError
-from webtrawl.frontier.keys import meta_key, text
+from webtrawl.frontier.keys import SHARD_MARK, SHARD_MARKS, meta_key, text
 from webtrawl.frontier.scripts import Call, Steps, script_call
 from webtrawl.frontier.settings import FrontierSettings
 from webtrawl.names import FAILED
@@ -22,21 +23,30 @@ class Upkeep:
     meta: dict[str, str | int]  # the crawl's meta as this frontier opened it
     _sp: list[str]  # each shard's key prefix
 
-    def kept_call(self) -> Call:
-        """The call whose reply :meth:`check_kept` reads (it rides in :meth:`FrontierCore.is_finished`'s round)."""
-        return Call(("HMGET", meta_key(self.settings.prefix), "shards", "stamp"))
+    def kept_calls(self) -> list[Call]:
+        """The calls whose replies :meth:`check_kept` reads (they ride in :meth:`FrontierCore.is_finished`'s round):
+        the meta, and each shard's mark where the crawl has them."""
+        calls = [Call(("HMGET", meta_key(self.settings.prefix), "shards", "stamp"))]
+        if SHARD_MARKS in self.meta:
+            calls += [Call(("EXISTS", sp + SHARD_MARK)) for sp in self._sp]
+        return calls
 
-    def check_kept(self, reply: Sequence[bytes | None]) -> None:
-        """StateError if the crawl's meta is gone from Redis, or is another crawl's: a Redis restarted without its
-        data (no AOF) or flushed has an empty frontier, which a node would take for a finished crawl."""
-        shards, stamp = reply
-        if shards is not None and text(stamp or b"") == str(self.meta.get("stamp", "")):
-            return
+    def check_kept(self, replies: Sequence[Any]) -> None:
+        """StateError if the crawl's meta is gone from Redis, or is another crawl's, or a shard lost its mark: a Redis
+        restarted without its data (no AOF) or flushed, or a cluster master restarted so, has an empty frontier or
+        empty shards, which a node would take for a finished crawl or lose the URLs of in silence."""
+        (shards, stamp), *marks = replies
         key = meta_key(self.settings.prefix)
-        what = "is missing" if shards is None else "is another crawl's (created again since)"
+        if shards is None or text(stamp or b"") != str(self.meta.get("stamp", "")):
+            what = f"its meta ({key}) is missing" if shards is None else "its meta is another crawl's (created again)"
+        elif not all(int(mark) for mark in marks):
+            what = f"{sum(not int(mark) for mark in marks)} of its {len(marks)} shards are missing"
+        else:
+            return
         raise StateError(
-            f"the crawl is gone from Redis: its meta ({key}) {what}; was Redis restarted without its data (no AOF) "
-            "or flushed? Its queued URLs are lost: the node stopped (start the crawl again: trawl seed, then the nodes)"
+            f"the crawl is gone from Redis: {what}; was Redis (or a cluster master) restarted without its data (no "
+            "AOF) or flushed? Its queued URLs are lost: the node stopped (start the crawl again: trawl seed, then the "
+            "nodes)"
         )
 
     # --- reclaim --------------------------------------------------------------------------------------------

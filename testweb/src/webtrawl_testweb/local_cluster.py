@@ -230,6 +230,12 @@ class LocalRedisCluster:
         proc.wait()
         return self.ports[index]
 
+    def restart_master(self, index: int) -> None:
+        """Start master ``index`` again after :meth:`kill_master`, without its data (no AOF, no snapshot) but with its
+        nodes.conf: it takes its slots back, empty, as a master restarted without persistence does."""
+        self._procs[index] = self._spawn(find_redis_binary(), self.ports[index])
+        _wait(self._ready, "the restarted master to rejoin")
+
     def _ready(self) -> bool:
         """Every node sees the cluster ok and knows every node that has joined so far (masters, then all)."""
         joined = len(self.ports) if self._replicating() else self.masters
