@@ -183,6 +183,31 @@ def test_cross_origin_redirect_is_followed() -> None:
     run(body())
 
 
+def test_a_redirect_to_an_origin_s_own_robots_txt_uses_what_that_origin_fetched() -> None:
+    """cross.test's robots.txt redirects to rules.test's, which rules.test's own lease fetched already: not asked again
+    (it was, outside rules.test's lease and gap, while its pages may be fetched). An unavailable one counts too."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, clock):
+            await cache.fetch(f"http://rules.test:{port}")
+            rules = await cache.fetch(f"http://cross.test:{port}")
+            assert app[HITS]["rules.test"] == 1 and app[HITS]["cross.test"] == 1
+            assert not rules.allowed(f"http://cross.test:{port}/private/x")
+            assert rules.allowed(f"http://cross.test:{port}/public")
+
+            async def down(request: web.Request) -> web.Response:
+                return web.Response(status=503, headers={"Retry-After": "300"})
+
+            app[BEHAVIOUR]["rules.test"] = down
+            clock.now += ROBOTS_TTL + 1  # both expired: rules.test is down now
+            assert (await cache.fetch(f"http://rules.test:{port}")).unavailable
+            later = await cache.fetch(f"http://cross.test:{port}")
+            assert app[HITS]["rules.test"] == 2 and app[HITS]["cross.test"] == 2
+            assert later.unavailable and later.expires_at == clock.now + 300  # rules.test's Retry-After holds
+
+    run(body())
+
+
 def test_redirect_to_a_refused_port_means_allow_all() -> None:
     async def body() -> None:
         async with robots_env() as (port, _app, cache, _store, _clock):

@@ -31,6 +31,7 @@ from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, PolicyError, TransportError
 from webtrawl.fetch.response import Response
+from webtrawl.formats.canonical import canonicalize
 from webtrawl.messages import Exchange
 from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, outcome_for
 from webtrawl.politeness.robots import RobotsRules
@@ -39,6 +40,17 @@ from webtrawl.politeness.robotstxt import whole_lines
 _MAX_HOPS = 5
 _GAP_MARGIN_S = 0.01  # as in the fetcher: the server's view of our request's end lags ours a little
 _KEPT_BYTES = 16 << 20  # robots.txt answers waiting for a page to carry them to the WARC
+
+
+def robots_origin(url: str) -> str | None:
+    """The origin whose robots.txt ``url`` is (``<origin>/robots.txt``, canonical form), else None."""
+    try:
+        parts = urlsplit(canonicalize(url))
+    except PolicyError:  # not http(s), not a URL
+        return None
+    if parts.path != "/robots.txt" or parts.query:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 class RobotsStore(Protocol):
@@ -190,6 +202,9 @@ class RobotsCache:
                 outcome = outcome_for(resp.status, None, resp.headers, self._pol, None, now=self._clock())
                 return self._from_response(resp), outcome.retry_after_ms / 1000.0
             hop += 1
+            known = await self._known(target)
+            if known is not None:
+                return known
             if urlsplit(target).hostname != urlsplit(url).hostname:
                 if share:
                     return await self._shared(target, hop)
@@ -199,6 +214,20 @@ class RobotsCache:
                 await asyncio.sleep(self._pol.delay + _GAP_MARGIN_S)
             url = target
         return self._rules(b"", status=0, error="redirects"), 0.0
+
+    async def _known(self, url: str) -> tuple[RobotsRules, float] | None:
+        """When ``url`` is another origin's own robots.txt, the fresh state that origin's fetch stored, and the seconds
+        it holds if unavailable: not asked again. Asking it would be a request outside that host's lease and gap (the
+        origin's pages may be fetched right then), for a file already fetched (every subdomain's robots.txt sent to
+        www's while www is crawled)."""
+        origin = robots_origin(url)
+        rules = await self._stored(origin) if origin is not None else None
+        if rules is None:
+            return None
+        left = rules.expires_at - self._clock()
+        if left <= 0:
+            return None
+        return rules, left if rules.unavailable else 0.0
 
     async def _shared(self, url: str, hop: int) -> tuple[RobotsRules, float]:
         """The rules of a robots.txt on another host than its origin's: many origins send theirs to one (every
