@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from aiohttp import web
 
@@ -67,3 +68,52 @@ def test_subdomains_robots_redirect_to_www_asks_www_once(apex_web: ApexWeb, tmp_
     by_url = {row["url"]: row["error"] for row in records(out)}
     assert {by_url[apex_web.url(sub, "/private")] for sub in SUBS} == {"robots"}  # www's rules, for every subdomain
     assert ("www.apex.test", "/private") not in asked and all(asked[(sub, "/private")] == 0 for sub in SUBS)
+
+
+class SharedWeb(LoggedWeb):
+    """r.dom.test's robots.txt is a 301 to a.dom.test's: two host names of one registered domain, on one address."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__("shared-web", None, tmp / "access.jsonl")
+        self.start()
+
+    def _answer(self, request: web.BaseRequest) -> tuple[int, dict[str, str], bytes]:
+        if request.path != "/robots.txt":
+            return 200, {"Content-Type": "text/html"}, b"<html><body>leaf</body></html>"
+        if host_name(request.host) == "r.dom.test":
+            return 301, {"Location": f"http://a.dom.test:{self.port}/robots.txt"}, b""
+        return 200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /private\n"
+
+
+@pytest.fixture
+def shared_web(tmp_path: Path) -> Iterator[SharedWeb]:
+    site = SharedWeb(tmp_path)
+    yield site
+    site.close()
+
+
+@pytest.mark.parametrize("key", ["domain", "ip"])
+def test_a_robots_redirect_within_one_politeness_key_waits_its_gap(
+    shared_web: SharedWeb, tmp_path: Path, key: str
+) -> None:
+    """With --politeness-key domain or ip, a robots.txt redirect to another host of the same domain or address is a
+    request to the same politeness key. Before: it went 10 ms after the redirect answer, not after --delay as a
+    redirect on the same host does."""
+    out = tmp_path / "crawl"
+    port = shared_web.port
+    args = [
+        *(f"http://r.dom.test:{port}/{p}" for p in ("x", "private/y")),
+        *("--resolve", "*.test=127.0.0.1", "--ip-allow", "127.0.0.0/8", "--ports", str(port)),
+        *("--fetchers", "1", "--parsers", "1", "--delay", str(DELAY), "--politeness-key", key),
+    ]
+    crawl = Crawl(out, args)
+    assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    entries = shared_web.log.entries()
+    assert [(e.host, e.path) for e in sorted(entries, key=lambda e: e.start_ms)] == [
+        ("r.dom.test", "/robots.txt"),
+        ("a.dom.test", "/robots.txt"),
+        ("r.dom.test", "/x"),
+    ]
+    one_key = [msgspec.structs.replace(e, host="dom.test") for e in entries]
+    assert politeness_violations(one_key, DELAY) == []
+    assert {row["url"]: row["error"] for row in records(out)}[f"http://r.dom.test:{port}/private/y"] == "robots"

@@ -91,6 +91,7 @@ class RobotsCache:
         unavailable_limit: int = 5,
         clock: Callable[[], float] = time.time,
         sitemaps_found: Callable[[str, list[str]], Awaitable[None]] | None = None,
+        politeness_key: str = "host",
     ) -> None:
         self._store = store
         self._client = client
@@ -104,6 +105,7 @@ class RobotsCache:
         self._unavailable_limit = unavailable_limit
         self._clock = clock
         self._sitemaps_found = sitemaps_found
+        self._politeness_key = politeness_key  # the crawl's: what one lease and one gap cover (host, domain, ip)
         self._inflight: dict[str, asyncio.Task[RobotsRules]] = {}
         self._hops: dict[str, asyncio.Task[tuple[bytes, float]]] = {}  # robots.txt URLs of other hosts (_shared)
         self._absent: set[str] = set()  # origins cached() just found nowhere: fetch() need not ask the store again
@@ -205,13 +207,14 @@ class RobotsCache:
             known = await self._known(target)
             if known is not None:
                 return known
-            if urlsplit(target).hostname != urlsplit(url).hostname:
-                if share:
-                    return await self._shared(target, hop)
-            elif hop <= _MAX_HOPS:
-                # Another request to the same host: it gets the same politeness gap as any other. The host
-                # stays leased meanwhile, so nothing else is sent to it.
+            other_host = urlsplit(target).hostname != urlsplit(url).hostname
+            if hop <= _MAX_HOPS and (not other_host or self._politeness_key != "host"):
+                # Another request to the same host, or maybe to its domain or address (--politeness-key domain, ip):
+                # it gets the same politeness gap as any other. The lease (and the address's gate) stays held
+                # meanwhile, so nothing else is sent there.
                 await asyncio.sleep(self._pol.delay + _GAP_MARGIN_S)
+            if other_host and share:
+                return await self._shared(target, hop)
             url = target
         return self._rules(b"", status=0, error="redirects"), 0.0
 
