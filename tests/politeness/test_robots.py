@@ -208,6 +208,21 @@ def test_a_redirect_to_an_origin_s_own_robots_txt_uses_what_that_origin_fetched(
     run(body())
 
 
+def test_rules_taken_from_another_origin_expire_with_them() -> None:
+    """cross.test's copy of rules.test's rules is as old as they are: asked again when theirs expire (RFC 9309 2.4:
+    not used for longer than the robots TTL), not a full TTL after the copy was taken."""
+
+    async def body() -> None:
+        async with robots_env() as (port, _app, cache, _store, clock):
+            fetched_at = clock.now
+            await cache.fetch(f"http://rules.test:{port}")
+            clock.now += ROBOTS_TTL * 0.6
+            rules = await cache.fetch(f"http://cross.test:{port}")
+            assert rules.expires_at == fetched_at + ROBOTS_TTL
+
+    run(body())
+
+
 def test_redirect_to_a_refused_port_means_allow_all() -> None:
     async def body() -> None:
         async with robots_env() as (port, _app, cache, _store, _clock):

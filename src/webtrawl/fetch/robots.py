@@ -174,7 +174,7 @@ class RobotsCache:
                 rules.failures = max(rules.failures, self._unavailable_limit)
             if rules.failures < self._unavailable_limit:  # a server's Retry-After (capped) may ask for longer
                 ttl = min(ttl, max(self._retry_base_s * 2 ** (rules.failures - 1), retry_after_s))
-        rules.expires_at = now + ttl
+        rules.expires_at = min(rules.expires_at, now + ttl)  # rules another origin fetched expire with theirs
         # The store keeps every state for the full robots TTL so the count of unavailable results survives
         # between the short-lived unavailable states; freshness is decided by expires_at inside the value.
         await self._store.set_robots(origin, rules.encode(), self._pol.robots_ttl)
