@@ -223,6 +223,24 @@ def test_rules_taken_from_another_origin_expire_with_them() -> None:
     run(body())
 
 
+def test_rules_of_a_shared_robots_txt_expire_with_its_download() -> None:
+    """Two origins redirect to rules.test's robots.txt (never fetched for rules.test itself): the second, later, takes
+    the first's download, and keeps it only until that one's robots TTL is over."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, clock):
+            app[BEHAVIOUR]["cross2.test"] = app[BEHAVIOUR]["cross.test"]
+            fetched_at = clock.now
+            await cache.fetch(f"http://cross.test:{port}")
+            clock.now += ROBOTS_TTL * 0.6
+            rules = await cache.fetch(f"http://cross2.test:{port}")
+            assert app[HITS]["rules.test"] == 1
+            assert rules.expires_at == fetched_at + ROBOTS_TTL
+            assert not rules.allowed(f"http://cross2.test:{port}/private/x")
+
+    run(body())
+
+
 def test_redirect_to_a_refused_port_means_allow_all() -> None:
     async def body() -> None:
         async with robots_env() as (port, _app, cache, _store, _clock):

@@ -252,6 +252,8 @@ class RobotsCache:
 
     async def _follow_once(self, url: str, hop: int) -> tuple[bytes, float]:
         rules, retry_after_s = await self._follow(url, hop, share=False)
+        if not rules.unavailable:  # the origins that take these rules later keep them no longer than this
+            rules.expires_at = self._clock() + self._pol.robots_ttl
         data = rules.encode()
         if not rules.unavailable:
             await self._store.set_robots(url, data, self._pol.robots_ttl)
