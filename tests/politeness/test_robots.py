@@ -208,6 +208,23 @@ def test_a_redirect_to_an_origin_s_own_robots_txt_uses_what_that_origin_fetched(
     run(body())
 
 
+def test_a_redirect_to_a_robots_txt_given_up_asks_it_again() -> None:
+    """rules.test's own robots.txt was given up (kept unavailable for the robots TTL): cross.test, queued again by
+    trawl requeue, asks it itself, as trawl requeue promises, and counts its own tries."""
+
+    async def body() -> None:
+        async with robots_env(unavailable_limit=2) as (port, app, cache, _store, clock):
+            app[BEHAVIOUR]["rules.test"] = app[BEHAVIOUR]["down.test"]
+            for _ in range(2):
+                given_up = await cache.fetch(f"http://rules.test:{port}")
+                clock.now += 120
+            assert given_up.failures == 2 and given_up.fresh(clock.now)
+            rules = await cache.fetch(f"http://cross.test:{port}")
+            assert app[HITS]["rules.test"] == 3 and rules.unavailable and rules.failures == 1
+
+    run(body())
+
+
 def test_rules_taken_from_another_origin_expire_with_them() -> None:
     """cross.test's copy of rules.test's rules is as old as they are: asked again when theirs expire (RFC 9309 2.4:
     not used for longer than the robots TTL), not a full TTL after the copy was taken."""

@@ -228,8 +228,8 @@ class RobotsCache:
         if rules is None:
             return None
         left = rules.expires_at - self._clock()
-        if left <= 0:
-            return None
+        if left <= 0 or rules.failures >= self._unavailable_limit:
+            return None  # given up: each origin that redirects there counts its own tries (trawl requeue asks again)
         return rules, left if rules.unavailable else 0.0
 
     async def _shared(self, url: str, hop: int) -> tuple[RobotsRules, float]:
