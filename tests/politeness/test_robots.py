@@ -298,6 +298,27 @@ def test_gzip_encoded_robots_is_decoded() -> None:
     run(body())
 
 
+def test_a_robots_txt_that_does_not_decode_as_labelled_is_read_as_it_came() -> None:
+    """A server that labels a plain robots.txt ``Content-Encoding: gzip`` (or br): its rules still hold. Before: the
+    decoding failed, the file was read as empty, and every page it disallows was fetched."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, _clock):
+            for coding in ("gzip", "br"):
+
+                async def mislabelled(request: web.Request, coding: str = coding) -> web.Response:
+                    resp = web.Response(body=b"User-agent: *\nDisallow: /private\n", content_type="text/plain")
+                    resp.headers["Content-Encoding"] = coding
+                    return resp
+
+                app[BEHAVIOUR][f"{coding}.test"] = mislabelled
+                rules = await cache.fetch(f"http://{coding}.test:{port}")
+                assert not rules.allowed(f"http://{coding}.test:{port}/private/x"), coding
+                assert rules.allowed(f"http://{coding}.test:{port}/public") and rules.error == "bad-content"
+
+    run(body())
+
+
 def test_oversize_robots_is_cut_at_the_cap_on_a_line_boundary() -> None:
     async def body() -> None:
         cfg = local_cfg(limits={"max_robots": 1000})

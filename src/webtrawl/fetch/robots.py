@@ -1,7 +1,8 @@
 """robots.txt per origin (RFC 9309): fetch, interpret the status, cache locally and in the frontier store.
 
-Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it); a 4xx,
-a redirect loop or more than five redirects mean "no rules"; a 5xx (or a status past 599), 429, timeout, network
+Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it, as it came
+when it is not in the ``Content-Encoding`` it is labelled with); a 4xx, a redirect loop or more than five redirects
+mean "no rules"; a 5xx (or a status past 599), 429, timeout, network
 error or an answer that is not HTTP/1.x (``bad-http``: Google reads "invalid responses" and chunking errors as
 server errors) mean "complete disallow for now". That unavailable state is kept only briefly so it is retried
 with growing gaps; after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS
@@ -264,13 +265,18 @@ class RobotsCache:
         if 200 <= status < 300:
             cap = self._limits.max_robots
             codings = content_codings(resp.header_values("content-encoding"))
+            error = ""
             try:
                 body = decompress(resp.body, codings, self._limits.max_decompressed)
-            except (BadContent, DecompressionBomb) as exc:
+            except DecompressionBomb as exc:
                 return self._rules(b"", status=status, error=exc.reason)
+            except BadContent as exc:
+                # Not in the coding it is labelled with (a plain file sent as gzip): read as it came, so its rules
+                # hold. Reading it as empty allowed every page; garbage read as it came holds no rules either.
+                body, error = resp.body, exc.reason
             if resp.truncated or len(body) > cap:
                 body = whole_lines(body[:cap])
-            return self._rules(body, status=status)
+            return self._rules(body, status=status, error=error)
         klass = HttpError(status).klass
         if status == 429 or status >= 500 or status < 200:
             return self._rules(b"", status=status, unavailable=True, error=klass)
