@@ -183,6 +183,81 @@ def test_cross_origin_redirect_is_followed() -> None:
     run(body())
 
 
+def test_a_redirect_to_an_origin_s_own_robots_txt_uses_what_that_origin_fetched() -> None:
+    """cross.test's robots.txt redirects to rules.test's, which rules.test's own lease fetched already: not asked again
+    (it was, outside rules.test's lease and gap, while its pages may be fetched). An unavailable one counts too."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, clock):
+            await cache.fetch(f"http://rules.test:{port}")
+            rules = await cache.fetch(f"http://cross.test:{port}")
+            assert app[HITS]["rules.test"] == 1 and app[HITS]["cross.test"] == 1
+            assert not rules.allowed(f"http://cross.test:{port}/private/x")
+            assert rules.allowed(f"http://cross.test:{port}/public")
+
+            async def down(request: web.Request) -> web.Response:
+                return web.Response(status=503, headers={"Retry-After": "300"})
+
+            app[BEHAVIOUR]["rules.test"] = down
+            clock.now += ROBOTS_TTL + 1  # both expired: rules.test is down now
+            assert (await cache.fetch(f"http://rules.test:{port}")).unavailable
+            later = await cache.fetch(f"http://cross.test:{port}")
+            assert app[HITS]["rules.test"] == 2 and app[HITS]["cross.test"] == 2
+            assert later.unavailable and later.expires_at == clock.now + 300  # rules.test's Retry-After holds
+
+    run(body())
+
+
+def test_a_redirect_to_a_robots_txt_given_up_asks_it_again() -> None:
+    """rules.test's own robots.txt was given up (kept unavailable for the robots TTL): cross.test, queued again by
+    trawl requeue, asks it itself, as trawl requeue promises, and counts its own tries."""
+
+    async def body() -> None:
+        async with robots_env(unavailable_limit=2) as (port, app, cache, _store, clock):
+            app[BEHAVIOUR]["rules.test"] = app[BEHAVIOUR]["down.test"]
+            for _ in range(2):
+                given_up = await cache.fetch(f"http://rules.test:{port}")
+                clock.now += 120
+            assert given_up.failures == 2 and given_up.fresh(clock.now)
+            rules = await cache.fetch(f"http://cross.test:{port}")
+            assert app[HITS]["rules.test"] == 3 and rules.unavailable and rules.failures == 1
+
+    run(body())
+
+
+def test_rules_taken_from_another_origin_expire_with_them() -> None:
+    """cross.test's copy of rules.test's rules is as old as they are: asked again when theirs expire (RFC 9309 2.4:
+    not used for longer than the robots TTL), not a full TTL after the copy was taken."""
+
+    async def body() -> None:
+        async with robots_env() as (port, _app, cache, _store, clock):
+            fetched_at = clock.now
+            await cache.fetch(f"http://rules.test:{port}")
+            clock.now += ROBOTS_TTL * 0.6
+            rules = await cache.fetch(f"http://cross.test:{port}")
+            assert rules.expires_at == fetched_at + ROBOTS_TTL
+
+    run(body())
+
+
+def test_rules_of_a_shared_robots_txt_expire_with_its_download() -> None:
+    """Two origins redirect to rules.test's robots.txt (never fetched for rules.test itself): the second, later, takes
+    the first's download, and keeps it only until that one's robots TTL is over."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, clock):
+            app[BEHAVIOUR]["cross2.test"] = app[BEHAVIOUR]["cross.test"]
+            fetched_at = clock.now
+            await cache.fetch(f"http://cross.test:{port}")
+            clock.now += ROBOTS_TTL * 0.6
+            rules = await cache.fetch(f"http://cross2.test:{port}")
+            assert app[HITS]["rules.test"] == 1
+            assert rules.expires_at == fetched_at + ROBOTS_TTL
+            assert not rules.allowed(f"http://cross2.test:{port}/private/x")
+
+    run(body())
+
+
 def test_redirect_to_a_refused_port_means_allow_all() -> None:
     async def body() -> None:
         async with robots_env() as (port, _app, cache, _store, _clock):
@@ -219,6 +294,27 @@ def test_gzip_encoded_robots_is_decoded() -> None:
             rules = await cache.fetch(f"http://gz.test:{port}")
         assert not rules.allowed(f"http://gz.test:{port}/zipped/file")
         assert rules.allowed(f"http://gz.test:{port}/other")
+
+    run(body())
+
+
+def test_a_robots_txt_that_does_not_decode_as_labelled_is_read_as_it_came() -> None:
+    """A server that labels a plain robots.txt ``Content-Encoding: gzip`` (or br): its rules still hold. Before: the
+    decoding failed, the file was read as empty, and every page it disallows was fetched."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, _clock):
+            for coding in ("gzip", "br"):
+
+                async def mislabelled(request: web.Request, coding: str = coding) -> web.Response:
+                    resp = web.Response(body=b"User-agent: *\nDisallow: /private\n", content_type="text/plain")
+                    resp.headers["Content-Encoding"] = coding
+                    return resp
+
+                app[BEHAVIOUR][f"{coding}.test"] = mislabelled
+                rules = await cache.fetch(f"http://{coding}.test:{port}")
+                assert not rules.allowed(f"http://{coding}.test:{port}/private/x"), coding
+                assert rules.allowed(f"http://{coding}.test:{port}/public") and rules.error == "bad-content"
 
     run(body())
 

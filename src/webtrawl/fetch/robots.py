@@ -1,7 +1,8 @@
 """robots.txt per origin (RFC 9309): fetch, interpret the status, cache locally and in the frontier store.
 
-Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it); a 4xx,
-a redirect loop or more than five redirects mean "no rules"; a 5xx (or a status past 599), 429, timeout, network
+Decisions follow RFC 9309 section 2.3.1: a 2xx body is parsed (the first ``max_robots`` bytes of it, as it came
+when it is not in the ``Content-Encoding`` it is labelled with); a 4xx, a redirect loop or more than five redirects
+mean "no rules"; a 5xx (or a status past 599), 429, timeout, network
 error or an answer that is not HTTP/1.x (``bad-http``: Google reads "invalid responses" and chunking errors as
 server errors) mean "complete disallow for now". That unavailable state is kept only briefly so it is retried
 with growing gaps; after a few unavailable results in a row it is kept for the normal robots TTL. A DNS or TLS
@@ -31,6 +32,7 @@ from webtrawl.config import FetchOptions, Limits, Politeness
 from webtrawl.decompress import content_codings, decompress
 from webtrawl.errors import BadContent, DecompressionBomb, HttpError, PolicyError, TransportError
 from webtrawl.fetch.response import Response
+from webtrawl.formats.canonical import canonicalize
 from webtrawl.messages import Exchange
 from webtrawl.politeness.backoff import HOST_BROKEN_REASONS, outcome_for
 from webtrawl.politeness.robots import RobotsRules
@@ -39,6 +41,17 @@ from webtrawl.politeness.robotstxt import whole_lines
 _MAX_HOPS = 5
 _GAP_MARGIN_S = 0.01  # as in the fetcher: the server's view of our request's end lags ours a little
 _KEPT_BYTES = 16 << 20  # robots.txt answers waiting for a page to carry them to the WARC
+
+
+def robots_origin(url: str) -> str | None:
+    """The origin whose robots.txt ``url`` is (``<origin>/robots.txt``, canonical form), else None."""
+    try:
+        parts = urlsplit(canonicalize(url))
+    except PolicyError:  # not http(s), not a URL
+        return None
+    if parts.path != "/robots.txt" or parts.query:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 class RobotsStore(Protocol):
@@ -79,6 +92,7 @@ class RobotsCache:
         unavailable_limit: int = 5,
         clock: Callable[[], float] = time.time,
         sitemaps_found: Callable[[str, list[str]], Awaitable[None]] | None = None,
+        politeness_key: str = "host",
     ) -> None:
         self._store = store
         self._client = client
@@ -92,6 +106,7 @@ class RobotsCache:
         self._unavailable_limit = unavailable_limit
         self._clock = clock
         self._sitemaps_found = sitemaps_found
+        self._politeness_key = politeness_key  # the crawl's: what one lease and one gap cover (host, domain, ip)
         self._inflight: dict[str, asyncio.Task[RobotsRules]] = {}
         self._hops: dict[str, asyncio.Task[tuple[bytes, float]]] = {}  # robots.txt URLs of other hosts (_shared)
         self._absent: set[str] = set()  # origins cached() just found nowhere: fetch() need not ask the store again
@@ -160,7 +175,7 @@ class RobotsCache:
                 rules.failures = max(rules.failures, self._unavailable_limit)
             if rules.failures < self._unavailable_limit:  # a server's Retry-After (capped) may ask for longer
                 ttl = min(ttl, max(self._retry_base_s * 2 ** (rules.failures - 1), retry_after_s))
-        rules.expires_at = now + ttl
+        rules.expires_at = min(rules.expires_at, now + ttl)  # rules another origin fetched expire with theirs
         # The store keeps every state for the full robots TTL so the count of unavailable results survives
         # between the short-lived unavailable states; freshness is decided by expires_at inside the value.
         await self._store.set_robots(origin, rules.encode(), self._pol.robots_ttl)
@@ -190,15 +205,33 @@ class RobotsCache:
                 outcome = outcome_for(resp.status, None, resp.headers, self._pol, None, now=self._clock())
                 return self._from_response(resp), outcome.retry_after_ms / 1000.0
             hop += 1
-            if urlsplit(target).hostname != urlsplit(url).hostname:
-                if share:
-                    return await self._shared(target, hop)
-            elif hop <= _MAX_HOPS:
-                # Another request to the same host: it gets the same politeness gap as any other. The host
-                # stays leased meanwhile, so nothing else is sent to it.
+            known = await self._known(target)
+            if known is not None:
+                return known
+            other_host = urlsplit(target).hostname != urlsplit(url).hostname
+            if hop <= _MAX_HOPS and (not other_host or self._politeness_key != "host"):
+                # Another request to the same host, or maybe to its domain or address (--politeness-key domain, ip):
+                # it gets the same politeness gap as any other. The lease (and the address's gate) stays held
+                # meanwhile, so nothing else is sent there.
                 await asyncio.sleep(self._pol.delay + _GAP_MARGIN_S)
+            if other_host and share:
+                return await self._shared(target, hop)
             url = target
         return self._rules(b"", status=0, error="redirects"), 0.0
+
+    async def _known(self, url: str) -> tuple[RobotsRules, float] | None:
+        """When ``url`` is another origin's own robots.txt, the fresh state that origin's fetch stored, and the seconds
+        it holds if unavailable: not asked again. Asking it would be a request outside that host's lease and gap (the
+        origin's pages may be fetched right then), for a file already fetched (every subdomain's robots.txt sent to
+        www's while www is crawled)."""
+        origin = robots_origin(url)
+        rules = await self._stored(origin) if origin is not None else None
+        if rules is None:
+            return None
+        left = rules.expires_at - self._clock()
+        if left <= 0 or rules.failures >= self._unavailable_limit:
+            return None  # given up: each origin that redirects there counts its own tries (trawl requeue asks again)
+        return rules, left if rules.unavailable else 0.0
 
     async def _shared(self, url: str, hop: int) -> tuple[RobotsRules, float]:
         """The rules of a robots.txt on another host than its origin's: many origins send theirs to one (every
@@ -220,6 +253,8 @@ class RobotsCache:
 
     async def _follow_once(self, url: str, hop: int) -> tuple[bytes, float]:
         rules, retry_after_s = await self._follow(url, hop, share=False)
+        if not rules.unavailable:  # the origins that take these rules later keep them no longer than this
+            rules.expires_at = self._clock() + self._pol.robots_ttl
         data = rules.encode()
         if not rules.unavailable:
             await self._store.set_robots(url, data, self._pol.robots_ttl)
@@ -230,13 +265,18 @@ class RobotsCache:
         if 200 <= status < 300:
             cap = self._limits.max_robots
             codings = content_codings(resp.header_values("content-encoding"))
+            error = ""
             try:
                 body = decompress(resp.body, codings, self._limits.max_decompressed)
-            except (BadContent, DecompressionBomb) as exc:
+            except DecompressionBomb as exc:
                 return self._rules(b"", status=status, error=exc.reason)
+            except BadContent as exc:
+                # Not in the coding it is labelled with (a plain file sent as gzip): read as it came, so its rules
+                # hold. Reading it as empty allowed every page; garbage read as it came holds no rules either.
+                body, error = resp.body, exc.reason
             if resp.truncated or len(body) > cap:
                 body = whole_lines(body[:cap])
-            return self._rules(body, status=status)
+            return self._rules(body, status=status, error=error)
         klass = HttpError(status).klass
         if status == 429 or status >= 500 or status < 200:
             return self._rules(b"", status=status, unavailable=True, error=klass)

@@ -193,6 +193,7 @@ class _Fetcher:
                 unavailable_limit=args.politeness.robots_give_up,
                 sitemaps_found=sitemaps,
                 max_bytes=args.limits.robots_cache,
+                politeness_key=self.frontier.politeness_key,
             )
             lease_ttl = args.frontier.lease_ttl_ms / 1000
             ctx = FetcherContext(self.opts, args.rendering, args.limits, lease_ttl, http, robots)
