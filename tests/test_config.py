@@ -259,3 +259,14 @@ def test_redis_replicas_need_a_shared_redis() -> None:
         load({"redis_replicas": "1"}, env={})
     assert load({"redis_replicas": "1", "redis": "redis://127.0.0.1:1"}, env={}).frontier.redis_replicas == 1
     assert load({"redis_replicas": "0"}, env={}).frontier.redis_replicas == 0
+
+
+def test_a_browser_like_user_agent_without_its_bots_name_is_warned_of(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="webtrawl.config"):
+        assert load({"user_agent": "Mozilla/5.0 (compatible; MyBot/1.0; +https://x.example)"}, env={})
+        assert not caplog.records
+        assert (
+            load({"user_agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0"}, env={}).fetch.product_token
+            == "Mozilla"
+        )
+    assert "its robots.txt product token is Mozilla, which sites do not name" in caplog.text

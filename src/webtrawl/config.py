@@ -22,7 +22,7 @@ from webtrawl import __version__
 from webtrawl.configcheck import validate, warn_unknown_env
 from webtrawl.errors import ConfigError
 from webtrawl.options import BY_NAME, OPTIONS, Option
-from webtrawl.values import env_list, parse_bool, text_only
+from webtrawl.values import env_list, parse_bool, product_of, text_only
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
 # A new crawl's frontier (FrontierOptions, and FrontierSettings for the stages and tests that build one alone).
@@ -86,9 +86,8 @@ class FetchOptions:
 
     @property
     def product_token(self) -> str:
-        """The robots.txt product token: the User-Agent's first word without its version (RFC 9309 2.2.1)."""
-        first = self.user_agent.split(None, 1)[0] if self.user_agent.strip() else "webtrawl"
-        return first.split("/", 1)[0]
+        """The robots.txt product token of the User-Agent (:func:`webtrawl.values.product_of`)."""
+        return product_of(self.user_agent)
 
 
 @dataclass(frozen=True, slots=True)

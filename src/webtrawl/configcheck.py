@@ -38,6 +38,11 @@ def validate(cfg: CrawlConfig) -> None:
         raise ConfigError("--changes needs --recrawl-after: changes are found when pages are fetched again")
     if cfg.frontier.redis_replicas > 0 and not cfg.crawl.redis:  # it waited for replicas and alerted for ever
         raise ConfigError("--redis-replicas needs --redis: the crawl's own Redis has no replicas")
+    if cfg.fetch.product_token.lower() == "mozilla":
+        logging.getLogger("webtrawl.config").warning(
+            "--user-agent: its robots.txt product token is Mozilla, which sites do not name, so their rules for your"
+            " crawler will not apply: write it 'MyBot/1.0 (+URL)' or 'Mozilla/5.0 (compatible; MyBot/1.0; +URL)'"
+        )
     if cfg.operations.ui_port:  # before the crawl is made: a saved --ui-bind would refuse every resume
         check_access(cfg.operations.ui_bind, cfg.operations.ui_token)
 

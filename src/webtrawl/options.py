@@ -114,7 +114,7 @@ _FETCH = _group(
         "open keep-alive connections a fetcher keeps between requests (host sessions included); each idle TLS "
         "connection holds ~0.1-0.7 MiB of buffers, each one closed may cost a handshake later",
     ),
-    Option("user_agent", one_line, "full User-Agent string; its first word is the robots.txt product token"),
+    Option("user_agent", one_line, "User-Agent; robots.txt token: its first word, or X of '(compatible; X/1.0)'"),
     Option("resolve", resolve_pin, "HOST=IP DNS pins: '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)", repeat=True),
     Option(
         "nameservers",

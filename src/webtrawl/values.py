@@ -287,3 +287,16 @@ def env_list(reader: Callable[[Any], Any], text: str) -> list[str]:
     argument's text), which are taken whole."""
     parts = text.splitlines() if "\n" in text or reader in _COMMA_TEXT else text.split(",")
     return [part for part in parts if part.strip()]
+
+
+_COMPATIBLE_RE = re.compile(r"\(compatible;\s*([A-Za-z_-][^/;)\s]*)")
+
+
+def product_of(user_agent: str) -> str:
+    """The robots.txt product token of a User-Agent (RFC 9309 2.2.1): its first word without its version, or in a
+    browser-like one written as Googlebot and bingbot write theirs, ``Mozilla/5.0 (compatible; MyBot/1.0; +URL)``,
+    the product after ``compatible;`` (``MyBot``: its token was ``Mozilla``, which no site names, so the rules a
+    site wrote for MyBot did not apply)."""
+    first = user_agent.split(None, 1)[0] if user_agent.strip() else "webtrawl"
+    found = _COMPATIBLE_RE.search(user_agent) if first.lower().startswith("mozilla/") else None
+    return found.group(1) if found else first.split("/", 1)[0]

@@ -30,7 +30,13 @@ def test_rules_of_the_product_token_group_apply_with_merged_groups() -> None:
 
 @pytest.mark.parametrize(
     ("user_agent", "public_allowed"),
-    [("otherbot/2.0", True), ("nobody/1.0 (+https://example.invalid)", False)],
+    [
+        ("otherbot/2.0", True),
+        ("nobody/1.0 (+https://example.invalid)", False),
+        # written as Googlebot's: the otherbot group applies (its token was "mozilla": the '*' group, every page)
+        ("Mozilla/5.0 (compatible; otherbot/2.0; +https://example.invalid/bot)", True),
+        ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36", False),  # a browser's: '*'
+    ],
 )
 def test_other_product_tokens_get_their_own_group_or_star(user_agent: str, public_allowed: bool) -> None:
     async def body() -> None:
