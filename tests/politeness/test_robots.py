@@ -337,3 +337,17 @@ def test_oversize_robots_is_cut_at_the_cap_on_a_line_boundary() -> None:
         assert len(rules.body) <= 1000
 
     run(body())
+
+
+def test_an_origin_whose_robots_txt_another_origin_was_sent_to_is_not_asked_again() -> None:
+    """http://host's robots.txt redirected to https://host's (the web's commonest redirect), then https://host was
+    crawled: it asked its robots.txt again, a second request for the same file (found by the robots sweep)."""
+
+    async def body() -> None:
+        async with robots_env() as (port, app, cache, _store, _clock):
+            await cache.fetch(f"http://cross.test:{port}")
+            rules = await cache.cached(f"http://rules.test:{port}")
+            assert rules is not None and app[HITS]["rules.test"] == 1
+            assert not rules.allowed(f"http://rules.test:{port}/private/x")
+
+    run(body())

@@ -258,6 +258,9 @@ class RobotsCache:
         data = rules.encode()
         if not rules.unavailable:
             await self._store.set_robots(url, data, self._pol.robots_ttl)
+            origin = robots_origin(url)
+            if origin is not None:  # an origin's own file (http's sent to https'): its rules, not asked for again
+                await self._store.set_robots(origin, data, self._pol.robots_ttl)
         return data, retry_after_s
 
     def _from_response(self, resp: Response) -> RobotsRules:
