@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from webtrawl.domains import domain_names, in_domains
 from webtrawl.extract.base import Follow
-from webtrawl.extract.callback import settled
+from webtrawl.extract.callback import settled, values_of
 from webtrawl.extract.page import Page
 from webtrawl.extract.spider import Spider, callbacks_of
 
@@ -180,7 +180,7 @@ class CrawlSpider(Spider):
 
     def parse(self, page: Page) -> Iterator[Any]:
         """The start URLs: ``parse_start_url``, then every rule (Scrapy's CrawlSpider._parse)."""
-        yield from settled(self.parse_start_url(page)) or ()
+        yield from values_of(settled(self.parse_start_url(page)))
         yield from self._follow(page)
 
     def parse_start_url(self, page: Page) -> Iterable[Any]:
@@ -192,7 +192,7 @@ class CrawlSpider(Spider):
         if rule.callback is not None:
             callback = self._method(rule.callback)  # an async def one too, as Scrapy runs them (settled)
             kwargs = {key: data[key] for key in rule.cb_kwargs if key in data}
-            yield from settled(callback(page, **kwargs)) or ()
+            yield from values_of(settled(callback(page, **kwargs)))
         if rule.follow:
             yield from self._follow(page)
 
