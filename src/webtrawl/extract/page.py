@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, overload
 from urllib.parse import urljoin
 
 from parsel import SelectorList
@@ -20,6 +20,8 @@ from webtrawl.extract.base import Follow
 from webtrawl.extract.document import Document
 from webtrawl.extract.lexsel import page_css, page_xpath
 from webtrawl.extract.routing import decode_route
+
+_T = TypeVar("_T")
 
 
 class Page:
@@ -56,8 +58,9 @@ class Page:
 
     @property
     def headers(self) -> dict[str, str]:
-        """Response headers, names lower-case (repeated headers joined with ``, ``)."""
-        out: dict[str, str] = {}
+        """Response headers, names lower-case (repeated headers joined with ``, ``); looked up in any case, as
+        Scrapy's ``response.headers.get("Content-Type")`` is."""
+        out = Headers()
         for name, value in self._doc.headers:
             key = name.lower()
             out[key] = f"{out[key]}, {value}" if key in out else value
@@ -162,6 +165,27 @@ class Page:
 
     def __repr__(self) -> str:
         return f"<Page {self.url} {self.status}>"
+
+
+class Headers(dict[str, str]):
+    """A page's response headers: names lower-case, found in any case (HTTP's names are; a ported spider's
+    ``headers.get("Content-Type")`` read None)."""
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower() if isinstance(name, str) else name)
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name.lower() if isinstance(name, str) else name)
+
+    @overload
+    def get(self, name: str, default: None = None, /) -> str | None: ...
+    @overload
+    def get(self, name: str, default: str, /) -> str: ...
+    @overload
+    def get(self, name: str, default: _T, /) -> str | _T: ...
+
+    def get(self, name: str, default: Any = None, /) -> Any:
+        return super().get(name.lower() if isinstance(name, str) else name, default)
 
 
 # What page.follow says of the arguments of Scrapy's Request it does not take: what to do instead.
