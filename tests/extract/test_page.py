@@ -1,8 +1,10 @@
-"""What a callback's page answers as Scrapy's response does."""
+"""What a callback's page answers as Scrapy's response does, and a Follow written as a Scrapy Request."""
 
 from __future__ import annotations
 
-from webtrawl.extract import Document, Page
+import pytest
+
+from webtrawl.extract import Document, Follow, Page
 
 
 def test_response_headers_are_found_in_any_case_as_scrapys_are() -> None:
@@ -18,3 +20,11 @@ def test_response_headers_are_found_in_any_case_as_scrapys_are() -> None:
     assert headers["Set-Cookie"] == "a=1, b=2"
     assert "Content-Type" in headers and headers.get("X-None") is None and headers.get("X-None", "-") == "-"
     assert list(headers) == ["content-type", "set-cookie"]  # the names as before: lower-case
+
+
+@pytest.mark.parametrize("callback", ["parse_item", Page.follow])
+def test_a_follow_given_its_callback_in_the_priority_place_says_to_name_it(callback: object) -> None:
+    """``Follow(url, self.parse_item)``, Scrapy's ``Request(url, self.parse_item)`` ported, said "priority must be
+    a whole number 0 (first) .. 3, not <bound method ...>"."""
+    with pytest.raises(ValueError, match=r"the second argument is the priority .*Follow\(url, callback=\.\.\.\)"):
+        Follow("http://shop.test/p/1", callback)  # type: ignore[arg-type]
