@@ -30,11 +30,19 @@ def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
         if name not in BY_NAME:
             raise ConfigError(f"unknown option {name!r}{_closest(name)}")
         if isinstance(value, Mapping) and name in _PAIRS:  # spider_arg={"category": "books"}, header={...}
-            value = [f"{key}{_PAIRS[name]}{arg}" for key, arg in value.items()]
+            value = [_pair(name, key, arg) for key, arg in value.items()]
         elif isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
             value = list(value)  # a tuple, set, range(8000, 8010), generator...: read as the list it holds
         flags[name] = [_plain(name, v) for v in value] if isinstance(value, list) else _plain(name, value)
     return flags
+
+
+def _pair(name: str, key: Any, value: Any) -> str:
+    """One entry of a dict option as its flag's text; a None (``os.environ.get("TOKEN")`` unset) was sent as the
+    text "None": an ``Authorization: None`` header, a spider's ``self.category == "None"``."""
+    if value is None:
+        raise ConfigError(f"{BY_NAME[name].flag} {key}: None is not a value (leave {key!r} out to give none)")
+    return f"{key}{_PAIRS[name]}{value}"
 
 
 _INLINE_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"), (re.ASCII, "a"))
