@@ -316,3 +316,12 @@ class BigItemShop(ShopSpider):
 
     def parse(self, page: Page) -> Iterator[Any]:
         yield {"text": "x" * 2_000_000}
+
+
+class FeedShop(ShopSpider):
+    """A feed's (or a sitemap's) entries read by a callback, each an item and a product to follow."""
+
+    def parse_feed(self, page: Page) -> Iterator[Any]:
+        for url in page.xpath("//*[local-name()='link' or local-name()='loc']/text()").getall():
+            yield {"entry": url, "source": page.data["source"]}
+            yield Follow(url, callback="parse_product", data={"category": "feed", "listing": page.url})

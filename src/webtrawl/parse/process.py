@@ -147,7 +147,9 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         navigations = [(url, False) for url in page.navigations]  # where its scripts sent it: links of the page
         return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh + navigations, document)
     as_sitemap = sitemap_level(page.lease.route) is not None  # reached as one: may be text, or sent as HTML
-    if ctx.sitemaps != "off" and (as_sitemap or mime not in HTML_TYPES):
+    # a spider's feed or sitemap reached by a link goes to the callback it names, as Scrapy hands a callback any answer
+    routed = ctx.extraction is not None and ctx.extraction.routes_pages and _TEXTY.search(mime) is not None
+    if ctx.sitemaps != "off" and (as_sitemap or (mime not in HTML_TYPES and not routed)):
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
             _set_robots(record, robots)
