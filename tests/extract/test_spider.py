@@ -160,6 +160,14 @@ def test_callbacks_take_their_links_data_as_keyword_parameters_as_scrapys_cb_kwa
     assert product.items == [{"name": "Rake", **data}]  # **rest takes the keys no parameter names
 
 
+def test_a_data_key_named_as_the_page_parameter_stays_in_page_data_for_a_callback_taking_kwargs() -> None:
+    """``def parse_product(self, page, category, **rest)`` (as the README writes it) reached with ``data={"page":
+    2, ...}``, a listing's page number: every such page failed with "got multiple values for argument 'page'"."""
+    route = encode_route("parse_product", {"category": "Garden", "page": 2})
+    out = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1", route=route), spider=_spider("KwargsShop"))
+    assert out.record.error is None and out.items == [{"name": "Rake", "category": "Garden"}]
+
+
 def test_a_page_whose_callback_lacks_a_keyword_parameter_is_an_extract_error() -> None:
     page = make_page(b"<h1>x</h1>", url="http://shop.test/p/1", route=encode_route("parse_product", {"listing": "l"}))
     out = run(page, spider=_spider("KwargsShop"))

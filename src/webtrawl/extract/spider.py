@@ -185,7 +185,7 @@ class SpiderExtractor:
             return collect(method(page), page, self._route)
         data = page.data
         _check_params(page.callback, params, data, "the link that led here")
-        kwargs = {k: v for k, v in data.items() if params.rest or k in params.names}
+        kwargs = {k: v for k, v in data.items() if k in params.names or (params.rest and k != params.page)}
         return collect(method(page, **kwargs), page, self._route)
 
     def callback(self, name: str) -> Callable[[Page], Any]:
@@ -238,7 +238,8 @@ class _Params(NamedTuple):
 
     names: frozenset[str]  # every one, with or without a default
     required: tuple[str, ...]  # those without a default
-    rest: bool  # **kwargs: every key of the data
+    rest: bool  # **kwargs: every key of the data but the page's own parameter's name (data={"page": 2})
+    page: str = ""  # the name of the page's parameter
 
 
 _NO_PARAMS = _Params(frozenset(), (), False)
@@ -256,6 +257,7 @@ def _params_of(method: Callable[..., Any]) -> _Params:
         frozenset(p.name for p in named),
         tuple(p.name for p in named if p.default is inspect.Parameter.empty),
         any(p.kind is inspect.Parameter.VAR_KEYWORD for p in found),
+        found[0].name if found and found[0].kind is by_name[0] else "",  # positional-only: free for **kwargs
     )
 
 
