@@ -309,3 +309,13 @@ def test_a_spiders_feed_or_sitemap_reached_by_a_link_goes_to_the_callback_it_nam
         make_page(_urlset(2), content_type="application/xml", route=SITEMAP_ROUTE), extract_ctx(spider=spider)
     )
     assert listed.record.sitemap == "urlset" and not listed.items
+
+
+def test_a_spiders_callback_gets_its_page_whatever_its_content_type() -> None:
+    """A JSON file served as ``application/octet-stream`` (as S3 serves one), NDJSON, JSONP: the callback its link
+    named was never called (no item, no error), where Scrapy hands a callback any answer."""
+    body = b'{"page": 1, "has_next": false, "products": [{"name": "Rake", "category": "Garden", "url": "/p/1"}]}'
+    for kind in ("application/octet-stream", "binary/octet-stream", "application/x-ndjson", "application/javascript"):
+        page = make_page(body, url="http://shop.test/api/products?page=1", content_type=kind)
+        out = run(page, spider="tests/extract/shop.py:ApiShop")
+        assert out.record.error is None and out.items == [{"name": "Rake", "category": "Garden", "of": "/p/1"}], kind
