@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webtrawl.extract import Document, Follow, Page
+from webtrawl.extract import Document, Follow, LinkExtractor, Page
 
 
 def test_response_headers_are_found_in_any_case_as_scrapys_are() -> None:
@@ -28,3 +28,12 @@ def test_a_follow_given_its_callback_in_the_priority_place_says_to_name_it(callb
     a whole number 0 (first) .. 3, not <bound method ...>"."""
     with pytest.raises(ValueError, match=r"the second argument is the priority .*Follow\(url, callback=\.\.\.\)"):
         Follow("http://shop.test/p/1", callback)  # type: ignore[arg-type]
+
+
+def test_page_follow_takes_a_link_extractors_link_as_scrapys_response_follow_does() -> None:
+    """``for link in LinkExtractor(...).extract_links(page): yield page.follow(link, ...)`` (Scrapy's idiom) failed:
+    "page.follow wants a URL string or a selector, not a Link"."""
+    page = Page(Document(url="http://shop.test/c/1", text="<a href='/p/1'>one</a> <a href='p/2'>two</a>"))
+    links = LinkExtractor().extract_links(page)
+    assert [f.url for f in page.follow_all(links)] == ["http://shop.test/p/1", "http://shop.test/c/p/2"]
+    assert page.follow(links[0], callback="parse").url == "http://shop.test/p/1"

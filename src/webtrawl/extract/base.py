@@ -70,6 +70,15 @@ class Follow:
         return f"Follow({', '.join(args)})"
 
 
+class Link(NamedTuple):
+    """A link a :class:`~webtrawl.extract.crawlspider.LinkExtractor` found: its absolute URL, its text, and whether
+    it says ``rel=nofollow``; ``page.follow(link)`` follows it, as Scrapy's ``response.follow`` does."""
+
+    url: str
+    text: str = ""
+    nofollow: bool = False
+
+
 def _priority(value: Any) -> int:
     if callable(value) or isinstance(value, str):  # Scrapy's Request(url, self.parse_item), ported
         raise ValueError(

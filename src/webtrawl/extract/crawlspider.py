@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from webtrawl.domains import domain_names, in_domains
-from webtrawl.extract.base import Follow
+from webtrawl.extract.base import Follow, Link
 from webtrawl.extract.callback import settled, values_of
 from webtrawl.extract.page import Page
 from webtrawl.extract.spider import Spider, callbacks_of
@@ -30,14 +30,6 @@ _AUDIO_VIDEO = "mp3 wma ogg wav ra aac mid au aiff flac m4a 3gp asf asx avi mov 
 _DOCUMENTS = "xls xlsx ppt pptx pps doc docx odt ods odg odp pdf css js woff woff2 ttf otf eot"
 IGNORED_EXTENSIONS = frozenset(" ".join((_ARCHIVES, _IMAGES, _AUDIO_VIDEO, _DOCUMENTS)).split())
 _RULE_KEY = "_rule"  # the data key that says which rule led to a page
-
-
-class Link(NamedTuple):
-    """A link a :class:`LinkExtractor` found: its absolute URL, its text, and whether it says ``rel=nofollow``."""
-
-    url: str
-    text: str = ""
-    nofollow: bool = False
 
 
 def _patterns(value: str | re.Pattern[str] | Iterable[str | re.Pattern[str]]) -> list[re.Pattern[str]]:

@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 from parsel import SelectorList
 
-from webtrawl.extract.base import Follow
+from webtrawl.extract.base import Follow, Link
 from webtrawl.extract.document import Document
 from webtrawl.extract.lexsel import page_css, page_xpath
 from webtrawl.extract.routing import decode_route
@@ -129,9 +129,10 @@ class Page:
         **scrapy: Any,
     ) -> Follow:
         """A :class:`Follow` of ``url`` (Scrapy's ``response.follow``): a URL (relative ones are resolved against
-        the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``) or an attribute selector
-        (``page.css("a::attr(href)")[0]``). ``callback``, ``data`` and ``cb_kwargs`` as for ``Follow``; Scrapy's
-        other arguments (``meta``...) are refused with what to use instead."""
+        the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``), an attribute selector
+        (``page.css("a::attr(href)")[0]``) or a LinkExtractor's :class:`Link`. ``callback``, ``data`` and
+        ``cb_kwargs`` as for ``Follow``; Scrapy's other arguments (``meta``...) are refused with what to use
+        instead."""
         if scrapy:
             name = sorted(scrapy)[0]
             raise ValueError(f"page.follow takes no {name}: {_INSTEAD.get(name, _INSTEAD['meta'])}")
@@ -201,10 +202,12 @@ _INSTEAD = {
 
 
 def _href(url: Any) -> str | None:
-    """What ``page.follow`` follows: a string as it is; an element selector's href; a text or attribute selector's
-    value."""
+    """What ``page.follow`` follows: a string as it is; a Link's URL; an element selector's href; a text or
+    attribute selector's value."""
     if url is None or isinstance(url, str):
         return url
+    if isinstance(url, Link):  # a LinkExtractor's, as Scrapy's response.follow takes one
+        return url.url
     if isinstance(url, SelectorList):
         raise ValueError("page.follow takes one URL or selector, not a list of them: use page.follow_all")
     attrib, get = getattr(url, "attrib", None), getattr(url, "get", None)
