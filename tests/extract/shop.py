@@ -200,6 +200,16 @@ class WithDelay(Spider):  # Scrapy's per-spider pace: crawled at the crawl's --d
     download_delay = 5
 
 
+class FromCrawler(Spider):  # Scrapy builds it through from_crawler: its attributes were never set here
+    api_key = ""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FromCrawler:
+        spider = cls(*args, **kwargs)
+        spider.api_key = crawler.settings.get("API_KEY")
+        return spider
+
+
 class WithAgent(Spider):
     user_agent = "PortedBot/1.0"
 

@@ -76,6 +76,7 @@ def test_start_requests_going_wrong_is_one_clear_error_at_start(
     [
         ("WithSettings", "custom_settings is Scrapy's and is not read: give the crawl's options to Crawler("),
         ("WithDelay", "download_delay is Scrapy's and is not read: give the crawl's --delay (Crawler(..., delay=...)"),
+        ("FromCrawler", "from_crawler() is Scrapy's and is not called: set up in __init__ (spider arguments come"),
         ("WithAgent", "user_agent is Scrapy's and is not read: give the crawl's --user-agent (Crawler(..., user_agent"),
         ("WithStatuses", "handle_httpstatus_list is Scrapy's and is not read: callbacks get pages that answer 2xx"),
         ("WithAllStatuses", "handle_httpstatus_all is Scrapy's and is not read: callbacks get pages that answer 2xx"),

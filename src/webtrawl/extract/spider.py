@@ -95,6 +95,13 @@ def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
                 f"--spider {spec}: {attr} is Scrapy's and is not read: give the crawl's {option} (Crawler(..., "
                 f"{option.lstrip('-').replace('-', '_')}=...) or trawl crawl {option}), and remove {attr}"
             )
+    for hook in ("from_crawler", "update_settings"):  # Scrapy builds the spider through them: never called here
+        if callable(getattr(cls, hook, None)):
+            raise InputError(
+                f"--spider {spec}: {hook}() is Scrapy's and is not called: set up in __init__ (spider arguments come "
+                f"as its keywords, --spider-arg NAME=VALUE), give the crawl's options to Crawler(...) or as flags, "
+                f"and remove {hook}()"
+            )
     for attr in ("handle_httpstatus_list", "handle_httpstatus_all"):
         if getattr(spider, attr, None):
             raise InputError(
