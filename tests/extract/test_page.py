@@ -37,3 +37,11 @@ def test_page_follow_takes_a_link_extractors_link_as_scrapys_response_follow_doe
     links = LinkExtractor().extract_links(page)
     assert [f.url for f in page.follow_all(links)] == ["http://shop.test/p/1", "http://shop.test/c/p/2"]
     assert page.follow(links[0], callback="parse").url == "http://shop.test/p/1"
+
+
+def test_page_jmespath_queries_an_apis_json_as_scrapys_response_jmespath_does() -> None:
+    """Scrapy 2.10's ``response.jmespath("products[].name")`` failed: the page had no jmespath."""
+    body = '{"products": [{"name": "Rake"}, {"name": "Hoe"}], "next": null}'
+    page = Page(Document(url="http://shop.test/api", text=body, content_type="application/json"))
+    assert page.jmespath("products[].name").getall() == ["Rake", "Hoe"]
+    assert page.jmespath("next").get() is None and page.jmespath("products[0].name").get() == "Rake"

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any, TypeVar, overload
 from urllib.parse import urljoin
 
-from parsel import SelectorList
+from parsel import Selector, SelectorList
 
 from webtrawl.extract.base import Follow, Link
 from webtrawl.extract.document import Document
@@ -94,6 +94,19 @@ class Page:
     @cached_property
     def _json(self) -> Any:
         return json.loads(self._doc.text)
+
+    def jmespath(self, query: str, **kwargs: Any) -> SelectorList[Any]:
+        """A JMESPath query on the page's JSON (an API's answer), as Scrapy's ``response.jmespath`` (2.10+) runs it
+        (``page.jmespath("products[].name").getall()``); on an HTML page, parsel's on its tree."""
+        return self._jmespath_root.jmespath(query, **kwargs)
+
+    @cached_property
+    def _jmespath_root(self) -> Selector:
+        try:
+            found = self._json
+        except ValueError:
+            return self._doc.selector
+        return Selector(root=found, type="json")
 
     def css(self, query: str) -> SelectorList[Any]:
         return page_css(self._doc, query)
