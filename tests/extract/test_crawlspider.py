@@ -122,3 +122,13 @@ def test_a_rules_callback_and_parse_start_url_may_return_one_item_as_scrapy_take
     assert list(_ReturningShop().parse_rule(page, _rule=0)) == [{"title": "http://shop.example/p/1"}]
     start = list(_ReturningShop().parse(page))
     assert start[0] == {"start": "http://shop.example/p/1"} and all(isinstance(v, Follow) for v in start[1:])
+
+
+def test_a_link_extractors_restrict_text_and_canonicalize_are_taken_as_scrapys() -> None:
+    """``LinkExtractor(restrict_text=...)`` or ``canonicalize=True``, Scrapy's, stopped the ported spider at import
+    (an unexpected keyword argument)."""
+    assert _urls(LinkExtractor(restrict_text=r"^Product \d", canonicalize=True)) == ["/p/1", "/p/2"]
+    assert _urls(LinkExtractor(restrict_text=[re.compile("books", re.I), "CDN"])) == [
+        "/c/1",
+        "https://cdn.shop.example/p/4",
+    ]
