@@ -251,6 +251,8 @@ class Broken(Spider):
             yield page.follow("/next", self.parse, meta={"category": "x"})
         if path == "dont-filter":
             yield page.follow("/next", self.parse, dont_filter=True)
+        if path == "headers":
+            yield page.follow("/next", self.parse, headers={"Accept": "application/json"})
         if path == "no-kwarg":
             yield Follow("/next", callback=self.parse_needs, data={"other": 1})
         if path == "dataclass":

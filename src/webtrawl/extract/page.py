@@ -206,7 +206,8 @@ class Headers(dict[str, str]):
 _INSTEAD = {
     "meta": "pass data={...} (the next page's page.data) instead",
     "dont_filter": "a URL is queued once per crawl (--recrawl-after fetches pages again)",
-    "headers": "give --header, or a rules file's headers",
+    "headers": "every request carries the crawl's --header values (Crawler(header={...})); a spider or a callback "
+    "has no per-request headers (a rules file's headers are per URL regex)",
     "cookies": "give --cookies (one jar per crawl)",
     "errback": "a page that fails has its error in its record (records/*.jsonl)",
     "method": "webtrawl follows links with GET",
