@@ -45,3 +45,16 @@ def test_page_jmespath_queries_an_apis_json_as_scrapys_response_jmespath_does() 
     page = Page(Document(url="http://shop.test/api", text=body, content_type="application/json"))
     assert page.jmespath("products[].name").getall() == ["Rake", "Hoe"]
     assert page.jmespath("next").get() is None and page.jmespath("products[0].name").get() == "Rake"
+
+
+def test_follow_all_passes_over_a_selected_element_without_an_href_as_scrapys_does() -> None:
+    """``page.follow_all(css="a.page-link")`` on a pagination whose current page is an ``<a>`` without an href
+    raised, and the callback lost what it would have yielded after; Scrapy's follow_all passes such an element
+    over (``page.follow`` of one still says it has no href)."""
+    html = "<a class=pl href=?p=1>1</a><a class=pl>2</a><a class=pl href=?p=3>3</a><img class=pl src=x.png>"
+    page = Page(Document(url="http://shop.test/l?p=2", text=html))
+    expected = ["?p=1", "?p=3"]  # as the page has them: the parser resolves them
+    assert [f.url for f in page.follow_all(css=".pl")] == expected
+    assert [f.url for f in page.follow_all(page.xpath("//a[@class='pl']"))] == expected
+    with pytest.raises(ValueError, match="the selected element has no href"):
+        page.follow(page.css("a.pl")[1])

@@ -163,14 +163,19 @@ class Page:
         cb_kwargs: dict[str, Any] | None = None,
     ) -> list[Follow]:
         """:meth:`follow` for each of ``urls``, or of what ``css`` or ``xpath`` selects (Scrapy's
-        ``response.follow_all``)."""
+        ``response.follow_all``); a selected element without an ``href`` (a pagination's current page, ``<a
+        class="page-link">3</a>``) is passed over, as Scrapy's does."""
         if (urls is not None) + (css is not None) + (xpath is not None) != 1:
             raise ValueError("follow_all takes one of urls, css= or xpath=")
         self._checked(Follow(None, callback=callback))  # a misspelt name: refused when it selects nothing too
         found: Iterable[Any] = (
             urls if urls is not None else self.css(css) if css is not None else self.xpath(xpath or "")
         )
-        return [self.follow(url, callback, data=data, priority=priority, cb_kwargs=cb_kwargs) for url in found]
+        return [
+            self.follow(url, callback, data=data, priority=priority, cb_kwargs=cb_kwargs)
+            for url in found
+            if not _no_href(url)
+        ]
 
     def _checked(self, follow: Follow) -> Follow:
         if self._check_callback is not None and follow.callback is not None:
@@ -213,6 +218,12 @@ _INSTEAD = {
     "method": "webtrawl follows links with GET",
     "body": "webtrawl follows links with GET",
 }
+
+
+def _no_href(url: Any) -> bool:
+    """An element selector without an href (an ``<a>`` of no link, an ``<img>``)."""
+    attrib = getattr(url, "attrib", None) if not isinstance(url, str) else None
+    return isinstance(attrib, dict) and bool(attrib) and "href" not in attrib
 
 
 def _href(url: Any) -> str | None:
