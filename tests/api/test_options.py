@@ -50,5 +50,7 @@ def test_a_spider_argument_given_as_a_keyword_as_scrapys_crawl_takes_it_says_to_
         match=re.escape("unknown option 'max_page' (PagedShop.max_page is the spider's: give it as spider_arg="),
     ):
         Crawler(PagedShop, out=tmp_path, max_page="2")
+    with pytest.raises(ConfigError, match=re.escape("unknown option 'start_urls' (seed URLs are urls=[...]")):
+        Crawler(ShopSpider, out=tmp_path, start_urls=["http://shop.test/"])  # not a spider argument: a string
     with pytest.raises(ConfigError, match=re.escape("unknown option 'dealy' (did you mean 'delay'?)")):
         Crawler(ShopSpider, out=tmp_path, dealy=2)  # an option's misspelling, as before

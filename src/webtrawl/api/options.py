@@ -92,8 +92,8 @@ def _spider_argument(name: str, target: object, closest: str) -> str:
     close to it."""
     from webtrawl.extract.spider import Spider
 
-    if not (isinstance(target, type) and issubclass(target, Spider) and name.isidentifier()):
-        return closest
+    if not (isinstance(target, type) and issubclass(target, Spider) and name.isidentifier()) or "urls=" in closest:
+        return closest  # start_urls=[...]: seeds, urls=[...] (a spider argument is a string)
     give = f"spider_arg={{{name!r}: ...}}"
     if hasattr(target, name):
         return f" ({target.__name__}.{name} is the spider's: give it as {give})"
