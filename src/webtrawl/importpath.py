@@ -63,11 +63,16 @@ def import_module(target: str, spec: str, flag: str, noun: str = "code") -> Any:
         raise InputError(f"{where}{flag} {spec}: cannot import {target}: {type(exc).__name__}: {exc}") from None
 
 
+def module_name(target: str) -> str:
+    """The name in ``sys.modules`` of what :func:`import_module` imported for ``target``."""
+    return f"_trawl_user_{Path(target).stem}" if target.endswith(".py") else target
+
+
 def _import_file(target: str, spec: str, flag: str) -> Any:
     path = Path(target).resolve()
     if not path.is_file():
         raise InputError(f"{flag} {spec}: no such file {target}")
-    loader_spec = importlib.util.spec_from_file_location(f"_trawl_user_{path.stem}", path)
+    loader_spec = importlib.util.spec_from_file_location(module_name(target), path)
     if loader_spec is None or loader_spec.loader is None:
         raise InputError(f"{flag} {spec}: cannot load {target}")
     module = importlib.util.module_from_spec(loader_spec)

@@ -104,11 +104,17 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
         url_allowed=AddressPolicy(cfg.fetch.ip_allow, cfg.fetch.ports).url_allowed,
         extraction=extraction,
     )
-    for label, page in _pages(cfg, ns):
-        if route:
-            page.lease = msgspec.structs.replace(page.lease, route=route)
-        out.write(_line(label, page, ctx) + "\n")
-        out.flush()
+    reason = "shutdown"  # Ctrl-C, or an input that cannot be read
+    try:
+        for label, page in _pages(cfg, ns):
+            if route:
+                page.lease = msgspec.structs.replace(page.lease, route=route)
+            out.write(_line(label, page, ctx) + "\n")
+            out.flush()
+        reason = "finished"
+    finally:
+        if extraction is not None:  # a spider's closed(reason), as at the end of a crawl's parser
+            extraction.close(reason)
     return 0
 
 

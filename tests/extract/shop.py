@@ -200,6 +200,16 @@ class WithDelay(Spider):  # Scrapy's per-spider pace: crawled at the crawl's --d
     download_delay = 5
 
 
+class FromCrawler(Spider):  # Scrapy builds it through from_crawler: its attributes were never set here
+    api_key = ""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FromCrawler:
+        spider = cls(*args, **kwargs)
+        spider.api_key = crawler.settings.get("API_KEY")
+        return spider
+
+
 class WithAgent(Spider):
     user_agent = "PortedBot/1.0"
 
@@ -241,6 +251,8 @@ class Broken(Spider):
             yield page.follow("/next", self.parse, meta={"category": "x"})
         if path == "dont-filter":
             yield page.follow("/next", self.parse, dont_filter=True)
+        if path == "headers":
+            yield page.follow("/next", self.parse, headers={"Accept": "application/json"})
         if path == "no-kwarg":
             yield Follow("/next", callback=self.parse_needs, data={"other": 1})
         if path == "dataclass":
@@ -316,3 +328,12 @@ class BigItemShop(ShopSpider):
 
     def parse(self, page: Page) -> Iterator[Any]:
         yield {"text": "x" * 2_000_000}
+
+
+class FeedShop(ShopSpider):
+    """A feed's (or a sitemap's) entries read by a callback, each an item and a product to follow."""
+
+    def parse_feed(self, page: Page) -> Iterator[Any]:
+        for url in page.xpath("//*[local-name()='link' or local-name()='loc']/text()").getall():
+            yield {"entry": url, "source": page.data["source"]}
+            yield Follow(url, callback="parse_product", data={"category": "feed", "listing": page.url})

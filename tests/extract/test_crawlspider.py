@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from webtrawl.errors import InputError
-from webtrawl.extract import Document, LinkExtractor, Page, Rule, load_spider
+from webtrawl.extract import Document, Follow, LinkExtractor, Page, Rule, load_spider
 from webtrawl.extract.crawlspider import CrawlSpider, Link
 
 HTML = b"""<html><body>
@@ -103,3 +103,32 @@ def test_a_rules_callback_may_be_async_as_scrapy_runs_them() -> None:
     page = Page(Document(url="http://shop.example/p/1", text=HTML))
     assert list(_AsyncShop().parse_rule(page, _rule=0)) == [{"url": "http://shop.example/p/1"}]
     assert list(_AsyncShop().parse_rule(page, _rule=1)) == [{"listed": "http://shop.example/p/1"}]
+
+
+class _ReturningShop(CrawlSpider):
+    rules = (Rule(LinkExtractor(allow="/p/1$"), callback="parse_item"),)
+
+    def parse_item(self, page: Page) -> dict[str, str]:
+        return {"title": page.url}
+
+    def parse_start_url(self, page: Page) -> dict[str, str]:
+        return {"start": page.url}
+
+
+def test_a_rules_callback_and_parse_start_url_may_return_one_item_as_scrapy_takes_it() -> None:
+    """``return {...}`` from a rule's callback or parse_start_url (Scrapy takes one item returned alone): its keys
+    were iterated as links (``title``, ``start``: relative URLs fetched as 404s) and the item was lost."""
+    page = Page(Document(url="http://shop.example/p/1", text=HTML))
+    assert list(_ReturningShop().parse_rule(page, _rule=0)) == [{"title": "http://shop.example/p/1"}]
+    start = list(_ReturningShop().parse(page))
+    assert start[0] == {"start": "http://shop.example/p/1"} and all(isinstance(v, Follow) for v in start[1:])
+
+
+def test_a_link_extractors_restrict_text_and_canonicalize_are_taken_as_scrapys() -> None:
+    """``LinkExtractor(restrict_text=...)`` or ``canonicalize=True``, Scrapy's, stopped the ported spider at import
+    (an unexpected keyword argument)."""
+    assert _urls(LinkExtractor(restrict_text=r"^Product \d", canonicalize=True)) == ["/p/1", "/p/2"]
+    assert _urls(LinkExtractor(restrict_text=[re.compile("books", re.I), "CDN"])) == [
+        "/c/1",
+        "https://cdn.shop.example/p/4",
+    ]

@@ -86,6 +86,7 @@ def test_a_link_the_page_also_has_takes_the_route_a_follow_gives_it() -> None:
         ("private", "Broken has no callback '_helper'"),
         ("meta", "page.follow takes no meta: pass data={...} (the next page's page.data) instead"),
         ("dont-filter", "page.follow takes no dont_filter: a URL is queued once per crawl (--recrawl-after fetches"),
+        ("headers", "page.follow takes no headers: every request carries the crawl's --header values (Crawler(header="),
         ("no-kwarg", "parse_needs() takes category from page.data (Scrapy's cb_kwargs), and Follow('/next', "),
     ],
 )
@@ -95,7 +96,7 @@ def test_routing_mistakes_are_an_extract_error_on_the_yielding_page(path: str, d
     assert out.record.error == "extract-error" and detail in str(out.record.error_detail)
     assert out.new_urls == []  # a spider follows only what it yields: not the refused Follow, not the page's links
     # a refused Follow is left out alone (the item yielded after it is kept); a raise stops the callback there
-    assert out.items == ([] if path in ("raise", "meta", "dont-filter") else [{"ok": path}])
+    assert out.items == ([] if path in ("raise", "meta", "dont-filter", "headers") else [{"ok": path}])
     fine = process_page(make_page(b"<a href=/x>x</a>", url="http://shop.test/fine"), ctx)
     assert fine.record.error is None and fine.items == [{"ok": "fine"}]
 
@@ -158,6 +159,14 @@ def test_callbacks_take_their_links_data_as_keyword_parameters_as_scrapys_cb_kwa
     ]
     product = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1", route=listing.new_urls[0].route), spider=spec)
     assert product.items == [{"name": "Rake", **data}]  # **rest takes the keys no parameter names
+
+
+def test_a_data_key_named_as_the_page_parameter_stays_in_page_data_for_a_callback_taking_kwargs() -> None:
+    """``def parse_product(self, page, category, **rest)`` (as the README writes it) reached with ``data={"page":
+    2, ...}``, a listing's page number: every such page failed with "got multiple values for argument 'page'"."""
+    route = encode_route("parse_product", {"category": "Garden", "page": 2})
+    out = run(make_page(b"<h1>Rake</h1>", url="http://shop.test/p/1", route=route), spider=_spider("KwargsShop"))
+    assert out.record.error is None and out.items == [{"name": "Rake", "category": "Garden"}]
 
 
 def test_a_page_whose_callback_lacks_a_keyword_parameter_is_an_extract_error() -> None:

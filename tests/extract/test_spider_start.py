@@ -76,6 +76,7 @@ def test_start_requests_going_wrong_is_one_clear_error_at_start(
     [
         ("WithSettings", "custom_settings is Scrapy's and is not read: give the crawl's options to Crawler("),
         ("WithDelay", "download_delay is Scrapy's and is not read: give the crawl's --delay (Crawler(..., delay=...)"),
+        ("FromCrawler", "from_crawler() is Scrapy's and is not called: set up in __init__ (spider arguments come"),
         ("WithAgent", "user_agent is Scrapy's and is not read: give the crawl's --user-agent (Crawler(..., user_agent"),
         ("WithStatuses", "handle_httpstatus_list is Scrapy's and is not read: callbacks get pages that answer 2xx"),
         ("WithAllStatuses", "handle_httpstatus_all is Scrapy's and is not read: callbacks get pages that answer 2xx"),
@@ -93,3 +94,15 @@ def test_extract_and_spider_together_are_one_clear_error() -> None:
     with pytest.raises(ConfigError, match="--extract and --spider"):
         load({"extract": "x.toml", "spider": _spider()})
     assert CrawlConfig().with_options(spider=_spider()).extraction.enabled()
+
+
+def test_a_spiders_name_or_its_file_alone_as_scrapy_takes_them_says_which_class_to_give() -> None:
+    """``--spider shop.py:shop`` (Scrapy's ``crawl shop``, by the spider's name) said only "has no 'shop'", and
+    ``--spider shop.py`` (Scrapy's ``runspider shop.py``) "want package.module:Name or file.py:Name"."""
+    with pytest.raises(InputError, match=re.escape(f"has no 'shop' (the spider named 'shop' is the class ShopSpider: "
+                                                   f"--spider {SHOP}:ShopSpider)")):  # fmt: skip
+        load_spider(_spider("shop"))
+    with pytest.raises(InputError, match=re.escape(f"has no 'Shop' (its spiders: --spider {SHOP}:ShopSpider, ")):
+        load_spider(_spider("Shop"))
+    with pytest.raises(InputError, match=re.escape(f"--spider {SHOP}: name its spider class: its spiders: --spider ")):
+        load_spider(str(SHOP))

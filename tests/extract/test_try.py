@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -255,3 +256,17 @@ def test_try_keeps_a_spider_to_its_allowed_domains_as_the_crawl_does(tmp_path: P
     (line,) = _lines(_trawl(*args))
     assert line["follow"] == ["http://img.shop.test/y"]
     assert line["dropped"] == {"http://offsite.test/p/1": "scope"}
+
+
+def test_try_closes_a_spider_as_a_crawl_does(tmp_path: Path) -> None:
+    """A spider's closed(reason) (Scrapy's, which ``scrapy parse`` calls too) was never called by trawl try: what it
+    writes or flushes there was missing."""
+    page = tmp_path / "listing.html"
+    page.write_text("<h1>Garden</h1>")
+    spider = f"{Path(__file__).with_name('shop.py')}:ClosingShop"
+    closed = tmp_path / "closed"
+    done = subprocess.run(
+        [sys.executable, "-m", "webtrawl", "try", "--spider", spider, str(page)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "SHOP_CLOSED": str(closed)},
+    )  # fmt: skip
+    assert len(_lines(done)) == 1 and closed.read_text() == "finished\n"

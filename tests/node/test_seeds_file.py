@@ -33,3 +33,15 @@ def test_only_a_new_crawl_given_no_seed_source_has_no_seeds(tmp_path: Path) -> N
     check_seeds(new.with_options(redis="redis://127.0.0.1:6379/1"), spider_seeds=False)
     (tmp_path / "c" / "redis").mkdir(parents=True)
     check_seeds(new, spider_seeds=False)
+
+
+def test_a_spider_given_as_extract_without_seeds_says_to_give_it_as_spider(tmp_path: Path) -> None:
+    """``trawl crawl --extract shop.py:Shop`` (``Crawler("shop.py:Shop")``) said "no seeds": its start_urls were
+    never looked for, and nothing said why."""
+    spider = f"{Path(__file__).parents[1] / 'extract' / 'shop.py'}:ShopSpider"
+    new = CrawlConfig().with_options(out=tmp_path / "c", extract=spider)
+    with pytest.raises(InputError, match=r"ShopSpider is a Spider: give it as --spider .*\(spider= in Python\)$"):
+        check_seeds(new, spider_seeds=False)
+    callback = f"{Path(__file__).parents[1] / 'extract' / 'spiders.py'}:article"
+    with pytest.raises(InputError, match=r"^no seeds"):  # a function callback has none to give
+        check_seeds(new.with_options(extract=callback), spider_seeds=False)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import gzip
 
+from tests.extract.helpers import extract_ctx, run
+from webtrawl.extract.routing import decode_route, encode_route
 from webtrawl.formats.route import MAX_SITEMAP_NESTING, SITEMAP_ROUTE, sitemap_route
 from webtrawl.parse import process_page
 from webtrawl.parse.html import extract, refresh_target
@@ -288,3 +290,32 @@ def test_a_refresh_response_header_is_a_link_as_a_meta_refresh_is() -> None:
     assert only.new_urls == []
     reload = process_page(make_page(b"", content_type=None, headers=[("Refresh", "30")]), make_ctx())
     assert reload.new_urls == []  # a plain reload names no page
+
+
+def test_a_spiders_feed_or_sitemap_reached_by_a_link_goes_to_the_callback_it_names() -> None:
+    """A spider's ``Follow(feed_url, callback="parse_feed")`` (Scrapy hands a callback any answer): the feed was read
+    as the crawler's own, its callback never ran, its items were lost and its URLs went to ``parse`` without the
+    route. A sitemap reached as one (``--sitemap``) is still read as one."""
+    spider = "tests/extract/shop.py:FeedShop"
+    feed = b"<?xml version='1.0'?><rss version='2.0'><channel><item><link>http://site.example/p/1</link></item></channel></rss>"
+    for body, kind in ((feed, "application/rss+xml"), (_urlset(2), "application/xml")):
+        route = encode_route("parse_feed", {"source": "news"})
+        page = make_page(body, url="http://site.example/feed", content_type=kind, route=route)
+        out = run(page, spider=spider)
+        assert not out.record.sitemap and out.record.error is None and out.items
+        assert all(item["source"] == "news" for item in out.items)
+        assert {decode_route(u.route)[0] for u in out.new_urls} == {"parse_product"}
+    listed = process_page(
+        make_page(_urlset(2), content_type="application/xml", route=SITEMAP_ROUTE), extract_ctx(spider=spider)
+    )
+    assert listed.record.sitemap == "urlset" and not listed.items
+
+
+def test_a_spiders_callback_gets_its_page_whatever_its_content_type() -> None:
+    """A JSON file served as ``application/octet-stream`` (as S3 serves one), NDJSON, JSONP: the callback its link
+    named was never called (no item, no error), where Scrapy hands a callback any answer."""
+    body = b'{"page": 1, "has_next": false, "products": [{"name": "Rake", "category": "Garden", "url": "/p/1"}]}'
+    for kind in ("application/octet-stream", "binary/octet-stream", "application/x-ndjson", "application/javascript"):
+        page = make_page(body, url="http://shop.test/api/products?page=1", content_type=kind)
+        out = run(page, spider="tests/extract/shop.py:ApiShop")
+        assert out.record.error is None and out.items == [{"name": "Rake", "category": "Garden", "of": "/p/1"}], kind

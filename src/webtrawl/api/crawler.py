@@ -52,7 +52,7 @@ class Crawler:
     ) -> None:
         check_not_reimported()
         check_main_guard()  # here too: arun() and a thread's run() do not see the script's frame
-        flags = option_flags(options)
+        flags = option_flags(options, target)
         named = target_options(target)
         if named and (flags.get("extract") or flags.get("spider")):
             raise ConfigError("give what to extract once: as the target, or as extract= (spider=), not both")

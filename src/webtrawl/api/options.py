@@ -23,18 +23,27 @@ from webtrawl.values import parse_bool
 _PAIRS = {"spider_arg": "=", "resolve": "=", "header": ": "}  # the options a dict gives: NAME=VALUE, 'Name: value'
 
 
-def option_flags(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Keywords as :func:`load` flags: names checked against the option table, collections as lists."""
+def option_flags(options: Mapping[str, Any], target: object = None) -> dict[str, Any]:
+    """Keywords as :func:`load` flags: names checked against the option table, collections as lists; ``target``:
+    what the crawl runs (a spider's own attribute is no option: an argument for it, as Scrapy's ``crawl()`` takes)."""
     flags: dict[str, Any] = {}
     for name, value in options.items():
         if name not in BY_NAME:
-            raise ConfigError(f"unknown option {name!r}{_closest(name)}")
+            raise ConfigError(f"unknown option {name!r}{_spider_argument(name, target, _closest(name))}")
         if isinstance(value, Mapping) and name in _PAIRS:  # spider_arg={"category": "books"}, header={...}
-            value = [f"{key}{_PAIRS[name]}{arg}" for key, arg in value.items()]
+            value = [_pair(name, key, arg) for key, arg in value.items()]
         elif isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
             value = list(value)  # a tuple, set, range(8000, 8010), generator...: read as the list it holds
         flags[name] = [_plain(name, v) for v in value] if isinstance(value, list) else _plain(name, value)
     return flags
+
+
+def _pair(name: str, key: Any, value: Any) -> str:
+    """One entry of a dict option as its flag's text; a None (``os.environ.get("TOKEN")`` unset) was sent as the
+    text "None": an ``Authorization: None`` header, a spider's ``self.category == "None"``."""
+    if value is None:
+        raise ConfigError(f"{BY_NAME[name].flag} {key}: None is not a value (leave {key!r} out to give none)")
+    return f"{key}{_PAIRS[name]}{value}"
 
 
 _INLINE_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"), (re.ASCII, "a"))
@@ -75,6 +84,20 @@ def seed_urls(urls: Iterable[str] | str | None) -> list[str]:
         with _as_config_error():
             seed_url(url, "urls")
     return found
+
+
+def _spider_argument(name: str, target: object, closest: str) -> str:
+    """The hint for an unknown option, ``closest``, unless it is an argument of the spider ``target``, as Scrapy's
+    ``process.crawl(Shop, category="Books")`` takes one: one the spider has as an attribute, or any with no option
+    close to it."""
+    from webtrawl.extract.spider import Spider
+
+    if not (isinstance(target, type) and issubclass(target, Spider) and name.isidentifier()) or "urls=" in closest:
+        return closest  # start_urls=[...]: seeds, urls=[...] (a spider argument is a string)
+    give = f"spider_arg={{{name!r}: ...}}"
+    if hasattr(target, name):
+        return f" ({target.__name__}.{name} is the spider's: give it as {give})"
+    return f" (a spider argument? give it as {give})" if "did you mean" not in closest else closest
 
 
 def _closest(name: str) -> str:

@@ -55,7 +55,7 @@ class Follow:
         cb_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.url = url
-        self.priority = None if priority is None else check_priority(priority)
+        self.priority = None if priority is None else _priority(priority)
         self.callback = callback if callback is None or isinstance(callback, str) else _method_name(callback)
         self.data = data if not cb_kwargs else {**(data or {}), **cb_kwargs}
 
@@ -68,6 +68,24 @@ class Follow:
         if self.data is not None:
             args.append(f"data={self.data!r}")
         return f"Follow({', '.join(args)})"
+
+
+class Link(NamedTuple):
+    """A link a :class:`~webtrawl.extract.crawlspider.LinkExtractor` found: its absolute URL, its text, and whether
+    it says ``rel=nofollow``; ``page.follow(link)`` follows it, as Scrapy's ``response.follow`` does."""
+
+    url: str
+    text: str = ""
+    nofollow: bool = False
+
+
+def _priority(value: Any) -> int:
+    if callable(value) or isinstance(value, str):  # Scrapy's Request(url, self.parse_item), ported
+        raise ValueError(
+            f"Follow(url, {value!r}): the second argument is the priority (0..{PRIORITY_LEVELS - 1}); pass the "
+            "callback as a keyword: Follow(url, callback=...)"
+        )
+    return check_priority(value)
 
 
 def _method_name(callback: Callable[..., Any]) -> str:

@@ -160,7 +160,7 @@ def _collect(out: Any, result: ExtractResult, route: Callable[[Follow], str], si
     """Each value the callback gives; one that is refused (a Follow naming a callback the spider lacks, data that
     is not JSON-able, a value that is no item or link) is left out alone, as Scrapy logs a bad value and goes on:
     the first is the page's error, named where it was yielded (``site``)."""
-    for value in _values(out):
+    for value in values_of(out):
         try:
             _take(value, result, route)
         except UserCodeError as exc:
@@ -222,7 +222,9 @@ def _as_item(value: Any) -> dict[str, Any] | None:
     return None
 
 
-def _values(out: Any) -> Iterable[Any]:
+def values_of(out: Any) -> Iterable[Any]:
+    """The values a callback gave: what it yielded, or what it returned (one item, link or URL alone, or a list
+    of them), as Scrapy's ``iterate_spider_output`` takes them."""
     if out is None:
         return ()
     if isinstance(out, Mapping | str | Follow) or callable(getattr(out, "model_dump", None)):

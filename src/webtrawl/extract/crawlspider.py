@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from webtrawl.domains import domain_names, in_domains
 from webtrawl.extract.base import Follow
-from webtrawl.extract.callback import settled
+from webtrawl.extract.base import Link as Link  # re-exported: a LinkExtractor's links
+from webtrawl.extract.callback import settled, values_of
 from webtrawl.extract.page import Page
 from webtrawl.extract.spider import Spider, callbacks_of
 
@@ -30,14 +31,6 @@ _AUDIO_VIDEO = "mp3 wma ogg wav ra aac mid au aiff flac m4a 3gp asf asx avi mov 
 _DOCUMENTS = "xls xlsx ppt pptx pps doc docx odt ods odg odp pdf css js woff woff2 ttf otf eot"
 IGNORED_EXTENSIONS = frozenset(" ".join((_ARCHIVES, _IMAGES, _AUDIO_VIDEO, _DOCUMENTS)).split())
 _RULE_KEY = "_rule"  # the data key that says which rule led to a page
-
-
-class Link(NamedTuple):
-    """A link a :class:`LinkExtractor` found: its absolute URL, its text, and whether it says ``rel=nofollow``."""
-
-    url: str
-    text: str = ""
-    nofollow: bool = False
 
 
 def _patterns(value: str | re.Pattern[str] | Iterable[str | re.Pattern[str]]) -> list[re.Pattern[str]]:
@@ -53,8 +46,10 @@ class LinkExtractor:
     """Scrapy's ``LinkExtractor``: the links of a page whose absolute URL matches one of ``allow`` (any when empty)
     and none of ``deny`` (regexes, searched), on ``allow_domains`` (and their subdomains) and not on
     ``deny_domains``, not to a file of ``deny_extensions`` (default :data:`IGNORED_EXTENSIONS`), within the regions
-    ``restrict_css`` / ``restrict_xpaths`` select (the whole page when none), from the ``attrs`` of the ``tags``;
-    ``process_value`` may rewrite or drop (None) each raw value; ``unique``: each URL once."""
+    ``restrict_css`` / ``restrict_xpaths`` select (the whole page when none), whose text matches one of
+    ``restrict_text`` (any when empty), from the ``attrs`` of the ``tags``; ``process_value`` may rewrite or drop
+    (None) each raw value; ``unique``: each URL once; ``canonicalize`` changes nothing (URLs are canonicalized
+    before they are queued)."""
 
     def __init__(
         self,
@@ -70,6 +65,8 @@ class LinkExtractor:
         deny_extensions: Iterable[str] | None = None,
         process_value: Callable[[str], str | None] | None = None,
         strip: bool = True,
+        canonicalize: bool = False,
+        restrict_text: str | re.Pattern[str] | Iterable[str | re.Pattern[str]] = (),
     ) -> None:
         self.allow, self.deny = _patterns(allow), _patterns(deny)
         self.allow_domains, self.deny_domains = (
@@ -79,6 +76,8 @@ class LinkExtractor:
         self.restrict_xpaths, self.restrict_css = _strings(restrict_xpaths), _strings(restrict_css)
         self.tags, self.attrs = _strings(tags), _strings(attrs)
         self.unique, self.strip, self.process_value = unique, strip, process_value
+        self.canonicalize = canonicalize  # Scrapy's: every URL is canonicalized before it is queued here anyway
+        self.restrict_text = _patterns(restrict_text)
         extensions = IGNORED_EXTENSIONS if deny_extensions is None else deny_extensions
         self.deny_extensions = {"." + ext.lower().lstrip(".") for ext in extensions}
 
@@ -131,6 +130,8 @@ class LinkExtractor:
         if not url.startswith(("http://", "https://")) or not self.matches(url):
             return None
         text = " ".join(" ".join(element.css("::text").getall()).split())
+        if self.restrict_text and not any(p.search(text) for p in self.restrict_text):
+            return None
         return Link(url, text, "nofollow" in (element.attrib.get("rel") or "").lower().split())
 
 
@@ -180,7 +181,7 @@ class CrawlSpider(Spider):
 
     def parse(self, page: Page) -> Iterator[Any]:
         """The start URLs: ``parse_start_url``, then every rule (Scrapy's CrawlSpider._parse)."""
-        yield from settled(self.parse_start_url(page)) or ()
+        yield from values_of(settled(self.parse_start_url(page)))
         yield from self._follow(page)
 
     def parse_start_url(self, page: Page) -> Iterable[Any]:
@@ -192,7 +193,7 @@ class CrawlSpider(Spider):
         if rule.callback is not None:
             callback = self._method(rule.callback)  # an async def one too, as Scrapy runs them (settled)
             kwargs = {key: data[key] for key in rule.cb_kwargs if key in data}
-            yield from settled(callback(page, **kwargs)) or ()
+            yield from values_of(settled(callback(page, **kwargs)))
         if rule.follow:
             yield from self._follow(page)
 

@@ -11,15 +11,17 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, overload
 from urllib.parse import urljoin
 
-from parsel import SelectorList
+from parsel import Selector, SelectorList
 
-from webtrawl.extract.base import Follow
+from webtrawl.extract.base import Follow, Link
 from webtrawl.extract.document import Document
 from webtrawl.extract.lexsel import page_css, page_xpath
 from webtrawl.extract.routing import decode_route
+
+_T = TypeVar("_T")
 
 
 class Page:
@@ -56,8 +58,9 @@ class Page:
 
     @property
     def headers(self) -> dict[str, str]:
-        """Response headers, names lower-case (repeated headers joined with ``, ``)."""
-        out: dict[str, str] = {}
+        """Response headers, names lower-case (repeated headers joined with ``, ``); looked up in any case, as
+        Scrapy's ``response.headers.get("Content-Type")`` is."""
+        out = Headers()
         for name, value in self._doc.headers:
             key = name.lower()
             out[key] = f"{out[key]}, {value}" if key in out else value
@@ -91,6 +94,19 @@ class Page:
     @cached_property
     def _json(self) -> Any:
         return json.loads(self._doc.text)
+
+    def jmespath(self, query: str, **kwargs: Any) -> SelectorList[Any]:
+        """A JMESPath query on the page's JSON (an API's answer), as Scrapy's ``response.jmespath`` (2.10+) runs it
+        (``page.jmespath("products[].name").getall()``); on an HTML page, parsel's on its tree."""
+        return self._jmespath_root.jmespath(query, **kwargs)
+
+    @cached_property
+    def _jmespath_root(self) -> Selector:
+        try:
+            found = self._json
+        except ValueError:
+            return self._doc.selector
+        return Selector(root=found, type="json")
 
     def css(self, query: str) -> SelectorList[Any]:
         return page_css(self._doc, query)
@@ -126,9 +142,10 @@ class Page:
         **scrapy: Any,
     ) -> Follow:
         """A :class:`Follow` of ``url`` (Scrapy's ``response.follow``): a URL (relative ones are resolved against
-        the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``) or an attribute selector
-        (``page.css("a::attr(href)")[0]``). ``callback``, ``data`` and ``cb_kwargs`` as for ``Follow``; Scrapy's
-        other arguments (``meta``...) are refused with what to use instead."""
+        the page), an ``<a>``/``<link>``/``<area>`` selector (its ``href``), an attribute selector
+        (``page.css("a::attr(href)")[0]``) or a LinkExtractor's :class:`Link`. ``callback``, ``data`` and
+        ``cb_kwargs`` as for ``Follow``; Scrapy's other arguments (``meta``...) are refused with what to use
+        instead."""
         if scrapy:
             name = sorted(scrapy)[0]
             raise ValueError(f"page.follow takes no {name}: {_INSTEAD.get(name, _INSTEAD['meta'])}")
@@ -146,14 +163,19 @@ class Page:
         cb_kwargs: dict[str, Any] | None = None,
     ) -> list[Follow]:
         """:meth:`follow` for each of ``urls``, or of what ``css`` or ``xpath`` selects (Scrapy's
-        ``response.follow_all``)."""
+        ``response.follow_all``); a selected element without an ``href`` (a pagination's current page, ``<a
+        class="page-link">3</a>``) is passed over, as Scrapy's does."""
         if (urls is not None) + (css is not None) + (xpath is not None) != 1:
             raise ValueError("follow_all takes one of urls, css= or xpath=")
         self._checked(Follow(None, callback=callback))  # a misspelt name: refused when it selects nothing too
         found: Iterable[Any] = (
             urls if urls is not None else self.css(css) if css is not None else self.xpath(xpath or "")
         )
-        return [self.follow(url, callback, data=data, priority=priority, cb_kwargs=cb_kwargs) for url in found]
+        return [
+            self.follow(url, callback, data=data, priority=priority, cb_kwargs=cb_kwargs)
+            for url in found
+            if not _no_href(url)
+        ]
 
     def _checked(self, follow: Follow) -> Follow:
         if self._check_callback is not None and follow.callback is not None:
@@ -164,11 +186,33 @@ class Page:
         return f"<Page {self.url} {self.status}>"
 
 
+class Headers(dict[str, str]):
+    """A page's response headers: names lower-case, found in any case (HTTP's names are; a ported spider's
+    ``headers.get("Content-Type")`` read None)."""
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower() if isinstance(name, str) else name)
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name.lower() if isinstance(name, str) else name)
+
+    @overload
+    def get(self, name: str, default: None = None, /) -> str | None: ...
+    @overload
+    def get(self, name: str, default: str, /) -> str: ...
+    @overload
+    def get(self, name: str, default: _T, /) -> str | _T: ...
+
+    def get(self, name: str, default: Any = None, /) -> Any:
+        return super().get(name.lower() if isinstance(name, str) else name, default)
+
+
 # What page.follow says of the arguments of Scrapy's Request it does not take: what to do instead.
 _INSTEAD = {
     "meta": "pass data={...} (the next page's page.data) instead",
     "dont_filter": "a URL is queued once per crawl (--recrawl-after fetches pages again)",
-    "headers": "give --header, or a rules file's headers",
+    "headers": "every request carries the crawl's --header values (Crawler(header={...})); a spider or a callback "
+    "has no per-request headers (a rules file's headers are per URL regex)",
     "cookies": "give --cookies (one jar per crawl)",
     "errback": "a page that fails has its error in its record (records/*.jsonl)",
     "method": "webtrawl follows links with GET",
@@ -176,11 +220,19 @@ _INSTEAD = {
 }
 
 
+def _no_href(url: Any) -> bool:
+    """An element selector without an href (an ``<a>`` of no link, an ``<img>``)."""
+    attrib = getattr(url, "attrib", None) if not isinstance(url, str) else None
+    return isinstance(attrib, dict) and bool(attrib) and "href" not in attrib
+
+
 def _href(url: Any) -> str | None:
-    """What ``page.follow`` follows: a string as it is; an element selector's href; a text or attribute selector's
-    value."""
+    """What ``page.follow`` follows: a string as it is; a Link's URL; an element selector's href; a text or
+    attribute selector's value."""
     if url is None or isinstance(url, str):
         return url
+    if isinstance(url, Link):  # a LinkExtractor's, as Scrapy's response.follow takes one
+        return url.url
     if isinstance(url, SelectorList):
         raise ValueError("page.follow takes one URL or selector, not a list of them: use page.follow_all")
     attrib, get = getattr(url, "attrib", None), getattr(url, "get", None)

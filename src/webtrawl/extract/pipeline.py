@@ -111,6 +111,12 @@ class Extraction:
             found.links, found.extra_links = found.extra_links, []
         return found
 
+    @property
+    def routes_pages(self) -> bool:
+        """A spider's: each page goes to the callback its link named (a feed or a sitemap too, unless reached as a
+        sitemap: ``--sitemap``), and follows only what its callbacks yield."""
+        return not self.follow_on_error
+
     def close(self, reason: str) -> None:
         """The parser process ends: an extractor that wants to know (a spider's ``closed``) is told; one that
         fails is logged, as a page's callback would be, and the process ends as it would have."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, NamedTuple
@@ -28,7 +29,7 @@ from webtrawl.extract.callback import collect
 from webtrawl.extract.document import Document
 from webtrawl.extract.page import Page
 from webtrawl.extract.routing import DEFAULT_CALLBACK, encode_route
-from webtrawl.importpath import load_object
+from webtrawl.importpath import import_module, load_object, module_name
 
 
 class Spider:
@@ -68,7 +69,7 @@ class Spider:
 def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
     """The spider ``--spider module:Class`` names, built with ``args`` (``--spider-arg NAME=VALUE``);
     :class:`InputError` if it cannot be."""
-    cls = load_object(spec, "--spider", "spider")
+    cls = _spider_class(spec)
     name = spec.rpartition(":")[2]
     if not (isinstance(cls, type) and issubclass(cls, Spider)):
         raise InputError(f"--spider {spec}: {name} is not a subclass of webtrawl.extract.Spider")
@@ -95,6 +96,13 @@ def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
                 f"--spider {spec}: {attr} is Scrapy's and is not read: give the crawl's {option} (Crawler(..., "
                 f"{option.lstrip('-').replace('-', '_')}=...) or trawl crawl {option}), and remove {attr}"
             )
+    for hook in ("from_crawler", "update_settings"):  # Scrapy builds the spider through them: never called here
+        if callable(getattr(cls, hook, None)):
+            raise InputError(
+                f"--spider {spec}: {hook}() is Scrapy's and is not called: set up in __init__ (spider arguments come "
+                f"as its keywords, --spider-arg NAME=VALUE), give the crawl's options to Crawler(...) or as flags, "
+                f"and remove {hook}()"
+            )
     for attr in ("handle_httpstatus_list", "handle_httpstatus_all"):
         if getattr(spider, attr, None):
             raise InputError(
@@ -102,6 +110,37 @@ def load_spider(spec: str, args: Iterable[str] = ()) -> SpiderExtractor:
                 "the others are records with their status and error (records/*.jsonl), and a redirect is followed"
             )
     return SpiderExtractor(spec, spider)
+
+
+def _spider_class(spec: str) -> Any:
+    """The class ``--spider`` names; a file alone (Scrapy's ``runspider FILE``) or a spider's ``name`` in place of
+    its class (Scrapy's ``crawl NAME``) is refused naming the classes to give."""
+    target, colon, name = spec.rpartition(":")
+    if not colon and spec.endswith(".py"):
+        module = import_module(spec, spec, "--spider", "spider")
+        raise InputError(f"--spider {spec}: name its spider class: {_spiders_in(module, spec, '')}")
+    try:
+        return load_object(spec, "--spider", "spider")
+    except InputError as exc:
+        module = sys.modules.get(module_name(target)) if colon else None
+        if module is None or getattr(module, name, None) is not None:
+            raise
+        raise InputError(f"{exc} ({_spiders_in(module, target, name)})") from None
+
+
+def _spiders_in(module: Any, target: str, name: str) -> str:
+    """What to give for the spiders ``module`` defines: the one whose ``name`` is ``name``, else all of them."""
+    found = [
+        obj
+        for obj in vars(module).values()
+        if isinstance(obj, type) and issubclass(obj, Spider) and obj.__module__ == module.__name__
+    ]
+    named = [cls for cls in found if name and cls.name == name]
+    if named:
+        return f"the spider named {name!r} is the class {named[0].__name__}: --spider {target}:{named[0].__name__}"
+    if not found:
+        return "it defines no Spider subclass"
+    return f"its spiders: {', '.join(f'--spider {target}:{cls.__name__}' for cls in found)}"
 
 
 # A ported spider's own pace, identity or limits, which the crawl would otherwise ignore without a word (a
@@ -185,7 +224,7 @@ class SpiderExtractor:
             return collect(method(page), page, self._route)
         data = page.data
         _check_params(page.callback, params, data, "the link that led here")
-        kwargs = {k: v for k, v in data.items() if params.rest or k in params.names}
+        kwargs = {k: v for k, v in data.items() if k in params.names or (params.rest and k != params.page)}
         return collect(method(page, **kwargs), page, self._route)
 
     def callback(self, name: str) -> Callable[[Page], Any]:
@@ -238,7 +277,8 @@ class _Params(NamedTuple):
 
     names: frozenset[str]  # every one, with or without a default
     required: tuple[str, ...]  # those without a default
-    rest: bool  # **kwargs: every key of the data
+    rest: bool  # **kwargs: every key of the data but the page's own parameter's name (data={"page": 2})
+    page: str = ""  # the name of the page's parameter
 
 
 _NO_PARAMS = _Params(frozenset(), (), False)
@@ -256,6 +296,7 @@ def _params_of(method: Callable[..., Any]) -> _Params:
         frozenset(p.name for p in named),
         tuple(p.name for p in named if p.default is inspect.Parameter.empty),
         any(p.kind is inspect.Parameter.VAR_KEYWORD for p in found),
+        found[0].name if found and found[0].kind is by_name[0] else "",  # positional-only: free for **kwargs
     )
 
 

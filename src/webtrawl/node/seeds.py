@@ -111,10 +111,20 @@ def check_seeds(cfg: CrawlConfig, spider_seeds: bool) -> None:
     ``spider_seeds``: a spider's start_urls (or start_requests()) may bring some."""
     crawl = cfg.crawl
     if new_crawl(cfg) and not (crawl.seeds or crawl.seeds_file or cfg.discovery.sitemap or spider_seeds):
+        _check_extract(cfg.extraction.extract)
         raise InputError(NO_SEEDS)
     for url in crawl.seeds:  # a bad one given on the command line (or to Crawler(urls=...)) too
         seed_url(url, "seed")
     sitemap_seeds(cfg.discovery.sitemap)
+
+
+def _check_extract(spec: str) -> None:
+    """A spider given as ``--extract`` (``Crawler("shop.py:Shop")``) says to give it as ``--spider``, not that the
+    crawl has no seeds (its start_urls were not looked for)."""
+    from webtrawl.extract.callback import is_callback_spec, load_callback
+
+    if spec and is_callback_spec(spec) and not Path(spec).is_file():
+        load_callback(spec)
 
 
 NO_SEEDS = (

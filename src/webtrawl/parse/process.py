@@ -147,19 +147,27 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
         navigations = [(url, False) for url in page.navigations]  # where its scripts sent it: links of the page
         return _html(page, ctx, record, page.dom, "text/html; charset=utf-8", robots, refresh + navigations, document)
     as_sitemap = sitemap_level(page.lease.route) is not None  # reached as one: may be text, or sent as HTML
-    if ctx.sitemaps != "off" and (as_sitemap or mime not in HTML_TYPES):
+    # a spider's page goes to the callback its link names whatever its type, as Scrapy hands a callback any answer: a
+    # feed or an XML sitemap too (a gzip one, whose text a callback could not read, is still the crawler's)
+    if ctx.sitemaps != "off" and (
+        as_sitemap or (mime not in HTML_TYPES and not (_routed(ctx) and _TEXTY.search(mime)))
+    ):
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
             _set_robots(record, robots)
             return _sitemap(page, ctx, record, found)
     if mime not in HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
         _set_robots(record, robots)
-        if ctx.extraction is not None and _TEXTY.search(mime):
+        if ctx.extraction is not None and (_routed(ctx) or _TEXTY.search(mime)):
             return _extract_other(page, ctx, record, payload, content_type, refresh)
         if refresh and ctx.sitemaps != "only":
             return _refreshed(page, ctx, record, refresh)
         return Processed(record, [], {"non-html": 1}, _storable(record, ctx))
     return _html(page, ctx, record, payload, content_type, robots, refresh)
+
+
+def _routed(ctx: ParseContext) -> bool:
+    return ctx.extraction is not None and ctx.extraction.routes_pages
 
 
 def _refreshed(page: Page, ctx: ParseContext, record: PageRecord, refresh: Links) -> Processed:
