@@ -270,3 +270,12 @@ def test_a_browser_like_user_agent_without_its_bots_name_is_warned_of(caplog: py
             == "Mozilla"
         )
     assert "its robots.txt product token is Mozilla, which sites do not name" in caplog.text
+
+
+def test_a_spider_has_no_depth_cap_unless_one_is_given() -> None:
+    """Scrapy's DEPTH_LIMIT is 0: a listing paginated page by page stopped after page 51 (--max-depth 50)."""
+    assert load({"spider": "shop.py:Shop"}, env={}).limits.max_depth == 0
+    assert load({"spider": "shop.py:Shop", "max_depth": "7"}, env={}).limits.max_depth == 7
+    assert load({"extract": "rules.toml"}, env={}).limits.max_depth == 50
+    resumed = load({}, env={}, saved={"spider": "shop.py:Shop", "max_depth": 50})  # an older crawl's: kept
+    assert resumed.limits.max_depth == 50

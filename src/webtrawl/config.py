@@ -383,6 +383,8 @@ def load(
     for one, other in (("extract", "spider"), ("spider", "extract")):  # one or the other: the given one replaces
         if one in raws and other in raws and raws[one][1] is not _SAVED and raws[other][1] is _SAVED:
             del raws[other]  # the other one a resumed crawl saved
+    if "spider" in raws and "max_depth" not in raws:  # a spider's links are its own: no depth cap, as Scrapy's
+        raws["max_depth"] = (0, "the spider's default")
     values: dict[str, Any] = {}
     for name, (raw, source) in raws.items():
         opt = BY_NAME[name]

@@ -150,6 +150,16 @@ def test_a_spider_reading_an_apis_json_pages_with_page_json_as_scrapys_response_
     assert all(p["category"] == shop_web.category_of[p["of"]] for p in products)
 
 
+def test_a_spiders_own_links_pass_the_trap_guard_as_scrapys_do(shop_web: ShopWeb, tmp_path: Path) -> None:
+    """The API's ?page=N links the spider yields are its own: with --max-query-variants 2 the pages past the guard's
+    count were dropped as trap-query, and their products lost (Scrapy follows what a spider yields)."""
+    api = shop_web.url("/api/products?page=1")
+    options = shop_options(shop_web, urls=[api], max_query_variants=2)
+    result = Crawler(ApiShop, out=tmp_path / "crawl", **options).run()
+    assert sorted(i["fields"]["of"] for i in result.items()) == sorted(shop_web.category_of)
+    assert not result.stats.get("drop:trap-query")
+
+
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(
     shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

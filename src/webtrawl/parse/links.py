@@ -112,7 +112,8 @@ def follow_links(
     max_len = limits.max_url_length
     raw_cap = 4 * max_len  # canonicalizing can shorten a URL (dot segments, %XX), never by 4x in practice
     scope = ctx.scope
-    traps = ctx.traps
+    # a spider's links are those its callbacks yield: its own, followed as Scrapy follows them (no trap guard)
+    traps = ctx.traps if ctx.extraction is None or not ctx.extraction.routes_pages else None
     checked = ctx.origin_verdicts
     seen = {page.lease.url}
     # Raw href -> the reason it was dropped unparsed, or None once its canonical URL is in ``seen``: pages repeat
