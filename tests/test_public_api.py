@@ -9,6 +9,7 @@ import sys
 import webtrawl
 
 PUBLIC = [
+    "CloseSpider",
     "ConfigError",
     "CrawlResult",
     "CrawlSpider",

@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from webtrawl.api import Crawler, CrawlResult
-    from webtrawl.errors import ConfigError, InputError, StateError, WebtrawlError
+    from webtrawl.errors import CloseSpider, ConfigError, InputError, StateError, WebtrawlError
     from webtrawl.extract import CrawlSpider, Follow, LinkExtractor, Page, Rule, Spider
 
 _WHERE = {
@@ -29,6 +29,7 @@ _WHERE = {
     "Rule": "webtrawl.extract",
     "Page": "webtrawl.extract",
     "Spider": "webtrawl.extract",
+    "CloseSpider": "webtrawl.errors",
     "ConfigError": "webtrawl.errors",
     "InputError": "webtrawl.errors",
     "StateError": "webtrawl.errors",
@@ -37,6 +38,7 @@ _WHERE = {
 __getattr__ = lazy_exports(__name__, _WHERE)
 
 __all__ = [
+    "CloseSpider",
     "ConfigError",
     "CrawlResult",
     "CrawlSpider",

@@ -252,6 +252,16 @@ class UserCodeError(WebtrawlError):
     where = ""
 
 
+class CloseSpider(WebtrawlError):
+    """Raised by a callback to end the crawl, as Scrapy's ``CloseSpider`` ends a spider's: what the callback yielded
+    before is kept, every node drains (its pages in flight are stored) and exits 0; ``closed(reason)`` gets
+    ``reason`` in the parser process whose callback raised it (``shutdown`` in the others). Not the page's error."""
+
+    def __init__(self, reason: str = "cancelled") -> None:
+        super().__init__(reason)
+        self.close_reason = reason
+
+
 class SinkFailed(WebtrawlError):
     """An output raised what is not an outage: a bug in a user's sink, or a row its destination refuses. The
     batch's URLs are not completed, so nothing is lost; restarting the parser would fail the same way, so the node

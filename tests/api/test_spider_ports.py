@@ -16,6 +16,7 @@ from tests.extract.shop import (
     ApiShop,
     AsyncStartShop,
     CategoryShop,
+    CloseSpiderShop,
     ClosingShop,
     CrawlShop,
     KwargsShop,
@@ -158,6 +159,24 @@ def test_a_spiders_own_links_pass_the_trap_guard_as_scrapys_do(shop_web: ShopWeb
     result = Crawler(ApiShop, out=tmp_path / "crawl", **options).run()
     assert sorted(i["fields"]["of"] for i in result.items()) == sorted(shop_web.category_of)
     assert not result.stats.get("drop:trap-query")
+
+
+def test_close_spider_in_a_callback_ends_the_crawl_keeping_what_it_yielded(
+    shop_web: ShopWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scrapy's CloseSpider: there was none, so a spider could not end its crawl (stop when the items are old enough,
+    when a quota is reached); raising it was the page's extract-error and the crawl went on."""
+    closed = tmp_path / "closed.log"
+    monkeypatch.setenv("SHOP_CLOSED_LOG", str(closed))
+    options = shop_options(shop_web, delay=0.5)  # the whole shop: ~45 s; the first product comes within seconds
+    result = Crawler(CloseSpiderShop, out=tmp_path / "crawl", **options).run()
+    items = list(result.items())
+    assert 1 <= len(items) < len(shop_web.category_of), len(items)  # ended, its item kept
+    assert not [r for r in result.records() if r.get("error") == "extract-error"]  # not a page's error
+    # closed(reason): the parser whose callback raised it has its reason, the others were stopped (shutdown)
+    assert (
+        set(closed.read_text().splitlines()) <= {"enough products", "shutdown"} and "enough products" in closed.read_text()
+    )
 
 
 def test_a_start_request_that_is_not_a_url_stops_the_crawl_in_one_line(

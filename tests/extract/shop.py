@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
+from webtrawl import CloseSpider
 from webtrawl.extract import CrawlSpider, Follow, LinkExtractor, Page, Rule, Spider
 
 
@@ -337,3 +338,16 @@ class FeedShop(ShopSpider):
         for url in page.xpath("//*[local-name()='link' or local-name()='loc']/text()").getall():
             yield {"entry": url, "source": page.data["source"]}
             yield Follow(url, callback="parse_product", data={"category": "feed", "listing": page.url})
+
+
+class CloseSpiderShop(ShopSpider):
+    """Scrapy's ``raise CloseSpider("enough")`` in a callback: after its first product's item the crawl ends;
+    ``closed(reason)`` writes the reason to the file ``SHOP_CLOSED_LOG`` names."""
+
+    def parse_product(self, page: Page) -> Iterator[Any]:
+        yield from super().parse_product(page)
+        raise CloseSpider("enough products")
+
+    def closed(self, reason: str) -> None:
+        with open(os.environ["SHOP_CLOSED_LOG"], "a") as log:
+            log.write(reason + "\n")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webtrawl.errors import UserCodeError, raised_at
+from webtrawl.errors import CloseSpider, UserCodeError, raised_at
 from webtrawl.extract.base import Closing, Extractor, ExtractResult, RecrawlHints, StartRequest, StartRequests
 from webtrawl.extract.callback import is_callback_spec, kept, load_callback
 from webtrawl.extract.document import Document
@@ -58,6 +58,7 @@ class Extraction:
     follow_on_error: bool = True  # a page whose extraction failed follows its own links (a spider's: none)
     exclude: str = ""  # --text-exclude: the XPath of the elements left out of the main text
     _logged: set[tuple[str, str]] = field(default_factory=set, init=False)  # errors whose traceback was logged
+    closed_by: str = field(default="", init=False)  # the reason of the first CloseSpider a callback raised
     _recrawl: RecrawlHints | None = field(default=None, init=False)  # the extractor, if it gives recrawl intervals
 
     def __post_init__(self) -> None:
@@ -78,6 +79,11 @@ class Extraction:
         try:
             with time_limit(self.timeout):
                 result = extractor.extract(doc)
+        except CloseSpider as exc:  # the crawl ends: what was yielded before stays, as in Scrapy
+            if not self.closed_by:
+                self.closed_by = exc.close_reason or "cancelled"
+                log.warning("%s: CloseSpider(%r) on %s: the crawl stops", extractor.name, self.closed_by, doc.url)
+            result = self._kept(exc)
         except (Exception, SystemExit, TimeLimit) as exc:  # sys.exit() in a callback: that page's error too
             self._failed(record, exc, doc.url)
             result = self._kept(exc)

@@ -28,6 +28,7 @@ from webtrawl.frontier.keys import (
     shard_of,
     shard_tag,
     split_url,
+    stop_key,
     text,
 )
 from webtrawl.frontier.planner import LeasePlanner
@@ -358,6 +359,9 @@ class FrontierCore(Upkeep, GiveUps, RobotsStates):
         replies = replies[len(kept) :]
         # sums: an add call on a plain Redis counts the URLs of all its shards in one shard's counters
         return sum(int(q or 0) for q, _ in replies) == 0 and sum(int(f or 0) for _, f in replies) == 0
+
+    def request_stop(self) -> Steps[None]:
+        yield [Call(("INCR", stop_key(self.settings.prefix)))]
 
     def add_seed_hosts(self, items: Iterable[str]) -> Steps[int]:
         values = list(items)

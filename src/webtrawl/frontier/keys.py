@@ -142,6 +142,11 @@ def meta_key(prefix: str) -> str:
     return global_tag(prefix) + "meta"
 
 
+def stop_key(prefix: str) -> str:
+    """The crawl's stop generation: ``trawl stop`` (or a spider's CloseSpider) raises it, every node drains."""
+    return global_tag(prefix) + "stop"
+
+
 def seeds_key(prefix: str) -> str:
     return global_tag(prefix) + "seeds"
 

@@ -227,6 +227,10 @@ class RedisFrontier(CoreView):
     def is_finished(self) -> bool:
         return self._run(self.core.is_finished())
 
+    def request_stop(self) -> None:
+        """Every node of the crawl drains and exits, as on ``trawl stop`` (a spider's CloseSpider)."""
+        self._run(self.core.request_stop())
+
     def finished_now(self) -> bool:
         """:meth:`is_finished`, asked once (False if Redis does not answer): for a process that is ending."""
         return self._once(self.core.is_finished(), False)

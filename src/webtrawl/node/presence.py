@@ -32,7 +32,7 @@ from typing import Any
 
 from webtrawl.errors import InputError, StateError
 from webtrawl.frontier.connect import SyncClient
-from webtrawl.frontier.keys import global_tag, text
+from webtrawl.frontier.keys import global_tag, stop_key, text
 from webtrawl.wholefile import replace_whole
 
 DEFAULT_NODE_ID = "local"  # CrawlConfig's default: a trawl node replaces it with a persisted hostname-XXXXXX
@@ -49,7 +49,7 @@ def heartbeat_ttl(lease_ttl_s: float) -> float:
 
 def _keys(prefix: str) -> tuple[str, str, str]:
     tag = global_tag(prefix)
-    return tag + "node:", tag + "nodes", tag + "stop"
+    return tag + "node:", tag + "nodes", stop_key(prefix)
 
 
 def _fetched_key(prefix: str) -> str:

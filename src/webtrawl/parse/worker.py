@@ -191,6 +191,8 @@ class _Parser:
             self.receiver.acknowledge,  # the fetchers keep the leases of pages not yet stored or logged as ready
         )
 
+    _stop_asked = False  # CloseSpider: the stop was asked (once)
+
     def run(self) -> None:
         pending: list[Page] = []
         first_at = 0.0
@@ -208,6 +210,7 @@ class _Parser:
                 if pending and (due or asked):
                     self.batches.process(pending)  # tells the fetchers once the batch is logged as ready
                     pending = []
+                    self._close_if_asked()
                     trimmer.maybe_trim()  # a batch may have held several 10 MiB bodies and their trees
                 elif not pending and self.args.fetchers_done.is_set() and self.receiver.connections == 0:
                     break
@@ -227,9 +230,19 @@ class _Parser:
             if self.ctx.extraction is not None:
                 self.ctx.extraction.close(self._end_reason())
 
+    def _close_if_asked(self) -> None:
+        """A callback raised CloseSpider: once its page is stored, every node is asked to drain, as trawl stop does."""
+        extraction = self.ctx.extraction
+        if extraction is not None and extraction.closed_by and not self._stop_asked:
+            self._stop_asked = True
+            self.frontier.request_stop()
+
     def _end_reason(self) -> str:
-        """Scrapy's close reason for a spider's ``closed``: ``finished`` when the crawl has nothing left. Asked once:
-        a parser that ends while Redis is away must not wait for it (the node kills parsers that do)."""
+        """Scrapy's close reason for a spider's ``closed``: a CloseSpider's, or ``finished`` when the crawl has
+        nothing left. Asked once: a parser that ends while Redis is away must not wait for it (the node kills parsers
+        that do)."""
+        if self.ctx.extraction is not None and self.ctx.extraction.closed_by:
+            return self.ctx.extraction.closed_by
         try:
             return "finished" if self.frontier.finished_now() else "shutdown"
         except Exception:  # a reply no frontier call expects: the crawl was not seen to finish
