@@ -24,7 +24,7 @@ from webtrawl.errors import ChildFailed, InputError, StateError
 from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import RedisMemory, check_node_redis, redis_memory, refusing_full
+from webtrawl.frontier.connect import check_node_redis, redis_memory, refusing_full
 from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
@@ -83,7 +83,7 @@ class Node:
         self.stop_leasing = CONTEXT.Event()
         self.fetchers_done = CONTEXT.Event()
         self.disk_full = CONTEXT.Event()  # set by a parser while its writes wait for disk space
-        self.redis_full = CONTEXT.Event()  # set while Redis is at its maxmemory
+        self.redis_full = CONTEXT.Event()  # set while Redis is at its maxmemory or cannot save (a full disk)
         self.memory_guard = MemoryGuard(cfg.operations.max_memory, CONTEXT.Event())
         self.interrupts = 0
         self.counters: Counters | None = None  # the crawl's counters at the last tick (at the end: webtrawl's stats)
@@ -285,7 +285,7 @@ class Node:
                 watch.tick_replicas(self.client, frontier.core.settings.replicas)
                 if snapshot is not None:  # None: Redis is away, the node pauses (one alert) until it is back
                     self.memory_guard.check(snapshot.rss_by_kind)
-                    watch.room(RedisMemory(snapshot.redis_used_memory, snapshot.redis_full, snapshot.redis_max_memory))
+                    watch.room(self.redis_memory)
                     rates.add(snapshot)
                     ops.observe(snapshot, rates, now - started, pages_done=self.budget.done())
                     if presence is not None and presence.due(now):
@@ -386,7 +386,7 @@ class Node:
             extra.update({f"node_{k}": v for k, v in self._node_stats().items() if k in ("fetched", "leases")})
         processes = self._sampler.sample(pids)
         self._processes = processes
-        memory = redis_memory(self.client)
+        memory = self.redis_memory = redis_memory(self.client)
         return Snapshot(
             at=time.monotonic(),
             counters=counters,
