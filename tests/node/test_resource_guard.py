@@ -20,6 +20,7 @@ from tests.node.crawlrun import (
     stopped_at_end,
     wait_until,
 )
+from tests.store.agekit import age_key
 from webtrawl_testweb import TestWeb, fetched_urls, politeness_violations
 
 DELAY = 0.2
@@ -84,10 +85,32 @@ def test_a_full_disk_under_the_embedded_redis_pauses_the_crawl_which_goes_on_whe
         log = crawl.log()
         assert log.count("alert redis-full: ") == 1 and log.count("alert redis-full resolved") == 1, log[-4000:]
         assert f"refuses writes: leasing paused until it can (free space under {out / 'redis'})" in log
+        assert "Traceback" not in log, log[-4000:]  # the log files on the full disk too: no line each
         urls = [row["url"] for row in records(out)]
     duplicates = assert_complete_and_polite(web, seeds, mark)
     assert set(web.model.expected_crawl(seeds).fetched) <= set(urls)
     assert len(urls) == len(set(urls)), duplicates
+
+
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plain", "encrypted"])
+def test_log_files_on_a_full_disk_lose_their_lines_without_a_traceback_for_each(
+    make_testweb: Callable[..., TestWeb], tmp_path: Path, encrypted: bool
+) -> None:
+    """<out>/logs on a volume of its own, full: every line each process logged was a '--- Logging error ---'
+    traceback on stderr (hundreds, from every process), burying the lines that matter. The lines the files cannot
+    take are lost quietly; the crawl runs to its end."""
+    web = make_testweb(10, 5)
+    out = tmp_path / "crawl"
+    key = ["--encrypt-to", age_key(tmp_path / "key").recipient] if encrypted else []
+    with tmpfs(out / "logs", "1m") as logs:
+        fill(logs)
+        crawl = Crawl(out, [*web.seeds(2), *node_args(web, *key)])
+        with stopped_at_end(crawl):
+            assert crawl.wait(300) == 0, crawl.log()[-4000:]
+    log = crawl.log()
+    assert "Logging error" not in log and "Traceback" not in log, log[-4000:]
+    assert "stopping: finished" in log  # the supervisor's lines still reach stderr
+    assert stats(out)["counters"]["stored"] > 10
 
 
 def test_the_disk_alert_watches_an_output_directory_on_a_volume_of_its_own(
