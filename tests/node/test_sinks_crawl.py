@@ -301,3 +301,26 @@ def test_a_user_sink_that_cannot_be_imported_fails_at_start_with_one_line(testwe
     assert done.returncode != 0
     assert done.stderr.startswith("trawl: error: --items-to tests.fixtures.nosuchmodule:Sink: cannot import")
     assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_resume_naming_other_sinks_seals_the_files_a_killed_run_left_in_the_old_ones(
+    testweb: TestWeb, tmp_path: Path
+) -> None:
+    """kill -9 of the node, then a resume with --items-to naming another sink: the Parquet and JSON sinks the crawl
+    wrote to before were never opened again, so nothing sealed them: the Parquet files stayed .open without their
+    footer (pyarrow cannot read them) and the JSON file without the rows of its journals, for good."""
+    out = tmp_path / "crawl"
+    pq_dir, json_file = tmp_path / "pq", tmp_path / "items.json"
+    before = ["--items-to", f"parquet:{pq_dir}", "--items-to", f"json:{json_file}"]
+    crawl = Crawl(out, [*testweb.seeds(3), *_args(testweb, *_extract(tmp_path), *before)])
+    wait_until(lambda: any(p.stat().st_size for p in pq_dir.glob("*.open")), 300, "Parquet rows", crawl)
+    crawl.kill_node()
+    assert list(pq_dir.glob("*.open"))
+    resumed = Crawl(out, [*_args(testweb, "--items-to", f"csv:{tmp_path / 'csv'}")], log_name="resume.log")
+    assert resumed.wait(600) == 0, resumed.log()[-4000:]
+
+    assert not list(pq_dir.glob("*.open"))
+    in_parquet = [row["url"] for path in sorted(pq_dir.glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
+    assert in_parquet
+    in_json = [row["url"] for row in json.loads(json_file.read_text())]
+    assert sorted(in_json) == sorted(in_parquet)  # the rows the killed run wrote, the JSON file rebuilt with them

@@ -37,6 +37,7 @@ from webtrawl.node.operate import Operations, shown_settings
 from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, StopWatch, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.saved import load_saved_settings
 from webtrawl.node.seeds import check_seeds, new_crawl
 from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
@@ -47,7 +48,7 @@ from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.store import seal_open_files
 from webtrawl.store.batchlog import DIRECTORY as BATCH_LOGS
 from webtrawl.store.batchlog import rollback_begun
-from webtrawl.store.registry import STREAMS, seal_left_open
+from webtrawl.store.registry import STREAMS, seal_left_open, sink_urls
 
 log = logging.getLogger("webtrawl.node")
 
@@ -117,8 +118,7 @@ class Node:
             rollback_begun(self.out / BATCH_LOGS)  # a killed node's begun batches, before their files are sealed
             for stream in STREAMS:  # every stream a killed parser may have left open
                 seal_open_files(self.out / stream)
-            output = self.cfg.output
-            seal_left_open([*output.items_to, *output.records_to], self.cfg.crawl.node_id)
+            seal_left_open(sink_urls(self.cfg.output, load_saved_settings(self.out)), self.cfg.crawl.node_id)
             redis_url = self._start_redis()
             try:
                 return self._run(redis_url)
