@@ -24,7 +24,7 @@ import redis.cluster
 from tests.fixtures.postgres_fixtures import ThrowawayPostgres
 from tests.fixtures.usersink import collected
 from tests.node.clusterrun import NodeRun
-from tests.node.crawlrun import Crawl, records, wait_until
+from tests.node.crawlrun import Crawl, records, stats, wait_until
 from tests.node.test_cluster import _args as _cluster_args
 from tests.node.test_cluster import _freeze_holding_leases, _seed
 from webtrawl_testweb import TestWeb
@@ -313,7 +313,11 @@ def test_a_resume_naming_other_sinks_seals_the_files_a_killed_run_left_in_the_ol
     pq_dir, json_file = tmp_path / "pq", tmp_path / "items.json"
     before = ["--items-to", f"parquet:{pq_dir}", "--items-to", f"json:{json_file}"]
     crawl = Crawl(out, [*testweb.seeds(3), *_args(testweb, *_extract(tmp_path), *before)])
-    wait_until(lambda: any(p.stat().st_size for p in pq_dir.glob("*.open")), 300, "Parquet rows", crawl)
+
+    def stored() -> bool:  # items of completed pages (in every sink before their URLs are completed): kept by a kill
+        return (out / "crawl.json").exists() and stats(out)["counters"].get("items", 0) >= 10
+
+    wait_until(stored, 300, "10 items stored", crawl)
     crawl.kill_node()
     assert list(pq_dir.glob("*.open"))
     resumed = Crawl(out, [*_args(testweb, "--items-to", f"csv:{tmp_path / 'csv'}")], log_name="resume.log")
