@@ -83,7 +83,9 @@ def test_a_full_disk_under_the_embedded_redis_pauses_the_crawl_which_goes_on_whe
             filler.unlink()
             assert crawl.wait(600) == 0, crawl.log()[-4000:]
         log = crawl.log()
-        assert log.count("alert redis-full: ") == 1 and log.count("alert redis-full resolved") == 1, log[-4000:]
+        # once, or again if a write cut back on the full volume gave Redis room for a moment: each time resolved
+        fired = log.count("alert redis-full: ")
+        assert fired >= 1 and log.count("alert redis-full resolved") == fired, log[-4000:]
         assert f"refuses writes: leasing paused until it can (free space under {out / 'redis'})" in log
         assert "Traceback" not in log, log[-4000:]  # the log files on the full disk too: no line each
         urls = [row["url"] for row in records(out)]
