@@ -10,11 +10,19 @@ The four branches separate who is at fault: the network (:class:`TransportError`
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sysconfig
 import traceback
 from pathlib import Path
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def no_room(exc: BaseException | None) -> bool:
+    """A write refused for want of space (a full disk, a quota, a file too large): it may go through later."""
+    return isinstance(exc, OSError) and exc.errno in _NO_ROOM
 
 
 class WebtrawlError(Exception):

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
+from tests.node.crawlrun import Crawl, node_args
 from webtrawl.config import load
 from webtrawl.node.saved import SAVED_SETTINGS
 from webtrawl.node.startup import save_settings
+from webtrawl_testweb import TestWeb
 
 HEADER = "Authorization: Bearer s3cret-t0ken"
 
@@ -37,3 +40,15 @@ def test_saved_settings_are_replaced_whole_never_seen_half_written(tmp_path: Pat
         assert json.loads(reader.read())["delay"] == 1.0  # it still reads the whole file it opened
     assert json.loads(path.read_text())["delay"] == 2.0
     assert [p.name for p in tmp_path.iterdir()] == [SAVED_SETTINGS]  # no temporary file left
+
+
+def test_a_resume_whose_saved_settings_are_gone_says_so(make_testweb: Callable[..., TestWeb], tmp_path: Path) -> None:
+    """crawl.json deleted by hand (or lost) between runs: the resume went on with the defaults without a word, so a
+    crawl started with --extract and sinks wrote no more items, and nobody was told."""
+    web = make_testweb(3, 3)
+    out = tmp_path / "crawl"
+    assert Crawl(out, [*web.seeds(1), *node_args(web, "--max-pages", "3")]).wait(300) == 0
+    (out / SAVED_SETTINGS).unlink()
+    resumed = Crawl(out, node_args(web), log_name="resume.log")
+    assert resumed.wait(300) == 0, resumed.log()[-4000:]
+    assert f"{out} holds a crawl but crawl.json, the settings it was started with, is gone" in resumed.log()

@@ -24,7 +24,7 @@ import redis.cluster
 from tests.fixtures.postgres_fixtures import ThrowawayPostgres
 from tests.fixtures.usersink import collected
 from tests.node.clusterrun import NodeRun
-from tests.node.crawlrun import Crawl, records, wait_until
+from tests.node.crawlrun import Crawl, records, stats, wait_until
 from tests.node.test_cluster import _args as _cluster_args
 from tests.node.test_cluster import _freeze_holding_leases, _seed
 from webtrawl_testweb import TestWeb
@@ -301,3 +301,30 @@ def test_a_user_sink_that_cannot_be_imported_fails_at_start_with_one_line(testwe
     assert done.returncode != 0
     assert done.stderr.startswith("trawl: error: --items-to tests.fixtures.nosuchmodule:Sink: cannot import")
     assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_resume_naming_other_sinks_seals_the_files_a_killed_run_left_in_the_old_ones(
+    testweb: TestWeb, tmp_path: Path
+) -> None:
+    """kill -9 of the node, then a resume with --items-to naming another sink: the Parquet and JSON sinks the crawl
+    wrote to before were never opened again, so nothing sealed them: the Parquet files stayed .open without their
+    footer (pyarrow cannot read them) and the JSON file without the rows of its journals, for good."""
+    out = tmp_path / "crawl"
+    pq_dir, json_file = tmp_path / "pq", tmp_path / "items.json"
+    before = ["--items-to", f"parquet:{pq_dir}", "--items-to", f"json:{json_file}"]
+    crawl = Crawl(out, [*testweb.seeds(3), *_args(testweb, *_extract(tmp_path), *before)])
+
+    def stored() -> bool:  # items of completed pages (in every sink before their URLs are completed): kept by a kill
+        return (out / "crawl.json").exists() and stats(out)["counters"].get("items", 0) >= 10
+
+    wait_until(stored, 300, "10 items stored", crawl)
+    crawl.kill_node()
+    assert list(pq_dir.glob("*.open"))
+    resumed = Crawl(out, [*_args(testweb, "--items-to", f"csv:{tmp_path / 'csv'}")], log_name="resume.log")
+    assert resumed.wait(600) == 0, resumed.log()[-4000:]
+
+    assert not list(pq_dir.glob("*.open"))
+    in_parquet = [row["url"] for path in sorted(pq_dir.glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
+    assert in_parquet
+    in_json = [row["url"] for row in json.loads(json_file.read_text())]
+    assert sorted(in_json) == sorted(in_parquet)  # the rows the killed run wrote, the JSON file rebuilt with them

@@ -192,31 +192,41 @@ class RedisMemory(NamedTuple):
     used: int  # bytes (INFO used_memory; on a cluster the sum over its masters)
     full: bool  # a master uses more than its maxmemory: it refuses the writes that need memory (OOM)
     limit: int = 0  # maxmemory (on a cluster the sum over its masters); 0: a server without one
+    unsaved: bool = False  # a master cannot write its append-only file (a full disk): it refuses every write (MISCONF)
+
+
+def _infos(client: SyncClient, section: str, marker: str) -> list[dict[str, Any]]:
+    """INFO ``section`` of the server, or of every master of a cluster (``marker``: a field the section has)."""
+    if is_cluster(client):
+        per_node = client.info(section, target_nodes="primaries")
+        if marker in per_node:  # a cluster of one master: its reply comes unwrapped
+            return [per_node]
+        return list(per_node.values())
+    return [client.info(section)]
 
 
 def _memory_infos(client: SyncClient) -> list[dict[str, Any]]:
-    """INFO memory of the server, or of every master of a cluster."""
-    if is_cluster(client):
-        per_node = client.info("memory", target_nodes="primaries")
-        if "used_memory" in per_node:  # a cluster of one master: its reply comes unwrapped
-            return [per_node]
-        return list(per_node.values())
-    return [client.info("memory")]
+    return _infos(client, "memory", "used_memory")
 
 
 def redis_memory(client: SyncClient) -> RedisMemory:
     """What Redis uses, and whether it is at its ``maxmemory``. Redis refuses a write when its memory less its
-    output buffers is above ``maxmemory``: ``used_memory`` above it is a little earlier, never later."""
+    output buffers is above ``maxmemory``: ``used_memory`` above it is a little earlier, never later. And whether
+    it cannot write its append-only file: it refuses every write then (not a snapshot that failed: with
+    ``stop-writes-on-bgsave-error no`` Redis takes writes on, and a pause for it would not end; its refusals, if
+    any, are waited out in the calls refused)."""
     infos = _memory_infos(client)
     used = sum(int(info.get("used_memory", 0)) for info in infos)
     limits = [int(info.get("maxmemory", 0) or 0) for info in infos]
     full = any(0 < limit < int(info.get("used_memory", 0)) for limit, info in zip(limits, infos, strict=True))
-    return RedisMemory(used, full, sum(limits) if all(limits) else 0)
+    saving = _infos(client, "persistence", "loading")
+    unsaved = any(info.get("aof_enabled") and info.get("aof_last_write_status") == "err" for info in saving)
+    return RedisMemory(used, full, sum(limits) if all(limits) else 0, unsaved)
 
 
 def redis_used_memory(client: SyncClient) -> int:
     """Bytes of memory the Redis server uses (INFO memory; on a cluster the sum over its masters)."""
-    return redis_memory(client).used
+    return sum(int(info.get("used_memory", 0)) for info in _memory_infos(client))
 
 
 @contextlib.contextmanager

@@ -3,10 +3,11 @@
 A fetcher or parser must not die on a lost connection: its frontier is given an :class:`Outage`, and a call that
 fails with a transport error (connection refused or closed, a timeout, ``LOADING`` while a restarted server reads
 its AOF, ``CLUSTERDOWN``/``TRYAGAIN``/``READONLY`` while a cluster elects a new master, a replica barrier's ``WAIT``
-refused by a master just demoted) or with ``OOM`` (Redis at its ``maxmemory``) or ``NOREPLICAS`` (its
-``min-replicas-to-write`` not met; either way a script is refused before its first write, so sending it again is
-safe) is sent again with exponential back-off until Redis answers, or until the process is told to stop (then
-:class:`RedisUnavailable` is raised). Only the calls that failed are sent again.
+refused by a master just demoted) or with ``OOM`` (Redis at its ``maxmemory``), ``NOREPLICAS`` (its
+``min-replicas-to-write`` not met) or ``MISCONF`` (it cannot write its append-only file or snapshot: a full disk;
+any way a script is refused before its first write, so sending it again is safe) is sent again with exponential
+back-off until Redis answers, or until the process is told to stop (then :class:`RedisUnavailable` is raised).
+Only the calls that failed are sent again.
 Sending a call twice is safe: a second ``add`` finds its URLs seen, a second ``release`` or ``complete`` finds its
 token gone (stale, counted, no effect), a second ``lease`` carries the first one's request id and gets its leases
 again (lease.lua). The first failure of an outage and the recovery are one log line each
@@ -48,6 +49,13 @@ def refused_for_replicas(exc: object) -> bool:
     return _refused_with(exc, "NOREPLICAS ")
 
 
+def refused_for_disk(exc: object) -> bool:
+    """MISCONF: Redis cannot save what it is given (its append-only file or snapshot failed to write: a full disk) and
+    refuses every write until it can again, by itself once there is space. A script is refused at its first write
+    (the refusal holds for the whole script), so sending it again then is safe."""
+    return _refused_with(exc, "MISCONF ")
+
+
 def _refused_with(exc: object, prefix: str) -> bool:
     """A Redis error reply starting with ``prefix``; raised from a pipeline, redis-py puts the command first."""
     if not isinstance(exc, redis.ResponseError):
@@ -73,7 +81,7 @@ def is_transient(exc: object) -> bool:
         return True
     if _refused_with(exc, _WAIT_ON_REPLICA):
         return True  # a replica barrier's WAIT sent to a master a failover just demoted (slot map not yet new)
-    if refused_for_replicas(exc):
+    if refused_for_replicas(exc) or refused_for_disk(exc):
         return True
     return isinstance(
         exc,
@@ -130,6 +138,7 @@ class Outage:
             self._failures = 0
             state = "full" if isinstance(exc, rex.OutOfMemoryError) else "away"
             state = "refusing writes: too few replicas" if refused_for_replicas(exc) else state
+            state = "refusing writes: it cannot save them" if refused_for_disk(exc) else state
             log.log(self.level, "%s: Redis is %s (%s); waiting for it", self.name, state, one_line(exc))
         self._failures += 1
         delay = min(_MAX_S, _FIRST_S * 2 ** min(self._failures - 1, 16))

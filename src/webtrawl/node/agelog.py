@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from webtrawl.node.logs import QuietWhenFull
 from webtrawl.store.recovery import AGE, recover_journals
 from webtrawl.store.series import Series
 
@@ -27,7 +28,7 @@ _GATHER_BYTES = 64 * 1024
 _GATHER_SECONDS = 1.0
 
 
-class AgeLogHandler(logging.Handler):
+class AgeLogHandler(QuietWhenFull):
     def __init__(self, directory: Path, name: str, recipients: Sequence[Any], max_bytes: int, backups: int) -> None:
         super().__init__()
         directory.mkdir(parents=True, exist_ok=True)

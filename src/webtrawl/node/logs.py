@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from webtrawl.errors import SinkFailed, StateError, WebtrawlError
+from webtrawl.errors import SinkFailed, StateError, WebtrawlError, no_room
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # What drains a node: Ctrl-C, 'systemctl stop' / Kubernetes (SIGTERM), a closed terminal or ssh session (SIGHUP).
@@ -59,6 +59,20 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             doc["exc"] = self.formatException(record.exc_info)
         return json.dumps(doc, ensure_ascii=False)
+
+
+class QuietWhenFull(logging.Handler):
+    """A log file's line that the disk has no room for is lost without a word. Logging's own report is a traceback
+    on stderr for each such line, from every process: a wall of them buried the node's one line that says the disk
+    is full (the disk alert, the outputs' pause), which is all there is to tell (stderr keeps the lines it shows)."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not no_room(sys.exc_info()[1]):
+            super().handleError(record)
+
+
+class _RotatingFile(QuietWhenFull, logging.handlers.RotatingFileHandler):
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +116,7 @@ class LogSetup:
             keys = recipients(self.encrypt_to)
             handler = AgeLogHandler(self.directory, name, keys, self.max_bytes, self.backups)
         else:
-            handler = logging.handlers.RotatingFileHandler(
+            handler = _RotatingFile(
                 self.directory / f"{name}.log", maxBytes=self.max_bytes, backupCount=self.backups, encoding="utf-8"
             )
         # files always carry the full date: a crawl runs for days

@@ -6,8 +6,9 @@ WARNING line and ``--alert-cmd``), its end the alert's INFO line. Fetchers and p
 in their frontier calls (``frontier/retry.py``). The embedded server, if it died, is started again here from its
 append-only file. An outage longer than ``limit_s`` ends the node with an error instead of waiting for ever.
 
-A Redis at its ``maxmemory`` (``noeviction``) answers but refuses the writes that need memory: :meth:`RedisWatch.room`
-(fed each tick from INFO memory) raises the ``redis-full`` alert and the ``full`` pause (the fetchers stop leasing)
+A Redis at its ``maxmemory`` (``noeviction``) answers but refuses the writes that need memory, and one that cannot
+write its append-only file (a full disk) refuses every write (``MISCONF``): :meth:`RedisWatch.room` (fed each tick
+from INFO memory and persistence) raises the ``redis-full`` alert and the ``full`` pause (the fetchers stop leasing)
 until it has room again; meanwhile every process waits in its refused calls, and the node goes on by itself.
 
 With the replica barrier on (``--redis-replicas``, auto: the replicas Redis had at the start), :meth:`RedisWatch.
@@ -29,7 +30,7 @@ import redis.exceptions as rex
 from webtrawl.errors import StateError
 from webtrawl.frontier.connect import RedisMemory, SyncClient, mask_url, one_line
 from webtrawl.frontier.replicas import connected_replicas, replicas_of
-from webtrawl.frontier.retry import is_transient, refused_for_replicas
+from webtrawl.frontier.retry import is_transient, refused_for_disk, refused_for_replicas
 from webtrawl.metrics.alerts import Alerts
 from webtrawl.metrics.report import format_bytes
 from webtrawl.node.redis_server import EmbeddedRedis
@@ -59,7 +60,7 @@ class RedisWatch:
         self.embedded = embedded
         self.limit_s = limit_s
         self.down_since: float | None = None
-        self.full = full  # set while Redis is at its maxmemory: the fetchers' pause
+        self.full = full  # set while Redis is at its maxmemory or cannot save: the fetchers' pause
         self._no_info = False  # INFO refused: the replicas cannot be counted
         self._expected: int | None = None  # the replicas the crawl's writes wait for (replicas())
 
@@ -76,6 +77,8 @@ class RedisWatch:
                 return None  # Redis answers, it is full: room() reports that
             if refused_for_replicas(exc):
                 return None  # Redis answers, it refuses writes until its replicas are back: replicas() reports that
+            if refused_for_disk(exc):
+                return None  # Redis answers, it cannot save writes (a full disk): room() reports that
             if not is_transient(exc):
                 raise
             self._lost(exc)
@@ -84,21 +87,26 @@ class RedisWatch:
         return value
 
     def room(self, memory: RedisMemory) -> None:
-        """Redis's memory this tick: at its ``maxmemory`` leasing pauses and ``redis-full`` fires, until it has
-        room again."""
+        """Redis's memory and disk this tick: at its ``maxmemory``, or unable to write its append-only file (a full
+        disk), leasing pauses and ``redis-full`` fires, until it has room again."""
+        refusing = memory.full or memory.unsaved
         if self.full is not None:
-            if memory.full:
+            if refusing:
                 self.full.set()
             else:
                 self.full.clear()
         used = format_bytes(memory.used)
+        where = f"under {self.embedded.data_dir}" if self.embedded is not None else "on its disk"
         message = (
             f"Redis at {self.url} is at its maxmemory ({used} used) and refuses writes: leasing paused until it has "
             "room (raise its maxmemory or free memory)"
             if memory.full
+            else f"Redis at {self.url} cannot write its append-only file (a full disk?) and refuses writes: leasing "
+            f"paused until it can (free space {where})"
+            if memory.unsaved
             else f"Redis has room again ({used} used); the node goes on"
         )
-        self.alerts.report(FULL_ALERT, memory.full, memory.used, 0.0, message)
+        self.alerts.report(FULL_ALERT, refusing, memory.used, 0.0, message)
 
     def tick_replicas(self, client: SyncClient, asked: int) -> None:
         """:meth:`replicas` each tick, also while writes are refused (no snapshot then), but not while Redis is

@@ -139,8 +139,11 @@ class EmbeddedRedis:
             raise StateError(
                 f"path too long for a unix socket ({len(str(self.socket_path))} chars): {self.socket_path}"
             )
-        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.data_dir, 0o700)
+        try:
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.data_dir, 0o700)
+        except OSError as exc:  # a read-only --out (a volume mounted read-only), a directory of another user
+            raise StateError(f"cannot start the crawl's Redis in {self.data_dir}: {exc.strerror or exc}") from None
         pid = _read_pid(self.pidfile)
         if _is_server(pid):  # an earlier run's server, maybe still loading: wait for it and use it
             self._wait_ready(lambda: _is_server(pid), f"the redis-server (pid {pid}) already serving {self.data_dir}")

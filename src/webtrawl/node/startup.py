@@ -124,6 +124,13 @@ def _check_resume(cfg: CrawlConfig, out: Path) -> None:
     crawl in its own embedded Redis taken over by a --redis one would lose its frontier (crawl.json then names the
     other Redis)."""
     previous = load_saved_settings(out)
+    if previous is None and not cfg.crawl.redis and (out / "redis").is_dir():  # deleted by hand, lost with a disk
+        log.warning(
+            "%s holds a crawl but %s, the settings it was started with, is gone: it goes on with the options given "
+            "now only (an --extract, outputs, limits given before and not now are not used)",
+            out,
+            SAVED_SETTINGS,
+        )
     if previous is not None and cfg.discovery.recrawl_after > 0 and not previous.get("recrawl_after"):
         raise InputError(
             f"{out} was crawled without --recrawl-after, so its pages are in no recrawl set and none would be "

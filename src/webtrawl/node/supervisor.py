@@ -24,7 +24,7 @@ from webtrawl.errors import ChildFailed, InputError, StateError
 from webtrawl.fetch.fence import check_lease_ttl
 from webtrawl.fetch.stats import FetcherStats
 from webtrawl.frontier import Counters, FrontierSettings, RedisFrontier, connect_sync
-from webtrawl.frontier.connect import RedisMemory, check_node_redis, redis_memory, refusing_full
+from webtrawl.frontier.connect import check_node_redis, redis_memory, refusing_full
 from webtrawl.frontier.retry import is_transient
 from webtrawl.metrics import MetricsExporter, ProgressDisplay, RateWindow, Snapshot, process_memory
 from webtrawl.metrics.procs import ProcessSampler
@@ -37,6 +37,7 @@ from webtrawl.node.operate import Operations, shown_settings
 from webtrawl.node.outage import RedisWatch
 from webtrawl.node.presence import Presence, StopWatch, heartbeat_ttl, resolve_node_id
 from webtrawl.node.redis_server import EmbeddedRedis
+from webtrawl.node.saved import load_saved_settings
 from webtrawl.node.seeds import check_seeds, new_crawl
 from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
@@ -47,7 +48,7 @@ from webtrawl.parse.simhash import NearDuplicateIndex
 from webtrawl.store import seal_open_files
 from webtrawl.store.batchlog import DIRECTORY as BATCH_LOGS
 from webtrawl.store.batchlog import rollback_begun
-from webtrawl.store.registry import STREAMS, seal_left_open
+from webtrawl.store.registry import STREAMS, seal_left_open, sink_urls
 
 log = logging.getLogger("webtrawl.node")
 
@@ -83,7 +84,7 @@ class Node:
         self.stop_leasing = CONTEXT.Event()
         self.fetchers_done = CONTEXT.Event()
         self.disk_full = CONTEXT.Event()  # set by a parser while its writes wait for disk space
-        self.redis_full = CONTEXT.Event()  # set while Redis is at its maxmemory
+        self.redis_full = CONTEXT.Event()  # set while Redis is at its maxmemory or cannot save (a full disk)
         self.memory_guard = MemoryGuard(cfg.operations.max_memory, CONTEXT.Event())
         self.interrupts = 0
         self.counters: Counters | None = None  # the crawl's counters at the last tick (at the end: webtrawl's stats)
@@ -117,8 +118,7 @@ class Node:
             rollback_begun(self.out / BATCH_LOGS)  # a killed node's begun batches, before their files are sealed
             for stream in STREAMS:  # every stream a killed parser may have left open
                 seal_open_files(self.out / stream)
-            output = self.cfg.output
-            seal_left_open([*output.items_to, *output.records_to], self.cfg.crawl.node_id)
+            seal_left_open(sink_urls(self.cfg.output, load_saved_settings(self.out)), self.cfg.crawl.node_id)
             redis_url = self._start_redis()
             try:
                 return self._run(redis_url)
@@ -286,7 +286,7 @@ class Node:
                 watch.tick_replicas(self.client, frontier.core.settings.replicas)
                 if snapshot is not None:  # None: Redis is away, the node pauses (one alert) until it is back
                     self.memory_guard.check(snapshot.rss_by_kind)
-                    watch.room(RedisMemory(snapshot.redis_used_memory, snapshot.redis_full, snapshot.redis_max_memory))
+                    watch.room(self.redis_memory)
                     rates.add(snapshot)
                     ops.observe(snapshot, rates, now - started, pages_done=self.budget.done())
                     if presence is not None and presence.due(now):
@@ -387,7 +387,7 @@ class Node:
             extra.update({f"node_{k}": v for k, v in self._node_stats().items() if k in ("fetched", "leases")})
         processes = self._sampler.sample(pids)
         self._processes = processes
-        memory = redis_memory(self.client)
+        memory = self.redis_memory = redis_memory(self.client)
         return Snapshot(
             at=time.monotonic(),
             counters=counters,

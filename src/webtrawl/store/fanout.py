@@ -11,7 +11,6 @@ never marked done. Anything else a sink raises (a bug in a user's sink, a row it
 
 from __future__ import annotations
 
-import errno
 import functools
 import logging
 import multiprocessing.synchronize
@@ -20,13 +19,11 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from webtrawl.errors import SinkFailed, SinkUnavailable, StateError, WebtrawlError, raised_at
+from webtrawl.errors import SinkFailed, SinkUnavailable, StateError, WebtrawlError, no_room, raised_at
 from webtrawl.store.base import Drop, PageOutput, Sink
 from webtrawl.store.batchlog import Mark, Marked
 
 log = logging.getLogger("webtrawl.store")
-
-_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 @runtime_checkable
@@ -105,7 +102,7 @@ class FanOut:
             try:
                 call()
             except OSError as exc:
-                if exc.errno not in _FULL:
+                if not no_room(exc):
                     raise
                 self._wait(
                     "disk full: cannot write to %s (%s); crawl paused, retrying every %gs until space is freed",

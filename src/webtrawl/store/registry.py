@@ -99,11 +99,27 @@ def probe(url: str, stream: str, encrypt_to: tuple[str, ...] = (), flag: str = "
         sink.close()
 
 
+_SINK_OPTIONS = ("items_to", "records_to", "chunks_to", "changes_to")
+
+
+def sink_urls(output: OutputOptions, saved: dict[str, Any] | None) -> list[str]:
+    """The sinks this run names and those the crawl's ``saved`` settings named (read before this run saves its
+    own): a resume that names other sinks must still seal what a killed run left in the ones it drops."""
+    given = [url for name in _SINK_OPTIONS for url in getattr(output, name)]
+    before = [url for name in _SINK_OPTIONS for url in (saved or {}).get(name) or () if isinstance(url, str)]
+    return list(dict.fromkeys([*given, *before]))
+
+
 def seal_left_open(urls: list[str], node_id: str) -> None:
     """Seal the ``.open`` files this node's parsers left in the file sinks (a resume with fewer parsers would not
-    reopen them); run before any parser starts. Other nodes' files in a shared directory are left alone."""
+    reopen them, nor one that names other sinks: a Parquet file left without its footer, which nothing reads, a
+    JSON file without the rows of its journals); run before any parser starts. Other nodes' files in a shared
+    directory are left alone."""
     for url in urls:
-        spec = parse(url)
+        try:
+            spec = parse(url)
+        except ConfigError:  # a saved sink this version does not read: nothing of ours to seal
+            continue
         row = BUILTIN.get(spec.scheme)
         if row is not None and row.seal_dir:
             _function(row.seal_dir)(Path(spec.target), f"{node_id}-p")
