@@ -73,9 +73,8 @@ def open_core(settings: FrontierSettings, create: bool = True, one_slot: bool = 
         # an exact-size bitmap: grown bit by bit, Redis would allocate up to twice its length
         zeros = bytes(core.bloom_m // 8)
         yield [Call(("SET", sp + "bloom", zeros, "NX")) for sp in core._sp]
-    if (
-        create and SHARD_MARKS not in core.meta
-    ):  # a new crawl (or one from before the marks): the shards', then the meta's
+    # a new crawl (or one from before the marks): each shard's mark first, then the meta's field that says so
+    if create and SHARD_MARKS not in core.meta:
         yield [Call(("SET", sp + SHARD_MARK, 1)) for sp in core._sp]
         yield [Call(("HSET", meta_key(settings.prefix), SHARD_MARKS, 1))]
         core.meta[SHARD_MARKS] = 1
