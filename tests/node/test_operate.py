@@ -112,7 +112,11 @@ def test_a_bounded_crawl_counts_its_progress_and_eta_down_to_the_end(testweb: Te
         # "done": pages the --max-pages budget has used, as the node counts them for its stop (robots.txt too)
         p = doc["progress"]
         assert p["basis"] == "max-pages" and p["total"] == max_pages
-        assert p["done"] >= doc["counters"].get("fetched", 0) and p["fraction"] == min(1.0, p["done"] / max_pages)
+        # a fetcher counts a page ended once its release's reply is read, after Redis counted it fetched: a poll
+        # between the two sees it fetched and not yet done (CI once: 19 done, 20 fetched), never more than in flight
+        counters = doc["counters"]
+        assert p["done"] + counters.get("inflight", 0) >= counters.get("fetched", 0)
+        assert p["fraction"] == min(1.0, p["done"] / max_pages)
         rate = doc["rates"]["pages_s"]
         if rate > 0:  # the ETA is what is left at the current rate
             assert p["eta_s"] == max(0, max_pages - p["done"]) / rate
