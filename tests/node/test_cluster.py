@@ -155,10 +155,11 @@ def test_a_node_restarted_with_its_id_takes_back_its_own_leases_at_once(
     log = again.log()
     found = re.search(rf"took back (\d+) URLs leased by a previous run of node {re.escape(node_id)}", log)
     # Pages the killed parser had already stored are completed from its log first (their leases acked, not
-    # refetched; a completion the frozen parser had already made is discarded); every other lease the frozen node
-    # held is taken back at once.
+    # refetched); every other lease the frozen node held is taken back at once. The log's batch may also hold
+    # completions the frozen parser had already made before the freeze (their leases were gone when they were
+    # counted), so the log's count is an upper bound of the held leases it settled, not their number.
     completed = sum(int(n) for n in re.findall(r"completed the (\d+) page\(s\) a killed parser had stored", log))
-    completed -= sum(int(n) for n in re.findall(r"(\d+) completion\(s\) discarded", log))
-    assert found and int(found.group(1)) + completed == held, log[-3000:]
+    assert found, log[-3000:]
+    assert int(found.group(1)) <= held <= int(found.group(1)) + completed, (held, log[-3000:])
     duplicates = assert_complete_and_polite(testweb, seeds, mark)
     assert sum(count - 1 for count in duplicates.values()) <= held
