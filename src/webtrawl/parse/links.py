@@ -113,7 +113,7 @@ def follow_links(
     raw_cap = 4 * max_len  # canonicalizing can shorten a URL (dot segments, %XX), never by 4x in practice
     scope = ctx.scope
     # a spider's links are those its callbacks yield: its own, followed as Scrapy follows them (no trap guard)
-    traps = ctx.traps if ctx.extraction is None or not ctx.extraction.routes_pages else None
+    traps = None if ctx.spider else ctx.traps
     checked = ctx.origin_verdicts
     seen = {page.lease.url}
     # Raw href -> the reason it was dropped unparsed, or None once its canonical URL is in ``seen``: pages repeat

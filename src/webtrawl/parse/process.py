@@ -68,6 +68,11 @@ class ParseContext:
     near_duplicates: bool = False  # --near-duplicates: a simhash of each HTML page's main text in its record
     recrawl_after: float = 0.0  # --recrawl-after (s): sitemaps then give recrawl hints
 
+    @property
+    def spider(self) -> bool:
+        """A spider's crawl: its callbacks route its pages, and the links they yield are its own."""
+        return self.extraction is not None and self.extraction.routes_pages
+
     def recrawl_base(self, url: str, content_type: str = "") -> float:
         """The recrawl interval D of a page (s): its rule's ``recrawl_after``, else --recrawl-after; 0: off."""
         if self.recrawl_after <= 0:
@@ -149,25 +154,19 @@ def process_page(page: Page, ctx: ParseContext) -> Processed:
     as_sitemap = sitemap_level(page.lease.route) is not None  # reached as one: may be text, or sent as HTML
     # a spider's page goes to the callback its link names whatever its type, as Scrapy hands a callback any answer: a
     # feed or an XML sitemap too (a gzip one, whose text a callback could not read, is still the crawler's)
-    if ctx.sitemaps != "off" and (
-        as_sitemap or (mime not in HTML_TYPES and not (_routed(ctx) and _TEXTY.search(mime)))
-    ):
+    if ctx.sitemaps != "off" and (as_sitemap or (mime not in HTML_TYPES and not (ctx.spider and _TEXTY.search(mime)))):
         found = read_sitemap(payload, mime, min(MAX_BYTES, ctx.limits.max_decompressed), as_sitemap)
         if found is not None:
             _set_robots(record, robots)
             return _sitemap(page, ctx, record, found)
     if mime not in HTML_TYPES and not (mime in _SNIFF_TYPES and _looks_like_html(payload)):
         _set_robots(record, robots)
-        if ctx.extraction is not None and (_routed(ctx) or _TEXTY.search(mime)):
+        if ctx.extraction is not None and (ctx.spider or _TEXTY.search(mime)):
             return _extract_other(page, ctx, record, payload, content_type, refresh)
         if refresh and ctx.sitemaps != "only":
             return _refreshed(page, ctx, record, refresh)
         return Processed(record, [], {"non-html": 1}, _storable(record, ctx))
     return _html(page, ctx, record, payload, content_type, robots, refresh)
-
-
-def _routed(ctx: ParseContext) -> bool:
-    return ctx.extraction is not None and ctx.extraction.routes_pages
 
 
 def _refreshed(page: Page, ctx: ParseContext, record: PageRecord, refresh: Links) -> Processed:
