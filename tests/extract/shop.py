@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -169,6 +171,16 @@ class ApiShop(Spider):
             yield {"name": product["name"], "category": product["category"], "of": product["url"]}
         if data["has_next"]:
             yield page.follow(f"/api/products?page={data['page'] + 1}")
+
+
+class BodyReader(Spider):
+    """Scrapy's ``response.body`` idioms: the bytes' digest (a PDF's, an image's), and JSON read from them."""
+
+    def parse(self, page: Page) -> Iterator[Any]:
+        item: dict[str, Any] = {"size": len(page.body), "sha1": hashlib.sha1(page.body).hexdigest()}
+        if page.content_type.endswith("json"):
+            item["json"] = json.loads(page.body)
+        yield item
 
 
 class AsyncCallbacks(Spider):

@@ -3,6 +3,7 @@ user code can get routing wrong recorded as the yielding page's extract-error.""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import textwrap
@@ -355,3 +356,22 @@ def test_a_rules_data_must_be_a_table_of_selectors(tmp_path: Path) -> None:
     rules.write_text(RULES.replace('data = { category = "css:h1::text" }', "data = 3"))
     with pytest.raises(InputError, match=r"rules.toml:5: data must be a table of selectors"):
         load_rules(rules)
+
+
+def test_a_spider_reads_the_page_bytes_as_scrapys_response_body() -> None:
+    """``page.body`` (Scrapy's ``response.body``) was an AttributeError, the page's extract-error: the bytes come
+    in the page's own charset with its Content-Encoding undone, for HTML, JSON and a PDF alike."""
+    latin = "<html><body><h1>Caf\xe9</h1></body></html>".encode("latin-1")
+    api = b'{"products": [{"name": "Rake"}]}'
+    pdf = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\n%%EOF\n"
+    cases = [
+        (make_page(latin, content_type="text/html; charset=iso-8859-1", gzipped=True), latin),
+        (make_page(api, content_type="application/json", url="http://site.example/api"), api),
+        (make_page(pdf, content_type="application/pdf", url="http://site.example/a.pdf"), pdf),
+    ]
+    for page, body in cases:
+        out = run(page, spider=_spider("BodyReader"))
+        assert out.record.error is None, out.record.error_detail
+        (item,) = out.items
+        assert item["size"] == len(body) and item["sha1"] == hashlib.sha1(body).hexdigest(), page.lease.url
+    assert run(cases[1][0], spider=_spider("BodyReader")).items[0]["json"] == {"products": [{"name": "Rake"}]}

@@ -34,6 +34,7 @@ class Document:
         depth: int = 0,
         tree: LexborHTMLParser | None = None,
         route: str = "",
+        body: bytes | None = None,
     ) -> None:
         self.url = url
         self.final_url = final_url or url
@@ -44,6 +45,7 @@ class Document:
         self.route = route  # a spider's callback and data for this page (extract/routing.py), "" for none
         self._raw = text  # UTF-8 bytes are decoded only if something reads ``text`` (CSS rules on the tree do not)
         self._tree = tree
+        self._body = body  # the payload as received, decoded from its Content-Encoding only (None: text's bytes)
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -54,6 +56,14 @@ class Document:
     def text(self) -> str:
         raw = self._raw
         return raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+
+    @property
+    def body(self) -> bytes:
+        """The page's bytes in its own charset (a rendered page's: its DOM's UTF-8), its Content-Encoding undone."""
+        if self._body is not None:
+            return self._body
+        raw = self._raw
+        return raw if isinstance(raw, bytes) else raw.encode()
 
     @property
     def tree(self) -> LexborHTMLParser:

@@ -75,6 +75,12 @@ class Page:
         return self._doc.text
 
     @property
+    def body(self) -> bytes:
+        """The page's bytes, as Scrapy's ``response.body``: in the page's own charset, its Content-Encoding (gzip,
+        br) undone, capped as any page is (``--max-size``); a rendered page's are its DOM's, in UTF-8."""
+        return self._doc.body
+
+    @property
     def depth(self) -> int:
         return self._doc.depth
 

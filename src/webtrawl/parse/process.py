@@ -177,7 +177,7 @@ def _refreshed(page: Page, ctx: ParseContext, record: PageRecord, refresh: Links
     return Processed(record, new_urls, counters, _storable(record, ctx), dropped)
 
 
-def _document(page: Page, record: PageRecord, text: str | bytes, tree: Any = None) -> Document:
+def _document(page: Page, record: PageRecord, text: str | bytes, body: bytes, tree: Any = None) -> Document:
     from webtrawl.extract import Document
 
     return Document(
@@ -188,6 +188,7 @@ def _document(page: Page, record: PageRecord, text: str | bytes, tree: Any = Non
         content_type=record.content_type,
         depth=page.lease.depth,
         text=text,
+        body=body,
         tree=tree,
         route=page.lease.route,
     )
@@ -200,7 +201,7 @@ def _extract_other(
     assert ctx.extraction is not None
     codec, source, bom = choose_encoding(payload, content_type)
     record.encoding, record.encoding_source = codec, source
-    doc = _document(page, record, payload[bom:].decode(codec, "replace"))
+    doc = _document(page, record, payload[bom:].decode(codec, "replace"), payload)
     result = ctx.extraction.run(doc, record, html=False)
     counters = {"non-html": 1}
     _count_extraction(record, counters)
@@ -286,7 +287,7 @@ def _html(
     ranking: Callable[[str], int] | None = None
     routing: Callable[[str], str] | None = None
     if ctx.extraction is not None:
-        result = ctx.extraction.run(_document(page, record, doc, found.tree), record)
+        result = ctx.extraction.run(_document(page, record, doc, payload, found.tree), record)
         found.tree = None
         items = result.items
         ranking, routing = _ranking(result), _routing(result)
