@@ -88,7 +88,7 @@ _CRAWL = _group(
     Option(
         "keep_running",
         parse_bool,
-        "trawl node: when the frontier is empty, wait for new URLs instead of exiting (stop: trawl stop or SIGTERM)",
+        "when the frontier is empty, wait for new URLs (trawl seed, requeue) instead of exiting (end: trawl stop)",
     ),
     Option("max_pages", non_negative_int, "stop after this many fetched pages in total (0: no limit)"),
     Option("max_time", parse_duration, "stop after this long a run: seconds, or 90m, 6h, 1d (0: no limit)"),

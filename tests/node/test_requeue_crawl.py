@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.fixtures.status_site import DOWN, StatusSite, page, site_fixture
 from tests.node.clusterrun import TRAWL
-from tests.node.crawlrun import Crawl, records
+from tests.node.crawlrun import Crawl, records, wait_until
 
 _PAGES = ("/a", "/b")
 
@@ -61,3 +61,29 @@ def test_requeue_without_a_crawl_is_one_error_line(tmp_path: Path) -> None:
     assert result.returncode != 0 and result.stderr.startswith("trawl: error: trawl requeue needs --out DIR")
     result = _requeue("--out", str(tmp_path / "nothing"))
     assert result.returncode != 0 and result.stderr.strip().count("\n") == 0 and "holds no crawl" in result.stderr
+
+
+def test_requeue_into_a_running_crawl_is_fetched_by_it(site: StatusSite, tmp_path: Path) -> None:
+    """Asked of a crawl still running, requeue said 'resume the crawl to fetch them: trawl crawl --out ...' (which
+    would fail: the out is locked by the running node); the running crawl fetches them, and it says so. And
+    ``--keep-running`` was ignored by ``trawl crawl`` (only ``trawl node`` waited): the crawl had ended when its
+    frontier was empty, and a requeue found no crawl to fetch them; it now waits until ``trawl stop``."""
+    port = site.server_address[1]
+    out = tmp_path / "crawl"
+    args = [f"http://flaky.test:{port}/", "--resolve", "flaky.test=127.0.0.1", "--ip-allow", "127.0.0.0/8"]
+    args += ["--ports", str(port), "--delay", "0.05", "--max-retries", "1", "--backoff-base", "0.05"]
+    args += ["--fetchers", "1", "--parsers", "1", "--keep-running"]
+    crawl = Crawl(out, args)
+    try:
+        wait_until(lambda: sum(1 for r in records(out) if r["error"]) == 2, 120, "both pages given up", crawl)
+        site.down = False
+        done = _requeue("--out", str(out))
+        assert done.returncode == 0 and "queued 2 URL(s) again" in done.stdout, done
+        assert f"the crawl running in {out} fetches them" in done.stdout and "trawl crawl" not in done.stdout
+        wait_until(lambda: sum(1 for r in records(out) if r["status"] == 200) == 3, 120, "the pages fetched", crawl)
+        stop = subprocess.run([*TRAWL, "stop", "--out", str(out)], capture_output=True, text=True, timeout=60)
+        assert stop.returncode == 0, stop
+        assert crawl.wait(120) == 0, crawl.log()[-3000:]
+    finally:
+        if crawl.proc.poll() is None:
+            crawl.kill_node()

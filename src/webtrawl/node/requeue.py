@@ -20,7 +20,7 @@ from pathlib import Path
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
 from webtrawl.names import FAILED_KEPT
-from webtrawl.node.stats import redis_of_out
+from webtrawl.node.stats import node_running, redis_of_out
 from webtrawl.politeness import RobotsRules
 
 
@@ -45,7 +45,10 @@ def requeue_failed(out: Path | None, redis_url: str | None, cluster: bool | None
     if reasons and not queued and others:  # a reason misspelt, or one no URL is kept for (a 4xx: an answer)
         print(f"no failed URL is kept for {', '.join(reasons)}; --errors takes the reasons above")
     if out is not None and queued:
-        print(f"resume the crawl to fetch them: trawl crawl --out {out}")
+        if node_running(out):
+            print(f"the crawl running in {out} fetches them")
+        else:
+            print(f"resume the crawl to fetch them: trawl crawl --out {out}")
     return 0
 
 

@@ -151,7 +151,7 @@ def stop_out(out: Path) -> int:
             f"the crawl in {out} runs on a shared Redis: 'trawl stop --redis URL' stops all its nodes, "
             "'trawl stop --redis URL --node ID' one of them"
         )
-    if not _locked(out / NODE_LOCK):
+    if not node_running(out):
         raise InputError(f"no crawl is running in {out}")
     url = EmbeddedRedis.running_url(out / "redis")
     if url is None:
@@ -165,10 +165,10 @@ def stop_out(out: Path) -> int:
     return 0
 
 
-def _locked(lock_path: Path) -> bool:
-    """Whether a node holds ``out``'s lock now (``startup.prepare_out`` takes it for the whole run)."""
+def node_running(out: Path) -> bool:
+    """Whether a node runs a crawl in ``out`` now: it holds its lock (``startup.prepare_out`` takes it for the run)."""
     try:
-        with lock_path.open("rb") as probe:
+        with (out / NODE_LOCK).open("rb") as probe:
             fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except (FileNotFoundError, NotADirectoryError):  # NotADirectoryError: --out names a file
         return False

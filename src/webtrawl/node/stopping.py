@@ -119,16 +119,16 @@ def stop_reason(
     stops: StopWatch | None,
     frontier: RedisFrontier,
     elapsed: float,
-    waits_for_seeds: bool,
 ) -> str:
-    """Why the node should stop now, or ``""``."""
+    """Why the node should stop now, or ``""``; with ``--keep-running`` an empty frontier is not a reason (a node
+    waits for ``trawl seed``, a crawl for ``trawl requeue`` or ``trawl seed``, until ``trawl stop`` or a signal)."""
     local = local_stop_reason(crawl, budget, elapsed)
     if local:
         return local
     finished = frontier.is_finished()  # asked at every tick: a Redis that lost the crawl is an error (StateError)
     if stops is not None and stops.stop_requested():
         return "trawl stop requested"
-    if crawl.keep_running and waits_for_seeds:
+    if crawl.keep_running:
         return ""
     return "finished" if finished else ""
 

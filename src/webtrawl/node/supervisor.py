@@ -306,9 +306,7 @@ class Node:
                     reason = (
                         local_stop_reason(crawl, self.budget, elapsed, out_dir)
                         or watch.too_long()
-                        or watch.run(
-                            stop_reason, crawl, self.budget, self.stops, frontier, elapsed, self.wait_for_seeds
-                        )
+                        or watch.run(stop_reason, crawl, self.budget, self.stops, frontier, elapsed)
                         or ""
                     )
                     finished_seen = finished_seen + 1 if reason == "finished" else 0
