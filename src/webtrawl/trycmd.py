@@ -4,7 +4,8 @@ Each input goes through the parser's own ``process_page`` (decompression, decodi
 filters), so what it prints is what a crawl would store: one JSON line per input with the input, the URL, the status,
 the items, the links that would be followed and, with ``--text`` or ``--markdown``, the main text or Markdown; a page
 whose extraction failed shows its ``error`` (``extract-error``) and ``error_detail``. A URL is fetched once (no
-robots.txt, no retries) under the same address policy as a crawl (``--ip-allow``, ``--ports``).
+robots.txt, no retries) under the same address policy as a crawl (``--ip-allow``, ``--ports``), and its redirects
+followed as a crawl's are (the same checks, ``--max-redirects``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 import sys
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,7 +49,8 @@ OPTIONS = [
         "user_agent",
         "resolve",
     ),
-    *("nameservers", "ca_file", "insecure", "ip_allow", "ports", "max_body", "max_decompressed", "connect", "total"),
+    *("nameservers", "ca_file", "insecure", "ip_allow", "ports", "max_body", "max_decompressed", "max_redirects"),
+    *("connect", "total"),
 ]
 _TEXT_FIELDS = ("text", "text_title", "author", "date", "language")
 # A saved file's type by its suffix (.gz aside), as a server would send it: a feed or an API's JSON is tried as the
@@ -104,12 +106,14 @@ def run(ns: argparse.Namespace, out: IO[str] = sys.stdout) -> int:
         url_allowed=AddressPolicy(cfg.fetch.ip_allow, cfg.fetch.ports).url_allowed,
         extraction=extraction,
     )
+    fetched = {item for item in ns.inputs if _is_url(item)}  # not a WARC's responses: their labels are FILE#URL
     reason = "shutdown"  # Ctrl-C, or an input that cannot be read
     try:
         for label, page in _pages(cfg, ns):
             if route:
                 page.lease = msgspec.structs.replace(page.lease, route=route)
-            out.write(_line(label, page, ctx) + "\n")
+            fetch = _fetcher(cfg) if label in fetched else None
+            out.write(_line(label, page, ctx, fetch) + "\n")
             out.flush()
         reason = "finished"
     finally:
@@ -124,7 +128,7 @@ def _check_inputs(ns: argparse.Namespace) -> None:
     from webtrawl.node.seeds import seed_url
 
     for item in ns.inputs:
-        if _SCHEME_RE.match(item) and not item.lower().startswith(("http://", "https://")) and not Path(item).exists():
+        if _SCHEME_RE.match(item) and not _is_url(item) and not Path(item).exists():
             raise InputError(f"{item}: not an http(s) URL (trawl try fetches http and https URLs, reads saved files)")
     if ns.url is not None:
         seed_url(ns.url, "--url")  # the URL a crawl would have fetched the saved file from
@@ -132,8 +136,17 @@ def _check_inputs(ns: argparse.Namespace) -> None:
         raise InputError("--identity decrypts an encrypted --warc FILE: give one (saved files and URLs are plain)")
 
 
-def _line(label: str, page: Page, ctx: ParseContext) -> str:
+def _line(label: str, page: Page, ctx: ParseContext, fetch: Callable[[str], Page] | None) -> str:
+    """The input's JSON line; ``fetch`` (a URL's input): its redirects are followed as a crawl follows them (the
+    same checks, --max-redirects, a spider's callback and data kept), and the page they lead to is shown."""
     processed = process_page(page, ctx)
+    redirects = []
+    while fetch is not None and processed.record.redirect and processed.new_urls:
+        redirects.append(page.lease.url)
+        new = processed.new_urls[0]
+        page = fetch(new.url)
+        page.lease = msgspec.structs.replace(page.lease, depth=new.depth, hops=new.hops, route=new.route)
+        processed = process_page(page, ctx)
     record = processed.record
     doc: dict[str, Any] = {
         "input": label,
@@ -144,6 +157,8 @@ def _line(label: str, page: Page, ctx: ParseContext) -> str:
         "error": record.error,
         "error_detail": record.error_detail,
     }
+    if redirects:  # the URLs that redirected, in order, before ``url``
+        doc["redirects"] = redirects
     if processed.dropped:  # links not followed, and why (a spider's allowed_domains: scope)
         doc["dropped"] = dict(processed.dropped)
     routes = {new.url: _shown(new.route) for new in processed.new_urls if new.route}
@@ -176,8 +191,16 @@ def _shown(route: str) -> dict[str, Any]:
     return {"callback": callback, "data": data}
 
 
+def _is_url(item: str) -> bool:
+    return item.lower().startswith(("http://", "https://"))
+
+
+def _fetcher(cfg: CrawlConfig) -> Callable[[str], Page]:
+    return lambda url: asyncio.run(_fetch_all(cfg, [url]))[url]
+
+
 def _pages(cfg: CrawlConfig, ns: argparse.Namespace) -> Iterator[tuple[str, Page]]:
-    urls = [i for i in ns.inputs if i.lower().startswith(("http://", "https://"))]
+    urls = [i for i in ns.inputs if _is_url(i)]
     fetched = asyncio.run(_fetch_all(cfg, urls)) if urls else {}
     for item in ns.inputs:
         yield item, fetched[item] if item in fetched else _file_page(item, ns.url, cfg.limits)
