@@ -242,16 +242,16 @@ def test_served_over_http_https_and_dns_on_loopback() -> None:
 
 
 def test_options_are_set_by_name_and_a_wrong_one_is_refused() -> None:
-    opts = parse_options(["https_share=0", "huge_share=0.05", "seeds=3"], seeds=7)
-    assert (opts.https_share, opts.huge_share, opts.seeds) == (0.0, 0.05, 3)
+    opts = parse_options(["https_share=0", "huge_share=0.05", "seeds=3", "latency_ms=250"], seeds=7)
+    assert (opts.https_share, opts.huge_share, opts.seeds, opts.latency_ms) == (0.0, 0.05, 3, 250.0)
     assert parse_options([], seeds=7) == RealisticOptions(seeds=7)
-    for bad in ("nope=1", "https_share", "https_share=lots", "https_share=2", "seeds=1.5"):
+    for bad in ("nope=1", "https_share", "https_share=lots", "https_share=2", "seeds=1.5", "latency_ms=-5"):
         with pytest.raises(ValueError):
             parse_options([bad], seeds=7)
 
 
 def test_servers_can_close_every_connection_and_send_the_headers_real_sites_send() -> None:
-    options = RealisticOptions(seeds=2, close_share=1.0, headers_share=1.0)
+    options = RealisticOptions(seeds=2, close_share=1.0, headers_share=1.0, latency_ms=1.0)  # waits answer too
     with TestWeb(40, 1, realistic=options) as web:
         assert web.real is not None
         i = next(i for i in range(40) if web.real.schemes[i] == "http" and web.real.faults[i] is None)

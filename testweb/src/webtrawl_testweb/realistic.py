@@ -31,6 +31,10 @@ ports, corpus)``:
   about half gzip's speed (RESULTS.md), a cost only such a run shows.
 * **Servers** (off by default): ``close_share`` of the hosts close the connection after every answer (no
   keep-alive), ``headers_share`` send the ~1.3 KB of headers a real site's answers carry (:data:`SERVER_HEADERS`).
+* **Latency** (off by default): each answer starts after a wait drawn around ``latency_ms`` (exponential), standing
+  for the real web's DNS, TCP and TLS round trips and servers' think time, which loopback has none of: what keeps a
+  real crawl's requests in flight longer, so the requests in flight (``--concurrency``), not the CPU, may bound its
+  pages per second.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ class RealisticOptions:
     gzip_share: float = 0.85  # hosts that gzip their pages for a client that accepts it (see the module docstring)
     br_share: float = 0.0  # hosts that send their pages in brotli to a client that accepts it (drawn apart from gzip)
     crawl_delay: float = 5.0
+    latency_ms: float = 0.0  # mean wait before each answer starts (exponential): the real web's round trips
     seeds: int = 10
 
     def __post_init__(self) -> None:
@@ -102,6 +107,8 @@ class RealisticOptions:
                 raise ValueError(f"shares must be within [0, 1], not {share}")
         if self.seeds < 1:
             raise ValueError("the realistic web needs at least one seed")
+        if self.latency_ms < 0:
+            raise ValueError(f"latency_ms must not be negative, not {self.latency_ms}")
 
 
 def parse_options(pairs: Sequence[str], seeds: int) -> RealisticOptions:

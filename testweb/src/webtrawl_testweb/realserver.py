@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 from collections import Counter
 
@@ -31,6 +32,7 @@ class RealServer(Listeners):
         self.web = web_
         self.log = log
         self.counts: Counter[str] = Counter()
+        self._latency = random.Random(web_.seed)  # waits only: what is served stays a function of the seed
 
     def _reply(self, scheme: str, host: str, request: web.BaseRequest) -> RealReply:
         if request.method not in ("GET", "HEAD"):
@@ -60,6 +62,8 @@ class RealServer(Listeners):
             resp.content_length = sum(map(len, reply.body))
             last_write_ns = time.time_ns()  # the end is stamped before the last write: see accesslog.py
             try:
+                if self.web.options.latency_ms and kind != "stats":
+                    await asyncio.sleep(self._latency.expovariate(1000.0 / self.web.options.latency_ms))
                 await resp.prepare(request)
                 if request.method != "HEAD":
                     step = max(1, reply.rate // _TRICKLE_STEPS) if reply.rate else _CHUNK
