@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 _USERINFO_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@?#\[\]]*@")
-# A URL we were given (Redis, a sink, a proxy): its password is masked, the user name stays (it says which login).
-_PASSWORD_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
+# A URL we were given (Redis, a sink, a proxy): its password runs to the LAST "@" of the authority, as urllib and
+# redis-py read it ("redis://:p@ss@host" is the password "p@ss"); the user name stays (it says which login).
+_PASSWORD_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/?#]*):[^/?#]*@", re.IGNORECASE)
 _QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token)=)[^&#]*", re.IGNORECASE)
 # schemes whose user name alone is a secret: nats://TOKEN@host is NATS token auth
 _TOKEN_USER_RE = re.compile(r"^(nats)://[^:/?#]*@", re.IGNORECASE)
