@@ -118,6 +118,13 @@ def test_a_refused_url_holding_a_password_is_quoted_without_it(tmp_path: Path, f
     assert shown in result.stderr and "pw-s3cret" not in result.stderr
 
 
+@pytest.mark.parametrize("header", ["Authorization Bearer s3cret-token", "X-Api-Key=s3cret-token"])
+def test_a_malformed_header_is_refused_without_repeating_its_value(tmp_path: Path, header: str) -> None:
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--header", header)
+    _assert_one_line_error(result, 2, "--header: wants one line 'Name: value', not '")
+    assert "s3cret-token" not in result.stderr
+
+
 def test_missing_out(tmp_path: Path) -> None:
     result = _trawl("crawl", "https://example.org/", cwd=tmp_path)
     _assert_one_line_error(result, 2, "--out")
