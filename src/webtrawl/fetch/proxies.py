@@ -21,7 +21,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 
-from webtrawl.redact import redact as mask
+from webtrawl.redact import mask_password as mask
 
 log = logging.getLogger("webtrawl.fetch")
 
