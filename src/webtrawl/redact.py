@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-_USERINFO_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@?#\[\]]*@")
+# to the authority's last "@", as URL parsers read it ("http://u:p@ss@host/" is the password "p@ss")
+_USERINFO_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s?#\[\]]*@")
 # A URL we were given (Redis, a sink, a proxy): its password runs to the LAST "@" of the authority, as urllib and
 # redis-py read it ("redis://:p@ss@host" is the password "p@ss"); the user name stays (it says which login).
 _PASSWORD_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/?#]*):[^/?#]*@", re.IGNORECASE)
