@@ -104,6 +104,27 @@ def test_bad_flags(tmp_path: Path, flags: list[str], needle: str) -> None:
     _assert_one_line_error(result, 2, needle)
 
 
+@pytest.mark.parametrize(
+    ("flag", "url", "shown"),
+    [
+        ("--proxy", "socks5://crawler:pw-s3cret@proxy:1080", "'socks5://crawler:***@proxy:1080'"),
+        ("--proxy", "http://crawler:pw-s3cret@proxy:port", "'http://crawler:***@proxy:port'"),
+        ("--redis", "http://:pw-s3cret@redis-host:6379/0", "'http://:***@redis-host:6379/0'"),
+    ],
+)
+def test_a_refused_url_holding_a_password_is_quoted_without_it(tmp_path: Path, flag: str, url: str, shown: str) -> None:
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), flag, url)
+    _assert_one_line_error(result, 2, f"{flag}: wants ")
+    assert shown in result.stderr and "pw-s3cret" not in result.stderr
+
+
+@pytest.mark.parametrize("header", ["Authorization Bearer s3cret-token", "X-Api-Key=s3cret-token"])
+def test_a_malformed_header_is_refused_without_repeating_its_value(tmp_path: Path, header: str) -> None:
+    result = _trawl("crawl", "https://example.org/", "--out", str(tmp_path / "c"), "--header", header)
+    _assert_one_line_error(result, 2, "--header: wants one line 'Name: value', not '")
+    assert "s3cret-token" not in result.stderr
+
+
 def test_missing_out(tmp_path: Path) -> None:
     result = _trawl("crawl", "https://example.org/", cwd=tmp_path)
     _assert_one_line_error(result, 2, "--out")

@@ -272,6 +272,17 @@ def test_a_browser_like_user_agent_without_its_bots_name_is_warned_of(caplog: py
     assert "its robots.txt product token is Mozilla, which sites do not name" in caplog.text
 
 
+def test_a_credential_header_sent_to_every_host_is_warned_of(caplog: pytest.LogCaptureFixture) -> None:
+    """--header 'Authorization: ...' given for one site went to every host a --scope any crawl reached."""
+    with caplog.at_level(logging.WARNING, logger="webtrawl.config"):
+        load({"header": ["Accept-Language: en", "From: ops@example.org"]}, env={})
+        load({"header": ["Authorization: Bearer s3cret"], "scope": "host"}, env={})
+        assert not caplog.records
+        load({"header": ["Authorization: Bearer s3cret", "X-Api-Key: s3cret", "Accept-Language: en"]}, env={})
+    assert [r.getMessage().split(": sent")[0] for r in caplog.records] == ["--header Authorization, X-Api-Key"]
+    assert "s3cret" not in caplog.text and "rules file's headers" in caplog.text
+
+
 def test_a_spider_has_no_depth_cap_unless_one_is_given() -> None:
     """Scrapy's DEPTH_LIMIT is 0: a listing paginated page by page stopped after page 51 (--max-depth 50)."""
     assert load({"spider": "shop.py:Shop"}, env={}).limits.max_depth == 0

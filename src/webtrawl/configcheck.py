@@ -6,12 +6,16 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import logging
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from webtrawl.errors import ConfigError
 from webtrawl.names import HOOK_ENV
 from webtrawl.options import OPTIONS
+
+# header names that carry a credential (Authorization, Cookie, X-Api-Key, X-Auth-Token...)
+_CREDENTIAL_RE = re.compile(r"auth|cookie|token|secret|key|session|password", re.IGNORECASE)
 
 if TYPE_CHECKING:
     from webtrawl.config import CrawlConfig
@@ -43,8 +47,26 @@ def validate(cfg: CrawlConfig) -> None:
             "--user-agent: its robots.txt product token is Mozilla, which sites do not name, so their rules for your"
             " crawler will not apply: write it 'MyBot/1.0 (+URL)' or 'Mozilla/5.0 (compatible; MyBot/1.0; +URL)'"
         )
+    _warn_of_credentials_sent_everywhere(cfg)
     if cfg.operations.ui_port:  # before the crawl is made: a saved --ui-bind would refuse every resume
         check_access(cfg.operations.ui_bind, cfg.operations.ui_token)
+
+
+def _warn_of_credentials_sent_everywhere(cfg: CrawlConfig) -> None:
+    """A token given for one site went to every host the crawl reached (curl and requests drop it on a redirect to
+    another host): said once, with the way to scope it."""
+    if cfg.discovery.scope != "any":
+        return
+    names = sorted(
+        {h.partition(":")[0].strip() for h in cfg.fetch.header if _CREDENTIAL_RE.search(h.partition(":")[0])}
+    )
+    if names:
+        logging.getLogger("webtrawl.config").warning(
+            "--header %s: sent to every host this crawl reaches (--scope any), robots.txt included; to send it to"
+            " one site only, give it in a rules file's headers (sent to the URLs its url regex matches) or crawl"
+            " with --scope host",
+            ", ".join(names),
+        )
 
 
 def is_loopback(bind: str) -> bool:

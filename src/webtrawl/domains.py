@@ -36,6 +36,14 @@ def in_domains(host: str, domains: tuple[str, ...]) -> bool:
     return any(host == d or host.endswith("." + d) for d in domains)
 
 
+@functools.lru_cache(maxsize=10_000)  # asked per cookie a server sets for a domain
+def is_public_suffix(name: str) -> bool:
+    """``com``, ``co.uk``, ``github.io`` (private suffixes count, as browsers count them): names under which anyone
+    may hold a site."""
+    name = name.strip(".").lower()
+    return bool(name) and bool(_psl().is_public(name))
+
+
 @functools.lru_cache(maxsize=100_000)  # asked per URL (a domain's politeness key) or per cookie: hosts repeat
 def registered_domain(host: str) -> str:
     """``www.example.co.uk`` -> ``example.co.uk``; IP addresses and bare suffixes stand for themselves."""

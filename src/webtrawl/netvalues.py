@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from webtrawl.redact import mask_password
 from webtrawl.values import path, whole
 
 _LABEL_RE = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
@@ -131,14 +132,14 @@ def proxy(text: Any) -> str:
     except ValueError:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
-        raise ValueError(f"wants http://HOST:PORT (or https://), not {url!r}")
+        raise ValueError(f"wants http://HOST:PORT (or https://), not {mask_password(url)!r}")
     return url
 
 
 def redis_url(text: Any) -> str:
     url = str(text)
     if not url.lower().startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
-        raise ValueError(f"wants a redis://, rediss://, unix:// or redis+sentinel:// URL, not {url!r}")
+        raise ValueError(f"wants a redis://, rediss://, unix:// or redis+sentinel:// URL, not {mask_password(url)!r}")
     try:  # its port (a sentinel URL names several host:port); the URL is not quoted: it may hold a password
         _ = urlsplit(url).port if url.lower().startswith(("redis://", "rediss://")) else None
     except ValueError as exc:

@@ -242,12 +242,17 @@ def parse_headers(items: Iterable[str]) -> list[tuple[str, str]]:
         raise ConfigError(f"--header: {exc}") from None
 
 
+_HEADER_NAME_RE = re.compile(r"\s*[A-Za-z0-9-]*")
+
+
 def header_pair(item: str) -> tuple[str, str]:
     """``Name: value`` as a pair; one header line, a token for a name."""
     name, sep, value = item.partition(":")
     name, value = name.strip(), value.strip()
     if not sep or not name or any(c in item for c in "\r\n") or not name.replace("-", "").isalnum():
-        raise ValueError(f"wants 'Name: value', not {item!r}")
+        # its name only: the rest may be a token ('Authorization Bearer ...' without its colon)
+        shown = found.group() if (found := _HEADER_NAME_RE.match(item)) else ""
+        raise ValueError(f"wants one line 'Name: value', not {shown + '...'!r} (the rest is not repeated)")
     if name.lower() == "user-agent":  # one agent per crawl: the one robots.txt is read for
         raise ValueError("set the User-Agent with --user-agent: robots.txt is obeyed for its product token")
     return name, value

@@ -21,8 +21,8 @@ SENT_BACK = {
 }
 
 
-async def _cookies_sent(set_cookie: bytes) -> list[bytes]:
-    """The Cookie header of each of two requests, the first answered with ``Set-Cookie: <set_cookie>``."""
+async def _cookies_sent(set_cookie: bytes, urls: tuple[str, str] = ("a.test/first", "a.test/second")) -> list[bytes]:
+    """The Cookie header of each of two requests (host and path), each answered with ``Set-Cookie: <set_cookie>``."""
     sent: list[bytes] = []
 
     async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -36,9 +36,11 @@ async def _cookies_sent(set_cookie: bytes) -> list[bytes]:
             writer.write(b"HTTP/1.1 200 OK\r\nSet-Cookie: " + set_cookie + b"; Path=/\r\nContent-Length: 2\r\n\r\nok")
             await writer.drain()
 
-    async with serve_raw(server) as port, local_client(local_cfg(cookies=True)) as client:
-        for path in ("/first", "/second"):
-            resp = await client.fetch(f"http://a.test:{port}{path}")
+    cfg = local_cfg(cookies=True, resolve=["*.test=127.0.0.1", "*.co.uk=127.0.0.1"])
+    async with serve_raw(server) as port, local_client(cfg) as client:
+        for url in urls:
+            host, _, path = url.partition("/")
+            resp = await client.fetch(f"http://{host}:{port}/{path}")
             assert resp.status == 200 and resp.body == b"ok"
     return sent
 
@@ -67,3 +69,23 @@ def test_a_cookie_that_is_not_utf8_fails_no_page() -> None:
     """A Latin-1 byte in a cookie cannot be sent back as received (aiohttp writes headers as UTF-8): that cookie is
     dropped and the pages are fetched as usual."""
     assert _sent(b"l=caf\xe9") == [b"", b""]
+
+
+@pytest.mark.parametrize(
+    ("domain", "first", "second", "second_gets"),
+    [
+        (b"co.uk", "shop.example.co.uk", "bank.other.co.uk", b""),  # a public suffix: refused, as browsers do
+        (b".test", "a.test", "b.test", b""),
+        (b"example.co.uk", "shop.example.co.uk", "www.example.co.uk", b"sid=s3cret"),  # its own site: sent
+    ],
+)
+def test_a_cookie_set_for_a_public_suffix_is_not_sent_to_other_sites(
+    domain: bytes, first: str, second: str, second_gets: bytes
+) -> None:
+    sent: list[list[bytes]] = []
+
+    async def body() -> None:
+        sent.append(await _cookies_sent(b"sid=s3cret; Domain=" + domain, (f"{first}/", f"{second}/")))
+
+    run(body())
+    assert sent[0] == [b"", second_gets]

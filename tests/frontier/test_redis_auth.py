@@ -55,7 +55,7 @@ def test_the_password_opens_the_server_over_tcp_and_unix_socket(secured_redis: t
         client.close()
 
 
-@pytest.mark.parametrize("auth", ["", ":wrong-password@", "user:wrong-password@"])
+@pytest.mark.parametrize("auth", ["", ":wrong-password@", "user:wrong-password@", ":at@wrong-password@"])
 def test_a_missing_or_wrong_password_is_one_clear_masked_error(secured_redis: tuple[int, Path], auth: str) -> None:
     port, _ = secured_redis
     with pytest.raises(StateError) as info:

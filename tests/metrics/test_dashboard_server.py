@@ -45,6 +45,19 @@ def test_a_token_guards_the_data_but_not_the_page_code() -> None:
         assert _get(base + "static/dashboard.js")[0] == 200
 
 
+def test_without_a_token_it_answers_only_to_loopback_names() -> None:
+    """A page the operator opens can resolve its own name to 127.0.0.1 (DNS rebinding) and read a loopback
+    dashboard from the browser: it comes with its own name as Host, which is refused."""
+    with Dashboard(0) as ui:
+        url = f"http://127.0.0.1:{ui.port}/api/status"
+        for host in ("localhost", "127.0.0.1", "LOCALHOST.", "[::1]", "ui.localhost"):
+            assert _get(url, {"Host": f"{host}:{ui.port}"})[0] == 200, host
+        assert _get(url, {"Host": f"rebind.attacker.example:{ui.port}"})[0] == 403
+        assert _get(url.replace("api/status", ""), {"Host": "attacker.example"})[0] == 403
+    with Dashboard(0, token="t") as ui:  # with a token it may be served under any name (a reverse proxy's)
+        assert _get(f"http://127.0.0.1:{ui.port}/api/status?token=t", {"Host": "crawl.example"})[0] == 200
+
+
 def test_binding_beyond_loopback_requires_a_token() -> None:
     with pytest.raises(InputError, match="--ui-token"):
         Dashboard(0, bind="0.0.0.0")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import termios
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -160,6 +161,16 @@ def stats(out: Path) -> dict[str, Any]:
     )
     data: dict[str, Any] = json.loads(result.stdout)
     return data
+
+
+def dashboard_status(port: int) -> dict[str, Any]:
+    """The dashboard's ``/api/status`` on 127.0.0.1:``port``; empty while it does not answer."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5) as resp:
+            doc: dict[str, Any] = json.loads(resp.read())
+            return doc
+    except OSError:
+        return {}
 
 
 def free_port() -> int:

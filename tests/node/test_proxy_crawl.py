@@ -102,9 +102,12 @@ def test_a_crawl_whose_only_proxy_is_dead_says_so_once_and_records_why(tmp_path:
         hook = tmp_path / "alerts.txt"
         extra = ("--robots-give-up", "4", "--alert-cmd", f'echo "$TRAWL_ALERT_NAME $TRAWL_ALERT_STATE" >> {hook}')
         seeds = [jsweb.url("plain.js.test"), jsweb.url("plain1.js.test")]
-        crawl = Crawl(out, [*seeds, *_args(jsweb, [refusing], *extra)])
+        proxy = refusing.replace("http://", "http://crawler:p@ss-s3cret@")  # a password holding "@"
+        crawl = Crawl(out, [*seeds, *_args(jsweb, [proxy], *extra)])
         assert crawl.wait(120) == 0, crawl.log()[-4000:]
     log = crawl.log()
+    assert refusing.replace("http://", "proxy http://crawler:***@") + " failed 3 requests" in log, log[-4000:]
+    assert "s3cret" not in log + "".join(p.read_text() for p in (out / "logs").iterdir())
     assert log.count("no live proxy: every --proxy failed") == 1, log[-4000:]
     assert "alert proxy: no live proxy in 1 of 1 fetchers" in log
     assert "proxy firing" in hook.read_text().splitlines()

@@ -3,24 +3,12 @@ waiting, correctly, on hosts whose robots.txt answered 503)."""
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from pathlib import Path
-from typing import Any
 
-from tests.node.crawlrun import Crawl, free_port, stats, wait_until
+from tests.node.crawlrun import Crawl, dashboard_status, free_port, stats, wait_until
 from webtrawl_testweb import TestWeb
 from webtrawl_testweb.robots import Variant
-
-
-def _status(port: int) -> dict[str, Any]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5) as resp:
-            doc: dict[str, Any] = json.loads(resp.read())
-            return doc
-    except OSError:
-        return {}
 
 
 def test_the_eta_of_a_crawl_waiting_for_robots_txt_retries_says_so(testweb: TestWeb, tmp_path: Path) -> None:
@@ -32,9 +20,12 @@ def test_the_eta_of_a_crawl_waiting_for_robots_txt_retries_says_so(testweb: Test
     try:
         waiting = "waiting: 1 host retrying robots.txt, next try in "
         wait_until(
-            lambda: _status(port).get("progress", {}).get("waiting", "").startswith(waiting), 120, waiting, crawl
+            lambda: dashboard_status(port).get("progress", {}).get("waiting", "").startswith(waiting),
+            120,
+            waiting,
+            crawl,
         )
-        progress = _status(port)["progress"]
+        progress = dashboard_status(port)["progress"]
         assert progress["eta_s"] is None  # no rate: the ETA is what it waits for
         assert re.fullmatch(re.escape(waiting) + r"(9m[0-5]\ds|10m00s)", progress["waiting"]), progress["waiting"]
     finally:

@@ -113,6 +113,8 @@ def test_secrets_in_urls_are_masked_in_error_details() -> None:
     page = make_page(error="connect", error_detail="Cannot connect to http://u:hunter2@h.example:81/")
     record = process_page(page, make_ctx()).record
     assert "hunter2" not in record.error_detail and record.error == "connect"
+    page = make_page(error="connect", error_detail="Cannot connect to http://u:p@ss-hunter2@h.example:81/ (a@b)")
+    assert process_page(page, make_ctx()).record.error_detail == "Cannot connect to http://***@h.example:81/ (a@b)"
 
 
 @pytest.mark.parametrize(

@@ -112,6 +112,7 @@ def test_amqp_broker_gone_raises_unavailable_then_the_batch_goes_in(amqp_queue: 
     ("url", "message"),
     [
         ("nats://127.0.0.1:1/wt.x", "cannot connect"),
+        ("nats://s3cret@127.0.0.1:1/wt.x", "cannot connect to nats://***@127.0.0.1:1/wt.x"),  # a token is a secret
         ("nats://127.0.0.1:4222/", "nats://HOST:PORT/SUBJECT"),
         ("nats://127.0.0.1:4222/wt.x?dedup=0", "dedup"),
         ("nats://127.0.0.1:4222/wt.x?durable=1", "unknown option 'durable'"),

@@ -37,7 +37,7 @@ from webtrawl.fetch import tolerant
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
 from webtrawl.fetch.cookies import CookieStore, CrawlJar, SharedCookies
 from webtrawl.fetch.dns import Resolver
-from webtrawl.fetch.proxies import ProxyPool
+from webtrawl.fetch.proxies import ProxyPool, sent_to_target
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.wire import (
     BIG_BODIES,
@@ -343,7 +343,7 @@ class HttpClient:
                     body_parts=chunks if parts and len(chunks) > 1 else [],
                     truncated=truncated,
                     ip=resp.peer if isinstance(resp, PeerResponse) else "",
-                    request_headers=[(str(k), str(v)) for k, v in resp.request_info.headers.items()],
+                    request_headers=sent_to_target(resp.request_info.headers),
                     fetch_time=fetch_time,
                     elapsed_ms=(time.perf_counter() - started - turn.waited) * 1000.0,  # the server's time
                 )

@@ -19,14 +19,21 @@ from __future__ import annotations
 import logging
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from webtrawl.redact import redact as mask
+from webtrawl.redact import mask_password as mask
 
 log = logging.getLogger("webtrawl.fetch")
 
 DEAD_S = 60.0
 FAILS_TO_DEAD = 3
+_FOR_THE_PROXY = "proxy-authorization"  # a --proxy URL's user:password, which aiohttp adds to a plain-HTTP request
+
+
+def sent_to_target(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The request's headers as the target gets them (the WARC request record): the proxy's own credentials are
+    for the proxy, which takes them off, so an archive never holds them."""
+    return [(str(k), str(v)) for k, v in headers.items() if k.lower() != _FOR_THE_PROXY]
 
 
 class ProxyPool:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import re
 import socket
 import ssl
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from http.cookies import Morsel
 from typing import Any
@@ -30,8 +32,10 @@ from aiohttp.client_exceptions import (
 from aiohttp.client_reqrep import ClientRequest, ClientResponse
 from aiohttp.connector import Connection
 from aiohttp.http_exceptions import HttpProcessingError
+from yarl import URL
 
 from webtrawl.config import FetchOptions
+from webtrawl.domains import is_public_suffix
 from webtrawl.errors import (
     BadHttp,
     BadUrl,
@@ -46,6 +50,7 @@ from webtrawl.errors import (
 from webtrawl.fetch.tolerant import BrokenBody
 
 _MAX_MESSAGE = 200
+_DOMAIN_ATTR_RE = re.compile(r";\s*domain\s*=([^;]*)", re.IGNORECASE)  # a Set-Cookie line's Domain attributes
 
 # The transports of the requests the current task has sent (set by HttpClient.fetch, filled by TrackedRequest).
 SENT_TRANSPORTS: contextvars.ContextVar[list[asyncio.Transport]] = contextvars.ContextVar("webtrawl_transports")
@@ -60,11 +65,27 @@ class RawCookieJar(aiohttp.CookieJar):
     def __init__(self) -> None:
         super().__init__(unsafe=True, quote_cookie=False)
 
+    def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
+        """A cookie whose Domain is a public suffix (``Domain=com``, ``co.uk``, ``github.io``) other than the host's
+        own name is refused, as browsers refuse it (RFC 6265 5.3 step 5): aiohttp kept it and sent it to every
+        other site under that suffix (one site's session id to another, or a cookie planted for all of them)."""
+        host = (response_url.raw_host or "").lower()
+        kept = [line for line in headers if not _for_a_public_suffix(line, host)]
+        super().update_cookies_from_headers(kept, response_url)
+
     def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
         morsel: Morsel[str] = Morsel()
         # __setstate__, as aiohttp does: Morsel.set() would refuse the bytes a server may send (UTF-8, quotes)
         morsel.__setstate__({"key": cookie.key, "value": cookie.value, "coded_value": cookie.coded_value})  # type: ignore[attr-defined]
         return morsel
+
+
+def _for_a_public_suffix(set_cookie: str, host: str) -> bool:
+    for domain in _DOMAIN_ATTR_RE.findall(set_cookie):
+        domain = domain.strip().strip(".").lower()
+        if domain and domain != host and is_public_suffix(domain):
+            return True
+    return False
 
 
 class TrackedRequest(ClientRequest):

@@ -15,7 +15,6 @@ class gets the query's ``key=value`` pairs as keyword arguments (strings).
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,9 +23,8 @@ import msgspec
 
 from webtrawl.errors import ConfigError, StateError
 from webtrawl.importpath import is_import_path
+from webtrawl.redact import mask_password
 
-_USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
-_QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token)=)[^&#]*", re.IGNORECASE)
 USER = ""  # the scheme of a user's sink class (its target is "module:Class")
 ROWS = ("records", "items")  # the streams of keyed rows (every sink beside the crawl's own files takes these)
 
@@ -70,9 +68,9 @@ class SinkUrl(msgspec.Struct, frozen=True):
 
 
 def mask(url: str) -> str:
-    """``url`` with its password (``user:PASSWORD@``, ``?password=``) masked; the user name stays (it is in the
-    server's own messages anyway, and tells which login failed)."""
-    return _QUERY_SECRET_RE.sub(r"\1***", _USERINFO_RE.sub(r"\1\2:***@", url, count=1))
+    """``url`` with its password (``user:PASSWORD@``, ``?password=``, a NATS token) masked; the user name stays
+    (it is in the server's own messages anyway, and tells which login failed)."""
+    return mask_password(url)
 
 
 def _known() -> str:

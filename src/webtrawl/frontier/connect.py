@@ -26,6 +26,7 @@ import redis.sentinel
 from redis.backoff import NoBackoff
 
 from webtrawl.errors import RedisUnavailable, StateError
+from webtrawl.redact import mask_password
 
 log = logging.getLogger("webtrawl.frontier")
 
@@ -46,8 +47,6 @@ _OPTIONS: dict[str, Any] = {
 # is reopened, a server that is gone is reported at once, a timeout (a partition) is not waited out twice.
 _RETRIED = (redis.exceptions.ConnectionError,)
 _SENTINEL = "redis+sentinel://"
-_USERINFO_RE = re.compile(r"^([a-z][a-z0-9+.-]*://)([^:@/]*):[^@/]*@", re.IGNORECASE)
-_QUERY_SECRET_RE = re.compile(r"([?&](?:password|passwd|pass|secret|token))=[^&#]*", re.IGNORECASE)
 # redis-py's "No master found" names each sentinel that failed by its client's repr (its pool, its connection's
 # every setting: a screenful); its address is what an operator needs
 # (older redis-py: ``Redis<ConnectionPool<Connection<host=H,port=P,db=0>>>``)
@@ -57,10 +56,7 @@ _CLIENT_REPR_RE = re.compile(
 )
 
 
-def mask_url(url: str) -> str:
-    """The URL with its password (``user:PASSWORD@`` or ``?password=``) replaced by ``***``."""
-    url = _USERINFO_RE.sub(r"\1\2:***@", url, count=1)
-    return _QUERY_SECRET_RE.sub(r"\1=***", url)
+mask_url = mask_password  # the URL with its password (``user:PASSWORD@`` or ``?password=``) replaced by ``***``
 
 
 def one_line(exc: BaseException) -> str:

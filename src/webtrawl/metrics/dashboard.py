@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from webtrawl.configcheck import check_access
+from webtrawl.configcheck import check_access, is_loopback
 from webtrawl.errors import InputError
 
 log = logging.getLogger("webtrawl.ui")
@@ -137,6 +137,11 @@ class Dashboard:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if not self.token and not _loopback_name(request.host):
+            # a page on any site the operator browses can point its own name at 127.0.0.1 (DNS rebinding) and
+            # read a loopback dashboard: without a token, only the loopback names are answered
+            text = "without --ui-token the dashboard answers only to localhost and 127.0.0.1\n"
+            return web.Response(status=403, text=text, headers=_SECURITY_HEADERS)
         if self.token and not request.path.startswith("/static/"):  # the page's own code is no secret
             given = request.query.get("token", "")
             auth = request.headers.get("Authorization", "")
@@ -159,3 +164,10 @@ class Dashboard:
         if name not in _STATIC:
             raise web.HTTPNotFound()
         return web.Response(body=self._assets[name], content_type=_STATIC[name])
+
+
+def _loopback_name(host: str) -> bool:
+    """Whether a request's Host (``name:port``, ``[::1]:port``) names this machine's loopback."""
+    name = host.rpartition("]")[0].lstrip("[") if host.startswith("[") else host.partition(":")[0]
+    name = name.rstrip(".").lower()
+    return is_loopback(name) or name.endswith(".localhost")

@@ -33,6 +33,7 @@ from webtrawl.metrics.rates import RateWindow, Snapshot
 from webtrawl.metrics.report import DROP_PREFIX, ERR_PREFIX, reasons
 from webtrawl.node.hosts import sample_hosts
 from webtrawl.node.presence import list_nodes
+from webtrawl.values import parse_headers
 
 if TYPE_CHECKING:
     from webtrawl.metrics.dashboard import Dashboard
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("webtrawl.node")
 
 _SLOW_EVERY_S = 5.0  # host sample, node list, output size
-_HIDDEN_SETTINGS = frozenset(("ui_token", "alert_cmd", "seeds_file"))  # secrets, and nothing a viewer needs
+# secrets (a hook's command holds a webhook's token), and nothing a viewer needs
+_HIDDEN_SETTINGS = frozenset(("ui_token", "alert_cmd", "on_change", "seeds_file"))
+_GIVEN_URLS = ("redis", "proxy", "items_to", "records_to", "chunks_to", "changes_to")  # shown without passwords
 WATCHED = ("supervisor", "fetcher", "parser")
 
 
@@ -59,9 +62,16 @@ def alert_settings(opts: OperationsOptions) -> AlertSettings:
 
 
 def shown_settings(cfg: CrawlConfig) -> dict[str, Any]:
+    """The settings as the dashboard shows them (to whoever reaches its port): no password, token or header value
+    (an Authorization, a Cookie, an API key), only the names of the headers sent."""
     saved = {k: v for k, v in to_saved(cfg).items() if k not in _HIDDEN_SETTINGS}
-    if saved.get("redis"):
-        saved["redis"] = mask_url(saved["redis"])
+    for name in _GIVEN_URLS:
+        value = saved.get(name)
+        if isinstance(value, list):
+            saved[name] = [mask_url(url) for url in value]
+        elif value:
+            saved[name] = mask_url(value)
+    saved["header"] = [f"{name}: ***" for name, _ in parse_headers(saved.get("header") or [])]
     return saved
 
 
