@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -16,6 +18,10 @@ from webtrawl.redact import redact
 
 if TYPE_CHECKING:
     from webtrawl.config import CrawlConfig
+
+log = logging.getLogger("webtrawl.node")
+
+SEED_LOG_EVERY_S = 5.0  # a seeds file of millions of URLs takes minutes to queue: a progress line this often
 
 # The first seed URLs of a crawl are stored as its seed hosts, for the host/domain scope; a seed file of millions of
 # URLs keeps its first ones, as 'trawl crawl' and 'trawl seed' both do.
@@ -68,6 +74,24 @@ def seed_url(text: str, where: str, *, route: str = "", priority: int = -1) -> N
             " give the site's Authorization header as a rules file's headers (its URLs only) or --header (all)"
         )
     return NewUrl(url, depth=0, priority=priority, route=route)
+
+
+class SeedProgress:
+    """The URLs of a seeding read and queued so far, logged every :data:`SEED_LOG_EVERY_S` seconds, so a seeds file
+    of millions of lines does not keep the node (or ``trawl seed``) silent for minutes."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.added = 0
+        self._logged = time.monotonic()
+
+    def count(self, read: int, added: int) -> None:
+        self.read += read
+        self.added += added
+        now = time.monotonic()
+        if now - self._logged >= SEED_LOG_EVERY_S:
+            self._logged = now
+            log.info("seeded %d URLs so far (%d new)", self.read, self.added)
 
 
 def sitemap_seeds(urls: Iterable[str]) -> list[NewUrl]:

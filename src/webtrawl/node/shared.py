@@ -32,12 +32,10 @@ from webtrawl.metrics.report import (
     reasons,
 )
 from webtrawl.node.presence import NodeStatus, list_nodes, request_stop
-from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, sitemap_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, SeedProgress, iter_seeds, sitemap_seeds
 from webtrawl.node.startup import check_shape
 
 log = logging.getLogger("webtrawl.node")
-
-_LOG_EVERY_S = 5.0
 
 
 def _client(cfg: CrawlConfig, *, writes: bool = False) -> SyncClient:
@@ -61,19 +59,16 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
         frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
         check_shape(cfg, frontier.meta())
         kept = 0
-        logged = time.monotonic()
+        progress = SeedProgress()
         for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
             result = frontier.add(batch)
-            totals["read"] += len(batch)
-            totals["added"] += result.added
             totals["seen"] += result.seen
             for reason, n in result.dropped.items():
                 totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
             if kept < MAX_SEED_HOSTS:
                 kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
-            if time.monotonic() - logged >= _LOG_EVERY_S:
-                logged = time.monotonic()
-                log.info("seeded %d URLs so far (%d new)", totals["read"], totals["added"])
+            progress.count(len(batch), result.added)
+        totals["read"], totals["added"] = progress.read, progress.added
     client.close()
     return totals
 

@@ -23,7 +23,7 @@ from webtrawl.messages import NewUrl
 from webtrawl.names import GIVEN_UP, counter_for
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
-from webtrawl.node.seeds import MAX_SEED_HOSTS, NO_SEEDS, iter_seeds, seed_url, sitemap_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, NO_SEEDS, SeedProgress, iter_seeds, seed_url, sitemap_seeds
 from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
 from webtrawl.options import BY_NAME
@@ -231,20 +231,32 @@ def seed(
     new_seeds: list[str] = []
     known = 0
     sitemaps = sitemap_seeds(cfg.discovery.sitemap)
-    with start.once(frontier.client, frontier.core.settings.prefix, cfg.crawl.node_id, waiting) as start_urls:
-        for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
-            kept = scope.keep(batch)
-            if kept:
-                known += frontier.add(kept).seen
-            new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
+    progress = SeedProgress()
+    try:
+        with start.once(frontier.client, frontier.core.settings.prefix, cfg.crawl.node_id, waiting) as start_urls:
+            for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
+                if stopped():  # Ctrl-C while a big seeds file is read: its claim on start_requests() given up
+                    raise _SeedingStopped
+                kept = scope.keep(batch)
+                added = frontier.add(kept) if kept else None
+                known += added.seen if added else 0
+                new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
+                progress.count(len(batch), added.added if added else 0)
+    except _SeedingStopped:
+        log.warning(
+            "stopped while seeding: %d seed URLs read (%d queued), the rest not; give the same seeds again to queue"
+            " them (those queued are not queued twice)",
+            progress.read,
+            progress.added,
+        )
     if known:
         again = "; a recrawl round fetches a known page again when it is due" if cfg.discovery.recrawl_after > 0 else ""
         log.info("%d seed(s) given were queued or fetched in this crawl already: not queued again%s", known, again)
     frontier.count({counter_for(ScopeError.reason): scope.dropped})  # as the parsers count the links they drop
+    if new_seeds:  # those queued before a stop too: a resume given no seeds scopes by them
+        frontier.add_seed_hosts(new_seeds)
     if stopped():
         return []
-    if new_seeds:
-        frontier.add_seed_hosts(new_seeds)
     seeds = sorted(frontier.seed_hosts())
     scope.check(bool(seeds))
     if not seeds and wait:
@@ -252,6 +264,10 @@ def seed(
     if not seeds:
         raise InputError(NO_SEEDS)
     return seeds
+
+
+class _SeedingStopped(Exception):
+    """A stop came while the seeds were being queued."""
 
 
 def _wait_for_seeds(

@@ -1,0 +1,66 @@
+"""A seeds file of millions of lines, as a long broad crawl starts from: it takes minutes to queue."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from tests.api.helpers import small_crawl
+from tests.api.pages import title
+from tests.node.crawlrun import stats
+from webtrawl import Crawler
+from webtrawl.node import seeds
+from webtrawl_testweb import TestWeb
+
+
+class _StopOnProgress(logging.Handler):
+    """Stops the crawl (as Ctrl-C does) at its first seeding progress line."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__()
+        self.crawler = crawler
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+        if record.getMessage().startswith("seeded "):
+            self.crawler.stop()
+
+
+def test_a_big_seeds_file_logs_its_progress_and_a_stop_while_seeding_stops_the_crawl(
+    testweb: TestWeb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``trawl crawl --seeds`` of 2 million lines said nothing for the two minutes it took to queue them (``trawl
+    seed`` logs its progress every 5 s), and Ctrl-C (``crawler.stop()``) was not seen until the whole file was
+    queued. Now the node logs the same progress lines, and a stop ends the seeding at its next batch, saying how
+    many were queued and how to queue the rest."""
+    monkeypatch.setattr(seeds, "SEED_LOG_EVERY_S", 0.0)  # a line per batch of 1,000: no test waits 5 s
+    seeds_file = tmp_path / "seeds.txt"
+    urls = [f"{seed}?n={i}" for i in range(2000) for seed in testweb.seeds(3)]
+    seeds_file.write_text("".join(f"{url}\n" for url in urls))
+    out = tmp_path / "crawl"
+    crawler = Crawler(title, out=out, seeds_file=seeds_file, **small_crawl(testweb, max_pages=5))
+    handler = _StopOnProgress(crawler)
+    logger = logging.getLogger("webtrawl.node")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        result = crawler.run()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert "seeded 1000 URLs so far (1000 new)" in handler.lines
+    stopped = [line for line in handler.lines if line.startswith("stopped while seeding")]
+    assert stopped == [
+        "stopped while seeding: 1000 seed URLs read (1000 queued), the rest not; give the same seeds again to"
+        " queue them (those queued are not queued twice)"
+    ]
+    counters = stats(out)["counters"]
+    assert counters["queued"] == 1000 and counters.get("fetched", 0) == 0  # stopped before fetching anything
+    assert result.stats["fetched"] == 0
+    # the same seeds again: the rest is queued, those queued before are not queued twice
+    again = Crawler(title, out=out, seeds_file=seeds_file, max_pages=1).run()
+    assert again.stats["added"] == len(urls)
