@@ -15,6 +15,7 @@ from typing import Any
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.bloom import grown_note
 from webtrawl.frontier.connect import (
     SyncClient,
     check_no_eviction,
@@ -60,6 +61,7 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
         check_shape(cfg, frontier.meta())
         kept = 0
         progress = SeedProgress()
+        filters = frontier.counters().bloom_filters
         for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
             result = frontier.add(batch)
             totals["seen"] += result.seen
@@ -69,6 +71,11 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
                 kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
             progress.count(len(batch), result.added)
         totals["read"], totals["added"] = progress.read, progress.added
+        grown = frontier.counters().bloom_filters
+        if grown > filters:  # while the crawl is still only seeds, re-creating it bigger is cheap
+            log.warning(
+                "%s (it grew while seeding: --expected-urls is given when the crawl is created)", grown_note(grown)
+            )
     client.close()
     return totals
 

@@ -1,0 +1,27 @@
+"""``trawl seed`` of more URLs than the crawl's seen filter was sized for (``--expected-urls``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.node.clusterrun import trawl
+from webtrawl.node.redis_server import EmbeddedRedis
+
+
+def test_seeding_past_expected_urls_warns_that_the_seen_filter_grew(tmp_path: Path) -> None:
+    """A million seeds into a crawl created for 100,000 grew its seen filter twice (3 filters per shard, a Redis
+    read each per new URL, for the rest of the crawl) and ``trawl seed`` said nothing: only the nodes' log said so
+    later, as INFO, once the crawl's size could no longer change."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"http://h{i % 50}.test:1/p/{i}\n" for i in range(3000)))
+        small = trawl("seed", "--redis", server.url, "--shards", "4", "--expected-urls", "1000", str(seeds))
+        warnings = [line for line in small.stderr.splitlines() if "WARNING" in line]
+        assert len(warnings) == 1, small.stderr
+        assert "the seen filter grew past --expected-urls: 2 filters per shard now" in warnings[0]
+        assert "--expected-urls is given when the crawl is created" in warnings[0]
+        sized = trawl("seed", "--redis", server.url + "?db=1", "--expected-urls", "10000", str(seeds))
+        assert "WARNING" not in sized.stderr and "read 3000 seed URLs: 3000 added" in sized.stdout
+    finally:
+        server.stop()
