@@ -122,7 +122,7 @@ def _check_resume(cfg: CrawlConfig, out: Path) -> None:
     the recrawl set (only a fetch made with --recrawl-after puts a page there). The frontier's shape
     (--politeness-key, --shards) is its own once created: another value would be ignored, and saved as if not. A
     crawl in its own embedded Redis taken over by a --redis one would lose its frontier (crawl.json then names the
-    other Redis)."""
+    other Redis). So is its seen filter (--expected-urls, --bloom-error)."""
     previous = load_saved_settings(out)
     if previous is None and not cfg.crawl.redis and (out / "redis").is_dir():  # deleted by hand, lost with a disk
         log.warning(
@@ -150,7 +150,8 @@ def _check_resume(cfg: CrawlConfig, out: Path) -> None:
             )
 
 
-_FIXED = ("politeness_key", "shards")  # options the frontier is built on when the crawl is created
+# options the frontier is built on when the crawl is created (the seen filter's size and rate too)
+_FIXED = ("politeness_key", "shards", "expected_urls", "bloom_error")
 
 
 def check_shape(cfg: CrawlConfig, meta: Mapping[str, str | int]) -> None:
