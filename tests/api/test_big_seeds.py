@@ -10,7 +10,7 @@ import pytest
 from tests.api.helpers import small_crawl
 from tests.api.pages import title
 from tests.node.crawlrun import stats
-from webtrawl import Crawler
+from webtrawl import Crawler, InputError
 from webtrawl.node import seeds
 from webtrawl_testweb import TestWeb
 
@@ -63,4 +63,25 @@ def test_a_big_seeds_file_logs_its_progress_and_a_stop_while_seeding_stops_the_c
     assert result.stats["fetched"] == 0
     # the same seeds again: the rest is queued, those queued before are not queued twice
     again = Crawler(title, out=out, seeds_file=seeds_file, max_pages=1).run()
+    assert again.stats["added"] == len(urls)
+
+
+def test_a_bad_line_far_into_a_seeds_file_says_the_seeds_before_it_are_queued(testweb: TestWeb, tmp_path: Path) -> None:
+    """A bad line at line 200,001 of a seeds file stopped ``trawl crawl`` with the line's error alone, which reads as
+    if nothing had started: the crawl was created and the 200,000 seeds before it queued (a run again with other
+    settings, thinking it new, was then a resume). The error says so now, and the same seeds given again, fixed,
+    queue the rest."""
+    seeds_file = tmp_path / "seeds.txt"
+    urls = [f"{seed}?n={i}" for i in range(1000) for seed in testweb.seeds(3)]
+    seeds_file.write_text("".join(f"{url}\n" for url in urls[:2500]) + "htp:/broken\n")
+    out = tmp_path / "crawl"
+    with pytest.raises(InputError) as raised:
+        Crawler(title, out=out, seeds_file=seeds_file, **small_crawl(testweb, max_pages=1)).run()
+    assert str(raised.value) == (
+        f"{seeds_file}:2501: not an http(s) URL: 'htp:/broken' (not an http(s) URL: htp:) (the first 2000 seed URLs"
+        " are queued: give the seeds again, fixed, to queue the rest; those queued are not queued twice)"
+    )
+    assert stats(out)["counters"]["queued"] == 2000
+    seeds_file.write_text("".join(f"{url}\n" for url in urls))
+    again = Crawler(title, out=out, seeds_file=seeds_file).run()
     assert again.stats["added"] == len(urls)
