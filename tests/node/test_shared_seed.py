@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
-from tests.node.clusterrun import trawl
+from tests.node.clusterrun import TRAWL, trawl
 from webtrawl.node.redis_server import EmbeddedRedis
 
 
@@ -23,5 +24,24 @@ def test_seeding_past_expected_urls_warns_that_the_seen_filter_grew(tmp_path: Pa
         assert "--expected-urls is given when the crawl is created" in warnings[0]
         sized = trawl("seed", "--redis", server.url + "?db=1", "--expected-urls", "10000", str(seeds))
         assert "WARNING" not in sized.stderr and "read 3000 seed URLs: 3000 added" in sized.stdout
+    finally:
+        server.stop()
+
+
+def test_a_bad_line_far_into_the_file_says_the_seeds_before_it_are_queued(tmp_path: Path) -> None:
+    """``trawl seed`` stopped at a bad line with its error alone: the seeds before it were queued all the same."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"http://h{i % 50}.test:1/p/{i}\n" for i in range(2500)) + "htp:/broken\n")
+        result = subprocess.run(
+            [*TRAWL, "seed", "--redis", server.url, str(seeds)], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 2 and result.stderr.splitlines() == [
+            f"trawl: error: {seeds}:2501: not an http(s) URL: 'htp:/broken' (not an http(s) URL: htp:) (the first"
+            " 2000 seed URLs are queued: give the seeds again, fixed, to queue the rest; those queued are not queued"
+            " twice)"
+        ], result.stderr
+        assert "queued: 2000" in trawl("status", "--redis", server.url).stdout
     finally:
         server.stop()

@@ -93,6 +93,15 @@ class SeedProgress:
             self._logged = now
             log.info("seeded %d URLs so far (%d new)", self.read, self.added)
 
+    def failed(self, exc: InputError) -> InputError:
+        """``exc`` (a bad line far into a big seeds file) saying that the crawl holds the seeds queued before it."""
+        if not self.read:
+            return exc
+        return InputError(
+            f"{exc} (the first {self.read} seed URLs are queued: give the seeds again, fixed, to queue the rest;"
+            " those queued are not queued twice)"
+        )
+
 
 def sitemap_seeds(urls: Iterable[str]) -> list[NewUrl]:
     """``--sitemap`` URLs as seeds marked as sitemaps (so a text sitemap is read as one, parse/sitemap.py)."""

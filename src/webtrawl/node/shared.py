@@ -62,14 +62,17 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
         kept = 0
         progress = SeedProgress()
         filters = frontier.counters().bloom_filters
-        for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
-            result = frontier.add(batch)
-            totals["seen"] += result.seen
-            for reason, n in result.dropped.items():
-                totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
-            if kept < MAX_SEED_HOSTS:
-                kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
-            progress.count(len(batch), result.added)
+        try:
+            for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
+                result = frontier.add(batch)
+                totals["seen"] += result.seen
+                for reason, n in result.dropped.items():
+                    totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
+                if kept < MAX_SEED_HOSTS:
+                    kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
+                progress.count(len(batch), result.added)
+        except InputError as exc:
+            raise progress.failed(exc) from None
         totals["read"], totals["added"] = progress.read, progress.added
         grown = frontier.counters().bloom_filters
         if grown > filters:  # while the crawl is still only seeds, re-creating it bigger is cheap

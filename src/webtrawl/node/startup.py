@@ -244,12 +244,7 @@ def seed(
                 new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
                 progress.count(len(batch), added.added if added else 0)
     except InputError as exc:  # a bad line far into a big seeds file: the crawl exists now, with those before it
-        if not progress.read:
-            raise
-        raise InputError(
-            f"{exc} (the first {progress.read} seed URLs are queued: give the seeds again, fixed, to queue the rest;"
-            " those queued are not queued twice)"
-        ) from None
+        raise progress.failed(exc) from None
     except _SeedingStopped:
         log.warning(
             "stopped while seeding: %d seed URLs read (%d queued), the rest not; give the same seeds again to queue"
