@@ -85,3 +85,23 @@ def test_a_bad_line_far_into_a_seeds_file_says_the_seeds_before_it_are_queued(te
     seeds_file.write_text("".join(f"{url}\n" for url in urls))
     again = Crawler(title, out=out, seeds_file=seeds_file).run()
     assert again.stats["added"] == len(urls)
+
+
+def test_seeds_the_seen_filter_takes_for_seen_in_a_new_crawl_are_not_said_to_be_queued_already(
+    testweb: TestWeb, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2 million distinct seeds into a new crawl logged "2 seed(s) given were queued or fetched in this crawl
+    already": nothing was, they were the seen filter's false positives, dropped. The line now says that a seed
+    the filter takes for seen counts too (forced here by a filter sized for 100 URLs at a 10% rate)."""
+    seeds_file = tmp_path / "seeds.txt"
+    urls = [f"{seed}?n={i}" for i in range(1000) for seed in testweb.seeds(3)]
+    seeds_file.write_text("".join(f"{url}\n" for url in urls))
+    options = small_crawl(testweb, max_pages=1, expected_urls=100, bloom_error=0.1)
+    with caplog.at_level(logging.INFO, logger="webtrawl.node"):
+        result = Crawler(title, out=tmp_path / "crawl", seeds_file=seeds_file, **options).run()
+    lost = len(urls) - result.stats["added"]
+    assert lost > 0  # all distinct: each one not queued was taken for seen
+    assert (
+        f"{lost} seed(s) given were queued or fetched in this crawl already: not queued again (a seed given twice, or"
+        " one the seen filter takes for seen at its false-positive rate, --bloom-error, counts too)"
+    ) in caplog.messages

@@ -254,7 +254,12 @@ def seed(
         )
     if known:
         again = "; a recrawl round fetches a known page again when it is due" if cfg.discovery.recrawl_after > 0 else ""
-        log.info("%d seed(s) given were queued or fetched in this crawl already: not queued again%s", known, again)
+        log.info(
+            "%d seed(s) given were queued or fetched in this crawl already: not queued again%s (a seed given twice,"
+            " or one the seen filter takes for seen at its false-positive rate, --bloom-error, counts too)",
+            known,
+            again,
+        )
     frontier.count({counter_for(ScopeError.reason): scope.dropped})  # as the parsers count the links they drop
     if new_seeds:  # those queued before a stop too: a resume given no seeds scopes by them
         frontier.add_seed_hosts(new_seeds)
