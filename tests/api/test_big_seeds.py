@@ -105,3 +105,19 @@ def test_seeds_the_seen_filter_takes_for_seen_in_a_new_crawl_are_not_said_to_be_
         f"{lost} seed(s) given were queued or fetched in this crawl already: not queued again (a seed given twice, or"
         " one the seen filter takes for seen at its false-positive rate, --bloom-error, counts too)"
     ) in caplog.messages
+
+
+def test_seeds_past_the_host_budget_are_said_not_to_be_queued(
+    testweb: TestWeb, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """120,000 seeds of one site (a sitemap's URLs as a seeds file) against the default --host-budget of 100,000:
+    19,998 were dropped with no word but a counter in the progress line (no dropped/ line either), where ``trawl
+    seed`` prints them. The node now says how many were refused, and by which limit."""
+    seeds_file = tmp_path / "seeds.txt"
+    site = testweb.seeds(1)[0]
+    seeds_file.write_text("".join(f"{site}item/{i}\n" for i in range(30)))
+    options = small_crawl(testweb, max_pages=1, host_budget=20)
+    with caplog.at_level(logging.INFO, logger="webtrawl.node"):
+        result = Crawler(title, out=tmp_path / "crawl", seeds_file=seeds_file, **options).run()
+    assert result.stats["added"] == 20
+    assert "10 seed(s) not queued, refused by the frontier: 10 budget (--host-budget)" in caplog.messages

@@ -18,6 +18,7 @@ from webtrawl.redact import redact
 
 if TYPE_CHECKING:
     from webtrawl.config import CrawlConfig
+    from webtrawl.frontier.base import AddResult
 
 log = logging.getLogger("webtrawl.node")
 
@@ -76,6 +77,9 @@ def seed_url(text: str, where: str, *, route: str = "", priority: int = -1) -> N
     return NewUrl(url, depth=0, priority=priority, route=route)
 
 
+_LIMITS = {"budget": "--host-budget", "host-queue-cap": "--host-queue-cap", "frontier-cap": "--frontier-cap"}
+
+
 class SeedProgress:
     """The URLs of a seeding read and queued so far, logged every :data:`SEED_LOG_EVERY_S` seconds, so a seeds file
     of millions of lines does not keep the node (or ``trawl seed``) silent for minutes."""
@@ -83,15 +87,31 @@ class SeedProgress:
     def __init__(self) -> None:
         self.read = 0
         self.added = 0
+        self.seen = 0
+        self.dropped: dict[str, int] = {}  # reason (budget, host-queue-cap, frontier-cap) -> seeds the frontier refused
         self._logged = time.monotonic()
 
-    def count(self, read: int, added: int) -> None:
+    def count(self, read: int, result: AddResult | None) -> None:
+        """``read`` seeds, of which the frontier took what ``result`` says (None: it was given none of them)."""
         self.read += read
-        self.added += added
+        if result is not None:
+            self.added += result.added
+            self.seen += result.seen
+            for reason, n in result.dropped.items():
+                self.dropped[reason] = self.dropped.get(reason, 0) + n
         now = time.monotonic()
         if now - self._logged >= SEED_LOG_EVERY_S:
             self._logged = now
             log.info("seeded %d URLs so far (%d new)", self.read, self.added)
+
+    def refused(self) -> None:
+        """One WARNING for the seeds the frontier refused (a seeds file of one site past --host-budget): not queued,
+        and in no dropped/ file, only counted."""
+        if self.dropped:
+            reasons = ", ".join(
+                f"{n} {reason} ({_LIMITS.get(reason, '')})" for reason, n in sorted(self.dropped.items())
+            )
+            log.warning("%d seed(s) not queued, refused by the frontier: %s", sum(self.dropped.values()), reasons)
 
     def failed(self, exc: InputError) -> InputError:
         """``exc`` (a bad line far into a big seeds file) saying that the crawl holds the seeds queued before it."""

@@ -55,7 +55,6 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
     client = _client(cfg, writes=True)
     url = cfg.crawl.redis or ""
     check_no_eviction(client, url)
-    totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
     with refusing_full(url):  # what was added so far stays: seeding again adds the rest
         frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
         check_shape(cfg, frontier.meta())
@@ -64,16 +63,17 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
         filters = frontier.counters().bloom_filters
         try:
             for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
-                result = frontier.add(batch)
-                totals["seen"] += result.seen
-                for reason, n in result.dropped.items():
-                    totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
+                progress.count(len(batch), frontier.add(batch))
                 if kept < MAX_SEED_HOSTS:
                     kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
-                progress.count(len(batch), result.added)
         except InputError as exc:
             raise progress.failed(exc) from None
-        totals["read"], totals["added"] = progress.read, progress.added
+        totals: dict[str, Any] = {
+            "read": progress.read,
+            "added": progress.added,
+            "seen": progress.seen,
+            "dropped": progress.dropped,
+        }
         grown = frontier.counters().bloom_filters
         if grown > filters:  # while the crawl is still only seeds, re-creating it bigger is cheap
             log.warning(

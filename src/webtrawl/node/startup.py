@@ -230,7 +230,6 @@ def seed(
         return stopped()
 
     new_seeds: list[str] = []
-    known = 0
     sitemaps = sitemap_seeds(cfg.discovery.sitemap)
     progress = SeedProgress()
     try:
@@ -239,10 +238,8 @@ def seed(
                 if stopped():  # Ctrl-C while a big seeds file is read: its claim on start_requests() given up
                     raise _SeedingStopped
                 kept = scope.keep(batch)
-                added = frontier.add(kept) if kept else None
-                known += added.seen if added else 0
+                progress.count(len(batch), frontier.add(kept) if kept else None)
                 new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
-                progress.count(len(batch), added.added if added else 0)
     except InputError as exc:  # a bad line far into a big seeds file: the crawl exists now, with those before it
         raise progress.failed(exc) from None
     except _SeedingStopped:
@@ -252,6 +249,8 @@ def seed(
             progress.read,
             progress.added,
         )
+    progress.refused()
+    known = progress.seen
     if known:
         again = "; a recrawl round fetches a known page again when it is due" if cfg.discovery.recrawl_after > 0 else ""
         log.info(
