@@ -45,3 +45,18 @@ def test_a_bad_line_far_into_the_file_says_the_seeds_before_it_are_queued(tmp_pa
         assert "queued: 2000" in trawl("status", "--redis", server.url).stdout
     finally:
         server.stop()
+
+
+def test_the_seen_filter_of_a_crawl_of_few_hosts_grows_before_expected_urls_and_says_why(tmp_path: Path) -> None:
+    """120,000 URLs of one site in a crawl created for a million (the default) grew its seen filter to 3 filters, and
+    the line said it "grew past --expected-urls", which it had not in all: each of the 64 shards' first filter
+    holds 1/64 of it, and one host's URLs all go to one shard. The line now says so."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"http://one.test:1/p/{i}\n" for i in range(3000)))
+        result = trawl("seed", "--redis", server.url, "--shards", "4", "--expected-urls", "10000", str(seeds))
+        assert "read 3000 seed URLs: 3000 added" in result.stdout  # under --expected-urls in all
+        assert "a crawl of few hosts grows it long before --expected-urls in all" in result.stderr, result.stderr
+    finally:
+        server.stop()
