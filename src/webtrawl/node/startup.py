@@ -235,7 +235,9 @@ def seed(
     try:
         with start.once(frontier.client, frontier.core.settings.prefix, cfg.crawl.node_id, waiting) as start_urls:
             for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
-                if stopped():  # Ctrl-C while a big seeds file is read: its claim on start_requests() given up
+                # Ctrl-C while a big seeds file is read (its claim on start_requests() given up); a stop before
+                # the start still queues the first batch, as it queued every seed before
+                if progress.read and stopped():
                     raise _SeedingStopped
                 kept = scope.keep(batch)
                 progress.count(len(batch), frontier.add(kept) if kept else None)
