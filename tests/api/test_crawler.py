@@ -384,13 +384,18 @@ def test_a_broken_rules_file_raises_one_config_error_at_once(tmp_path: Path) -> 
 
 
 def test_a_resume_refuses_a_setting_fixed_when_the_crawl_was_created(shop_web: ShopWeb, tmp_path: Path) -> None:
-    """--politeness-key and --shards are the frontier's shape: a resume given another value went on with the
-    crawl's own, silently, and saved the new one in crawl.json, which then said what the crawl did not do."""
+    """--politeness-key and --shards are the frontier's shape, --expected-urls and --bloom-error its seen filter's:
+    a resume given another value went on with the crawl's own, silently, and saved the new one in crawl.json,
+    which then said what the crawl did not do."""
     out = tmp_path / "crawl"
     Crawler(Shop, out=out, max_pages=1, **shop_options(shop_web)).run()
     for options, message in [
         ({"politeness_key": "domain"}, r"--politeness-key: .* with host, and it stays: .*--out, for domain\)$"),
         ({"shards": 8}, r"--shards: .* was created with 64, and it stays"),
+        # the seen filter's size: a first run stopped by a bad line of its seeds file had created the crawl, and the
+        # run again with the file fixed and a bigger --expected-urls went on with the filter of the default size
+        ({"expected_urls": 5_000_000}, r"--expected-urls: .* was created with 1000000, and it stays"),
+        ({"bloom_error": 0.001}, r"--bloom-error: .* was created with 0\.0001, and it stays"),
     ]:
         with pytest.raises(InputError, match=rf"^{message}"):
             Crawler(Shop, out=out, **options).run()

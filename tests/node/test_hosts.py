@@ -53,6 +53,9 @@ def test_a_parked_host_is_explained(crawl: tuple[str, RedisFrontier]) -> None:
     assert any(line.startswith("parked: 3 failures in a row") for line in doc["why"])
     assert any("Crawl-delay 4s" in line for line in doc["why"])
 
+    # the queue's next URLs as URLs: they were its raw entries ("0/2", the depth before the path)
+    assert doc["next_urls"] == ["http://bad.test/1", "http://bad.test/2"]
+
     good = host_report(f.client, "wt", "good.test")
     assert good["failures"] == 0 and good["why"][0] == "due now: the next free fetcher takes it"
     assert not host_report(f.client, "wt", "never.test")["known"]

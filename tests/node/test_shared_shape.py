@@ -28,6 +28,19 @@ def test_a_node_or_seed_given_another_shape_than_the_crawls_is_refused(tmp_path:
                     "redis://HOST:PORT/1)"
                 )
                 assert (result.returncode, result.stderr.splitlines()) == (2, [expected]), result.stderr
+        fresh = ["node", "--out", str(tmp_path / "node2"), "--ip-allow", "127.0.0.0/8", "--ports", "1"]
+        for command in (["seed", "--url", "http://b.test:1/"], fresh):  # its seen filter's size too
+            result = subprocess.run(
+                [*TRAWL, *command, "--expected-urls", "5000000", "--redis", url],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert result.returncode == 2 and result.stderr.splitlines() == [
+                "trawl: error: --expected-urls: the crawl in Redis was created with 1000000, and it stays: the "
+                "frontier is built on it (give no --expected-urls, or start a new crawl in another Redis or database, "
+                "redis://HOST:PORT/1)"
+            ], result.stderr
         trawl("seed", "--redis", url, "--url", "http://c.test:1/")  # none given: the crawl's own
         trawl("seed", "--redis", url, "--shards", "8", "--url", "http://d.test:1/")  # the same: fine
         assert "queued: 3" in trawl("status", "--redis", url).stdout

@@ -56,6 +56,16 @@ class BloomLevel(NamedTuple):
     blocked: int = 0
 
 
+def grown_note(filters: int) -> str:
+    """What a seen filter grown past ``--expected-urls`` costs, for the node's log line and ``trawl seed``'s."""
+    return (
+        f"the seen filter grew past --expected-urls: {filters} filters per shard now, each new URL is tested against "
+        "each (one Redis read per filter); a crawl this size is cheaper created with a larger --expected-urls (each"
+        " shard's first filter holds --expected-urls / --shards URLs and a host's URLs all go to one shard, so a crawl"
+        " of few hosts grows it long before --expected-urls in all: give it fewer --shards too)"
+    )
+
+
 def bloom_size(expected_urls: int, error: float, shards: int, max_hashes: int = FAST_HASHES) -> tuple[int, int]:
     """Bits per shard ``m`` and hash count ``k`` for ``expected_urls`` over ``shards`` at false-positive ``error``.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from webtrawl.frontier.connect import SyncClient, is_cluster
-from webtrawl.frontier.keys import meta_key, queue_key, ready_key, shard_of, shard_tag, text
+from webtrawl.frontier.keys import decode_entry, meta_key, queue_key, ready_key, shard_of, shard_tag, text
 from webtrawl.names import PRIORITY_LEVELS
 
 _PER_SHARD = 4
@@ -120,7 +120,7 @@ def host_report(client: SyncClient, prefix: str, host: str, park_after: int = 8)
         "known": bool(h) or bool(queued),
         "origin": h.get("o", ""),
         "queued": int(queued),
-        "next_urls": [text(e) for e in head],
+        "next_urls": [decode_entry(text(e), h.get("o", "")).url for e in head],  # entries hold depth and path
         "admitted": int(h.get("a", 0) or 0),
         "failures": int(h.get("f", 0) or 0),
         "last_gap_s": int(h.get("d", 0) or 0) / 1000,

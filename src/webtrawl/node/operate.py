@@ -23,6 +23,7 @@ import redis
 
 from webtrawl.config import CrawlConfig, CrawlOptions, OperationsOptions, to_saved
 from webtrawl.frontier.base import Counters
+from webtrawl.frontier.bloom import grown_note
 from webtrawl.frontier.connect import SyncClient, mask_url
 from webtrawl.metrics.alerts import Alerts, AlertSettings, Sample
 from webtrawl.metrics.downloaded import DownloadedBytes
@@ -235,11 +236,7 @@ class Operations:
         if c.bloom_filters <= self._filters:
             return
         self._filters = c.bloom_filters
-        log.info(
-            "the seen filter grew past --expected-urls: %d filters per shard now, each new URL is tested against "
-            "each (one Redis read per filter); a crawl this size is cheaper created with a larger --expected-urls",
-            self._filters,
-        )
+        log.info("%s", grown_note(self._filters))
 
     def _node_rows(self, snapshot: Snapshot, own: dict[str, Any]) -> list[dict[str, Any]]:
         """The node list from Redis (every few seconds), with this node's own row as of now."""

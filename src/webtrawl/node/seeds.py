@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -16,6 +18,11 @@ from webtrawl.redact import redact
 
 if TYPE_CHECKING:
     from webtrawl.config import CrawlConfig
+    from webtrawl.frontier.base import AddResult
+
+log = logging.getLogger("webtrawl.node")
+
+SEED_LOG_EVERY_S = 5.0  # a seeds file of millions of URLs takes minutes to queue: a progress line this often
 
 # The first seed URLs of a crawl are stored as its seed hosts, for the host/domain scope; a seed file of millions of
 # URLs keeps its first ones, as 'trawl crawl' and 'trawl seed' both do.
@@ -68,6 +75,52 @@ def seed_url(text: str, where: str, *, route: str = "", priority: int = -1) -> N
             " give the site's Authorization header as a rules file's headers (its URLs only) or --header (all)"
         )
     return NewUrl(url, depth=0, priority=priority, route=route)
+
+
+_LIMITS = {"budget": "--host-budget", "host-queue-cap": "--host-queue-cap", "frontier-cap": "--frontier-cap"}
+
+
+class SeedProgress:
+    """The URLs of a seeding read and queued so far, logged every :data:`SEED_LOG_EVERY_S` seconds, so a seeds file
+    of millions of lines does not keep the node (or ``trawl seed``) silent for minutes."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.added = 0
+        self.seen = 0
+        self.dropped: dict[str, int] = {}  # reason (budget, host-queue-cap, frontier-cap) -> seeds the frontier refused
+        self._logged = time.monotonic()
+
+    def count(self, read: int, result: AddResult | None) -> None:
+        """``read`` seeds, of which the frontier took what ``result`` says (None: it was given none of them)."""
+        self.read += read
+        if result is not None:
+            self.added += result.added
+            self.seen += result.seen
+            for reason, n in result.dropped.items():
+                self.dropped[reason] = self.dropped.get(reason, 0) + n
+        now = time.monotonic()
+        if now - self._logged >= SEED_LOG_EVERY_S:
+            self._logged = now
+            log.info("seeded %d URLs so far (%d new)", self.read, self.added)
+
+    def refused(self) -> None:
+        """One WARNING for the seeds the frontier refused (a seeds file of one site past --host-budget): not queued,
+        and in no dropped/ file, only counted."""
+        if self.dropped:
+            reasons = ", ".join(
+                f"{n} {reason} ({_LIMITS.get(reason, '')})" for reason, n in sorted(self.dropped.items())
+            )
+            log.warning("%d seed(s) not queued, refused by the frontier: %s", sum(self.dropped.values()), reasons)
+
+    def failed(self, exc: InputError) -> InputError:
+        """``exc`` (a bad line far into a big seeds file) saying that the crawl holds the seeds queued before it."""
+        if not self.read:
+            return exc
+        return InputError(
+            f"{exc} (the first {self.read} seed URLs are queued: give the seeds again, fixed, to queue the rest;"
+            " those queued are not queued twice)"
+        )
 
 
 def sitemap_seeds(urls: Iterable[str]) -> list[NewUrl]:

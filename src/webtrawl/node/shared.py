@@ -15,6 +15,7 @@ from typing import Any
 from webtrawl.config import CrawlConfig
 from webtrawl.errors import InputError
 from webtrawl.frontier import FrontierSettings, RedisFrontier, connect_sync
+from webtrawl.frontier.bloom import grown_note
 from webtrawl.frontier.connect import (
     SyncClient,
     check_no_eviction,
@@ -32,12 +33,10 @@ from webtrawl.metrics.report import (
     reasons,
 )
 from webtrawl.node.presence import NodeStatus, list_nodes, request_stop
-from webtrawl.node.seeds import MAX_SEED_HOSTS, iter_seeds, sitemap_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, SeedProgress, iter_seeds, sitemap_seeds
 from webtrawl.node.startup import check_shape
 
 log = logging.getLogger("webtrawl.node")
-
-_LOG_EVERY_S = 5.0
 
 
 def _client(cfg: CrawlConfig, *, writes: bool = False) -> SyncClient:
@@ -56,24 +55,30 @@ def seed(cfg: CrawlConfig, path: Path | None, urls: list[str]) -> dict[str, Any]
     client = _client(cfg, writes=True)
     url = cfg.crawl.redis or ""
     check_no_eviction(client, url)
-    totals: dict[str, Any] = {"read": 0, "added": 0, "seen": 0, "dropped": {}}
     with refusing_full(url):  # what was added so far stays: seeding again adds the rest
         frontier = RedisFrontier.open(client, FrontierSettings.from_config(cfg, recent_urls=0))
         check_shape(cfg, frontier.meta())
         kept = 0
-        logged = time.monotonic()
-        for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
-            result = frontier.add(batch)
-            totals["read"] += len(batch)
-            totals["added"] += result.added
-            totals["seen"] += result.seen
-            for reason, n in result.dropped.items():
-                totals["dropped"][reason] = totals["dropped"].get(reason, 0) + n
-            if kept < MAX_SEED_HOSTS:
-                kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
-            if time.monotonic() - logged >= _LOG_EVERY_S:
-                logged = time.monotonic()
-                log.info("seeded %d URLs so far (%d new)", totals["read"], totals["added"])
+        progress = SeedProgress()
+        filters = frontier.counters().bloom_filters
+        try:
+            for batch in iter_seeds([*urls, *sitemap_seeds(cfg.discovery.sitemap)], path):
+                progress.count(len(batch), frontier.add(batch))
+                if kept < MAX_SEED_HOSTS:
+                    kept += frontier.add_seed_hosts(u.url for u in batch[: MAX_SEED_HOSTS - kept])
+        except InputError as exc:
+            raise progress.failed(exc) from None
+        totals: dict[str, Any] = {
+            "read": progress.read,
+            "added": progress.added,
+            "seen": progress.seen,
+            "dropped": progress.dropped,
+        }
+        grown = frontier.counters().bloom_filters
+        if grown > filters:  # while the crawl is still only seeds, re-creating it bigger is cheap
+            log.warning(
+                "%s (it grew while seeding: --expected-urls is given when the crawl is created)", grown_note(grown)
+            )
     client.close()
     return totals
 

@@ -23,7 +23,7 @@ from webtrawl.messages import NewUrl
 from webtrawl.names import GIVEN_UP, counter_for
 from webtrawl.node.presence import Presence
 from webtrawl.node.saved import NODE_LOCK, SAVED_SETTINGS, load_saved_settings
-from webtrawl.node.seeds import MAX_SEED_HOSTS, NO_SEEDS, iter_seeds, seed_url, sitemap_seeds
+from webtrawl.node.seeds import MAX_SEED_HOSTS, NO_SEEDS, SeedProgress, iter_seeds, seed_url, sitemap_seeds
 from webtrawl.node.seedscope import SeedScope
 from webtrawl.node.startreqs import SpiderStart
 from webtrawl.options import BY_NAME
@@ -122,7 +122,7 @@ def _check_resume(cfg: CrawlConfig, out: Path) -> None:
     the recrawl set (only a fetch made with --recrawl-after puts a page there). The frontier's shape
     (--politeness-key, --shards) is its own once created: another value would be ignored, and saved as if not. A
     crawl in its own embedded Redis taken over by a --redis one would lose its frontier (crawl.json then names the
-    other Redis)."""
+    other Redis). So is its seen filter (--expected-urls, --bloom-error)."""
     previous = load_saved_settings(out)
     if previous is None and not cfg.crawl.redis and (out / "redis").is_dir():  # deleted by hand, lost with a disk
         log.warning(
@@ -150,7 +150,8 @@ def _check_resume(cfg: CrawlConfig, out: Path) -> None:
             )
 
 
-_FIXED = ("politeness_key", "shards")  # options the frontier is built on when the crawl is created
+# options the frontier is built on when the crawl is created (the seen filter's size and rate too)
+_FIXED = ("politeness_key", "shards", "expected_urls", "bloom_error")
 
 
 def check_shape(cfg: CrawlConfig, meta: Mapping[str, str | int]) -> None:
@@ -229,22 +230,42 @@ def seed(
         return stopped()
 
     new_seeds: list[str] = []
-    known = 0
     sitemaps = sitemap_seeds(cfg.discovery.sitemap)
-    with start.once(frontier.client, frontier.core.settings.prefix, cfg.crawl.node_id, waiting) as start_urls:
-        for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
-            kept = scope.keep(batch)
-            if kept:
-                known += frontier.add(kept).seen
-            new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
+    progress = SeedProgress()
+    try:
+        with start.once(frontier.client, frontier.core.settings.prefix, cfg.crawl.node_id, waiting) as start_urls:
+            for batch in iter_seeds([*cfg.crawl.seeds, *start_urls, *sitemaps], cfg.crawl.seeds_file):
+                # Ctrl-C while a big seeds file is read (its claim on start_requests() given up); a stop before
+                # the start still queues the first batch, as it queued every seed before
+                if progress.read and stopped():
+                    raise _SeedingStopped
+                kept = scope.keep(batch)
+                progress.count(len(batch), frontier.add(kept) if kept else None)
+                new_seeds.extend(u.url for u in kept[: MAX_SEED_HOSTS - len(new_seeds)])
+    except InputError as exc:  # a bad line far into a big seeds file: the crawl exists now, with those before it
+        raise progress.failed(exc) from None
+    except _SeedingStopped:
+        log.warning(
+            "stopped while seeding: %d seed URLs read (%d queued), the rest not; give the same seeds again to queue"
+            " them (those queued are not queued twice)",
+            progress.read,
+            progress.added,
+        )
+    progress.refused()
+    known = progress.seen
     if known:
         again = "; a recrawl round fetches a known page again when it is due" if cfg.discovery.recrawl_after > 0 else ""
-        log.info("%d seed(s) given were queued or fetched in this crawl already: not queued again%s", known, again)
+        log.info(
+            "%d seed(s) given were queued or fetched in this crawl already: not queued again%s (a seed given twice,"
+            " or one the seen filter takes for seen at its false-positive rate, --bloom-error, counts too)",
+            known,
+            again,
+        )
     frontier.count({counter_for(ScopeError.reason): scope.dropped})  # as the parsers count the links they drop
+    if new_seeds:  # those queued before a stop too: a resume given no seeds scopes by them
+        frontier.add_seed_hosts(new_seeds)
     if stopped():
         return []
-    if new_seeds:
-        frontier.add_seed_hosts(new_seeds)
     seeds = sorted(frontier.seed_hosts())
     scope.check(bool(seeds))
     if not seeds and wait:
@@ -252,6 +273,10 @@ def seed(
     if not seeds:
         raise InputError(NO_SEEDS)
     return seeds
+
+
+class _SeedingStopped(Exception):
+    """A stop came while the seeds were being queued."""
 
 
 def _wait_for_seeds(
