@@ -41,6 +41,10 @@ def kill_after(urls: list[str], batches: int, out: Path) -> int:
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
+    # what it confirmed between the line read above and the kill (a loaded machine let it run two batches on): a
+    # resume writes again from the batch after the last confirmed one, as a crawl's resume goes on from its marks
+    for line in proc.stdout:
+        confirmed = int(line.split()[1])
     return confirmed
 
 
