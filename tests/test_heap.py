@@ -4,6 +4,7 @@ using memory again and the kernel's account of a mapping (/proc/self/smaps)."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import subprocess
 import sys
@@ -126,3 +127,19 @@ def test_a_parsers_big_body_gets_huge_pages_and_a_body_that_may_be_in_the_heap_d
     size = Limits().max_body
     assert int(_run(_HUGE, "parser", size)) >= 4 * 1024  # two of the five 2 MiB pages inside at least
     assert int(_run(_HUGE, "default", size)) == 0  # glibc's own threshold: huge_pages leaves it alone
+
+
+def test_release_pages_gives_back_the_whole_pages_inside_a_buffer_and_keeps_its_edges() -> None:
+    """A released scratch buffer's whole pages read as zeros (the kernel took them back); the bytes of the pages it
+    only shares with other memory (its unaligned start and end) are left as they were."""
+    buf = bytearray(b"\xab") * (6 * 4096)
+    view = memoryview(buf)[100:-100]
+    heap.release_pages(view)
+    anchor = ctypes.c_char.from_buffer(buf)
+    start = ctypes.addressof(anchor)
+    del anchor
+    first = -(-(start + 100) // 4096) * 4096 - start  # offsets in buf of the whole pages inside the view
+    end = (start + len(buf) - 100) // 4096 * 4096 - start
+    assert end - first >= 4 * 4096
+    assert not any(buf[first:end])
+    assert set(buf[:first]) == set(buf[end:]) == {0xAB}

@@ -28,6 +28,8 @@ FETCHER_MMAP_THRESHOLD = 256 * 1024  # see return_freed_buffers
 # body cut at the 10 MiB cap.
 PARSER_MMAP_THRESHOLD = 4 * 1024 * 1024
 _HUGE_PAGE = 2 * 1024 * 1024  # x86-64's transparent huge page
+_PAGE = 4096
+_MADV_DONTNEED = 4
 _MADV_HUGEPAGE = 14
 
 
@@ -77,13 +79,28 @@ def huge_pages(buffer: memoryview) -> None:
     on the heap's mapping, and every later heap page there would be a huge one."""
     if _MADVISE is None or _mapped_from is None or len(buffer) < max(_mapped_from, 2 * _HUGE_PAGE):
         return
+    _advise_inside(buffer, _HUGE_PAGE, _MADV_HUGEPAGE)
+
+
+def release_pages(buffer: memoryview) -> None:
+    """Give the system back the whole pages inside ``buffer``, a writable scratch buffer whose contents nobody reads
+    again before writing it (they read as zeros if they are): it stays allocated and is faulted in when next
+    written. Only pages entirely inside the buffer are given back, so the allocator's own bytes around it stay."""
+    if _MADVISE is None or len(buffer) < 2 * _PAGE:
+        return
+    _advise_inside(buffer, _PAGE, _MADV_DONTNEED)
+
+
+def _advise_inside(buffer: memoryview, unit: int, advice: int) -> None:
+    """madvise ``advice`` for the ``unit``-aligned inside of a writable ``buffer`` (nothing if there is none)."""
+    assert _MADVISE is not None
     anchor = ctypes.c_char.from_buffer(buffer)  # a writable buffer's address (the ctypes object lets go of it)
     start = ctypes.addressof(anchor)
     del anchor
-    first = -(-start // _HUGE_PAGE) * _HUGE_PAGE
-    end = (start + len(buffer)) // _HUGE_PAGE * _HUGE_PAGE
+    first = -(-start // unit) * unit
+    end = (start + len(buffer)) // unit * unit
     if end > first:
-        _MADVISE(ctypes.c_void_p(first), ctypes.c_size_t(end - first), _MADV_HUGEPAGE)
+        _MADVISE(ctypes.c_void_p(first), ctypes.c_size_t(end - first), advice)
 
 
 class _MallInfo2(ctypes.Structure):

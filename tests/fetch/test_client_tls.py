@@ -9,6 +9,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import uvloop
 from aiohttp import web
 
 from tests.fetch.servers import local_cfg, local_client, make_tls, run, serve_app
@@ -66,6 +67,29 @@ def test_https_bodies_read_at_the_same_time_arrive_byte_exact(tmp_path: Path, pa
         assert all(bool(r.body_parts) is parts for r in resps)
 
     run(body())
+
+
+def test_an_idle_tls_connection_gives_back_its_read_buffer_and_reads_again(tmp_path: Path) -> None:
+    """uvloop's 256 KiB TLS read buffer of a connection waiting in the pool is given back (its pages read as zeros:
+    the ciphertext they held is gone), and the connection reads the next answer whole."""
+    tls = make_tls(tmp_path, "secure.test")
+
+    async def body() -> None:
+        async with (
+            serve_app(_tls_app(), tls.server_ctx) as port,
+            local_client(local_cfg(ca_file=tls.ca_file, total=60.0)) as client,
+        ):
+            first = await client.fetch(f"https://secure.test:{port}/big/0")
+            [(proto, _)] = [entry for queue in client._idle_pool().values() for entry in queue]
+            buffer = proto.transport.get_extra_info("uvloop.sslproto").get_buffer(1)
+            page = 4096
+            assert len(buffer) >= 4 * page
+            assert not any(buffer[page : len(buffer) - page])
+            again = await client.fetch(f"https://secure.test:{port}/big/1")
+            assert proto.transport is not None and [e[0] for q in client._idle_pool().values() for e in q] == [proto]
+        assert (first.body, again.body) == (_big_body(0), _big_body(1))
+
+    uvloop.run(body())
 
 
 def test_https_with_an_unknown_ca_is_a_tls_error(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from webtrawl.errors import (
 )
 from webtrawl.fetch import tolerant
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
+from webtrawl.fetch.connector import Connector
 from webtrawl.fetch.cookies import CookieStore, CrawlJar, SharedCookies
 from webtrawl.fetch.dns import Resolver
 from webtrawl.fetch.proxies import ProxyPool, sent_to_target
@@ -114,7 +115,7 @@ class HttpClient:
         self.cookies: SharedCookies | None = None  # --cookies with a store: the crawl's jar (fetch/cookies.py)
 
     async def __aenter__(self) -> Self:
-        connector = aiohttp.TCPConnector(
+        connector = Connector(
             resolver=self.resolver,
             use_dns_cache=False,  # the resolver caches, and must see every connect for the policy
             ssl=self._ssl,
