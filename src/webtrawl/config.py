@@ -25,9 +25,8 @@ from webtrawl.options import BY_NAME, OPTIONS, Option
 from webtrawl.values import env_list, parse_bool, product_of, text_only
 
 DEFAULT_USER_AGENT = f"webtrawl/{__version__} (+https://github.com/webtrawl/webtrawl)"
-# A new crawl's frontier (FrontierOptions, and FrontierSettings for the stages and tests that build one alone).
-# The seen filter's first bitmaps hold EXPECTED_URLS (3.2 MiB at the default rate): a broad crawl's first minute
-# or so on a node; each time it grows, every new URL costs Redis one more block read (benchmarks/RESULTS.md).
+# A new crawl's frontier (FrontierOptions, FrontierSettings). The seen filter's first bitmaps hold EXPECTED_URLS
+# (3.2 MiB): a node's first minute or so; each growth costs every new URL one more block read (RESULTS.md).
 SHARDS = 64
 EXPECTED_URLS = 1_000_000
 BLOOM_ERROR = 0.0001
@@ -68,6 +67,7 @@ class FetchOptions:
     """How requests are made: concurrency, connections, identity, DNS, TLS, allowed addresses, headers, proxies."""
 
     concurrency: int = 128
+    max_concurrency: int = 0  # 0: twice concurrency (fetch/capacity.py)
     lease_batch: int = 32
     session_pages: int = 50
     idle_connections: int = 384

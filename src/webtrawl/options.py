@@ -100,7 +100,14 @@ _CRAWL = _group(
 # fetch: every request, the browser's too: concurrency, connections, identity, DNS, TLS, addresses, headers
 _FETCH = _group(
     "fetch",
-    Option("concurrency", at_least_one, "requests in flight per fetcher process"),
+    Option("concurrency", at_least_one, "requests in flight per fetcher process (more: see --max-concurrency)"),
+    Option(
+        "max_concurrency",
+        non_negative_int,
+        "most requests in flight per fetcher: from --concurrency it grows toward this while every slot is in use and "
+        "the CPUs have idle time, and shrinks back when they have none (0: twice --concurrency; at or under "
+        "--concurrency: fixed)",
+    ),
     Option("lease_batch", at_least_one, "hosts leased per Redis round trip"),
     Option(
         "session_pages",
@@ -112,7 +119,7 @@ _FETCH = _group(
         "idle_connections",
         non_negative_int,
         "open keep-alive connections a fetcher keeps between requests (host sessions included); each idle TLS "
-        "connection holds ~0.1-0.7 MiB of buffers, each one closed may cost a handshake later",
+        "connection holds ~0.05 MiB, each one closed may cost a handshake later",
     ),
     Option("user_agent", one_line, "User-Agent; robots.txt token: its first word, or X of '(compatible; X/1.0)'"),
     Option("resolve", resolve_pin, "HOST=IP DNS pins: '*.test=127.0.0.1' or '*=127.0.0.1' (repeatable)", repeat=True),
@@ -384,15 +391,6 @@ _OPERATIONS = _group(
 )
 
 OPTIONS: tuple[Option, ...] = (
-    *_CRAWL,
-    *_FETCH,
-    *_POLITENESS,
-    *_LIMITS,
-    *_DISCOVERY,
-    *_FRONTIER,
-    *_OUTPUT,
-    *_EXTRACTION,
-    *_RENDERING,
-    *_OPERATIONS,
+    _CRAWL + _FETCH + _POLITENESS + _LIMITS + _DISCOVERY + _FRONTIER + _OUTPUT + _EXTRACTION + _RENDERING + _OPERATIONS
 )
 BY_NAME = {opt.name: opt for opt in OPTIONS}

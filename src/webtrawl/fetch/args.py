@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from webtrawl.config import DiscoveryOptions, ExtractionOptions, FetchOptions, Limits, Politeness, RenderOptions
 from webtrawl.fetch import stats
+from webtrawl.fetch.capacity import ceiling
 from webtrawl.frontier import AsyncRedisFrontier, FrontierSettings, connect_async
 from webtrawl.frontier.replicas import replicas_of_async
 from webtrawl.frontier.retry import Outage, open_waiting_async
@@ -108,4 +109,4 @@ def redis_pool_size(fetch: FetchOptions) -> int:
     sessions that wake up) with one command each, plus the lease loop and the release batcher. redis-py's pool raises
     "Too many connections" past its size (100 by default), which killed fetch tasks at the start of broad crawls;
     connections are opened only when needed, so a generous bound costs nothing while it is not reached."""
-    return fetch.concurrency * (1 + SESSIONS_PER_SLOT) + fetch.lease_batch + 8
+    return ceiling(fetch) * (1 + SESSIONS_PER_SLOT) + fetch.lease_batch + 8

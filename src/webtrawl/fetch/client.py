@@ -35,6 +35,7 @@ from webtrawl.errors import (
 )
 from webtrawl.fetch import tolerant
 from webtrawl.fetch.addrpolicy import AddressPolicy, parse_ip_literal
+from webtrawl.fetch.capacity import ceiling
 from webtrawl.fetch.connector import Connector
 from webtrawl.fetch.cookies import CookieStore, CrawlJar, SharedCookies
 from webtrawl.fetch.dns import Resolver
@@ -119,7 +120,7 @@ class HttpClient:
             resolver=self.resolver,
             use_dns_cache=False,  # the resolver caches, and must see every connect for the policy
             ssl=self._ssl,
-            limit=max(1, self._fetch.concurrency) * 2,
+            limit=max(1, ceiling(self._fetch)) * 2,
             limit_per_host=0,  # the frontier already keeps one request per host in flight
             keepalive_timeout=self.keepalive_s + 1.0,  # a backstop: trim_idle() closes them first, and aborts
             socket_factory=open_socket,

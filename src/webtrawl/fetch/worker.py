@@ -18,6 +18,7 @@ from webtrawl.errors import RedisUnavailable
 from webtrawl.fetch.args import STOP_GRACE_S, FetcherArgs, open_frontier
 from webtrawl.fetch.base import FetcherContext, Fetchers, build_fetchers
 from webtrawl.fetch.batcher import ReleaseBatcher
+from webtrawl.fetch.capacity import Capacity, ceiling
 from webtrawl.fetch.client import HttpClient
 from webtrawl.fetch.cookies import CookieLeases
 from webtrawl.fetch.discovery import AddressGate, robots_sitemaps
@@ -215,6 +216,7 @@ class _Fetcher:
     async def serve(self, leases: LeaseSource, visits: Visits, fetchers: Fetchers, idle: IdleTrim) -> None:
         """Lease and visit until stopped, then end what is in flight (fakes fit: fetch/testing.py)."""
         self.leases, self.visits, self.fetchers, self.idle = leases, visits, fetchers, idle
+        self.capacity = Capacity(self.opts.concurrency, ceiling(self.opts))  # more while the CPUs have room
         self.work = WakeEvent()  # set when another process's add made hosts ready
         watching = asyncio.create_task(leases.watch_ready(self.work.set))
         try:
@@ -247,17 +249,19 @@ class _Fetcher:
             await asyncio.gather(*pending, return_exceptions=True)
 
     async def _lease_loop(self) -> None:
-        capacity, rendering = self.opts.concurrency, self.args.rendering
+        capacity, rendering = self.capacity, self.args.rendering
         if rendering.render == "always":  # every page waits for one of the few renderers: lease no more than fit
-            capacity = min(capacity, 2 * rendering.effective_renderers())
-        refill = min(capacity, self.opts.lease_batch) // 4
+            fixed = min(self.opts.concurrency, 2 * rendering.effective_renderers())
+            capacity = Capacity(fixed, fixed)
+        refill = min(capacity.floor, self.opts.lease_batch) // 4
         refill_until = 0.0
         visits = self.visits
         while not self.args.stop.is_set():
-            free = capacity - (len(self.tasks) - visits.sleeping)
+            free = capacity.current() - (len(self.tasks) - visits.sleeping)
             if self.fetchers.waiting:
                 free = 0  # renders are queued: a new lease could wait for a renderer past its lease's end
             if free <= 0:
+                capacity.full()
                 visits.slot_freed.clear()
                 await visits.slot_freed.wait_at_most(_IDLE_MAX)  # wake now and then: a stop must not wait for a slot
                 continue
