@@ -12,10 +12,11 @@ import pytest
 from tests.fetch.visits_setup import Setup
 from webtrawl.config import FetchOptions
 from webtrawl.fetch import capacity
-from webtrawl.fetch.base import FetchRequest
+from webtrawl.fetch.base import Fetchers, FetchRequest
 from webtrawl.fetch.capacity import Capacity, CpuIdle, ceiling
 from webtrawl.fetch.response import Response
 from webtrawl.fetch.testing import FakeFetcher, FakeWeb, answer
+from webtrawl.fetch.worker import _Fetcher
 from webtrawl.messages import Lease
 from webtrawl.politeness import RobotsRules
 
@@ -135,3 +136,33 @@ def test_the_lease_loop_keeps_more_requests_in_flight_only_while_the_cpus_have_r
 
     asyncio.run(setup.serve(done))
     assert held.most == most
+
+
+class _RendersQueued(FakeFetcher):
+    waiting = 1  # a page waits for the browser: the lease loop takes no lease meanwhile
+
+
+def test_renders_queued_do_not_grow_the_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slots wait for a renderer then, not for the network: more of them would only lease pages that wait too."""
+    readings: list[float] = []
+
+    def reading() -> float:
+        readings.append(0.5)
+        return 0.5
+
+    monkeypatch.setattr(capacity, "TICK_S", 0.0)
+    monkeypatch.setattr(capacity, "CpuIdle", lambda: reading)
+    setup = Setup({}, budget=20, concurrency=2, max_concurrency=4)
+    fetcher = _Fetcher(setup.args)
+
+    async def body() -> None:
+        fetchers = Fetchers(_RendersQueued(setup.web))
+        serving = asyncio.create_task(fetcher.serve(setup.frontier, setup.visits(), fetchers, setup.web))
+        async with asyncio.timeout(10):
+            while len(readings) < 4:
+                await asyncio.sleep(0.01)
+        setup.args.stop.set()
+        await serving
+
+    asyncio.run(body())
+    assert fetcher.capacity.value == 2

@@ -258,10 +258,11 @@ class _Fetcher:
         visits = self.visits
         while not self.args.stop.is_set():
             free = capacity.current() - (len(self.tasks) - visits.sleeping)
+            if free <= 0:
+                capacity.full()  # every slot in use (not renders queued: more slots would not help them)
             if self.fetchers.waiting:
                 free = 0  # renders are queued: a new lease could wait for a renderer past its lease's end
             if free <= 0:
-                capacity.full()
                 visits.slot_freed.clear()
                 await visits.slot_freed.wait_at_most(_IDLE_MAX)  # wake now and then: a stop must not wait for a slot
                 continue
