@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import mmap
 import subprocess
 import sys
 from pathlib import Path
@@ -132,14 +133,15 @@ def test_a_parsers_big_body_gets_huge_pages_and_a_body_that_may_be_in_the_heap_d
 def test_release_pages_gives_back_the_whole_pages_inside_a_buffer_and_keeps_its_edges() -> None:
     """A released scratch buffer's whole pages read as zeros (the kernel took them back); the bytes of the pages it
     only shares with other memory (its unaligned start and end) are left as they were."""
-    buf = bytearray(b"\xab") * (6 * 4096)
+    page = mmap.PAGESIZE
+    buf = bytearray(b"\xab") * (6 * page)
     view = memoryview(buf)[100:-100]
     heap.release_pages(view)
     anchor = ctypes.c_char.from_buffer(buf)
     start = ctypes.addressof(anchor)
     del anchor
-    first = -(-(start + 100) // 4096) * 4096 - start  # offsets in buf of the whole pages inside the view
-    end = (start + len(buf) - 100) // 4096 * 4096 - start
-    assert end - first >= 4 * 4096
+    first = -(-(start + 100) // page) * page - start  # offsets in buf of the whole pages inside the view
+    end = (start + len(buf) - 100) // page * page - start
+    assert end - first >= 4 * page
     assert not any(buf[first:end])
     assert set(buf[:first]) == set(buf[end:]) == {0xAB}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import mmap
 import time
 from collections.abc import Callable
 
@@ -28,7 +29,7 @@ FETCHER_MMAP_THRESHOLD = 256 * 1024  # see return_freed_buffers
 # body cut at the 10 MiB cap.
 PARSER_MMAP_THRESHOLD = 4 * 1024 * 1024
 _HUGE_PAGE = 2 * 1024 * 1024  # x86-64's transparent huge page
-_PAGE = 4096
+_PAGE = mmap.PAGESIZE
 _MADV_DONTNEED = 4
 _MADV_HUGEPAGE = 14
 

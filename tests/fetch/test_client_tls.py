@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import mmap
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,7 @@ def test_an_idle_tls_connection_gives_back_its_read_buffer_and_reads_again(tmp_p
             first = await client.fetch(f"https://secure.test:{port}/big/0")
             [(proto, _)] = [entry for queue in client._idle_pool().values() for entry in queue]
             buffer = proto.transport.get_extra_info("uvloop.sslproto").get_buffer(1)
-            page = 4096
+            page = mmap.PAGESIZE
             assert len(buffer) >= 4 * page
             assert not any(buffer[page : len(buffer) - page])
             again = await client.fetch(f"https://secure.test:{port}/big/1")
