@@ -11,7 +11,6 @@ import random
 import time
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 
 import brotli
 
@@ -20,8 +19,9 @@ from webtrawl.fetch.addrpolicy import AddressPolicy
 from webtrawl.messages import Lease, Page
 from webtrawl.parse import ParseContext, Scope, process_page
 from webtrawl.parse.traps import TrapGuard
+from webtrawl_testweb import DEFAULT_CORPUS_DIR
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pages"
+CORPUS = DEFAULT_CORPUS_DIR / "pages"
 _SNIPPETS = (
     b"<", b">", b"</", b"<a href=", b'"', b"'", b"<!--", b"-->", b"<meta charset=", b"<base href=", b"\x00",
     b"\xff\xfe", b"\xef\xbb\xbf", b"<title>", b"<script>", b"</script>", b"<div>" * 50, b"&#x", b"%", b"\\",

@@ -7,7 +7,6 @@ import hashlib
 import random
 import time
 import zlib
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -15,10 +14,11 @@ import pytest
 from webtrawl.messages import NewUrl
 from webtrawl.parse import Scope, process_page
 from webtrawl.parse.record import _iso
+from webtrawl_testweb import DEFAULT_CORPUS_DIR
 
 from .helpers import URL, make_ctx, make_page
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS = DEFAULT_CORPUS_DIR  # ../shared/corpus beside the checkout (or beside the clone holding it)
 RECORD_KEYS = {
     "url", "final_url", "status", "content_type", "bytes", "fetch_time", "elapsed_ms", "depth", "hops",
     "retries", "title", "outlinks", "content_hash", "encoding", "encoding_source", "error", "error_detail",
