@@ -216,7 +216,7 @@ class _Fetcher:
     async def serve(self, leases: LeaseSource, visits: Visits, fetchers: Fetchers, idle: IdleTrim) -> None:
         """Lease and visit until stopped, then end what is in flight (fakes fit: fetch/testing.py)."""
         self.leases, self.visits, self.fetchers, self.idle = leases, visits, fetchers, idle
-        self.capacity = Capacity(self.opts.concurrency, ceiling(self.opts))  # more while the CPUs have room
+        self.capacity = self._capacity()
         self.work = WakeEvent()  # set when another process's add made hosts ready
         watching = asyncio.create_task(leases.watch_ready(self.work.set))
         try:
@@ -248,11 +248,16 @@ class _Fetcher:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _lease_loop(self) -> None:
-        capacity, rendering = self.capacity, self.args.rendering
+    def _capacity(self) -> Capacity:
+        """The slots: more than --concurrency while the CPUs have room (fetch/capacity.py)."""
+        rendering = self.args.rendering
         if rendering.render == "always":  # every page waits for one of the few renderers: lease no more than fit
             fixed = min(self.opts.concurrency, 2 * rendering.effective_renderers())
-            capacity = Capacity(fixed, fixed)
+            return Capacity(fixed, fixed)
+        return Capacity(self.opts.concurrency, ceiling(self.opts))
+
+    async def _lease_loop(self) -> None:
+        capacity = self.capacity
         refill = min(capacity.floor, self.opts.lease_batch) // 4
         refill_until = 0.0
         visits = self.visits
